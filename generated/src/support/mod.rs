@@ -1,0 +1,18 @@
+//! Hand-written runtime support for the generated modules (this folder is not generated).
+//!
+//! The generated code refers to these items as `crate::support::…`, so the same files serve both
+//! `acp-types` and the standalone crates written by `cargo xtask codegen --schema FILE --out DIR`.
+
+mod defaulted;
+pub mod lenient;
+mod patch;
+pub mod union;
+
+pub use defaulted::Defaulted;
+pub use patch::Patch;
+
+/// The free-form `_meta` object (and any other object with arbitrary keys), key order preserved.
+pub type Meta = serde_json::Map<String, serde_json::Value>;
+
+/// A JSON object as received, kept whole by the catch-all variant of an open union.
+pub type JsonObject = serde_json::Map<String, serde_json::Value>;

@@ -1,0 +1,260 @@
+//! Encoding and decoding helpers for the generated enums: tagged unions (told apart by a `const`
+//! property such as `type` or `sessionUpdate`), their catch-alls, untagged unions and string or
+//! integer enums with an open catch-all.
+
+use serde::ser::{self, Serialize, SerializeMap, Serializer};
+use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
+use serde_json::Value;
+use std::fmt;
+
+use super::JsonObject;
+
+/// A string enum as it appears on the wire.
+pub trait WireStr: Sized {
+    /// The values the schema names, for error messages.
+    const VARIANTS: &'static [&'static str];
+    /// The enum for a wire value; `None` for an unknown value of a closed enum.
+    fn from_wire(value: &str) -> Option<Self>;
+    /// The enum for an owned wire value (avoids a copy for the catch-all).
+    fn from_wire_owned(value: String) -> Option<Self> {
+        Self::from_wire(&value)
+    }
+    /// The wire value.
+    fn as_wire(&self) -> &str;
+}
+
+/// Serializes a [`WireStr`] enum.
+pub fn serialize_str<T: WireStr, S: Serializer>(value: &T, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(value.as_wire())
+}
+
+/// Deserializes a [`WireStr`] enum.
+pub fn deserialize_str<'de, T: WireStr, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
+    struct V<T>(std::marker::PhantomData<T>);
+    impl<T: WireStr> Visitor<'_> for V<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            write!(f, "one of {:?}", T::VARIANTS)
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+            T::from_wire(v).ok_or_else(|| E::unknown_variant(v, T::VARIANTS))
+        }
+        fn visit_string<E: de::Error>(self, v: String) -> Result<T, E> {
+            if T::from_wire(&v).is_none() {
+                return Err(E::unknown_variant(&v, T::VARIANTS));
+            }
+            T::from_wire_owned(v).ok_or_else(|| E::custom("unreachable: value accepted then refused"))
+        }
+    }
+    deserializer.deserialize_str(V(std::marker::PhantomData))
+}
+
+/// Decodes one variant's body from the object that carried the tag (the tag is removed first, so
+/// that nothing inside the body sees it twice).
+pub fn body<T: DeserializeOwned>(
+    mut object: JsonObject,
+    tag: &str,
+    value: &str,
+) -> Result<T, serde_json::Error> {
+    object.remove(tag);
+    T::deserialize(Value::Object(object))
+        .map_err(|e| de::Error::custom(format_args!("{tag} `{value}`: {e}")))
+}
+
+/// The object a union decodes from, or an error naming the union.
+pub fn object(value: Value, union: &str) -> Result<JsonObject, serde_json::Error> {
+    match value {
+        Value::Object(object) => Ok(object),
+        other => Err(de::Error::custom(format_args!(
+            "invalid type: {}, expected an object ({union})",
+            kind(&other)
+        ))),
+    }
+}
+
+/// The error for an object whose tag is absent or not a string and that no untagged branch takes.
+pub fn missing_tag(tag: &str, union: &str) -> serde_json::Error {
+    de::Error::custom(format_args!("missing or non-string field `{tag}` ({union})"))
+}
+
+/// The error for a tag value the union does not know and has no catch-all for.
+pub fn unknown_tag(tag: &str, value: &str, known: &'static [&'static str]) -> serde_json::Error {
+    de::Error::custom(format_args!("unknown {tag} `{value}`, expected one of {known:?}"))
+}
+
+/// The error when no branch of an untagged union accepts the value.
+pub fn no_branch(union: &str, value: &Value, first: Option<serde_json::Error>) -> serde_json::Error {
+    match first {
+        Some(e) => de::Error::custom(format_args!("{} matches no branch of {union}: {e}", kind(value))),
+        None => de::Error::custom(format_args!("{} matches no branch of {union}", kind(value))),
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Encodes `body` (a struct or map) as an object whose first entry is `tag: value`.
+pub fn tagged<S: Serializer, T: Serialize + ?Sized>(
+    serializer: S,
+    tag: &'static str,
+    value: &'static str,
+    body: &T,
+) -> Result<S::Ok, S::Error> {
+    body.serialize(Tagged { inner: serializer, tag, value })
+}
+
+/// Encodes the object `{tag: value}` (a variant without a body).
+pub fn tag_only<S: Serializer>(serializer: S, tag: &'static str, value: &'static str) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(Some(1))?;
+    map.serialize_entry(tag, value)?;
+    map.end()
+}
+
+/// A serializer that writes a struct or map with one more entry, the tag, in front.
+struct Tagged<S> {
+    inner: S,
+    tag: &'static str,
+    value: &'static str,
+}
+
+impl<S: Serializer> Tagged<S> {
+    fn not_an_object(what: &str) -> S::Error {
+        ser::Error::custom(format_args!("a tagged variant's body must be an object, not {what}"))
+    }
+
+    fn open(self, len: Option<usize>) -> Result<S::SerializeMap, S::Error> {
+        let mut map = self.inner.serialize_map(len.map(|n| n + 1))?;
+        map.serialize_entry(self.tag, self.value)?;
+        Ok(map)
+    }
+}
+
+/// The map (or struct) being written after the tag.
+pub struct TaggedMap<M>(M);
+
+impl<M: SerializeMap> ser::SerializeMap for TaggedMap<M> {
+    type Ok = M::Ok;
+    type Error = M::Error;
+    fn serialize_key<K: Serialize + ?Sized>(&mut self, key: &K) -> Result<(), M::Error> {
+        self.0.serialize_key(key)
+    }
+    fn serialize_value<V: Serialize + ?Sized>(&mut self, value: &V) -> Result<(), M::Error> {
+        self.0.serialize_value(value)
+    }
+    fn end(self) -> Result<M::Ok, M::Error> {
+        self.0.end()
+    }
+}
+
+impl<M: SerializeMap> ser::SerializeStruct for TaggedMap<M> {
+    type Ok = M::Ok;
+    type Error = M::Error;
+    fn serialize_field<V: Serialize + ?Sized>(&mut self, key: &'static str, value: &V) -> Result<(), M::Error> {
+        self.0.serialize_entry(key, value)
+    }
+    fn end(self) -> Result<M::Ok, M::Error> {
+        self.0.end()
+    }
+}
+
+macro_rules! reject {
+    ($($method:ident($($arg:ty),*) => $what:literal;)*) => {
+        $(fn $method(self, $(_: $arg),*) -> Result<S::Ok, S::Error> {
+            Err(Self::not_an_object($what))
+        })*
+    };
+}
+
+impl<S: Serializer> Serializer for Tagged<S> {
+    type Ok = S::Ok;
+    type Error = S::Error;
+    type SerializeSeq = ser::Impossible<S::Ok, S::Error>;
+    type SerializeTuple = ser::Impossible<S::Ok, S::Error>;
+    type SerializeTupleStruct = ser::Impossible<S::Ok, S::Error>;
+    type SerializeTupleVariant = ser::Impossible<S::Ok, S::Error>;
+    type SerializeMap = TaggedMap<S::SerializeMap>;
+    type SerializeStruct = TaggedMap<S::SerializeMap>;
+    type SerializeStructVariant = ser::Impossible<S::Ok, S::Error>;
+
+    reject! {
+        serialize_bool(bool) => "a boolean";
+        serialize_i8(i8) => "a number";
+        serialize_i16(i16) => "a number";
+        serialize_i32(i32) => "a number";
+        serialize_i64(i64) => "a number";
+        serialize_u8(u8) => "a number";
+        serialize_u16(u16) => "a number";
+        serialize_u32(u32) => "a number";
+        serialize_u64(u64) => "a number";
+        serialize_f32(f32) => "a number";
+        serialize_f64(f64) => "a number";
+        serialize_char(char) => "a string";
+        serialize_str(&str) => "a string";
+        serialize_bytes(&[u8]) => "bytes";
+        serialize_none() => "null";
+        serialize_unit_variant(&'static str, u32, &'static str) => "a string";
+    }
+
+    fn serialize_unit(self) -> Result<S::Ok, S::Error> {
+        self.open(Some(0))?.end()
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<S::Ok, S::Error> {
+        self.open(Some(0))?.end()
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<S::Ok, S::Error> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _: &'static str, value: &T) -> Result<S::Ok, S::Error> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<S::Ok, S::Error> {
+        Err(Self::not_an_object("an externally tagged enum"))
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, S::Error> {
+        Err(Self::not_an_object("an array"))
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, S::Error> {
+        Err(Self::not_an_object("an array"))
+    }
+    fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeTupleStruct, S::Error> {
+        Err(Self::not_an_object("an array"))
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, S::Error> {
+        Err(Self::not_an_object("an array"))
+    }
+    fn serialize_map(self, len: Option<usize>) -> Result<Self::SerializeMap, S::Error> {
+        self.open(len).map(TaggedMap)
+    }
+    fn serialize_struct(self, _: &'static str, len: usize) -> Result<Self::SerializeStruct, S::Error> {
+        self.open(Some(len)).map(TaggedMap)
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, S::Error> {
+        Err(Self::not_an_object("an externally tagged enum"))
+    }
+}

@@ -1,0 +1,248 @@
+//! The protocol IR: what the generator knows about a protocol version, in a protocol engineer's
+//! nouns. No JSON Schema keyword survives lowering; emitters and the differ read only this.
+
+use serde_json::Value;
+
+/// Index of a type in [`Protocol::types`]. Ids are reserved before conversion, so references can
+/// point forward and cycles are fine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TypeId(pub usize);
+
+/// A protocol revision: every type and method of one schema file (or of a stable/unstable pair,
+/// once merged).
+#[derive(Debug, Clone)]
+pub struct Protocol {
+    /// Where it came from, e.g. `schema/v1/schema.json` (or both files, once merged).
+    pub source: String,
+    pub types: Vec<TypeDef>,
+    pub methods: Vec<Method>,
+}
+
+impl Protocol {
+    pub fn get(&self, id: TypeId) -> &TypeDef {
+        &self.types[id.0]
+    }
+
+    pub fn find(&self, name: &str) -> Option<TypeId> {
+        self.types.iter().position(|t| t.name == name).map(TypeId)
+    }
+}
+
+/// Which schema variant an item exists in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stability {
+    /// In the stable schema (and therefore in the unstable one).
+    Stable,
+    /// Only in `schema.unstable.json`: behind the `unstable` feature.
+    Unstable,
+    /// Only in the stable schema, replaced by something else in the unstable one: present when
+    /// the `unstable` feature is off.
+    StableOnly,
+}
+
+/// Provenance shared by every named item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Origin {
+    /// The name on the wire (property name, tag value, `$defs` key).
+    pub wire: String,
+    /// JSON pointer of the schema node it came from.
+    pub pointer: String,
+    pub docs: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct TypeDef {
+    /// The Rust name (unique within a protocol, per stability).
+    pub name: String,
+    pub origin: Origin,
+    pub stability: Stability,
+    /// Declared in `$defs` (as opposed to named after its parent).
+    pub named: bool,
+    pub kind: TypeKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum TypeKind {
+    Struct(Struct),
+    /// A named scalar or collection (`SessionId`, `ProtocolVersion`, …).
+    Newtype(TypeRef),
+    /// A string enum; `open` carries the catch-all that keeps any other string.
+    StringEnum { values: Vec<EnumValue>, open: Option<CatchAll> },
+    /// An integer enum (error codes); `open` keeps any other integer.
+    IntEnum { repr: IntKind, values: Vec<IntValue>, open: Option<CatchAll> },
+    Union(Union),
+    /// Any JSON value (the schema is `{}`), e.g. `ExtRequest`.
+    Any,
+}
+
+/// A struct: named fields, optionally followed by a flattened union that owns the rest of the
+/// object (objects with both `properties` and `anyOf`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Struct {
+    pub fields: Vec<Field>,
+    pub flatten: Option<Flatten>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flatten {
+    /// Rust field name.
+    pub name: String,
+    pub ty: TypeId,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    pub name: String,
+    pub origin: Origin,
+    pub stability: Stability,
+    pub ty: TypeRef,
+    pub presence: Presence,
+    pub lenient: Lenient,
+}
+
+/// How a field may appear on the wire.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Presence {
+    /// Must be present, never `null`.
+    Required,
+    /// Must be present, may be `null`.
+    RequiredNullable,
+    /// May be omitted, never `null`.
+    Optional,
+    /// May be omitted or `null`, and the two are distinct (patch semantics: omitted leaves a
+    /// value unchanged, `null` clears it).
+    Patch,
+    /// May be omitted; the schema's default applies then.
+    Defaulted(Value),
+}
+
+/// `x-deserialize-*`: where decoding repairs instead of failing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Lenient {
+    pub default_on_error: bool,
+    pub skip_invalid_items: bool,
+    pub default_on_null: bool,
+}
+
+impl Lenient {
+    pub fn any(&self) -> bool {
+        self.default_on_error || self.skip_invalid_items || self.default_on_null
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnumValue {
+    pub name: String,
+    pub origin: Origin,
+    pub stability: Stability,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntValue {
+    pub name: String,
+    pub value: i64,
+    pub origin: Origin,
+    pub stability: Stability,
+}
+
+/// The variant that keeps an unknown value or payload as received.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatchAll {
+    pub name: String,
+    pub origin: Origin,
+    pub stability: Stability,
+}
+
+/// A union of shapes: tagged branches keyed by the tag's value, at most one catch-all for unknown
+/// tags, and untagged branches tried in order when there is no tag.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Union {
+    /// The discriminating property, when any branch is tagged.
+    pub tag: Option<String>,
+    pub variants: Vec<Variant>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variant {
+    pub name: String,
+    pub origin: Origin,
+    pub stability: Stability,
+    pub kind: VariantKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum VariantKind {
+    /// `tag == value`; the body is the rest of the object (`None`: nothing but the tag).
+    Tagged { value: String, body: Option<TypeRef> },
+    /// Any other tag value: the whole object, tag included, kept as received.
+    CatchAll,
+    /// No tag: tried in schema order.
+    Untagged(TypeRef),
+}
+
+/// A reference to a type, as a field or item sees it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TypeRef {
+    Named(TypeId),
+    String,
+    Bool,
+    Int(IntKind),
+    Float(FloatKind),
+    /// Only `null`.
+    Null,
+    /// Any JSON value.
+    Any,
+    /// An object with arbitrary keys (`_meta`).
+    Object,
+    Array(Box<TypeRef>),
+    /// An object whose values all have one type (`additionalProperties: {schema}`).
+    Map(Box<TypeRef>),
+    /// A payload whose type depends on the method of the message carrying it (the `params` and
+    /// `result` of the JSON-RPC envelopes): decoded through the method tables, raw JSON here.
+    MethodKeyed(MethodPayload),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MethodPayload {
+    Params,
+    Result,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum IntKind {
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FloatKind {
+    F32,
+    F64,
+}
+
+/// Request or notification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MethodKind {
+    Request,
+    Notification,
+}
+
+/// A JSON-RPC method, from `x-method`/`x-side`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Method {
+    /// Wire name, e.g. `session/prompt`.
+    pub name: String,
+    /// The side that receives it: `agent`, `client`, `protocol`, or whatever a draft uses.
+    pub side: String,
+    pub kind: MethodKind,
+    pub params: TypeId,
+    /// The response type (requests only), matched by `x-method`, not by name.
+    pub result: Option<TypeId>,
+    pub stability: Stability,
+}

@@ -1,0 +1,613 @@
+//! Lowering: the JSON Schema model of one file becomes a [`Protocol`].
+//!
+//! Every `$defs` entry gets its id first; then each is converted. Anonymous object, enum and
+//! union schemas become types named after their parent and property or variant. `$ref`,
+//! `allOf: [{$ref}]`, `anyOf`/`oneOf` and `not` do not survive: what they meant is recorded as
+//! presence, tags, catch-alls and untagged branches.
+
+use crate::ir::*;
+use crate::model::{Additional, Document, Errors, JsonType, Schema};
+use crate::naming;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+
+/// Lowers a parsed schema file.
+pub fn lower(doc: &Document) -> Result<Protocol, String> {
+    let mut errors = Errors::default();
+    let protocol = {
+        let mut l = Lowerer {
+            doc,
+            defs: doc.defs.iter().map(|(n, s)| (n.as_str(), s)).collect(),
+            ids: HashMap::new(),
+            types: Vec::new(),
+            names: BTreeMap::new(),
+            errors: &mut errors,
+        };
+        for (name, schema) in &doc.defs {
+            let id = l.reserve(&naming::type_name(name), name, schema, true);
+            l.ids.insert(name.clone(), id);
+        }
+        for (name, schema) in &doc.defs {
+            let id = l.ids[name];
+            let kind = l.kind(schema, &l.types[id.0].name.clone());
+            l.types[id.0].kind = kind;
+        }
+        let methods = l.methods();
+        Protocol { source: doc.file.clone(), types: l.types, methods }
+    };
+    errors.into_result(protocol)
+}
+
+struct Lowerer<'a> {
+    doc: &'a Document,
+    defs: HashMap<&'a str, &'a Schema>,
+    ids: HashMap<String, TypeId>,
+    types: Vec<TypeDef>,
+    /// Rust name → pointer of the schema that took it, to report collisions with both sources.
+    names: BTreeMap<String, String>,
+    errors: &'a mut Errors,
+}
+
+impl<'a> Lowerer<'a> {
+    fn error(&mut self, pointer: &str, message: impl Into<String>) {
+        let file = self.doc.file.clone();
+        self.errors.push(&file, pointer, message);
+    }
+
+    fn origin(s: &Schema, wire: &str) -> Origin {
+        Origin { wire: wire.to_string(), pointer: s.pointer.clone(), docs: s.description.clone() }
+    }
+
+    /// Takes a Rust name for a new type; a name already taken is an error naming both schemas.
+    fn reserve(&mut self, name: &str, wire: &str, s: &Schema, named: bool) -> TypeId {
+        if let Some(first) = self.names.get(name).cloned() {
+            self.error(
+                &s.pointer,
+                format!("type name `{name}` is already taken by the schema at #{first}; rename one of them"),
+            );
+        } else {
+            self.names.insert(name.to_string(), s.pointer.clone());
+        }
+        self.types.push(TypeDef {
+            name: name.to_string(),
+            origin: Self::origin(s, wire),
+            stability: Stability::Stable,
+            named,
+            kind: TypeKind::Any,
+        });
+        TypeId(self.types.len() - 1)
+    }
+
+    /// A new anonymous type named after its parent.
+    fn inline(&mut self, s: &Schema, name: &str) -> TypeId {
+        let id = self.reserve(name, name, s, false);
+        let kind = self.kind(s, name);
+        self.types[id.0].kind = kind;
+        id
+    }
+
+    fn resolve(&mut self, s: &Schema) -> Option<TypeId> {
+        let reference = s.reference.as_deref()?;
+        let target = reference.strip_prefix("#/$defs/").or_else(|| reference.strip_prefix("#/definitions/"));
+        match target.and_then(|t| self.ids.get(t).copied()) {
+            Some(id) => Some(id),
+            None => {
+                self.error(&s.pointer, format!("dangling $ref \"{reference}\""));
+                None
+            }
+        }
+    }
+
+    fn def_schema(&self, reference: &str) -> Option<&'a Schema> {
+        let name = reference.strip_prefix("#/$defs/").or_else(|| reference.strip_prefix("#/definitions/"))?;
+        self.defs.get(name).copied()
+    }
+
+    /// The kind of a named type (a `$defs` entry or an anonymous type being created).
+    fn kind(&mut self, s: &Schema, name: &str) -> TypeKind {
+        if let Some(single) = alias(s) {
+            return TypeKind::Newtype(self.type_ref(single, name));
+        }
+        if s.is_any() {
+            return TypeKind::Any;
+        }
+        if let Some(values) = &s.enumeration {
+            return self.closed_enum(s, values);
+        }
+        let objecty = s.properties.is_some() || s.types.as_deref() == Some(&[JsonType::Object]);
+        if objecty && (s.properties.is_some() || s.branches().is_some()) {
+            return TypeKind::Struct(self.structure(s, name));
+        }
+        if let Some(branches) = s.branches() {
+            if let Some(kind) = self.scalar_enum(s, branches) {
+                return kind;
+            }
+            return TypeKind::Union(self.union(s, branches, name));
+        }
+        if s.all_of.is_some() {
+            self.error(&s.pointer, "allOf is only supported as a single-$ref wrapper");
+            return TypeKind::Any;
+        }
+        TypeKind::Newtype(self.type_ref(s, name))
+    }
+
+    fn closed_enum(&mut self, s: &Schema, values: &[Value]) -> TypeKind {
+        let mut out = Vec::new();
+        for (i, v) in values.iter().enumerate() {
+            match v.as_str() {
+                Some(text) => out.push(EnumValue {
+                    name: naming::type_name(text),
+                    origin: Origin { wire: text.into(), pointer: format!("{}/enum/{i}", s.pointer), docs: None },
+                    stability: Stability::Stable,
+                }),
+                None => self.error(&format!("{}/enum/{i}", s.pointer), "only string enums are supported"),
+            }
+        }
+        self.check_unique(s, out.iter().map(|v| (&v.name, &v.origin.pointer)));
+        TypeKind::StringEnum { values: out, open: None }
+    }
+
+    /// `anyOf`/`oneOf` of string (or integer) constants, with at most one plain catch-all branch.
+    fn scalar_enum(&mut self, s: &Schema, branches: &[Schema]) -> Option<TypeKind> {
+        let scalar = |b: &Schema, t: JsonType| {
+            b.types.as_deref() == Some(&[t]) && b.properties.is_none() && b.branches().is_none() && b.reference.is_none()
+        };
+        let is = |t: JsonType| branches.iter().all(|b| scalar(b, t)) && branches.iter().any(|b| b.constant.is_some());
+        if is(JsonType::String) {
+            let mut values = Vec::new();
+            let mut open = None;
+            for b in branches {
+                match &b.constant {
+                    Some(Value::String(text)) => values.push(EnumValue {
+                        name: naming::type_name(b.title.as_deref().filter(|_| false).unwrap_or(text)),
+                        origin: Self::origin(b, text),
+                        stability: Stability::Stable,
+                    }),
+                    Some(other) => self.error(&b.pointer, format!("const {other} in a string enum")),
+                    None => open = Some(self.catch_all(b, &mut open)),
+                }
+            }
+            let open = open.flatten();
+            let names = values.iter().map(|v| (&v.name, &v.origin.pointer)).chain(open.iter().map(|c| (&c.name, &c.origin.pointer)));
+            self.check_unique(s, names);
+            return Some(TypeKind::StringEnum { values, open });
+        }
+        if is(JsonType::Integer) {
+            let repr = branches.iter().find_map(|b| b.format.as_deref()).map_or(IntKind::I64, |f| int_kind(Some(f), None));
+            let mut values = Vec::new();
+            let mut open = None;
+            for b in branches {
+                match b.constant.as_ref().map(Value::as_i64) {
+                    Some(Some(value)) => values.push(IntValue {
+                        name: naming::type_name(b.title.as_deref().unwrap_or(&format!("Code{}", value.unsigned_abs()))),
+                        value,
+                        origin: Self::origin(b, &value.to_string()),
+                        stability: Stability::Stable,
+                    }),
+                    Some(None) => self.error(&b.pointer, "integer enum constant out of range"),
+                    None => open = Some(self.catch_all(b, &mut open)),
+                }
+            }
+            let open = open.flatten();
+            let names = values.iter().map(|v| (&v.name, &v.origin.pointer)).chain(open.iter().map(|c| (&c.name, &c.origin.pointer)));
+            self.check_unique(s, names);
+            return Some(TypeKind::IntEnum { repr, values, open });
+        }
+        None
+    }
+
+    fn catch_all(&mut self, b: &Schema, previous: &mut Option<Option<CatchAll>>) -> Option<CatchAll> {
+        if previous.is_some() {
+            self.error(&b.pointer, "a second catch-all branch");
+        }
+        let name = naming::type_name(b.title.as_deref().unwrap_or("Other"));
+        Some(CatchAll { origin: Self::origin(b, &name), name, stability: Stability::Stable })
+    }
+
+    fn check_unique<'n>(&mut self, s: &Schema, names: impl Iterator<Item = (&'n String, &'n String)>) {
+        let mut seen: BTreeMap<&String, &String> = BTreeMap::new();
+        let mut clashes = Vec::new();
+        for (name, pointer) in names {
+            if let Some(first) = seen.insert(name, pointer) {
+                clashes.push(format!("variant name `{name}` is used by both #{first} and #{pointer}"));
+            }
+        }
+        for c in clashes {
+            self.error(&s.pointer, c);
+        }
+    }
+
+    /// An object: its fields, and a flattened union when it also has `anyOf`/`oneOf`.
+    fn structure(&mut self, s: &Schema, name: &str) -> Struct {
+        if s.all_of.is_some() {
+            self.error(&s.pointer, "allOf next to properties is not supported");
+        }
+        let flatten = s.branches().map(|branches| {
+            let tag = self.tag_of(s, branches);
+            let (field, suffix) = match &tag {
+                Some(tag) => (naming::field(tag), naming::type_name(tag)),
+                None => ("kind".to_string(), "Kind".to_string()),
+            };
+            let union_name = format!("{name}{suffix}");
+            let id = self.reserve(&union_name, &union_name, s, false);
+            let union = self.union(s, branches, &union_name);
+            self.types[id.0].kind = TypeKind::Union(union);
+            self.types[id.0].origin.docs = Some(format!("The part of [`{name}`] that depends on its variant."));
+            (Flatten { name: field, ty: id }, tag)
+        });
+        let tag = flatten.as_ref().and_then(|(_, t)| t.clone());
+        let mut fields = Vec::new();
+        for (wire, p) in s.properties.iter().flatten() {
+            if Some(wire) == tag.as_ref() {
+                continue; // owned by the flattened union
+            }
+            fields.push(self.field(s, wire, p, name));
+        }
+        let names = fields.iter().map(|f| (&f.name, &f.origin.pointer));
+        let flattened = flatten.as_ref().map(|(f, _)| (f.name.clone(), s.pointer.clone()));
+        let all: Vec<(&String, &String)> = names.chain(flattened.as_ref().map(|(a, b)| (a, b))).collect();
+        self.check_unique(s, all.into_iter());
+        Struct { fields, flatten: flatten.map(|(f, _)| f) }
+    }
+
+    fn field(&mut self, parent: &Schema, wire: &str, p: &Schema, owner: &str) -> Field {
+        let required = parent.required.iter().any(|r| r == wire);
+        let nullable = nullable(p);
+        let ty = self.type_ref(p, &format!("{owner}{}", naming::type_name(wire)));
+        let presence = match (required, nullable, &p.default) {
+            (true, false, _) => Presence::Required,
+            (true, true, _) => Presence::RequiredNullable,
+            (false, _, Some(default)) => Presence::Defaulted(default.clone()),
+            (false, true, None) => Presence::Patch,
+            (false, false, None) => Presence::Optional,
+        };
+        let lenient = Lenient {
+            default_on_error: p.default_on_error,
+            skip_invalid_items: p.skip_invalid_items,
+            default_on_null: p.default_on_null,
+        };
+        if lenient.skip_invalid_items && !matches!(ty, TypeRef::Array(_)) {
+            self.error(&p.pointer, "x-deserialize-skip-invalid-items on a field that is not an array");
+        }
+        Field { name: naming::field(wire), origin: Self::origin(p, wire), stability: Stability::Stable, ty, presence, lenient }
+    }
+
+    /// The property that tells the branches apart: `discriminator.propertyName`, or the one
+    /// property that carries a `const` in the branches.
+    fn tag_of(&mut self, s: &Schema, branches: &[Schema]) -> Option<String> {
+        if let Some(d) = &s.discriminator {
+            return Some(d.clone());
+        }
+        let mut tags: Vec<String> = branches.iter().filter_map(|b| const_property(b).map(|(t, _)| t)).collect();
+        tags.sort();
+        tags.dedup();
+        if tags.len() > 1 {
+            self.error(&s.pointer, format!("branches are tagged by different properties: {tags:?}"));
+        }
+        tags.into_iter().next()
+    }
+
+    fn union(&mut self, s: &Schema, branches: &[Schema], name: &str) -> Union {
+        let tag = self.tag_of(s, branches);
+        let mut variants = Vec::new();
+        let mut catch_all_seen = false;
+        for (i, b) in branches.iter().enumerate() {
+            let tagged = const_property(b).filter(|(t, _)| Some(t) == tag.as_ref());
+            if let Some((tag_name, value)) = tagged {
+                let vname = naming::type_name(&value);
+                let body = self.tagged_body(b, &tag_name, &format!("{name}{vname}"));
+                variants.push(Variant {
+                    name: vname,
+                    origin: Self::origin(b, &value),
+                    stability: Stability::Stable,
+                    kind: VariantKind::Tagged { value, body },
+                });
+                continue;
+            }
+            let open_tag = tag.as_ref().is_some_and(|t| {
+                b.properties.iter().flatten().any(|(p, ps)| {
+                    p == t && ps.constant.is_none() && ps.types.as_ref().is_some_and(|ty| ty.contains(&JsonType::String))
+                })
+            });
+            if open_tag {
+                if catch_all_seen {
+                    self.error(&b.pointer, "a second catch-all branch");
+                }
+                catch_all_seen = true;
+                let vname = naming::type_name(b.title.as_deref().unwrap_or("Other"));
+                variants.push(Variant {
+                    name: vname.clone(),
+                    origin: Self::origin(b, &vname),
+                    stability: Stability::Stable,
+                    kind: VariantKind::CatchAll,
+                });
+                continue;
+            }
+            let label = b
+                .title
+                .clone()
+                .or_else(|| single_ref(b).and_then(|r| r.rsplit('/').next().map(str::to_string)))
+                .or_else(|| b.types.as_ref().and_then(|t| t.first()).map(|t| format!("{t:?}")))
+                .unwrap_or_else(|| format!("Variant{i}"));
+            let vname = naming::type_name(&label);
+            let body = if b.types.as_deref() == Some(&[JsonType::Null]) {
+                TypeRef::Null
+            } else {
+                self.type_ref(b, &format!("{name}{vname}"))
+            };
+            variants.push(Variant {
+                name: vname.clone(),
+                origin: Self::origin(b, &label),
+                stability: Stability::Stable,
+                kind: VariantKind::Untagged(body),
+            });
+        }
+        self.check_unique(s, variants.iter().map(|v| (&v.name, &v.origin.pointer)));
+        Union { tag, variants }
+    }
+
+    /// A tagged branch without its tag: a `$ref` to a struct, an inline struct, or nothing.
+    fn tagged_body(&mut self, b: &Schema, tag: &str, name: &str) -> Option<TypeRef> {
+        let extra: Vec<&(String, Schema)> = b.properties.iter().flatten().filter(|(p, _)| p != tag).collect();
+        let refs = b.all_of.as_deref().unwrap_or_default();
+        if b.branches().is_some() {
+            self.error(&b.pointer, "a tagged branch with its own anyOf/oneOf is not supported");
+        }
+        match (extra.is_empty(), refs) {
+            (true, []) => None,
+            (true, [single]) => Some(self.type_ref(single, name)),
+            (false, []) => {
+                let mut body = b.clone();
+                body.properties = Some(extra.into_iter().cloned().collect());
+                body.required.retain(|r| r != tag);
+                body.constant = None;
+                Some(TypeRef::Named(self.inline(&body, name)))
+            }
+            _ => {
+                self.error(&b.pointer, "a tagged branch with both properties and allOf is not supported");
+                None
+            }
+        }
+    }
+
+    /// How a field, item or variant body refers to its type.
+    fn type_ref(&mut self, s: &Schema, name: &str) -> TypeRef {
+        if s.reference.is_some() {
+            return self.resolve(s).map_or(TypeRef::Any, TypeRef::Named);
+        }
+        if let Some(single) = alias(s) {
+            return self.type_ref(single, name);
+        }
+        if s.is_any() {
+            return TypeRef::Any;
+        }
+        if let Some(branches) = s.branches() {
+            if let Some(payload) = self.method_keyed(s, branches, name) {
+                return TypeRef::MethodKeyed(payload);
+            }
+            let non_null: Vec<&Schema> =
+                branches.iter().filter(|b| b.types.as_deref() != Some(&[JsonType::Null])).collect();
+            if non_null.len() == 1 && non_null.len() < branches.len() && s.properties.is_none() {
+                return self.type_ref(non_null[0], name);
+            }
+            return TypeRef::Named(self.inline(s, name));
+        }
+        if s.enumeration.is_some() || s.properties.is_some() {
+            return TypeRef::Named(self.inline(s, name));
+        }
+        let types: Vec<JsonType> = s.types.iter().flatten().copied().filter(|t| *t != JsonType::Null).collect();
+        match types.as_slice() {
+            [] if s.types.is_some() => TypeRef::Null,
+            [] => match &s.constant {
+                Some(Value::String(_)) => TypeRef::String,
+                Some(Value::Bool(_)) => TypeRef::Bool,
+                _ => {
+                    self.error(&s.pointer, "schema without a type this generator understands");
+                    TypeRef::Any
+                }
+            },
+            [JsonType::String] => TypeRef::String,
+            [JsonType::Boolean] => TypeRef::Bool,
+            [JsonType::Integer] => TypeRef::Int(int_kind(s.format.as_deref(), s.minimum)),
+            [JsonType::Number] => TypeRef::Float(if s.format.as_deref() == Some("float") { FloatKind::F32 } else { FloatKind::F64 }),
+            [JsonType::Array] => match &s.items {
+                Some(items) => TypeRef::Array(Box::new(self.type_ref(items, &format!("{name}Item")))),
+                None => TypeRef::Array(Box::new(TypeRef::Any)),
+            },
+            [JsonType::Object] => match &s.additional {
+                Some(Additional::Schema(values)) => TypeRef::Map(Box::new(self.type_ref(values, &format!("{name}Value")))),
+                _ => TypeRef::Object,
+            },
+            _ => {
+                self.error(&s.pointer, format!("a value of several JSON types {types:?} needs anyOf branches"));
+                TypeRef::Any
+            }
+        }
+    }
+
+    /// The `params`/`result` of a JSON-RPC envelope: a union of method types, told apart only by
+    /// the envelope's `method` (two methods may share a shape, e.g. `session/close` and `logout`).
+    fn method_keyed(&mut self, s: &Schema, branches: &[Schema], name: &str) -> Option<MethodPayload> {
+        let mut members = Vec::new();
+        collect_refs(branches, &mut members);
+        let has_method = members.iter().any(|r| self.def_schema(r).is_some_and(|d| d.x_method.is_some()));
+        let all_refs = count_leaves(branches) == members.len();
+        if !(has_method && all_refs) {
+            return None;
+        }
+        let _ = s;
+        if name.ends_with("Result") {
+            Some(MethodPayload::Result)
+        } else {
+            Some(MethodPayload::Params)
+        }
+    }
+
+    /// Methods from `x-method`/`x-side`, classified by the envelopes that carry them: a
+    /// `params` next to an `id` is a request, without one a notification; a `result` is a response.
+    fn methods(&mut self) -> Vec<Method> {
+        let mut requests = Vec::new();
+        let mut notifications = Vec::new();
+        let mut responses = Vec::new();
+        let mut envelopes = Vec::new();
+        envelopes_in(&self.doc.root, &mut envelopes);
+        for (_, def) in &self.doc.defs {
+            envelopes_in(def, &mut envelopes);
+        }
+        for (kind, members) in envelopes {
+            let target = match kind {
+                Envelope::Request => &mut requests,
+                Envelope::Notification => &mut notifications,
+                Envelope::Response => &mut responses,
+            };
+            target.extend(members);
+        }
+        let mut methods: Vec<Method> = Vec::new();
+        for (kind, members) in [(MethodKind::Request, &requests), (MethodKind::Notification, &notifications)] {
+            for reference in members.iter() {
+                let Some(def) = self.def_schema(reference) else { continue };
+                let (Some(method), Some(side)) = (&def.x_method, &def.x_side) else { continue };
+                let Some(&params) = reference.rsplit('/').next().and_then(|n| self.ids.get(n)) else { continue };
+                if methods.iter().any(|m| &m.name == method && &m.side == side) {
+                    continue;
+                }
+                methods.push(Method {
+                    name: method.clone(),
+                    side: side.clone(),
+                    kind,
+                    params,
+                    result: None,
+                    stability: Stability::Stable,
+                });
+            }
+        }
+        for reference in &responses {
+            let Some(def) = self.def_schema(reference) else { continue };
+            let (Some(method), Some(side)) = (&def.x_method, &def.x_side) else { continue };
+            let Some(&result) = reference.rsplit('/').next().and_then(|n| self.ids.get(n)) else { continue };
+            match methods.iter_mut().find(|m| &m.name == method && &m.side == side && m.kind == MethodKind::Request) {
+                Some(m) => m.result = Some(result),
+                None => {
+                    let pointer = def.pointer.clone();
+                    self.error(&pointer, format!("response for `{method}` ({side}) matches no request"));
+                }
+            }
+        }
+        for m in &methods {
+            if m.kind == MethodKind::Request && m.result.is_none() {
+                let pointer = self.types[m.params.0].origin.pointer.clone();
+                self.error(&pointer, format!("request `{}` has no response type", m.name));
+            }
+        }
+        methods.sort_by(|a, b| (&a.side, &a.name).cmp(&(&b.side, &b.name)));
+        methods
+    }
+}
+
+enum Envelope {
+    Request,
+    Notification,
+    Response,
+}
+
+/// Finds JSON-RPC envelopes (objects with `method`+`params`, or `result`) anywhere in a schema.
+fn envelopes_in(s: &Schema, out: &mut Vec<(Envelope, Vec<String>)>) {
+    if let Some(props) = &s.properties {
+        let get = |n: &str| props.iter().find(|(p, _)| p == n).map(|(_, s)| s);
+        let mut members = Vec::new();
+        if let (Some(_), Some(params)) = (get("method"), get("params")) {
+            collect_refs(std::slice::from_ref(params), &mut members);
+            let kind = if get("id").is_some() { Envelope::Request } else { Envelope::Notification };
+            out.push((kind, members));
+        } else if let Some(result) = get("result") {
+            collect_refs(std::slice::from_ref(result), &mut members);
+            out.push((Envelope::Response, members));
+        }
+    }
+    for list in [&s.any_of, &s.one_of, &s.all_of].into_iter().flatten() {
+        for b in list {
+            envelopes_in(b, out);
+        }
+    }
+}
+
+/// Every `$ref` reachable through `anyOf`/`oneOf`/`allOf` (not through properties).
+fn collect_refs(branches: &[Schema], out: &mut Vec<String>) {
+    for b in branches {
+        if let Some(r) = &b.reference {
+            out.push(r.clone());
+        }
+        for list in [&b.any_of, &b.one_of, &b.all_of].into_iter().flatten() {
+            collect_refs(list, out);
+        }
+    }
+}
+
+/// Leaves of a union tree, not counting `null` branches.
+fn count_leaves(branches: &[Schema]) -> usize {
+    branches
+        .iter()
+        .map(|b| {
+            if b.types.as_deref() == Some(&[JsonType::Null]) {
+                return 0;
+            }
+            let nested: usize = [&b.any_of, &b.one_of, &b.all_of].into_iter().flatten().map(|l| count_leaves(l)).sum();
+            if b.reference.is_some() { 1 } else { nested }
+        })
+        .sum()
+}
+
+/// `{"allOf": [X]}` (with only docs beside it) is X.
+fn alias(s: &Schema) -> Option<&Schema> {
+    match s.all_of.as_deref() {
+        Some([single])
+            if s.properties.is_none()
+                && s.branches().is_none()
+                && s.types.is_none()
+                && s.reference.is_none()
+                && s.constant.is_none() =>
+        {
+            Some(single)
+        }
+        _ => None,
+    }
+}
+
+fn single_ref(s: &Schema) -> Option<&str> {
+    s.reference.as_deref().or_else(|| alias(s).and_then(single_ref))
+}
+
+/// A property of `s` with a string `const`: `(property, value)`.
+fn const_property(s: &Schema) -> Option<(String, String)> {
+    s.properties.iter().flatten().find_map(|(name, p)| match &p.constant {
+        Some(Value::String(v)) => Some((name.clone(), v.clone())),
+        _ => None,
+    })
+}
+
+/// Whether `null` is allowed: `type: [..., "null"]` or an `anyOf` branch `{type: null}`.
+fn nullable(s: &Schema) -> bool {
+    if s.types.as_ref().is_some_and(|t| t.contains(&JsonType::Null)) {
+        return true;
+    }
+    if let Some(single) = alias(s) {
+        return nullable(single);
+    }
+    s.branches().is_some_and(|bs| bs.iter().any(|b| b.types.as_deref() == Some(&[JsonType::Null])))
+}
+
+/// The exact Rust integer for a JSON Schema integer `format` (else by `minimum`).
+fn int_kind(format: Option<&str>, minimum: Option<f64>) -> IntKind {
+    match format {
+        Some("int8") => IntKind::I8,
+        Some("int16") => IntKind::I16,
+        Some("int32") => IntKind::I32,
+        Some("int64") => IntKind::I64,
+        Some("uint8") => IntKind::U8,
+        Some("uint16") => IntKind::U16,
+        Some("uint32") | Some("uint") => IntKind::U32,
+        Some("uint64") => IntKind::U64,
+        _ if minimum.is_some_and(|m| m >= 0.0) => IntKind::U64,
+        _ => IntKind::I64,
+    }
+}

@@ -1,0 +1,272 @@
+//! Merging the stable and unstable IR of one protocol version into one, so that a type present
+//! in both has one Rust definition with its unstable-only fields, values and variants marked.
+//!
+//! Items are matched by name (types), wire name (fields, enum values) or tag value (variants).
+//! An item that differs between the two becomes two items, one per feature setting.
+
+use crate::ir::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Stable,
+    Unstable,
+}
+
+/// Merges `stable` (from `schema.json`) and `unstable` (from `schema.unstable.json`).
+pub fn merge(stable: &Protocol, unstable: &Protocol) -> Protocol {
+    let by_name = |p: &Protocol| -> BTreeMap<String, usize> {
+        p.types.iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect()
+    };
+    let (sn, un) = (by_name(stable), by_name(unstable));
+    let names: BTreeSet<&String> = sn.keys().chain(un.keys()).collect();
+
+    // Plan the output arena: one entry per name, two where the kinds cannot be merged.
+    enum Plan {
+        Merged(usize, usize),
+        Only(Side, usize),
+    }
+    let mut plan: Vec<Plan> = Vec::new();
+    // name → (id for references from stable items, id for references from unstable items)
+    let mut table: BTreeMap<String, (Option<TypeId>, Option<TypeId>)> = BTreeMap::new();
+    for name in names {
+        match (sn.get(name), un.get(name)) {
+            (Some(&s), Some(&u)) if same_shape(stable, &stable.types[s].kind, unstable, &unstable.types[u].kind) => {
+                let id = TypeId(plan.len());
+                plan.push(Plan::Merged(s, u));
+                table.insert(name.clone(), (Some(id), Some(id)));
+            }
+            (Some(&s), Some(&u)) => {
+                let a = TypeId(plan.len());
+                plan.push(Plan::Only(Side::Stable, s));
+                let b = TypeId(plan.len());
+                plan.push(Plan::Only(Side::Unstable, u));
+                table.insert(name.clone(), (Some(a), Some(b)));
+            }
+            (Some(&s), None) => {
+                let id = TypeId(plan.len());
+                plan.push(Plan::Only(Side::Stable, s));
+                table.insert(name.clone(), (Some(id), None));
+            }
+            (None, Some(&u)) => {
+                let id = TypeId(plan.len());
+                plan.push(Plan::Only(Side::Unstable, u));
+                table.insert(name.clone(), (None, Some(id)));
+            }
+            (None, None) => {}
+        }
+    }
+    let m = Merger { stable, unstable, table };
+    let mut types = Vec::new();
+    for p in &plan {
+        types.push(match *p {
+            Plan::Merged(s, u) => m.merge_type(&stable.types[s], &unstable.types[u]),
+            Plan::Only(side, i) => {
+                let (src, lone) = match side {
+                    Side::Stable => (stable, Stability::StableOnly),
+                    Side::Unstable => (unstable, Stability::Unstable),
+                };
+                // A type only in the stable file that the unstable file also has (split) or lost.
+                let stability = if side == Side::Stable && un.contains_key(&src.types[i].name) {
+                    Stability::StableOnly
+                } else {
+                    lone
+                };
+                let mut t = m.remap_type(&src.types[i], side);
+                t.stability = stability;
+                t
+            }
+        });
+    }
+    let mut methods = Vec::new();
+    for u in &unstable.methods {
+        let in_stable = stable.methods.iter().any(|s| s.name == u.name && s.side == u.side && s.kind == u.kind);
+        let mut method = u.clone();
+        method.params = m.id(unstable, u.params, Side::Unstable);
+        method.result = u.result.map(|r| m.id(unstable, r, Side::Unstable));
+        method.stability = if in_stable { Stability::Stable } else { Stability::Unstable };
+        methods.push(method);
+    }
+    for s in &stable.methods {
+        if !unstable.methods.iter().any(|u| u.name == s.name && u.side == s.side && u.kind == s.kind) {
+            let mut method = s.clone();
+            method.params = m.id(stable, s.params, Side::Stable);
+            method.result = s.result.map(|r| m.id(stable, r, Side::Stable));
+            method.stability = Stability::StableOnly;
+            methods.push(method);
+        }
+    }
+    methods.sort_by(|a, b| (&a.side, &a.name).cmp(&(&b.side, &b.name)));
+    Protocol { source: format!("{} + {}", stable.source, unstable.source), types, methods }
+}
+
+/// Whether two kinds can share one definition (item-level differences are fine).
+fn same_shape(pa: &Protocol, a: &TypeKind, pb: &Protocol, b: &TypeKind) -> bool {
+    match (a, b) {
+        (TypeKind::Newtype(x), TypeKind::Newtype(y)) => ref_key(pa, x) == ref_key(pb, y),
+        (TypeKind::Struct(x), TypeKind::Struct(y)) => {
+            x.flatten.as_ref().map(|f| &f.name) == y.flatten.as_ref().map(|f| &f.name)
+        }
+        (TypeKind::Any, TypeKind::Any) => true,
+        (TypeKind::StringEnum { open: x, .. }, TypeKind::StringEnum { open: y, .. }) => {
+            x.as_ref().map(|c| &c.name) == y.as_ref().map(|c| &c.name)
+        }
+        (TypeKind::IntEnum { repr: r1, open: x, .. }, TypeKind::IntEnum { repr: r2, open: y, .. }) => {
+            r1 == r2 && x.as_ref().map(|c| &c.name) == y.as_ref().map(|c| &c.name)
+        }
+        (TypeKind::Union(x), TypeKind::Union(y)) => x.tag == y.tag,
+        _ => false,
+    }
+}
+
+/// A type reference with names instead of ids, comparable across two protocols.
+fn ref_key(p: &Protocol, r: &TypeRef) -> String {
+    match r {
+        TypeRef::Named(id) => p.get(*id).name.clone(),
+        TypeRef::Array(inner) => format!("[{}]", ref_key(p, inner)),
+        TypeRef::Map(inner) => format!("{{{}}}", ref_key(p, inner)),
+        other => format!("{other:?}"),
+    }
+}
+
+struct Merger<'a> {
+    stable: &'a Protocol,
+    unstable: &'a Protocol,
+    table: BTreeMap<String, (Option<TypeId>, Option<TypeId>)>,
+}
+
+impl Merger<'_> {
+    fn id(&self, src: &Protocol, id: TypeId, side: Side) -> TypeId {
+        let name = &src.get(id).name;
+        let (s, u) = self.table.get(name).copied().unwrap_or((None, None));
+        match side {
+            Side::Stable => s.or(u),
+            Side::Unstable => u.or(s),
+        }
+        .unwrap_or(id)
+    }
+
+    fn remap(&self, r: &TypeRef, side: Side) -> TypeRef {
+        let src = match side {
+            Side::Stable => self.stable,
+            Side::Unstable => self.unstable,
+        };
+        match r {
+            TypeRef::Named(id) => TypeRef::Named(self.id(src, *id, side)),
+            TypeRef::Array(inner) => TypeRef::Array(Box::new(self.remap(inner, side))),
+            TypeRef::Map(inner) => TypeRef::Map(Box::new(self.remap(inner, side))),
+            other => other.clone(),
+        }
+    }
+
+    fn remap_type(&self, t: &TypeDef, side: Side) -> TypeDef {
+        let mut t = t.clone();
+        match &mut t.kind {
+            TypeKind::Struct(s) => {
+                for f in &mut s.fields {
+                    f.ty = self.remap(&f.ty, side);
+                }
+                if let Some(fl) = &mut s.flatten {
+                    let src = if side == Side::Stable { self.stable } else { self.unstable };
+                    fl.ty = self.id(src, fl.ty, side);
+                }
+            }
+            TypeKind::Newtype(r) => *r = self.remap(r, side),
+            TypeKind::Union(u) => {
+                for v in &mut u.variants {
+                    match &mut v.kind {
+                        VariantKind::Tagged { body: Some(b), .. } | VariantKind::Untagged(b) => *b = self.remap(b, side),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+        t
+    }
+
+    fn merge_type(&self, s: &TypeDef, u: &TypeDef) -> TypeDef {
+        let s = self.remap_type(s, Side::Stable);
+        let u = self.remap_type(u, Side::Unstable);
+        let kind = match (&s.kind, &u.kind) {
+            (TypeKind::Struct(a), TypeKind::Struct(b)) => TypeKind::Struct(Struct {
+                fields: merge_items(
+                    &a.fields,
+                    &b.fields,
+                    |f| f.origin.wire.clone(),
+                    |x, y| x.ty == y.ty && x.presence == y.presence && x.lenient == y.lenient,
+                    |f, st| f.stability = st,
+                ),
+                flatten: b.flatten.clone(),
+            }),
+            (TypeKind::StringEnum { values: a, open }, TypeKind::StringEnum { values: b, .. }) => TypeKind::StringEnum {
+                values: merge_items(a, b, |v| v.origin.wire.clone(), |_, _| true, |v, st| v.stability = st),
+                open: open.clone(),
+            },
+            (TypeKind::IntEnum { repr, values: a, open }, TypeKind::IntEnum { values: b, .. }) => TypeKind::IntEnum {
+                repr: *repr,
+                values: merge_items(a, b, |v| v.origin.wire.clone(), |x, y| x.value == y.value, |v, st| v.stability = st),
+                open: open.clone(),
+            },
+            (TypeKind::Union(a), TypeKind::Union(b)) => TypeKind::Union(Union {
+                tag: b.tag.clone(),
+                variants: merge_items(
+                    &a.variants,
+                    &b.variants,
+                    |v| match &v.kind {
+                        VariantKind::Tagged { value, .. } => format!("tag:{value}"),
+                        VariantKind::CatchAll => "catch-all".into(),
+                        VariantKind::Untagged(_) => format!("untagged:{}", v.name),
+                    },
+                    |x, y| x.kind == y.kind,
+                    |v, st| v.stability = st,
+                ),
+            }),
+            // Checked by `same_shape`: the remaining pairs are equal kinds or were split before.
+            _ => u.kind.clone(),
+        };
+        TypeDef { kind, stability: Stability::Stable, ..s }
+    }
+}
+
+/// Merges two ordered lists of items: the unstable order leads; equal items are stable, items
+/// that differ appear twice (stable-only, then unstable), and items of one list only are marked.
+fn merge_items<T: Clone>(
+    stable: &[T],
+    unstable: &[T],
+    key: impl Fn(&T) -> String,
+    equal: impl Fn(&T, &T) -> bool,
+    mark: impl Fn(&mut T, Stability),
+) -> Vec<T> {
+    let mut out = Vec::new();
+    for u in unstable {
+        match stable.iter().find(|s| key(s) == key(u)) {
+            Some(s) if equal(s, u) => {
+                let mut item = s.clone();
+                mark(&mut item, Stability::Stable);
+                out.push(item);
+            }
+            Some(s) => {
+                let mut old = s.clone();
+                mark(&mut old, Stability::StableOnly);
+                out.push(old);
+                let mut new = u.clone();
+                mark(&mut new, Stability::Unstable);
+                out.push(new);
+            }
+            None => {
+                let mut item = u.clone();
+                mark(&mut item, Stability::Unstable);
+                out.push(item);
+            }
+        }
+    }
+    for s in stable {
+        if !unstable.iter().any(|u| key(u) == key(s)) {
+            let mut item = s.clone();
+            mark(&mut item, Stability::StableOnly);
+            out.push(item);
+        }
+    }
+    out
+}

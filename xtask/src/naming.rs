@@ -1,0 +1,161 @@
+//! Rust names from wire names: casing (via `heck`), keyword escaping, and doc text cleanup.
+
+use heck::{ToSnakeCase, ToUpperCamelCase};
+
+const KEYWORDS: &[&str] = &[
+    "as", "async", "await", "box", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "false",
+    "final", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override",
+    "priv", "pub", "ref", "return", "self", "Self", "static", "struct", "super", "trait", "true", "try", "type",
+    "typeof", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
+];
+
+/// A field name: `sessionId` → `session_id`, `_meta` → `meta`, `type` → `r#type`.
+pub fn field(wire: &str) -> String {
+    let mut name = wire.to_snake_case();
+    if name.is_empty() {
+        name = "value".into();
+    }
+    if name.starts_with(|c: char| c.is_ascii_digit()) {
+        name = format!("_{name}");
+    }
+    if KEYWORDS.contains(&name.as_str()) {
+        // `self`, `super`, `crate`, `Self` cannot be raw identifiers.
+        if matches!(name.as_str(), "self" | "super" | "crate" | "Self") {
+            name.push('_');
+        } else {
+            name = format!("r#{name}");
+        }
+    }
+    name
+}
+
+/// A type or variant name: `tool_call_update` → `ToolCallUpdate`, `date-time` → `DateTime`,
+/// `2.0` → `V2_0`.
+pub fn type_name(wire: &str) -> String {
+    let mut name = wire.replace('.', "_").to_upper_camel_case();
+    if name.is_empty() {
+        name = "Empty".into();
+    }
+    if name.starts_with(|c: char| c.is_ascii_digit()) {
+        name = format!("V{}", wire.replace(['.', '-', ' '], "_"));
+    }
+    if name == "Self" {
+        name = "Self_".into();
+    }
+    name
+}
+
+/// Schema prose as rustdoc: bare URLs become autolinks and brackets that are not Markdown links
+/// are escaped, so `cargo doc` reads it without warnings.
+pub fn docs(text: &str) -> String {
+    let defined: Vec<String> = text
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let rest = l.strip_prefix('[')?;
+            let end = rest.find("]:")?;
+            Some(rest[..end].to_string())
+        })
+        .collect();
+    let mut out = String::with_capacity(text.len());
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    let mut in_code = false;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '`' {
+            in_code = !in_code;
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        if in_code {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        if c == '\\' && i + 1 < chars.len() && (chars[i + 1] == '[' || chars[i + 1] == ']') {
+            out.push('\\');
+            out.push(chars[i + 1]);
+            i += 2;
+            continue;
+        }
+        if c == '[' {
+            // A Markdown link `[text](url)`, `[text][ref]` or a reference definition stays as is.
+            if let Some(close) = chars[i + 1..].iter().position(|&c| c == ']').map(|p| i + 1 + p) {
+                let inner: String = chars[i + 1..close].iter().collect();
+                let next = chars.get(close + 1).copied();
+                let is_link = matches!(next, Some('(') | Some('[') | Some(':')) || defined.contains(&inner);
+                if !is_link {
+                    out.push_str("\\[");
+                    i += 1;
+                    continue;
+                }
+            }
+        }
+        if c == ']' {
+            // Closing bracket of an escaped opening one.
+            let open_escaped = out.rfind("\\[").map(|p| !out[p..].contains(']')).unwrap_or(false);
+            if open_escaped {
+                out.push_str("\\]");
+                i += 1;
+                continue;
+            }
+        }
+        if (c == 'h') && starts_with(&chars[i..], "http") {
+            let prev = if i > 0 { chars[i - 1] } else { ' ' };
+            if prev != '(' && prev != '<' && prev != ':' && prev != '"' {
+                let end = chars[i..]
+                    .iter()
+                    .position(|c| c.is_whitespace() || matches!(c, ')' | '>' | '"' | '\''))
+                    .map(|p| i + p)
+                    .unwrap_or(chars.len());
+                let mut url: String = chars[i..end].iter().collect();
+                let mut tail = String::new();
+                while url.ends_with(['.', ',', ';']) {
+                    tail.insert(0, url.pop().unwrap_or('.'));
+                }
+                if url.starts_with("http://") || url.starts_with("https://") {
+                    out.push('<');
+                    out.push_str(&url);
+                    out.push('>');
+                    out.push_str(&tail);
+                    i = end;
+                    continue;
+                }
+            }
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
+fn starts_with(chars: &[char], prefix: &str) -> bool {
+    prefix.chars().enumerate().all(|(i, p)| chars.get(i) == Some(&p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(field("sessionId"), "session_id");
+        assert_eq!(field("_meta"), "meta");
+        assert_eq!(field("type"), "r#type");
+        assert_eq!(type_name("tool_call_update"), "ToolCallUpdate");
+        assert_eq!(type_name("date-time"), "DateTime");
+        assert_eq!(type_name("2.0"), "V2_0");
+        assert_eq!(type_name("Parse error"), "ParseError");
+    }
+
+    #[test]
+    fn docs_escape() {
+        assert_eq!(docs("see [Client](https://x.y/z)"), "see [Client](https://x.y/z)");
+        assert_eq!(docs("a [1] b"), "a \\[1\\] b");
+        assert_eq!(docs("go to https://x.y/z."), "go to <https://x.y/z>.");
+        assert_eq!(docs("[1]: https://x.y\nuse [1]"), "[1]: https://x.y\nuse [1]");
+        assert_eq!(docs("`a[0]`"), "`a[0]`");
+    }
+}
