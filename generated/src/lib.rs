@@ -12,7 +12,7 @@
 
 pub mod support;
 
-pub use support::{lenient, Defaulted, JsonObject, Meta, Patch};
+pub use support::{lenient, Defaulted, JsonObject, Meta, Patch, TypeVisitor};
 
 #[cfg(feature = "v1")]
 pub mod v1;

@@ -19,15 +19,22 @@ pub fn header(sources: &str) -> String {
 
 /// Formats tokens as a Rust file with the generated-file header.
 pub fn render(sources: &str, tokens: TokenStream) -> Result<String, String> {
-    let file: syn::File = syn::parse2(tokens).map_err(|e| format!("generated code does not parse: {e}"))?;
-    Ok(format!("{}{}", header(sources), prettyplease::unparse(&file)))
+    let file: syn::File =
+        syn::parse2(tokens).map_err(|e| format!("generated code does not parse: {e}"))?;
+    Ok(format!(
+        "{}{}",
+        header(sources),
+        prettyplease::unparse(&file)
+    ))
 }
 
 /// The module of all types of a protocol (`types.rs`).
 pub fn types_module(p: &Protocol, sources: &str) -> Result<String, String> {
     let e = Emitter::new(p);
     let mut order: Vec<usize> = (0..p.types.len()).collect();
-    order.sort_by(|&a, &b| (&p.types[a].name, p.types[a].stability).cmp(&(&p.types[b].name, p.types[b].stability)));
+    order.sort_by(|&a, &b| {
+        (&p.types[a].name, p.types[a].stability).cmp(&(&p.types[b].name, p.types[b].stability))
+    });
     let mut items = Vec::new();
     let mut errors = Vec::new();
     for i in order {
@@ -40,6 +47,7 @@ pub fn types_module(p: &Protocol, sources: &str) -> Result<String, String> {
         return Err(errors.join("\n"));
     }
     let lenient = e.lenient_fns();
+    let visit = e.visit_type();
     let tokens = quote! {
         //! Every type of the schema. Generated: change the generator, not this file.
         #![allow(clippy::large_enum_variant, clippy::derivable_impls)]
@@ -49,6 +57,8 @@ pub fn types_module(p: &Protocol, sources: &str) -> Result<String, String> {
         use crate::support::{lenient, union, Defaulted, JsonObject, Meta, Patch};
 
         #(#items)*
+
+        #visit
 
         #lenient
     };
@@ -64,9 +74,17 @@ fn cfg(s: Stability) -> TokenStream {
 }
 
 fn docs(text: Option<&str>) -> TokenStream {
-    let Some(text) = text.map(str::trim).filter(|t| !t.is_empty()) else { return quote! {} };
+    let Some(text) = text.map(str::trim).filter(|t| !t.is_empty()) else {
+        return quote! {};
+    };
     let text = naming::docs(text);
-    let lines = text.lines().map(|l| if l.is_empty() { String::new() } else { format!(" {l}") });
+    let lines = text.lines().map(|l| {
+        if l.is_empty() {
+            String::new()
+        } else {
+            format!(" {l}")
+        }
+    });
     quote! { #(#[doc = #lines])* }
 }
 
@@ -130,7 +148,9 @@ impl<'a> Emitter<'a> {
                 TypeKind::Newtype(r) => add(r),
                 TypeKind::Union(u) => {
                     for v in &u.variants {
-                        if let VariantKind::Tagged { body: Some(b), .. } | VariantKind::Untagged(b) = &v.kind {
+                        if let VariantKind::Tagged { body: Some(b), .. }
+                        | VariantKind::Untagged(b) = &v.kind
+                        {
                             add(b);
                         }
                     }
@@ -159,7 +179,41 @@ impl<'a> Emitter<'a> {
                 }
             }
         }
-        Emitter { p, boxed, lenient: Default::default() }
+        Emitter {
+            p,
+            boxed,
+            lenient: Default::default(),
+        }
+    }
+
+    /// `visit_type(name, visitor)`: the Rust type of a schema type name, for tools and tests.
+    fn visit_type(&self) -> TokenStream {
+        let mut order: Vec<&TypeDef> = self.p.types.iter().collect();
+        order.sort_by(|a, b| (&a.name, a.stability).cmp(&(&b.name, b.stability)));
+        let arms = order.iter().map(|t| {
+            let name = ident(&t.name);
+            let wire = &t.name;
+            let c = cfg(t.stability);
+            quote! { #c #wire => Some(visitor.visit::<#name>(#wire)), }
+        });
+        let names = variant_lists(
+            "TYPE_NAMES",
+            true,
+            order.iter().map(|t| (t.name.clone(), t.stability)),
+        );
+        quote! {
+            /// Every type name of the schema (with the features enabled), sorted.
+            #names
+
+            /// Calls `visitor` with the Rust type that the schema names `name`; `None` for an unknown
+            /// name. Tools use it to decode a value whose type is known only by name.
+            pub fn visit_type<V: crate::support::TypeVisitor>(name: &str, visitor: V) -> Option<V::Output> {
+                match name {
+                    #(#arms)*
+                    _ => None,
+                }
+            }
+        }
     }
 
     fn name(&self, id: TypeId) -> syn::Ident {
@@ -215,21 +269,33 @@ impl<'a> Emitter<'a> {
                 #cfg
                 pub type #name = serde_json::Value;
             },
-            TypeKind::StringEnum { values, open } => self.string_enum(values, open.as_ref(), &name, &cfg),
-            TypeKind::IntEnum { repr, values, open } => self.int_enum(*repr, values, open.as_ref(), &name, &cfg),
+            TypeKind::StringEnum { values, open } => {
+                self.string_enum(values, open.as_ref(), &name, &cfg)
+            }
+            TypeKind::IntEnum { repr, values, open } => {
+                self.int_enum(*repr, values, open.as_ref(), &name, &cfg)
+            }
             TypeKind::Union(u) => self.union(id, u, &name, &cfg),
         };
         let _ = schemars;
         Ok(quote! { #docs #body })
     }
 
-    fn structure(&self, id: TypeId, s: &Struct, name: &syn::Ident, cfg: &TokenStream) -> Result<TokenStream, String> {
+    fn structure(
+        &self,
+        id: TypeId,
+        s: &Struct,
+        name: &syn::Ident,
+        cfg: &TokenStream,
+    ) -> Result<TokenStream, String> {
         let t = self.p.get(id);
         let mut fields = Vec::new();
         let mut default_fns = Vec::new();
         let mut default_inits = Vec::new();
         let all_optional = s.flatten.is_none()
-            && s.fields.iter().all(|f| !matches!(f.presence, Presence::Required | Presence::RequiredNullable));
+            && s.fields
+                .iter()
+                .all(|f| !matches!(f.presence, Presence::Required | Presence::RequiredNullable));
         for f in &s.fields {
             let fname = ident(&f.name);
             let fcfg = cfg_tokens(f.stability);
@@ -240,7 +306,11 @@ impl<'a> Emitter<'a> {
                 let wire = &f.origin.wire;
                 serde_args.push(quote! { rename = #wire });
             }
-            let default_fn = format!("default_{}_{}", t.name.to_snake_case(), f.name.trim_start_matches("r#"));
+            let default_fn = format!(
+                "default_{}_{}",
+                t.name.to_snake_case(),
+                f.name.trim_start_matches("r#")
+            );
             let ty = match &f.presence {
                 Presence::Required => inner.clone(),
                 Presence::RequiredNullable => quote! { Option<#inner> },
@@ -254,9 +324,12 @@ impl<'a> Emitter<'a> {
                 }
                 Presence::Defaulted(value) => {
                     serde_args.push(quote! { default = #default_fn, skip_serializing_if = "Defaulted::is_implicit" });
-                    let expr = self
-                        .default_expr(id, &f.ty, value)
-                        .map_err(|e| format!("{}#{}: default {value}: {e}", self.p.source, f.origin.pointer))?;
+                    let expr = self.default_expr(id, &f.ty, value).map_err(|e| {
+                        format!(
+                            "{}#{}: default {value}: {e}",
+                            self.p.source, f.origin.pointer
+                        )
+                    })?;
                     let fn_ident = format_ident!("{}", default_fn);
                     default_fns.push(quote! {
                         #fcfg
@@ -270,15 +343,33 @@ impl<'a> Emitter<'a> {
             if f.lenient.any() {
                 let with = match &f.presence {
                     Presence::Defaulted(_) => {
-                        let de_fn = format!("de_{}_{}", t.name.to_snake_case(), f.name.trim_start_matches("r#"));
-                        default_fns.push(self.defaulted_lenient_fn(f, &de_fn, &default_fn, &inner, &fcfg));
+                        let de_fn = format!(
+                            "de_{}_{}",
+                            t.name.to_snake_case(),
+                            f.name.trim_start_matches("r#")
+                        );
+                        default_fns.push(self.defaulted_lenient_fn(
+                            f,
+                            &de_fn,
+                            &default_fn,
+                            &inner,
+                            &fcfg,
+                        ));
                         de_fn
                     }
                     _ => self.lenient_with(f),
                 };
                 serde_args.push(quote! { deserialize_with = #with });
+            } else if matches!(f.presence, Presence::RequiredNullable)
+                || (f.presence == Presence::Required && self.accepts_absence(&f.ty))
+            {
+                serde_args.push(quote! { deserialize_with = "lenient::required" });
             }
-            let serde_attr = if serde_args.is_empty() { quote! {} } else { quote! { #[serde(#(#serde_args),*)] } };
+            let serde_attr = if serde_args.is_empty() {
+                quote! {}
+            } else {
+                quote! { #[serde(#(#serde_args),*)] }
+            };
             fields.push(quote! {
                 #fdocs
                 #fcfg
@@ -326,14 +417,73 @@ impl<'a> Emitter<'a> {
         })
     }
 
+    /// The one JSON kind values of this type have, if there is one.
+    fn json_kind(&self, r: &TypeRef) -> Option<&'static str> {
+        match r {
+            TypeRef::String => Some("string"),
+            TypeRef::Bool => Some("boolean"),
+            TypeRef::Int(_) | TypeRef::Float(_) => Some("number"),
+            TypeRef::Object | TypeRef::Map(_) => Some("object"),
+            TypeRef::Array(_) => Some("array"),
+            TypeRef::Null | TypeRef::Any | TypeRef::MethodKeyed(_) => None,
+            TypeRef::Named(id) => match &self.p.get(*id).kind {
+                TypeKind::Struct(_) => Some("object"),
+                TypeKind::StringEnum { .. } => Some("string"),
+                TypeKind::IntEnum { .. } => Some("number"),
+                TypeKind::Newtype(inner) => self.json_kind(inner),
+                TypeKind::Union(u)
+                    if u.tag.is_some()
+                        && u.variants
+                            .iter()
+                            .all(|v| !matches!(v.kind, VariantKind::Untagged(_))) =>
+                {
+                    Some("object")
+                }
+                _ => None,
+            },
+        }
+    }
+
+    /// Whether serde would decode a missing field of this type without an error.
+    fn accepts_absence(&self, r: &TypeRef) -> bool {
+        match r {
+            TypeRef::Any | TypeRef::MethodKeyed(_) | TypeRef::Null => true,
+            TypeRef::Named(id) => match &self.p.get(*id).kind {
+                TypeKind::Any => true,
+                TypeKind::Newtype(inner) => self.accepts_absence(inner),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
     /// The per-field `deserialize_with` function of a lenient field with a schema default.
-    fn defaulted_lenient_fn(&self, f: &Field, de_fn: &str, default_fn: &str, inner: &TokenStream, fcfg: &TokenStream) -> TokenStream {
+    fn defaulted_lenient_fn(
+        &self,
+        f: &Field,
+        de_fn: &str,
+        default_fn: &str,
+        inner: &TokenStream,
+        fcfg: &TokenStream,
+    ) -> TokenStream {
         let de_fn = format_ident!("{}", de_fn);
         let default_fn = format_ident!("{}", default_fn);
-        let base = if f.lenient.skip_invalid_items { quote! { lenient::items } } else { quote! { lenient::value } };
+        let base = if f.lenient.skip_invalid_items {
+            quote! { lenient::items }
+        } else {
+            quote! { lenient::value }
+        };
         let chain = quote! { |v| lenient::explicit(v, #base) };
-        let chain = if f.lenient.default_on_null { quote! { |v| lenient::null_default(v, #default_fn, #chain) } } else { chain };
-        let on_error = if f.lenient.default_on_error { quote! { Some(#default_fn) } } else { quote! { None } };
+        let chain = if f.lenient.default_on_null {
+            quote! { |v| lenient::null_default(v, #default_fn, #chain) }
+        } else {
+            chain
+        };
+        let on_error = if f.lenient.default_on_error {
+            quote! { Some(#default_fn) }
+        } else {
+            quote! { None }
+        };
         quote! {
             #fcfg
             fn #de_fn<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Defaulted<#inner>, D::Error> {
@@ -362,6 +512,9 @@ impl<'a> Emitter<'a> {
 
     fn lenient_fns(&self) -> TokenStream {
         let shapes = self.lenient.borrow();
+        if shapes.is_empty() {
+            return quote! {};
+        }
         let fns = shapes.iter().map(|s| {
             let name = format_ident!("{}", s.name());
             let base = if s.items { quote! { lenient::items } } else { quote! { lenient::value } };
@@ -399,12 +552,20 @@ impl<'a> Emitter<'a> {
     }
 
     /// A Rust expression for a schema `default` value of type `r`.
-    fn default_expr(&self, owner: TypeId, r: &TypeRef, value: &Value) -> Result<TokenStream, String> {
+    fn default_expr(
+        &self,
+        owner: TypeId,
+        r: &TypeRef,
+        value: &Value,
+    ) -> Result<TokenStream, String> {
         Ok(match (r, value) {
             (TypeRef::Bool, Value::Bool(b)) => quote! { #b },
             (TypeRef::String, Value::String(s)) => quote! { String::from(#s) },
             (TypeRef::Int(k), Value::Number(n)) => {
-                let lit = n.as_i64().map(|i| i.to_string()).or_else(|| n.as_u64().map(|u| u.to_string()));
+                let lit = n
+                    .as_i64()
+                    .map(|i| i.to_string())
+                    .or_else(|| n.as_u64().map(|u| u.to_string()));
                 let lit = lit.ok_or("not an integer")?;
                 let ty = int_type(*k);
                 let lit: TokenStream = lit.parse().map_err(|_| "bad integer literal")?;
@@ -447,15 +608,24 @@ impl<'a> Emitter<'a> {
                     let fcfg = cfg_tokens(f.stability);
                     let init = match (given.get(&f.origin.wire), &f.presence) {
                         (None, Presence::Required | Presence::RequiredNullable) => {
-                            return Err(format!("required field `{}` of {} is missing", f.origin.wire, t.name))
+                            return Err(format!(
+                                "required field `{}` of {} is missing",
+                                f.origin.wire, t.name
+                            ))
                         }
                         (None, Presence::Defaulted(_)) => {
-                            let fn_ident = format_ident!("default_{}_{}", t.name.to_snake_case(), f.name.trim_start_matches("r#"));
+                            let fn_ident = format_ident!(
+                                "default_{}_{}",
+                                t.name.to_snake_case(),
+                                f.name.trim_start_matches("r#")
+                            );
                             quote! { #fn_ident() }
                         }
                         (None, _) => quote! { Default::default() },
                         (Some(Value::Null), Presence::Patch) => quote! { Patch::Null },
-                        (Some(Value::Null), Presence::Optional | Presence::RequiredNullable) => quote! { None },
+                        (Some(Value::Null), Presence::Optional | Presence::RequiredNullable) => {
+                            quote! { None }
+                        }
                         (Some(v), Presence::Required) => self.default_expr(id, &f.ty, v)?,
                         (Some(v), Presence::Optional | Presence::RequiredNullable) => {
                             let e = self.default_expr(id, &f.ty, v)?;
@@ -493,7 +663,13 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    fn newtype(&self, id: TypeId, inner: &TypeRef, name: &syn::Ident, cfg: &TokenStream) -> TokenStream {
+    fn newtype(
+        &self,
+        id: TypeId,
+        inner: &TypeRef,
+        name: &syn::Ident,
+        cfg: &TokenStream,
+    ) -> TokenStream {
         let ty = self.rust(id, inner);
         let (derives, extra) = match inner {
             TypeRef::String => (
@@ -537,10 +713,14 @@ impl<'a> Emitter<'a> {
                     }
                 },
             ),
-            TypeRef::Array(_) | TypeRef::Object | TypeRef::Any | TypeRef::Map(_) => {
-                (quote! { Debug, Clone, Default, PartialEq, Serialize, Deserialize }, quote! {})
-            }
-            _ => (quote! { Debug, Clone, PartialEq, Serialize, Deserialize }, quote! {}),
+            TypeRef::Array(_) | TypeRef::Object | TypeRef::Any | TypeRef::Map(_) => (
+                quote! { Debug, Clone, Default, PartialEq, Serialize, Deserialize },
+                quote! {},
+            ),
+            _ => (
+                quote! { Debug, Clone, PartialEq, Serialize, Deserialize },
+                quote! {},
+            ),
         };
         quote! {
             #cfg
@@ -551,10 +731,21 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    fn string_enum(&self, values: &[EnumValue], open: Option<&CatchAll>, name: &syn::Ident, cfg: &TokenStream) -> TokenStream {
+    fn string_enum(
+        &self,
+        values: &[EnumValue],
+        open: Option<&CatchAll>,
+        name: &syn::Ident,
+        cfg: &TokenStream,
+    ) -> TokenStream {
         let variants = values.iter().map(|v| {
             let vn = ident(&v.name);
-            let d = docs(v.origin.docs.as_deref().or(Some(&format!("`{}`", v.origin.wire))));
+            let d = docs(
+                v.origin
+                    .docs
+                    .as_deref()
+                    .or(Some(&format!("`{}`", v.origin.wire))),
+            );
             let c = cfg_tokens(v.stability);
             quote! { #d #c #vn, }
         });
@@ -573,11 +764,20 @@ impl<'a> Emitter<'a> {
                 quote! { #c Self::#vn => #wire, }
             })
             .collect();
-        let variant_consts = variant_lists("VARIANTS", false, values.iter().map(|v| (v.origin.wire.clone(), v.stability)));
+        let variant_consts = variant_lists(
+            "VARIANTS",
+            false,
+            values.iter().map(|v| (v.origin.wire.clone(), v.stability)),
+        );
         let (catch_variant, catch_from, catch_as, catch_owned, derives) = match open {
             Some(c) => {
                 let cn = ident(&c.name);
-                let d = docs(c.origin.docs.as_deref().or(Some("Any other value, kept as received.")));
+                let d = docs(
+                    c.origin
+                        .docs
+                        .as_deref()
+                        .or(Some("Any other value, kept as received.")),
+                );
                 (
                     quote! { #d #cn(String), },
                     quote! { other => Some(Self::#cn(other.to_string())), },
@@ -653,7 +853,14 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    fn int_enum(&self, repr: IntKind, values: &[IntValue], open: Option<&CatchAll>, name: &syn::Ident, cfg: &TokenStream) -> TokenStream {
+    fn int_enum(
+        &self,
+        repr: IntKind,
+        values: &[IntValue],
+        open: Option<&CatchAll>,
+        name: &syn::Ident,
+        cfg: &TokenStream,
+    ) -> TokenStream {
         let ty = int_type(repr);
         let variants = values.iter().map(|v| {
             let vn = ident(&v.name);
@@ -661,7 +868,8 @@ impl<'a> Emitter<'a> {
             let c = cfg_tokens(v.stability);
             quote! { #d #c #vn, }
         });
-        let lit = |v: i64| -> TokenStream { v.to_string().parse().unwrap_or_else(|_| quote! { 0 }) };
+        let lit =
+            |v: i64| -> TokenStream { v.to_string().parse().unwrap_or_else(|_| quote! { 0 }) };
         let to_arms = values.iter().map(|v| {
             let vn = ident(&v.name);
             let c = cfg_tokens(v.stability);
@@ -677,8 +885,17 @@ impl<'a> Emitter<'a> {
         let (catch_variant, catch_to, catch_from) = match open {
             Some(c) => {
                 let cn = ident(&c.name);
-                let d = docs(c.origin.docs.as_deref().or(Some("Any other value, kept as received.")));
-                (quote! { #d #cn(#ty), }, quote! { Self::#cn(other) => *other, }, quote! { other => Ok(Self::#cn(other)), })
+                let d = docs(
+                    c.origin
+                        .docs
+                        .as_deref()
+                        .or(Some("Any other value, kept as received.")),
+                );
+                (
+                    quote! { #d #cn(#ty), },
+                    quote! { Self::#cn(other) => *other, },
+                    quote! { other => Ok(Self::#cn(other)), },
+                )
             }
             None => (
                 quote! {},
@@ -746,7 +963,8 @@ impl<'a> Emitter<'a> {
                             let ty = self.rust(id, b);
                             variants.push(quote! { #d #c #vn(#ty), });
                             ser_arms.push(quote! { #c Self::#vn(body) => union::tagged(serializer, #tag, #value, body), });
-                            let wrap = if matches!(b, TypeRef::Named(x) if self.boxed.contains(&(id, *x))) {
+                            let wrap = if matches!(b, TypeRef::Named(x) if self.boxed.contains(&(id, *x)))
+                            {
                                 quote! { .map(|b| Self::#vn(Box::new(b))) }
                             } else {
                                 quote! { .map(Self::#vn) }
@@ -761,7 +979,12 @@ impl<'a> Emitter<'a> {
                     }
                 }
                 VariantKind::CatchAll => {
-                    let d = docs(v.origin.docs.as_deref().or(Some("Any other variant, kept whole as received.")));
+                    let d = docs(
+                        v.origin
+                            .docs
+                            .as_deref()
+                            .or(Some("Any other variant, kept whole as received.")),
+                    );
                     variants.push(quote! { #d #c #vn(JsonObject), });
                     ser_arms.push(quote! { #c Self::#vn(object) => object.serialize(serializer), });
                     catch_all = Some((vn.clone(), c.clone()));
@@ -781,7 +1004,8 @@ impl<'a> Emitter<'a> {
                         TypeRef::Any => {
                             ends_with_any = true;
                             variants.push(quote! { #d #c #vn(serde_json::Value), });
-                            ser_arms.push(quote! { #c Self::#vn(body) => body.serialize(serializer), });
+                            ser_arms
+                                .push(quote! { #c Self::#vn(body) => body.serialize(serializer), });
                             untagged.push(quote! {
                                 #c
                                 {
@@ -791,17 +1015,30 @@ impl<'a> Emitter<'a> {
                         }
                         _ => {
                             if let TypeRef::Named(x) = b {
-                                has_untagged_object |= matches!(self.p.get(*x).kind, TypeKind::Struct(_));
+                                has_untagged_object |=
+                                    matches!(self.p.get(*x).kind, TypeKind::Struct(_));
                             }
                             let ty = self.rust(id, b);
                             variants.push(quote! { #d #c #vn(#ty), });
-                            ser_arms.push(quote! { #c Self::#vn(body) => body.serialize(serializer), });
+                            ser_arms
+                                .push(quote! { #c Self::#vn(body) => body.serialize(serializer), });
+                            // serde also reads structs from arrays; a branch only sees its JSON kind.
+                            let guard = match self.json_kind(b) {
+                                Some("object") => quote! { value.is_object() },
+                                Some("array") => quote! { value.is_array() },
+                                Some("string") => quote! { value.is_string() },
+                                Some("number") => quote! { value.is_number() },
+                                Some("boolean") => quote! { value.is_boolean() },
+                                _ => quote! { true },
+                            };
                             untagged.push(quote! {
                                 #c
-                                match <#ty as Deserialize>::deserialize(&value) {
-                                    Ok(body) => return Ok(Self::#vn(body)),
-                                    Err(e) => {
-                                        first.get_or_insert(e);
+                                if #guard {
+                                    match <#ty as Deserialize>::deserialize(&value) {
+                                        Ok(body) => return Ok(Self::#vn(body)),
+                                        Err(e) => {
+                                            first.get_or_insert(e);
+                                        }
                                     }
                                 }
                             });
@@ -917,9 +1154,17 @@ fn cfg_tokens(s: Stability) -> TokenStream {
 }
 
 /// `const VARIANTS: &[&str]`, once per feature setting when the lists differ.
-fn variant_lists(const_name: &str, public: bool, items: impl Iterator<Item = (String, Stability)>) -> TokenStream {
+fn variant_lists(
+    const_name: &str,
+    public: bool,
+    items: impl Iterator<Item = (String, Stability)>,
+) -> TokenStream {
     let const_name = format_ident!("{}", const_name);
-    let vis = if public { quote! { pub } } else { quote! {} };
+    let vis = if public {
+        quote! { pub }
+    } else {
+        quote! {}
+    };
     let items: Vec<(String, Stability)> = items.collect();
     let with = |unstable: bool| -> Vec<String> {
         items

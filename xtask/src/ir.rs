@@ -67,9 +67,16 @@ pub enum TypeKind {
     /// A named scalar or collection (`SessionId`, `ProtocolVersion`, …).
     Newtype(TypeRef),
     /// A string enum; `open` carries the catch-all that keeps any other string.
-    StringEnum { values: Vec<EnumValue>, open: Option<CatchAll> },
+    StringEnum {
+        values: Vec<EnumValue>,
+        open: Option<CatchAll>,
+    },
     /// An integer enum (error codes); `open` keeps any other integer.
-    IntEnum { repr: IntKind, values: Vec<IntValue>, open: Option<CatchAll> },
+    IntEnum {
+        repr: IntKind,
+        values: Vec<IntValue>,
+        open: Option<CatchAll>,
+    },
     Union(Union),
     /// Any JSON value (the schema is `{}`), e.g. `ExtRequest`.
     Any,
@@ -173,7 +180,10 @@ pub struct Variant {
 #[derive(Debug, Clone, PartialEq)]
 pub enum VariantKind {
     /// `tag == value`; the body is the rest of the object (`None`: nothing but the tag).
-    Tagged { value: String, body: Option<TypeRef> },
+    Tagged {
+        value: String,
+        body: Option<TypeRef>,
+    },
     /// Any other tag value: the whole object, tag included, kept as received.
     CatchAll,
     /// No tag: tried in schema order.

@@ -9,6 +9,7 @@ pub mod lower;
 pub mod merge;
 pub mod model;
 pub mod naming;
+pub mod samples;
 pub mod schema_cmd;
 
 use std::path::PathBuf;

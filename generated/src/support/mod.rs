@@ -16,3 +16,18 @@ pub type Meta = serde_json::Map<String, serde_json::Value>;
 
 /// A JSON object as received, kept whole by the catch-all variant of an open union.
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;
+
+/// Receives a Rust type chosen by name at run time (see `visit_type` in each version module).
+pub trait TypeVisitor {
+    /// What the visit produces.
+    type Output;
+    /// Called with the type; `name` is its schema name.
+    fn visit<T>(self, name: &'static str) -> Self::Output
+    where
+        T: serde::Serialize
+            + serde::de::DeserializeOwned
+            + PartialEq
+            + std::fmt::Debug
+            + Clone
+            + 'static;
+}
