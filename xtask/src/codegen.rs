@@ -100,6 +100,8 @@ fn version_module(version: &str, sources: &str) -> Result<String, String> {
         sources,
         quote::quote! {
             #![doc = #doc]
+            // Formatted by prettyplease when generated; `cargo fmt` must not rewrite it.
+            #[rustfmt::skip]
             mod types;
             pub use types::*;
         },
