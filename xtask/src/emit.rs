@@ -417,6 +417,22 @@ impl<'a> Emitter<'a> {
         })
     }
 
+    /// A short description of a type for error messages.
+    fn describe(&self, r: &TypeRef) -> String {
+        match r {
+            TypeRef::Named(id) => self.p.get(*id).name.clone(),
+            TypeRef::Array(inner) => format!("array of {}", self.describe(inner)),
+            TypeRef::Map(inner) => format!("map of {}", self.describe(inner)),
+            TypeRef::Int(_) => "integer".into(),
+            TypeRef::Float(_) => "number".into(),
+            TypeRef::Bool => "boolean".into(),
+            TypeRef::String => "string".into(),
+            TypeRef::Null => "null".into(),
+            TypeRef::Object => "object".into(),
+            TypeRef::Any | TypeRef::MethodKeyed(_) => "any".into(),
+        }
+    }
+
     /// The one JSON kind values of this type have, if there is one.
     fn json_kind(&self, r: &TypeRef) -> Option<&'static str> {
         match r {
@@ -588,7 +604,13 @@ impl<'a> Emitter<'a> {
                     expr
                 }
             }
-            _ => return Err("a default value of this type is not supported".into()),
+            (r, v) => {
+                return Err(format!(
+                    "{} does not fit a field of type {}",
+                    kind_of(v),
+                    self.describe(r)
+                ))
+            }
         })
     }
 
@@ -1146,6 +1168,18 @@ impl<'a> Emitter<'a> {
                 }
             }
         }
+    }
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(a) if a.is_empty() => "an empty array",
+        Value::Array(_) => "a non-empty array",
+        Value::Object(_) => "an object",
     }
 }
 

@@ -172,7 +172,7 @@ mod tests {
         assert_eq!(docs("go to https://x.y/z."), "go to <https://x.y/z>.");
         assert_eq!(
             docs("[1]: https://x.y\nuse [1]"),
-            "[1]: https://x.y\nuse [1]"
+            "[1]: <https://x.y>\nuse [1]" // an angle-bracket destination is valid CommonMark
         );
         assert_eq!(docs("`a[0]`"), "`a[0]`");
     }

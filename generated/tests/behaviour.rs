@@ -1,0 +1,215 @@
+//! What the generated types promise beyond round trips: lenient decoding exactly where the schema
+//! asks for it (each `x-deserialize-*` keyword on a bad value), open enums and catch-all unions
+//! that keep what they do not know, three-state patch fields, schema defaults, and errors for a
+//! known tag with a bad body.
+
+use acp_types::lenient::{collect, LenientEvent};
+use acp_types::{Defaulted, Patch};
+use serde_json::{json, Value};
+
+fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, String> {
+    serde_json::from_str(&value.to_string()).map_err(|e| e.to_string())
+}
+
+#[cfg(feature = "v1")]
+mod v1 {
+    use super::*;
+    use acp_types::v1::*;
+
+    #[test]
+    fn default_on_error_takes_the_default() {
+        // `terminal` (x-deserialize-default-on-error, default false) and `fs` (an object default).
+        let (caps, events) =
+            collect(|| decode::<ClientCapabilities>(json!({ "terminal": "yes", "fs": 7 })));
+        let caps = caps.expect("lenient fields never fail");
+        assert!(!*caps.terminal);
+        assert!(!*caps.fs.read_text_file && !*caps.fs.write_text_file);
+        assert_eq!(events.len(), 2, "{events:?}");
+        let rejected: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                LenientEvent::DefaultOnError { value, .. } => Some(value.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            rejected,
+            ["\"yes\"", "7"],
+            "in the order the fields arrived"
+        );
+        // A repaired field is the schema default again: not written back.
+        assert_eq!(serde_json::to_value(&caps).expect("encodes"), json!({}));
+    }
+
+    #[test]
+    fn default_on_error_on_a_patch_field_leaves_it_omitted() {
+        let value = json!({ "sessionId": "s", "update": { "sessionUpdate": "tool_call_update", "toolCallId": "t", "title": 5 } });
+        let note: SessionNotification = decode(value).expect("decodes");
+        let SessionUpdate::ToolCallUpdate(update) = note.update else {
+            panic!("wrong variant")
+        };
+        assert!(update.title.is_omitted());
+    }
+
+    #[test]
+    fn fields_without_the_keyword_stay_strict() {
+        // `cwd` carries no lenient keyword: a wrong type is an error, not a default.
+        let err =
+            decode::<NewSessionRequest>(json!({ "cwd": 5, "mcpServers": [] })).expect_err("strict");
+        assert!(err.contains("invalid type"), "{err}");
+    }
+
+    #[test]
+    fn skip_invalid_items_drops_only_the_bad_item() {
+        let value = json!({ "entries": [
+            { "content": "a", "priority": "high", "status": "pending" },
+            { "content": "b", "priority": "urgent", "status": "pending" },
+            { "content": "c", "priority": "low", "status": "completed" }
+        ]});
+        let (plan, events) = collect(|| decode::<Plan>(value));
+        let plan = plan.expect("decodes");
+        let kept: Vec<&str> = plan.entries.iter().map(|e| e.content.as_str()).collect();
+        assert_eq!(kept, ["a", "c"]);
+        assert!(
+            matches!(&events[..], [LenientEvent::SkippedItem { index: 1, .. }]),
+            "{events:?}"
+        );
+    }
+
+    #[test]
+    fn default_on_null_takes_the_default() {
+        let (req, events) =
+            collect(|| decode::<NewSessionRequest>(json!({ "cwd": "/w", "mcpServers": null })));
+        assert_eq!(req.expect("decodes").mcp_servers, vec![]);
+        assert_eq!(events, vec![LenientEvent::DefaultOnNull]);
+        // Absent is still an error: the field is required.
+        assert!(decode::<NewSessionRequest>(json!({ "cwd": "/w" })).is_err());
+    }
+
+    #[test]
+    fn defaults_apply_on_decode_and_presence_is_kept() {
+        let omitted: ClientCapabilities = decode(json!({})).expect("decodes");
+        assert!(!*omitted.terminal && omitted.terminal.is_implicit());
+        let explicit: ClientCapabilities = decode(json!({ "terminal": false })).expect("decodes");
+        assert!(!explicit.terminal.is_implicit());
+        assert_eq!(serde_json::to_value(&omitted).expect("encodes"), json!({}));
+        assert_eq!(
+            serde_json::to_value(&explicit).expect("encodes"),
+            json!({ "terminal": false })
+        );
+        let mut caps = ClientCapabilities::default();
+        caps.terminal = Defaulted::from(true);
+        assert_eq!(
+            serde_json::to_value(&caps).expect("encodes"),
+            json!({ "terminal": true })
+        );
+    }
+
+    #[test]
+    fn closed_enums_reject_unknown_values() {
+        let err = decode::<PlanEntryPriority>(json!("urgent")).expect_err("closed");
+        assert!(err.contains("unknown variant `urgent`"), "{err}");
+    }
+
+    #[test]
+    fn request_ids_of_each_kind() {
+        for id in [json!(null), json!(7), json!("abc")] {
+            let decoded: RequestId = decode(id.clone()).expect("decodes");
+            assert_eq!(serde_json::to_value(&decoded).expect("encodes"), id);
+        }
+        assert_eq!(
+            decode::<RequestId>(json!(7)).expect("decodes"),
+            RequestId::Number(7)
+        );
+        assert!(decode::<RequestId>(json!(true)).is_err());
+    }
+
+    #[test]
+    fn untagged_stdio_mcp_server_beside_tagged_ones() {
+        let stdio: McpServer =
+            decode(json!({ "name": "fs", "command": "/bin/mcp", "args": [], "env": [] }))
+                .expect("decodes");
+        assert!(matches!(stdio, McpServer::Stdio(_)));
+        let http: McpServer =
+            decode(json!({ "type": "http", "name": "h", "url": "https://x", "headers": [] }))
+                .expect("decodes");
+        assert!(matches!(http, McpServer::Http(_)));
+    }
+}
+
+#[cfg(feature = "v2")]
+mod v2 {
+    use super::*;
+    use acp_types::v2::*;
+
+    #[test]
+    fn open_enum_keeps_an_unknown_value() {
+        let kind: ToolKind = decode(json!("_mykind")).expect("open enum");
+        assert_eq!(kind, ToolKind::Unknown("_mykind".into()));
+        assert_eq!(
+            serde_json::to_value(&kind).expect("encodes"),
+            json!("_mykind")
+        );
+        // A known value is never the catch-all, whatever its spelling in Rust.
+        assert_eq!(
+            decode::<ToolKind>(json!("other")).expect("decodes"),
+            ToolKind::Other
+        );
+    }
+
+    #[test]
+    fn catch_all_keeps_the_whole_payload() {
+        let block =
+            json!({ "type": "_acme/chart", "spec": { "x": [1, 2, { "y": null }] }, "title": "t" });
+        let decoded: ContentBlock = decode(block.clone()).expect("catch-all");
+        let ContentBlock::Other(object) = &decoded else {
+            panic!("expected the catch-all, got {decoded:?}")
+        };
+        assert_eq!(object.get("type"), Some(&json!("_acme/chart")));
+        assert_eq!(
+            serde_json::to_string(&decoded).expect("encodes"),
+            block.to_string()
+        );
+    }
+
+    #[test]
+    fn known_tag_with_invalid_body_is_an_error() {
+        let err = decode::<ContentBlock>(json!({ "type": "text", "text": 5 }))
+            .expect_err("not a catch-all");
+        assert!(
+            err.contains("type `text`") && err.contains("invalid type"),
+            "{err}"
+        );
+        let err = decode::<ContentBlock>(json!({ "text": "no tag" })).expect_err("tag required");
+        assert!(err.contains("missing or non-string field `type`"), "{err}");
+    }
+
+    #[test]
+    fn patch_fields_keep_omitted_null_and_value_apart() {
+        let base = json!({ "sessionId": "s", "update": { "sessionUpdate": "tool_call_update", "toolCallId": "t" } });
+        for (title, expected) in [
+            (None, Patch::Omitted),
+            (Some(Value::Null), Patch::Null),
+            (Some(json!("Reading")), Patch::Value("Reading".to_string())),
+        ] {
+            let mut value = base.clone();
+            if let Some(title) = title {
+                value["update"]["title"] = title;
+            }
+            let note: UpdateSessionNotification = decode(value.clone()).expect("decodes");
+            let SessionUpdate::ToolCallUpdate(update) = &note.update else {
+                panic!("wrong variant")
+            };
+            assert_eq!(update.title, expected);
+            assert_eq!(serde_json::to_value(&note).expect("encodes"), value);
+        }
+    }
+
+    #[test]
+    fn unknown_session_update_round_trips_with_nested_fields() {
+        let value = json!({ "sessionId": "s", "update": { "sessionUpdate": "_vendor/progress", "pct": 40, "detail": { "steps": [1, 2] } } });
+        let note: UpdateSessionNotification = decode(value.clone()).expect("decodes");
+        assert!(matches!(note.update, SessionUpdate::Other(_)));
+        assert_eq!(serde_json::to_value(&note).expect("encodes"), value);
+    }
+}
