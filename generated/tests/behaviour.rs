@@ -97,8 +97,10 @@ mod v1 {
             serde_json::to_value(&explicit).expect("encodes"),
             json!({ "terminal": false })
         );
-        let mut caps = ClientCapabilities::default();
-        caps.terminal = Defaulted::from(true);
+        let caps = ClientCapabilities {
+            terminal: Defaulted::from(true),
+            ..Default::default()
+        };
         assert_eq!(
             serde_json::to_value(&caps).expect("encodes"),
             json!({ "terminal": true })

@@ -1159,7 +1159,7 @@ impl<'a> Emitter<'a> {
             impl #name {
                 /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
                 /// branches in schema order.
-                #[allow(unused_mut, unused_variables, clippy::needless_return)]
+                #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
                 pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
                     let mut first: Option<serde_json::Error> = None;
                     #tagged_part
@@ -1193,6 +1193,12 @@ fn variant_lists(
     public: bool,
     items: impl Iterator<Item = (String, Stability)>,
 ) -> TokenStream {
+    // Module-level consts get the elided `'static` (clippy), associated ones spell it out.
+    let ty = if const_name == "TYPE_NAMES" {
+        quote! { &[&str] }
+    } else {
+        quote! { &'static [&'static str] }
+    };
     let const_name = format_ident!("{}", const_name);
     let vis = if public {
         quote! { pub }
@@ -1213,13 +1219,13 @@ fn variant_lists(
     };
     let (on, off) = (with(true), with(false));
     if on == off {
-        quote! { #vis const #const_name: &'static [&'static str] = &[#(#on),*]; }
+        quote! { #vis const #const_name: #ty = &[#(#on),*]; }
     } else {
         quote! {
             #[cfg(feature = "unstable")]
-            #vis const #const_name: &'static [&'static str] = &[#(#on),*];
+            #vis const #const_name: #ty = &[#(#on),*];
             #[cfg(not(feature = "unstable"))]
-            #vis const #const_name: &'static [&'static str] = &[#(#off),*];
+            #vis const #const_name: #ty = &[#(#off),*];
         }
     }
 }

@@ -16,7 +16,7 @@ impl Rng {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -29,7 +29,7 @@ impl Rng {
         if n == 0 {
             0
         } else {
-            (self.next() % n as u64) as usize
+            (self.next_u64() % n as u64) as usize
         }
     }
 
@@ -199,7 +199,7 @@ impl Sampler<'_> {
             IntKind::I64 => Value::from(if edge {
                 i64::MIN
             } else {
-                self.rng.next() as i64
+                self.rng.next_u64() as i64
             }),
             IntKind::U8 => Value::from(if edge {
                 u8::MAX as u64
@@ -216,7 +216,11 @@ impl Sampler<'_> {
             } else {
                 self.rng.below(1 << 30) as u64
             }),
-            IntKind::U64 => Value::from(if edge { u64::MAX } else { self.rng.next() >> 1 }),
+            IntKind::U64 => Value::from(if edge {
+                u64::MAX
+            } else {
+                self.rng.next_u64() >> 1
+            }),
         }
     }
 

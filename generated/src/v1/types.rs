@@ -317,7 +317,7 @@ impl<'de> Deserialize<'de> for AgentResponse {
 impl AgentResponse {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
@@ -643,7 +643,7 @@ impl<'de> Deserialize<'de> for AuthMethod {
 impl AuthMethod {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -1104,7 +1104,7 @@ impl<'de> Deserialize<'de> for AvailableCommandInput {
 impl AvailableCommandInput {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
@@ -1490,7 +1490,7 @@ impl<'de> Deserialize<'de> for ClientResponse {
 impl ClientResponse {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
@@ -1928,7 +1928,7 @@ impl<'de> Deserialize<'de> for ContentBlock {
 impl ContentBlock {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -2093,7 +2093,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequestMode {
 impl CreateElicitationRequestMode {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -2187,7 +2187,7 @@ impl<'de> Deserialize<'de> for CreateElicitationResponseAction {
 impl CreateElicitationResponseAction {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -2534,7 +2534,7 @@ impl<'de> Deserialize<'de> for ElicitationContentValue {
 impl ElicitationContentValue {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_string() {
@@ -2641,7 +2641,7 @@ impl<'de> Deserialize<'de> for ElicitationFormModeKind {
 impl ElicitationFormModeKind {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
@@ -2758,7 +2758,7 @@ impl<'de> Deserialize<'de> for ElicitationPropertySchema {
 impl ElicitationPropertySchema {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -3024,7 +3024,7 @@ impl<'de> Deserialize<'de> for ElicitationUrlModeKind {
 impl ElicitationUrlModeKind {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
@@ -3096,7 +3096,7 @@ impl<'de> Deserialize<'de> for EmbeddedResourceResource {
 impl EmbeddedResourceResource {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
@@ -3585,7 +3585,7 @@ impl<'de> Deserialize<'de> for IdleStateUpdateStopReason {
 impl IdleStateUpdateStopReason {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -4722,7 +4722,7 @@ impl<'de> Deserialize<'de> for McpServer {
 impl McpServer {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -5057,7 +5057,7 @@ impl<'de> Deserialize<'de> for MessageMcpResponse {
 impl MessageMcpResponse {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
@@ -5144,7 +5144,7 @@ impl<'de> Deserialize<'de> for MultiSelectItems {
 impl MultiSelectItems {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -6011,7 +6011,7 @@ impl<'de> Deserialize<'de> for PlanUpdateContent {
 impl PlanUpdateContent {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -6430,7 +6430,7 @@ impl<'de> Deserialize<'de> for ProxyResponse {
 impl ProxyResponse {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
@@ -6691,7 +6691,7 @@ impl<'de> Deserialize<'de> for RequestId {
 impl RequestId {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_null() {
@@ -6753,7 +6753,7 @@ impl<'de> Deserialize<'de> for RequestPermissionOutcome {
 impl RequestPermissionOutcome {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -7690,7 +7690,7 @@ impl<'de> Deserialize<'de> for SessionConfigOptionType {
 impl SessionConfigOptionType {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -7850,7 +7850,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOptions {
 impl SessionConfigSelectOptions {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_array() {
@@ -8890,7 +8890,7 @@ impl<'de> Deserialize<'de> for SessionUpdate {
 impl SessionUpdate {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -9182,7 +9182,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestType {
 impl SetSessionConfigOptionRequestType {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -9427,7 +9427,7 @@ impl<'de> Deserialize<'de> for StateUpdate {
 impl StateUpdate {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -10361,7 +10361,7 @@ impl<'de> Deserialize<'de> for ToolCallContent {
 impl ToolCallContent {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -11012,7 +11012,7 @@ impl Default for WriteTextFileResponse {
 }
 /// Every type name of the schema (with the features enabled), sorted.
 #[cfg(feature = "unstable")]
-pub const TYPE_NAMES: &'static [&'static str] = &[
+pub const TYPE_NAMES: &[&str] = &[
     "AgentAuthCapabilities",
     "AgentCapabilities",
     "AgentNotification",
@@ -11285,7 +11285,7 @@ pub const TYPE_NAMES: &'static [&'static str] = &[
     "WriteTextFileResponse",
 ];
 #[cfg(not(feature = "unstable"))]
-pub const TYPE_NAMES: &'static [&'static str] = &[
+pub const TYPE_NAMES: &[&str] = &[
     "AgentAuthCapabilities",
     "AgentCapabilities",
     "AgentNotification",

@@ -245,7 +245,7 @@ impl<'de> Deserialize<'de> for AgentResponse {
 impl AgentResponse {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
@@ -309,7 +309,7 @@ impl<'de> Deserialize<'de> for AgentResponseErrorId {
 impl AgentResponseErrorId {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_number() {
@@ -641,7 +641,7 @@ impl<'de> Deserialize<'de> for AuthMethod {
 impl AuthMethod {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -1055,7 +1055,7 @@ impl<'de> Deserialize<'de> for AvailableCommand {
 impl AvailableCommand {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -1123,7 +1123,7 @@ impl<'de> Deserialize<'de> for AvailableCommandInput {
 impl AvailableCommandInput {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -1301,7 +1301,7 @@ impl<'de> Deserialize<'de> for BackgroundWork {
 impl BackgroundWork {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -1738,7 +1738,7 @@ impl<'de> Deserialize<'de> for ClientResponse {
 impl ClientResponse {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
@@ -1802,7 +1802,7 @@ impl<'de> Deserialize<'de> for ClientResponseErrorId {
 impl ClientResponseErrorId {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_number() {
@@ -2279,7 +2279,7 @@ impl<'de> Deserialize<'de> for ContentBlock {
 impl ContentBlock {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -2444,7 +2444,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequestMode {
 impl CreateElicitationRequestMode {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -2536,7 +2536,7 @@ impl<'de> Deserialize<'de> for CreateElicitationResponseAction {
 impl CreateElicitationResponseAction {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -2743,7 +2743,7 @@ impl<'de> Deserialize<'de> for DiffChangeOperation {
 impl DiffChangeOperation {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -3111,7 +3111,7 @@ impl<'de> Deserialize<'de> for ElicitationContentValue {
 impl ElicitationContentValue {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_string() {
@@ -3218,7 +3218,7 @@ impl<'de> Deserialize<'de> for ElicitationFormModeKind {
 impl ElicitationFormModeKind {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
@@ -3335,7 +3335,7 @@ impl<'de> Deserialize<'de> for ElicitationPropertySchema {
 impl ElicitationPropertySchema {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -3557,7 +3557,7 @@ impl<'de> Deserialize<'de> for ElicitationUrlModeKind {
 impl ElicitationUrlModeKind {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
@@ -3631,7 +3631,7 @@ impl<'de> Deserialize<'de> for EmbeddedResourceResource {
 impl EmbeddedResourceResource {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
@@ -3823,7 +3823,7 @@ impl<'de> Deserialize<'de> for ErrorData {
 impl ErrorData {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
@@ -4258,7 +4258,7 @@ impl<'de> Deserialize<'de> for IdleStateUpdateStopReason {
 impl IdleStateUpdateStopReason {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -5157,7 +5157,7 @@ impl<'de> Deserialize<'de> for McpServer {
 impl McpServer {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -5534,7 +5534,7 @@ impl<'de> Deserialize<'de> for MessageMcpResponse {
 impl MessageMcpResponse {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
@@ -5631,7 +5631,7 @@ impl<'de> Deserialize<'de> for MultiSelectItems {
 impl MultiSelectItems {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -6498,7 +6498,7 @@ impl<'de> Deserialize<'de> for PlanUpdateContent {
 impl PlanUpdateContent {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -6961,7 +6961,7 @@ impl<'de> Deserialize<'de> for ProxyResponse {
 impl ProxyResponse {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
@@ -7030,7 +7030,7 @@ impl<'de> Deserialize<'de> for ProxyResponseErrorId {
 impl ProxyResponseErrorId {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_number() {
@@ -7199,7 +7199,7 @@ impl<'de> Deserialize<'de> for ReplayFrom {
 impl ReplayFrom {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -7277,7 +7277,7 @@ impl<'de> Deserialize<'de> for RequestId {
 impl RequestId {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_number() {
@@ -7356,7 +7356,7 @@ impl<'de> Deserialize<'de> for RequestPermissionOutcome {
 impl RequestPermissionOutcome {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -7498,7 +7498,7 @@ impl<'de> Deserialize<'de> for RequestPermissionSubject {
 impl RequestPermissionSubject {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -8474,7 +8474,7 @@ impl<'de> Deserialize<'de> for SessionConfigOptionType {
 impl SessionConfigOptionType {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -8596,7 +8596,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOptions {
 impl SessionConfigSelectOptions {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_array() {
@@ -9610,7 +9610,7 @@ impl<'de> Deserialize<'de> for SessionUpdate {
 impl SessionUpdate {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -9928,7 +9928,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestType {
 impl SetSessionConfigOptionRequestType {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -10164,7 +10164,7 @@ impl<'de> Deserialize<'de> for StateUpdate {
 impl StateUpdate {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -11203,7 +11203,7 @@ impl<'de> Deserialize<'de> for ToolCallContent {
 impl ToolCallContent {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
@@ -11961,7 +11961,7 @@ pub struct UserMessage {
 }
 /// Every type name of the schema (with the features enabled), sorted.
 #[cfg(feature = "unstable")]
-pub const TYPE_NAMES: &'static [&'static str] = &[
+pub const TYPE_NAMES: &[&str] = &[
     "AbsolutePath",
     "AgentAuthCapabilities",
     "AgentCapabilities",
@@ -12248,7 +12248,7 @@ pub const TYPE_NAMES: &'static [&'static str] = &[
     "UserMessage",
 ];
 #[cfg(not(feature = "unstable"))]
-pub const TYPE_NAMES: &'static [&'static str] = &[
+pub const TYPE_NAMES: &[&str] = &[
     "AbsolutePath",
     "AgentAuthCapabilities",
     "AgentCapabilities",
