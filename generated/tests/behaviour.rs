@@ -208,6 +208,24 @@ mod v2 {
     }
 
     #[test]
+    fn lenient_union_tag_falls_back_to_the_untagged_branch() {
+        // `IdleStateUpdate.stopReason` is both the flattened union's tag and a field with
+        // x-deserialize-default-on-error: a number there is dropped, and the tagless branch decides.
+        let (idle, events) = collect(|| decode::<IdleStateUpdate>(json!({ "stopReason": 5 })));
+        let idle = idle.expect("lenient tag");
+        assert!(
+            matches!(idle.stop_reason, IdleStateUpdateStopReason::None(_)),
+            "{idle:?}"
+        );
+        assert!(
+            matches!(&events[..], [LenientEvent::DefaultOnError { value, .. }] if value == "5"),
+            "{events:?}"
+        );
+        let known: IdleStateUpdate = decode(json!({ "stopReason": "end_turn" })).expect("decodes");
+        assert_eq!(known.stop_reason, IdleStateUpdateStopReason::EndTurn);
+    }
+
+    #[test]
     fn unknown_session_update_round_trips_with_nested_fields() {
         let value = json!({ "sessionId": "s", "update": { "sessionUpdate": "_vendor/progress", "pct": 40, "detail": { "steps": [1, 2] } } });
         let note: UpdateSessionNotification = decode(value.clone()).expect("decodes");

@@ -409,6 +409,7 @@ impl<'a> Emitter<'a> {
         Ok(quote! {
             #cfg
             #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
             pub struct #name {
                 #(#fields)*
             }
@@ -747,6 +748,7 @@ impl<'a> Emitter<'a> {
         quote! {
             #cfg
             #[derive(#derives)]
+            #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
             #[serde(transparent)]
             pub struct #name(pub #ty);
             #extra
@@ -823,6 +825,12 @@ impl<'a> Emitter<'a> {
                 quote! { Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash },
             ),
         };
+        let open_flag = open.is_some();
+        let schema_impl = schema_impl(
+            name,
+            cfg,
+            quote! { crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, #open_flag) },
+        );
         quote! {
             #cfg
             #[derive(#derives)]
@@ -872,6 +880,7 @@ impl<'a> Emitter<'a> {
                     f.write_str(self.as_str())
                 }
             }
+            #schema_impl
         }
     }
 
@@ -925,7 +934,23 @@ impl<'a> Emitter<'a> {
                 quote! { other => Err(serde::de::Error::custom(format_args!("unknown value {other}"))), },
             ),
         };
+        let known = values.iter().map(|v| {
+            let c = cfg_tokens(v.stability);
+            let l = lit(v.value);
+            quote! { #c known.push(#l); }
+        });
+        let open_flag = open.is_some();
+        let schema_impl = schema_impl(
+            name,
+            cfg,
+            quote! {{
+                let mut known: Vec<i64> = Vec::new();
+                #(#known)*
+                crate::support::schema::int_enum(&known, #open_flag)
+            }},
+        );
         quote! {
+            #schema_impl
             #cfg
             #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
             pub enum #name {
@@ -969,6 +994,7 @@ impl<'a> Emitter<'a> {
         let mut tagged_arms = Vec::new();
         let mut untagged = Vec::new();
         let mut catch_all = None;
+        let mut schema_branches = Vec::new();
         let mut has_untagged_object = false;
         let mut ends_with_any = false;
         let tag = u.tag.clone().unwrap_or_default();
@@ -983,6 +1009,9 @@ impl<'a> Emitter<'a> {
                     match body {
                         Some(b) => {
                             let ty = self.rust(id, b);
+                            schema_branches.push(quote! {
+                                #c branches.push(crate::support::schema::tagged(generator.subschema_for::<#ty>(), #tag, #value));
+                            });
                             variants.push(quote! { #d #c #vn(#ty), });
                             ser_arms.push(quote! { #c Self::#vn(body) => union::tagged(serializer, #tag, #value, body), });
                             let wrap = if matches!(b, TypeRef::Named(x) if self.boxed.contains(&(id, *x)))
@@ -994,6 +1023,9 @@ impl<'a> Emitter<'a> {
                             tagged_arms.push(quote! { #c #index => return union::body(object, #tag, #value) #wrap, });
                         }
                         None => {
+                            schema_branches.push(quote! {
+                                #c branches.push(crate::support::schema::tag_only(#tag, #value));
+                            });
                             variants.push(quote! { #d #c #vn, });
                             ser_arms.push(quote! { #c Self::#vn => union::tag_only(serializer, #tag, #value), });
                             tagged_arms.push(quote! { #c #index => return Ok(Self::#vn), });
@@ -1007,6 +1039,9 @@ impl<'a> Emitter<'a> {
                             .as_deref()
                             .or(Some("Any other variant, kept whole as received.")),
                     );
+                    schema_branches.push(quote! {
+                        #c branches.push(crate::support::schema::catch_all(#tag, Self::KNOWN_TAGS));
+                    });
                     variants.push(quote! { #d #c #vn(JsonObject), });
                     ser_arms.push(quote! { #c Self::#vn(object) => object.serialize(serializer), });
                     catch_all = Some((vn.clone(), c.clone()));
@@ -1014,6 +1049,9 @@ impl<'a> Emitter<'a> {
                 VariantKind::Untagged(b) => {
                     match b {
                         TypeRef::Null => {
+                            schema_branches.push(
+                                quote! { #c branches.push(serde_json::json!({ "type": "null" })); },
+                            );
                             variants.push(quote! { #d #c #vn, });
                             ser_arms.push(quote! { #c Self::#vn => serializer.serialize_unit(), });
                             untagged.push(quote! {
@@ -1024,6 +1062,8 @@ impl<'a> Emitter<'a> {
                             });
                         }
                         TypeRef::Any => {
+                            schema_branches
+                                .push(quote! { #c branches.push(serde_json::json!(true)); });
                             ends_with_any = true;
                             variants.push(quote! { #d #c #vn(serde_json::Value), });
                             ser_arms
@@ -1041,6 +1081,9 @@ impl<'a> Emitter<'a> {
                                     matches!(self.p.get(*x).kind, TypeKind::Struct(_));
                             }
                             let ty = self.rust(id, b);
+                            schema_branches.push(quote! {
+                                #c branches.push(generator.subschema_for::<#ty>().to_value());
+                            });
                             variants.push(quote! { #d #c #vn(#ty), });
                             ser_arms
                                 .push(quote! { #c Self::#vn(body) => body.serialize(serializer), });
@@ -1078,6 +1121,11 @@ impl<'a> Emitter<'a> {
             })
             .collect();
         let known_consts = variant_lists("KNOWN_TAGS", true, known_tags.into_iter());
+        let repair = if u.tag_lenient.default_on_error {
+            quote! { union::drop_bad_tag(&mut object, #tag); }
+        } else {
+            quote! {}
+        };
         let tagged_part = if u.tag.is_some() {
             let unknown = match &catch_all {
                 Some((cn, c)) => quote! { #c u32::MAX => return Ok(Self::#cn(object)), },
@@ -1091,7 +1139,8 @@ impl<'a> Emitter<'a> {
             };
             quote! {
                 let value = match value {
-                    serde_json::Value::Object(object) => {
+                    serde_json::Value::Object(mut object) => {
+                        #repair
                         let which: u32 = match object.get(#tag).and_then(serde_json::Value::as_str) {
                             #(#tag_arms)*
                             Some(_) => u32::MAX,
@@ -1133,6 +1182,15 @@ impl<'a> Emitter<'a> {
         } else {
             quote! {}
         };
+        let schema_impl = schema_impl(
+            name,
+            cfg,
+            quote! {{
+                let mut branches: Vec<serde_json::Value> = Vec::new();
+                #(#schema_branches)*
+                crate::support::schema::any_of(branches)
+            }},
+        );
         quote! {
             #cfg
             #[derive(Debug, Clone, PartialEq)]
@@ -1140,6 +1198,7 @@ impl<'a> Emitter<'a> {
                 #(#variants)*
             }
             #known_impl
+            #schema_impl
             #cfg
             impl Serialize for #name {
                 fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -1166,6 +1225,27 @@ impl<'a> Emitter<'a> {
                     #(#untagged)*
                     #fail
                 }
+            }
+        }
+    }
+}
+
+/// `impl schemars::JsonSchema` (feature `schemars`) for a type whose serde impls are hand-made.
+fn schema_impl(name: &syn::Ident, cfg: &TokenStream, body: TokenStream) -> TokenStream {
+    let wire = name.to_string();
+    quote! {
+        #cfg
+        #[cfg(feature = "schemars")]
+        impl schemars::JsonSchema for #name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                #wire.into()
+            }
+            fn schema_id() -> std::borrow::Cow<'static, str> {
+                concat!(module_path!(), "::", #wire).into()
+            }
+            #[allow(unused_variables)]
+            fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                #body
             }
         }
     }

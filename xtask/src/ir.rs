@@ -166,6 +166,10 @@ pub struct CatchAll {
 pub struct Union {
     /// The discriminating property, when any branch is tagged.
     pub tag: Option<String>,
+    /// Lenient decoding of the tag itself, when the object declaring the union also declares the
+    /// tag as a property with `x-deserialize-*` (v2 `IdleStateUpdate.stopReason`): a tag of the
+    /// wrong type is then dropped and the untagged branches decide.
+    pub tag_lenient: Lenient,
     pub variants: Vec<Variant>,
 }
 

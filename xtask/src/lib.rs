@@ -11,6 +11,7 @@ pub mod model;
 pub mod naming;
 pub mod samples;
 pub mod schema_cmd;
+pub mod stats;
 
 use std::path::PathBuf;
 

@@ -445,7 +445,20 @@ impl<'a> Lowerer<'a> {
             });
         }
         self.check_unique(s, variants.iter().map(|v| (&v.name, &v.origin.pointer)));
-        Union { tag, variants }
+        let tag_lenient = tag
+            .as_ref()
+            .and_then(|t| s.properties.iter().flatten().find(|(p, _)| p == t))
+            .map(|(_, p)| Lenient {
+                default_on_error: p.default_on_error,
+                skip_invalid_items: p.skip_invalid_items,
+                default_on_null: p.default_on_null,
+            })
+            .unwrap_or_default();
+        Union {
+            tag,
+            tag_lenient,
+            variants,
+        }
     }
 
     /// A tagged branch without its tag: a `$ref` to a struct, an inline struct, or nothing.

@@ -25,6 +25,8 @@ enum Command {
         #[arg(long, requires = "schema")]
         out: Option<PathBuf>,
     },
+    /// Count the IR constructs (structs, unions, patch fields, lenient keywords, …) per schema.
+    Stats,
     /// Pin, fetch and verify the published schemas.
     Schema {
         #[command(subcommand)]
@@ -75,6 +77,7 @@ fn main() -> ExitCode {
         Command::Schema {
             command: SchemaCommand::Verify,
         } => xtask::schema_cmd::verify(&root),
+        Command::Stats => xtask::stats::report(&root),
     };
     match result {
         Ok(lines) => {

@@ -272,6 +272,7 @@ impl Merger<'_> {
             },
             (TypeKind::Union(a), TypeKind::Union(b)) => TypeKind::Union(Union {
                 tag: b.tag.clone(),
+                tag_lenient: b.tag_lenient,
                 variants: merge_items(
                     &a.variants,
                     &b.variants,

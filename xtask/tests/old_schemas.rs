@@ -58,7 +58,7 @@ fn older_published_schemas_generate_crates_that_compile() {
     }
     for (rel, dir) in &crates {
         let status = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "--manifest-path"])
+            .args(["build", "--quiet", "--all-features", "--manifest-path"])
             .arg(dir.join("Cargo.toml"))
             .env("CARGO_TARGET_DIR", out_root.join("target"))
             .env("RUSTFLAGS", "-D warnings")

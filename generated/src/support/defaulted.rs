@@ -86,3 +86,16 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Defaulted<T> {
         T::deserialize(deserializer).map(Defaulted::explicit)
     }
 }
+
+#[cfg(feature = "schemars")]
+impl<T: schemars::JsonSchema> schemars::JsonSchema for Defaulted<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        T::schema_name()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        T::json_schema(generator)
+    }
+    fn inline_schema() -> bool {
+        T::inline_schema()
+    }
+}

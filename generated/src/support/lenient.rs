@@ -48,6 +48,11 @@ fn record(event: LenientEvent) {
     });
 }
 
+/// Records a default taken outside a field's own `deserialize_with` (a union's lenient tag).
+pub fn note_default_on_error(error: String, value: String) {
+    record(LenientEvent::DefaultOnError { error, value });
+}
+
 /// Runs `f` and returns what it returned together with every lenient repair made while it ran on
 /// this thread. Calls nest: an inner `collect` sees only its own events.
 pub fn collect<R>(f: impl FnOnce() -> R) -> (R, Vec<LenientEvent>) {

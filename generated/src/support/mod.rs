@@ -6,6 +6,8 @@
 mod defaulted;
 pub mod lenient;
 mod patch;
+#[cfg(feature = "schemars")]
+pub mod schema;
 pub mod union;
 
 pub use defaulted::Defaulted;

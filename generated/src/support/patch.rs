@@ -93,3 +93,16 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Patch<T> {
         Ok(Option::<T>::deserialize(deserializer)?.map_or(Patch::Null, Patch::Value))
     }
 }
+
+#[cfg(feature = "schemars")]
+impl<T: schemars::JsonSchema> schemars::JsonSchema for Patch<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        <Option<T>>::schema_name()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <Option<T>>::json_schema(generator)
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+}

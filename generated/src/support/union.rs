@@ -78,6 +78,22 @@ pub fn object(value: Value, union: &str) -> Result<JsonObject, serde_json::Error
     }
 }
 
+/// For a tag with `x-deserialize-default-on-error`: a tag that is neither a string nor `null` is
+/// removed (and recorded), so that the branches without a tag decide.
+pub fn drop_bad_tag(object: &mut JsonObject, tag: &str) {
+    if object
+        .get(tag)
+        .is_some_and(|t| !t.is_string() && !t.is_null())
+    {
+        if let Some(bad) = object.remove(tag) {
+            super::lenient::note_default_on_error(
+                format!("{tag} must be a string or null"),
+                bad.to_string(),
+            );
+        }
+    }
+}
+
 /// The error for an object whose tag is absent or not a string and that no untagged branch takes.
 pub fn missing_tag(tag: &str, union: &str) -> serde_json::Error {
     de::Error::custom(format_args!(

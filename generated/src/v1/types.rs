@@ -6,6 +6,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::support::{lenient, union, Defaulted, JsonObject, Meta, Patch};
 /// Authentication-related capabilities supported by the agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AgentAuthCapabilities {
     /// **UNSTABLE**
     ///
@@ -62,6 +63,7 @@ impl Default for AgentAuthCapabilities {
 ///
 /// See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#agent-capabilities)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AgentCapabilities {
     /// Whether the agent supports `session/load`.
     #[serde(
@@ -274,6 +276,7 @@ fn de_agent_capabilities_auth<'de, D: Deserializer<'de>>(
 }
 /// A JSON-RPC notification object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AgentNotification {
     /// The notification method name.
     pub method: String,
@@ -283,6 +286,7 @@ pub struct AgentNotification {
 }
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AgentRequest {
     /// The request id used to correlate the matching response.
     pub id: RequestId,
@@ -299,6 +303,24 @@ pub enum AgentResponse {
     Result(AgentResponseResult),
     /// A failed JSON-RPC response.
     Error(AgentResponseError),
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AgentResponse {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AgentResponse".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "AgentResponse").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches.push(generator.subschema_for::<AgentResponseResult>().to_value());
+            branches.push(generator.subschema_for::<AgentResponseError>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 impl Serialize for AgentResponse {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -341,6 +363,7 @@ impl AgentResponse {
 }
 /// A failed JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AgentResponseError {
     /// The id of the request this response answers.
     pub id: RequestId,
@@ -349,6 +372,7 @@ pub struct AgentResponseError {
 }
 /// A successful JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AgentResponseResult {
     /// The id of the request this response answers.
     pub id: RequestId,
@@ -358,6 +382,7 @@ pub struct AgentResponseResult {
 }
 /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Annotations {
     /// Intended recipients for this content, such as the user or assistant.
     #[serde(
@@ -418,6 +443,7 @@ impl Default for Annotations {
 /// Archiving an archived session succeeds. A session that does not exist gets `-32002`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ArchiveSessionRequest {
     /// The ID of the session to archive.
     #[serde(rename = "sessionId")]
@@ -442,6 +468,7 @@ pub struct ArchiveSessionRequest {
 /// Response from archiving a session.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ArchiveSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -464,6 +491,7 @@ impl Default for ArchiveSessionResponse {
 }
 /// Audio provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AudioContent {
     /// Optional annotations that help clients decide how to display or route this content.
     #[serde(
@@ -502,6 +530,7 @@ pub struct AudioContent {
 /// telemetry.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AuthAccount {
     /// Human-readable name for the account, suitable for display on its own,
     /// for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.
@@ -563,6 +592,7 @@ pub struct AuthAccount {
 /// method types the client can handle. This governs opt-in types that require
 /// additional client-side support.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AuthCapabilities {
     /// Whether the client supports `terminal` authentication methods.
     ///
@@ -626,6 +656,31 @@ impl AuthMethod {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["terminal"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AuthMethod {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AuthMethod".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "AuthMethod").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<AuthMethodTerminal>(),
+                        "type",
+                        "terminal",
+                    ),
+                );
+            branches.push(generator.subschema_for::<AuthMethodAgent>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for AuthMethod {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -647,7 +702,7 @@ impl AuthMethod {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -682,6 +737,7 @@ impl AuthMethod {
 ///
 /// This is the default authentication method type.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AuthMethodAgent {
     /// Unique identifier for this authentication method.
     pub id: AuthMethodId,
@@ -720,6 +776,7 @@ pub struct AuthMethodAgent {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct AuthMethodId(pub String);
 impl AuthMethodId {
@@ -751,6 +808,7 @@ impl std::fmt::Display for AuthMethodId {
 /// A zero exit status signals success. Any other termination signals failure.
 /// The client MUST NOT pass this method to `authenticate`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AuthMethodTerminal {
     /// Unique identifier for this authentication method.
     pub id: AuthMethodId,
@@ -873,6 +931,20 @@ impl std::fmt::Display for AuthState {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AuthState {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AuthState".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "AuthState").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -882,6 +954,7 @@ impl std::fmt::Display for AuthState {
 /// Supplying `{}` means the agent supports the `auth/status` method.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AuthStatusCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -914,6 +987,7 @@ impl Default for AuthStatusCapabilities {
 /// whether authentication is required.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AuthStatusRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -941,6 +1015,7 @@ impl Default for AuthStatusRequest {
 /// Response to the `auth/status` method.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AuthStatusResponse {
     /// Whether the agent can start sessions without the user signing in first.
     ///
@@ -982,6 +1057,7 @@ pub struct AuthStatusResponse {
 /// send it when the reported status differs from the last one sent on the connection.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AuthStatusUpdateNotification {
     /// Whether the agent can start sessions without the user signing in first.
     ///
@@ -1016,6 +1092,7 @@ pub struct AuthStatusUpdateNotification {
 ///
 /// Specifies which authentication method to use.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AuthenticateRequest {
     /// The ID of the authentication method to use.
     /// Must be one of the methods advertised in the initialize response.
@@ -1036,6 +1113,7 @@ pub struct AuthenticateRequest {
 }
 /// Response to the `authenticate` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AuthenticateResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1057,6 +1135,7 @@ impl Default for AuthenticateResponse {
 }
 /// Information about a command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AvailableCommand {
     /// Command name (e.g., `create_plan`, `research_codebase`).
     pub name: String,
@@ -1087,6 +1166,24 @@ pub struct AvailableCommand {
 pub enum AvailableCommandInput {
     /// All text that was typed after the command name is provided as input.
     Unstructured(UnstructuredCommandInput),
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AvailableCommandInput {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AvailableCommandInput".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "AvailableCommandInput").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(generator.subschema_for::<UnstructuredCommandInput>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 impl Serialize for AvailableCommandInput {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -1120,6 +1217,7 @@ impl AvailableCommandInput {
 }
 /// Available commands are ready or have changed
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AvailableCommandsUpdate {
     /// Commands the agent can execute
     #[serde(
@@ -1142,6 +1240,7 @@ pub struct AvailableCommandsUpdate {
 }
 /// Binary resource contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BlobResourceContents {
     /// Base64-encoded bytes for a binary resource payload.
     pub blob: String,
@@ -1172,6 +1271,7 @@ pub struct BlobResourceContents {
 ///
 /// Supplying `{}` means the client supports boolean session configuration options.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BooleanConfigOptionCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1193,6 +1293,7 @@ impl Default for BooleanConfigOptionCapabilities {
 }
 /// Schema for boolean properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BooleanPropertySchema {
     /// Optional title for the property.
     ///
@@ -1250,6 +1351,7 @@ impl Default for BooleanPropertySchema {
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CancelNotification {
     /// The ID of the session to cancel operations for.
     #[serde(rename = "sessionId")]
@@ -1271,6 +1373,7 @@ pub struct CancelNotification {
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/cancellation)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CancelRequestNotification {
     /// The ID of the request to cancel.
     #[serde(rename = "requestId")]
@@ -1295,6 +1398,7 @@ pub struct CancelRequestNotification {
 ///
 /// See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#client-capabilities)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ClientCapabilities {
     /// File system capabilities supported by the client.
     /// Determines which file operations the agent can request.
@@ -1447,6 +1551,7 @@ fn de_client_capabilities_auth<'de, D: Deserializer<'de>>(
 }
 /// A JSON-RPC notification object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ClientNotification {
     /// The notification method name.
     pub method: String,
@@ -1456,6 +1561,7 @@ pub struct ClientNotification {
 }
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ClientRequest {
     /// The request id used to correlate the matching response.
     pub id: RequestId,
@@ -1472,6 +1578,24 @@ pub enum ClientResponse {
     Result(ClientResponseResult),
     /// A failed JSON-RPC response.
     Error(ClientResponseError),
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ClientResponse {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ClientResponse".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ClientResponse").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches.push(generator.subschema_for::<ClientResponseResult>().to_value());
+            branches.push(generator.subschema_for::<ClientResponseError>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 impl Serialize for ClientResponse {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -1514,6 +1638,7 @@ impl ClientResponse {
 }
 /// A failed JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ClientResponseError {
     /// The id of the request this response answers.
     pub id: RequestId,
@@ -1522,6 +1647,7 @@ pub struct ClientResponseError {
 }
 /// A successful JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ClientResponseResult {
     /// The id of the request this response answers.
     pub id: RequestId,
@@ -1531,6 +1657,7 @@ pub struct ClientResponseResult {
 }
 /// Session-related capabilities supported by the client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ClientSessionCapabilities {
     /// Support for ID-addressed context compaction updates. Omitted or `null`
     /// means unsupported. `{}` advertises the complete compaction contract.
@@ -1592,6 +1719,7 @@ impl Default for ClientSessionCapabilities {
 ///
 /// Only available if the Agent supports the `sessionCapabilities.close` capability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CloseSessionRequest {
     /// The ID of the session to close.
     #[serde(rename = "sessionId")]
@@ -1611,6 +1739,7 @@ pub struct CloseSessionRequest {
 }
 /// Response from closing a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CloseSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1632,6 +1761,7 @@ impl Default for CloseSessionResponse {
 }
 /// Client support for ID-addressed context compaction updates.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct CompactionCapabilities(pub Meta);
 /// Unique identifier for a context compaction within a session.
@@ -1647,6 +1777,7 @@ pub struct CompactionCapabilities(pub Meta);
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct CompactionId(pub String);
 impl CompactionId {
@@ -1740,11 +1871,25 @@ impl std::fmt::Display for CompactionStatus {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CompactionStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CompactionStatus".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CompactionStatus").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// A content block appended to a compaction's summary. A first-seen ID creates
 /// an in-progress compaction. Chunks append in receive order.
 /// Agents MUST only send this update when the Client advertised
 /// the `session.compaction` Client capability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CompactionSummaryChunk {
     /// ID of the compaction whose summary receives this content.
     #[serde(rename = "compactionId")]
@@ -1769,6 +1914,7 @@ pub struct CompactionSummaryChunk {
 /// stored value unchanged, `null` clears it, and a concrete value replaces it.
 /// `summary: []` also clears the summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CompactionUpdate {
     /// The Agent-owned ID of this compaction, unique within the session.
     #[serde(rename = "compactionId")]
@@ -1800,6 +1946,7 @@ pub struct CompactionUpdate {
 }
 /// Notification sent by the agent when a URL-based elicitation is complete.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CompleteElicitationNotification {
     /// The ID of the elicitation that completed.
     #[serde(rename = "elicitationId")]
@@ -1821,6 +1968,7 @@ pub struct CompleteElicitationNotification {
 }
 /// Session configuration options have been updated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ConfigOptionUpdate {
     /// The full set of configuration options and their current values.
     #[serde(
@@ -1843,6 +1991,7 @@ pub struct ConfigOptionUpdate {
 }
 /// Standard content block (text, images, resources).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Content {
     /// The actual content block.
     pub content: ContentBlock,
@@ -1906,6 +2055,62 @@ impl ContentBlock {
         "resource",
     ];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ContentBlock {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ContentBlock".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ContentBlock").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<TextContent>(),
+                        "type",
+                        "text",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ImageContent>(),
+                        "type",
+                        "image",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<AudioContent>(),
+                        "type",
+                        "audio",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ResourceLink>(),
+                        "type",
+                        "resource_link",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<EmbeddedResource>(),
+                        "type",
+                        "resource",
+                    ),
+                );
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for ContentBlock {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -1932,7 +2137,7 @@ impl ContentBlock {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -1978,6 +2183,7 @@ impl ContentBlock {
 }
 /// A streamed item of content
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ContentChunk {
     /// A single item of content
     pub content: ContentBlock,
@@ -2007,6 +2213,7 @@ pub struct ContentChunk {
 }
 /// Cost information for a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Cost {
     /// Total cumulative cost for session.
     pub amount: f64,
@@ -2032,6 +2239,7 @@ pub struct Cost {
 /// either via a form or by directing them to a URL.
 /// Elicitations are tied to a session (optionally a tool call) or a request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CreateElicitationRequest {
     /// A human-readable message describing what input is needed.
     pub message: String,
@@ -2075,6 +2283,39 @@ impl CreateElicitationRequestMode {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["form", "url"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CreateElicitationRequestMode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CreateElicitationRequestMode".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CreateElicitationRequestMode").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ElicitationFormMode>(),
+                        "mode",
+                        "form",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ElicitationUrlMode>(),
+                        "mode",
+                        "url",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("mode", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for CreateElicitationRequestMode {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -2097,7 +2338,7 @@ impl CreateElicitationRequestMode {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("mode")
                     .and_then(serde_json::Value::as_str)
@@ -2125,6 +2366,7 @@ impl CreateElicitationRequestMode {
 }
 /// Response from the client to an elicitation request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CreateElicitationResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2168,6 +2410,33 @@ impl CreateElicitationResponseAction {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["accept", "decline", "cancel"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CreateElicitationResponseAction {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CreateElicitationResponseAction".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CreateElicitationResponseAction").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ElicitationAcceptAction>(),
+                        "action",
+                        "accept",
+                    ),
+                );
+            branches.push(crate::support::schema::tag_only("action", "decline"));
+            branches.push(crate::support::schema::tag_only("action", "cancel"));
+            branches.push(crate::support::schema::catch_all("action", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for CreateElicitationResponseAction {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -2191,7 +2460,7 @@ impl CreateElicitationResponseAction {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("action")
                     .and_then(serde_json::Value::as_str)
@@ -2223,6 +2492,7 @@ impl CreateElicitationResponseAction {
 }
 /// Request to create a new terminal and execute a command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CreateTerminalRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -2275,6 +2545,7 @@ pub struct CreateTerminalRequest {
 }
 /// Response containing the ID of the created terminal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CreateTerminalResponse {
     /// The unique identifier for the created terminal.
     #[serde(rename = "terminalId")]
@@ -2296,6 +2567,7 @@ pub struct CreateTerminalResponse {
 ///
 /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CurrentModeUpdate {
     /// The ID of the current mode
     #[serde(rename = "currentModeId")]
@@ -2317,6 +2589,7 @@ pub struct CurrentModeUpdate {
 ///
 /// Only available if the Agent supports the `sessionCapabilities.delete` capability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DeleteSessionRequest {
     /// The ID of the session to delete.
     #[serde(rename = "sessionId")]
@@ -2336,6 +2609,7 @@ pub struct DeleteSessionRequest {
 }
 /// Response from deleting a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DeleteSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2361,6 +2635,7 @@ impl Default for DeleteSessionResponse {
 ///
 /// See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-calls#content)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Diff {
     /// The absolute file path being modified.
     pub path: String,
@@ -2395,6 +2670,7 @@ pub struct Diff {
 /// Request parameters for `providers/disable`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DisableProviderRequest {
     /// Provider ID to disable.
     #[serde(rename = "providerId")]
@@ -2419,6 +2695,7 @@ pub struct DisableProviderRequest {
 /// Response to `providers/disable`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DisableProviderResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2441,6 +2718,7 @@ impl Default for DisableProviderResponse {
 }
 /// The user accepted the elicitation and provided content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ElicitationAcceptAction {
     /// The user-provided content, if any, as an object matching the requested schema.
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
@@ -2455,6 +2733,7 @@ impl Default for ElicitationAcceptAction {
 }
 /// Elicitation capabilities supported by the client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ElicitationCapabilities {
     /// Whether the client supports form-based elicitation.
     ///
@@ -2513,6 +2792,27 @@ pub enum ElicitationContentValue {
     Boolean(bool),
     /// String array value accepted in elicitation response content.
     StringArray(Vec<String>),
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ElicitationContentValue {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ElicitationContentValue".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ElicitationContentValue").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches.push(generator.subschema_for::<String>().to_value());
+            branches.push(generator.subschema_for::<i64>().to_value());
+            branches.push(generator.subschema_for::<f64>().to_value());
+            branches.push(generator.subschema_for::<bool>().to_value());
+            branches.push(generator.subschema_for::<Vec<String>>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 impl Serialize for ElicitationContentValue {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -2584,6 +2884,7 @@ impl ElicitationContentValue {
 ///
 /// Supplying `{}` means the client supports form-based elicitation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ElicitationFormCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2607,6 +2908,7 @@ impl Default for ElicitationFormCapabilities {
 }
 /// Form-based elicitation mode where the client renders a form from the provided schema.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ElicitationFormMode {
     /// A JSON Schema describing the form fields to present to the user.
     #[serde(rename = "requestedSchema")]
@@ -2623,6 +2925,26 @@ pub enum ElicitationFormModeKind {
     /// Tied to a specific JSON-RPC request outside of a session
     /// (e.g., during auth/configuration phases before any session is started).
     Request(ElicitationRequestScope),
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ElicitationFormModeKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ElicitationFormModeKind".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ElicitationFormModeKind").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(generator.subschema_for::<ElicitationSessionScope>().to_value());
+            branches
+                .push(generator.subschema_for::<ElicitationRequestScope>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 impl Serialize for ElicitationFormModeKind {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -2676,6 +2998,7 @@ impl ElicitationFormModeKind {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct ElicitationId(pub String);
 impl ElicitationId {
@@ -2737,6 +3060,63 @@ impl ElicitationPropertySchema {
         "array",
     ];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ElicitationPropertySchema {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ElicitationPropertySchema".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ElicitationPropertySchema").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<StringPropertySchema>(),
+                        "type",
+                        "string",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<NumberPropertySchema>(),
+                        "type",
+                        "number",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<IntegerPropertySchema>(),
+                        "type",
+                        "integer",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<BooleanPropertySchema>(),
+                        "type",
+                        "boolean",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<MultiSelectPropertySchema>(),
+                        "type",
+                        "array",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for ElicitationPropertySchema {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -2762,7 +3142,7 @@ impl ElicitationPropertySchema {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -2805,6 +3185,7 @@ impl ElicitationPropertySchema {
 /// Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
 /// (e.g., during auth/configuration phases before any session is started).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ElicitationRequestScope {
     /// The request this elicitation is tied to.
     #[serde(rename = "requestId")]
@@ -2815,6 +3196,7 @@ pub struct ElicitationRequestScope {
 /// This represents a JSON Schema object with primitive-typed properties,
 /// as required by the elicitation specification.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ElicitationSchema {
     /// Type discriminator. Always `"object"`.
     #[serde(
@@ -2939,12 +3321,26 @@ impl std::fmt::Display for ElicitationSchemaType {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ElicitationSchemaType {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ElicitationSchemaType".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ElicitationSchemaType").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+    }
+}
 /// Session-scoped elicitation, optionally tied to a specific tool call.
 ///
 /// When `toolCallId` is set, the elicitation is tied to a specific tool call.
 /// This is useful when an agent receives an elicitation from an MCP server
 /// during a tool call and needs to redirect it to the user.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ElicitationSessionScope {
     /// The session this elicitation is tied to.
     #[serde(rename = "sessionId")]
@@ -2965,6 +3361,7 @@ pub struct ElicitationSessionScope {
 ///
 /// Supplying `{}` means the client supports URL-based elicitation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ElicitationUrlCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2988,6 +3385,7 @@ impl Default for ElicitationUrlCapabilities {
 }
 /// URL-based elicitation mode where the client directs the user to a URL.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ElicitationUrlMode {
     /// The unique identifier for this elicitation.
     #[serde(rename = "elicitationId")]
@@ -3006,6 +3404,26 @@ pub enum ElicitationUrlModeKind {
     /// Tied to a specific JSON-RPC request outside of a session
     /// (e.g., during auth/configuration phases before any session is started).
     Request(ElicitationRequestScope),
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ElicitationUrlModeKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ElicitationUrlModeKind".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ElicitationUrlModeKind").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(generator.subschema_for::<ElicitationSessionScope>().to_value());
+            branches
+                .push(generator.subschema_for::<ElicitationRequestScope>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 impl Serialize for ElicitationUrlModeKind {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -3048,6 +3466,7 @@ impl ElicitationUrlModeKind {
 }
 /// The contents of a resource, embedded into a prompt or tool call result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct EmbeddedResource {
     /// Optional annotations that help clients decide how to display or route this content.
     #[serde(
@@ -3078,6 +3497,24 @@ pub enum EmbeddedResourceResource {
     TextResourceContents(TextResourceContents),
     /// Binary resource contents embedded directly in the message.
     BlobResourceContents(BlobResourceContents),
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for EmbeddedResourceResource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "EmbeddedResourceResource".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "EmbeddedResourceResource").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches.push(generator.subschema_for::<TextResourceContents>().to_value());
+            branches.push(generator.subschema_for::<BlobResourceContents>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 impl Serialize for EmbeddedResourceResource {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -3120,6 +3557,7 @@ impl EmbeddedResourceResource {
 }
 /// A titled enum option with a const value, human-readable title, and optional description.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct EnumOption {
     /// The constant value for this option.
     pub r#const: String,
@@ -3151,6 +3589,7 @@ pub struct EnumOption {
 }
 /// An environment variable to set when launching an MCP server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct EnvVariable {
     /// The name of the environment variable.
     pub name: String,
@@ -3176,6 +3615,7 @@ pub struct EnvVariable {
 ///
 /// See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Error {
     /// A number indicating the error type that occurred.
     /// This must be an integer as defined in the JSON-RPC specification.
@@ -3197,6 +3637,30 @@ pub struct Error {
 /// Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
 /// server-error range (-32000 to -32099), and request cancellation uses -32800 from the
 /// range LSP reserves (-32899 to -32800).
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ErrorCode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ErrorCode".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ErrorCode").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut known: Vec<i64> = Vec::new();
+            known.push(-32700);
+            known.push(-32600);
+            known.push(-32601);
+            known.push(-32602);
+            known.push(-32603);
+            known.push(-32800);
+            known.push(-32000);
+            known.push(-32002);
+            crate::support::schema::int_enum(&known, true)
+        }
+    }
+}
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ErrorCode {
     /// **Parse error**: Invalid JSON was received by the server.
@@ -3263,6 +3727,7 @@ impl<'de> Deserialize<'de> for ErrorCode {
 /// Details of a failure that ended a child's foreground work.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ErrorStopReason {
     /// The failure, as a JSON-RPC error object.
     ///
@@ -3303,6 +3768,7 @@ pub type ExtResponse = serde_json::Value;
 ///
 /// See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/v1/initialization#filesystem)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct FileSystemCapabilities {
     /// Whether the Client supports `fs/read_text_file` requests.
     #[serde(
@@ -3378,6 +3844,7 @@ fn de_file_system_capabilities_write_text_file<'de, D: Deserializer<'de>>(
 /// Only available if the Agent supports the `session.fork` capability.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ForkSessionRequest {
     /// The ID of the session to fork.
     #[serde(rename = "sessionId")]
@@ -3437,6 +3904,7 @@ pub struct ForkSessionRequest {
 /// Response from forking an existing session.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ForkSessionResponse {
     /// Unique identifier for the newly created forked session.
     #[serde(rename = "sessionId")]
@@ -3473,6 +3941,7 @@ pub struct ForkSessionResponse {
 }
 /// An HTTP header to set when making requests to the MCP server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct HttpHeader {
     /// The name of the HTTP header.
     pub name: String,
@@ -3496,6 +3965,7 @@ pub struct HttpHeader {
 /// An omitted, `null`, or malformed `stopReason` means not reported.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct IdleStateUpdate {
     /// **UNSTABLE** Token usage for completed foreground work.
     ///
@@ -3558,6 +4028,45 @@ impl IdleStateUpdateStopReason {
     ];
 }
 #[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for IdleStateUpdateStopReason {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "IdleStateUpdateStopReason".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "IdleStateUpdateStopReason").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches.push(crate::support::schema::tag_only("stopReason", "end_turn"));
+            branches.push(crate::support::schema::tag_only("stopReason", "max_tokens"));
+            branches
+                .push(
+                    crate::support::schema::tag_only("stopReason", "max_turn_requests"),
+                );
+            branches.push(crate::support::schema::tag_only("stopReason", "refusal"));
+            branches.push(crate::support::schema::tag_only("stopReason", "cancelled"));
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ErrorStopReason>(),
+                        "stopReason",
+                        "error",
+                    ),
+                );
+            branches
+                .push(crate::support::schema::catch_all("stopReason", Self::KNOWN_TAGS));
+            branches
+                .push(
+                    generator.subschema_for::<IdleStateUpdateStopReasonNone>().to_value(),
+                );
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Serialize for IdleStateUpdateStopReason {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -3589,7 +4098,8 @@ impl IdleStateUpdateStopReason {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
+                union::drop_bad_tag(&mut object, "stopReason");
                 let which: u32 = match object
                     .get("stopReason")
                     .and_then(serde_json::Value::as_str)
@@ -3634,6 +4144,7 @@ impl IdleStateUpdateStopReason {
 /// No stop reason: `stopReason` is omitted or `null`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct IdleStateUpdateStopReasonNone {
     #[serde(rename = "stopReason", default, skip_serializing_if = "Patch::is_omitted")]
     pub stop_reason: Patch<()>,
@@ -3648,6 +4159,7 @@ impl Default for IdleStateUpdateStopReasonNone {
 }
 /// An image provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ImageContent {
     /// Optional annotations that help clients decide how to display or route this content.
     #[serde(
@@ -3685,6 +4197,7 @@ pub struct ImageContent {
 /// Describes the name and version of an ACP implementation, with an optional
 /// title for UI representation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Implementation {
     /// Intended for programmatic or logical use, but can be used as a display
     /// name fallback if title isn't present.
@@ -3732,6 +4245,7 @@ pub struct Implementation {
 /// See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct InitializeProxyRequest(pub InitializeRequest);
 /// **UNSTABLE**
@@ -3745,6 +4259,7 @@ pub struct InitializeProxyRequest(pub InitializeRequest);
 /// It MUST NOT change `protocolVersion`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct InitializeProxyResponse(pub InitializeResponse);
 /// Request parameters for the initialize method.
@@ -3753,6 +4268,7 @@ pub struct InitializeProxyResponse(pub InitializeResponse);
 ///
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct InitializeRequest {
     /// The latest protocol version supported by the client.
     #[serde(rename = "protocolVersion")]
@@ -3824,6 +4340,7 @@ fn de_initialize_request_client_capabilities<'de, D: Deserializer<'de>>(
 ///
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct InitializeResponse {
     /// The protocol version the client specified if supported by the agent,
     /// or the latest protocol version supported by the agent.
@@ -4024,6 +4541,7 @@ fn de_initialize_response_auth_methods<'de, D: Deserializer<'de>>(
 }
 /// Schema for integer properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct IntegerPropertySchema {
     /// Optional title for the property.
     ///
@@ -4091,6 +4609,7 @@ impl Default for IntegerPropertySchema {
 }
 /// Request to kill a terminal without releasing it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct KillTerminalRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -4113,6 +4632,7 @@ pub struct KillTerminalRequest {
 }
 /// Response to `terminal/kill` method
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct KillTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4139,6 +4659,7 @@ impl Default for KillTerminalResponse {
 /// Request parameters for `providers/list`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ListProvidersRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4166,6 +4687,7 @@ impl Default for ListProvidersRequest {
 /// Response to `providers/list`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ListProvidersResponse {
     /// Configurable providers with current routing info suitable for UI display.
     pub providers: Vec<ProviderInfo>,
@@ -4186,6 +4708,7 @@ pub struct ListProvidersResponse {
 ///
 /// Only available if the Agent supports the `sessionCapabilities.list` capability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ListSessionsRequest {
     /// Filter sessions by working directory. Must be an absolute path.
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
@@ -4231,6 +4754,7 @@ impl Default for ListSessionsRequest {
 }
 /// Response from listing sessions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ListSessionsResponse {
     /// Array of session information objects
     #[serde(deserialize_with = "lenient_fns::required_items_on_error")]
@@ -4344,12 +4868,27 @@ impl std::fmt::Display for LlmProtocol {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LlmProtocol {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LlmProtocol".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LlmProtocol").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// Request parameters for loading an existing session.
 ///
 /// Only available if the Agent supports the `loadSession` capability.
 ///
 /// See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct LoadSessionRequest {
     /// List of MCP servers to connect to for this session.
     #[serde(rename = "mcpServers", deserialize_with = "lenient_fns::required_on_null")]
@@ -4401,6 +4940,7 @@ pub struct LoadSessionRequest {
 }
 /// Response from loading an existing session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct LoadSessionResponse {
     /// Initial mode state if supported by the Agent
     ///
@@ -4445,6 +4985,7 @@ impl Default for LoadSessionResponse {
 ///
 /// Supplying `{}` means the agent supports the logout method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct LogoutCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4468,6 +5009,7 @@ impl Default for LogoutCapabilities {
 ///
 /// Terminates the current authenticated session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct LogoutRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4489,6 +5031,7 @@ impl Default for LogoutRequest {
 }
 /// Response to the `logout` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct LogoutResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4510,6 +5053,7 @@ impl Default for LogoutResponse {
 }
 /// MCP capabilities supported by the agent
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct McpCapabilities {
     /// Agent supports `http` MCP servers.
     #[serde(
@@ -4607,6 +5151,7 @@ fn de_mcp_capabilities_acp<'de, D: Deserializer<'de>>(
 /// Explicit `null` is preserved separately from an omitted key.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct McpError {
     /// Inner MCP error code. Never an ACP error code.
     pub code: i32,
@@ -4637,6 +5182,7 @@ pub struct McpError {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct McpRequestId(pub String);
 #[cfg(feature = "unstable")]
@@ -4702,6 +5248,48 @@ impl McpServer {
     #[cfg(not(feature = "unstable"))]
     pub const KNOWN_TAGS: &'static [&'static str] = &["http", "sse"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for McpServer {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "McpServer".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "McpServer").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<McpServerHttp>(),
+                        "type",
+                        "http",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<McpServerSse>(),
+                        "type",
+                        "sse",
+                    ),
+                );
+            #[cfg(feature = "unstable")]
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<McpServerAcp>(),
+                        "type",
+                        "acp",
+                    ),
+                );
+            branches.push(generator.subschema_for::<McpServerStdio>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for McpServer {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -4726,7 +5314,7 @@ impl McpServer {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -4770,6 +5358,7 @@ impl McpServer {
 /// using `mcp/message`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct McpServerAcp {
     /// Human-readable name identifying this MCP server.
     pub name: String,
@@ -4813,6 +5402,7 @@ pub struct McpServerAcp {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct McpServerAcpId(pub String);
 #[cfg(feature = "unstable")]
@@ -4842,6 +5432,7 @@ impl std::fmt::Display for McpServerAcpId {
 }
 /// HTTP transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct McpServerHttp {
     /// Human-readable name identifying this MCP server.
     pub name: String,
@@ -4865,6 +5456,7 @@ pub struct McpServerHttp {
 }
 /// SSE transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct McpServerSse {
     /// Human-readable name identifying this MCP server.
     pub name: String,
@@ -4888,6 +5480,7 @@ pub struct McpServerSse {
 }
 /// Stdio transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct McpServerStdio {
     /// Human-readable name identifying this MCP server.
     pub name: String,
@@ -4925,6 +5518,7 @@ pub struct McpServerStdio {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct MessageId(pub String);
 impl MessageId {
@@ -4958,6 +5552,7 @@ impl std::fmt::Display for MessageId {
 /// subscription acknowledgements and updates). The outer envelope has no `id`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct MessageMcpNotification {
     /// The declared ACP MCP server handling the associated request.
     #[serde(rename = "serverId")]
@@ -4992,6 +5587,7 @@ pub struct MessageMcpNotification {
 /// Request parameters for `mcp/message`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct MessageMcpRequest {
     /// The declared ACP MCP server receiving this request.
     #[serde(rename = "serverId")]
@@ -5038,6 +5634,27 @@ pub enum MessageMcpResponse {
     Error(MessageMcpResponseError),
 }
 #[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for MessageMcpResponse {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "MessageMcpResponse".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "MessageMcpResponse").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(generator.subschema_for::<MessageMcpResponseResult>().to_value());
+            branches
+                .push(generator.subschema_for::<MessageMcpResponseError>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Serialize for MessageMcpResponse {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -5082,6 +5699,7 @@ impl MessageMcpResponse {
 /// A structured inner MCP error.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct MessageMcpResponseError {
     /// Required, non-null MCP error object.
     pub error: McpError,
@@ -5097,6 +5715,7 @@ pub struct MessageMcpResponseError {
 /// An opaque inner MCP result.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct MessageMcpResponseResult {
     /// Required, even if JSON null.
     #[serde(deserialize_with = "lenient::required")]
@@ -5126,6 +5745,33 @@ impl MultiSelectItems {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["string"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for MultiSelectItems {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "MultiSelectItems".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "MultiSelectItems").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<StringMultiSelectItems>(),
+                        "type",
+                        "string",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            branches
+                .push(generator.subschema_for::<TitledMultiSelectItems>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for MultiSelectItems {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -5148,7 +5794,7 @@ impl MultiSelectItems {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -5181,6 +5827,7 @@ impl MultiSelectItems {
 }
 /// Schema for multi-select (array) properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct MultiSelectPropertySchema {
     /// Optional title for the property.
     ///
@@ -5240,6 +5887,7 @@ pub struct MultiSelectPropertySchema {
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct NewSessionRequest {
     /// The working directory for this session. Must be an absolute path.
     pub cwd: String,
@@ -5287,6 +5935,7 @@ pub struct NewSessionRequest {
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct NewSessionResponse {
     /// Unique identifier for the created session.
     ///
@@ -5333,6 +5982,7 @@ pub struct NewSessionResponse {
 ///
 /// See RFD: [Session Notices](https://agentclientprotocol.com/rfds/session-notices)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Notice {
     /// Presentation severity hint.
     pub severity: NoticeSeverity,
@@ -5360,6 +6010,7 @@ pub struct Notice {
 }
 /// Client support for presenting live notices to the user.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct NoticeCapabilities(pub Meta);
 /// Severity hint for a session notice.
@@ -5423,8 +6074,22 @@ impl std::fmt::Display for NoticeSeverity {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NoticeSeverity {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NoticeSeverity".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "NoticeSeverity").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// Schema for number (floating-point) properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct NumberPropertySchema {
     /// Optional title for the property.
     ///
@@ -5492,6 +6157,7 @@ impl Default for NumberPropertySchema {
 }
 /// An option presented to the user when requesting permission.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PermissionOption {
     /// Unique identifier for this permission option.
     #[serde(rename = "optionId")]
@@ -5526,6 +6192,7 @@ pub struct PermissionOption {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct PermissionOptionId(pub String);
 impl PermissionOptionId {
@@ -5609,6 +6276,19 @@ impl std::fmt::Display for PermissionOptionKind {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PermissionOptionKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PermissionOptionKind".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PermissionOptionKind").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+    }
+}
 /// An execution plan for accomplishing complex tasks.
 ///
 /// Plans consist of multiple entries representing individual tasks or goals.
@@ -5617,6 +6297,7 @@ impl std::fmt::Display for PermissionOptionKind {
 ///
 /// See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Plan {
     /// The list of tasks to be accomplished.
     ///
@@ -5644,6 +6325,7 @@ pub struct Plan {
 /// Capabilities for receiving `plan_update` and `plan_removed` session updates.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PlanCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5670,6 +6352,7 @@ impl Default for PlanCapabilities {
 /// as part of fulfilling the user's request.
 /// See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/agent-plan#plan-entries)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PlanEntry {
     /// Human-readable description of what this task aims to accomplish.
     pub content: String,
@@ -5744,6 +6427,19 @@ impl std::fmt::Display for PlanEntryPriority {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PlanEntryPriority {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PlanEntryPriority".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PlanEntryPriority").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+    }
+}
 /// Status of a plan entry in the execution flow.
 ///
 /// Tracks the lifecycle of each task from planning through completion.
@@ -5796,6 +6492,19 @@ impl std::fmt::Display for PlanEntryStatus {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PlanEntryStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PlanEntryStatus".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PlanEntryStatus").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5803,6 +6512,7 @@ impl std::fmt::Display for PlanEntryStatus {
 /// A plan represented by a file URI.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PlanFile {
     /// The plan ID to update.
     #[serde(rename = "planId")]
@@ -5840,6 +6550,7 @@ pub struct PlanFile {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct PlanId(pub String);
 #[cfg(feature = "unstable")]
@@ -5874,6 +6585,7 @@ impl std::fmt::Display for PlanId {
 /// A plan represented as structured entries.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PlanItems {
     /// The plan ID to update.
     #[serde(rename = "planId")]
@@ -5904,6 +6616,7 @@ pub struct PlanItems {
 /// A plan represented as raw markdown content.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PlanMarkdown {
     /// The plan ID to update.
     #[serde(rename = "planId")]
@@ -5930,6 +6643,7 @@ pub struct PlanMarkdown {
 /// Removal notice for a plan identified by ID.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PlanRemoved {
     /// The plan ID to remove.
     #[serde(rename = "planId")]
@@ -5954,6 +6668,7 @@ pub struct PlanRemoved {
 /// A content update for a plan identified by ID.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PlanUpdate {
     /// The updated plan content.
     pub plan: PlanUpdateContent,
@@ -5991,6 +6706,47 @@ impl PlanUpdateContent {
     pub const KNOWN_TAGS: &'static [&'static str] = &["items", "file", "markdown"];
 }
 #[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PlanUpdateContent {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PlanUpdateContent".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PlanUpdateContent").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<PlanItems>(),
+                        "type",
+                        "items",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<PlanFile>(),
+                        "type",
+                        "file",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<PlanMarkdown>(),
+                        "type",
+                        "markdown",
+                    ),
+                );
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Serialize for PlanUpdateContent {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -6015,7 +6771,7 @@ impl PlanUpdateContent {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -6065,6 +6821,7 @@ impl PlanUpdateContent {
 ///
 /// See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#prompt-capabilities)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PromptCapabilities {
     /// Agent supports `image` content blocks.
     #[serde(
@@ -6156,6 +6913,7 @@ fn de_prompt_capabilities_embedded_context<'de, D: Deserializer<'de>>(
 ///
 /// See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/prompt-turn#1-user-message)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PromptRequest {
     /// The ID of the session to send this user message to
     #[serde(rename = "sessionId")]
@@ -6191,6 +6949,7 @@ pub struct PromptRequest {
 ///
 /// See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/prompt-turn#4-check-for-completion)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PromptResponse {
     /// Indicates why the agent stopped processing the turn.
     #[serde(rename = "stopReason")]
@@ -6237,6 +6996,7 @@ pub struct PromptResponse {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct ProtocolVersion(pub u16);
 impl From<u16> for ProtocolVersion {
@@ -6251,6 +7011,7 @@ impl From<u16> for ProtocolVersion {
 /// Current effective non-secret routing configuration for a provider.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ProviderCurrentConfig {
     /// Protocol currently used by this provider.
     #[serde(rename = "apiType")]
@@ -6289,6 +7050,7 @@ pub struct ProviderCurrentConfig {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct ProviderId(pub String);
 #[cfg(feature = "unstable")]
@@ -6323,6 +7085,7 @@ impl std::fmt::Display for ProviderId {
 /// Information about a configurable LLM provider.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ProviderInfo {
     /// Provider identifier, for example "main" or "openai".
     #[serde(rename = "providerId")]
@@ -6359,6 +7122,7 @@ pub struct ProviderInfo {
 /// Supplying `{}` means the agent supports provider configuration methods.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ProvidersCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6382,6 +7146,7 @@ impl Default for ProvidersCapabilities {
 /// A JSON-RPC notification object.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ProxyNotification {
     /// The notification method name.
     pub method: String,
@@ -6392,6 +7157,7 @@ pub struct ProxyNotification {
 /// A JSON-RPC request object.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ProxyRequest {
     /// The request id used to correlate the matching response.
     pub id: RequestId,
@@ -6409,6 +7175,25 @@ pub enum ProxyResponse {
     Result(ProxyResponseResult),
     /// A failed JSON-RPC response.
     Error(ProxyResponseError),
+}
+#[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ProxyResponse {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ProxyResponse".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ProxyResponse").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches.push(generator.subschema_for::<ProxyResponseResult>().to_value());
+            branches.push(generator.subschema_for::<ProxyResponseError>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Serialize for ProxyResponse {
@@ -6455,6 +7240,7 @@ impl ProxyResponse {
 /// A failed JSON-RPC response.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ProxyResponseError {
     /// The id of the request this response answers.
     pub id: RequestId,
@@ -6464,6 +7250,7 @@ pub struct ProxyResponseError {
 /// A successful JSON-RPC response.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ProxyResponseResult {
     /// The id of the request this response answers.
     pub id: RequestId,
@@ -6484,6 +7271,7 @@ pub struct ProxyResponseResult {
 /// See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ProxySuccessorNotification {
     /// Method name of the wrapped notification.
     pub method: String,
@@ -6531,6 +7319,7 @@ pub struct ProxySuccessorNotification {
 /// See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ProxySuccessorRequest {
     /// Method name of the wrapped request.
     pub method: String,
@@ -6569,6 +7358,7 @@ pub type ProxySuccessorResponse = serde_json::Value;
 ///
 /// Only available if the client supports the `fs.readTextFile` capability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ReadTextFileRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -6596,6 +7386,7 @@ pub struct ReadTextFileRequest {
 }
 /// Response containing the contents of a text file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ReadTextFileResponse {
     /// Content payload returned by this response.
     pub content: String,
@@ -6614,6 +7405,7 @@ pub struct ReadTextFileResponse {
 }
 /// Request to release a terminal and free its resources.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ReleaseTerminalRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -6636,6 +7428,7 @@ pub struct ReleaseTerminalRequest {
 }
 /// Response to terminal/release method
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ReleaseTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6672,6 +7465,25 @@ pub enum RequestId {
     Number(i64),
     /// A string JSON-RPC request id.
     Str(String),
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RequestId {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RequestId".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RequestId").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches.push(serde_json::json!({ "type" : "null" }));
+            branches.push(generator.subschema_for::<i64>().to_value());
+            branches.push(generator.subschema_for::<String>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 impl Serialize for RequestId {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -6734,6 +7546,31 @@ impl RequestPermissionOutcome {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["cancelled", "selected"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RequestPermissionOutcome {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RequestPermissionOutcome".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RequestPermissionOutcome").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches.push(crate::support::schema::tag_only("outcome", "cancelled"));
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<SelectedPermissionOutcome>(),
+                        "outcome",
+                        "selected",
+                    ),
+                );
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for RequestPermissionOutcome {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -6757,7 +7594,7 @@ impl RequestPermissionOutcome {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("outcome")
                     .and_then(serde_json::Value::as_str)
@@ -6800,6 +7637,7 @@ impl RequestPermissionOutcome {
 ///
 /// See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct RequestPermissionRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -6824,6 +7662,7 @@ pub struct RequestPermissionRequest {
 }
 /// Response to a permission request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct RequestPermissionResponse {
     /// The user's decision on the permission request.
     pub outcome: RequestPermissionOutcome,
@@ -6843,6 +7682,7 @@ pub struct RequestPermissionResponse {
 /// Foreground work is blocked on user action.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct RequiresActionStateUpdate {
     /// The _meta property is reserved by ACP for additional metadata.
     /// Implementations MUST NOT make assumptions about values at these keys.
@@ -6863,6 +7703,7 @@ impl Default for RequiresActionStateUpdate {
 }
 /// A resource that the server is capable of reading, included in a prompt or tool call result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ResourceLink {
     /// Optional annotations that help clients decide how to display or route this content.
     #[serde(
@@ -6924,6 +7765,7 @@ pub struct ResourceLink {
 ///
 /// Only available if the Agent supports the `sessionCapabilities.resume` capability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ResumeSessionRequest {
     /// The ID of the session to resume.
     #[serde(rename = "sessionId")]
@@ -6980,6 +7822,7 @@ pub struct ResumeSessionRequest {
 }
 /// Response from resuming an existing session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ResumeSessionResponse {
     /// Initial mode state if supported by the Agent
     ///
@@ -7065,9 +7908,23 @@ impl std::fmt::Display for Role {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Role {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Role".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "Role").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+    }
+}
 /// Foreground work is in progress.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct RunningStateUpdate {
     /// The _meta property is reserved by ACP for additional metadata.
     /// Implementations MUST NOT make assumptions about values at these keys.
@@ -7088,6 +7945,7 @@ impl Default for RunningStateUpdate {
 }
 /// The user selected one of the provided options.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SelectedPermissionOutcome {
     /// The ID of the option the user selected.
     #[serde(rename = "optionId")]
@@ -7112,6 +7970,7 @@ pub struct SelectedPermissionOutcome {
 /// `session/list` may return `SessionInfo.additionalDirectories` to report the
 /// complete ordered additional-root list associated with a listed session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionAdditionalDirectoriesCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7141,6 +8000,7 @@ impl Default for SessionAdditionalDirectoriesCapabilities {
 /// `session/list`, and `SessionInfo.archived`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionArchiveCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7236,6 +8096,20 @@ impl std::fmt::Display for SessionArchiveFilter {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SessionArchiveFilter {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SessionArchiveFilter".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SessionArchiveFilter").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -7245,6 +8119,7 @@ impl std::fmt::Display for SessionArchiveFilter {
 /// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionCancelCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7275,6 +8150,7 @@ impl Default for SessionCancelCapabilities {
 ///
 /// See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#session-capabilities)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionCapabilities {
     /// Whether the agent supports `session/list`.
     ///
@@ -7451,6 +8327,7 @@ impl Default for SessionCapabilities {
 ///
 /// Supplying `{}` means the agent supports closing sessions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionCloseCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7472,6 +8349,7 @@ impl Default for SessionCloseCapabilities {
 }
 /// A boolean on/off toggle session configuration option payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionConfigBoolean {
     /// The current value of the boolean option.
     #[serde(rename = "currentValue")]
@@ -7490,6 +8368,7 @@ pub struct SessionConfigBoolean {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct SessionConfigGroupId(pub String);
 impl SessionConfigGroupId {
@@ -7526,6 +8405,7 @@ impl std::fmt::Display for SessionConfigGroupId {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct SessionConfigId(pub String);
 impl SessionConfigId {
@@ -7551,6 +8431,7 @@ impl std::fmt::Display for SessionConfigId {
 }
 /// A session configuration option selector and its current state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionConfigOption {
     /// Unique identifier for the configuration option.
     pub id: SessionConfigId,
@@ -7661,6 +8542,19 @@ impl std::fmt::Display for SessionConfigOptionCategory {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SessionConfigOptionCategory {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SessionConfigOptionCategory".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SessionConfigOptionCategory").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// The part of \[`SessionConfigOption`\] that depends on its variant.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionConfigOptionType {
@@ -7672,6 +8566,38 @@ pub enum SessionConfigOptionType {
 impl SessionConfigOptionType {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["select", "boolean"];
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SessionConfigOptionType {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SessionConfigOptionType".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SessionConfigOptionType").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<SessionConfigSelect>(),
+                        "type",
+                        "select",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<SessionConfigBoolean>(),
+                        "type",
+                        "boolean",
+                    ),
+                );
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 impl Serialize for SessionConfigOptionType {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -7694,7 +8620,7 @@ impl SessionConfigOptionType {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -7732,6 +8658,7 @@ impl SessionConfigOptionType {
 }
 /// Session configuration option capabilities supported by the client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionConfigOptionsCapabilities {
     /// Whether the client supports boolean session configuration options.
     ///
@@ -7768,6 +8695,7 @@ impl Default for SessionConfigOptionsCapabilities {
 }
 /// A single-value selector (dropdown) session configuration option payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionConfigSelect {
     /// The currently selected value.
     #[serde(rename = "currentValue")]
@@ -7777,6 +8705,7 @@ pub struct SessionConfigSelect {
 }
 /// A group of possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionConfigSelectGroup {
     /// Unique identifier for this group.
     pub group: SessionConfigGroupId,
@@ -7800,6 +8729,7 @@ pub struct SessionConfigSelectGroup {
 }
 /// A possible value for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionConfigSelectOption {
     /// Unique identifier for this option value.
     pub value: SessionConfigValueId,
@@ -7832,6 +8762,32 @@ pub enum SessionConfigSelectOptions {
     Ungrouped(Vec<SessionConfigSelectOption>),
     /// A list of options grouped under headers.
     Grouped(Vec<SessionConfigSelectGroup>),
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SessionConfigSelectOptions {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SessionConfigSelectOptions".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SessionConfigSelectOptions").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    generator
+                        .subschema_for::<Vec<SessionConfigSelectOption>>()
+                        .to_value(),
+                );
+            branches
+                .push(
+                    generator.subschema_for::<Vec<SessionConfigSelectGroup>>().to_value(),
+                );
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 impl Serialize for SessionConfigSelectOptions {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -7885,6 +8841,7 @@ impl SessionConfigSelectOptions {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct SessionConfigValueId(pub String);
 impl SessionConfigValueId {
@@ -7912,6 +8869,7 @@ impl std::fmt::Display for SessionConfigValueId {
 ///
 /// Supplying `{}` means the agent supports deleting sessions from `session/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionDeleteCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7940,6 +8898,7 @@ impl Default for SessionDeleteCapabilities {
 /// Supplying `{}` means the agent supports forking sessions.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionForkCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7978,6 +8937,7 @@ impl Default for SessionForkCapabilities {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct SessionId(pub String);
 impl SessionId {
@@ -8003,6 +8963,7 @@ impl std::fmt::Display for SessionId {
 }
 /// Information about a session returned by session/list
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionInfo {
     /// Unique identifier for the session
     #[serde(rename = "sessionId")]
@@ -8069,6 +9030,7 @@ pub struct SessionInfo {
 /// Agents send this notification to update session information like title or custom metadata.
 /// Clients can use it to keep session titles and state current.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionInfoUpdate {
     /// Human-readable title for the session. Set to null to clear.
     #[serde(
@@ -8111,6 +9073,7 @@ impl Default for SessionInfoUpdate {
 ///
 /// Supplying `{}` means the agent supports listing sessions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionListCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -8137,6 +9100,7 @@ impl Default for SessionListCapabilities {
 /// An upsert for an inter-session message.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionMessage {
     /// Identifier of this message within the enclosing session's transcript.
     #[serde(rename = "messageId")]
@@ -8214,6 +9178,7 @@ pub struct SessionMessage {
 /// `session_message` upserts, which can arrive before, between, or after its chunks.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionMessageChunk {
     /// Identifier of this message within the enclosing session's transcript.
     #[serde(rename = "messageId")]
@@ -8235,6 +9200,7 @@ pub struct SessionMessageChunk {
 ///
 /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionMode {
     /// Stable identifier used to refer to this protocol object in later messages.
     pub id: SessionModeId,
@@ -8273,6 +9239,7 @@ pub struct SessionMode {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct SessionModeId(pub String);
 impl SessionModeId {
@@ -8298,6 +9265,7 @@ impl std::fmt::Display for SessionModeId {
 }
 /// The set of modes and the one currently active.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionModeState {
     /// The current mode the Agent is in.
     #[serde(rename = "currentModeId")]
@@ -8327,6 +9295,7 @@ pub struct SessionModeState {
 ///
 /// See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionNotification {
     /// The ID of the session this update pertains to.
     #[serde(rename = "sessionId")]
@@ -8350,6 +9319,7 @@ pub struct SessionNotification {
 ///
 /// Supplying `{}` means the agent supports resuming sessions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionResumeCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -8445,6 +9415,20 @@ impl std::fmt::Display for SessionStatus {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SessionStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SessionStatus".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SessionStatus").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8454,6 +9438,7 @@ impl std::fmt::Display for SessionStatus {
 /// Supplying `{}` means the agent supports checking session status.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionStatusCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -8487,6 +9472,7 @@ impl Default for SessionStatusCapabilities {
 /// A session the Agent does not know gets `-32002` with the requested `sessionId` in `data`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionStatusRequest {
     /// The ID of the session to check.
     #[serde(rename = "sessionId")]
@@ -8514,6 +9500,7 @@ pub struct SessionStatusRequest {
 /// the Client's next request.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionStatusResponse {
     /// Whether the Agent has the session in memory.
     ///
@@ -8542,6 +9529,7 @@ pub struct SessionStatusResponse {
 /// requests in `append` mode.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionSystemPromptCapabilities {
     /// Delivery modes the agent supports in addition to `append`.
     ///
@@ -8584,6 +9572,7 @@ impl Default for SessionSystemPromptCapabilities {
 /// `sessionCapabilities.systemPrompt` supports it.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionSystemPromptModeCapabilities {
     /// Whether the agent supports `override` mode.
     ///
@@ -8628,6 +9617,7 @@ impl Default for SessionSystemPromptModeCapabilities {
 /// instructions with the client-provided system prompt.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionSystemPromptOverrideCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -8658,6 +9648,7 @@ impl Default for SessionSystemPromptOverrideCapabilities {
 /// through `session/list` and `session_info_update` without this capability.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionTitleCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -8805,6 +9796,179 @@ impl SessionUpdate {
         "compaction_summary_chunk",
     ];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SessionUpdate {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SessionUpdate".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SessionUpdate").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ContentChunk>(),
+                        "sessionUpdate",
+                        "user_message_chunk",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ContentChunk>(),
+                        "sessionUpdate",
+                        "agent_message_chunk",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ContentChunk>(),
+                        "sessionUpdate",
+                        "agent_thought_chunk",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ToolCall>(),
+                        "sessionUpdate",
+                        "tool_call",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ToolCallUpdate>(),
+                        "sessionUpdate",
+                        "tool_call_update",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<Plan>(),
+                        "sessionUpdate",
+                        "plan",
+                    ),
+                );
+            #[cfg(feature = "unstable")]
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<PlanUpdate>(),
+                        "sessionUpdate",
+                        "plan_update",
+                    ),
+                );
+            #[cfg(feature = "unstable")]
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<PlanRemoved>(),
+                        "sessionUpdate",
+                        "plan_removed",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<AvailableCommandsUpdate>(),
+                        "sessionUpdate",
+                        "available_commands_update",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<CurrentModeUpdate>(),
+                        "sessionUpdate",
+                        "current_mode_update",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ConfigOptionUpdate>(),
+                        "sessionUpdate",
+                        "config_option_update",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<SessionInfoUpdate>(),
+                        "sessionUpdate",
+                        "session_info_update",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<UsageUpdate>(),
+                        "sessionUpdate",
+                        "usage_update",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<Notice>(),
+                        "sessionUpdate",
+                        "notice",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<CompactionUpdate>(),
+                        "sessionUpdate",
+                        "compaction_update",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<CompactionSummaryChunk>(),
+                        "sessionUpdate",
+                        "compaction_summary_chunk",
+                    ),
+                );
+            #[cfg(feature = "unstable")]
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<SubagentUpdate>(),
+                        "sessionUpdate",
+                        "subagent_update",
+                    ),
+                );
+            #[cfg(feature = "unstable")]
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<SessionMessage>(),
+                        "sessionUpdate",
+                        "session_message",
+                    ),
+                );
+            #[cfg(feature = "unstable")]
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<SessionMessageChunk>(),
+                        "sessionUpdate",
+                        "session_message_chunk",
+                    ),
+                );
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for SessionUpdate {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -8894,7 +10058,7 @@ impl SessionUpdate {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("sessionUpdate")
                     .and_then(serde_json::Value::as_str)
@@ -9070,6 +10234,7 @@ impl SessionUpdate {
 /// Replaces the full configuration for one provider ID.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SetProviderRequest {
     /// Provider ID to configure.
     #[serde(rename = "providerId")]
@@ -9104,6 +10269,7 @@ pub struct SetProviderRequest {
 /// Response to `providers/set`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SetProviderResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -9126,6 +10292,7 @@ impl Default for SetProviderResponse {
 }
 /// Request parameters for setting a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SetSessionConfigOptionRequest {
     /// The ID of the session to set the configuration option for.
     #[serde(rename = "sessionId")]
@@ -9165,6 +10332,37 @@ impl SetSessionConfigOptionRequestType {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["boolean"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SetSessionConfigOptionRequestType {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SetSessionConfigOptionRequestType".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SetSessionConfigOptionRequestType").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator
+                            .subschema_for::<SetSessionConfigOptionRequestTypeBoolean>(),
+                        "type",
+                        "boolean",
+                    ),
+                );
+            branches
+                .push(
+                    generator
+                        .subschema_for::<SetSessionConfigOptionRequestTypeValueId>()
+                        .to_value(),
+                );
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for SetSessionConfigOptionRequestType {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -9186,7 +10384,7 @@ impl SetSessionConfigOptionRequestType {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -9220,6 +10418,7 @@ impl SetSessionConfigOptionRequestType {
 }
 /// A boolean value (`type: "boolean"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SetSessionConfigOptionRequestTypeBoolean {
     /// The boolean value.
     pub value: bool,
@@ -9230,12 +10429,14 @@ pub struct SetSessionConfigOptionRequestTypeBoolean {
 /// values with string payloads also gracefully deserialize into this
 /// variant.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SetSessionConfigOptionRequestTypeValueId {
     /// The value ID.
     pub value: SessionConfigValueId,
 }
 /// Response to `session/set_config_option` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SetSessionConfigOptionResponse {
     /// The full set of configuration options and their current values.
     #[serde(
@@ -9258,6 +10459,7 @@ pub struct SetSessionConfigOptionResponse {
 }
 /// Request parameters for setting a session mode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SetSessionModeRequest {
     /// The ID of the session to set the mode for.
     #[serde(rename = "sessionId")]
@@ -9280,6 +10482,7 @@ pub struct SetSessionModeRequest {
 }
 /// Response to `session/set_mode` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SetSessionModeResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -9314,6 +10517,7 @@ impl Default for SetSessionModeResponse {
 /// Agent SHOULD NOT replace the title with one it generates automatically.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SetSessionTitleRequest {
     /// The ID of the session to retitle.
     #[serde(rename = "sessionId")]
@@ -9345,6 +10549,7 @@ pub struct SetSessionTitleRequest {
 /// Response from setting the title of a session.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SetSessionTitleResponse {
     /// The title the Agent stored.
     ///
@@ -9403,6 +10608,56 @@ impl StateUpdate {
     ];
 }
 #[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StateUpdate {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "StateUpdate".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "StateUpdate").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<RunningStateUpdate>(),
+                        "state",
+                        "running",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<IdleStateUpdate>(),
+                        "state",
+                        "idle",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<RequiresActionStateUpdate>(),
+                        "state",
+                        "requires_action",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<UnknownStateUpdate>(),
+                        "state",
+                        "unknown",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("state", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Serialize for StateUpdate {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -9431,7 +10686,7 @@ impl StateUpdate {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("state")
                     .and_then(serde_json::Value::as_str)
@@ -9541,6 +10796,19 @@ impl std::fmt::Display for StopReason {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StopReason {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "StopReason".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "StopReason").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+    }
+}
 /// String format types for string properties in elicitation schemas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum StringFormat {
@@ -9594,8 +10862,22 @@ impl std::fmt::Display for StringFormat {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StringFormat {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "StringFormat".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "StringFormat").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+    }
+}
 /// String item schema for multi-select enum properties.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct StringMultiSelectItems {
     /// Allowed enum values.
     pub r#enum: Vec<String>,
@@ -9619,6 +10901,7 @@ pub struct StringMultiSelectItems {
 /// When `enum` or `oneOf` is set, this represents a single-select enum
 /// with `"type": "string"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct StringPropertySchema {
     /// Optional title for the property.
     ///
@@ -9720,6 +11003,7 @@ impl Default for StringPropertySchema {
 /// session-directed messages.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SubagentCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -9748,6 +11032,7 @@ impl Default for SubagentCapabilities {
 /// on ordinary sessions does not grant support on a child.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SubagentSessionCapabilities {
     /// Permits the client to cancel this child's current work without ending
     /// the session. Omitted or `null` means unsupported. An object (including
@@ -9805,6 +11090,7 @@ impl Default for SubagentSessionCapabilities {
 /// While unset, each inherits the immediate parent's effective value.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SubagentUpdate {
     /// The opaque session ID identifying the child in all ACP messages.
     #[serde(rename = "sessionId")]
@@ -9902,6 +11188,7 @@ pub struct SubagentUpdate {
 /// session.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SystemPrompt {
     /// How the Agent combines `content` with its own instructions.
     ///
@@ -10015,12 +11302,27 @@ impl std::fmt::Display for SystemPromptMode {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SystemPromptMode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SystemPromptMode".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SystemPromptMode").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// Embed a terminal created with `terminal/create` by its id.
 ///
 /// The terminal must be added before calling `terminal/release`.
 ///
 /// See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Terminal {
     /// Identifier of the terminal instance to embed in the content stream.
     #[serde(rename = "terminalId")]
@@ -10040,6 +11342,7 @@ pub struct Terminal {
 }
 /// Exit status of a terminal command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TerminalExitStatus {
     /// The process exit code (may be null if terminated by signal).
     #[serde(
@@ -10091,6 +11394,7 @@ impl Default for TerminalExitStatus {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct TerminalId(pub String);
 impl TerminalId {
@@ -10116,6 +11420,7 @@ impl std::fmt::Display for TerminalId {
 }
 /// Request to get the current output and status of a terminal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TerminalOutputRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -10138,6 +11443,7 @@ pub struct TerminalOutputRequest {
 }
 /// Response containing the terminal output and exit status.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TerminalOutputResponse {
     /// The terminal output captured so far.
     pub output: String,
@@ -10166,6 +11472,7 @@ pub struct TerminalOutputResponse {
 }
 /// Text provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TextContent {
     /// Optional annotations that help clients decide how to display or route this content.
     #[serde(
@@ -10191,6 +11498,7 @@ pub struct TextContent {
 }
 /// Text-based resource contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TextResourceContents {
     /// MIME type describing the encoded media payload.
     #[serde(
@@ -10219,6 +11527,7 @@ pub struct TextResourceContents {
 }
 /// Items definition for titled multi-select enum properties.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TitledMultiSelectItems {
     /// Titled enum options.
     #[serde(rename = "anyOf")]
@@ -10245,6 +11554,7 @@ pub struct TitledMultiSelectItems {
 ///
 /// See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v1/tool-calls)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ToolCall {
     /// Unique identifier for this tool call within the session.
     #[serde(rename = "toolCallId")]
@@ -10343,6 +11653,46 @@ impl ToolCallContent {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["content", "diff", "terminal"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ToolCallContent {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ToolCallContent".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ToolCallContent").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<Content>(),
+                        "type",
+                        "content",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<Diff>(),
+                        "type",
+                        "diff",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<Terminal>(),
+                        "type",
+                        "terminal",
+                    ),
+                );
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for ToolCallContent {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -10365,7 +11715,7 @@ impl ToolCallContent {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -10417,6 +11767,7 @@ impl ToolCallContent {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct ToolCallId(pub String);
 impl ToolCallId {
@@ -10447,6 +11798,7 @@ impl std::fmt::Display for ToolCallId {
 ///
 /// See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v1/tool-calls#following-the-agent)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ToolCallLocation {
     /// The absolute file path being accessed or modified.
     pub path: String,
@@ -10533,6 +11885,19 @@ impl std::fmt::Display for ToolCallStatus {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ToolCallStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ToolCallStatus".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ToolCallStatus").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+    }
+}
 /// An update to an existing tool call.
 ///
 /// Used to report progress and results as tools execute. All fields except
@@ -10540,6 +11905,7 @@ impl std::fmt::Display for ToolCallStatus {
 ///
 /// See protocol docs: [Updating](https://agentclientprotocol.com/protocol/v1/tool-calls#updating)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ToolCallUpdate {
     /// The ID of the tool call being updated.
     #[serde(rename = "toolCallId")]
@@ -10711,6 +12077,19 @@ impl std::fmt::Display for ToolKind {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ToolKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ToolKind".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ToolKind").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10726,6 +12105,7 @@ impl std::fmt::Display for ToolKind {
 /// gets `-32002`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct UnarchiveSessionRequest {
     /// The ID of the session to unarchive.
     #[serde(rename = "sessionId")]
@@ -10750,6 +12130,7 @@ pub struct UnarchiveSessionRequest {
 /// Response from unarchiving a session.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct UnarchiveSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -10785,6 +12166,7 @@ impl Default for UnarchiveSessionResponse {
 /// pending requests, or revoke capabilities. Capabilities are updated separately.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct UnknownStateUpdate {
     /// The _meta property is reserved by ACP for additional metadata.
     /// Implementations MUST NOT make assumptions about values at these keys.
@@ -10805,6 +12187,7 @@ impl Default for UnknownStateUpdate {
 }
 /// All text that was typed after the command name is provided as input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct UnstructuredCommandInput {
     /// A hint to display when the input hasn't been provided yet
     pub hint: String,
@@ -10828,6 +12211,7 @@ pub struct UnstructuredCommandInput {
 /// Token usage information for a prompt turn.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Usage {
     /// Sum of all token types across session.
     #[serde(rename = "totalTokens")]
@@ -10877,6 +12261,7 @@ pub struct Usage {
 }
 /// Context window and cost update for a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct UsageUpdate {
     /// Tokens currently in context.
     pub used: u64,
@@ -10904,6 +12289,7 @@ pub struct UsageUpdate {
 }
 /// Request to wait for a terminal command to exit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct WaitForTerminalExitRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -10926,6 +12312,7 @@ pub struct WaitForTerminalExitRequest {
 }
 /// Response containing the exit status of a terminal command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct WaitForTerminalExitResponse {
     /// The process exit code (may be null if terminated by signal).
     #[serde(
@@ -10968,6 +12355,7 @@ impl Default for WaitForTerminalExitResponse {
 ///
 /// Only available if the client supports the `fs.writeTextFile` capability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct WriteTextFileRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -10991,6 +12379,7 @@ pub struct WriteTextFileRequest {
 }
 /// Response to `fs/write_text_file`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct WriteTextFileResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at

@@ -20,6 +20,7 @@ use crate::support::{lenient, union, Defaulted, JsonObject, Meta, Patch};
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct AbsolutePath(pub String);
 impl AbsolutePath {
@@ -49,6 +50,7 @@ impl std::fmt::Display for AbsolutePath {
 /// Those methods are advertised by a non-empty `authMethods` list in the
 /// `initialize` response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AgentAuthCapabilities {
     /// **UNSTABLE**
     ///
@@ -94,6 +96,7 @@ impl Default for AgentAuthCapabilities {
 ///
 /// See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#agent-capabilities)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AgentCapabilities {
     /// Session capabilities supported by the agent.
     ///
@@ -173,6 +176,7 @@ impl Default for AgentCapabilities {
 /// earlier chunks. Later chunks with the same `messageId` append to the current
 /// content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AgentMessage {
     /// A unique identifier for the message.
     #[serde(rename = "messageId")]
@@ -202,6 +206,7 @@ pub struct AgentMessage {
 }
 /// A JSON-RPC notification object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AgentNotification {
     /// The notification method name.
     pub method: String,
@@ -211,6 +216,7 @@ pub struct AgentNotification {
 }
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AgentRequest {
     /// The request id used to correlate the matching response.
     pub id: RequestId,
@@ -227,6 +233,24 @@ pub enum AgentResponse {
     Result(AgentResponseResult),
     /// A failed JSON-RPC response.
     Error(AgentResponseError),
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AgentResponse {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AgentResponse".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "AgentResponse").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches.push(generator.subschema_for::<AgentResponseResult>().to_value());
+            branches.push(generator.subschema_for::<AgentResponseError>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 impl Serialize for AgentResponse {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -269,6 +293,7 @@ impl AgentResponse {
 }
 /// A failed JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AgentResponseError {
     /// The id of the request this response answers.
     ///
@@ -290,6 +315,25 @@ pub enum AgentResponseErrorId {
     /// A string request ID.
     Str(String),
     Null,
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AgentResponseErrorId {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AgentResponseErrorId".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "AgentResponseErrorId").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches.push(generator.subschema_for::<i64>().to_value());
+            branches.push(generator.subschema_for::<String>().to_value());
+            branches.push(serde_json::json!({ "type" : "null" }));
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 impl Serialize for AgentResponseErrorId {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -336,6 +380,7 @@ impl AgentResponseErrorId {
 }
 /// A successful JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AgentResponseResult {
     /// The id of the request this response answers.
     pub id: RequestId,
@@ -357,6 +402,7 @@ pub struct AgentResponseResult {
 /// earlier chunks. Later chunks with the same `messageId` append to the current
 /// content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AgentThought {
     /// A unique identifier for the thought message.
     #[serde(rename = "messageId")]
@@ -386,6 +432,7 @@ pub struct AgentThought {
 }
 /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Annotations {
     /// Intended recipients for this content, such as the user or assistant.
     ///
@@ -455,6 +502,7 @@ impl Default for Annotations {
 /// Archiving an archived session succeeds. A session that does not exist gets `-32002`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ArchiveSessionRequest {
     /// The ID of the session to archive.
     #[serde(rename = "sessionId")]
@@ -479,6 +527,7 @@ pub struct ArchiveSessionRequest {
 /// Response from archiving a session.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ArchiveSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -501,6 +550,7 @@ impl Default for ArchiveSessionResponse {
 }
 /// Audio provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AudioContent {
     /// Base64-encoded media payload.
     pub data: String,
@@ -541,6 +591,7 @@ pub struct AudioContent {
 /// telemetry.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AuthAccount {
     /// Human-readable name for the account, suitable for display on its own,
     /// for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.
@@ -623,6 +674,39 @@ impl AuthMethod {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["terminal", "agent"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AuthMethod {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AuthMethod".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "AuthMethod").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<AuthMethodTerminal>(),
+                        "type",
+                        "terminal",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<AuthMethodAgent>(),
+                        "type",
+                        "agent",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for AuthMethod {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -645,7 +729,7 @@ impl AuthMethod {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -678,6 +762,7 @@ impl AuthMethod {
 ///
 /// The `type` discriminator value is `agent`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AuthMethodAgent {
     /// Unique identifier for this authentication method.
     #[serde(rename = "methodId")]
@@ -719,6 +804,7 @@ pub struct AuthMethodAgent {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct AuthMethodId(pub String);
 impl AuthMethodId {
@@ -750,6 +836,7 @@ impl std::fmt::Display for AuthMethodId {
 /// A zero exit status signals success. Any other termination signals failure.
 /// The client MUST NOT pass this method to `auth/login`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AuthMethodTerminal {
     /// Unique identifier for this authentication method.
     #[serde(rename = "methodId")]
@@ -876,6 +963,20 @@ impl std::fmt::Display for AuthState {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AuthState {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AuthState".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "AuthState").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -885,6 +986,7 @@ impl std::fmt::Display for AuthState {
 /// Supplying `{}` means the agent supports the `auth/status` method.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AuthStatusCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -917,6 +1019,7 @@ impl Default for AuthStatusCapabilities {
 /// whether authentication is required.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AuthStatusRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -944,6 +1047,7 @@ impl Default for AuthStatusRequest {
 /// Response to the `auth/status` method.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AuthStatusResponse {
     /// Whether the agent can start sessions without the user signing in first.
     ///
@@ -985,6 +1089,7 @@ pub struct AuthStatusResponse {
 /// send it when the reported status differs from the last one sent on the connection.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AuthStatusUpdateNotification {
     /// Whether the agent can start sessions without the user signing in first.
     ///
@@ -1038,6 +1143,31 @@ impl AvailableCommand {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["command"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AvailableCommand {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AvailableCommand".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "AvailableCommand").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<Command>(),
+                        "type",
+                        "command",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for AvailableCommand {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -1059,7 +1189,7 @@ impl AvailableCommand {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -1106,6 +1236,31 @@ impl AvailableCommandInput {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["text"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AvailableCommandInput {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AvailableCommandInput".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "AvailableCommandInput").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<TextCommandInput>(),
+                        "type",
+                        "text",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for AvailableCommandInput {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -1127,7 +1282,7 @@ impl AvailableCommandInput {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -1153,6 +1308,7 @@ impl AvailableCommandInput {
 }
 /// Available commands are ready or have changed
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AvailableCommandsUpdate {
     /// Commands the agent can execute.
     #[serde(
@@ -1180,6 +1336,7 @@ pub struct AvailableCommandsUpdate {
 /// A listed subagent session associated with this session through `subagent_update`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BackgroundSubagent {
     /// The ID of the listed session.
     #[serde(rename = "sessionId")]
@@ -1199,6 +1356,7 @@ pub struct BackgroundSubagent {
 }
 /// A listed terminal running in the background.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BackgroundTerminal {
     /// The ID of the listed terminal.
     #[serde(rename = "terminalId")]
@@ -1218,6 +1376,7 @@ pub struct BackgroundTerminal {
 }
 /// A listed tool call whose work continues in the background.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BackgroundToolCall {
     /// The ID of the listed tool call.
     #[serde(rename = "toolCallId")]
@@ -1281,6 +1440,48 @@ impl BackgroundWork {
     #[cfg(not(feature = "unstable"))]
     pub const KNOWN_TAGS: &'static [&'static str] = &["terminal", "tool_call"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for BackgroundWork {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "BackgroundWork".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "BackgroundWork").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<BackgroundTerminal>(),
+                        "type",
+                        "terminal",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<BackgroundToolCall>(),
+                        "type",
+                        "tool_call",
+                    ),
+                );
+            #[cfg(feature = "unstable")]
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<BackgroundSubagent>(),
+                        "type",
+                        "subagent",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for BackgroundWork {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -1305,7 +1506,7 @@ impl BackgroundWork {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -1346,6 +1547,7 @@ impl BackgroundWork {
 }
 /// Binary resource contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BlobResourceContents {
     /// Base64-encoded bytes for a binary resource payload.
     pub blob: String,
@@ -1376,6 +1578,7 @@ pub struct BlobResourceContents {
 }
 /// Schema for boolean properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BooleanPropertySchema {
     /// Optional title for the property.
     ///
@@ -1431,6 +1634,7 @@ impl Default for BooleanPropertySchema {
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/cancellation)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CancelRequestNotification {
     /// The ID of the request to cancel: a request that the sender of this notification issued.
     /// Receivers match it only against requests they received from that sender.
@@ -1453,6 +1657,7 @@ pub struct CancelRequestNotification {
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CancelSessionNotification {
     /// The ID of the session to cancel operations for.
     #[serde(rename = "sessionId")]
@@ -1484,6 +1689,7 @@ pub struct CancelSessionNotification {
 ///
 /// See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CancelTerminalRequest {
     /// The ID of the session that owns the terminal.
     #[serde(rename = "sessionId")]
@@ -1506,6 +1712,7 @@ pub struct CancelTerminalRequest {
 }
 /// Response from cancelling a terminal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CancelTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1538,6 +1745,7 @@ impl Default for CancelTerminalResponse {
 ///
 /// See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CancelToolCallRequest {
     /// The ID of the session that owns the tool call.
     #[serde(rename = "sessionId")]
@@ -1560,6 +1768,7 @@ pub struct CancelToolCallRequest {
 }
 /// Response from cancelling a tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CancelToolCallResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1581,6 +1790,7 @@ impl Default for CancelToolCallResponse {
 }
 /// The request was not approved and no option was selected.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CancelledPermissionOutcome {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1606,6 +1816,7 @@ impl Default for CancelledPermissionOutcome {
 /// method types the client can handle. This governs opt-in types that require
 /// additional client-side support.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ClientAuthCapabilities {
     /// Whether the client supports `terminal` authentication methods.
     ///
@@ -1647,6 +1858,7 @@ impl Default for ClientAuthCapabilities {
 ///
 /// See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#client-capabilities)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ClientCapabilities {
     /// Authentication capabilities supported by the client.
     /// Determines which authentication method types the agent may include
@@ -1695,6 +1907,7 @@ impl Default for ClientCapabilities {
 }
 /// A JSON-RPC notification object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ClientNotification {
     /// The notification method name.
     pub method: String,
@@ -1704,6 +1917,7 @@ pub struct ClientNotification {
 }
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ClientRequest {
     /// The request id used to correlate the matching response.
     pub id: RequestId,
@@ -1720,6 +1934,24 @@ pub enum ClientResponse {
     Result(ClientResponseResult),
     /// A failed JSON-RPC response.
     Error(ClientResponseError),
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ClientResponse {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ClientResponse".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ClientResponse").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches.push(generator.subschema_for::<ClientResponseResult>().to_value());
+            branches.push(generator.subschema_for::<ClientResponseError>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 impl Serialize for ClientResponse {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -1762,6 +1994,7 @@ impl ClientResponse {
 }
 /// A failed JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ClientResponseError {
     /// The id of the request this response answers.
     ///
@@ -1783,6 +2016,25 @@ pub enum ClientResponseErrorId {
     /// A string request ID.
     Str(String),
     Null,
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ClientResponseErrorId {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ClientResponseErrorId".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ClientResponseErrorId").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches.push(generator.subschema_for::<i64>().to_value());
+            branches.push(generator.subschema_for::<String>().to_value());
+            branches.push(serde_json::json!({ "type" : "null" }));
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 impl Serialize for ClientResponseErrorId {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -1829,6 +2081,7 @@ impl ClientResponseErrorId {
 }
 /// A successful JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ClientResponseResult {
     /// The id of the request this response answers.
     pub id: RequestId,
@@ -1857,6 +2110,7 @@ pub struct ClientResponseResult {
 /// has already been inserted, the Agent MUST respond successfully with its
 /// `messageId`. Prompt responses need not precede the close response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CloseSessionRequest {
     /// The ID of the session to close.
     #[serde(rename = "sessionId")]
@@ -1876,6 +2130,7 @@ pub struct CloseSessionRequest {
 }
 /// Response from closing a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CloseSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1899,6 +2154,7 @@ impl Default for CloseSessionResponse {
 ///
 /// The `type` discriminator value is `command`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Command {
     /// Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
     ///
@@ -1930,6 +2186,7 @@ pub struct Command {
 }
 /// Permission request details for a command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CommandPermissionSubject {
     /// The command that would be run if permission is granted.
     pub command: String,
@@ -1977,6 +2234,7 @@ pub struct CommandPermissionSubject {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct CompactionId(pub String);
 impl CompactionId {
@@ -2070,9 +2328,23 @@ impl std::fmt::Display for CompactionStatus {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CompactionStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CompactionStatus".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CompactionStatus").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// A content block appended to a compaction's summary. A first-seen ID creates
 /// an in-progress compaction. Chunks append in receive order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CompactionSummaryChunk {
     /// ID of the compaction whose summary receives this content.
     #[serde(rename = "compactionId")]
@@ -2101,6 +2373,7 @@ pub struct CompactionSummaryChunk {
 /// `summary: []` also clears the summary. A concrete `_meta` object patches the
 /// stored metadata by top-level key instead of replacing it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CompactionUpdate {
     /// The Agent-owned ID of this compaction, unique within the session.
     #[serde(rename = "compactionId")]
@@ -2141,6 +2414,7 @@ pub struct CompactionUpdate {
 ///
 /// This notification is not a foreground state update.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CompleteElicitationNotification {
     /// The ID of the elicitation that completed.
     #[serde(rename = "elicitationId")]
@@ -2160,6 +2434,7 @@ pub struct CompleteElicitationNotification {
 }
 /// Session configuration options have been updated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ConfigOptionUpdate {
     /// The full set of configuration options and their current values.
     #[serde(rename = "configOptions", deserialize_with = "lenient_fns::required_items")]
@@ -2179,6 +2454,7 @@ pub struct ConfigOptionUpdate {
 }
 /// Standard content block (text, images, resources).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Content {
     /// The actual content block.
     pub content: ContentBlock,
@@ -2256,6 +2532,63 @@ impl ContentBlock {
         "resource",
     ];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ContentBlock {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ContentBlock".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ContentBlock").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<TextContent>(),
+                        "type",
+                        "text",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ImageContent>(),
+                        "type",
+                        "image",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<AudioContent>(),
+                        "type",
+                        "audio",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ResourceLink>(),
+                        "type",
+                        "resource_link",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<EmbeddedResource>(),
+                        "type",
+                        "resource",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for ContentBlock {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -2283,7 +2616,7 @@ impl ContentBlock {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -2323,6 +2656,7 @@ impl ContentBlock {
 }
 /// A streamed item of message content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ContentChunk {
     /// A unique identifier for the message this chunk belongs to.
     ///
@@ -2348,6 +2682,7 @@ pub struct ContentChunk {
 }
 /// Cost information for a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Cost {
     /// Total cumulative cost for session.
     pub amount: f64,
@@ -2385,6 +2720,7 @@ pub struct Cost {
 ///
 /// See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CreateElicitationRequest {
     /// A human-readable message describing what input is needed.
     pub message: String,
@@ -2426,6 +2762,39 @@ impl CreateElicitationRequestMode {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["form", "url"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CreateElicitationRequestMode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CreateElicitationRequestMode".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CreateElicitationRequestMode").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ElicitationFormMode>(),
+                        "mode",
+                        "form",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ElicitationUrlMode>(),
+                        "mode",
+                        "url",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("mode", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for CreateElicitationRequestMode {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -2448,7 +2817,7 @@ impl CreateElicitationRequestMode {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("mode")
                     .and_then(serde_json::Value::as_str)
@@ -2476,6 +2845,7 @@ impl CreateElicitationRequestMode {
 }
 /// Response from the client to an elicitation request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CreateElicitationResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2517,6 +2887,33 @@ impl CreateElicitationResponseAction {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["accept", "decline", "cancel"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CreateElicitationResponseAction {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CreateElicitationResponseAction".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CreateElicitationResponseAction").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ElicitationAcceptAction>(),
+                        "action",
+                        "accept",
+                    ),
+                );
+            branches.push(crate::support::schema::tag_only("action", "decline"));
+            branches.push(crate::support::schema::tag_only("action", "cancel"));
+            branches.push(crate::support::schema::catch_all("action", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for CreateElicitationResponseAction {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -2540,7 +2937,7 @@ impl CreateElicitationResponseAction {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("action")
                     .and_then(serde_json::Value::as_str)
@@ -2574,6 +2971,7 @@ impl CreateElicitationResponseAction {
 ///
 /// Only available if the Agent supports the `session.delete` capability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DeleteSessionRequest {
     /// The ID of the session to delete.
     #[serde(rename = "sessionId")]
@@ -2593,6 +2991,7 @@ pub struct DeleteSessionRequest {
 }
 /// Response from deleting a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DeleteSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2621,6 +3020,7 @@ impl Default for DeleteSessionResponse {
 ///
 /// See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Diff {
     /// Structured file changes described by this diff.
     ///
@@ -2655,6 +3055,7 @@ pub struct Diff {
 /// Structured change metadata lets clients identify affected files and
 /// operations without parsing the text patch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DiffChange {
     /// File content kind after the operation (for `delete`, of the deleted file).
     ///
@@ -2722,6 +3123,64 @@ impl DiffChangeOperation {
         "copy",
     ];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DiffChangeOperation {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "DiffChangeOperation".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "DiffChangeOperation").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<DiffPathChange>(),
+                        "operation",
+                        "add",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<DiffPathChange>(),
+                        "operation",
+                        "delete",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<DiffPathChange>(),
+                        "operation",
+                        "modify",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<DiffPathPairChange>(),
+                        "operation",
+                        "move",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<DiffPathPairChange>(),
+                        "operation",
+                        "copy",
+                    ),
+                );
+            branches
+                .push(crate::support::schema::catch_all("operation", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for DiffChangeOperation {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -2747,7 +3206,7 @@ impl DiffChangeOperation {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("operation")
                     .and_then(serde_json::Value::as_str)
@@ -2860,8 +3319,22 @@ impl std::fmt::Display for DiffFileType {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DiffFileType {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "DiffFileType".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "DiffFileType").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// Renderable patch text and its format.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DiffPatch {
     /// Patch format. The only ACP-defined value is `git_patch`.
     pub format: DiffPatchFormat,
@@ -2944,14 +3417,29 @@ impl std::fmt::Display for DiffPatchFormat {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DiffPatchFormat {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "DiffPatchFormat".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "DiffPatchFormat").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// Operation metadata for add, delete, and modify changes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DiffPathChange {
     /// Absolute path for the operation.
     pub path: AbsolutePath,
 }
 /// Operation metadata for move and copy changes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DiffPathPairChange {
     /// Absolute path before the operation.
     #[serde(rename = "oldPath")]
@@ -2966,6 +3454,7 @@ pub struct DiffPathPairChange {
 /// Request parameters for `providers/disable`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DisableProviderRequest {
     /// Provider ID to disable.
     #[serde(rename = "providerId")]
@@ -2990,6 +3479,7 @@ pub struct DisableProviderRequest {
 /// Response to `providers/disable`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DisableProviderResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3012,6 +3502,7 @@ impl Default for DisableProviderResponse {
 }
 /// The user accepted the elicitation and provided content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ElicitationAcceptAction {
     /// The user-provided content, if any, as an object matching the requested schema.
     ///
@@ -3028,6 +3519,7 @@ impl Default for ElicitationAcceptAction {
 }
 /// Elicitation capabilities supported by the client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ElicitationCapabilities {
     /// Whether the client supports form-based elicitation.
     ///
@@ -3089,6 +3581,28 @@ pub enum ElicitationContentValue {
     /// Preserved as sent. Agents validate it against the requested schema like any
     /// other value.
     Other(serde_json::Value),
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ElicitationContentValue {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ElicitationContentValue".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ElicitationContentValue").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches.push(generator.subschema_for::<String>().to_value());
+            branches.push(generator.subschema_for::<i64>().to_value());
+            branches.push(generator.subschema_for::<f64>().to_value());
+            branches.push(generator.subschema_for::<bool>().to_value());
+            branches.push(generator.subschema_for::<Vec<String>>().to_value());
+            branches.push(serde_json::json!(true));
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 impl Serialize for ElicitationContentValue {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -3163,6 +3677,7 @@ impl ElicitationContentValue {
 ///
 /// Supplying `{}` means the client supports form-based elicitation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ElicitationFormCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3184,6 +3699,7 @@ impl Default for ElicitationFormCapabilities {
 }
 /// Form-based elicitation mode where the client renders a form from the provided schema.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ElicitationFormMode {
     /// A JSON Schema describing the form fields to present to the user.
     #[serde(rename = "requestedSchema")]
@@ -3200,6 +3716,26 @@ pub enum ElicitationFormModeKind {
     /// Tied to a specific JSON-RPC request outside of a session
     /// (e.g., during auth/configuration phases before any session is started).
     Request(ElicitationRequestScope),
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ElicitationFormModeKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ElicitationFormModeKind".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ElicitationFormModeKind").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(generator.subschema_for::<ElicitationSessionScope>().to_value());
+            branches
+                .push(generator.subschema_for::<ElicitationRequestScope>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 impl Serialize for ElicitationFormModeKind {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -3253,6 +3789,7 @@ impl ElicitationFormModeKind {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct ElicitationId(pub String);
 impl ElicitationId {
@@ -3314,6 +3851,63 @@ impl ElicitationPropertySchema {
         "array",
     ];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ElicitationPropertySchema {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ElicitationPropertySchema".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ElicitationPropertySchema").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<StringPropertySchema>(),
+                        "type",
+                        "string",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<NumberPropertySchema>(),
+                        "type",
+                        "number",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<IntegerPropertySchema>(),
+                        "type",
+                        "integer",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<BooleanPropertySchema>(),
+                        "type",
+                        "boolean",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<MultiSelectPropertySchema>(),
+                        "type",
+                        "array",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for ElicitationPropertySchema {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -3339,7 +3933,7 @@ impl ElicitationPropertySchema {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -3382,6 +3976,7 @@ impl ElicitationPropertySchema {
 /// Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
 /// (e.g., during auth/configuration phases before any session is started).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ElicitationRequestScope {
     /// The pending Client-to-Agent request this elicitation is tied to.
     #[serde(rename = "requestId")]
@@ -3392,6 +3987,7 @@ pub struct ElicitationRequestScope {
 /// This represents a JSON Schema object with primitive-typed properties,
 /// as required by the elicitation specification.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ElicitationSchema {
     /// Type discriminator. Always `"object"`. Any other value is rejected.
     pub r#type: ElicitationSchemaType,
@@ -3474,12 +4070,26 @@ impl std::fmt::Display for ElicitationSchemaType {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ElicitationSchemaType {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ElicitationSchemaType".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ElicitationSchemaType").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+    }
+}
 /// Session-scoped elicitation, optionally tied to a specific tool call.
 ///
 /// When `toolCallId` is set, the elicitation is tied to a specific tool call.
 /// This is useful when an agent receives an elicitation from an MCP server
 /// during a tool call and needs to redirect it to the user.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ElicitationSessionScope {
     /// The session this elicitation is tied to.
     #[serde(rename = "sessionId")]
@@ -3500,6 +4110,7 @@ pub struct ElicitationSessionScope {
 ///
 /// Supplying `{}` means the client supports URL-based elicitation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ElicitationUrlCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3521,6 +4132,7 @@ impl Default for ElicitationUrlCapabilities {
 }
 /// URL-based elicitation mode where the client directs the user to a URL.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ElicitationUrlMode {
     /// The unique identifier for this elicitation.
     #[serde(rename = "elicitationId")]
@@ -3539,6 +4151,26 @@ pub enum ElicitationUrlModeKind {
     /// Tied to a specific JSON-RPC request outside of a session
     /// (e.g., during auth/configuration phases before any session is started).
     Request(ElicitationRequestScope),
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ElicitationUrlModeKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ElicitationUrlModeKind".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ElicitationUrlModeKind").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(generator.subschema_for::<ElicitationSessionScope>().to_value());
+            branches
+                .push(generator.subschema_for::<ElicitationRequestScope>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 impl Serialize for ElicitationUrlModeKind {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -3581,6 +4213,7 @@ impl ElicitationUrlModeKind {
 }
 /// The contents of a resource, embedded into a prompt or tool call result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct EmbeddedResource {
     /// Embedded resource payload, either text or binary data.
     pub resource: EmbeddedResourceResource,
@@ -3613,6 +4246,24 @@ pub enum EmbeddedResourceResource {
     TextResourceContents(TextResourceContents),
     /// Binary resource contents embedded directly in the message.
     BlobResourceContents(BlobResourceContents),
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for EmbeddedResourceResource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "EmbeddedResourceResource".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "EmbeddedResourceResource").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches.push(generator.subschema_for::<TextResourceContents>().to_value());
+            branches.push(generator.subschema_for::<BlobResourceContents>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 impl Serialize for EmbeddedResourceResource {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -3655,6 +4306,7 @@ impl EmbeddedResourceResource {
 }
 /// A titled enum option with a const value, human-readable title, and optional description.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct EnumOption {
     /// The constant value for this option.
     pub r#const: String,
@@ -3684,6 +4336,7 @@ pub struct EnumOption {
 }
 /// An environment variable to set when launching a process.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct EnvVariable {
     /// The name of the environment variable.
     pub name: String,
@@ -3709,6 +4362,7 @@ pub struct EnvVariable {
 ///
 /// See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Error {
     /// A number indicating the error type that occurred.
     /// This must be an integer as defined in the JSON-RPC specification.
@@ -3734,6 +4388,31 @@ pub struct Error {
 /// Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
 /// server-error range (-32000 to -32099), and request cancellation uses -32800 from the
 /// range LSP reserves (-32899 to -32800).
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ErrorCode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ErrorCode".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ErrorCode").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut known: Vec<i64> = Vec::new();
+            known.push(-32700);
+            known.push(-32600);
+            known.push(-32601);
+            known.push(-32602);
+            known.push(-32603);
+            known.push(-32800);
+            known.push(-32000);
+            known.push(-32002);
+            known.push(-32022);
+            crate::support::schema::int_enum(&known, true)
+        }
+    }
+}
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ErrorCode {
     /// **Parse error**: Invalid JSON was received by the server.
@@ -3805,6 +4484,31 @@ pub enum ErrorData {
     SessionNotFound(SessionNotFoundErrorData),
     Other(serde_json::Value),
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ErrorData {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ErrorData".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ErrorData").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    generator
+                        .subschema_for::<UnsupportedProtocolVersionErrorData>()
+                        .to_value(),
+                );
+            branches
+                .push(generator.subschema_for::<SessionNotFoundErrorData>().to_value());
+            branches.push(serde_json::json!(true));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for ErrorData {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -3851,6 +4555,7 @@ impl ErrorData {
 }
 /// Details of a failure that ended active work.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ErrorStopReason {
     /// The failure, as a JSON-RPC error object.
     ///
@@ -3898,6 +4603,7 @@ pub type ExtResponse = serde_json::Value;
 /// Only available if the Agent supports the `session.fork` capability.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ForkSessionRequest {
     /// The ID of the session to fork.
     #[serde(rename = "sessionId")]
@@ -3957,6 +4663,7 @@ pub struct ForkSessionRequest {
 /// Response from forking an existing session.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ForkSessionResponse {
     /// Unique identifier for the newly created forked session.
     #[serde(rename = "sessionId")]
@@ -4000,6 +4707,7 @@ pub struct ForkSessionResponse {
 }
 /// An HTTP header to set when making requests to the MCP server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct HttpHeader {
     /// The name of the HTTP header.
     pub name: String,
@@ -4020,6 +4728,7 @@ pub struct HttpHeader {
 }
 /// An optionally-sized icon that can be displayed in a user interface.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Icon {
     /// A standard URI pointing to an icon resource. MUST be an `https:` or `data:` URI.
     /// Clients reject other schemes, fetch without credentials, and do not follow
@@ -4128,6 +4837,19 @@ impl std::fmt::Display for IconTheme {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for IconTheme {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "IconTheme".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "IconTheme").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// No foreground work is active. Background activity may continue.
 ///
 /// Agents SHOULD include a `stopReason` when the idle transition ends foreground
@@ -4137,6 +4859,7 @@ impl std::fmt::Display for IconTheme {
 /// Repeated or resume snapshots may carry the last stop reason for context.
 /// They MUST NOT be counted as new completions, cancellations, or additional usage.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct IdleStateUpdate {
     /// **UNSTABLE**
     ///
@@ -4233,6 +4956,44 @@ impl IdleStateUpdateStopReason {
         "error",
     ];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for IdleStateUpdateStopReason {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "IdleStateUpdateStopReason".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "IdleStateUpdateStopReason").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches.push(crate::support::schema::tag_only("stopReason", "end_turn"));
+            branches.push(crate::support::schema::tag_only("stopReason", "max_tokens"));
+            branches
+                .push(
+                    crate::support::schema::tag_only("stopReason", "max_turn_requests"),
+                );
+            branches.push(crate::support::schema::tag_only("stopReason", "refusal"));
+            branches.push(crate::support::schema::tag_only("stopReason", "cancelled"));
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ErrorStopReason>(),
+                        "stopReason",
+                        "error",
+                    ),
+                );
+            branches
+                .push(crate::support::schema::catch_all("stopReason", Self::KNOWN_TAGS));
+            branches
+                .push(
+                    generator.subschema_for::<IdleStateUpdateStopReasonNone>().to_value(),
+                );
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for IdleStateUpdateStopReason {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -4262,7 +5023,8 @@ impl IdleStateUpdateStopReason {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
+                union::drop_bad_tag(&mut object, "stopReason");
                 let which: u32 = match object
                     .get("stopReason")
                     .and_then(serde_json::Value::as_str)
@@ -4306,6 +5068,7 @@ impl IdleStateUpdateStopReason {
 }
 /// No stop reason: `stopReason` is omitted or `null`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct IdleStateUpdateStopReasonNone {
     #[serde(rename = "stopReason", default, skip_serializing_if = "Patch::is_omitted")]
     pub stop_reason: Patch<()>,
@@ -4319,6 +5082,7 @@ impl Default for IdleStateUpdateStopReasonNone {
 }
 /// An image provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ImageContent {
     /// Base64-encoded media payload.
     pub data: String,
@@ -4360,6 +5124,7 @@ pub struct ImageContent {
 /// Describes the name and version of an ACP implementation, with an optional
 /// title for UI representation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Implementation {
     /// Intended for programmatic or logical use, but can be used as a display
     /// name fallback if title isn't present.
@@ -4409,6 +5174,7 @@ pub struct Implementation {
 /// See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct InitializeProxyRequest(pub InitializeRequest);
 /// **UNSTABLE**
@@ -4422,6 +5188,7 @@ pub struct InitializeProxyRequest(pub InitializeRequest);
 /// It MUST NOT change `protocolVersion`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct InitializeProxyResponse(pub InitializeResponse);
 /// Request parameters for the initialize method.
@@ -4430,6 +5197,7 @@ pub struct InitializeProxyResponse(pub InitializeResponse);
 ///
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct InitializeRequest {
     /// The latest protocol version supported by the client.
     #[serde(rename = "protocolVersion")]
@@ -4478,6 +5246,7 @@ fn de_initialize_request_capabilities<'de, D: Deserializer<'de>>(
 ///
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct InitializeResponse {
     /// The highest protocol version supported by the agent that is at or below
     /// the version requested by the client. If no such version exists,
@@ -4541,6 +5310,7 @@ fn de_initialize_response_capabilities<'de, D: Deserializer<'de>>(
 }
 /// Schema for integer properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct IntegerPropertySchema {
     /// Optional title for the property.
     ///
@@ -4611,6 +5381,7 @@ impl Default for IntegerPropertySchema {
 /// Request parameters for `providers/list`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ListProvidersRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4638,6 +5409,7 @@ impl Default for ListProvidersRequest {
 /// Response to `providers/list`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ListProvidersResponse {
     /// Configurable providers with current routing info suitable for UI display.
     pub providers: Vec<ProviderInfo>,
@@ -4656,6 +5428,7 @@ pub struct ListProvidersResponse {
 }
 /// Request parameters for listing existing sessions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ListSessionsRequest {
     /// Filter sessions by working directory. Must be an absolute path.
     ///
@@ -4708,6 +5481,7 @@ impl Default for ListSessionsRequest {
 }
 /// Response from listing sessions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ListSessionsResponse {
     /// Array of session information objects.
     #[serde(deserialize_with = "lenient_fns::required_items_on_error")]
@@ -4821,6 +5595,20 @@ impl std::fmt::Display for LlmProtocol {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LlmProtocol {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LlmProtocol".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LlmProtocol").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// Request parameters for the `auth/login` method.
 ///
 /// Specifies which authentication method to use.
@@ -4829,6 +5617,7 @@ impl std::fmt::Display for LlmProtocol {
 /// a non-empty `authMethods` list. Clients MUST NOT call this method
 /// when `authMethods` was omitted or empty.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct LoginAuthRequest {
     /// The ID of the authentication method to use.
     /// Must be one of the methods advertised in the initialize response.
@@ -4849,6 +5638,7 @@ pub struct LoginAuthRequest {
 }
 /// Response to the `auth/login` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct LoginAuthResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4876,6 +5666,7 @@ impl Default for LoginAuthResponse {
 /// a non-empty `authMethods` list. Clients MUST NOT call this method
 /// when `authMethods` was omitted or empty.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct LogoutAuthRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4897,6 +5688,7 @@ impl Default for LogoutAuthRequest {
 }
 /// Response to the `auth/logout` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct LogoutAuthResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4925,6 +5717,7 @@ impl Default for LogoutAuthResponse {
 /// Supplying `{}` means the agent supports ACP MCP server transports.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct McpAcpCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4947,6 +5740,7 @@ impl Default for McpAcpCapabilities {
 }
 /// MCP capabilities supported by the agent for session lifecycle requests.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct McpCapabilities {
     /// Agent supports `stdio` MCP servers.
     ///
@@ -5015,6 +5809,7 @@ impl Default for McpCapabilities {
 /// Explicit `null` is preserved separately from an omitted key.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct McpError {
     /// Inner MCP error code. Never an ACP error code.
     pub code: i32,
@@ -5028,6 +5823,7 @@ pub struct McpError {
 ///
 /// Supplying `{}` means the agent supports HTTP MCP server transports.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct McpHttpCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5065,6 +5861,7 @@ impl Default for McpHttpCapabilities {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct McpRequestId(pub String);
 #[cfg(feature = "unstable")]
@@ -5137,6 +5934,48 @@ impl McpServer {
     #[cfg(not(feature = "unstable"))]
     pub const KNOWN_TAGS: &'static [&'static str] = &["http", "stdio"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for McpServer {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "McpServer".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "McpServer").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<McpServerHttp>(),
+                        "type",
+                        "http",
+                    ),
+                );
+            #[cfg(feature = "unstable")]
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<McpServerAcp>(),
+                        "type",
+                        "acp",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<McpServerStdio>(),
+                        "type",
+                        "stdio",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for McpServer {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -5161,7 +6000,7 @@ impl McpServer {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -5201,6 +6040,7 @@ impl McpServer {
 /// using `mcp/message`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct McpServerAcp {
     /// Human-readable name identifying this MCP server.
     pub name: String,
@@ -5244,6 +6084,7 @@ pub struct McpServerAcp {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct McpServerAcpId(pub String);
 #[cfg(feature = "unstable")]
@@ -5273,6 +6114,7 @@ impl std::fmt::Display for McpServerAcpId {
 }
 /// HTTP transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct McpServerHttp {
     /// Human-readable name identifying this MCP server.
     pub name: String,
@@ -5301,6 +6143,7 @@ pub struct McpServerHttp {
 }
 /// Stdio transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct McpServerStdio {
     /// Human-readable name identifying this MCP server.
     pub name: String,
@@ -5338,6 +6181,7 @@ pub struct McpServerStdio {
 ///
 /// Supplying `{}` means the agent supports stdio MCP server transports.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct McpStdioCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5370,6 +6214,7 @@ impl Default for McpStdioCapabilities {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct MediaType(pub String);
 impl MediaType {
@@ -5410,6 +6255,7 @@ impl std::fmt::Display for MediaType {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct MessageId(pub String);
 impl MessageId {
@@ -5439,6 +6285,7 @@ impl std::fmt::Display for MessageId {
 /// Includes subscription acknowledgements and updates.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct MessageMcpNotification {
     /// The declared ACP MCP server handling the associated request.
     #[serde(rename = "serverId")]
@@ -5470,6 +6317,7 @@ pub struct MessageMcpNotification {
 /// Request parameters for `mcp/message`, sent from consumer to provider.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct MessageMcpRequest {
     /// The declared ACP MCP server receiving this request.
     #[serde(rename = "serverId")]
@@ -5513,6 +6361,27 @@ pub enum MessageMcpResponse {
     Result(MessageMcpResponseResult),
     /// A structured inner MCP error.
     Error(MessageMcpResponseError),
+}
+#[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for MessageMcpResponse {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "MessageMcpResponse".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "MessageMcpResponse").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(generator.subschema_for::<MessageMcpResponseResult>().to_value());
+            branches
+                .push(generator.subschema_for::<MessageMcpResponseError>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Serialize for MessageMcpResponse {
@@ -5559,6 +6428,7 @@ impl MessageMcpResponse {
 /// A structured inner MCP error.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct MessageMcpResponseError {
     /// Required, non-null MCP error object.
     pub error: McpError,
@@ -5579,6 +6449,7 @@ pub struct MessageMcpResponseError {
 /// An opaque inner MCP result.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct MessageMcpResponseResult {
     /// Required, even if JSON null.
     #[serde(deserialize_with = "lenient::required")]
@@ -5613,6 +6484,33 @@ impl MultiSelectItems {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["string"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for MultiSelectItems {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "MultiSelectItems".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "MultiSelectItems").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<StringMultiSelectItems>(),
+                        "type",
+                        "string",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            branches
+                .push(generator.subschema_for::<TitledMultiSelectItems>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for MultiSelectItems {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -5635,7 +6533,7 @@ impl MultiSelectItems {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -5668,6 +6566,7 @@ impl MultiSelectItems {
 }
 /// Schema for multi-select (array) properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct MultiSelectPropertySchema {
     /// Optional title for the property.
     ///
@@ -5725,6 +6624,7 @@ pub struct MultiSelectPropertySchema {
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct NewSessionRequest {
     /// The working directory for this session. Must be an absolute path.
     pub cwd: AbsolutePath,
@@ -5781,6 +6681,7 @@ pub struct NewSessionRequest {
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct NewSessionResponse {
     /// Unique identifier for the created session.
     ///
@@ -5832,6 +6733,7 @@ pub struct NewSessionResponse {
 ///
 /// See protocol docs: [Session Notices](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-notices)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Notice {
     /// Presentation severity hint.
     pub severity: NoticeSeverity,
@@ -5920,8 +6822,22 @@ impl std::fmt::Display for NoticeSeverity {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NoticeSeverity {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NoticeSeverity".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "NoticeSeverity").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// Schema for number (floating-point) properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct NumberPropertySchema {
     /// Optional title for the property.
     ///
@@ -5987,6 +6903,7 @@ impl Default for NumberPropertySchema {
 }
 /// An option presented to the user when requesting permission.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PermissionOption {
     /// Identifier for this permission option. MUST be unique within the request.
     #[serde(rename = "optionId")]
@@ -6021,6 +6938,7 @@ pub struct PermissionOption {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct PermissionOptionId(pub String);
 impl PermissionOptionId {
@@ -6117,12 +7035,26 @@ impl std::fmt::Display for PermissionOptionKind {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PermissionOptionKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PermissionOptionKind".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PermissionOptionKind").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// A single entry in the execution plan.
 ///
 /// Represents a task or goal that the assistant intends to accomplish
 /// as part of fulfilling the user's request.
 /// See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/agent-plan#plan-entries)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PlanEntry {
     /// Human-readable description of what this task aims to accomplish.
     pub content: String,
@@ -6210,6 +7142,19 @@ impl std::fmt::Display for PlanEntryPriority {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PlanEntryPriority {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PlanEntryPriority".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PlanEntryPriority").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// Status of a plan entry in the execution flow.
 ///
 /// Tracks the lifecycle of each task from planning through completion.
@@ -6284,6 +7229,19 @@ impl std::fmt::Display for PlanEntryStatus {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PlanEntryStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PlanEntryStatus".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PlanEntryStatus").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6291,6 +7249,7 @@ impl std::fmt::Display for PlanEntryStatus {
 /// A plan represented by a file URI.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PlanFile {
     /// The plan ID to update.
     #[serde(rename = "planId")]
@@ -6323,6 +7282,7 @@ pub struct PlanFile {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct PlanId(pub String);
 impl PlanId {
@@ -6348,6 +7308,7 @@ impl std::fmt::Display for PlanId {
 }
 /// A plan represented as structured entries.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PlanItems {
     /// The plan ID to update.
     #[serde(rename = "planId")]
@@ -6378,6 +7339,7 @@ pub struct PlanItems {
 /// A plan represented as raw markdown content.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PlanMarkdown {
     /// The plan ID to update.
     #[serde(rename = "planId")]
@@ -6404,6 +7366,7 @@ pub struct PlanMarkdown {
 /// Removal notice for a plan identified by ID.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PlanRemoved {
     /// The plan ID to remove.
     #[serde(rename = "planId")]
@@ -6423,6 +7386,7 @@ pub struct PlanRemoved {
 }
 /// A content update for a plan identified by ID.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PlanUpdate {
     /// The updated plan content.
     pub plan: PlanUpdateContent,
@@ -6477,6 +7441,49 @@ impl PlanUpdateContent {
     #[cfg(not(feature = "unstable"))]
     pub const KNOWN_TAGS: &'static [&'static str] = &["items"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PlanUpdateContent {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PlanUpdateContent".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PlanUpdateContent").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<PlanItems>(),
+                        "type",
+                        "items",
+                    ),
+                );
+            #[cfg(feature = "unstable")]
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<PlanFile>(),
+                        "type",
+                        "file",
+                    ),
+                );
+            #[cfg(feature = "unstable")]
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<PlanMarkdown>(),
+                        "type",
+                        "markdown",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for PlanUpdateContent {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -6502,7 +7509,7 @@ impl PlanUpdateContent {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -6541,6 +7548,7 @@ impl PlanUpdateContent {
 ///
 /// Supplying `{}` means the agent supports audio content in prompts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PromptAudioCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6573,6 +7581,7 @@ impl Default for PromptAudioCapabilities {
 ///
 /// See protocol docs: [Session Prompt Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-prompt-capabilities)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PromptCapabilities {
     /// Agent supports `image` content blocks.
     ///
@@ -6635,6 +7644,7 @@ impl Default for PromptCapabilities {
 ///
 /// Supplying `{}` means the agent supports embedded context in prompts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PromptEmbeddedContextCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6658,6 +7668,7 @@ impl Default for PromptEmbeddedContextCapabilities {
 ///
 /// Supplying `{}` means the agent supports image content in prompts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PromptImageCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6683,6 +7694,7 @@ impl Default for PromptImageCapabilities {
 ///
 /// See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#1-user-message)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PromptRequest {
     /// The ID of the session to send this user message to
     #[serde(rename = "sessionId")]
@@ -6728,6 +7740,7 @@ pub struct PromptRequest {
 ///
 /// See protocol docs: [Prompt Accepted](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#2-prompt-accepted)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PromptResponse {
     /// Identifies the user message inserted into the ACP conversation.
     ///
@@ -6768,6 +7781,7 @@ pub struct PromptResponse {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct ProtocolVersion(pub u16);
 impl From<u16> for ProtocolVersion {
@@ -6782,6 +7796,7 @@ impl From<u16> for ProtocolVersion {
 /// Current effective non-secret routing configuration for a provider.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ProviderCurrentConfig {
     /// Protocol currently used by this provider.
     #[serde(rename = "apiType")]
@@ -6820,6 +7835,7 @@ pub struct ProviderCurrentConfig {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct ProviderId(pub String);
 #[cfg(feature = "unstable")]
@@ -6854,6 +7870,7 @@ impl std::fmt::Display for ProviderId {
 /// Information about a configurable LLM provider.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ProviderInfo {
     /// Provider identifier, for example "main" or "openai".
     #[serde(rename = "providerId")]
@@ -6890,6 +7907,7 @@ pub struct ProviderInfo {
 /// Supplying `{}` means the agent supports provider configuration methods.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ProvidersCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6913,6 +7931,7 @@ impl Default for ProvidersCapabilities {
 /// A JSON-RPC notification object.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ProxyNotification {
     /// The notification method name.
     pub method: String,
@@ -6923,6 +7942,7 @@ pub struct ProxyNotification {
 /// A JSON-RPC request object.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ProxyRequest {
     /// The request id used to correlate the matching response.
     pub id: RequestId,
@@ -6940,6 +7960,25 @@ pub enum ProxyResponse {
     Result(ProxyResponseResult),
     /// A failed JSON-RPC response.
     Error(ProxyResponseError),
+}
+#[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ProxyResponse {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ProxyResponse".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ProxyResponse").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches.push(generator.subschema_for::<ProxyResponseResult>().to_value());
+            branches.push(generator.subschema_for::<ProxyResponseError>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Serialize for ProxyResponse {
@@ -6986,6 +8025,7 @@ impl ProxyResponse {
 /// A failed JSON-RPC response.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ProxyResponseError {
     /// The id of the request this response answers.
     ///
@@ -7008,6 +8048,26 @@ pub enum ProxyResponseErrorId {
     /// A string request ID.
     Str(String),
     Null,
+}
+#[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ProxyResponseErrorId {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ProxyResponseErrorId".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ProxyResponseErrorId").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches.push(generator.subschema_for::<i64>().to_value());
+            branches.push(generator.subschema_for::<String>().to_value());
+            branches.push(serde_json::json!({ "type" : "null" }));
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Serialize for ProxyResponseErrorId {
@@ -7058,6 +8118,7 @@ impl ProxyResponseErrorId {
 /// A successful JSON-RPC response.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ProxyResponseResult {
     /// The id of the request this response answers.
     pub id: RequestId,
@@ -7078,6 +8139,7 @@ pub struct ProxyResponseResult {
 /// See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ProxySuccessorNotification {
     /// Method name of the wrapped notification.
     pub method: String,
@@ -7125,6 +8187,7 @@ pub struct ProxySuccessorNotification {
 /// See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ProxySuccessorRequest {
     /// Method name of the wrapped request.
     pub method: String,
@@ -7182,6 +8245,31 @@ impl ReplayFrom {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["start"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ReplayFrom {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ReplayFrom".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ReplayFrom").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ReplayFromStart>(),
+                        "type",
+                        "start",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for ReplayFrom {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -7203,7 +8291,7 @@ impl ReplayFrom {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -7229,6 +8317,7 @@ impl ReplayFrom {
 }
 /// Inclusive replay cursor requesting replay from the start of retained conversation history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ReplayFromStart {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7259,6 +8348,24 @@ pub enum RequestId {
     Number(i64),
     /// A string request ID.
     Str(String),
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RequestId {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RequestId".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RequestId").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches.push(generator.subschema_for::<i64>().to_value());
+            branches.push(generator.subschema_for::<String>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 impl Serialize for RequestId {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -7334,6 +8441,40 @@ impl RequestPermissionOutcome {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["cancelled", "selected"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RequestPermissionOutcome {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RequestPermissionOutcome".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RequestPermissionOutcome").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<CancelledPermissionOutcome>(),
+                        "outcome",
+                        "cancelled",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<SelectedPermissionOutcome>(),
+                        "outcome",
+                        "selected",
+                    ),
+                );
+            branches
+                .push(crate::support::schema::catch_all("outcome", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for RequestPermissionOutcome {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -7360,7 +8501,7 @@ impl RequestPermissionOutcome {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("outcome")
                     .and_then(serde_json::Value::as_str)
@@ -7398,6 +8539,7 @@ impl RequestPermissionOutcome {
 ///
 /// See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/tool-calls#requesting-permission)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct RequestPermissionRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -7441,6 +8583,7 @@ pub struct RequestPermissionRequest {
 }
 /// Response to a permission request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct RequestPermissionResponse {
     /// The user's decision on the permission request.
     pub outcome: RequestPermissionOutcome,
@@ -7480,6 +8623,39 @@ impl RequestPermissionSubject {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["tool_call", "command"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RequestPermissionSubject {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RequestPermissionSubject".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RequestPermissionSubject").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ToolCallPermissionSubject>(),
+                        "type",
+                        "tool_call",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<CommandPermissionSubject>(),
+                        "type",
+                        "command",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for RequestPermissionSubject {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -7502,7 +8678,7 @@ impl RequestPermissionSubject {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -7542,6 +8718,7 @@ impl RequestPermissionSubject {
 /// `running` when progress resumes, or `idle` if the work ends without resuming.
 /// Responding to one request does not itself imply `running`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct RequiresActionStateUpdate {
     /// Work running independently of foreground work, as a complete snapshot.
     ///
@@ -7580,6 +8757,7 @@ impl Default for RequiresActionStateUpdate {
 }
 /// A link to a resource that the receiver may be able to read, included in a prompt or tool call result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ResourceLink {
     /// Human-readable name shown for this protocol object.
     pub name: String,
@@ -7658,6 +8836,7 @@ pub struct ResourceLink {
 /// Resumes an existing session and optionally replays retained conversation
 /// history according to `replayFrom`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ResumeSessionRequest {
     /// The ID of the session to resume.
     #[serde(rename = "sessionId")]
@@ -7739,6 +8918,7 @@ pub struct ResumeSessionRequest {
 ///
 /// See protocol docs: [Current-State Synchronization](https://agentclientprotocol.com/protocol/v2/session-setup#current-state-synchronization)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ResumeSessionResponse {
     /// Initial session configuration options.
     ///
@@ -7844,8 +9024,22 @@ impl std::fmt::Display for Role {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Role {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Role".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "Role").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// Foreground work is in progress.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct RunningStateUpdate {
     /// Work running independently of foreground work, as a complete snapshot.
     ///
@@ -7884,6 +9078,7 @@ impl Default for RunningStateUpdate {
 }
 /// The user selected one of the provided options.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SelectedPermissionOutcome {
     /// The ID of the option the user selected.
     #[serde(rename = "optionId")]
@@ -7908,6 +9103,7 @@ pub struct SelectedPermissionOutcome {
 /// `SessionInfo.additionalDirectories` in `session/list` to report the
 /// complete ordered additional-root list associated with a listed session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionAdditionalDirectoriesCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7937,6 +9133,7 @@ impl Default for SessionAdditionalDirectoriesCapabilities {
 /// `session/list`, and `SessionInfo.archived`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionArchiveCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -8032,6 +9229,20 @@ impl std::fmt::Display for SessionArchiveFilter {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SessionArchiveFilter {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SessionArchiveFilter".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SessionArchiveFilter").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8041,6 +9252,7 @@ impl std::fmt::Display for SessionArchiveFilter {
 /// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionCancelCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -8073,6 +9285,7 @@ impl Default for SessionCancelCapabilities {
 ///
 /// See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-capabilities)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionCapabilities {
     /// Prompt capabilities supported by the agent in `session/prompt` requests.
     ///
@@ -8236,6 +9449,7 @@ impl Default for SessionCapabilities {
 }
 /// A boolean on/off toggle session configuration option payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionConfigBoolean {
     /// The current value of the boolean option.
     #[serde(rename = "currentValue")]
@@ -8254,6 +9468,7 @@ pub struct SessionConfigBoolean {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct SessionConfigGroupId(pub String);
 impl SessionConfigGroupId {
@@ -8290,6 +9505,7 @@ impl std::fmt::Display for SessionConfigGroupId {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct SessionConfigId(pub String);
 impl SessionConfigId {
@@ -8315,6 +9531,7 @@ impl std::fmt::Display for SessionConfigId {
 }
 /// A session configuration option selector and its current state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionConfigOption {
     /// Unique identifier for the configuration option.
     #[serde(rename = "configId")]
@@ -8434,6 +9651,19 @@ impl std::fmt::Display for SessionConfigOptionCategory {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SessionConfigOptionCategory {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SessionConfigOptionCategory".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SessionConfigOptionCategory").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// The part of \[`SessionConfigOption`\] that depends on its variant.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionConfigOptionType {
@@ -8455,6 +9685,39 @@ pub enum SessionConfigOptionType {
 impl SessionConfigOptionType {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["select", "boolean"];
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SessionConfigOptionType {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SessionConfigOptionType".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SessionConfigOptionType").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<SessionConfigSelect>(),
+                        "type",
+                        "select",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<SessionConfigBoolean>(),
+                        "type",
+                        "boolean",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 impl Serialize for SessionConfigOptionType {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -8478,7 +9741,7 @@ impl SessionConfigOptionType {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -8510,6 +9773,7 @@ impl SessionConfigOptionType {
 }
 /// A single-value selector (dropdown) session configuration option payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionConfigSelect {
     /// The currently selected value. MUST be one of the `value`s in `options`.
     #[serde(rename = "currentValue")]
@@ -8520,6 +9784,7 @@ pub struct SessionConfigSelect {
 }
 /// A group of possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionConfigSelectGroup {
     /// Unique identifier for this group.
     #[serde(rename = "groupId")]
@@ -8544,6 +9809,7 @@ pub struct SessionConfigSelectGroup {
 }
 /// A possible value for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionConfigSelectOption {
     /// Unique identifier for this option value.
     pub value: SessionConfigValueId,
@@ -8578,6 +9844,32 @@ pub enum SessionConfigSelectOptions {
     Ungrouped(Vec<SessionConfigSelectOption>),
     /// A list of options grouped under headers.
     Grouped(Vec<SessionConfigSelectGroup>),
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SessionConfigSelectOptions {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SessionConfigSelectOptions".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SessionConfigSelectOptions").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    generator
+                        .subschema_for::<Vec<SessionConfigSelectOption>>()
+                        .to_value(),
+                );
+            branches
+                .push(
+                    generator.subschema_for::<Vec<SessionConfigSelectGroup>>().to_value(),
+                );
+            crate::support::schema::any_of(branches)
+        }
+    }
 }
 impl Serialize for SessionConfigSelectOptions {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -8631,6 +9923,7 @@ impl SessionConfigSelectOptions {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct SessionConfigValueId(pub String);
 impl SessionConfigValueId {
@@ -8658,6 +9951,7 @@ impl std::fmt::Display for SessionConfigValueId {
 ///
 /// Supplying `{}` means the agent supports deleting sessions from `session/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionDeleteCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -8686,6 +9980,7 @@ impl Default for SessionDeleteCapabilities {
 /// Supplying `{}` means the agent supports forking sessions.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionForkCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -8724,6 +10019,7 @@ impl Default for SessionForkCapabilities {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct SessionId(pub String);
 impl SessionId {
@@ -8749,6 +10045,7 @@ impl std::fmt::Display for SessionId {
 }
 /// Information about a session returned by session/list
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionInfo {
     /// Unique identifier for the session
     #[serde(rename = "sessionId")]
@@ -8823,6 +10120,7 @@ pub struct SessionInfo {
 /// corresponding value. A concrete `_meta` object patches the stored metadata by
 /// top-level key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionInfoUpdate {
     /// Human-readable title for the session. Set to null to clear.
     #[serde(
@@ -8877,6 +10175,7 @@ impl Default for SessionInfoUpdate {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct SessionListCursor(pub String);
 impl SessionListCursor {
@@ -8907,6 +10206,7 @@ impl std::fmt::Display for SessionListCursor {
 /// An upsert for an inter-session message.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionMessage {
     /// Identifier of this message within the enclosing session's transcript.
     #[serde(rename = "messageId")]
@@ -8989,6 +10289,7 @@ pub struct SessionMessage {
 /// `session_message` upserts, which can arrive before, between, or after its chunks.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionMessageChunk {
     /// Identifier of this message within the enclosing session's transcript.
     #[serde(rename = "messageId")]
@@ -9014,6 +10315,7 @@ pub struct SessionMessageChunk {
 ///
 /// See protocol docs: [Unknown Sessions](https://agentclientprotocol.com/protocol/v2/error#unknown-sessions)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionNotFoundErrorData {
     /// The session ID from the request.
     #[serde(rename = "sessionId")]
@@ -9107,6 +10409,20 @@ impl std::fmt::Display for SessionStatus {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SessionStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SessionStatus".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SessionStatus").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -9116,6 +10432,7 @@ impl std::fmt::Display for SessionStatus {
 /// Supplying `{}` means the agent supports checking session status.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionStatusCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -9149,6 +10466,7 @@ impl Default for SessionStatusCapabilities {
 /// A session the Agent does not know gets `-32002` with the requested `sessionId` in `data`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionStatusRequest {
     /// The ID of the session to check.
     #[serde(rename = "sessionId")]
@@ -9176,6 +10494,7 @@ pub struct SessionStatusRequest {
 /// the Client's next request.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionStatusResponse {
     /// Whether the Agent has the session in memory.
     ///
@@ -9217,6 +10536,7 @@ pub struct SessionStatusResponse {
 /// requests in `append` mode.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionSystemPromptCapabilities {
     /// Delivery modes the agent supports in addition to `append`.
     ///
@@ -9259,6 +10579,7 @@ impl Default for SessionSystemPromptCapabilities {
 /// supports it.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionSystemPromptModeCapabilities {
     /// Whether the agent supports `override` mode.
     ///
@@ -9303,6 +10624,7 @@ impl Default for SessionSystemPromptModeCapabilities {
 /// instructions with the client-provided system prompt.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionSystemPromptOverrideCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -9333,6 +10655,7 @@ impl Default for SessionSystemPromptOverrideCapabilities {
 /// through `session/list` and `session_info_update` without this capability.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionTitleCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -9506,6 +10829,214 @@ impl SessionUpdate {
         "compaction_summary_chunk",
     ];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SessionUpdate {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SessionUpdate".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SessionUpdate").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ContentChunk>(),
+                        "sessionUpdate",
+                        "user_message_chunk",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<UserMessage>(),
+                        "sessionUpdate",
+                        "user_message",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ContentChunk>(),
+                        "sessionUpdate",
+                        "agent_message_chunk",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<AgentMessage>(),
+                        "sessionUpdate",
+                        "agent_message",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ContentChunk>(),
+                        "sessionUpdate",
+                        "agent_thought_chunk",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<AgentThought>(),
+                        "sessionUpdate",
+                        "agent_thought",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<StateUpdate>(),
+                        "sessionUpdate",
+                        "state_update",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ToolCallContentChunk>(),
+                        "sessionUpdate",
+                        "tool_call_content_chunk",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ToolCallUpdate>(),
+                        "sessionUpdate",
+                        "tool_call_update",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<TerminalUpdate>(),
+                        "sessionUpdate",
+                        "terminal_update",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<TerminalOutputChunk>(),
+                        "sessionUpdate",
+                        "terminal_output_chunk",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<PlanUpdate>(),
+                        "sessionUpdate",
+                        "plan_update",
+                    ),
+                );
+            #[cfg(feature = "unstable")]
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<PlanRemoved>(),
+                        "sessionUpdate",
+                        "plan_removed",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<AvailableCommandsUpdate>(),
+                        "sessionUpdate",
+                        "available_commands_update",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ConfigOptionUpdate>(),
+                        "sessionUpdate",
+                        "config_option_update",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<SessionInfoUpdate>(),
+                        "sessionUpdate",
+                        "session_info_update",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<UsageUpdate>(),
+                        "sessionUpdate",
+                        "usage_update",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<Notice>(),
+                        "sessionUpdate",
+                        "notice",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<CompactionUpdate>(),
+                        "sessionUpdate",
+                        "compaction_update",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<CompactionSummaryChunk>(),
+                        "sessionUpdate",
+                        "compaction_summary_chunk",
+                    ),
+                );
+            #[cfg(feature = "unstable")]
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<SubagentUpdate>(),
+                        "sessionUpdate",
+                        "subagent_update",
+                    ),
+                );
+            #[cfg(feature = "unstable")]
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<SessionMessage>(),
+                        "sessionUpdate",
+                        "session_message",
+                    ),
+                );
+            #[cfg(feature = "unstable")]
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<SessionMessageChunk>(),
+                        "sessionUpdate",
+                        "session_message_chunk",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::catch_all("sessionUpdate", Self::KNOWN_TAGS),
+                );
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for SessionUpdate {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -9614,7 +11145,7 @@ impl SessionUpdate {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("sessionUpdate")
                     .and_then(serde_json::Value::as_str)
@@ -9804,6 +11335,7 @@ impl SessionUpdate {
 /// Replaces the full configuration for one provider ID.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SetProviderRequest {
     /// Provider ID to configure.
     #[serde(rename = "providerId")]
@@ -9838,6 +11370,7 @@ pub struct SetProviderRequest {
 /// Response to `providers/set`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SetProviderResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -9866,6 +11399,7 @@ impl Default for SetProviderResponse {
 ///
 /// See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SetSessionConfigOptionRequest {
     /// The ID of the session to set the configuration option for.
     #[serde(rename = "sessionId")]
@@ -9910,6 +11444,40 @@ impl SetSessionConfigOptionRequestType {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["id", "boolean"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SetSessionConfigOptionRequestType {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SetSessionConfigOptionRequestType".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SetSessionConfigOptionRequestType").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<SetSessionConfigOptionRequestTypeId>(),
+                        "type",
+                        "id",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator
+                            .subschema_for::<SetSessionConfigOptionRequestTypeBoolean>(),
+                        "type",
+                        "boolean",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for SetSessionConfigOptionRequestType {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -9932,7 +11500,7 @@ impl SetSessionConfigOptionRequestType {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -9962,18 +11530,21 @@ impl SetSessionConfigOptionRequestType {
 }
 /// A boolean value (`type: "boolean"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SetSessionConfigOptionRequestTypeBoolean {
     /// The boolean value.
     pub value: bool,
 }
 /// A `SessionConfigValueId` string value (`type: "id"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SetSessionConfigOptionRequestTypeId {
     /// The value ID.
     pub value: SessionConfigValueId,
 }
 /// Response to `session/set_config_option` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SetSessionConfigOptionResponse {
     /// The full set of configuration options and their current values.
     #[serde(rename = "configOptions", deserialize_with = "lenient_fns::required_items")]
@@ -10006,6 +11577,7 @@ pub struct SetSessionConfigOptionResponse {
 /// Agent SHOULD NOT replace the title with one it generates automatically.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SetSessionTitleRequest {
     /// The ID of the session to retitle.
     #[serde(rename = "sessionId")]
@@ -10037,6 +11609,7 @@ pub struct SetSessionTitleRequest {
 /// Response from setting the title of a session.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SetSessionTitleResponse {
     /// The title the Agent stored.
     ///
@@ -10141,6 +11714,56 @@ impl StateUpdate {
         "requires_action",
     ];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StateUpdate {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "StateUpdate".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "StateUpdate").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<RunningStateUpdate>(),
+                        "state",
+                        "running",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<IdleStateUpdate>(),
+                        "state",
+                        "idle",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<RequiresActionStateUpdate>(),
+                        "state",
+                        "requires_action",
+                    ),
+                );
+            #[cfg(feature = "unstable")]
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<UnknownStateUpdate>(),
+                        "state",
+                        "unknown",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("state", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for StateUpdate {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -10168,7 +11791,7 @@ impl StateUpdate {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("state")
                     .and_then(serde_json::Value::as_str)
@@ -10272,8 +11895,22 @@ impl std::fmt::Display for StringFormat {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StringFormat {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "StringFormat".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "StringFormat").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// String item schema for multi-select enum properties.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct StringMultiSelectItems {
     /// Allowed enum values. Must contain at least one value.
     pub r#enum: Vec<String>,
@@ -10295,6 +11932,7 @@ pub struct StringMultiSelectItems {
 /// When `enum` or `oneOf` is set, this represents a single-select enum
 /// with `"type": "string"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct StringPropertySchema {
     /// Optional title for the property.
     ///
@@ -10394,6 +12032,7 @@ impl Default for StringPropertySchema {
 /// on ordinary sessions does not grant support on a child.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SubagentSessionCapabilities {
     /// Permits the client to cancel this child's current work without ending
     /// the session. Omitted and `null` are equivalent and mean unsupported. An object (including
@@ -10464,6 +12103,7 @@ impl Default for SubagentSessionCapabilities {
 /// change this association.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SubagentUpdate {
     /// The opaque session ID identifying the child in all ACP messages.
     #[serde(rename = "sessionId")]
@@ -10556,6 +12196,7 @@ pub struct SubagentUpdate {
 /// error instead of creating, resuming, or forking the session.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SystemPrompt {
     /// How the Agent combines `content` with its own instructions.
     ///
@@ -10669,11 +12310,26 @@ impl std::fmt::Display for SystemPromptMode {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SystemPromptMode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SystemPromptMode".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SystemPromptMode").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// A display-only reference to an agent-owned terminal.
 ///
 /// Terminal state and output are delivered separately through
 /// `terminal_update` and `terminal_output_chunk` session updates.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Terminal {
     /// The ID of the terminal to display.
     #[serde(rename = "terminalId")]
@@ -10697,6 +12353,7 @@ pub struct Terminal {
 /// invocation in an interactive terminal and supports terminal authentication
 /// methods.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TerminalAuthCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -10720,6 +12377,7 @@ impl Default for TerminalAuthCapabilities {
 ///
 /// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TerminalCancelCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -10746,6 +12404,7 @@ impl Default for TerminalCancelCapabilities {
 ///
 /// See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TerminalCapabilities {
     /// Permits the Client to cancel this terminal with `terminal/cancel`.
     ///
@@ -10783,6 +12442,7 @@ impl Default for TerminalCapabilities {
 /// The presence of this object marks the terminal as exited, even when neither
 /// an exit code nor a signal is known.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TerminalExitStatus {
     /// Process exit code as the platform reports it, when known. Negative values are
     /// allowed, for example signed Windows exit codes. Omitted and `null` are equivalent.
@@ -10839,6 +12499,7 @@ impl Default for TerminalExitStatus {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct TerminalId(pub String);
 impl TerminalId {
@@ -10864,6 +12525,7 @@ impl std::fmt::Display for TerminalId {
 }
 /// An authoritative replacement snapshot of terminal output bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TerminalOutput {
     /// Base64-encoded replacement terminal output bytes.
     pub data: String,
@@ -10882,6 +12544,7 @@ pub struct TerminalOutput {
 }
 /// A chunk of bytes appended to an agent-owned terminal's output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TerminalOutputChunk {
     /// The terminal receiving these bytes.
     #[serde(rename = "terminalId")]
@@ -10904,6 +12567,7 @@ pub struct TerminalOutputChunk {
 }
 /// The size of an agent-owned terminal in character cells.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TerminalSize {
     /// Number of columns.
     pub cols: u16,
@@ -10930,6 +12594,7 @@ pub struct TerminalSize {
 /// patches the stored metadata by top-level key. When the terminal ID is new,
 /// omitted fields start unknown.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TerminalUpdate {
     /// Unique identifier for this terminal within the session.
     #[serde(rename = "terminalId")]
@@ -11001,6 +12666,7 @@ pub struct TerminalUpdate {
 }
 /// All text that was typed after the command name is provided as input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TextCommandInput {
     /// A hint to display when the input hasn't been provided yet
     pub hint: String,
@@ -11019,6 +12685,7 @@ pub struct TextCommandInput {
 }
 /// Text provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TextContent {
     /// Text payload carried by this content block.
     pub text: String,
@@ -11046,6 +12713,7 @@ pub struct TextContent {
 }
 /// Text-based resource contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TextResourceContents {
     /// Text payload carried by this content block.
     pub text: String,
@@ -11076,6 +12744,7 @@ pub struct TextResourceContents {
 }
 /// Items definition for titled multi-select enum properties.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TitledMultiSelectItems {
     /// Titled enum options. Must contain at least one option.
     #[serde(rename = "anyOf")]
@@ -11097,6 +12766,7 @@ pub struct TitledMultiSelectItems {
 ///
 /// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ToolCallCancelCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -11123,6 +12793,7 @@ impl Default for ToolCallCancelCapabilities {
 ///
 /// See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ToolCallCapabilities {
     /// Permits the Client to cancel this tool call with `tool_call/cancel`.
     ///
@@ -11184,6 +12855,47 @@ impl ToolCallContent {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["content", "diff", "terminal"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ToolCallContent {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ToolCallContent".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ToolCallContent").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<Content>(),
+                        "type",
+                        "content",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<Diff>(),
+                        "type",
+                        "diff",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<Terminal>(),
+                        "type",
+                        "terminal",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for ToolCallContent {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -11207,7 +12919,7 @@ impl ToolCallContent {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -11247,6 +12959,7 @@ impl ToolCallContent {
 /// with `content` when they need to replace the whole content collection
 /// instead.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ToolCallContentChunk {
     /// The ID of the tool call this content belongs to.
     #[serde(rename = "toolCallId")]
@@ -11280,6 +12993,7 @@ pub struct ToolCallContentChunk {
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct ToolCallId(pub String);
 impl ToolCallId {
@@ -11310,6 +13024,7 @@ impl std::fmt::Display for ToolCallId {
 ///
 /// See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v2/tool-calls#following-the-agent)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ToolCallLocation {
     /// The absolute file path being accessed or modified.
     pub path: AbsolutePath,
@@ -11336,6 +13051,7 @@ pub struct ToolCallLocation {
 }
 /// Permission request details for a tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ToolCallPermissionSubject {
     /// Details about the tool call requiring permission.
     ///
@@ -11446,6 +13162,19 @@ impl std::fmt::Display for ToolCallStatus {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ToolCallStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ToolCallStatus".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ToolCallStatus").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// Represents an upsert for a tool call that the language model has requested.
 ///
 /// Tool calls are actions that the agent executes on behalf of the language model,
@@ -11461,6 +13190,7 @@ impl std::fmt::Display for ToolCallStatus {
 ///
 /// See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ToolCallUpdate {
     /// Unique identifier for this tool call within the session.
     #[serde(rename = "toolCallId")]
@@ -11671,6 +13401,19 @@ impl std::fmt::Display for ToolKind {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ToolKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ToolKind".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ToolKind").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11686,6 +13429,7 @@ impl std::fmt::Display for ToolKind {
 /// gets `-32002`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct UnarchiveSessionRequest {
     /// The ID of the session to unarchive.
     #[serde(rename = "sessionId")]
@@ -11710,6 +13454,7 @@ pub struct UnarchiveSessionRequest {
 /// Response from unarchiving a session.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct UnarchiveSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -11745,6 +13490,7 @@ impl Default for UnarchiveSessionResponse {
 /// pending requests, or revoke capabilities. Capabilities are updated separately.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct UnknownStateUpdate {
     /// Work running independently of foreground work, as a complete snapshot.
     ///
@@ -11786,6 +13532,7 @@ impl Default for UnknownStateUpdate {
 ///
 /// See protocol docs: [Version Negotiation](https://agentclientprotocol.com/protocol/v2/initialization#version-negotiation)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct UnsupportedProtocolVersionErrorData {
     /// The protocol version the Client requested.
     pub requested: ProtocolVersion,
@@ -11810,6 +13557,7 @@ pub struct UnsupportedProtocolVersionErrorData {
 ///
 /// See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct UpdateSessionNotification {
     /// The ID of the session this update pertains to.
     #[serde(rename = "sessionId")]
@@ -11836,6 +13584,7 @@ pub struct UpdateSessionNotification {
 /// Token usage for the foreground work that just completed, not cumulative for the session.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Usage {
     /// Sum of all token types for the completed work.
     #[serde(rename = "totalTokens")]
@@ -11891,6 +13640,7 @@ pub struct Usage {
 }
 /// Context window and cost update for a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct UsageUpdate {
     /// Tokens currently in context.
     pub used: u64,
@@ -11932,6 +13682,7 @@ pub struct UsageUpdate {
 /// chunks. Later chunks with the same `messageId` append to the current
 /// content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct UserMessage {
     /// A unique identifier for the message.
     #[serde(rename = "messageId")]
