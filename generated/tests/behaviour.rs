@@ -3,10 +3,14 @@
 //! that keep what they do not know, three-state patch fields, schema defaults, and errors for a
 //! known tag with a bad body.
 
+#[allow(unused_imports)]
 use acp_types::lenient::{collect, LenientEvent};
+#[allow(unused_imports)]
 use acp_types::{Defaulted, Patch};
+#[allow(unused_imports)]
 use serde_json::{json, Value};
 
+#[allow(dead_code)]
 fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, String> {
     serde_json::from_str(&value.to_string()).map_err(|e| e.to_string())
 }

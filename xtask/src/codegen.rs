@@ -29,6 +29,10 @@ const SUPPORT: &[(&str, &str)] = &[
         include_str!("../../generated/src/support/patch.rs"),
     ),
     (
+        "schema.rs",
+        include_str!("../../generated/src/support/schema.rs"),
+    ),
+    (
         "union.rs",
         include_str!("../../generated/src/support/union.rs"),
     ),
@@ -259,4 +263,22 @@ pub fn standalone(schema: &Path, out: &Path) -> Result<Vec<String>, String> {
         start.elapsed().as_secs_f64() * 1e3,
         out.display()
     )])
+}
+
+#[cfg(test)]
+mod tests {
+    /// Standalone crates carry every hand-written support file.
+    #[test]
+    fn support_list_is_complete() {
+        let dir = crate::project_root().join("generated/src/support");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+            .expect("support dir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        on_disk.sort();
+        let mut listed: Vec<String> = super::SUPPORT.iter().map(|(n, _)| n.to_string()).collect();
+        listed.sort();
+        assert_eq!(listed, on_disk);
+    }
 }

@@ -654,7 +654,10 @@ impl<'a> Lowerer<'a> {
                 else {
                     continue;
                 };
-                if methods.iter().any(|m| &m.name == method && &m.side == side) {
+                if methods
+                    .iter()
+                    .any(|m| &m.name == method && &m.side == side && m.kind == kind)
+                {
                     continue;
                 }
                 methods.push(Method {

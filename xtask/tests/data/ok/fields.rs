@@ -17,6 +17,7 @@ use crate::support::{lenient, union, Defaulted, JsonObject, Meta, Patch};
     Serialize,
     Deserialize
 )]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct SessionId(pub String);
 impl SessionId {
@@ -42,6 +43,7 @@ impl std::fmt::Display for SessionId {
 }
 /// Every presence a field can have.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Update {
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
@@ -88,7 +90,7 @@ fn de_update_verbose<'de, D: Deserializer<'de>>(
     )
 }
 /// Every type name of the schema (with the features enabled), sorted.
-pub const TYPE_NAMES: &'static [&'static str] = &["SessionId", "Update"];
+pub const TYPE_NAMES: &[&str] = &["SessionId", "Update"];
 /// Calls `visitor` with the Rust type that the schema names `name`; `None` for an unknown
 /// name. Tools use it to decode a value whose type is known only by name.
 pub fn visit_type<V: crate::support::TypeVisitor>(

@@ -16,6 +16,32 @@ impl Block {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["text", "ping"];
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Block {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Block".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "Block").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<Text>(),
+                        "type",
+                        "text",
+                    ),
+                );
+            branches.push(crate::support::schema::tag_only("type", "ping"));
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for Block {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -34,11 +60,11 @@ impl<'de> Deserialize<'de> for Block {
 impl Block {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         let value = match value {
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 let which: u32 = match object
                     .get("type")
                     .and_then(serde_json::Value::as_str)
@@ -108,6 +134,36 @@ impl std::fmt::Display for Closed {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Closed {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Closed".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "Closed").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+    }
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Code {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Code".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "Code").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut known: Vec<i64> = Vec::new();
+            known.push(-32700);
+            crate::support::schema::int_enum(&known, true)
+        }
+    }
+}
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Code {
     ParseError,
@@ -142,6 +198,25 @@ pub enum Id {
     Number(i64),
     Str(String),
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Id {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Id".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "Id").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches.push(serde_json::json!({ "type" : "null" }));
+            branches.push(generator.subschema_for::<i64>().to_value());
+            branches.push(generator.subschema_for::<String>().to_value());
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
 impl Serialize for Id {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -160,7 +235,7 @@ impl<'de> Deserialize<'de> for Id {
 impl Id {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
-    #[allow(unused_mut, unused_variables, clippy::needless_return)]
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_null() {
@@ -239,19 +314,26 @@ impl std::fmt::Display for Kind {
         f.write_str(self.as_str())
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Kind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Kind".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "Kind").into()
+    }
+    #[allow(unused_variables)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Text {
     pub text: String,
 }
 /// Every type name of the schema (with the features enabled), sorted.
-pub const TYPE_NAMES: &'static [&'static str] = &[
-    "Block",
-    "Closed",
-    "Code",
-    "Id",
-    "Kind",
-    "Text",
-];
+pub const TYPE_NAMES: &[&str] = &["Block", "Closed", "Code", "Id", "Kind", "Text"];
 /// Calls `visitor` with the Rust type that the schema names `name`; `None` for an unknown
 /// name. Tools use it to decode a value whose type is known only by name.
 pub fn visit_type<V: crate::support::TypeVisitor>(
