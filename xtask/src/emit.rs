@@ -1243,7 +1243,8 @@ fn schema_impl(name: &syn::Ident, cfg: &TokenStream, body: TokenStream) -> Token
             fn schema_id() -> std::borrow::Cow<'static, str> {
                 concat!(module_path!(), "::", #wire).into()
             }
-            #[allow(unused_variables)]
+            // Branches are pushed one by one because each may carry its own `#[cfg]`.
+            #[allow(unused_variables, clippy::vec_init_then_push)]
             fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
                 #body
             }

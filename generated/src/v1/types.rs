@@ -312,7 +312,7 @@ impl schemars::JsonSchema for AgentResponse {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "AgentResponse").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -664,7 +664,7 @@ impl schemars::JsonSchema for AuthMethod {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "AuthMethod").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -940,7 +940,7 @@ impl schemars::JsonSchema for AuthState {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "AuthState").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -1175,7 +1175,7 @@ impl schemars::JsonSchema for AvailableCommandInput {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "AvailableCommandInput").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -1587,7 +1587,7 @@ impl schemars::JsonSchema for ClientResponse {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ClientResponse").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -1879,7 +1879,7 @@ impl schemars::JsonSchema for CompactionStatus {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "CompactionStatus").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -2063,7 +2063,7 @@ impl schemars::JsonSchema for ContentBlock {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ContentBlock").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -2291,7 +2291,7 @@ impl schemars::JsonSchema for CreateElicitationRequestMode {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "CreateElicitationRequestMode").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -2418,7 +2418,7 @@ impl schemars::JsonSchema for CreateElicitationResponseAction {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "CreateElicitationResponseAction").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -2801,7 +2801,7 @@ impl schemars::JsonSchema for ElicitationContentValue {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ElicitationContentValue").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -2934,7 +2934,7 @@ impl schemars::JsonSchema for ElicitationFormModeKind {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ElicitationFormModeKind").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -3068,7 +3068,7 @@ impl schemars::JsonSchema for ElicitationPropertySchema {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ElicitationPropertySchema").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -3329,7 +3329,7 @@ impl schemars::JsonSchema for ElicitationSchemaType {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ElicitationSchemaType").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
     }
@@ -3413,7 +3413,7 @@ impl schemars::JsonSchema for ElicitationUrlModeKind {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ElicitationUrlModeKind").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -3506,7 +3506,7 @@ impl schemars::JsonSchema for EmbeddedResourceResource {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "EmbeddedResourceResource").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -3645,7 +3645,7 @@ impl schemars::JsonSchema for ErrorCode {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ErrorCode").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut known: Vec<i64> = Vec::new();
@@ -4036,7 +4036,7 @@ impl schemars::JsonSchema for IdleStateUpdateStopReason {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "IdleStateUpdateStopReason").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -4877,7 +4877,7 @@ impl schemars::JsonSchema for LlmProtocol {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "LlmProtocol").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -5256,7 +5256,7 @@ impl schemars::JsonSchema for McpServer {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "McpServer").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -5642,7 +5642,7 @@ impl schemars::JsonSchema for MessageMcpResponse {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "MessageMcpResponse").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -5753,7 +5753,7 @@ impl schemars::JsonSchema for MultiSelectItems {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "MultiSelectItems").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -6082,7 +6082,7 @@ impl schemars::JsonSchema for NoticeSeverity {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "NoticeSeverity").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -6284,7 +6284,7 @@ impl schemars::JsonSchema for PermissionOptionKind {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "PermissionOptionKind").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
     }
@@ -6435,7 +6435,7 @@ impl schemars::JsonSchema for PlanEntryPriority {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "PlanEntryPriority").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
     }
@@ -6500,7 +6500,7 @@ impl schemars::JsonSchema for PlanEntryStatus {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "PlanEntryStatus").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
     }
@@ -6714,7 +6714,7 @@ impl schemars::JsonSchema for PlanUpdateContent {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "PlanUpdateContent").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -7185,7 +7185,7 @@ impl schemars::JsonSchema for ProxyResponse {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ProxyResponse").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -7474,7 +7474,7 @@ impl schemars::JsonSchema for RequestId {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "RequestId").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -7554,7 +7554,7 @@ impl schemars::JsonSchema for RequestPermissionOutcome {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "RequestPermissionOutcome").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -7916,7 +7916,7 @@ impl schemars::JsonSchema for Role {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "Role").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
     }
@@ -8105,7 +8105,7 @@ impl schemars::JsonSchema for SessionArchiveFilter {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "SessionArchiveFilter").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -8550,7 +8550,7 @@ impl schemars::JsonSchema for SessionConfigOptionCategory {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "SessionConfigOptionCategory").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -8575,7 +8575,7 @@ impl schemars::JsonSchema for SessionConfigOptionType {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "SessionConfigOptionType").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -8771,7 +8771,7 @@ impl schemars::JsonSchema for SessionConfigSelectOptions {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "SessionConfigSelectOptions").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -9424,7 +9424,7 @@ impl schemars::JsonSchema for SessionStatus {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "SessionStatus").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -9804,7 +9804,7 @@ impl schemars::JsonSchema for SessionUpdate {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "SessionUpdate").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -10340,7 +10340,7 @@ impl schemars::JsonSchema for SetSessionConfigOptionRequestType {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "SetSessionConfigOptionRequestType").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -10616,7 +10616,7 @@ impl schemars::JsonSchema for StateUpdate {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "StateUpdate").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -10804,7 +10804,7 @@ impl schemars::JsonSchema for StopReason {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "StopReason").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
     }
@@ -10870,7 +10870,7 @@ impl schemars::JsonSchema for StringFormat {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "StringFormat").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
     }
@@ -11311,7 +11311,7 @@ impl schemars::JsonSchema for SystemPromptMode {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "SystemPromptMode").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -11661,7 +11661,7 @@ impl schemars::JsonSchema for ToolCallContent {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ToolCallContent").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -11893,7 +11893,7 @@ impl schemars::JsonSchema for ToolCallStatus {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ToolCallStatus").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
     }
@@ -12085,7 +12085,7 @@ impl schemars::JsonSchema for ToolKind {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ToolKind").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
     }

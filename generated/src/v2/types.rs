@@ -242,7 +242,7 @@ impl schemars::JsonSchema for AgentResponse {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "AgentResponse").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -324,7 +324,7 @@ impl schemars::JsonSchema for AgentResponseErrorId {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "AgentResponseErrorId").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -682,7 +682,7 @@ impl schemars::JsonSchema for AuthMethod {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "AuthMethod").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -972,7 +972,7 @@ impl schemars::JsonSchema for AuthState {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "AuthState").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -1151,7 +1151,7 @@ impl schemars::JsonSchema for AvailableCommand {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "AvailableCommand").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -1244,7 +1244,7 @@ impl schemars::JsonSchema for AvailableCommandInput {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "AvailableCommandInput").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -1448,7 +1448,7 @@ impl schemars::JsonSchema for BackgroundWork {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "BackgroundWork").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -1943,7 +1943,7 @@ impl schemars::JsonSchema for ClientResponse {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ClientResponse").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -2025,7 +2025,7 @@ impl schemars::JsonSchema for ClientResponseErrorId {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ClientResponseErrorId").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -2336,7 +2336,7 @@ impl schemars::JsonSchema for CompactionStatus {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "CompactionStatus").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -2540,7 +2540,7 @@ impl schemars::JsonSchema for ContentBlock {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ContentBlock").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -2770,7 +2770,7 @@ impl schemars::JsonSchema for CreateElicitationRequestMode {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "CreateElicitationRequestMode").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -2895,7 +2895,7 @@ impl schemars::JsonSchema for CreateElicitationResponseAction {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "CreateElicitationResponseAction").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -3131,7 +3131,7 @@ impl schemars::JsonSchema for DiffChangeOperation {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "DiffChangeOperation").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -3327,7 +3327,7 @@ impl schemars::JsonSchema for DiffFileType {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "DiffFileType").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -3425,7 +3425,7 @@ impl schemars::JsonSchema for DiffPatchFormat {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "DiffPatchFormat").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -3590,7 +3590,7 @@ impl schemars::JsonSchema for ElicitationContentValue {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ElicitationContentValue").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -3725,7 +3725,7 @@ impl schemars::JsonSchema for ElicitationFormModeKind {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ElicitationFormModeKind").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -3859,7 +3859,7 @@ impl schemars::JsonSchema for ElicitationPropertySchema {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ElicitationPropertySchema").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -4078,7 +4078,7 @@ impl schemars::JsonSchema for ElicitationSchemaType {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ElicitationSchemaType").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
     }
@@ -4160,7 +4160,7 @@ impl schemars::JsonSchema for ElicitationUrlModeKind {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ElicitationUrlModeKind").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -4255,7 +4255,7 @@ impl schemars::JsonSchema for EmbeddedResourceResource {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "EmbeddedResourceResource").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -4396,7 +4396,7 @@ impl schemars::JsonSchema for ErrorCode {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ErrorCode").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut known: Vec<i64> = Vec::new();
@@ -4492,7 +4492,7 @@ impl schemars::JsonSchema for ErrorData {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ErrorData").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -4845,7 +4845,7 @@ impl schemars::JsonSchema for IconTheme {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "IconTheme").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -4964,7 +4964,7 @@ impl schemars::JsonSchema for IdleStateUpdateStopReason {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "IdleStateUpdateStopReason").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -5604,7 +5604,7 @@ impl schemars::JsonSchema for LlmProtocol {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "LlmProtocol").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -5942,7 +5942,7 @@ impl schemars::JsonSchema for McpServer {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "McpServer").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -6371,7 +6371,7 @@ impl schemars::JsonSchema for MessageMcpResponse {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "MessageMcpResponse").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -6492,7 +6492,7 @@ impl schemars::JsonSchema for MultiSelectItems {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "MultiSelectItems").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -6830,7 +6830,7 @@ impl schemars::JsonSchema for NoticeSeverity {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "NoticeSeverity").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -7043,7 +7043,7 @@ impl schemars::JsonSchema for PermissionOptionKind {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "PermissionOptionKind").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -7150,7 +7150,7 @@ impl schemars::JsonSchema for PlanEntryPriority {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "PlanEntryPriority").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -7237,7 +7237,7 @@ impl schemars::JsonSchema for PlanEntryStatus {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "PlanEntryStatus").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -7449,7 +7449,7 @@ impl schemars::JsonSchema for PlanUpdateContent {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "PlanUpdateContent").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -7970,7 +7970,7 @@ impl schemars::JsonSchema for ProxyResponse {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ProxyResponse").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -8058,7 +8058,7 @@ impl schemars::JsonSchema for ProxyResponseErrorId {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ProxyResponseErrorId").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -8253,7 +8253,7 @@ impl schemars::JsonSchema for ReplayFrom {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ReplayFrom").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -8357,7 +8357,7 @@ impl schemars::JsonSchema for RequestId {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "RequestId").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -8449,7 +8449,7 @@ impl schemars::JsonSchema for RequestPermissionOutcome {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "RequestPermissionOutcome").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -8631,7 +8631,7 @@ impl schemars::JsonSchema for RequestPermissionSubject {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "RequestPermissionSubject").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -9032,7 +9032,7 @@ impl schemars::JsonSchema for Role {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "Role").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -9238,7 +9238,7 @@ impl schemars::JsonSchema for SessionArchiveFilter {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "SessionArchiveFilter").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -9659,7 +9659,7 @@ impl schemars::JsonSchema for SessionConfigOptionCategory {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "SessionConfigOptionCategory").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -9694,7 +9694,7 @@ impl schemars::JsonSchema for SessionConfigOptionType {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "SessionConfigOptionType").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -9853,7 +9853,7 @@ impl schemars::JsonSchema for SessionConfigSelectOptions {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "SessionConfigSelectOptions").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -10418,7 +10418,7 @@ impl schemars::JsonSchema for SessionStatus {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "SessionStatus").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -10837,7 +10837,7 @@ impl schemars::JsonSchema for SessionUpdate {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "SessionUpdate").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -11452,7 +11452,7 @@ impl schemars::JsonSchema for SetSessionConfigOptionRequestType {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "SetSessionConfigOptionRequestType").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -11722,7 +11722,7 @@ impl schemars::JsonSchema for StateUpdate {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "StateUpdate").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -11903,7 +11903,7 @@ impl schemars::JsonSchema for StringFormat {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "StringFormat").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -12319,7 +12319,7 @@ impl schemars::JsonSchema for SystemPromptMode {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "SystemPromptMode").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -12863,7 +12863,7 @@ impl schemars::JsonSchema for ToolCallContent {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ToolCallContent").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -13170,7 +13170,7 @@ impl schemars::JsonSchema for ToolCallStatus {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ToolCallStatus").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
@@ -13409,7 +13409,7 @@ impl schemars::JsonSchema for ToolKind {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "ToolKind").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }

@@ -24,7 +24,7 @@ impl schemars::JsonSchema for Block {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "Block").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -142,7 +142,7 @@ impl schemars::JsonSchema for Closed {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "Closed").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
     }
@@ -155,7 +155,7 @@ impl schemars::JsonSchema for Code {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "Code").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut known: Vec<i64> = Vec::new();
@@ -206,7 +206,7 @@ impl schemars::JsonSchema for Id {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "Id").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
@@ -322,7 +322,7 @@ impl schemars::JsonSchema for Kind {
     fn schema_id() -> std::borrow::Cow<'static, str> {
         concat!(module_path!(), "::", "Kind").into()
     }
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
