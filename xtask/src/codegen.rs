@@ -1,7 +1,7 @@
 //! `cargo xtask codegen`: runs the pipeline over the committed schemas and writes (or, with
 //! `--check`, compares) everything under `generated/` that the generator owns.
 
-use crate::{emit, ir::Protocol, lower, merge, model, schema_cmd};
+use crate::{emit, emit_methods, ir::Protocol, lower, merge, model, schema_cmd};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -28,6 +28,7 @@ const SUPPORT: &[(&str, &str)] = &[
         "patch.rs",
         include_str!("../../generated/src/support/patch.rs"),
     ),
+    ("rpc.rs", include_str!("../../generated/src/support/rpc.rs")),
     (
         "schema.rs",
         include_str!("../../generated/src/support/schema.rs"),
@@ -84,6 +85,15 @@ pub fn generate(root: &Path) -> Result<(BTreeMap<PathBuf, String>, Vec<String>),
             }
             Err(e) => errors.push(e),
         }
+        match emit_methods::methods_module(&merged, &sources) {
+            Ok(text) => {
+                files.insert(
+                    PathBuf::from(format!("generated/src/{version}/methods.rs")),
+                    text,
+                );
+            }
+            Err(e) => errors.push(e),
+        }
         files.insert(
             PathBuf::from(format!("generated/src/{version}/mod.rs")),
             version_module(version, &sources)?,
@@ -107,6 +117,8 @@ fn version_module(version: &str, sources: &str) -> Result<String, String> {
             // Formatted by prettyplease when generated; `cargo fmt` must not rewrite it.
             #[rustfmt::skip]
             mod types;
+            #[rustfmt::skip]
+            pub mod methods;
             pub use types::*;
         },
     )
@@ -215,12 +227,14 @@ pub fn standalone(schema: &Path, out: &Path) -> Result<Vec<String>, String> {
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or(name.clone());
     let types = emit::types_module(&protocol, &file_name)?;
+    let methods = emit_methods::methods_module(&protocol, &file_name)?;
     let lib = emit::render(
         &file_name,
         quote::quote! {
             //! Agent Client Protocol types generated from one schema file.
             pub mod support;
             mod types;
+            pub mod methods;
             pub use support::{Defaulted, JsonObject, Meta, Patch};
             pub use types::*;
         },
@@ -238,7 +252,8 @@ pub fn standalone(schema: &Path, out: &Path) -> Result<Vec<String>, String> {
          [package]\nname = \"{crate_name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
          [features]\nunstable = []\nschemars = [\"dep:schemars\"]\n\n\
          [dependencies]\nserde = {{ version = \"1\", features = [\"derive\"] }}\n\
-         serde_json = {{ version = \"1\", features = [\"preserve_order\"] }}\n\
+         serde_json = {{ version = \"1\", features = [\"preserve_order\", \"raw_value\"] }}\n\
+         serde_path_to_error = \"0.1\"\n\
          schemars = {{ version = \"1\", optional = true }}\n\n\
          [workspace]\n"
     );
@@ -246,6 +261,7 @@ pub fn standalone(schema: &Path, out: &Path) -> Result<Vec<String>, String> {
         (out.join("Cargo.toml"), manifest),
         (out.join("src/lib.rs"), lib),
         (out.join("src/types.rs"), types),
+        (out.join("src/methods.rs"), methods),
     ];
     for (file, text) in SUPPORT {
         files.push((out.join("src/support").join(file), text.to_string()));

@@ -65,7 +65,7 @@ pub fn types_module(p: &Protocol, sources: &str) -> Result<String, String> {
     render(sources, tokens)
 }
 
-fn cfg(s: Stability) -> TokenStream {
+pub(crate) fn cfg(s: Stability) -> TokenStream {
     match s {
         Stability::Stable => quote! {},
         Stability::Unstable => quote! { #[cfg(feature = "unstable")] },
@@ -73,7 +73,7 @@ fn cfg(s: Stability) -> TokenStream {
     }
 }
 
-fn docs(text: Option<&str>) -> TokenStream {
+pub(crate) fn docs(text: Option<&str>) -> TokenStream {
     let Some(text) = text.map(str::trim).filter(|t| !t.is_empty()) else {
         return quote! {};
     };
@@ -88,7 +88,7 @@ fn docs(text: Option<&str>) -> TokenStream {
     quote! { #(#[doc = #lines])* }
 }
 
-fn ident(name: &str) -> syn::Ident {
+pub(crate) fn ident(name: &str) -> syn::Ident {
     match name.strip_prefix("r#") {
         Some(raw) => format_ident!("r#{}", raw),
         None => format_ident!("{}", name),
@@ -394,6 +394,50 @@ impl<'a> Emitter<'a> {
                 pub #fname: #ty,
             });
         }
+        // `new(required…)`: struct literals would break whenever a feature adds a field.
+        let mut new_params = Vec::new();
+        let mut new_inits = Vec::new();
+        for f in &s.fields {
+            let fname = ident(&f.name);
+            let fcfg = cfg_tokens(f.stability);
+            match &f.presence {
+                Presence::Required | Presence::RequiredNullable => {
+                    let inner = self.rust(id, &f.ty);
+                    let ty = if f.presence == Presence::Required {
+                        inner
+                    } else {
+                        quote! { Option<#inner> }
+                    };
+                    new_params.push(quote! { #fcfg #fname: #ty });
+                    new_inits.push(quote! { #fcfg #fname, });
+                }
+                Presence::Defaulted(_) => {
+                    let fn_ident = format_ident!(
+                        "default_{}_{}",
+                        t.name.to_snake_case(),
+                        f.name.trim_start_matches("r#")
+                    );
+                    new_inits.push(quote! { #fcfg #fname: #fn_ident(), });
+                }
+                _ => new_inits.push(quote! { #fcfg #fname: Default::default(), }),
+            }
+        }
+        if let Some(fl) = &s.flatten {
+            let fname = ident(&fl.name);
+            let ty = self.rust(id, &TypeRef::Named(fl.ty));
+            new_params.push(quote! { #fname: #ty });
+            new_inits.push(quote! { #fname, });
+        }
+        let constructor = quote! {
+            #cfg
+            impl #name {
+                /// A value with the required fields given and every optional field left out.
+                #[allow(clippy::too_many_arguments)]
+                pub fn new(#(#new_params),*) -> Self {
+                    Self { #(#new_inits)* }
+                }
+            }
+        };
         let default_impl = if all_optional {
             quote! {
                 #cfg
@@ -413,6 +457,7 @@ impl<'a> Emitter<'a> {
             pub struct #name {
                 #(#fields)*
             }
+            #constructor
             #default_impl
             #(#default_fns)*
         })
@@ -1269,7 +1314,7 @@ fn cfg_tokens(s: Stability) -> TokenStream {
 }
 
 /// `const VARIANTS: &[&str]`, once per feature setting when the lists differ.
-fn variant_lists(
+pub(crate) fn variant_lists(
     const_name: &str,
     public: bool,
     items: impl Iterator<Item = (String, Stability)>,

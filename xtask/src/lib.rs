@@ -4,6 +4,7 @@
 
 pub mod codegen;
 pub mod emit;
+pub mod emit_methods;
 pub mod ir;
 pub mod lower;
 pub mod merge;

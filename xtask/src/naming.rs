@@ -49,6 +49,25 @@ pub fn type_name(wire: &str) -> String {
 /// Schema prose as rustdoc: bare URLs become autolinks and brackets that are not Markdown links
 /// are escaped, so `cargo doc` reads it without warnings.
 pub fn docs(text: &str) -> String {
+    // A fence without a language would be compiled as a Rust doctest: schema prose is not Rust.
+    let fenced: Vec<String> = text
+        .lines()
+        .scan(false, |open, line| {
+            let trimmed = line.trim_start();
+            Some(if let Some(lang) = trimmed.strip_prefix("```") {
+                let opening = !*open;
+                *open = !*open;
+                if opening && lang.trim().is_empty() {
+                    format!("{}```text", &line[..line.len() - trimmed.len()])
+                } else {
+                    line.to_string()
+                }
+            } else {
+                line.to_string()
+            })
+        })
+        .collect();
+    let text = &fenced.join("\n");
     let defined: Vec<String> = text
         .lines()
         .filter_map(|l| {
@@ -175,5 +194,7 @@ mod tests {
             "[1]: <https://x.y>\nuse [1]" // an angle-bracket destination is valid CommonMark
         );
         assert_eq!(docs("`a[0]`"), "`a[0]`");
+        assert_eq!(docs("x\n```\n{}\n```"), "x\n```text\n{}\n```");
+        assert_eq!(docs("```json\n[1]\n```"), "```json\n[1]\n```");
     }
 }

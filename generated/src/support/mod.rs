@@ -6,6 +6,7 @@
 mod defaulted;
 pub mod lenient;
 mod patch;
+pub mod rpc;
 #[cfg(feature = "schemars")]
 pub mod schema;
 pub mod union;

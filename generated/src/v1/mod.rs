@@ -2,4 +2,6 @@
 //! ACP v1: every type of `schema/v1/schema.json`, plus (feature `unstable`) what only `schema.unstable.json` has.
 #[rustfmt::skip]
 mod types;
+#[rustfmt::skip]
+pub mod methods;
 pub use types::*;

@@ -46,6 +46,18 @@ pub struct AgentAuthCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl AgentAuthCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            #[cfg(feature = "unstable")]
+            status: Default::default(),
+            logout: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for AgentAuthCapabilities {
     fn default() -> Self {
         Self {
@@ -141,6 +153,25 @@ pub struct AgentCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl AgentCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            load_session: default_agent_capabilities_load_session(),
+            prompt_capabilities: default_agent_capabilities_prompt_capabilities(),
+            #[cfg(not(feature = "unstable"))]
+            mcp_capabilities: default_agent_capabilities_mcp_capabilities(),
+            #[cfg(feature = "unstable")]
+            mcp_capabilities: default_agent_capabilities_mcp_capabilities(),
+            session_capabilities: default_agent_capabilities_session_capabilities(),
+            auth: default_agent_capabilities_auth(),
+            #[cfg(feature = "unstable")]
+            providers: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 impl Default for AgentCapabilities {
     fn default() -> Self {
@@ -284,6 +315,16 @@ pub struct AgentNotification {
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub params: Patch<serde_json::Value>,
 }
+impl AgentNotification {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(method: String) -> Self {
+        Self {
+            method,
+            params: Default::default(),
+        }
+    }
+}
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -295,6 +336,17 @@ pub struct AgentRequest {
     /// Method-specific request parameters.
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub params: Patch<serde_json::Value>,
+}
+impl AgentRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, method: String) -> Self {
+        Self {
+            id,
+            method,
+            params: Default::default(),
+        }
+    }
 }
 /// A JSON-RPC response object.
 #[derive(Debug, Clone, PartialEq)]
@@ -370,6 +422,13 @@ pub struct AgentResponseError {
     /// Method-specific error data.
     pub error: Error,
 }
+impl AgentResponseError {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, error: Error) -> Self {
+        Self { id, error }
+    }
+}
 /// A successful JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -379,6 +438,13 @@ pub struct AgentResponseResult {
     /// Method-specific response data.
     #[serde(deserialize_with = "lenient::required")]
     pub result: serde_json::Value,
+}
+impl AgentResponseResult {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, result: serde_json::Value) -> Self {
+        Self { id, result }
+    }
 }
 /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -418,6 +484,18 @@ pub struct Annotations {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl Annotations {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            audience: Default::default(),
+            last_modified: Default::default(),
+            priority: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 impl Default for Annotations {
     fn default() -> Self {
@@ -461,6 +539,17 @@ pub struct ArchiveSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl ArchiveSessionRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -482,6 +571,14 @@ pub struct ArchiveSessionResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl ArchiveSessionResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for ArchiveSessionResponse {
@@ -517,6 +614,18 @@ pub struct AudioContent {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl AudioContent {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(data: String, mime_type: String) -> Self {
+        Self {
+            annotations: Default::default(),
+            data,
+            mime_type,
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -586,6 +695,21 @@ pub struct AuthAccount {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl AuthAccount {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(label: String) -> Self {
+        Self {
+            label,
+            active: Default::default(),
+            name: Default::default(),
+            email: Default::default(),
+            organization: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Authentication capabilities supported by the client.
 ///
 /// Advertised during initialization to inform the agent which authentication
@@ -617,6 +741,16 @@ pub struct AuthCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl AuthCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            terminal: default_auth_capabilities_terminal(),
+            meta: Default::default(),
+        }
+    }
 }
 impl Default for AuthCapabilities {
     fn default() -> Self {
@@ -763,6 +897,18 @@ pub struct AuthMethodAgent {
     )]
     pub meta: Patch<Meta>,
 }
+impl AuthMethodAgent {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: AuthMethodId, name: String) -> Self {
+        Self {
+            id,
+            name,
+            description: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Typed identifier used for auth method values on the wire.
 #[derive(
     Debug,
@@ -848,6 +994,20 @@ pub struct AuthMethodTerminal {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl AuthMethodTerminal {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: AuthMethodId, name: String) -> Self {
+        Self {
+            id,
+            name,
+            description: Default::default(),
+            args: Default::default(),
+            env: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -970,6 +1130,14 @@ pub struct AuthStatusCapabilities {
     pub meta: Patch<Meta>,
 }
 #[cfg(feature = "unstable")]
+impl AuthStatusCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Default for AuthStatusCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -1001,6 +1169,14 @@ pub struct AuthStatusRequest {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl AuthStatusRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for AuthStatusRequest {
@@ -1046,6 +1222,18 @@ pub struct AuthStatusResponse {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl AuthStatusResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(state: AuthState) -> Self {
+        Self {
+            state,
+            accounts: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1088,6 +1276,18 @@ pub struct AuthStatusUpdateNotification {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl AuthStatusUpdateNotification {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(state: AuthState) -> Self {
+        Self {
+            state,
+            accounts: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Request parameters for the authenticate method.
 ///
 /// Specifies which authentication method to use.
@@ -1111,6 +1311,16 @@ pub struct AuthenticateRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl AuthenticateRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(method_id: AuthMethodId) -> Self {
+        Self {
+            method_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// Response to the `authenticate` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -1127,6 +1337,13 @@ pub struct AuthenticateResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl AuthenticateResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for AuthenticateResponse {
     fn default() -> Self {
@@ -1160,6 +1377,18 @@ pub struct AvailableCommand {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl AvailableCommand {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String, description: String) -> Self {
+        Self {
+            name,
+            description,
+            input: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// The input specification for a command.
 #[derive(Debug, Clone, PartialEq)]
@@ -1238,6 +1467,16 @@ pub struct AvailableCommandsUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+impl AvailableCommandsUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(available_commands: Vec<AvailableCommand>) -> Self {
+        Self {
+            available_commands,
+            meta: Default::default(),
+        }
+    }
+}
 /// Binary resource contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -1267,6 +1506,18 @@ pub struct BlobResourceContents {
     )]
     pub meta: Patch<Meta>,
 }
+impl BlobResourceContents {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(blob: String, uri: String) -> Self {
+        Self {
+            blob,
+            mime_type: Default::default(),
+            uri,
+            meta: Default::default(),
+        }
+    }
+}
 /// Capabilities for boolean session configuration options.
 ///
 /// Supplying `{}` means the client supports boolean session configuration options.
@@ -1285,6 +1536,13 @@ pub struct BooleanConfigOptionCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl BooleanConfigOptionCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for BooleanConfigOptionCapabilities {
     fn default() -> Self {
@@ -1337,6 +1595,18 @@ pub struct BooleanPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+impl BooleanPropertySchema {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            title: Default::default(),
+            description: Default::default(),
+            default: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for BooleanPropertySchema {
     fn default() -> Self {
         Self {
@@ -1369,6 +1639,16 @@ pub struct CancelNotification {
     )]
     pub meta: Patch<Meta>,
 }
+impl CancelNotification {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// Notification to cancel an ongoing request.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/cancellation)
@@ -1390,6 +1670,16 @@ pub struct CancelRequestNotification {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl CancelRequestNotification {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(request_id: RequestId) -> Self {
+        Self {
+            request_id,
+            meta: Default::default(),
+        }
+    }
 }
 /// Capabilities supported by the client.
 ///
@@ -1490,6 +1780,24 @@ pub struct ClientCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl ClientCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            fs: default_client_capabilities_fs(),
+            terminal: default_client_capabilities_terminal(),
+            session: Default::default(),
+            #[cfg(feature = "unstable")]
+            subagents: Default::default(),
+            #[cfg(feature = "unstable")]
+            plan: Default::default(),
+            auth: default_client_capabilities_auth(),
+            elicitation: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for ClientCapabilities {
     fn default() -> Self {
         Self {
@@ -1559,6 +1867,16 @@ pub struct ClientNotification {
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub params: Patch<serde_json::Value>,
 }
+impl ClientNotification {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(method: String) -> Self {
+        Self {
+            method,
+            params: Default::default(),
+        }
+    }
+}
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -1570,6 +1888,17 @@ pub struct ClientRequest {
     /// Method-specific request parameters.
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub params: Patch<serde_json::Value>,
+}
+impl ClientRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, method: String) -> Self {
+        Self {
+            id,
+            method,
+            params: Default::default(),
+        }
+    }
 }
 /// A JSON-RPC response object.
 #[derive(Debug, Clone, PartialEq)]
@@ -1645,6 +1974,13 @@ pub struct ClientResponseError {
     /// Method-specific error data.
     pub error: Error,
 }
+impl ClientResponseError {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, error: Error) -> Self {
+        Self { id, error }
+    }
+}
 /// A successful JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -1654,6 +1990,13 @@ pub struct ClientResponseResult {
     /// Method-specific response data.
     #[serde(deserialize_with = "lenient::required")]
     pub result: serde_json::Value,
+}
+impl ClientResponseResult {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, result: serde_json::Value) -> Self {
+        Self { id, result }
+    }
 }
 /// Session-related capabilities supported by the client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -1701,6 +2044,18 @@ pub struct ClientSessionCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl ClientSessionCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            compaction: Default::default(),
+            config_options: Default::default(),
+            notices: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for ClientSessionCapabilities {
     fn default() -> Self {
         Self {
@@ -1737,6 +2092,16 @@ pub struct CloseSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl CloseSessionRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// Response from closing a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -1753,6 +2118,13 @@ pub struct CloseSessionResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl CloseSessionResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for CloseSessionResponse {
     fn default() -> Self {
@@ -1905,6 +2277,17 @@ pub struct CompactionSummaryChunk {
     )]
     pub meta: Patch<Meta>,
 }
+impl CompactionSummaryChunk {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(compaction_id: CompactionId, content: ContentBlock) -> Self {
+        Self {
+            compaction_id,
+            content,
+            meta: Default::default(),
+        }
+    }
+}
 /// A context compaction upsert. The first notification fixes the compaction's
 /// timeline position. Later updates with the same ID patch that entity in place.
 /// Agents MUST only send this update when the Client advertised
@@ -1944,6 +2327,19 @@ pub struct CompactionUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+impl CompactionUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(compaction_id: CompactionId, status: CompactionStatus) -> Self {
+        Self {
+            compaction_id,
+            status,
+            summary: Default::default(),
+            error: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Notification sent by the agent when a URL-based elicitation is complete.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -1965,6 +2361,16 @@ pub struct CompleteElicitationNotification {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl CompleteElicitationNotification {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(elicitation_id: ElicitationId) -> Self {
+        Self {
+            elicitation_id,
+            meta: Default::default(),
+        }
+    }
 }
 /// Session configuration options have been updated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -1989,6 +2395,16 @@ pub struct ConfigOptionUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+impl ConfigOptionUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(config_options: Vec<SessionConfigOption>) -> Self {
+        Self {
+            config_options,
+            meta: Default::default(),
+        }
+    }
+}
 /// Standard content block (text, images, resources).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -2007,6 +2423,16 @@ pub struct Content {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl Content {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(content: ContentBlock) -> Self {
+        Self {
+            content,
+            meta: Default::default(),
+        }
+    }
 }
 /// Content blocks represent displayable information in the Agent Client Protocol.
 ///
@@ -2211,6 +2637,17 @@ pub struct ContentChunk {
     )]
     pub meta: Patch<Meta>,
 }
+impl ContentChunk {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(content: ContentBlock) -> Self {
+        Self {
+            content,
+            message_id: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Cost information for a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -2232,6 +2669,17 @@ pub struct Cost {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl Cost {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(amount: f64, currency: String) -> Self {
+        Self {
+            amount,
+            currency,
+            meta: Default::default(),
+        }
+    }
 }
 /// Request from the agent to elicit structured user input.
 ///
@@ -2260,6 +2708,17 @@ pub struct CreateElicitationRequest {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub mode: CreateElicitationRequestMode,
+}
+impl CreateElicitationRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(message: String, mode: CreateElicitationRequestMode) -> Self {
+        Self {
+            message,
+            meta: Default::default(),
+            mode,
+        }
+    }
 }
 /// The part of \[`CreateElicitationRequest`\] that depends on its variant.
 #[derive(Debug, Clone, PartialEq)]
@@ -2385,6 +2844,16 @@ pub struct CreateElicitationResponse {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub action: CreateElicitationResponseAction,
+}
+impl CreateElicitationResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(action: CreateElicitationResponseAction) -> Self {
+        Self {
+            meta: Default::default(),
+            action,
+        }
+    }
 }
 /// The part of \[`CreateElicitationResponse`\] that depends on its variant.
 #[derive(Debug, Clone, PartialEq)]
@@ -2543,6 +3012,21 @@ pub struct CreateTerminalRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl CreateTerminalRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, command: String) -> Self {
+        Self {
+            session_id,
+            command,
+            args: Default::default(),
+            env: Default::default(),
+            cwd: Default::default(),
+            output_byte_limit: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Response containing the ID of the created terminal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -2562,6 +3046,16 @@ pub struct CreateTerminalResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl CreateTerminalResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(terminal_id: TerminalId) -> Self {
+        Self {
+            terminal_id,
+            meta: Default::default(),
+        }
+    }
 }
 /// The current mode of the session has changed
 ///
@@ -2585,6 +3079,16 @@ pub struct CurrentModeUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+impl CurrentModeUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(current_mode_id: SessionModeId) -> Self {
+        Self {
+            current_mode_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// Request parameters for deleting an existing session from `session/list`.
 ///
 /// Only available if the Agent supports the `sessionCapabilities.delete` capability.
@@ -2607,6 +3111,16 @@ pub struct DeleteSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl DeleteSessionRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// Response from deleting a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -2623,6 +3137,13 @@ pub struct DeleteSessionResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl DeleteSessionResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for DeleteSessionResponse {
     fn default() -> Self {
@@ -2663,6 +3184,18 @@ pub struct Diff {
     )]
     pub meta: Patch<Meta>,
 }
+impl Diff {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(path: String, new_text: String) -> Self {
+        Self {
+            path,
+            old_text: Default::default(),
+            new_text,
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -2688,6 +3221,17 @@ pub struct DisableProviderRequest {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl DisableProviderRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(provider_id: ProviderId) -> Self {
+        Self {
+            provider_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -2711,6 +3255,14 @@ pub struct DisableProviderResponse {
     pub meta: Patch<Meta>,
 }
 #[cfg(feature = "unstable")]
+impl DisableProviderResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Default for DisableProviderResponse {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -2723,6 +3275,15 @@ pub struct ElicitationAcceptAction {
     /// The user-provided content, if any, as an object matching the requested schema.
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub content: Patch<std::collections::BTreeMap<String, ElicitationContentValue>>,
+}
+impl ElicitationAcceptAction {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            content: Default::default(),
+        }
+    }
 }
 impl Default for ElicitationAcceptAction {
     fn default() -> Self {
@@ -2769,6 +3330,17 @@ pub struct ElicitationCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl ElicitationCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            form: Default::default(),
+            url: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 impl Default for ElicitationCapabilities {
     fn default() -> Self {
@@ -2901,6 +3473,13 @@ pub struct ElicitationFormCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl ElicitationFormCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
 impl Default for ElicitationFormCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -2916,6 +3495,16 @@ pub struct ElicitationFormMode {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub kind: ElicitationFormModeKind,
+}
+impl ElicitationFormMode {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        requested_schema: ElicitationSchema,
+        kind: ElicitationFormModeKind,
+    ) -> Self {
+        Self { requested_schema, kind }
+    }
 }
 /// The part of \[`ElicitationFormMode`\] that depends on its variant.
 #[derive(Debug, Clone, PartialEq)]
@@ -3191,6 +3780,13 @@ pub struct ElicitationRequestScope {
     #[serde(rename = "requestId")]
     pub request_id: RequestId,
 }
+impl ElicitationRequestScope {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(request_id: RequestId) -> Self {
+        Self { request_id }
+    }
+}
 /// Type-safe elicitation schema for requesting structured user input.
 ///
 /// This represents a JSON Schema object with primitive-typed properties,
@@ -3250,6 +3846,20 @@ pub struct ElicitationSchema {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl ElicitationSchema {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            r#type: default_elicitation_schema_type(),
+            title: Default::default(),
+            properties: default_elicitation_schema_properties(),
+            required: Default::default(),
+            description: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 impl Default for ElicitationSchema {
     fn default() -> Self {
@@ -3357,6 +3967,16 @@ pub struct ElicitationSessionScope {
     )]
     pub tool_call_id: Patch<ToolCallId>,
 }
+impl ElicitationSessionScope {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            tool_call_id: Default::default(),
+        }
+    }
+}
 /// URL-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports URL-based elicitation.
@@ -3378,6 +3998,13 @@ pub struct ElicitationUrlCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl ElicitationUrlCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
 impl Default for ElicitationUrlCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -3395,6 +4022,17 @@ pub struct ElicitationUrlMode {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub kind: ElicitationUrlModeKind,
+}
+impl ElicitationUrlMode {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        elicitation_id: ElicitationId,
+        url: String,
+        kind: ElicitationUrlModeKind,
+    ) -> Self {
+        Self { elicitation_id, url, kind }
+    }
 }
 /// The part of \[`ElicitationUrlMode`\] that depends on its variant.
 #[derive(Debug, Clone, PartialEq)]
@@ -3489,6 +4127,17 @@ pub struct EmbeddedResource {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl EmbeddedResource {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(resource: EmbeddedResourceResource) -> Self {
+        Self {
+            annotations: Default::default(),
+            resource,
+            meta: Default::default(),
+        }
+    }
 }
 /// Resource content that can be embedded in a message.
 #[derive(Debug, Clone, PartialEq)]
@@ -3587,6 +4236,18 @@ pub struct EnumOption {
     )]
     pub meta: Patch<Meta>,
 }
+impl EnumOption {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(r#const: String, title: String) -> Self {
+        Self {
+            r#const,
+            title,
+            description: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// An environment variable to set when launching an MCP server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -3607,6 +4268,17 @@ pub struct EnvVariable {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl EnvVariable {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String, value: String) -> Self {
+        Self {
+            name,
+            value,
+            meta: Default::default(),
+        }
+    }
 }
 /// JSON-RPC error object.
 ///
@@ -3631,6 +4303,17 @@ pub struct Error {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub data: Patch<serde_json::Value>,
+}
+impl Error {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(code: ErrorCode, message: String) -> Self {
+        Self {
+            code,
+            message,
+            data: Default::default(),
+        }
+    }
 }
 /// Predefined error codes for common JSON-RPC and ACP-specific errors.
 ///
@@ -3741,6 +4424,14 @@ pub struct ErrorStopReason {
     pub error: Patch<Error>,
 }
 #[cfg(feature = "unstable")]
+impl ErrorStopReason {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { error: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Default for ErrorStopReason {
     fn default() -> Self {
         Self { error: Default::default() }
@@ -3798,6 +4489,17 @@ pub struct FileSystemCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl FileSystemCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            read_text_file: default_file_system_capabilities_read_text_file(),
+            write_text_file: default_file_system_capabilities_write_text_file(),
+            meta: Default::default(),
+        }
+    }
 }
 impl Default for FileSystemCapabilities {
     fn default() -> Self {
@@ -3897,6 +4599,21 @@ pub struct ForkSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl ForkSessionRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, cwd: String) -> Self {
+        Self {
+            session_id,
+            cwd,
+            additional_directories: Default::default(),
+            mcp_servers: Default::default(),
+            system_prompt: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3939,6 +4656,19 @@ pub struct ForkSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl ForkSessionResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            modes: Default::default(),
+            config_options: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// An HTTP header to set when making requests to the MCP server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -3959,6 +4689,17 @@ pub struct HttpHeader {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl HttpHeader {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String, value: String) -> Self {
+        Self {
+            name,
+            value,
+            meta: Default::default(),
+        }
+    }
 }
 /// The child is ready to process another prompt.
 ///
@@ -3989,6 +4730,18 @@ pub struct IdleStateUpdate {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub stop_reason: IdleStateUpdateStopReason,
+}
+#[cfg(feature = "unstable")]
+impl IdleStateUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(stop_reason: IdleStateUpdateStopReason) -> Self {
+        Self {
+            usage: Default::default(),
+            meta: Default::default(),
+            stop_reason,
+        }
+    }
 }
 /// The part of \[`IdleStateUpdate`\] that depends on its variant.
 #[cfg(feature = "unstable")]
@@ -4150,6 +4903,16 @@ pub struct IdleStateUpdateStopReasonNone {
     pub stop_reason: Patch<()>,
 }
 #[cfg(feature = "unstable")]
+impl IdleStateUpdateStopReasonNone {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            stop_reason: Default::default(),
+        }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Default for IdleStateUpdateStopReasonNone {
     fn default() -> Self {
         Self {
@@ -4193,6 +4956,19 @@ pub struct ImageContent {
     )]
     pub meta: Patch<Meta>,
 }
+impl ImageContent {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(data: String, mime_type: String) -> Self {
+        Self {
+            annotations: Default::default(),
+            data,
+            mime_type,
+            uri: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Metadata about the implementation of the client or agent.
 /// Describes the name and version of an ACP implementation, with an optional
 /// title for UI representation.
@@ -4227,6 +5003,18 @@ pub struct Implementation {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl Implementation {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String, version: String) -> Self {
+        Self {
+            name,
+            title: Default::default(),
+            version,
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -4303,6 +5091,18 @@ pub struct InitializeRequest {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl InitializeRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(protocol_version: ProtocolVersion) -> Self {
+        Self {
+            protocol_version,
+            client_capabilities: default_initialize_request_client_capabilities(),
+            client_info: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 fn default_initialize_request_client_capabilities() -> Defaulted<ClientCapabilities> {
     Defaulted::implicit(ClientCapabilities {
@@ -4396,6 +5196,22 @@ pub struct InitializeResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl InitializeResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(protocol_version: ProtocolVersion) -> Self {
+        Self {
+            protocol_version,
+            #[cfg(not(feature = "unstable"))]
+            agent_capabilities: default_initialize_response_agent_capabilities(),
+            #[cfg(feature = "unstable")]
+            agent_capabilities: default_initialize_response_agent_capabilities(),
+            auth_methods: default_initialize_response_auth_methods(),
+            agent_info: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 #[cfg(not(feature = "unstable"))]
 fn default_initialize_response_agent_capabilities() -> Defaulted<AgentCapabilities> {
@@ -4595,6 +5411,20 @@ pub struct IntegerPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+impl IntegerPropertySchema {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            title: Default::default(),
+            description: Default::default(),
+            minimum: Default::default(),
+            maximum: Default::default(),
+            default: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for IntegerPropertySchema {
     fn default() -> Self {
         Self {
@@ -4630,6 +5460,17 @@ pub struct KillTerminalRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl KillTerminalRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, terminal_id: TerminalId) -> Self {
+        Self {
+            session_id,
+            terminal_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// Response to `terminal/kill` method
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -4646,6 +5487,13 @@ pub struct KillTerminalResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl KillTerminalResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for KillTerminalResponse {
     fn default() -> Self {
@@ -4673,6 +5521,14 @@ pub struct ListProvidersRequest {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl ListProvidersRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for ListProvidersRequest {
@@ -4703,6 +5559,17 @@ pub struct ListProvidersResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl ListProvidersResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(providers: Vec<ProviderInfo>) -> Self {
+        Self {
+            providers,
+            meta: Default::default(),
+        }
+    }
 }
 /// Request parameters for listing existing sessions.
 ///
@@ -4740,6 +5607,19 @@ pub struct ListSessionsRequest {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl ListSessionsRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            cwd: Default::default(),
+            cursor: Default::default(),
+            #[cfg(feature = "unstable")]
+            archived: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 impl Default for ListSessionsRequest {
     fn default() -> Self {
@@ -4780,6 +5660,17 @@ pub struct ListSessionsResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl ListSessionsResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(sessions: Vec<SessionInfo>) -> Self {
+        Self {
+            sessions,
+            next_cursor: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -4938,6 +5829,21 @@ pub struct LoadSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl LoadSessionRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(mcp_servers: Vec<McpServer>, cwd: String, session_id: SessionId) -> Self {
+        Self {
+            mcp_servers,
+            cwd,
+            additional_directories: Default::default(),
+            session_id,
+            #[cfg(feature = "unstable")]
+            system_prompt: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Response from loading an existing session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -4972,6 +5878,17 @@ pub struct LoadSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+impl LoadSessionResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            modes: Default::default(),
+            config_options: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for LoadSessionResponse {
     fn default() -> Self {
         Self {
@@ -5000,6 +5917,13 @@ pub struct LogoutCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl LogoutCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
 impl Default for LogoutCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -5024,6 +5948,13 @@ pub struct LogoutRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl LogoutRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
 impl Default for LogoutRequest {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -5045,6 +5976,13 @@ pub struct LogoutResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl LogoutResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for LogoutResponse {
     fn default() -> Self {
@@ -5093,6 +6031,19 @@ pub struct McpCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl McpCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            http: default_mcp_capabilities_http(),
+            sse: default_mcp_capabilities_sse(),
+            #[cfg(feature = "unstable")]
+            acp: default_mcp_capabilities_acp(),
+            meta: Default::default(),
+        }
+    }
 }
 impl Default for McpCapabilities {
     fn default() -> Self {
@@ -5160,6 +6111,18 @@ pub struct McpError {
     /// Optional error data. Explicit null is retained.
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub data: Patch<serde_json::Value>,
+}
+#[cfg(feature = "unstable")]
+impl McpError {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(code: i32, message: String) -> Self {
+        Self {
+            code,
+            message,
+            data: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -5381,6 +6344,18 @@ pub struct McpServerAcp {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl McpServerAcp {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String, server_id: McpServerAcpId) -> Self {
+        Self {
+            name,
+            server_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5454,6 +6429,18 @@ pub struct McpServerHttp {
     )]
     pub meta: Patch<Meta>,
 }
+impl McpServerHttp {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String, url: String, headers: Vec<HttpHeader>) -> Self {
+        Self {
+            name,
+            url,
+            headers,
+            meta: Default::default(),
+        }
+    }
+}
 /// SSE transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -5477,6 +6464,18 @@ pub struct McpServerSse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl McpServerSse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String, url: String, headers: Vec<HttpHeader>) -> Self {
+        Self {
+            name,
+            url,
+            headers,
+            meta: Default::default(),
+        }
+    }
 }
 /// Stdio transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -5504,6 +6503,24 @@ pub struct McpServerStdio {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl McpServerStdio {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: String,
+        command: String,
+        args: Vec<String>,
+        env: Vec<EnvVariable>,
+    ) -> Self {
+        Self {
+            name,
+            command,
+            args,
+            env,
+            meta: Default::default(),
+        }
+    }
 }
 /// Unique identifier for a message within a session.
 #[derive(
@@ -5580,6 +6597,24 @@ pub struct MessageMcpNotification {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl MessageMcpNotification {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        server_id: McpServerAcpId,
+        request_id: McpRequestId,
+        method: String,
+    ) -> Self {
+        Self {
+            server_id,
+            request_id,
+            method,
+            params: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5614,6 +6649,24 @@ pub struct MessageMcpRequest {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl MessageMcpRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        server_id: McpServerAcpId,
+        request_id: McpRequestId,
+        method: String,
+    ) -> Self {
+        Self {
+            server_id,
+            request_id,
+            method,
+            params: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -5712,6 +6765,17 @@ pub struct MessageMcpResponseError {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl MessageMcpResponseError {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(error: McpError) -> Self {
+        Self {
+            error,
+            meta: Default::default(),
+        }
+    }
+}
 /// An opaque inner MCP result.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -5728,6 +6792,17 @@ pub struct MessageMcpResponseResult {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl MessageMcpResponseResult {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(result: Option<serde_json::Value>) -> Self {
+        Self {
+            result,
+            meta: Default::default(),
+        }
+    }
 }
 /// Items for a multi-select (array) property schema.
 #[derive(Debug, Clone, PartialEq)]
@@ -5883,6 +6958,21 @@ pub struct MultiSelectPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+impl MultiSelectPropertySchema {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(items: MultiSelectItems) -> Self {
+        Self {
+            title: Default::default(),
+            description: Default::default(),
+            min_items: Default::default(),
+            max_items: Default::default(),
+            items,
+            default: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Request parameters for creating a new session.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
@@ -5931,6 +7021,20 @@ pub struct NewSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl NewSessionRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(cwd: String, mcp_servers: Vec<McpServer>) -> Self {
+        Self {
+            cwd,
+            additional_directories: Default::default(),
+            mcp_servers,
+            #[cfg(feature = "unstable")]
+            system_prompt: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Response from creating a new session.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
@@ -5972,6 +7076,18 @@ pub struct NewSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+impl NewSessionResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            modes: Default::default(),
+            config_options: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Fire-and-forget information for the user.
 ///
 /// Notices are live events rather than session history. Agents must not rely on
@@ -6007,6 +7123,18 @@ pub struct Notice {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl Notice {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(severity: NoticeSeverity, title: String) -> Self {
+        Self {
+            severity,
+            title,
+            description: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// Client support for presenting live notices to the user.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -6143,6 +7271,20 @@ pub struct NumberPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+impl NumberPropertySchema {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            title: Default::default(),
+            description: Default::default(),
+            minimum: Default::default(),
+            maximum: Default::default(),
+            default: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for NumberPropertySchema {
     fn default() -> Self {
         Self {
@@ -6178,6 +7320,22 @@ pub struct PermissionOption {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl PermissionOption {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        option_id: PermissionOptionId,
+        name: String,
+        kind: PermissionOptionKind,
+    ) -> Self {
+        Self {
+            option_id,
+            name,
+            kind,
+            meta: Default::default(),
+        }
+    }
 }
 /// Unique identifier for a permission option.
 #[derive(
@@ -6318,6 +7476,16 @@ pub struct Plan {
     )]
     pub meta: Patch<Meta>,
 }
+impl Plan {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(entries: Vec<PlanEntry>) -> Self {
+        Self {
+            entries,
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6339,6 +7507,14 @@ pub struct PlanCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl PlanCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for PlanCapabilities {
@@ -6373,6 +7549,22 @@ pub struct PlanEntry {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl PlanEntry {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        content: String,
+        priority: PlanEntryPriority,
+        status: PlanEntryStatus,
+    ) -> Self {
+        Self {
+            content,
+            priority,
+            status,
+            meta: Default::default(),
+        }
+    }
 }
 /// Priority levels for plan entries.
 ///
@@ -6532,6 +7724,18 @@ pub struct PlanFile {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl PlanFile {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(plan_id: PlanId, uri: String) -> Self {
+        Self {
+            plan_id,
+            uri,
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6609,6 +7813,18 @@ pub struct PlanItems {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl PlanItems {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(plan_id: PlanId, entries: Vec<PlanEntry>) -> Self {
+        Self {
+            plan_id,
+            entries,
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6636,6 +7852,18 @@ pub struct PlanMarkdown {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl PlanMarkdown {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(plan_id: PlanId, content: String) -> Self {
+        Self {
+            plan_id,
+            content,
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6661,6 +7889,17 @@ pub struct PlanRemoved {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl PlanRemoved {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(plan_id: PlanId) -> Self {
+        Self {
+            plan_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6684,6 +7923,17 @@ pub struct PlanUpdate {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl PlanUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(plan: PlanUpdateContent) -> Self {
+        Self {
+            plan,
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -6861,6 +8111,18 @@ pub struct PromptCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl PromptCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            image: default_prompt_capabilities_image(),
+            audio: default_prompt_capabilities_audio(),
+            embedded_context: default_prompt_capabilities_embedded_context(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for PromptCapabilities {
     fn default() -> Self {
         Self {
@@ -6945,6 +8207,17 @@ pub struct PromptRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl PromptRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, prompt: Vec<ContentBlock>) -> Self {
+        Self {
+            session_id,
+            prompt,
+            meta: Default::default(),
+        }
+    }
+}
 /// Response from processing a user prompt.
 ///
 /// See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/prompt-turn#4-check-for-completion)
@@ -6978,6 +8251,18 @@ pub struct PromptResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl PromptResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(stop_reason: StopReason) -> Self {
+        Self {
+            stop_reason,
+            #[cfg(feature = "unstable")]
+            usage: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// Protocol version identifier.
 ///
@@ -7031,6 +8316,18 @@ pub struct ProviderCurrentConfig {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl ProviderCurrentConfig {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(api_type: LlmProtocol, base_url: String) -> Self {
+        Self {
+            api_type,
+            base_url,
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -7113,6 +8410,24 @@ pub struct ProviderInfo {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl ProviderInfo {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        provider_id: ProviderId,
+        supported: Vec<LlmProtocol>,
+        required: bool,
+    ) -> Self {
+        Self {
+            provider_id,
+            supported,
+            required,
+            current: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -7138,6 +8453,14 @@ pub struct ProvidersCapabilities {
     pub meta: Patch<Meta>,
 }
 #[cfg(feature = "unstable")]
+impl ProvidersCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Default for ProvidersCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -7154,6 +8477,17 @@ pub struct ProxyNotification {
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub params: Patch<serde_json::Value>,
 }
+#[cfg(feature = "unstable")]
+impl ProxyNotification {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(method: String) -> Self {
+        Self {
+            method,
+            params: Default::default(),
+        }
+    }
+}
 /// A JSON-RPC request object.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -7166,6 +8500,18 @@ pub struct ProxyRequest {
     /// Method-specific request parameters.
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub params: Patch<serde_json::Value>,
+}
+#[cfg(feature = "unstable")]
+impl ProxyRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, method: String) -> Self {
+        Self {
+            id,
+            method,
+            params: Default::default(),
+        }
+    }
 }
 /// A JSON-RPC response object.
 #[cfg(feature = "unstable")]
@@ -7247,6 +8593,14 @@ pub struct ProxyResponseError {
     /// Method-specific error data.
     pub error: Error,
 }
+#[cfg(feature = "unstable")]
+impl ProxyResponseError {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, error: Error) -> Self {
+        Self { id, error }
+    }
+}
 /// A successful JSON-RPC response.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -7257,6 +8611,14 @@ pub struct ProxyResponseResult {
     /// Method-specific response data.
     #[serde(deserialize_with = "lenient::required")]
     pub result: serde_json::Value,
+}
+#[cfg(feature = "unstable")]
+impl ProxyResponseResult {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, result: serde_json::Value) -> Self {
+        Self { id, result }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -7298,6 +8660,18 @@ pub struct ProxySuccessorNotification {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl ProxySuccessorNotification {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(method: String) -> Self {
+        Self {
+            method,
+            params: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -7347,6 +8721,18 @@ pub struct ProxySuccessorRequest {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl ProxySuccessorRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(method: String) -> Self {
+        Self {
+            method,
+            params: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -7384,6 +8770,19 @@ pub struct ReadTextFileRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl ReadTextFileRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, path: String) -> Self {
+        Self {
+            session_id,
+            path,
+            line: Default::default(),
+            limit: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Response containing the contents of a text file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -7402,6 +8801,16 @@ pub struct ReadTextFileResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl ReadTextFileResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(content: String) -> Self {
+        Self {
+            content,
+            meta: Default::default(),
+        }
+    }
 }
 /// Request to release a terminal and free its resources.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -7426,6 +8835,17 @@ pub struct ReleaseTerminalRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl ReleaseTerminalRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, terminal_id: TerminalId) -> Self {
+        Self {
+            session_id,
+            terminal_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// Response to terminal/release method
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -7442,6 +8862,13 @@ pub struct ReleaseTerminalResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl ReleaseTerminalResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for ReleaseTerminalResponse {
     fn default() -> Self {
@@ -7660,6 +9087,22 @@ pub struct RequestPermissionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl RequestPermissionRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        session_id: SessionId,
+        tool_call: ToolCallUpdate,
+        options: Vec<PermissionOption>,
+    ) -> Self {
+        Self {
+            session_id,
+            tool_call,
+            options,
+            meta: Default::default(),
+        }
+    }
+}
 /// Response to a permission request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -7679,6 +9122,16 @@ pub struct RequestPermissionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+impl RequestPermissionResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(outcome: RequestPermissionOutcome) -> Self {
+        Self {
+            outcome,
+            meta: Default::default(),
+        }
+    }
+}
 /// Foreground work is blocked on user action.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -7694,6 +9147,14 @@ pub struct RequiresActionStateUpdate {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl RequiresActionStateUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for RequiresActionStateUpdate {
@@ -7758,6 +9219,22 @@ pub struct ResourceLink {
     )]
     pub meta: Patch<Meta>,
 }
+impl ResourceLink {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String, uri: String) -> Self {
+        Self {
+            annotations: Default::default(),
+            description: Default::default(),
+            mime_type: Default::default(),
+            name,
+            size: Default::default(),
+            title: Default::default(),
+            uri,
+            meta: Default::default(),
+        }
+    }
+}
 /// Request parameters for resuming an existing session.
 ///
 /// Resumes an existing session without returning previous messages (unlike `session/load`).
@@ -7820,6 +9297,21 @@ pub struct ResumeSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl ResumeSessionRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, cwd: String) -> Self {
+        Self {
+            session_id,
+            cwd,
+            additional_directories: Default::default(),
+            mcp_servers: Default::default(),
+            #[cfg(feature = "unstable")]
+            system_prompt: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Response from resuming an existing session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -7853,6 +9345,17 @@ pub struct ResumeSessionResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl ResumeSessionResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            modes: Default::default(),
+            config_options: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 impl Default for ResumeSessionResponse {
     fn default() -> Self {
@@ -7938,6 +9441,14 @@ pub struct RunningStateUpdate {
     pub meta: Patch<Meta>,
 }
 #[cfg(feature = "unstable")]
+impl RunningStateUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Default for RunningStateUpdate {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -7963,6 +9474,16 @@ pub struct SelectedPermissionOutcome {
     )]
     pub meta: Patch<Meta>,
 }
+impl SelectedPermissionOutcome {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(option_id: PermissionOptionId) -> Self {
+        Self {
+            option_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// Capabilities for additional session directories support.
 ///
 /// Supplying `{}` means the agent supports the `additionalDirectories` field on
@@ -7984,6 +9505,13 @@ pub struct SessionAdditionalDirectoriesCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl SessionAdditionalDirectoriesCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for SessionAdditionalDirectoriesCapabilities {
     fn default() -> Self {
@@ -8014,6 +9542,14 @@ pub struct SessionArchiveCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SessionArchiveCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for SessionArchiveCapabilities {
@@ -8133,6 +9669,14 @@ pub struct SessionCancelCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SessionCancelCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for SessionCancelCapabilities {
@@ -8301,6 +9845,30 @@ pub struct SessionCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl SessionCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            list: Default::default(),
+            delete: Default::default(),
+            additional_directories: Default::default(),
+            #[cfg(feature = "unstable")]
+            system_prompt: Default::default(),
+            #[cfg(feature = "unstable")]
+            fork: Default::default(),
+            #[cfg(feature = "unstable")]
+            archive: Default::default(),
+            #[cfg(feature = "unstable")]
+            status: Default::default(),
+            #[cfg(feature = "unstable")]
+            title: Default::default(),
+            resume: Default::default(),
+            close: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for SessionCapabilities {
     fn default() -> Self {
         Self {
@@ -8342,6 +9910,13 @@ pub struct SessionCloseCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl SessionCloseCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
 impl Default for SessionCloseCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -8354,6 +9929,13 @@ pub struct SessionConfigBoolean {
     /// The current value of the boolean option.
     #[serde(rename = "currentValue")]
     pub current_value: bool,
+}
+impl SessionConfigBoolean {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(current_value: bool) -> Self {
+        Self { current_value }
+    }
 }
 /// Unique identifier for a session configuration option value group.
 #[derive(
@@ -8466,6 +10048,24 @@ pub struct SessionConfigOption {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub r#type: SessionConfigOptionType,
+}
+impl SessionConfigOption {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: SessionConfigId,
+        name: String,
+        r#type: SessionConfigOptionType,
+    ) -> Self {
+        Self {
+            id,
+            name,
+            description: Default::default(),
+            category: Default::default(),
+            meta: Default::default(),
+            r#type,
+        }
+    }
 }
 /// Semantic category for a session configuration option.
 ///
@@ -8685,6 +10285,16 @@ pub struct SessionConfigOptionsCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl SessionConfigOptionsCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            boolean: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for SessionConfigOptionsCapabilities {
     fn default() -> Self {
         Self {
@@ -8702,6 +10312,16 @@ pub struct SessionConfigSelect {
     pub current_value: SessionConfigValueId,
     /// The set of selectable options.
     pub options: SessionConfigSelectOptions,
+}
+impl SessionConfigSelect {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        current_value: SessionConfigValueId,
+        options: SessionConfigSelectOptions,
+    ) -> Self {
+        Self { current_value, options }
+    }
 }
 /// A group of possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -8726,6 +10346,22 @@ pub struct SessionConfigSelectGroup {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl SessionConfigSelectGroup {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        group: SessionConfigGroupId,
+        name: String,
+        options: Vec<SessionConfigSelectOption>,
+    ) -> Self {
+        Self {
+            group,
+            name,
+            options,
+            meta: Default::default(),
+        }
+    }
 }
 /// A possible value for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -8754,6 +10390,18 @@ pub struct SessionConfigSelectOption {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl SessionConfigSelectOption {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(value: SessionConfigValueId, name: String) -> Self {
+        Self {
+            value,
+            name,
+            description: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// Possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq)]
@@ -8884,6 +10532,13 @@ pub struct SessionDeleteCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl SessionDeleteCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
 impl Default for SessionDeleteCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -8912,6 +10567,14 @@ pub struct SessionForkCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SessionForkCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for SessionForkCapabilities {
@@ -9025,6 +10688,22 @@ pub struct SessionInfo {
     )]
     pub meta: Patch<Meta>,
 }
+impl SessionInfo {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, cwd: String) -> Self {
+        Self {
+            session_id,
+            cwd,
+            additional_directories: Default::default(),
+            title: Default::default(),
+            updated_at: Default::default(),
+            #[cfg(feature = "unstable")]
+            archived: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Update to session metadata. All fields are optional to support partial updates.
 ///
 /// Agents send this notification to update session information like title or custom metadata.
@@ -9060,6 +10739,17 @@ pub struct SessionInfoUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+impl SessionInfoUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            title: Default::default(),
+            updated_at: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for SessionInfoUpdate {
     fn default() -> Self {
         Self {
@@ -9087,6 +10777,13 @@ pub struct SessionListCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl SessionListCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for SessionListCapabilities {
     fn default() -> Self {
@@ -9168,6 +10865,22 @@ pub struct SessionMessage {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl SessionMessage {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(message_id: MessageId) -> Self {
+        Self {
+            message_id,
+            sender_session_id: Default::default(),
+            recipient_session_id: Default::default(),
+            sender_message_id: Default::default(),
+            recipient_message_id: Default::default(),
+            content: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -9195,6 +10908,18 @@ pub struct SessionMessageChunk {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SessionMessageChunk {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(message_id: MessageId, content: ContentBlock) -> Self {
+        Self {
+            message_id,
+            content,
+            meta: Default::default(),
+        }
+    }
 }
 /// A mode the agent can operate in.
 ///
@@ -9225,6 +10950,18 @@ pub struct SessionMode {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl SessionMode {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: SessionModeId, name: String) -> Self {
+        Self {
+            id,
+            name,
+            description: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// Unique identifier for a Session Mode.
 #[derive(
@@ -9289,6 +11026,20 @@ pub struct SessionModeState {
     )]
     pub meta: Patch<Meta>,
 }
+impl SessionModeState {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        current_mode_id: SessionModeId,
+        available_modes: Vec<SessionMode>,
+    ) -> Self {
+        Self {
+            current_mode_id,
+            available_modes,
+            meta: Default::default(),
+        }
+    }
+}
 /// Notification containing a session update from the agent.
 ///
 /// Used to stream real-time progress and results during prompt processing.
@@ -9315,6 +11066,17 @@ pub struct SessionNotification {
     )]
     pub meta: Patch<Meta>,
 }
+impl SessionNotification {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, update: SessionUpdate) -> Self {
+        Self {
+            session_id,
+            update,
+            meta: Default::default(),
+        }
+    }
+}
 /// Capabilities for the `session/resume` method.
 ///
 /// Supplying `{}` means the agent supports resuming sessions.
@@ -9333,6 +11095,13 @@ pub struct SessionResumeCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl SessionResumeCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for SessionResumeCapabilities {
     fn default() -> Self {
@@ -9454,6 +11223,14 @@ pub struct SessionStatusCapabilities {
     pub meta: Patch<Meta>,
 }
 #[cfg(feature = "unstable")]
+impl SessionStatusCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Default for SessionStatusCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -9490,6 +11267,17 @@ pub struct SessionStatusRequest {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl SessionStatusRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -9518,6 +11306,17 @@ pub struct SessionStatusResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SessionStatusResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(status: SessionStatus) -> Self {
+        Self {
+            status,
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -9552,6 +11351,17 @@ pub struct SessionSystemPromptCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SessionSystemPromptCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            mode: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for SessionSystemPromptCapabilities {
@@ -9599,6 +11409,17 @@ pub struct SessionSystemPromptModeCapabilities {
     pub meta: Patch<Meta>,
 }
 #[cfg(feature = "unstable")]
+impl SessionSystemPromptModeCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            r#override: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Default for SessionSystemPromptModeCapabilities {
     fn default() -> Self {
         Self {
@@ -9633,6 +11454,14 @@ pub struct SessionSystemPromptOverrideCapabilities {
     pub meta: Patch<Meta>,
 }
 #[cfg(feature = "unstable")]
+impl SessionSystemPromptOverrideCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Default for SessionSystemPromptOverrideCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -9662,6 +11491,14 @@ pub struct SessionTitleCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SessionTitleCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for SessionTitleCapabilities {
@@ -10262,6 +12099,24 @@ pub struct SetProviderRequest {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl SetProviderRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        provider_id: ProviderId,
+        api_type: LlmProtocol,
+        base_url: String,
+    ) -> Self {
+        Self {
+            provider_id,
+            api_type,
+            base_url,
+            headers: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10283,6 +12138,14 @@ pub struct SetProviderResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SetProviderResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for SetProviderResponse {
@@ -10315,6 +12178,22 @@ pub struct SetSessionConfigOptionRequest {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub r#type: SetSessionConfigOptionRequestType,
+}
+impl SetSessionConfigOptionRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        session_id: SessionId,
+        config_id: SessionConfigId,
+        r#type: SetSessionConfigOptionRequestType,
+    ) -> Self {
+        Self {
+            session_id,
+            config_id,
+            meta: Default::default(),
+            r#type,
+        }
+    }
 }
 /// The part of \[`SetSessionConfigOptionRequest`\] that depends on its variant.
 #[derive(Debug, Clone, PartialEq)]
@@ -10423,6 +12302,13 @@ pub struct SetSessionConfigOptionRequestTypeBoolean {
     /// The boolean value.
     pub value: bool,
 }
+impl SetSessionConfigOptionRequestTypeBoolean {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(value: bool) -> Self {
+        Self { value }
+    }
+}
 /// A `SessionConfigValueId` string value.
 ///
 /// This is the default when `type` is absent on the wire. Unknown `type`
@@ -10433,6 +12319,13 @@ pub struct SetSessionConfigOptionRequestTypeBoolean {
 pub struct SetSessionConfigOptionRequestTypeValueId {
     /// The value ID.
     pub value: SessionConfigValueId,
+}
+impl SetSessionConfigOptionRequestTypeValueId {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(value: SessionConfigValueId) -> Self {
+        Self { value }
+    }
 }
 /// Response to `session/set_config_option` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -10457,6 +12350,16 @@ pub struct SetSessionConfigOptionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+impl SetSessionConfigOptionResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(config_options: Vec<SessionConfigOption>) -> Self {
+        Self {
+            config_options,
+            meta: Default::default(),
+        }
+    }
+}
 /// Request parameters for setting a session mode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -10480,6 +12383,17 @@ pub struct SetSessionModeRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl SetSessionModeRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, mode_id: SessionModeId) -> Self {
+        Self {
+            session_id,
+            mode_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// Response to `session/set_mode` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -10496,6 +12410,13 @@ pub struct SetSessionModeResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl SetSessionModeResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for SetSessionModeResponse {
     fn default() -> Self {
@@ -10542,6 +12463,18 @@ pub struct SetSessionTitleRequest {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl SetSessionTitleRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, title: String) -> Self {
+        Self {
+            session_id,
+            title,
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10568,6 +12501,17 @@ pub struct SetSessionTitleResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SetSessionTitleResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(title: String) -> Self {
+        Self {
+            title,
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -10896,6 +12840,16 @@ pub struct StringMultiSelectItems {
     )]
     pub meta: Patch<Meta>,
 }
+impl StringMultiSelectItems {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(r#enum: Vec<String>) -> Self {
+        Self {
+            r#enum,
+            meta: Default::default(),
+        }
+    }
+}
 /// Schema for string properties in an elicitation form.
 ///
 /// When `enum` or `oneOf` is set, this represents a single-select enum
@@ -10975,6 +12929,24 @@ pub struct StringPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+impl StringPropertySchema {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            title: Default::default(),
+            description: Default::default(),
+            min_length: Default::default(),
+            max_length: Default::default(),
+            pattern: Default::default(),
+            format: Default::default(),
+            default: Default::default(),
+            r#enum: Default::default(),
+            one_of: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for StringPropertySchema {
     fn default() -> Self {
         Self {
@@ -11017,6 +12989,14 @@ pub struct SubagentCapabilities {
     pub meta: Patch<Meta>,
 }
 #[cfg(feature = "unstable")]
+impl SubagentCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Default for SubagentCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -11053,6 +13033,17 @@ pub struct SubagentSessionCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SubagentSessionCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            cancel: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for SubagentSessionCapabilities {
@@ -11175,6 +13166,23 @@ pub struct SubagentUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl SubagentUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            title: Default::default(),
+            description: Default::default(),
+            capabilities: Default::default(),
+            state: Default::default(),
+            cwd: Default::default(),
+            additional_directories: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11217,6 +13225,18 @@ pub struct SystemPrompt {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SystemPrompt {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(mode: SystemPromptMode, content: Vec<ContentBlock>) -> Self {
+        Self {
+            mode,
+            content,
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -11340,6 +13360,16 @@ pub struct Terminal {
     )]
     pub meta: Patch<Meta>,
 }
+impl Terminal {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(terminal_id: TerminalId) -> Self {
+        Self {
+            terminal_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// Exit status of a terminal command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -11371,6 +13401,17 @@ pub struct TerminalExitStatus {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl TerminalExitStatus {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            exit_code: Default::default(),
+            signal: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 impl Default for TerminalExitStatus {
     fn default() -> Self {
@@ -11441,6 +13482,17 @@ pub struct TerminalOutputRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl TerminalOutputRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, terminal_id: TerminalId) -> Self {
+        Self {
+            session_id,
+            terminal_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// Response containing the terminal output and exit status.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -11470,6 +13522,18 @@ pub struct TerminalOutputResponse {
     )]
     pub meta: Patch<Meta>,
 }
+impl TerminalOutputResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(output: String, truncated: bool) -> Self {
+        Self {
+            output,
+            truncated,
+            exit_status: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Text provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -11495,6 +13559,17 @@ pub struct TextContent {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl TextContent {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(text: String) -> Self {
+        Self {
+            annotations: Default::default(),
+            text,
+            meta: Default::default(),
+        }
+    }
 }
 /// Text-based resource contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -11525,6 +13600,18 @@ pub struct TextResourceContents {
     )]
     pub meta: Patch<Meta>,
 }
+impl TextResourceContents {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(text: String, uri: String) -> Self {
+        Self {
+            mime_type: Default::default(),
+            text,
+            uri,
+            meta: Default::default(),
+        }
+    }
+}
 /// Items definition for titled multi-select enum properties.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -11546,6 +13633,16 @@ pub struct TitledMultiSelectItems {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl TitledMultiSelectItems {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(any_of: Vec<EnumOption>) -> Self {
+        Self {
+            any_of,
+            meta: Default::default(),
+        }
+    }
 }
 /// Represents a tool call that the language model has requested.
 ///
@@ -11629,6 +13726,24 @@ pub struct ToolCall {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl ToolCall {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(tool_call_id: ToolCallId, title: String) -> Self {
+        Self {
+            tool_call_id,
+            title,
+            name: Default::default(),
+            kind: Default::default(),
+            status: Default::default(),
+            content: Default::default(),
+            locations: Default::default(),
+            raw_input: Default::default(),
+            raw_output: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// Content produced by a tool call.
 ///
@@ -11822,6 +13937,17 @@ pub struct ToolCallLocation {
     )]
     pub meta: Patch<Meta>,
 }
+impl ToolCallLocation {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(path: String) -> Self {
+        Self {
+            path,
+            line: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Execution status of a tool call.
 ///
 /// Tool calls progress through different statuses during their lifecycle.
@@ -11984,6 +14110,24 @@ pub struct ToolCallUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+impl ToolCallUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(tool_call_id: ToolCallId) -> Self {
+        Self {
+            tool_call_id,
+            kind: Default::default(),
+            status: Default::default(),
+            title: Default::default(),
+            name: Default::default(),
+            content: Default::default(),
+            locations: Default::default(),
+            raw_input: Default::default(),
+            raw_output: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Categories of tools that can be invoked.
 ///
 /// Tool kinds help clients choose appropriate icons and optimize how they
@@ -12123,6 +14267,17 @@ pub struct UnarchiveSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl UnarchiveSessionRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12144,6 +14299,14 @@ pub struct UnarchiveSessionResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl UnarchiveSessionResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for UnarchiveSessionResponse {
@@ -12180,6 +14343,14 @@ pub struct UnknownStateUpdate {
     pub meta: Patch<Meta>,
 }
 #[cfg(feature = "unstable")]
+impl UnknownStateUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Default for UnknownStateUpdate {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -12203,6 +14374,16 @@ pub struct UnstructuredCommandInput {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl UnstructuredCommandInput {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(hint: String) -> Self {
+        Self {
+            hint,
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -12259,6 +14440,22 @@ pub struct Usage {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl Usage {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(total_tokens: u64, input_tokens: u64, output_tokens: u64) -> Self {
+        Self {
+            total_tokens,
+            input_tokens,
+            output_tokens,
+            thought_tokens: Default::default(),
+            cached_read_tokens: Default::default(),
+            cached_write_tokens: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Context window and cost update for a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -12287,6 +14484,18 @@ pub struct UsageUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+impl UsageUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(used: u64, size: u64) -> Self {
+        Self {
+            used,
+            size,
+            cost: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Request to wait for a terminal command to exit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -12309,6 +14518,17 @@ pub struct WaitForTerminalExitRequest {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl WaitForTerminalExitRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, terminal_id: TerminalId) -> Self {
+        Self {
+            session_id,
+            terminal_id,
+            meta: Default::default(),
+        }
+    }
 }
 /// Response containing the exit status of a terminal command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -12341,6 +14561,17 @@ pub struct WaitForTerminalExitResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl WaitForTerminalExitResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            exit_code: Default::default(),
+            signal: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 impl Default for WaitForTerminalExitResponse {
     fn default() -> Self {
@@ -12377,6 +14608,18 @@ pub struct WriteTextFileRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl WriteTextFileRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, path: String, content: String) -> Self {
+        Self {
+            session_id,
+            path,
+            content,
+            meta: Default::default(),
+        }
+    }
+}
 /// Response to `fs/write_text_file`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -12393,6 +14636,13 @@ pub struct WriteTextFileResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl WriteTextFileResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for WriteTextFileResponse {
     fn default() -> Self {

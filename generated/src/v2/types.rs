@@ -80,6 +80,17 @@ pub struct AgentAuthCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl AgentAuthCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            #[cfg(feature = "unstable")]
+            status: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for AgentAuthCapabilities {
     fn default() -> Self {
         Self {
@@ -151,6 +162,19 @@ pub struct AgentCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl AgentCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            session: Default::default(),
+            auth: Default::default(),
+            #[cfg(feature = "unstable")]
+            providers: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for AgentCapabilities {
     fn default() -> Self {
         Self {
@@ -204,6 +228,17 @@ pub struct AgentMessage {
     )]
     pub meta: Patch<Meta>,
 }
+impl AgentMessage {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(message_id: MessageId) -> Self {
+        Self {
+            message_id,
+            content: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// A JSON-RPC notification object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -213,6 +248,16 @@ pub struct AgentNotification {
     /// Method-specific notification parameters.
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub params: Patch<serde_json::Value>,
+}
+impl AgentNotification {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(method: String) -> Self {
+        Self {
+            method,
+            params: Default::default(),
+        }
+    }
 }
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -225,6 +270,17 @@ pub struct AgentRequest {
     /// Method-specific request parameters.
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub params: Patch<serde_json::Value>,
+}
+impl AgentRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, method: String) -> Self {
+        Self {
+            id,
+            method,
+            params: Default::default(),
+        }
+    }
 }
 /// A JSON-RPC response object.
 #[derive(Debug, Clone, PartialEq)]
@@ -303,6 +359,13 @@ pub struct AgentResponseError {
     pub id: Option<AgentResponseErrorId>,
     /// Method-specific error data.
     pub error: Error,
+}
+impl AgentResponseError {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: Option<AgentResponseErrorId>, error: Error) -> Self {
+        Self { id, error }
+    }
 }
 /// The id of the request this response answers.
 ///
@@ -388,6 +451,13 @@ pub struct AgentResponseResult {
     #[serde(deserialize_with = "lenient::required")]
     pub result: serde_json::Value,
 }
+impl AgentResponseResult {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, result: serde_json::Value) -> Self {
+        Self { id, result }
+    }
+}
 /// An agent thought or reasoning message upsert.
 ///
 /// Only `messageId` is required. `content` has patch semantics:
@@ -429,6 +499,17 @@ pub struct AgentThought {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl AgentThought {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(message_id: MessageId) -> Self {
+        Self {
+            message_id,
+            content: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -478,6 +559,18 @@ pub struct Annotations {
     )]
     pub meta: Patch<Meta>,
 }
+impl Annotations {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            audience: Default::default(),
+            last_modified: Default::default(),
+            priority: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for Annotations {
     fn default() -> Self {
         Self {
@@ -520,6 +613,17 @@ pub struct ArchiveSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl ArchiveSessionRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -541,6 +645,14 @@ pub struct ArchiveSessionResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl ArchiveSessionResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for ArchiveSessionResponse {
@@ -578,6 +690,18 @@ pub struct AudioContent {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl AudioContent {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(data: String, mime_type: MediaType) -> Self {
+        Self {
+            data,
+            mime_type,
+            annotations: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -646,6 +770,21 @@ pub struct AuthAccount {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl AuthAccount {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(label: String) -> Self {
+        Self {
+            label,
+            active: Default::default(),
+            name: Default::default(),
+            email: Default::default(),
+            organization: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// Describes an available authentication method.
 ///
@@ -791,6 +930,18 @@ pub struct AuthMethodAgent {
     )]
     pub meta: Patch<Meta>,
 }
+impl AuthMethodAgent {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(method_id: AuthMethodId, name: String) -> Self {
+        Self {
+            method_id,
+            name,
+            description: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Typed identifier used for auth method values on the wire.
 #[derive(
     Debug,
@@ -880,6 +1031,20 @@ pub struct AuthMethodTerminal {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl AuthMethodTerminal {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(method_id: AuthMethodId, name: String) -> Self {
+        Self {
+            method_id,
+            name,
+            description: Default::default(),
+            args: Default::default(),
+            env: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -1002,6 +1167,14 @@ pub struct AuthStatusCapabilities {
     pub meta: Patch<Meta>,
 }
 #[cfg(feature = "unstable")]
+impl AuthStatusCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Default for AuthStatusCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -1033,6 +1206,14 @@ pub struct AuthStatusRequest {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl AuthStatusRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for AuthStatusRequest {
@@ -1078,6 +1259,18 @@ pub struct AuthStatusResponse {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl AuthStatusResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(state: AuthState) -> Self {
+        Self {
+            state,
+            accounts: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1119,6 +1312,18 @@ pub struct AuthStatusUpdateNotification {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl AuthStatusUpdateNotification {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(state: AuthState) -> Self {
+        Self {
+            state,
+            accounts: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// A command the agent advertises to the client.
 ///
@@ -1329,6 +1534,16 @@ pub struct AvailableCommandsUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+impl AvailableCommandsUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(available_commands: Vec<AvailableCommand>) -> Self {
+        Self {
+            available_commands,
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1354,6 +1569,17 @@ pub struct BackgroundSubagent {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl BackgroundSubagent {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// A listed terminal running in the background.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -1374,6 +1600,16 @@ pub struct BackgroundTerminal {
     )]
     pub meta: Patch<Meta>,
 }
+impl BackgroundTerminal {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(terminal_id: TerminalId) -> Self {
+        Self {
+            terminal_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// A listed tool call whose work continues in the background.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -1393,6 +1629,16 @@ pub struct BackgroundToolCall {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl BackgroundToolCall {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(tool_call_id: ToolCallId) -> Self {
+        Self {
+            tool_call_id,
+            meta: Default::default(),
+        }
+    }
 }
 /// One piece of work running independently of the session's foreground work.
 ///
@@ -1576,6 +1822,18 @@ pub struct BlobResourceContents {
     )]
     pub meta: Patch<Meta>,
 }
+impl BlobResourceContents {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(blob: String, uri: String) -> Self {
+        Self {
+            blob,
+            uri,
+            mime_type: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Schema for boolean properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -1620,6 +1878,18 @@ pub struct BooleanPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+impl BooleanPropertySchema {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            title: Default::default(),
+            description: Default::default(),
+            default: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for BooleanPropertySchema {
     fn default() -> Self {
         Self {
@@ -1653,6 +1923,16 @@ pub struct CancelRequestNotification {
     )]
     pub meta: Patch<Meta>,
 }
+impl CancelRequestNotification {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(request_id: RequestId) -> Self {
+        Self {
+            request_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// Notification to cancel a session's foreground work and its prompts not yet inserted.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
@@ -1674,6 +1954,16 @@ pub struct CancelSessionNotification {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl CancelSessionNotification {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            meta: Default::default(),
+        }
+    }
 }
 /// Request parameters for cancelling one terminal.
 ///
@@ -1710,6 +2000,17 @@ pub struct CancelTerminalRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl CancelTerminalRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, terminal_id: TerminalId) -> Self {
+        Self {
+            session_id,
+            terminal_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// Response from cancelling a terminal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -1726,6 +2027,13 @@ pub struct CancelTerminalResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl CancelTerminalResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for CancelTerminalResponse {
     fn default() -> Self {
@@ -1766,6 +2074,17 @@ pub struct CancelToolCallRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl CancelToolCallRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, tool_call_id: ToolCallId) -> Self {
+        Self {
+            session_id,
+            tool_call_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// Response from cancelling a tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -1782,6 +2101,13 @@ pub struct CancelToolCallResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl CancelToolCallResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for CancelToolCallResponse {
     fn default() -> Self {
@@ -1804,6 +2130,13 @@ pub struct CancelledPermissionOutcome {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl CancelledPermissionOutcome {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for CancelledPermissionOutcome {
     fn default() -> Self {
@@ -1842,6 +2175,16 @@ pub struct ClientAuthCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl ClientAuthCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            terminal: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 impl Default for ClientAuthCapabilities {
     fn default() -> Self {
@@ -1896,6 +2239,17 @@ pub struct ClientCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl ClientCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            auth: Default::default(),
+            elicitation: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for ClientCapabilities {
     fn default() -> Self {
         Self {
@@ -1915,6 +2269,16 @@ pub struct ClientNotification {
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub params: Patch<serde_json::Value>,
 }
+impl ClientNotification {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(method: String) -> Self {
+        Self {
+            method,
+            params: Default::default(),
+        }
+    }
+}
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -1926,6 +2290,17 @@ pub struct ClientRequest {
     /// Method-specific request parameters.
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub params: Patch<serde_json::Value>,
+}
+impl ClientRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, method: String) -> Self {
+        Self {
+            id,
+            method,
+            params: Default::default(),
+        }
+    }
 }
 /// A JSON-RPC response object.
 #[derive(Debug, Clone, PartialEq)]
@@ -2004,6 +2379,13 @@ pub struct ClientResponseError {
     pub id: Option<ClientResponseErrorId>,
     /// Method-specific error data.
     pub error: Error,
+}
+impl ClientResponseError {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: Option<ClientResponseErrorId>, error: Error) -> Self {
+        Self { id, error }
+    }
 }
 /// The id of the request this response answers.
 ///
@@ -2089,6 +2471,13 @@ pub struct ClientResponseResult {
     #[serde(deserialize_with = "lenient::required")]
     pub result: serde_json::Value,
 }
+impl ClientResponseResult {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, result: serde_json::Value) -> Self {
+        Self { id, result }
+    }
+}
 /// Request parameters for closing an active session.
 ///
 /// The Agent MUST cancel any ongoing work related to the session as if `session/cancel`
@@ -2128,6 +2517,16 @@ pub struct CloseSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl CloseSessionRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// Response from closing a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -2144,6 +2543,13 @@ pub struct CloseSessionResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl CloseSessionResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for CloseSessionResponse {
     fn default() -> Self {
@@ -2184,6 +2590,18 @@ pub struct Command {
     )]
     pub meta: Patch<Meta>,
 }
+impl Command {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String, description: String) -> Self {
+        Self {
+            name,
+            description,
+            input: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Permission request details for a command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -2220,6 +2638,19 @@ pub struct CommandPermissionSubject {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl CommandPermissionSubject {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(command: String, cwd: AbsolutePath) -> Self {
+        Self {
+            command,
+            cwd,
+            tool_call_id: Default::default(),
+            terminal_id: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// Unique identifier for a context compaction within a session.
 #[derive(
@@ -2365,6 +2796,17 @@ pub struct CompactionSummaryChunk {
     )]
     pub meta: Patch<Meta>,
 }
+impl CompactionSummaryChunk {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(compaction_id: CompactionId, content: ContentBlock) -> Self {
+        Self {
+            compaction_id,
+            content,
+            meta: Default::default(),
+        }
+    }
+}
 /// A context compaction upsert. The first notification fixes the compaction's
 /// timeline position. Later updates with the same ID patch that entity in place.
 ///
@@ -2410,6 +2852,19 @@ pub struct CompactionUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+impl CompactionUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(compaction_id: CompactionId, status: CompactionStatus) -> Self {
+        Self {
+            compaction_id,
+            status,
+            summary: Default::default(),
+            error: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Notification sent by the agent when a URL-based elicitation is complete.
 ///
 /// This notification is not a foreground state update.
@@ -2432,6 +2887,16 @@ pub struct CompleteElicitationNotification {
     )]
     pub meta: Patch<Meta>,
 }
+impl CompleteElicitationNotification {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(elicitation_id: ElicitationId) -> Self {
+        Self {
+            elicitation_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// Session configuration options have been updated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -2452,6 +2917,16 @@ pub struct ConfigOptionUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+impl ConfigOptionUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(config_options: Vec<SessionConfigOption>) -> Self {
+        Self {
+            config_options,
+            meta: Default::default(),
+        }
+    }
+}
 /// Standard content block (text, images, resources).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -2470,6 +2945,16 @@ pub struct Content {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl Content {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(content: ContentBlock) -> Self {
+        Self {
+            content,
+            meta: Default::default(),
+        }
+    }
 }
 /// Content blocks represent displayable information in the Agent Client Protocol.
 ///
@@ -2680,6 +3165,17 @@ pub struct ContentChunk {
     )]
     pub meta: Patch<Meta>,
 }
+impl ContentChunk {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(message_id: MessageId, content: ContentBlock) -> Self {
+        Self {
+            message_id,
+            content,
+            meta: Default::default(),
+        }
+    }
+}
 /// Cost information for a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -2701,6 +3197,17 @@ pub struct Cost {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl Cost {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(amount: f64, currency: String) -> Self {
+        Self {
+            amount,
+            currency,
+            meta: Default::default(),
+        }
+    }
 }
 /// Request from the agent to elicit structured user input.
 ///
@@ -2739,6 +3246,17 @@ pub struct CreateElicitationRequest {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub mode: CreateElicitationRequestMode,
+}
+impl CreateElicitationRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(message: String, mode: CreateElicitationRequestMode) -> Self {
+        Self {
+            message,
+            meta: Default::default(),
+            mode,
+        }
+    }
 }
 /// The part of \[`CreateElicitationRequest`\] that depends on its variant.
 #[derive(Debug, Clone, PartialEq)]
@@ -2862,6 +3380,16 @@ pub struct CreateElicitationResponse {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub action: CreateElicitationResponseAction,
+}
+impl CreateElicitationResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(action: CreateElicitationResponseAction) -> Self {
+        Self {
+            meta: Default::default(),
+            action,
+        }
+    }
 }
 /// The part of \[`CreateElicitationResponse`\] that depends on its variant.
 #[derive(Debug, Clone, PartialEq)]
@@ -2989,6 +3517,16 @@ pub struct DeleteSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl DeleteSessionRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// Response from deleting a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -3005,6 +3543,13 @@ pub struct DeleteSessionResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl DeleteSessionResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for DeleteSessionResponse {
     fn default() -> Self {
@@ -3050,6 +3595,17 @@ pub struct Diff {
     )]
     pub meta: Patch<Meta>,
 }
+impl Diff {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(changes: Vec<DiffChange>) -> Self {
+        Self {
+            changes,
+            patch: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// One file-level change described by a `Diff`.
 ///
 /// Structured change metadata lets clients identify affected files and
@@ -3092,6 +3648,18 @@ pub struct DiffChange {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub operation: DiffChangeOperation,
+}
+impl DiffChange {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(operation: DiffChangeOperation) -> Self {
+        Self {
+            file_type: Default::default(),
+            mime_type: Default::default(),
+            meta: Default::default(),
+            operation,
+        }
+    }
 }
 /// The part of \[`DiffChange`\] that depends on its variant.
 #[derive(Debug, Clone, PartialEq)]
@@ -3353,6 +3921,17 @@ pub struct DiffPatch {
     )]
     pub meta: Patch<Meta>,
 }
+impl DiffPatch {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(format: DiffPatchFormat, text: String) -> Self {
+        Self {
+            format,
+            text,
+            meta: Default::default(),
+        }
+    }
+}
 /// Text patch format used by `DiffPatch`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum DiffPatchFormat {
@@ -3437,6 +4016,13 @@ pub struct DiffPathChange {
     /// Absolute path for the operation.
     pub path: AbsolutePath,
 }
+impl DiffPathChange {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(path: AbsolutePath) -> Self {
+        Self { path }
+    }
+}
 /// Operation metadata for move and copy changes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -3446,6 +4032,13 @@ pub struct DiffPathPairChange {
     pub old_path: AbsolutePath,
     /// Absolute path after the operation.
     pub path: AbsolutePath,
+}
+impl DiffPathPairChange {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(old_path: AbsolutePath, path: AbsolutePath) -> Self {
+        Self { old_path, path }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -3472,6 +4065,17 @@ pub struct DisableProviderRequest {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl DisableProviderRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(provider_id: ProviderId) -> Self {
+        Self {
+            provider_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3495,6 +4099,14 @@ pub struct DisableProviderResponse {
     pub meta: Patch<Meta>,
 }
 #[cfg(feature = "unstable")]
+impl DisableProviderResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Default for DisableProviderResponse {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -3509,6 +4121,15 @@ pub struct ElicitationAcceptAction {
     /// Omitted and `null` are equivalent and mean no content is provided.
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub content: Patch<std::collections::BTreeMap<String, ElicitationContentValue>>,
+}
+impl ElicitationAcceptAction {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            content: Default::default(),
+        }
+    }
 }
 impl Default for ElicitationAcceptAction {
     fn default() -> Self {
@@ -3553,6 +4174,17 @@ pub struct ElicitationCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl ElicitationCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            form: Default::default(),
+            url: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 impl Default for ElicitationCapabilities {
     fn default() -> Self {
@@ -3692,6 +4324,13 @@ pub struct ElicitationFormCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl ElicitationFormCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
 impl Default for ElicitationFormCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -3707,6 +4346,16 @@ pub struct ElicitationFormMode {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub kind: ElicitationFormModeKind,
+}
+impl ElicitationFormMode {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        requested_schema: ElicitationSchema,
+        kind: ElicitationFormModeKind,
+    ) -> Self {
+        Self { requested_schema, kind }
+    }
 }
 /// The part of \[`ElicitationFormMode`\] that depends on its variant.
 #[derive(Debug, Clone, PartialEq)]
@@ -3982,6 +4631,13 @@ pub struct ElicitationRequestScope {
     #[serde(rename = "requestId")]
     pub request_id: RequestId,
 }
+impl ElicitationRequestScope {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(request_id: RequestId) -> Self {
+        Self { request_id }
+    }
+}
 /// Type-safe elicitation schema for requesting structured user input.
 ///
 /// This represents a JSON Schema object with primitive-typed properties,
@@ -4028,6 +4684,23 @@ pub struct ElicitationSchema {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl ElicitationSchema {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        r#type: ElicitationSchemaType,
+        properties: std::collections::BTreeMap<String, ElicitationPropertySchema>,
+    ) -> Self {
+        Self {
+            r#type,
+            title: Default::default(),
+            properties,
+            required: Default::default(),
+            description: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// Type discriminator for elicitation schemas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -4106,6 +4779,16 @@ pub struct ElicitationSessionScope {
     )]
     pub tool_call_id: Patch<ToolCallId>,
 }
+impl ElicitationSessionScope {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            tool_call_id: Default::default(),
+        }
+    }
+}
 /// URL-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports URL-based elicitation.
@@ -4125,6 +4808,13 @@ pub struct ElicitationUrlCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl ElicitationUrlCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
 impl Default for ElicitationUrlCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -4142,6 +4832,17 @@ pub struct ElicitationUrlMode {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub kind: ElicitationUrlModeKind,
+}
+impl ElicitationUrlMode {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        elicitation_id: ElicitationId,
+        url: String,
+        kind: ElicitationUrlModeKind,
+    ) -> Self {
+        Self { elicitation_id, url, kind }
+    }
 }
 /// The part of \[`ElicitationUrlMode`\] that depends on its variant.
 #[derive(Debug, Clone, PartialEq)]
@@ -4239,6 +4940,17 @@ pub struct EmbeddedResource {
     )]
     pub meta: Patch<Meta>,
 }
+impl EmbeddedResource {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(resource: EmbeddedResourceResource) -> Self {
+        Self {
+            resource,
+            annotations: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Resource content that can be embedded in a message.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EmbeddedResourceResource {
@@ -4334,6 +5046,18 @@ pub struct EnumOption {
     )]
     pub meta: Patch<Meta>,
 }
+impl EnumOption {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(r#const: String, title: String) -> Self {
+        Self {
+            r#const,
+            title,
+            description: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// An environment variable to set when launching a process.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -4354,6 +5078,17 @@ pub struct EnvVariable {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl EnvVariable {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String, value: String) -> Self {
+        Self {
+            name,
+            value,
+            meta: Default::default(),
+        }
+    }
 }
 /// JSON-RPC error object.
 ///
@@ -4382,6 +5117,17 @@ pub struct Error {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub data: Patch<ErrorData>,
+}
+impl Error {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(code: ErrorCode, message: String) -> Self {
+        Self {
+            code,
+            message,
+            data: Default::default(),
+        }
+    }
 }
 /// Predefined error codes for common JSON-RPC and ACP-specific errors.
 ///
@@ -4568,6 +5314,13 @@ pub struct ErrorStopReason {
     )]
     pub error: Patch<Error>,
 }
+impl ErrorStopReason {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { error: Default::default() }
+    }
+}
 impl Default for ErrorStopReason {
     fn default() -> Self {
         Self { error: Default::default() }
@@ -4656,6 +5409,21 @@ pub struct ForkSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl ForkSessionRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, cwd: AbsolutePath) -> Self {
+        Self {
+            session_id,
+            cwd,
+            additional_directories: Default::default(),
+            mcp_servers: Default::default(),
+            system_prompt: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4705,6 +5473,19 @@ pub struct ForkSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl ForkSessionResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            config_options: Default::default(),
+            available_commands: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// An HTTP header to set when making requests to the MCP server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -4725,6 +5506,17 @@ pub struct HttpHeader {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl HttpHeader {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String, value: String) -> Self {
+        Self {
+            name,
+            value,
+            meta: Default::default(),
+        }
+    }
 }
 /// An optionally-sized icon that can be displayed in a user interface.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -4778,6 +5570,19 @@ pub struct Icon {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl Icon {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(src: String) -> Self {
+        Self {
+            src,
+            mime_type: Default::default(),
+            sizes: Default::default(),
+            theme: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// Theme an icon is designed for.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -4905,6 +5710,19 @@ pub struct IdleStateUpdate {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub stop_reason: IdleStateUpdateStopReason,
+}
+impl IdleStateUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(stop_reason: IdleStateUpdateStopReason) -> Self {
+        Self {
+            #[cfg(feature = "unstable")]
+            usage: Default::default(),
+            background: Default::default(),
+            meta: Default::default(),
+            stop_reason,
+        }
+    }
 }
 /// The part of \[`IdleStateUpdate`\] that depends on its variant.
 #[derive(Debug, Clone, PartialEq)]
@@ -5073,6 +5891,15 @@ pub struct IdleStateUpdateStopReasonNone {
     #[serde(rename = "stopReason", default, skip_serializing_if = "Patch::is_omitted")]
     pub stop_reason: Patch<()>,
 }
+impl IdleStateUpdateStopReasonNone {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            stop_reason: Default::default(),
+        }
+    }
+}
 impl Default for IdleStateUpdateStopReasonNone {
     fn default() -> Self {
         Self {
@@ -5120,6 +5947,19 @@ pub struct ImageContent {
     )]
     pub meta: Patch<Meta>,
 }
+impl ImageContent {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(data: String, mime_type: MediaType) -> Self {
+        Self {
+            data,
+            mime_type,
+            uri: Default::default(),
+            annotations: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Metadata about the implementation of the client or agent.
 /// Describes the name and version of an ACP implementation, with an optional
 /// title for UI representation.
@@ -5156,6 +5996,18 @@ pub struct Implementation {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl Implementation {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String, version: String) -> Self {
+        Self {
+            name,
+            title: Default::default(),
+            version,
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -5224,6 +6076,18 @@ pub struct InitializeRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl InitializeRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(protocol_version: ProtocolVersion, info: Implementation) -> Self {
+        Self {
+            protocol_version,
+            info,
+            capabilities: default_initialize_request_capabilities(),
+            meta: Default::default(),
+        }
+    }
+}
 fn default_initialize_request_capabilities() -> Defaulted<ClientCapabilities> {
     Defaulted::implicit(ClientCapabilities {
         auth: Default::default(),
@@ -5289,6 +6153,19 @@ pub struct InitializeResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl InitializeResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(protocol_version: ProtocolVersion, info: Implementation) -> Self {
+        Self {
+            protocol_version,
+            info,
+            capabilities: default_initialize_response_capabilities(),
+            auth_methods: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 fn default_initialize_response_capabilities() -> Defaulted<AgentCapabilities> {
     Defaulted::implicit(AgentCapabilities {
@@ -5362,6 +6239,20 @@ pub struct IntegerPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+impl IntegerPropertySchema {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            title: Default::default(),
+            description: Default::default(),
+            minimum: Default::default(),
+            maximum: Default::default(),
+            default: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for IntegerPropertySchema {
     fn default() -> Self {
         Self {
@@ -5397,6 +6288,14 @@ pub struct ListProvidersRequest {
     pub meta: Patch<Meta>,
 }
 #[cfg(feature = "unstable")]
+impl ListProvidersRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Default for ListProvidersRequest {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -5425,6 +6324,17 @@ pub struct ListProvidersResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl ListProvidersResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(providers: Vec<ProviderInfo>) -> Self {
+        Self {
+            providers,
+            meta: Default::default(),
+        }
+    }
 }
 /// Request parameters for listing existing sessions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -5468,6 +6378,19 @@ pub struct ListSessionsRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl ListSessionsRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            cwd: Default::default(),
+            cursor: Default::default(),
+            #[cfg(feature = "unstable")]
+            archived: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for ListSessionsRequest {
     fn default() -> Self {
         Self {
@@ -5503,6 +6426,17 @@ pub struct ListSessionsResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl ListSessionsResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(sessions: Vec<SessionInfo>) -> Self {
+        Self {
+            sessions,
+            next_cursor: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -5636,6 +6570,16 @@ pub struct LoginAuthRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl LoginAuthRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(method_id: AuthMethodId) -> Self {
+        Self {
+            method_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// Response to the `auth/login` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -5652,6 +6596,13 @@ pub struct LoginAuthResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl LoginAuthResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for LoginAuthResponse {
     fn default() -> Self {
@@ -5681,6 +6632,13 @@ pub struct LogoutAuthRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl LogoutAuthRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
 impl Default for LogoutAuthRequest {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -5702,6 +6660,13 @@ pub struct LogoutAuthResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl LogoutAuthResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for LogoutAuthResponse {
     fn default() -> Self {
@@ -5731,6 +6696,14 @@ pub struct McpAcpCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl McpAcpCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for McpAcpCapabilities {
@@ -5790,6 +6763,19 @@ pub struct McpCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl McpCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            stdio: Default::default(),
+            http: Default::default(),
+            #[cfg(feature = "unstable")]
+            acp: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for McpCapabilities {
     fn default() -> Self {
         Self {
@@ -5819,6 +6805,18 @@ pub struct McpError {
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub data: Patch<serde_json::Value>,
 }
+#[cfg(feature = "unstable")]
+impl McpError {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(code: i32, message: String) -> Self {
+        Self {
+            code,
+            message,
+            data: Default::default(),
+        }
+    }
+}
 /// Capabilities for HTTP MCP server transports.
 ///
 /// Supplying `{}` means the agent supports HTTP MCP server transports.
@@ -5837,6 +6835,13 @@ pub struct McpHttpCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl McpHttpCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for McpHttpCapabilities {
     fn default() -> Self {
@@ -6063,6 +7068,18 @@ pub struct McpServerAcp {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl McpServerAcp {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String, server_id: McpServerAcpId) -> Self {
+        Self {
+            name,
+            server_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6141,6 +7158,18 @@ pub struct McpServerHttp {
     )]
     pub meta: Patch<Meta>,
 }
+impl McpServerHttp {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String, url: String) -> Self {
+        Self {
+            name,
+            url,
+            headers: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Stdio transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -6177,6 +7206,19 @@ pub struct McpServerStdio {
     )]
     pub meta: Patch<Meta>,
 }
+impl McpServerStdio {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String, command: AbsolutePath) -> Self {
+        Self {
+            name,
+            command,
+            args: Default::default(),
+            env: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Capabilities for stdio MCP server transports.
 ///
 /// Supplying `{}` means the agent supports stdio MCP server transports.
@@ -6195,6 +7237,13 @@ pub struct McpStdioCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl McpStdioCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for McpStdioCapabilities {
     fn default() -> Self {
@@ -6312,6 +7361,24 @@ pub struct MessageMcpNotification {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl MessageMcpNotification {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        server_id: McpServerAcpId,
+        request_id: McpRequestId,
+        method: String,
+    ) -> Self {
+        Self {
+            server_id,
+            request_id,
+            method,
+            params: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// Request parameters for `mcp/message`, sent from consumer to provider.
@@ -6343,6 +7410,24 @@ pub struct MessageMcpRequest {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl MessageMcpRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        server_id: McpServerAcpId,
+        request_id: McpRequestId,
+        method: String,
+    ) -> Self {
+        Self {
+            server_id,
+            request_id,
+            method,
+            params: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -6446,6 +7531,17 @@ pub struct MessageMcpResponseError {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl MessageMcpResponseError {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(error: McpError) -> Self {
+        Self {
+            error,
+            meta: Default::default(),
+        }
+    }
+}
 /// An opaque inner MCP result.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -6467,6 +7563,17 @@ pub struct MessageMcpResponseResult {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl MessageMcpResponseResult {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(result: Option<serde_json::Value>) -> Self {
+        Self {
+            result,
+            meta: Default::default(),
+        }
+    }
 }
 /// Items for a multi-select (array) property schema.
 #[derive(Debug, Clone, PartialEq)]
@@ -6620,6 +7727,21 @@ pub struct MultiSelectPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+impl MultiSelectPropertySchema {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(items: MultiSelectItems) -> Self {
+        Self {
+            title: Default::default(),
+            description: Default::default(),
+            min_items: Default::default(),
+            max_items: Default::default(),
+            items,
+            default: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Request parameters for creating a new session.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)
@@ -6673,6 +7795,20 @@ pub struct NewSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl NewSessionRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(cwd: AbsolutePath) -> Self {
+        Self {
+            cwd,
+            additional_directories: Default::default(),
+            mcp_servers: Default::default(),
+            #[cfg(feature = "unstable")]
+            system_prompt: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Response from creating a new session.
 ///
 /// New sessions default to `idle` until a state update reports otherwise.
@@ -6725,6 +7861,18 @@ pub struct NewSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+impl NewSessionResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            config_options: Default::default(),
+            available_commands: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Fire-and-forget information for the user.
 ///
 /// Notices are live events rather than session history. Agents must not rely on
@@ -6760,6 +7908,18 @@ pub struct Notice {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl Notice {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(severity: NoticeSeverity, title: String) -> Self {
+        Self {
+            severity,
+            title,
+            description: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// Severity hint for a session notice.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -6889,6 +8049,20 @@ pub struct NumberPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+impl NumberPropertySchema {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            title: Default::default(),
+            description: Default::default(),
+            minimum: Default::default(),
+            maximum: Default::default(),
+            default: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for NumberPropertySchema {
     fn default() -> Self {
         Self {
@@ -6924,6 +8098,22 @@ pub struct PermissionOption {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl PermissionOption {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        option_id: PermissionOptionId,
+        name: String,
+        kind: PermissionOptionKind,
+    ) -> Self {
+        Self {
+            option_id,
+            name,
+            kind,
+            meta: Default::default(),
+        }
+    }
 }
 /// Unique identifier for a permission option.
 #[derive(
@@ -7075,6 +8265,22 @@ pub struct PlanEntry {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl PlanEntry {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        content: String,
+        priority: PlanEntryPriority,
+        status: PlanEntryStatus,
+    ) -> Self {
+        Self {
+            content,
+            priority,
+            status,
+            meta: Default::default(),
+        }
+    }
 }
 /// Priority levels for plan entries.
 ///
@@ -7269,6 +8475,18 @@ pub struct PlanFile {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl PlanFile {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(plan_id: PlanId, uri: String) -> Self {
+        Self {
+            plan_id,
+            uri,
+            meta: Default::default(),
+        }
+    }
+}
 /// Unique identifier for a plan within a session.
 #[derive(
     Debug,
@@ -7332,6 +8550,17 @@ pub struct PlanItems {
     )]
     pub meta: Patch<Meta>,
 }
+impl PlanItems {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(plan_id: PlanId, entries: Vec<PlanEntry>) -> Self {
+        Self {
+            plan_id,
+            entries,
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -7359,6 +8588,18 @@ pub struct PlanMarkdown {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl PlanMarkdown {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(plan_id: PlanId, content: String) -> Self {
+        Self {
+            plan_id,
+            content,
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -7384,6 +8625,17 @@ pub struct PlanRemoved {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl PlanRemoved {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(plan_id: PlanId) -> Self {
+        Self {
+            plan_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// A content update for a plan identified by ID.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -7402,6 +8654,16 @@ pub struct PlanUpdate {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl PlanUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(plan: PlanUpdateContent) -> Self {
+        Self {
+            plan,
+            meta: Default::default(),
+        }
+    }
 }
 /// Updated content for a plan.
 #[derive(Debug, Clone, PartialEq)]
@@ -7563,6 +8825,13 @@ pub struct PromptAudioCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl PromptAudioCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
 impl Default for PromptAudioCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -7630,6 +8899,18 @@ pub struct PromptCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl PromptCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            image: Default::default(),
+            audio: Default::default(),
+            embedded_context: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for PromptCapabilities {
     fn default() -> Self {
         Self {
@@ -7659,6 +8940,13 @@ pub struct PromptEmbeddedContextCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl PromptEmbeddedContextCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
 impl Default for PromptEmbeddedContextCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -7682,6 +8970,13 @@ pub struct PromptImageCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl PromptImageCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for PromptImageCapabilities {
     fn default() -> Self {
@@ -7729,6 +9024,17 @@ pub struct PromptRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl PromptRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, prompt: Vec<ContentBlock>) -> Self {
+        Self {
+            session_id,
+            prompt,
+            meta: Default::default(),
+        }
+    }
+}
 /// Response acknowledging that a user prompt was inserted into the ACP conversation.
 ///
 /// This response does not indicate that the prompt was merely received or held, nor that the
@@ -7763,6 +9069,16 @@ pub struct PromptResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl PromptResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(message_id: MessageId) -> Self {
+        Self {
+            message_id,
+            meta: Default::default(),
+        }
+    }
 }
 /// Protocol version identifier.
 ///
@@ -7816,6 +9132,18 @@ pub struct ProviderCurrentConfig {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl ProviderCurrentConfig {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(api_type: LlmProtocol, base_url: String) -> Self {
+        Self {
+            api_type,
+            base_url,
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -7898,6 +9226,24 @@ pub struct ProviderInfo {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl ProviderInfo {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        provider_id: ProviderId,
+        supported: Vec<LlmProtocol>,
+        required: bool,
+    ) -> Self {
+        Self {
+            provider_id,
+            supported,
+            required,
+            current: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -7923,6 +9269,14 @@ pub struct ProvidersCapabilities {
     pub meta: Patch<Meta>,
 }
 #[cfg(feature = "unstable")]
+impl ProvidersCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Default for ProvidersCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -7939,6 +9293,17 @@ pub struct ProxyNotification {
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub params: Patch<serde_json::Value>,
 }
+#[cfg(feature = "unstable")]
+impl ProxyNotification {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(method: String) -> Self {
+        Self {
+            method,
+            params: Default::default(),
+        }
+    }
+}
 /// A JSON-RPC request object.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -7951,6 +9316,18 @@ pub struct ProxyRequest {
     /// Method-specific request parameters.
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub params: Patch<serde_json::Value>,
+}
+#[cfg(feature = "unstable")]
+impl ProxyRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, method: String) -> Self {
+        Self {
+            id,
+            method,
+            params: Default::default(),
+        }
+    }
 }
 /// A JSON-RPC response object.
 #[cfg(feature = "unstable")]
@@ -8035,6 +9412,14 @@ pub struct ProxyResponseError {
     pub id: Option<ProxyResponseErrorId>,
     /// Method-specific error data.
     pub error: Error,
+}
+#[cfg(feature = "unstable")]
+impl ProxyResponseError {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: Option<ProxyResponseErrorId>, error: Error) -> Self {
+        Self { id, error }
+    }
 }
 /// The id of the request this response answers.
 ///
@@ -8126,6 +9511,14 @@ pub struct ProxyResponseResult {
     #[serde(deserialize_with = "lenient::required")]
     pub result: serde_json::Value,
 }
+#[cfg(feature = "unstable")]
+impl ProxyResponseResult {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, result: serde_json::Value) -> Self {
+        Self { id, result }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8166,6 +9559,18 @@ pub struct ProxySuccessorNotification {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl ProxySuccessorNotification {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(method: String) -> Self {
+        Self {
+            method,
+            params: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -8214,6 +9619,18 @@ pub struct ProxySuccessorRequest {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl ProxySuccessorRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(method: String) -> Self {
+        Self {
+            method,
+            params: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -8331,6 +9748,13 @@ pub struct ReplayFromStart {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl ReplayFromStart {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for ReplayFromStart {
     fn default() -> Self {
@@ -8581,6 +10005,24 @@ pub struct RequestPermissionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl RequestPermissionRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        session_id: SessionId,
+        title: String,
+        options: Vec<PermissionOption>,
+    ) -> Self {
+        Self {
+            session_id,
+            title,
+            description: Default::default(),
+            subject: Default::default(),
+            options,
+            meta: Default::default(),
+        }
+    }
+}
 /// Response to a permission request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -8599,6 +10041,16 @@ pub struct RequestPermissionResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl RequestPermissionResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(outcome: RequestPermissionOutcome) -> Self {
+        Self {
+            outcome,
+            meta: Default::default(),
+        }
+    }
 }
 /// The operation requiring permission.
 #[derive(Debug, Clone, PartialEq)]
@@ -8747,6 +10199,16 @@ pub struct RequiresActionStateUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+impl RequiresActionStateUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            background: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for RequiresActionStateUpdate {
     fn default() -> Self {
         Self {
@@ -8831,6 +10293,23 @@ pub struct ResourceLink {
     )]
     pub meta: Patch<Meta>,
 }
+impl ResourceLink {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String, uri: String) -> Self {
+        Self {
+            name,
+            uri,
+            title: Default::default(),
+            description: Default::default(),
+            icons: Default::default(),
+            mime_type: Default::default(),
+            size: Default::default(),
+            annotations: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Request parameters for resuming an existing session.
 ///
 /// Resumes an existing session and optionally replays retained conversation
@@ -8910,6 +10389,22 @@ pub struct ResumeSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+impl ResumeSessionRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, cwd: AbsolutePath) -> Self {
+        Self {
+            session_id,
+            cwd,
+            additional_directories: Default::default(),
+            mcp_servers: Default::default(),
+            replay_from: Default::default(),
+            #[cfg(feature = "unstable")]
+            system_prompt: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Response from resuming an existing session.
 ///
 /// The agent MUST send a current `state_update` after any requested history
@@ -8956,6 +10451,17 @@ pub struct ResumeSessionResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl ResumeSessionResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            config_options: Default::default(),
+            available_commands: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 impl Default for ResumeSessionResponse {
     fn default() -> Self {
@@ -9068,6 +10574,16 @@ pub struct RunningStateUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+impl RunningStateUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            background: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for RunningStateUpdate {
     fn default() -> Self {
         Self {
@@ -9096,6 +10612,16 @@ pub struct SelectedPermissionOutcome {
     )]
     pub meta: Patch<Meta>,
 }
+impl SelectedPermissionOutcome {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(option_id: PermissionOptionId) -> Self {
+        Self {
+            option_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// Capabilities for additional session directories support.
 ///
 /// Supplying `{}` means the agent supports the `additionalDirectories` field on
@@ -9117,6 +10643,13 @@ pub struct SessionAdditionalDirectoriesCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl SessionAdditionalDirectoriesCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for SessionAdditionalDirectoriesCapabilities {
     fn default() -> Self {
@@ -9147,6 +10680,14 @@ pub struct SessionArchiveCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SessionArchiveCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for SessionArchiveCapabilities {
@@ -9266,6 +10807,14 @@ pub struct SessionCancelCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SessionCancelCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for SessionCancelCapabilities {
@@ -9426,6 +10975,29 @@ pub struct SessionCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl SessionCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            prompt: Default::default(),
+            mcp: Default::default(),
+            delete: Default::default(),
+            additional_directories: Default::default(),
+            #[cfg(feature = "unstable")]
+            system_prompt: Default::default(),
+            #[cfg(feature = "unstable")]
+            fork: Default::default(),
+            #[cfg(feature = "unstable")]
+            archive: Default::default(),
+            #[cfg(feature = "unstable")]
+            status: Default::default(),
+            #[cfg(feature = "unstable")]
+            title: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for SessionCapabilities {
     fn default() -> Self {
         Self {
@@ -9454,6 +11026,13 @@ pub struct SessionConfigBoolean {
     /// The current value of the boolean option.
     #[serde(rename = "currentValue")]
     pub current_value: bool,
+}
+impl SessionConfigBoolean {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(current_value: bool) -> Self {
+        Self { current_value }
+    }
 }
 /// Unique identifier for a session configuration option value group.
 #[derive(
@@ -9571,6 +11150,24 @@ pub struct SessionConfigOption {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub r#type: SessionConfigOptionType,
+}
+impl SessionConfigOption {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        config_id: SessionConfigId,
+        name: String,
+        r#type: SessionConfigOptionType,
+    ) -> Self {
+        Self {
+            config_id,
+            name,
+            description: Default::default(),
+            category: Default::default(),
+            meta: Default::default(),
+            r#type,
+        }
+    }
 }
 /// Semantic category for a session configuration option.
 ///
@@ -9782,6 +11379,16 @@ pub struct SessionConfigSelect {
     /// unique within the option, including across groups.
     pub options: SessionConfigSelectOptions,
 }
+impl SessionConfigSelect {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        current_value: SessionConfigValueId,
+        options: SessionConfigSelectOptions,
+    ) -> Self {
+        Self { current_value, options }
+    }
+}
 /// A group of possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -9806,6 +11413,22 @@ pub struct SessionConfigSelectGroup {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl SessionConfigSelectGroup {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        group_id: SessionConfigGroupId,
+        name: String,
+        options: Vec<SessionConfigSelectOption>,
+    ) -> Self {
+        Self {
+            group_id,
+            name,
+            options,
+            meta: Default::default(),
+        }
+    }
 }
 /// A possible value for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -9836,6 +11459,18 @@ pub struct SessionConfigSelectOption {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl SessionConfigSelectOption {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(value: SessionConfigValueId, name: String) -> Self {
+        Self {
+            value,
+            name,
+            description: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// Possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq)]
@@ -9966,6 +11601,13 @@ pub struct SessionDeleteCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+impl SessionDeleteCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
 impl Default for SessionDeleteCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -9994,6 +11636,14 @@ pub struct SessionForkCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SessionForkCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for SessionForkCapabilities {
@@ -10111,6 +11761,22 @@ pub struct SessionInfo {
     )]
     pub meta: Patch<Meta>,
 }
+impl SessionInfo {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, cwd: AbsolutePath) -> Self {
+        Self {
+            session_id,
+            cwd,
+            additional_directories: Default::default(),
+            title: Default::default(),
+            updated_at: Default::default(),
+            #[cfg(feature = "unstable")]
+            archived: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Update to session metadata. All fields are optional to support partial updates.
 ///
 /// Agents send this notification to update session information like title or custom metadata.
@@ -10152,6 +11818,17 @@ pub struct SessionInfoUpdate {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl SessionInfoUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            title: Default::default(),
+            updated_at: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 impl Default for SessionInfoUpdate {
     fn default() -> Self {
@@ -10279,6 +11956,22 @@ pub struct SessionMessage {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl SessionMessage {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(message_id: MessageId) -> Self {
+        Self {
+            message_id,
+            sender_session_id: Default::default(),
+            recipient_session_id: Default::default(),
+            sender_message_id: Default::default(),
+            recipient_message_id: Default::default(),
+            content: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10310,6 +12003,18 @@ pub struct SessionMessageChunk {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl SessionMessageChunk {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(message_id: MessageId, content: ContentBlock) -> Self {
+        Self {
+            message_id,
+            content,
+            meta: Default::default(),
+        }
+    }
+}
 /// Data for the `-32002` (Resource not found) error when a session-scoped request names a
 /// session that does not exist or is not active.
 ///
@@ -10332,6 +12037,16 @@ pub struct SessionNotFoundErrorData {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl SessionNotFoundErrorData {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -10448,6 +12163,14 @@ pub struct SessionStatusCapabilities {
     pub meta: Patch<Meta>,
 }
 #[cfg(feature = "unstable")]
+impl SessionStatusCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Default for SessionStatusCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -10483,6 +12206,17 @@ pub struct SessionStatusRequest {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SessionStatusRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -10526,6 +12260,18 @@ pub struct SessionStatusResponse {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl SessionStatusResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(status: SessionStatus) -> Self {
+        Self {
+            status,
+            state: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10559,6 +12305,17 @@ pub struct SessionSystemPromptCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SessionSystemPromptCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            mode: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for SessionSystemPromptCapabilities {
@@ -10606,6 +12363,17 @@ pub struct SessionSystemPromptModeCapabilities {
     pub meta: Patch<Meta>,
 }
 #[cfg(feature = "unstable")]
+impl SessionSystemPromptModeCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            r#override: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Default for SessionSystemPromptModeCapabilities {
     fn default() -> Self {
         Self {
@@ -10640,6 +12408,14 @@ pub struct SessionSystemPromptOverrideCapabilities {
     pub meta: Patch<Meta>,
 }
 #[cfg(feature = "unstable")]
+impl SessionSystemPromptOverrideCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Default for SessionSystemPromptOverrideCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -10669,6 +12445,14 @@ pub struct SessionTitleCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SessionTitleCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for SessionTitleCapabilities {
@@ -11363,6 +13147,24 @@ pub struct SetProviderRequest {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl SetProviderRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        provider_id: ProviderId,
+        api_type: LlmProtocol,
+        base_url: String,
+    ) -> Self {
+        Self {
+            provider_id,
+            api_type,
+            base_url,
+            headers: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11384,6 +13186,14 @@ pub struct SetProviderResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SetProviderResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for SetProviderResponse {
@@ -11422,6 +13232,22 @@ pub struct SetSessionConfigOptionRequest {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub r#type: SetSessionConfigOptionRequestType,
+}
+impl SetSessionConfigOptionRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        session_id: SessionId,
+        config_id: SessionConfigId,
+        r#type: SetSessionConfigOptionRequestType,
+    ) -> Self {
+        Self {
+            session_id,
+            config_id,
+            meta: Default::default(),
+            r#type,
+        }
+    }
 }
 /// The part of \[`SetSessionConfigOptionRequest`\] that depends on its variant.
 #[derive(Debug, Clone, PartialEq)]
@@ -11535,12 +13361,26 @@ pub struct SetSessionConfigOptionRequestTypeBoolean {
     /// The boolean value.
     pub value: bool,
 }
+impl SetSessionConfigOptionRequestTypeBoolean {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(value: bool) -> Self {
+        Self { value }
+    }
+}
 /// A `SessionConfigValueId` string value (`type: "id"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SetSessionConfigOptionRequestTypeId {
     /// The value ID.
     pub value: SessionConfigValueId,
+}
+impl SetSessionConfigOptionRequestTypeId {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(value: SessionConfigValueId) -> Self {
+        Self { value }
+    }
 }
 /// Response to `session/set_config_option` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -11561,6 +13401,16 @@ pub struct SetSessionConfigOptionResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl SetSessionConfigOptionResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(config_options: Vec<SessionConfigOption>) -> Self {
+        Self {
+            config_options,
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -11602,6 +13452,18 @@ pub struct SetSessionTitleRequest {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl SetSessionTitleRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, title: String) -> Self {
+        Self {
+            session_id,
+            title,
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11628,6 +13490,17 @@ pub struct SetSessionTitleResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SetSessionTitleResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(title: String) -> Self {
+        Self {
+            title,
+            meta: Default::default(),
+        }
+    }
 }
 /// A snapshot of the session's aggregate foreground activity.
 ///
@@ -11927,6 +13800,16 @@ pub struct StringMultiSelectItems {
     )]
     pub meta: Patch<Meta>,
 }
+impl StringMultiSelectItems {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(r#enum: Vec<String>) -> Self {
+        Self {
+            r#enum,
+            meta: Default::default(),
+        }
+    }
+}
 /// Schema for string properties in an elicitation form.
 ///
 /// When `enum` or `oneOf` is set, this represents a single-select enum
@@ -12006,6 +13889,24 @@ pub struct StringPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+impl StringPropertySchema {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            title: Default::default(),
+            description: Default::default(),
+            min_length: Default::default(),
+            max_length: Default::default(),
+            pattern: Default::default(),
+            format: Default::default(),
+            default: Default::default(),
+            r#enum: Default::default(),
+            one_of: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 impl Default for StringPropertySchema {
     fn default() -> Self {
         Self {
@@ -12055,6 +13956,17 @@ pub struct SubagentSessionCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SubagentSessionCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            cancel: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for SubagentSessionCapabilities {
@@ -12184,6 +14096,23 @@ pub struct SubagentUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl SubagentUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            title: Default::default(),
+            description: Default::default(),
+            capabilities: Default::default(),
+            state: Default::default(),
+            cwd: Default::default(),
+            additional_directories: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12225,6 +14154,18 @@ pub struct SystemPrompt {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SystemPrompt {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(mode: SystemPromptMode, content: Vec<ContentBlock>) -> Self {
+        Self {
+            mode,
+            content,
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -12347,6 +14288,16 @@ pub struct Terminal {
     )]
     pub meta: Patch<Meta>,
 }
+impl Terminal {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(terminal_id: TerminalId) -> Self {
+        Self {
+            terminal_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// Capabilities for terminal authentication methods.
 ///
 /// Supplying `{}` means the client can reproduce the configured agent
@@ -12367,6 +14318,13 @@ pub struct TerminalAuthCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl TerminalAuthCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for TerminalAuthCapabilities {
     fn default() -> Self {
@@ -12391,6 +14349,13 @@ pub struct TerminalCancelCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl TerminalCancelCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for TerminalCancelCapabilities {
     fn default() -> Self {
@@ -12428,6 +14393,16 @@ pub struct TerminalCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl TerminalCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            cancel: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 impl Default for TerminalCapabilities {
     fn default() -> Self {
@@ -12476,6 +14451,17 @@ pub struct TerminalExitStatus {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl TerminalExitStatus {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            exit_code: Default::default(),
+            signal: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 impl Default for TerminalExitStatus {
     fn default() -> Self {
@@ -12542,6 +14528,16 @@ pub struct TerminalOutput {
     )]
     pub meta: Patch<Meta>,
 }
+impl TerminalOutput {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(data: String) -> Self {
+        Self {
+            data,
+            meta: Default::default(),
+        }
+    }
+}
 /// A chunk of bytes appended to an agent-owned terminal's output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -12565,6 +14561,17 @@ pub struct TerminalOutputChunk {
     )]
     pub meta: Patch<Meta>,
 }
+impl TerminalOutputChunk {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(terminal_id: TerminalId, data: String) -> Self {
+        Self {
+            terminal_id,
+            data,
+            meta: Default::default(),
+        }
+    }
+}
 /// The size of an agent-owned terminal in character cells.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -12585,6 +14592,17 @@ pub struct TerminalSize {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl TerminalSize {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(cols: u16, rows: u16) -> Self {
+        Self {
+            cols,
+            rows,
+            meta: Default::default(),
+        }
+    }
 }
 /// An upsert for the stored state of an agent-owned terminal.
 ///
@@ -12664,6 +14682,22 @@ pub struct TerminalUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+impl TerminalUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(terminal_id: TerminalId) -> Self {
+        Self {
+            terminal_id,
+            command: Default::default(),
+            cwd: Default::default(),
+            output: Default::default(),
+            exit_status: Default::default(),
+            size: Default::default(),
+            capabilities: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// All text that was typed after the command name is provided as input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -12682,6 +14716,16 @@ pub struct TextCommandInput {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl TextCommandInput {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(hint: String) -> Self {
+        Self {
+            hint,
+            meta: Default::default(),
+        }
+    }
 }
 /// Text provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -12710,6 +14754,17 @@ pub struct TextContent {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl TextContent {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(text: String) -> Self {
+        Self {
+            text,
+            annotations: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// Text-based resource contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -12742,6 +14797,18 @@ pub struct TextResourceContents {
     )]
     pub meta: Patch<Meta>,
 }
+impl TextResourceContents {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(text: String, uri: String) -> Self {
+        Self {
+            text,
+            uri,
+            mime_type: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Items definition for titled multi-select enum properties.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -12762,6 +14829,16 @@ pub struct TitledMultiSelectItems {
     )]
     pub meta: Patch<Meta>,
 }
+impl TitledMultiSelectItems {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(any_of: Vec<EnumOption>) -> Self {
+        Self {
+            any_of,
+            meta: Default::default(),
+        }
+    }
+}
 /// Capability to cancel a tool call with `tool_call/cancel`.
 ///
 /// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
@@ -12780,6 +14857,13 @@ pub struct ToolCallCancelCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl ToolCallCancelCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 impl Default for ToolCallCancelCapabilities {
     fn default() -> Self {
@@ -12817,6 +14901,16 @@ pub struct ToolCallCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl ToolCallCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            cancel: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 impl Default for ToolCallCapabilities {
     fn default() -> Self {
@@ -12980,6 +15074,17 @@ pub struct ToolCallContentChunk {
     )]
     pub meta: Patch<Meta>,
 }
+impl ToolCallContentChunk {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(tool_call_id: ToolCallId, content: ToolCallContent) -> Self {
+        Self {
+            tool_call_id,
+            content,
+            meta: Default::default(),
+        }
+    }
+}
 /// Unique identifier for a tool call within a session.
 #[derive(
     Debug,
@@ -13049,6 +15154,17 @@ pub struct ToolCallLocation {
     )]
     pub meta: Patch<Meta>,
 }
+impl ToolCallLocation {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(path: AbsolutePath) -> Self {
+        Self {
+            path,
+            line: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Permission request details for a tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -13072,6 +15188,16 @@ pub struct ToolCallPermissionSubject {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl ToolCallPermissionSubject {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(tool_call: ToolCallUpdate) -> Self {
+        Self {
+            tool_call,
+            meta: Default::default(),
+        }
+    }
 }
 /// Execution status of a tool call.
 ///
@@ -13295,6 +15421,25 @@ pub struct ToolCallUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+impl ToolCallUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(tool_call_id: ToolCallId) -> Self {
+        Self {
+            tool_call_id,
+            name: Default::default(),
+            title: Default::default(),
+            kind: Default::default(),
+            status: Default::default(),
+            content: Default::default(),
+            locations: Default::default(),
+            raw_input: Default::default(),
+            raw_output: Default::default(),
+            capabilities: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Categories of tools that can be invoked.
 ///
 /// Tool kinds help clients choose appropriate icons and optimize how they
@@ -13447,6 +15592,17 @@ pub struct UnarchiveSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl UnarchiveSessionRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            meta: Default::default(),
+        }
+    }
+}
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -13468,6 +15624,14 @@ pub struct UnarchiveSessionResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl UnarchiveSessionResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
 }
 #[cfg(feature = "unstable")]
 impl Default for UnarchiveSessionResponse {
@@ -13520,6 +15684,17 @@ pub struct UnknownStateUpdate {
     pub meta: Patch<Meta>,
 }
 #[cfg(feature = "unstable")]
+impl UnknownStateUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            background: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+#[cfg(feature = "unstable")]
 impl Default for UnknownStateUpdate {
     fn default() -> Self {
         Self {
@@ -13551,6 +15726,17 @@ pub struct UnsupportedProtocolVersionErrorData {
     )]
     pub meta: Patch<Meta>,
 }
+impl UnsupportedProtocolVersionErrorData {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(requested: ProtocolVersion, supported: Vec<ProtocolVersion>) -> Self {
+        Self {
+            requested,
+            supported,
+            meta: Default::default(),
+        }
+    }
+}
 /// Notification containing a session update from the agent.
 ///
 /// Agents can send session updates at any point while the session exists.
@@ -13576,6 +15762,17 @@ pub struct UpdateSessionNotification {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl UpdateSessionNotification {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, update: SessionUpdate) -> Self {
+        Self {
+            session_id,
+            update,
+            meta: Default::default(),
+        }
+    }
 }
 /// **UNSTABLE**
 ///
@@ -13638,6 +15835,22 @@ pub struct Usage {
     )]
     pub meta: Patch<Meta>,
 }
+#[cfg(feature = "unstable")]
+impl Usage {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(total_tokens: u64, input_tokens: u64, output_tokens: u64) -> Self {
+        Self {
+            total_tokens,
+            input_tokens,
+            output_tokens,
+            thought_tokens: Default::default(),
+            cached_read_tokens: Default::default(),
+            cached_write_tokens: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Context window and cost update for a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -13667,6 +15880,18 @@ pub struct UsageUpdate {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl UsageUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(used: u64, size: u64) -> Self {
+        Self {
+            used,
+            size,
+            cost: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// A user message upsert.
 ///
@@ -13709,6 +15934,17 @@ pub struct UserMessage {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub meta: Patch<Meta>,
+}
+impl UserMessage {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(message_id: MessageId) -> Self {
+        Self {
+            message_id,
+            content: Default::default(),
+            meta: Default::default(),
+        }
+    }
 }
 /// Every type name of the schema (with the features enabled), sorted.
 #[cfg(feature = "unstable")]

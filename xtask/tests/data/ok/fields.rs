@@ -77,6 +77,23 @@ pub struct Update {
     #[serde(rename = "_meta", default, skip_serializing_if = "Patch::is_omitted")]
     pub meta: Patch<Meta>,
 }
+impl Update {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId, line: Option<u32>, servers: Vec<String>) -> Self {
+        Self {
+            session_id,
+            line,
+            title: Default::default(),
+            tags: Default::default(),
+            servers,
+            verbose: default_update_verbose(),
+            size: Default::default(),
+            raw: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 fn default_update_verbose() -> Defaulted<bool> {
     Defaulted::implicit(false)
 }

@@ -332,6 +332,13 @@ impl schemars::JsonSchema for Kind {
 pub struct Text {
     pub text: String,
 }
+impl Text {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(text: String) -> Self {
+        Self { text }
+    }
+}
 /// Every type name of the schema (with the features enabled), sorted.
 pub const TYPE_NAMES: &[&str] = &["Block", "Closed", "Code", "Id", "Kind", "Text"];
 /// Calls `visitor` with the Rust type that the schema names `name`; `None` for an unknown

@@ -1,0 +1,194 @@
+//! What the generated method tables are made of: the method traits, a table row, and the
+//! JSON-RPC error a peer expects when a message cannot be routed or decoded.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use std::fmt;
+
+/// Request or notification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MessageKind {
+    /// Expects a response.
+    Request,
+    /// Expects none.
+    Notification,
+}
+
+/// Whether a method is in the stable schema or only in `schema.unstable.json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stability {
+    /// In `schema.json`.
+    Stable,
+    /// Only in `schema.unstable.json` (feature `unstable`).
+    Unstable,
+}
+
+/// One row of a version's method table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MethodInfo {
+    /// Wire name, e.g. `session/prompt`.
+    pub name: &'static str,
+    /// The side that receives it (`agent`, `client`, `protocol`, or what a draft uses).
+    pub side: &'static str,
+    /// Request or notification.
+    pub kind: MessageKind,
+    /// Stable or unstable.
+    pub stability: Stability,
+    /// Schema name of the params type.
+    pub params: &'static str,
+    /// Schema name of the response type (requests only).
+    pub result: Option<&'static str>,
+}
+
+/// A protocol method: implemented by one zero-sized marker type per method.
+pub trait Method {
+    /// Wire name.
+    const METHOD: &'static str;
+    /// The side that receives it.
+    const SIDE: &'static str;
+    /// Stable or unstable.
+    const STABILITY: Stability;
+    /// The params type.
+    type Params: Serialize + DeserializeOwned + Send + 'static;
+}
+
+/// A method that expects a response.
+pub trait Request: Method {
+    /// The response (`result`) type.
+    type Response: Serialize + DeserializeOwned + Send + 'static;
+}
+
+/// A method that expects no response.
+pub trait Notification: Method {}
+
+/// A JSON-RPC error object (`code`, `message`, `data`), as sent to or received from a peer.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct RpcError {
+    /// The error code: JSON-RPC's (-32700 … -32600) or one the ACP schemas define.
+    pub code: i32,
+    /// A short description.
+    pub message: String,
+    /// Anything that helps the peer act on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    /// Invalid JSON was received (-32700).
+    pub const PARSE_ERROR: i32 = -32700;
+    /// The JSON is not a valid request object (-32600).
+    pub const INVALID_REQUEST: i32 = -32600;
+    /// The method does not exist or is not available (-32601).
+    pub const METHOD_NOT_FOUND: i32 = -32601;
+    /// Invalid method parameters (-32602).
+    pub const INVALID_PARAMS: i32 = -32602;
+    /// Internal error (-32603).
+    pub const INTERNAL_ERROR: i32 = -32603;
+    /// The request was cancelled (-32800).
+    pub const REQUEST_CANCELLED: i32 = -32800;
+    /// Authentication is required first (-32000).
+    pub const AUTH_REQUIRED: i32 = -32000;
+    /// A resource, such as a session or file, was not found (-32002).
+    pub const RESOURCE_NOT_FOUND: i32 = -32002;
+
+    /// An error with a code and message.
+    pub fn new(code: i32, message: impl Into<String>) -> Self {
+        RpcError {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Adds `data`.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// -32601 for a method this side does not have; the method name is in `data`.
+    pub fn method_not_found(method: &str) -> Self {
+        RpcError::new(
+            Self::METHOD_NOT_FOUND,
+            format!("method not found: {method}"),
+        )
+        .with_data(json!({ "method": method }))
+    }
+
+    /// -32601 for a notification sent as a request, or the reverse.
+    pub fn wrong_kind(method: &str, is: MessageKind) -> Self {
+        let (is, sent) = match is {
+            MessageKind::Request => ("a request", "a notification"),
+            MessageKind::Notification => ("a notification", "a request"),
+        };
+        RpcError::new(
+            Self::METHOD_NOT_FOUND,
+            format!("{method} is {is}, not {sent}"),
+        )
+        .with_data(json!({ "method": method, "expected": is }))
+    }
+
+    /// -32602 for params that do not decode; `data` has the path of the bad field and the reason.
+    pub fn invalid_params(method: &str, path: &str, reason: &str) -> Self {
+        let message = if path.is_empty() || path == "." {
+            format!("invalid params for {method}: {reason}")
+        } else {
+            format!("invalid params for {method}: {path}: {reason}")
+        };
+        RpcError::new(Self::INVALID_PARAMS, message)
+            .with_data(json!({ "method": method, "path": path, "reason": reason }))
+    }
+
+    /// -32603.
+    pub fn internal(message: impl Into<String>) -> Self {
+        RpcError::new(Self::INTERNAL_ERROR, message)
+    }
+}
+
+impl fmt::Display for RpcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+impl std::error::Error for RpcError {}
+
+/// Decodes the params (or result) of `method` from raw JSON; absent and `null` read as `{}`
+/// when the type accepts an empty object (all its fields optional), so a peer may omit them.
+pub fn decode_params<T: DeserializeOwned>(
+    method: &str,
+    params: Option<&RawValue>,
+) -> Result<T, RpcError> {
+    let text = match params.map(RawValue::get) {
+        None | Some("null") => "{}",
+        Some(text) => text,
+    };
+    let de = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let reason = inner.to_string();
+        // serde_json appends " at line L column C", which says nothing to a peer; keep the rest.
+        let reason = match reason.rfind(" at line ") {
+            Some(i) => &reason[..i],
+            None => reason.as_str(),
+        };
+        if params.is_none() {
+            RpcError::invalid_params(method, "", &format!("missing params ({reason})"))
+        } else {
+            RpcError::invalid_params(method, &path, reason)
+        }
+    })
+}
+
+/// Encodes params or a result as a JSON value.
+pub fn encode<T: Serialize>(value: &T) -> Result<Value, RpcError> {
+    serde_json::to_value(value).map_err(|e| RpcError::internal(format!("cannot encode: {e}")))
+}
+
+/// Raw params as an owned value (extension methods keep them as received).
+pub fn raw_to_value(params: Option<&RawValue>) -> Option<Value> {
+    params.and_then(|p| serde_json::from_str(p.get()).ok())
+}
