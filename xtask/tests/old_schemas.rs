@@ -58,16 +58,18 @@ fn older_published_schemas_generate_crates_that_compile() {
         }
     }
     for (rel, dir) in &crates {
-        let status = Command::new(env!("CARGO"))
+        let output = Command::new(env!("CARGO"))
             .args(["test", "--quiet", "--all-features", "--manifest-path"])
             .arg(dir.join("Cargo.toml"))
             .env("CARGO_TARGET_DIR", out_root.join("target"))
             .env("RUSTFLAGS", "-D warnings")
-            .status()
+            .output()
             .expect("cargo runs");
         assert!(
-            status.success(),
-            "{rel}: the generated crate does not build cleanly"
+            output.status.success(),
+            "{rel}: the generated crate does not build cleanly or its tests fail:\n{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
         );
     }
 }
