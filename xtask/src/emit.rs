@@ -841,12 +841,7 @@ impl<'a> Emitter<'a> {
         let (catch_variant, catch_from, catch_as, catch_owned, derives) = match open {
             Some(c) => {
                 let cn = ident(&c.name);
-                let d = docs(
-                    c.origin
-                        .docs
-                        .as_deref()
-                        .or(Some("Any other value, kept as received.")),
-                );
+                let d = catch_all_docs(c);
                 (
                     quote! { #d #cn(String), },
                     quote! { other => Some(Self::#cn(other.to_string())), },
@@ -961,12 +956,7 @@ impl<'a> Emitter<'a> {
         let (catch_variant, catch_to, catch_from) = match open {
             Some(c) => {
                 let cn = ident(&c.name);
-                let d = docs(
-                    c.origin
-                        .docs
-                        .as_deref()
-                        .or(Some("Any other value, kept as received.")),
-                );
+                let d = catch_all_docs(c);
                 (
                     quote! { #d #cn(#ty), },
                     quote! { Self::#cn(other) => *other, },
@@ -1295,6 +1285,16 @@ fn schema_impl(name: &syn::Ident, cfg: &TokenStream, body: TokenStream) -> Token
             }
         }
     }
+}
+
+/// The docs of an enum's catch-all variant.
+fn catch_all_docs(c: &CatchAll) -> TokenStream {
+    docs(
+        c.origin
+            .docs
+            .as_deref()
+            .or(Some("Any other value, kept as received.")),
+    )
 }
 
 fn kind_of(v: &Value) -> &'static str {

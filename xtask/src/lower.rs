@@ -202,11 +202,11 @@ impl<'a> Lowerer<'a> {
                 }
             }
             let open = open.flatten();
-            let names = values
-                .iter()
-                .map(|v| (&v.name, &v.origin.pointer))
-                .chain(open.iter().map(|c| (&c.name, &c.origin.pointer)));
-            self.check_unique(s, names);
+            self.check_enum_names(
+                s,
+                values.iter().map(|v| (&v.name, &v.origin.pointer)),
+                open.as_ref(),
+            );
             return Some(TypeKind::StringEnum { values, open });
         }
         if is(JsonType::Integer) {
@@ -233,14 +233,25 @@ impl<'a> Lowerer<'a> {
                 }
             }
             let open = open.flatten();
-            let names = values
-                .iter()
-                .map(|v| (&v.name, &v.origin.pointer))
-                .chain(open.iter().map(|c| (&c.name, &c.origin.pointer)));
-            self.check_unique(s, names);
+            self.check_enum_names(
+                s,
+                values.iter().map(|v| (&v.name, &v.origin.pointer)),
+                open.as_ref(),
+            );
             return Some(TypeKind::IntEnum { repr, values, open });
         }
         None
+    }
+
+    /// Variant names of an enum, its catch-all included, must differ.
+    fn check_enum_names<'n>(
+        &mut self,
+        s: &Schema,
+        values: impl Iterator<Item = (&'n String, &'n String)>,
+        open: Option<&'n CatchAll>,
+    ) {
+        let names = values.chain(open.map(|c| (&c.name, &c.origin.pointer)));
+        self.check_unique(s, names);
     }
 
     fn catch_all(
