@@ -1,5 +1,18 @@
-//! `acp-rpc`: the runtime half of the toolkit (JSON-RPC framing, correlation and dispatch over the
-//! generated [`acp_types`]). For now it only re-exports the generated types; the connection layer
-//! arrives with the runtime issue.
+//! `acp-rpc`: the runtime half of the toolkit. JSON-RPC 2.0 over newline-delimited JSON on any
+//! tokio `AsyncRead`/`AsyncWrite`, with the protocol's types, methods and handler traits generated
+//! in [`acp_types`].
+//!
+//! - [`framing`]: linear-time line framing with a maximum message size;
+//! - [`connection`]: correlation, concurrent dispatch, cancellation, faults;
+//! - [`agent`] and [`client`]: the two ends, v1 and v2 in one process, with version negotiation.
+
+pub mod agent;
+pub mod client;
+pub mod connection;
+pub mod framing;
+pub mod session;
+
+pub use connection::{Config, Connection, Error};
+pub use session::Context;
 
 pub use acp_types as types;

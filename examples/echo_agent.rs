@@ -1,0 +1,228 @@
+//! An ACP agent on stdio that speaks v1 and v2: it streams each prompt's text back as agent
+//! message chunks and ends the turn with `end_turn`. The word `perm` makes it ask
+//! `session/request_permission` first; `read PATH` makes it call `fs/read_text_file` (v1, when the
+//! client advertised it); `slow` makes it wait 10 s, which `session/cancel` cuts short.
+//!
+//! `cargo run --example echo_agent`
+
+use acp_rpc::types::support::rpc::RpcError;
+use acp_rpc::types::{v1, v2};
+use acp_rpc::Context;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+#[derive(Default)]
+struct Echo {
+    sessions: AtomicU64,
+    can_read_files: Mutex<bool>,
+}
+
+fn prompt_text<'a>(blocks: impl Iterator<Item = Option<&'a str>>) -> String {
+    blocks.flatten().collect::<Vec<_>>().join(" ")
+}
+
+/// Waits 10 s unless the turn is cancelled first; true when cancelled.
+async fn slow(cx: &Context) -> bool {
+    tokio::select! {
+        _ = tokio::time::sleep(Duration::from_secs(10)) => false,
+        _ = cx.cancelled() => true,
+    }
+}
+
+impl v1::methods::agent::Handler<Context> for Echo {
+    async fn initialize(
+        &self,
+        params: v1::InitializeRequest,
+        _: Context,
+    ) -> Result<v1::InitializeResponse, RpcError> {
+        *self
+            .can_read_files
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = *params.client_capabilities.fs.read_text_file;
+        Ok(v1::InitializeResponse::new(v1::ProtocolVersion(1)))
+    }
+
+    async fn session_new(
+        &self,
+        _: v1::NewSessionRequest,
+        _: Context,
+    ) -> Result<v1::NewSessionResponse, RpcError> {
+        let n = self.sessions.fetch_add(1, Ordering::Relaxed);
+        Ok(v1::NewSessionResponse::new(v1::SessionId(format!(
+            "sess-{n}"
+        ))))
+    }
+
+    async fn session_prompt(
+        &self,
+        params: v1::PromptRequest,
+        cx: Context,
+    ) -> Result<v1::PromptResponse, RpcError> {
+        use v1::methods::{FsReadTextFile, SessionRequestPermission, SessionUpdate};
+        let text = prompt_text(params.prompt.iter().map(|b| match b {
+            v1::ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        }));
+        let session = params.session_id.clone();
+        let say = |text: String| {
+            let chunk = v1::ContentChunk::new(v1::ContentBlock::Text(v1::TextContent::new(text)));
+            v1::SessionNotification::new(
+                session.clone(),
+                v1::SessionUpdate::AgentMessageChunk(chunk),
+            )
+        };
+        let rpc = |e: acp_rpc::Error| e.to_rpc();
+        if text.split_whitespace().any(|w| w == "perm") {
+            let options = vec![
+                v1::PermissionOption::new(
+                    v1::PermissionOptionId("allow".into()),
+                    "Allow".into(),
+                    v1::PermissionOptionKind::AllowOnce,
+                ),
+                v1::PermissionOption::new(
+                    v1::PermissionOptionId("reject".into()),
+                    "Reject".into(),
+                    v1::PermissionOptionKind::RejectOnce,
+                ),
+            ];
+            let tool_call = v1::ToolCallUpdate::new(v1::ToolCallId("echo-1".into()));
+            let asked = v1::RequestPermissionRequest::new(session.clone(), tool_call, options);
+            let answer = cx
+                .request::<SessionRequestPermission>(&asked)
+                .await
+                .map_err(rpc)?;
+            if matches!(answer.outcome, v1::RequestPermissionOutcome::Cancelled) {
+                return Ok(v1::PromptResponse::new(v1::StopReason::Cancelled));
+            }
+        }
+        let words: Vec<&str> = text.split_whitespace().collect();
+        if let Some(path) = words.windows(2).find(|w| w[0] == "read").map(|w| w[1]) {
+            if *self
+                .can_read_files
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+            {
+                let file = cx
+                    .request::<FsReadTextFile>(&v1::ReadTextFileRequest::new(
+                        session.clone(),
+                        path.into(),
+                    ))
+                    .await
+                    .map_err(rpc)?;
+                cx.notify::<SessionUpdate>(&say(file.content))
+                    .await
+                    .map_err(rpc)?;
+            }
+        }
+        if words.contains(&"slow") && slow(&cx).await {
+            return Ok(v1::PromptResponse::new(v1::StopReason::Cancelled));
+        }
+        cx.notify::<SessionUpdate>(&say(text)).await.map_err(rpc)?;
+        Ok(v1::PromptResponse::new(if cx.is_cancelled() {
+            v1::StopReason::Cancelled
+        } else {
+            v1::StopReason::EndTurn
+        }))
+    }
+}
+
+impl v2::methods::agent::Handler<Context> for Echo {
+    async fn initialize(
+        &self,
+        _: v2::InitializeRequest,
+        _: Context,
+    ) -> Result<v2::InitializeResponse, RpcError> {
+        let info = v2::Implementation::new("echo_agent".into(), env!("CARGO_PKG_VERSION").into());
+        Ok(v2::InitializeResponse::new(v2::ProtocolVersion(2), info))
+    }
+
+    async fn session_new(
+        &self,
+        _: v2::NewSessionRequest,
+        _: Context,
+    ) -> Result<v2::NewSessionResponse, RpcError> {
+        let n = self.sessions.fetch_add(1, Ordering::Relaxed);
+        Ok(v2::NewSessionResponse::new(v2::SessionId(format!(
+            "sess-{n}"
+        ))))
+    }
+
+    /// v2 acknowledges the prompt at once and reports the turn through `session/update`s, the last
+    /// one a `state_update` to idle with the stop reason.
+    async fn session_prompt(
+        &self,
+        params: v2::PromptRequest,
+        cx: Context,
+    ) -> Result<v2::PromptResponse, RpcError> {
+        let text = prompt_text(params.prompt.iter().map(|b| match b {
+            v2::ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        }));
+        let n = self.sessions.fetch_add(1, Ordering::Relaxed);
+        let message = v2::MessageId(format!("msg-{n}"));
+        let turn = cx.clone();
+        let session = params.session_id.clone();
+        let reply = message.clone();
+        tokio::spawn(async move {
+            if let Err(e) = v2_turn(&turn, session, reply, text).await {
+                tracing::warn!("echo_agent: turn failed: {e}");
+            }
+        });
+        Ok(v2::PromptResponse::new(message))
+    }
+}
+
+async fn v2_turn(
+    cx: &Context,
+    session: v2::SessionId,
+    message: v2::MessageId,
+    text: String,
+) -> Result<(), acp_rpc::Error> {
+    use v2::methods::{SessionRequestPermission, SessionUpdate};
+    let update = |u: v2::SessionUpdate| v2::UpdateSessionNotification::new(session.clone(), u);
+    let mut stop = v2::IdleStateUpdateStopReason::EndTurn;
+    if text.split_whitespace().any(|w| w == "perm") {
+        let options = vec![
+            v2::PermissionOption::new(
+                v2::PermissionOptionId("allow".into()),
+                "Allow".into(),
+                v2::PermissionOptionKind::AllowOnce,
+            ),
+            v2::PermissionOption::new(
+                v2::PermissionOptionId("reject".into()),
+                "Reject".into(),
+                v2::PermissionOptionKind::RejectOnce,
+            ),
+        ];
+        let asked =
+            v2::RequestPermissionRequest::new(session.clone(), "Echo the prompt".into(), options);
+        if let v2::RequestPermissionOutcome::Cancelled(_) = cx
+            .request::<SessionRequestPermission>(&asked)
+            .await?
+            .outcome
+        {
+            stop = v2::IdleStateUpdateStopReason::Cancelled;
+        }
+    }
+    if stop == v2::IdleStateUpdateStopReason::EndTurn
+        && text.split_whitespace().any(|w| w == "slow")
+        && slow(cx).await
+    {
+        stop = v2::IdleStateUpdateStopReason::Cancelled;
+    }
+    if stop == v2::IdleStateUpdateStopReason::EndTurn {
+        let chunk =
+            v2::ContentChunk::new(message, v2::ContentBlock::Text(v2::TextContent::new(text)));
+        cx.notify::<SessionUpdate>(&update(v2::SessionUpdate::AgentMessageChunk(chunk)))
+            .await?;
+    }
+    let idle = v2::StateUpdate::Idle(v2::IdleStateUpdate::new(stop));
+    cx.notify::<SessionUpdate>(&update(v2::SessionUpdate::StateUpdate(idle)))
+        .await
+}
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    acp_rpc::agent::serve_stdio(Echo::default(), &[1, 2]).await
+}

@@ -1,0 +1,210 @@
+//! Serving an agent: one binary speaks v1 and v2. On `initialize` the agent answers the highest
+//! version it supports that is at most the one requested (-32022 when there is none), and decodes
+//! everything after with that version's generated tables.
+
+use crate::connection::{BoxFuture, Config, Connection, Raw, RequestContext, Service};
+use crate::session::{session_of, Context, Sessions};
+use acp_types::support::rpc::RpcError;
+use acp_types::{v1, v2};
+use serde_json::json;
+use std::future::Future;
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::Arc;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// An agent: the generated handler traits of both versions (every method has a default, so an
+/// agent implements only what it supports; an empty `impl` for a version it does not speak).
+pub trait Agent:
+    v1::methods::agent::Handler<Context> + v2::methods::agent::Handler<Context> + 'static
+{
+}
+impl<T: v1::methods::agent::Handler<Context> + v2::methods::agent::Handler<Context> + 'static> Agent
+    for T
+{
+}
+
+/// -32600 for anything but `initialize` before `initialize` has succeeded.
+pub fn not_initialized(method: &str) -> RpcError {
+    RpcError::new(
+        RpcError::INVALID_REQUEST,
+        format!("{method} before initialize: the first request must be initialize"),
+    )
+    .with_data(json!({ "method": method }))
+}
+
+fn to_raw(value: serde_json::Value) -> Result<Raw, RpcError> {
+    serde_json::value::to_raw_value(&value)
+        .map_err(|e| RpcError::internal(format!("cannot encode the result: {e}")))
+}
+
+struct AgentService<A> {
+    agent: Arc<A>,
+    versions: Vec<u16>,
+    version: Arc<AtomicU16>,
+    sessions: Arc<Sessions>,
+    conn: Connection,
+}
+
+/// Serves `agent` over `reader`/`writer`, speaking the protocol `versions` (e.g. `&[1, 2]`).
+pub fn serve<A, R, W>(
+    agent: A,
+    versions: &[u16],
+    reader: R,
+    writer: W,
+    config: Config,
+) -> (Connection, impl Future<Output = std::io::Result<()>> + Send)
+where
+    A: Agent,
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let agent = Arc::new(agent);
+    let versions: Vec<u16> = versions
+        .iter()
+        .copied()
+        .filter(|v| matches!(v, 1 | 2))
+        .collect();
+    Connection::new(reader, writer, config, move |conn| AgentService {
+        agent,
+        versions,
+        version: Arc::new(AtomicU16::new(0)),
+        sessions: Arc::default(),
+        conn,
+    })
+}
+
+/// Serves `agent` on this process's stdin/stdout (all logging goes to stderr, never stdout).
+pub async fn serve_stdio<A: Agent>(agent: A, versions: &[u16]) -> std::io::Result<()> {
+    let (_, driver) = serve(
+        agent,
+        versions,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        Config::default(),
+    );
+    driver.await
+}
+
+impl<A: Agent> Service for AgentService<A> {
+    fn request(
+        &self,
+        method: String,
+        params: Option<Raw>,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<Raw, RpcError>> {
+        let agent = self.agent.clone();
+        let versions = self.versions.clone();
+        let version = self.version.clone();
+        let sessions = self.sessions.clone();
+        Box::pin(async move {
+            let turn = cx.cancel.child_token();
+            let _registered =
+                session_of(params.as_deref()).map(|s| sessions.register(s, turn.clone()));
+            if method == "initialize" {
+                let requested = requested_version(params.as_deref())?;
+                let chosen = versions
+                    .iter()
+                    .copied()
+                    .filter(|v| u64::from(*v) <= requested)
+                    .max()
+                    .ok_or_else(|| {
+                        RpcError::new(-32022, "unsupported protocol version")
+                            .with_data(json!({ "requested": requested, "supported": versions }))
+                    })?;
+                let acx = Context {
+                    conn: cx.conn,
+                    version: chosen,
+                    cancel: turn,
+                };
+                let mut result = dispatch(&*agent, chosen, &method, params.as_deref(), acx).await?;
+                // The answer states the negotiated version, whatever the handler filled in.
+                result["protocolVersion"] = json!(chosen);
+                version.store(chosen, Ordering::SeqCst);
+                return to_raw(result);
+            }
+            let v = version.load(Ordering::SeqCst);
+            if v == 0 {
+                return Err(not_initialized(&method));
+            }
+            let acx = Context {
+                conn: cx.conn,
+                version: v,
+                cancel: turn,
+            };
+            to_raw(dispatch(&*agent, v, &method, params.as_deref(), acx).await?)
+        })
+    }
+
+    fn notification(
+        &self,
+        method: String,
+        params: Option<Raw>,
+        _conn: Connection,
+    ) -> BoxFuture<()> {
+        let agent = self.agent.clone();
+        let v = self.version.load(Ordering::SeqCst);
+        if method == "session/cancel" {
+            if let Some(session) = session_of(params.as_deref()) {
+                self.sessions.cancel(&session);
+            }
+        }
+        let cx = Context {
+            conn: self.conn.clone(),
+            version: v,
+            cancel: Default::default(),
+        };
+        Box::pin(async move {
+            let outcome = match v {
+                1 => match v1::methods::agent::Notification::decode(&method, params.as_deref()) {
+                    Ok(n) => Ok(v1::methods::agent::dispatch_notification(&*agent, n, cx).await),
+                    Err(e) => Err(e),
+                },
+                2 => match v2::methods::agent::Notification::decode(&method, params.as_deref()) {
+                    Ok(n) => Ok(v2::methods::agent::dispatch_notification(&*agent, n, cx).await),
+                    Err(e) => Err(e),
+                },
+                _ => Err(not_initialized(&method)),
+            };
+            if let Err(e) = outcome {
+                tracing::warn!("acp: notification {method} ignored: {e}");
+            }
+        })
+    }
+}
+
+async fn dispatch<A: Agent>(
+    agent: &A,
+    version: u16,
+    method: &str,
+    params: Option<&serde_json::value::RawValue>,
+    cx: Context,
+) -> Result<serde_json::Value, RpcError> {
+    match version {
+        1 => {
+            let request = v1::methods::agent::Request::decode(method, params)?;
+            v1::methods::agent::dispatch_request(agent, request, cx)
+                .await?
+                .result()
+        }
+        _ => {
+            let request = v2::methods::agent::Request::decode(method, params)?;
+            v2::methods::agent::dispatch_request(agent, request, cx)
+                .await?
+                .result()
+        }
+    }
+}
+
+/// The `protocolVersion` an `initialize` asks for.
+fn requested_version(params: Option<&serde_json::value::RawValue>) -> Result<u64, RpcError> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        #[serde(rename = "protocolVersion")]
+        protocol_version: u64,
+    }
+    let params =
+        params.ok_or_else(|| RpcError::invalid_params("initialize", "", "missing params"))?;
+    serde_json::from_str::<Probe>(params.get())
+        .map(|p| p.protocol_version)
+        .map_err(|e| RpcError::invalid_params("initialize", "protocolVersion", &e.to_string()))
+}

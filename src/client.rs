@@ -1,0 +1,234 @@
+//! Connecting a client to an agent: the client asks for a protocol version in `initialize` and
+//! decodes the agent's requests and notifications with the version the agent answered. Cancelling
+//! a session answers the agent's pending permission requests for it with `cancelled`.
+
+use crate::connection::{BoxFuture, Config, Connection, Error, Raw, RequestContext, Service};
+use crate::session::{session_of, Context, Sessions};
+use acp_types::support::rpc::RpcError;
+use acp_types::{v1, v2};
+use serde_json::json;
+use std::future::Future;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::Arc;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// A client: the generated client-side handler traits of both versions.
+pub trait Client:
+    v1::methods::client::Handler<Context> + v2::methods::client::Handler<Context> + 'static
+{
+}
+impl<
+        T: v1::methods::client::Handler<Context> + v2::methods::client::Handler<Context> + 'static,
+    > Client for T
+{
+}
+
+/// The client's end of a connection.
+#[derive(Clone)]
+pub struct ClientConnection {
+    /// The underlying connection (typed calls: `conn.request::<v1::methods::SessionNew>(…)`).
+    pub conn: Connection,
+    version: Arc<AtomicU16>,
+    sessions: Arc<Sessions>,
+}
+
+impl ClientConnection {
+    /// Sends `initialize` asking for `version` (1 or 2) with the given params (the matching
+    /// version's `InitializeRequest` as JSON; `protocolVersion` is set here) and returns the
+    /// agent's answer. From then on the agent's messages decode with the version it answered.
+    pub async fn initialize(
+        &self,
+        version: u16,
+        mut params: serde_json::Value,
+    ) -> Result<serde_json::Value, Error> {
+        params["protocolVersion"] = json!(version);
+        self.version.store(version, Ordering::SeqCst);
+        let raw =
+            serde_json::value::to_raw_value(&params).map_err(|e| Error::Invalid(e.to_string()))?;
+        let answer = self.conn.request_raw("initialize", Some(&raw)).await?;
+        let answer: serde_json::Value =
+            serde_json::from_str(answer.get()).map_err(|e| Error::Invalid(e.to_string()))?;
+        match answer["protocolVersion"].as_u64() {
+            Some(v @ (1 | 2)) => {
+                self.version.store(v as u16, Ordering::SeqCst);
+                Ok(answer)
+            }
+            other => Err(Error::Invalid(format!(
+                "the agent answered protocol version {other:?}, which this client does not speak"
+            ))),
+        }
+    }
+
+    /// The negotiated version (0 before `initialize`).
+    pub fn version(&self) -> u16 {
+        self.version.load(Ordering::SeqCst)
+    }
+
+    /// Sends `session/cancel` and answers the agent's pending requests for that session that
+    /// wait on the user (permission requests) with `cancelled`.
+    pub async fn cancel_session(&self, session_id: &str) -> Result<(), Error> {
+        self.sessions.cancel(session_id);
+        let params = serde_json::value::to_raw_value(&json!({ "sessionId": session_id }))
+            .map_err(|e| Error::Invalid(e.to_string()))?;
+        self.conn.notify_raw("session/cancel", Some(&params)).await
+    }
+}
+
+struct ClientService<C> {
+    client: Arc<C>,
+    version: Arc<AtomicU16>,
+    sessions: Arc<Sessions>,
+    conn: Connection,
+}
+
+/// Runs `client` over `reader`/`writer` (the agent's stdout and stdin).
+pub fn connect<C, R, W>(
+    client: C,
+    reader: R,
+    writer: W,
+    config: Config,
+) -> (
+    ClientConnection,
+    impl Future<Output = std::io::Result<()>> + Send,
+)
+where
+    C: Client,
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let client = Arc::new(client);
+    let version = Arc::new(AtomicU16::new(0));
+    let sessions: Arc<Sessions> = Arc::default();
+    let (v, s) = (version.clone(), sessions.clone());
+    let (conn, driver) = Connection::new(reader, writer, config, move |conn| ClientService {
+        client,
+        version: v,
+        sessions: s,
+        conn,
+    });
+    (
+        ClientConnection {
+            conn,
+            version,
+            sessions,
+        },
+        driver,
+    )
+}
+
+/// Spawns an agent process (`program args…`) with piped stdin/stdout (its stderr passes through)
+/// and connects `client` to it.
+pub fn spawn_agent<C: Client>(
+    client: C,
+    program: &str,
+    args: &[String],
+    config: Config,
+) -> std::io::Result<(
+    ClientConnection,
+    impl Future<Output = std::io::Result<()>> + Send,
+    tokio::process::Child,
+)> {
+    let mut child = tokio::process::Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(std::io::Error::other("the agent's stdio is not piped"));
+    };
+    let (conn, driver) = connect(client, stdout, stdin, config);
+    Ok((conn, driver, child))
+}
+
+/// The answer to a permission request whose turn was cancelled (the same in v1 and v2).
+fn cancelled_outcome() -> Raw {
+    serde_json::value::to_raw_value(&json!({ "outcome": { "outcome": "cancelled" } }))
+        .unwrap_or_else(|_| {
+            // Encoding a literal cannot fail; an empty object keeps the signature total.
+            serde_json::value::RawValue::from_string("{}".into()).unwrap_or_default()
+        })
+}
+
+impl<C: Client> Service for ClientService<C> {
+    fn request(
+        &self,
+        method: String,
+        params: Option<Raw>,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<Raw, RpcError>> {
+        let client = self.client.clone();
+        let v = self.version.load(Ordering::SeqCst);
+        let sessions = self.sessions.clone();
+        Box::pin(async move {
+            let turn = cx.cancel.child_token();
+            let _registered =
+                session_of(params.as_deref()).map(|s| sessions.register(s, turn.clone()));
+            let ccx = Context {
+                conn: cx.conn,
+                version: v,
+                cancel: turn.clone(),
+            };
+            let work = async {
+                let result = match v {
+                    1 => {
+                        let r = v1::methods::client::Request::decode(&method, params.as_deref())?;
+                        v1::methods::client::dispatch_request(&*client, r, ccx)
+                            .await?
+                            .result()?
+                    }
+                    2 => {
+                        let r = v2::methods::client::Request::decode(&method, params.as_deref())?;
+                        v2::methods::client::dispatch_request(&*client, r, ccx)
+                            .await?
+                            .result()?
+                    }
+                    _ => return Err(crate::agent::not_initialized(&method)),
+                };
+                serde_json::value::to_raw_value(&result)
+                    .map_err(|e| RpcError::internal(e.to_string()))
+            };
+            if method == "session/request_permission" {
+                tokio::select! {
+                    answer = work => answer,
+                    _ = turn.cancelled() => Ok(cancelled_outcome()),
+                }
+            } else {
+                work.await
+            }
+        })
+    }
+
+    fn notification(
+        &self,
+        method: String,
+        params: Option<Raw>,
+        _conn: Connection,
+    ) -> BoxFuture<()> {
+        let client = self.client.clone();
+        let v = self.version.load(Ordering::SeqCst);
+        let cx = Context {
+            conn: self.conn.clone(),
+            version: v,
+            cancel: Default::default(),
+        };
+        Box::pin(async move {
+            let outcome = match v {
+                1 => match v1::methods::client::Notification::decode(&method, params.as_deref()) {
+                    Ok(n) => Ok(v1::methods::client::dispatch_notification(&*client, n, cx).await),
+                    Err(e) => Err(e),
+                },
+                2 => match v2::methods::client::Notification::decode(&method, params.as_deref()) {
+                    Ok(n) => Ok(v2::methods::client::dispatch_notification(&*client, n, cx).await),
+                    Err(e) => Err(e),
+                },
+                _ => Err(crate::agent::not_initialized(&method)),
+            };
+            if let Err(e) = outcome {
+                tracing::warn!("acp: notification {method} ignored: {e}");
+            }
+        })
+    }
+}

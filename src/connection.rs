@@ -1,0 +1,658 @@
+//! One JSON-RPC connection: correlation of our requests with their responses, concurrent handling
+//! of the peer's requests (a handler may await requests to the peer: the reading loop never waits
+//! on a handler), notifications handled one at a time in arrival order, `$/cancel_request` both
+//! ways, and the JSON-RPC error a peer expects for anything malformed. The connection keeps
+//! serving after every fault; it ends when the peer closes its side.
+
+use crate::framing::{write_frame, Frame, FrameReader};
+use acp_types::support::rpc::{self, RpcError};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// Raw params or result, as received.
+pub type Raw = Box<RawValue>;
+
+/// A boxed future, as the [`Service`] returns.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// Limits and timings of a connection.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The longest message accepted, in bytes; a longer one is discarded as it streams in and
+    /// answered -32600 when its id could be read. Default 128 MiB.
+    pub max_message_size: usize,
+    /// How long a cancelled handler may still finish with its own answer before it is dropped
+    /// and the request answered -32800. Default 2 s.
+    pub cancel_grace: Duration,
+    /// Messages queued for writing before senders wait (backpressure when the peer stops
+    /// reading). Default 1024.
+    pub write_queue: usize,
+    /// Notifications queued for their handler before reading pauses. Default 1024.
+    pub notification_queue: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            max_message_size: 128 << 20,
+            cancel_grace: Duration::from_secs(2),
+            write_queue: 1024,
+            notification_queue: 1024,
+        }
+    }
+}
+
+/// Why an outgoing call failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Error {
+    /// The peer answered with a JSON-RPC error.
+    Rpc(RpcError),
+    /// The connection closed before the answer came.
+    Closed,
+    /// We cancelled the call (`$/cancel_request` was sent).
+    Cancelled,
+    /// The params could not be encoded, or the answer did not decode as the method's response.
+    Invalid(String),
+}
+
+impl Error {
+    /// The error as a JSON-RPC error object, e.g. to pass a failure on to our own peer.
+    pub fn to_rpc(&self) -> RpcError {
+        match self {
+            Error::Rpc(e) => e.clone(),
+            Error::Closed => RpcError::internal("connection closed"),
+            Error::Cancelled => RpcError::new(RpcError::REQUEST_CANCELLED, "request cancelled"),
+            Error::Invalid(m) => RpcError::internal(m.clone()),
+        }
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Rpc(e) => write!(f, "peer error: {e}"),
+            Error::Closed => f.write_str("connection closed"),
+            Error::Cancelled => f.write_str("request cancelled"),
+            Error::Invalid(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<RpcError> for Error {
+    fn from(e: RpcError) -> Self {
+        Error::Rpc(e)
+    }
+}
+
+/// What a connection does with the peer's messages.
+pub trait Service: Send + Sync + 'static {
+    /// Answers a request; runs concurrently with everything else.
+    fn request(
+        &self,
+        method: String,
+        params: Option<Raw>,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<Raw, RpcError>>;
+    /// Handles a notification; notifications are handled one at a time, in arrival order.
+    fn notification(&self, method: String, params: Option<Raw>, conn: Connection) -> BoxFuture<()>;
+}
+
+/// What a request handler gets besides its params.
+#[derive(Clone)]
+pub struct RequestContext {
+    /// The connection, to call the peer while handling.
+    pub conn: Connection,
+    /// Cancelled when the peer sends `$/cancel_request` for this request (or the connection
+    /// closes). A handler that notices may still answer (within [`Config::cancel_grace`]).
+    pub cancel: CancellationToken,
+    /// The request id, as JSON text.
+    pub id: String,
+}
+
+/// A handle to a connection: cheap to clone, usable from any task.
+#[derive(Clone)]
+pub struct Connection {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    out: mpsc::Sender<Vec<u8>>,
+    pending: Mutex<HashMap<i64, oneshot::Sender<Result<Raw, Error>>>>,
+    next_id: AtomicI64,
+    /// The peer's requests being handled, by canonical id text.
+    running: Mutex<HashMap<String, CancellationToken>>,
+    closed: CancellationToken,
+    /// The ordered notification queue (taken away when the connection closes).
+    notes: Mutex<Option<mpsc::Sender<Note>>>,
+    /// Set when the peer closed its side: no answer can come any more, but ours can still be sent.
+    peer_done: CancellationToken,
+    /// The handlers of the peer's requests, awaited (briefly) before closing.
+    tasks: TaskTracker,
+    config: Config,
+}
+
+/// An item of the ordered notification queue.
+enum Note {
+    Message(String, Option<Raw>),
+    /// Answered once everything queued before it was handled.
+    Barrier(oneshot::Sender<()>),
+}
+
+/// One message as it arrives, before we know what it is.
+#[derive(Deserialize)]
+struct Envelope {
+    jsonrpc: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Raw>,
+    method: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    params: Option<Raw>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<Raw>,
+    error: Option<RpcError>,
+}
+
+/// A member that is present, even with the value `null`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Raw>, D::Error> {
+    Raw::deserialize(d).map(Some)
+}
+
+/// The canonical text of an id (`1` and `1.0` differ; key order inside objects does not matter).
+fn id_key(raw: &RawValue) -> String {
+    serde_json::from_str::<serde_json::Value>(raw.get())
+        .map(|v| v.to_string())
+        .unwrap_or_else(|_| raw.get().to_string())
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while holding one of these short locks cannot leave the maps inconsistent.
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Connection {
+    /// Starts a connection over `reader`/`writer`. `service` is built with the connection's
+    /// handle, so that it can call the peer. Returns the handle and the future that drives the
+    /// connection (spawn or await it); it resolves when the peer closes its side.
+    pub fn new<R, W, S>(
+        reader: R,
+        writer: W,
+        config: Config,
+        service: impl FnOnce(Connection) -> S,
+    ) -> (
+        Connection,
+        impl Future<Output = std::io::Result<()>> + Send + 'static,
+    )
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+        S: Service,
+    {
+        let (out_tx, mut out_rx) = mpsc::channel::<Vec<u8>>(config.write_queue);
+        let conn = Connection {
+            inner: Arc::new(Inner {
+                out: out_tx,
+                pending: Mutex::new(HashMap::new()),
+                next_id: AtomicI64::new(0),
+                running: Mutex::new(HashMap::new()),
+                closed: CancellationToken::new(),
+                notes: Mutex::new(None),
+                peer_done: CancellationToken::new(),
+                tasks: TaskTracker::new(),
+                config: config.clone(),
+            }),
+        };
+        let service: Arc<dyn Service> = Arc::new(service(conn.clone()));
+        let handle = conn.clone();
+        let driver = async move {
+            let closed = conn.inner.closed.clone();
+            let mut writer = writer;
+            let writing = tokio::spawn(async move {
+                while let Some(message) = out_rx.recv().await {
+                    if let Err(e) = write_frame(&mut writer, &message).await {
+                        tracing::warn!("acp: cannot write to the peer: {e}");
+                        closed.cancel();
+                        break;
+                    }
+                }
+            });
+            let (note_tx, mut note_rx) = mpsc::channel::<Note>(config.notification_queue);
+            *lock(&conn.inner.notes) = Some(note_tx.clone());
+            let notes = {
+                let (service, conn) = (service.clone(), conn.clone());
+                tokio::spawn(async move {
+                    while let Some(note) = note_rx.recv().await {
+                        let (method, params) = match note {
+                            Note::Message(method, params) => (method, params),
+                            Note::Barrier(done) => {
+                                let _ = done.send(());
+                                continue;
+                            }
+                        };
+                        // A panicking handler is contained: the next notification still runs.
+                        let run = tokio::spawn(service.notification(
+                            method.clone(),
+                            params,
+                            conn.clone(),
+                        ));
+                        if let Err(e) = run.await {
+                            tracing::error!("acp: notification handler for {method} failed: {e}");
+                        }
+                    }
+                })
+            };
+            let mut frames = FrameReader::new(BufReader::new(reader), config.max_message_size);
+            let result = loop {
+                tokio::select! {
+                    frame = frames.next() => match frame {
+                        Ok(Some(Frame::Line(line))) => conn.on_line(&line, &service, &note_tx).await,
+                        Ok(Some(Frame::TooLong { id, len })) => conn.on_too_long(id, len).await,
+                        Ok(None) => break Ok(()),
+                        Err(e) => break Err(e),
+                    },
+                    _ = conn.inner.closed.cancelled() => break Ok(()),
+                }
+            };
+            // The peer is gone: our calls fail now; its requests being handled get a short while to
+            // finish, so that answers already computed are still written.
+            conn.inner.peer_done.cancel();
+            conn.fail_pending();
+            lock(&conn.inner.notes).take();
+            drop(note_tx);
+            let _ = notes.await;
+            conn.inner.tasks.close();
+            if tokio::time::timeout(conn.inner.config.cancel_grace, conn.inner.tasks.wait())
+                .await
+                .is_err()
+            {
+                tracing::warn!("acp: closing with requests still being handled");
+            }
+            conn.shut_down();
+            // Answers of handlers still running are dropped; what was queued is written.
+            drop(conn);
+            let _ = writing.await;
+            result
+        };
+        (handle, driver)
+    }
+
+    /// Fails every pending call with [`Error::Closed`].
+    fn fail_pending(&self) {
+        for (_, tx) in lock(&self.inner.pending).drain() {
+            let _ = tx.send(Err(Error::Closed));
+        }
+    }
+
+    /// Marks the connection closed, fails pending calls and cancels running handlers.
+    fn shut_down(&self) {
+        self.inner.closed.cancel();
+        self.fail_pending();
+        for (_, token) in lock(&self.inner.running).drain() {
+            token.cancel();
+        }
+    }
+
+    /// Waits until every notification received so far has been handled. Call it after a
+    /// response to be sure that the notifications the peer sent before it were all seen (a
+    /// v1 `session/prompt` answer and the updates of its turn, say).
+    pub async fn sync_notifications(&self) {
+        let queue = lock(&self.inner.notes).clone();
+        if let Some(queue) = queue {
+            let (tx, rx) = oneshot::channel();
+            if queue.send(Note::Barrier(tx)).await.is_ok() {
+                let _ = rx.await;
+            }
+        }
+    }
+
+    /// True once the peer closed its side (or writing to it failed).
+    pub fn is_closed(&self) -> bool {
+        self.inner.closed.is_cancelled()
+    }
+
+    /// Resolves when the connection closes.
+    pub async fn closed(&self) {
+        self.inner.closed.cancelled().await
+    }
+
+    async fn send(&self, message: Vec<u8>) -> Result<(), Error> {
+        if self.is_closed() {
+            return Err(Error::Closed);
+        }
+        self.inner
+            .out
+            .send(message)
+            .await
+            .map_err(|_| Error::Closed)
+    }
+
+    async fn send_error(&self, id: Option<&str>, error: RpcError) {
+        let error = serde_json::to_string(&error)
+            .unwrap_or_else(|_| r#"{"code":-32603,"message":"internal error"}"#.into());
+        let message = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"error":{error}}}"#,
+            id.unwrap_or("null")
+        );
+        let _ = self.send(message.into_bytes()).await;
+    }
+
+    async fn on_too_long(&self, id: Option<String>, len: usize) {
+        let limit = self.inner.config.max_message_size;
+        tracing::warn!("acp: discarded a message of {len} bytes (limit {limit})");
+        if let Some(id) = id {
+            let error = RpcError::new(
+                RpcError::INVALID_REQUEST,
+                format!("message of {len} bytes exceeds the limit of {limit}"),
+            );
+            self.send_error(Some(&id), error).await;
+        }
+    }
+
+    async fn on_line(&self, line: &[u8], service: &Arc<dyn Service>, notes: &mpsc::Sender<Note>) {
+        let first = line.iter().find(|b| !b.is_ascii_whitespace());
+        let envelope = match (first, serde_json::from_slice::<Envelope>(line)) {
+            (Some(b'{'), Ok(envelope)) => envelope,
+            _ => {
+                // Not JSON at all: -32700; JSON, but not one message object (a batch, a number,
+                // duplicate members): -32600. Either way the id is unknown: null.
+                let parses = serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok();
+                let error = if parses {
+                    RpcError::new(
+                        RpcError::INVALID_REQUEST,
+                        "not a JSON-RPC request, notification or response",
+                    )
+                } else {
+                    RpcError::new(RpcError::PARSE_ERROR, "parse error: not valid JSON")
+                };
+                let id = if parses {
+                    crate::framing::find_id(line)
+                } else {
+                    None
+                };
+                self.send_error(id.as_deref(), error).await;
+                return;
+            }
+        };
+        let id_ok = envelope.id.as_ref().is_none_or(|id| {
+            matches!(
+                id.get().as_bytes().first(),
+                Some(b'"' | b'-' | b'0'..=b'9' | b'n')
+            )
+        });
+        if envelope.jsonrpc.as_deref() != Some("2.0") || !id_ok {
+            let id = envelope
+                .id
+                .as_ref()
+                .filter(|_| id_ok)
+                .map(|id| id.get().to_string());
+            let error = RpcError::new(
+                RpcError::INVALID_REQUEST,
+                "invalid request: needs \"jsonrpc\": \"2.0\" and a string, number or null id",
+            );
+            self.send_error(id.as_deref(), error).await;
+            return;
+        }
+        match envelope {
+            Envelope {
+                method: Some(method),
+                id: Some(id),
+                params,
+                ..
+            } => self.on_request(method, id, params, service).await,
+            Envelope {
+                method: Some(method),
+                id: None,
+                params,
+                ..
+            } => {
+                if method == "$/cancel_request" {
+                    self.on_cancel(params.as_deref());
+                } else if notes.send(Note::Message(method, params)).await.is_err() {
+                    tracing::warn!("acp: notification dropped: the connection is closing");
+                }
+            }
+            Envelope {
+                method: None,
+                id: Some(id),
+                result,
+                error,
+                ..
+            } if result.is_some() != error.is_some() => {
+                let key: Option<i64> = serde_json::from_str(id.get()).ok();
+                let waiter = key.and_then(|k| lock(&self.inner.pending).remove(&k));
+                match (waiter, result, error) {
+                    (Some(tx), Some(result), _) => {
+                        let _ = tx.send(Ok(result));
+                    }
+                    (Some(tx), _, Some(error)) => {
+                        let _ = tx.send(Err(Error::Rpc(error)));
+                    }
+                    _ => tracing::warn!("acp: response to unknown request id {} dropped", id.get()),
+                }
+            }
+            Envelope { id, .. } => {
+                let error = RpcError::new(
+                    RpcError::INVALID_REQUEST,
+                    "not a JSON-RPC request, notification or response",
+                );
+                self.send_error(id.as_ref().map(|i| i.get()), error).await;
+            }
+        }
+    }
+
+    fn on_cancel(&self, params: Option<&RawValue>) {
+        #[derive(Deserialize)]
+        struct Cancel {
+            #[serde(rename = "requestId")]
+            request_id: Raw,
+        }
+        match params.map(|p| serde_json::from_str::<Cancel>(p.get())) {
+            Some(Ok(cancel)) => {
+                if let Some(token) = lock(&self.inner.running).get(&id_key(&cancel.request_id)) {
+                    token.cancel();
+                }
+            }
+            _ => tracing::warn!("acp: $/cancel_request without a valid requestId"),
+        }
+    }
+
+    async fn on_request(
+        &self,
+        method: String,
+        id: Raw,
+        params: Option<Raw>,
+        service: &Arc<dyn Service>,
+    ) {
+        let key = id_key(&id);
+        let token = CancellationToken::new();
+        let duplicate = {
+            let mut running = lock(&self.inner.running);
+            let duplicate = running.contains_key(&key);
+            if !duplicate {
+                running.insert(key.clone(), token.clone());
+            }
+            duplicate
+        };
+        if duplicate {
+            let error = RpcError::new(
+                RpcError::INVALID_REQUEST,
+                "a request with this id is already being handled",
+            );
+            self.send_error(Some(id.get()), error).await;
+            return;
+        }
+        let cx = RequestContext {
+            conn: self.clone(),
+            cancel: token.clone(),
+            id: id.get().to_string(),
+        };
+        let work = service.request(method, params, cx);
+        let conn = self.clone();
+        let grace = self.inner.config.cancel_grace;
+        self.inner.tasks.spawn(async move {
+            // The handler runs in its own task so that a panic becomes -32603, not a dead loop.
+            let mut work = tokio::spawn(work);
+            let result = tokio::select! {
+                done = &mut work => match done {
+                    Ok(result) => result,
+                    Err(e) if e.is_panic() => Err(RpcError::internal("internal error: the handler panicked")),
+                    Err(_) => Err(RpcError::new(RpcError::REQUEST_CANCELLED, "request cancelled")),
+                },
+                _ = async { token.cancelled().await; tokio::time::sleep(grace).await } => {
+                    work.abort();
+                    Err(RpcError::new(RpcError::REQUEST_CANCELLED, "request cancelled"))
+                }
+            };
+            lock(&conn.inner.running).remove(&key);
+            let message = match result {
+                Ok(result) => format!(r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#, id.get(), result.get()).into_bytes(),
+                Err(error) => {
+                    conn.send_error(Some(id.get()), error).await;
+                    return;
+                }
+            };
+            let _ = conn.send(message).await;
+        });
+    }
+
+    /// Sends a request and waits for its answer. Dropping the future cancels the call: the
+    /// peer is sent `$/cancel_request`.
+    pub async fn request_raw(&self, method: &str, params: Option<&RawValue>) -> Result<Raw, Error> {
+        self.request_raw_cancellable(method, params, None).await
+    }
+
+    /// [`Connection::request_raw`], also resolved (with [`Error::Cancelled`], after sending
+    /// `$/cancel_request`) when `cancel` fires.
+    pub async fn request_raw_cancellable(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+        cancel: Option<CancellationToken>,
+    ) -> Result<Raw, Error> {
+        if self.inner.peer_done.is_cancelled() {
+            return Err(Error::Closed);
+        }
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        lock(&self.inner.pending).insert(id, tx);
+        let mut guard = CallGuard {
+            conn: self,
+            id,
+            live: true,
+        };
+        let method_json =
+            serde_json::to_string(method).map_err(|e| Error::Invalid(e.to_string()))?;
+        let message = match params {
+            Some(p) => format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":{method_json},"params":{}}}"#,
+                p.get()
+            ),
+            None => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{method_json}}}"#),
+        };
+        self.send(message.into_bytes()).await?;
+        let cancel = cancel.unwrap_or_default();
+        let result = tokio::select! {
+            answer = rx => answer.unwrap_or(Err(Error::Closed)),
+            _ = cancel.cancelled() => {
+                guard.cancel().await;
+                Err(Error::Cancelled)
+            }
+        };
+        guard.live = false;
+        result
+    }
+
+    /// Sends a notification.
+    pub async fn notify_raw(&self, method: &str, params: Option<&RawValue>) -> Result<(), Error> {
+        let method_json =
+            serde_json::to_string(method).map_err(|e| Error::Invalid(e.to_string()))?;
+        let message = match params {
+            Some(p) => format!(
+                r#"{{"jsonrpc":"2.0","method":{method_json},"params":{}}}"#,
+                p.get()
+            ),
+            None => format!(r#"{{"jsonrpc":"2.0","method":{method_json}}}"#),
+        };
+        self.send(message.into_bytes()).await
+    }
+
+    /// A typed request: `conn.request::<v1::methods::SessionPrompt>(&params)`.
+    pub async fn request<M: rpc::Request>(&self, params: &M::Params) -> Result<M::Response, Error> {
+        self.request_cancellable::<M>(params, None).await
+    }
+
+    /// A typed request that `cancel` can cancel.
+    pub async fn request_cancellable<M: rpc::Request>(
+        &self,
+        params: &M::Params,
+        cancel: Option<CancellationToken>,
+    ) -> Result<M::Response, Error> {
+        let params = serde_json::value::to_raw_value(params)
+            .map_err(|e| Error::Invalid(format!("cannot encode params: {e}")))?;
+        let result = self
+            .request_raw_cancellable(M::METHOD, Some(&params), cancel)
+            .await?;
+        rpc::decode_params::<M::Response>(M::METHOD, Some(&result)).map_err(|e| {
+            Error::Invalid(format!(
+                "the response to {} does not decode: {}",
+                M::METHOD,
+                e.message
+            ))
+        })
+    }
+
+    /// A typed notification.
+    pub async fn notify<M: rpc::Notification>(&self, params: &M::Params) -> Result<(), Error> {
+        let params = serde_json::value::to_raw_value(params)
+            .map_err(|e| Error::Invalid(format!("cannot encode params: {e}")))?;
+        self.notify_raw(M::METHOD, Some(&params)).await
+    }
+}
+
+/// Removes an abandoned call and tells the peer (on drop, or when cancelled explicitly).
+struct CallGuard<'a> {
+    conn: &'a Connection,
+    id: i64,
+    live: bool,
+}
+
+impl CallGuard<'_> {
+    fn forget(&mut self) -> bool {
+        self.live = false;
+        lock(&self.conn.inner.pending).remove(&self.id).is_some()
+    }
+
+    fn cancel_message(&self) -> Vec<u8> {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"$/cancel_request","params":{{"requestId":{}}}}}"#,
+            self.id
+        )
+        .into_bytes()
+    }
+
+    async fn cancel(&mut self) {
+        if self.forget() {
+            let _ = self.conn.send(self.cancel_message()).await;
+        }
+    }
+}
+
+impl Drop for CallGuard<'_> {
+    fn drop(&mut self) {
+        if self.live && self.forget() && !self.conn.is_closed() {
+            // Best effort: a full queue means the peer is not reading anyway.
+            let _ = self.conn.inner.out.try_send(self.cancel_message());
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! Newline-delimited JSON framing: one message per line, read in time linear in its size, with a
+//! maximum size. A longer line is skipped as it streams past (only its first bytes are kept, to
+//! find its `id`), so a peer cannot make us hold more than the limit.
+
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+
+/// How much of an over-long line is kept to look for its `id`.
+const PREFIX: usize = 4096;
+
+/// One frame read from the peer.
+#[derive(Debug, PartialEq)]
+pub enum Frame {
+    /// A complete line, without its newline.
+    Line(Vec<u8>),
+    /// A line longer than the limit, skipped; `id` is its JSON-RPC id when the first bytes had it.
+    TooLong {
+        /// The id's JSON text.
+        id: Option<String>,
+        /// How many bytes the line had.
+        len: usize,
+    },
+}
+
+/// Reads frames from `reader`, never holding more than `max` bytes of one line.
+pub struct FrameReader<R> {
+    reader: R,
+    max: usize,
+    line: Vec<u8>,
+}
+
+impl<R: AsyncBufRead + Unpin> FrameReader<R> {
+    pub fn new(reader: R, max: usize) -> Self {
+        FrameReader {
+            reader,
+            max,
+            line: Vec::new(),
+        }
+    }
+
+    /// The next frame; `None` at end of input. An unterminated last line counts as a line.
+    pub async fn next(&mut self) -> std::io::Result<Option<Frame>> {
+        self.line.clear();
+        let mut skipped: Option<usize> = None; // Some(total) once the line went over the limit
+        loop {
+            let buf = self.reader.fill_buf().await?;
+            if buf.is_empty() {
+                return Ok(match skipped {
+                    Some(len) => Some(Frame::TooLong {
+                        id: find_id(&self.line),
+                        len,
+                    }),
+                    None if self.line.is_empty() => None,
+                    None => Some(Frame::Line(std::mem::take(&mut self.line))),
+                });
+            }
+            let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => (&buf[..i], Some(i + 1)),
+                None => (buf, None),
+            };
+            let used = done.unwrap_or(chunk.len());
+            match &mut skipped {
+                Some(total) => *total += chunk.len(),
+                None if self.line.len() + chunk.len() > self.max => {
+                    let total = self.line.len() + chunk.len();
+                    let room = PREFIX.saturating_sub(self.line.len()).min(chunk.len());
+                    self.line.extend_from_slice(&chunk[..room]);
+                    self.line.truncate(PREFIX);
+                    self.line.shrink_to(PREFIX);
+                    skipped = Some(total);
+                }
+                None => self.line.extend_from_slice(chunk),
+            }
+            self.reader.consume(used);
+            if done.is_some() {
+                if let Some(len) = skipped {
+                    return Ok(Some(Frame::TooLong {
+                        id: find_id(&self.line),
+                        len,
+                    }));
+                }
+                if self.line.last() == Some(&b'\r') {
+                    self.line.pop();
+                }
+                if self.line.iter().all(u8::is_ascii_whitespace) {
+                    self.line.clear();
+                    continue; // blank lines are not messages
+                }
+                return Ok(Some(Frame::Line(std::mem::take(&mut self.line))));
+            }
+        }
+    }
+}
+
+/// Writes one message and its newline, then flushes.
+pub async fn write_frame<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    message: &[u8],
+) -> std::io::Result<()> {
+    writer.write_all(message).await?;
+    writer.write_all(b"\n").await?;
+    writer.flush().await
+}
+
+/// The top-level `"id"` of a (possibly truncated) JSON object, as JSON text, if the bytes reach
+/// past it. Skips over other members without parsing them.
+pub fn find_id(bytes: &[u8]) -> Option<String> {
+    let mut s = Scan { b: bytes, i: 0 };
+    s.ws();
+    s.eat(b'{')?;
+    loop {
+        s.ws();
+        let key = s.string()?;
+        s.ws();
+        s.eat(b':')?;
+        s.ws();
+        let start = s.i;
+        s.value()?;
+        if key == b"\"id\"" {
+            let id = &bytes[start..s.i];
+            return std::str::from_utf8(id).ok().map(str::to_string);
+        }
+        s.ws();
+        s.eat(b',')?;
+    }
+}
+
+struct Scan<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+    fn ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.i += 1;
+        }
+    }
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek()? == c).then(|| self.i += 1)
+    }
+    /// A string, returned with its quotes.
+    fn string(&mut self) -> Option<&'a [u8]> {
+        let start = self.i;
+        self.eat(b'"')?;
+        loop {
+            match self.peek()? {
+                b'\\' => self.i += 2,
+                b'"' => {
+                    self.i += 1;
+                    return Some(&self.b[start..self.i]);
+                }
+                _ => self.i += 1,
+            }
+        }
+    }
+    /// Skips one value; `None` if the bytes end inside it.
+    fn value(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.string().map(|_| ()),
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    match self.peek()? {
+                        b'"' => {
+                            self.string()?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                self.i += 1;
+                                return Some(());
+                            }
+                        }
+                        _ => {}
+                    }
+                    self.i += 1;
+                }
+            }
+            _ => {
+                let start = self.i;
+                while matches!(self.peek(), Some(c) if !matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
+                {
+                    self.i += 1;
+                }
+                // A scalar that runs to the end of the kept bytes may have been cut.
+                (self.i > start && self.i < self.b.len()).then_some(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_is_found_before_other_members_end() {
+        assert_eq!(
+            find_id(br#"{"jsonrpc":"2.0","id":7,"method":"x","params":{"a":"#),
+            Some("7".into())
+        );
+        assert_eq!(
+            find_id(br#"{"params":{"a":[1,{"id":3}]},"id":"q\"1"}"#),
+            Some(r#""q\"1""#.into())
+        );
+        assert_eq!(find_id(br#"{"method":"x","params":{"text":"aaaa"#), None);
+        assert_eq!(
+            find_id(br#"{"id":12"#),
+            None,
+            "a number cut at the end may be longer"
+        );
+        assert_eq!(find_id(b"[1,2]"), None);
+    }
+
+    async fn frames(input: &[u8], max: usize) -> Vec<Frame> {
+        let mut r = FrameReader::new(tokio::io::BufReader::with_capacity(16, input), max);
+        let mut out = Vec::new();
+        while let Some(f) = r.next().await.expect("in-memory reads succeed") {
+            out.push(f);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn lines_blank_lines_crlf_and_unterminated_tail() {
+        let got = frames(b"{\"a\":1}\n\n  \r\n{\"b\":2}\r\n{\"c\":3}", 1024).await;
+        assert_eq!(
+            got,
+            vec![
+                Frame::Line(b"{\"a\":1}".to_vec()),
+                Frame::Line(b"{\"b\":2}".to_vec()),
+                Frame::Line(b"{\"c\":3}".to_vec())
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn over_long_line_is_skipped_with_its_id_and_reading_goes_on() {
+        let long = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"m\",\"params\":\"{}\"}}\n",
+            "x".repeat(10_000)
+        );
+        let input = format!("{long}{{\"ok\":true}}\n");
+        let got = frames(input.as_bytes(), 1000).await;
+        assert_eq!(got.len(), 2);
+        assert_eq!(
+            got[0],
+            Frame::TooLong {
+                id: Some("42".into()),
+                len: long.len() - 1
+            }
+        );
+        assert_eq!(got[1], Frame::Line(b"{\"ok\":true}".to_vec()));
+    }
+}

@@ -1,0 +1,123 @@
+//! Session-level cancellation: every running request that names a `sessionId` is registered
+//! under it, so that `session/cancel` reaches all of that session's work at once.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
+
+/// The session a message is about: its top-level `sessionId`.
+pub fn session_of(params: Option<&RawValue>) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Probe {
+        #[serde(rename = "sessionId")]
+        session_id: Option<String>,
+    }
+    params
+        .and_then(|p| serde_json::from_str::<Probe>(p.get()).ok())
+        .and_then(|p| p.session_id)
+}
+
+/// Running work by session.
+#[derive(Default)]
+pub struct Sessions {
+    running: Mutex<HashMap<String, Vec<(u64, CancellationToken)>>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+/// Unregisters on drop.
+pub struct Registration {
+    sessions: Arc<Sessions>,
+    session: String,
+    key: u64,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut running = self
+            .sessions
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(list) = running.get_mut(&self.session) {
+            list.retain(|(k, _)| *k != self.key);
+            if list.is_empty() {
+                running.remove(&self.session);
+            }
+        }
+    }
+}
+
+impl Sessions {
+    /// Registers `token` under `session` until the registration is dropped.
+    pub fn register(self: &Arc<Self>, session: String, token: CancellationToken) -> Registration {
+        let key = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(session.clone())
+            .or_default()
+            .push((key, token));
+        Registration {
+            sessions: self.clone(),
+            session,
+            key,
+        }
+    }
+
+    /// Cancels everything running for `session`.
+    pub fn cancel(&self, session: &str) {
+        if let Some(list) = self
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(session)
+        {
+            for (_, token) in list {
+                token.cancel();
+            }
+        }
+    }
+}
+
+/// What a handler gets besides its params: the connection (to call the peer), the negotiated
+/// protocol version, and a token cancelled when the request is (`$/cancel_request`) or its
+/// session is (`session/cancel`).
+#[derive(Clone)]
+pub struct Context {
+    /// The connection, to call the peer while handling.
+    pub conn: crate::connection::Connection,
+    /// The negotiated protocol version (1 or 2).
+    pub version: u16,
+    /// Cancelled when this request or its session is cancelled.
+    pub cancel: CancellationToken,
+}
+
+impl Context {
+    /// Resolves when the request or its session is cancelled.
+    pub async fn cancelled(&self) {
+        self.cancel.cancelled().await
+    }
+
+    /// Whether the request or its session was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// A typed request to the peer.
+    pub async fn request<M: acp_types::support::rpc::Request>(
+        &self,
+        params: &M::Params,
+    ) -> Result<M::Response, crate::connection::Error> {
+        self.conn.request::<M>(params).await
+    }
+
+    /// A typed notification to the peer.
+    pub async fn notify<M: acp_types::support::rpc::Notification>(
+        &self,
+        params: &M::Params,
+    ) -> Result<(), crate::connection::Error> {
+        self.conn.notify::<M>(params).await
+    }
+}
