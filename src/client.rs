@@ -3,7 +3,7 @@
 //! a session answers the agent's pending permission requests for it with `cancelled`.
 
 use crate::connection::{BoxFuture, Config, Connection, Error, Raw, RequestContext, Service};
-use crate::session::{session_of, Context, Sessions};
+use crate::session::{session_of, Context, Either, Sessions};
 use acp_types::support::rpc::RpcError;
 use acp_types::{v1, v2};
 use serde_json::json;
@@ -215,19 +215,21 @@ impl<C: Client> Service for ClientService<C> {
             cancel: Default::default(),
         };
         Box::pin(async move {
-            let outcome = match v {
-                1 => match v1::methods::client::Notification::decode(&method, params.as_deref()) {
-                    Ok(n) => Ok(v1::methods::client::dispatch_notification(&*client, n, cx).await),
-                    Err(e) => Err(e),
-                },
-                2 => match v2::methods::client::Notification::decode(&method, params.as_deref()) {
-                    Ok(n) => Ok(v2::methods::client::dispatch_notification(&*client, n, cx).await),
-                    Err(e) => Err(e),
-                },
+            let decoded = match v {
+                1 => v1::methods::client::Notification::decode(&method, params.as_deref())
+                    .map(Either::V1),
+                2 => v2::methods::client::Notification::decode(&method, params.as_deref())
+                    .map(Either::V2),
                 _ => Err(crate::agent::not_initialized(&method)),
             };
-            if let Err(e) = outcome {
-                tracing::warn!("acp: notification {method} ignored: {e}");
+            match decoded {
+                Ok(Either::V1(n)) => {
+                    v1::methods::client::dispatch_notification(&*client, n, cx).await
+                }
+                Ok(Either::V2(n)) => {
+                    v2::methods::client::dispatch_notification(&*client, n, cx).await
+                }
+                Err(e) => tracing::warn!("acp: notification {method} ignored: {e}"),
             }
         })
     }

@@ -219,7 +219,15 @@ impl Connection {
             let closed = conn.inner.closed.clone();
             let mut writer = writer;
             let writing = tokio::spawn(async move {
-                while let Some(message) = out_rx.recv().await {
+                loop {
+                    // The service holds a handle of its own, so the queue never closes by itself:
+                    // on close, write what is queued and stop.
+                    let message = tokio::select! {
+                        biased;
+                        message = out_rx.recv() => message,
+                        _ = closed.cancelled() => out_rx.try_recv().ok(),
+                    };
+                    let Some(message) = message else { break };
                     if let Err(e) = write_frame(&mut writer, &message).await {
                         tracing::warn!("acp: cannot write to the peer: {e}");
                         closed.cancel();

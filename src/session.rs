@@ -121,3 +121,11 @@ impl Context {
         self.conn.notify::<M>(params).await
     }
 }
+
+/// A message decoded with one version's tables or the other's.
+pub enum Either<A, B> {
+    /// Protocol v1.
+    V1(A),
+    /// Protocol v2.
+    V2(B),
+}

@@ -5,6 +5,7 @@
 pub mod codegen;
 pub mod emit;
 pub mod emit_methods;
+pub mod interop;
 pub mod ir;
 pub mod lower;
 pub mod merge;

@@ -25,6 +25,12 @@ enum Command {
         #[arg(long, requires = "schema")]
         out: Option<PathBuf>,
     },
+    /// Interop scenarios against the official TypeScript and Python SDKs (installed into .cache/interop).
+    Interop {
+        /// Only the scenarios whose name contains this.
+        #[arg(long)]
+        only: Option<String>,
+    },
     /// Count the IR constructs (structs, unions, patch fields, lenient keywords, …) per schema.
     Stats,
     /// Pin, fetch and verify the published schemas.
@@ -78,6 +84,15 @@ fn main() -> ExitCode {
             command: SchemaCommand::Verify,
         } => xtask::schema_cmd::verify(&root),
         Command::Stats => xtask::stats::report(&root),
+        Command::Interop { only } => {
+            xtask::interop::run(&root, only.as_deref()).and_then(|lines| {
+                // Once the examples exist, a skipped scenario is a failure too.
+                match xtask::interop::skipped(&lines) {
+                    0 => Ok(lines),
+                    n => Err(format!("{}\n{n} scenario(s) skipped", lines.join("\n"))),
+                }
+            })
+        }
     };
     match result {
         Ok(lines) => {
