@@ -29,16 +29,12 @@ impl v1::methods::client::Handler<Context> for Client {
         params: v1::RequestPermissionRequest,
         _: Context,
     ) -> Result<v1::RequestPermissionResponse, RpcError> {
-        let allow = params.options.iter().find(|o| {
-            matches!(
-                o.kind,
-                v1::PermissionOptionKind::AllowOnce | v1::PermissionOptionKind::AllowAlways
-            )
-        });
+        let allow = params
+            .options
+            .iter()
+            .find(|o| matches!(o.kind, v1::PermissionOptionKind::AllowOnce | v1::PermissionOptionKind::AllowAlways));
         let outcome = match allow.or(params.options.first()) {
-            Some(o) => v1::RequestPermissionOutcome::Selected(v1::SelectedPermissionOutcome::new(
-                o.option_id.clone(),
-            )),
+            Some(o) => v1::RequestPermissionOutcome::Selected(v1::SelectedPermissionOutcome::new(o.option_id.clone())),
             None => v1::RequestPermissionOutcome::Cancelled,
         };
         Ok(v1::RequestPermissionResponse::new(outcome))
@@ -50,25 +46,17 @@ impl v1::methods::client::Handler<Context> for Client {
         _: Context,
     ) -> Result<v1::ReadTextFileResponse, RpcError> {
         let path = self.cwd.join(&params.path);
-        let inside = path
-            .canonicalize()
-            .ok()
-            .filter(|p| p.starts_with(&self.cwd));
+        let inside = path.canonicalize().ok().filter(|p| p.starts_with(&self.cwd));
         let path = inside.ok_or_else(|| {
-            RpcError::new(
-                RpcError::RESOURCE_NOT_FOUND,
-                format!("{} is not a file inside the cwd", params.path),
-            )
+            RpcError::new(RpcError::RESOURCE_NOT_FOUND, format!("{} is not a file inside the cwd", params.path))
         })?;
-        let content = std::fs::read_to_string(&path)
-            .map_err(|e| RpcError::new(RpcError::RESOURCE_NOT_FOUND, e.to_string()))?;
+        let content =
+            std::fs::read_to_string(&path).map_err(|e| RpcError::new(RpcError::RESOURCE_NOT_FOUND, e.to_string()))?;
         Ok(v1::ReadTextFileResponse::new(content))
     }
 
     async fn session_update(&self, params: v1::SessionNotification, _: Context) {
-        let _ = self
-            .updates
-            .send(serde_json::to_value(&params.update).unwrap_or_default());
+        let _ = self.updates.send(serde_json::to_value(&params.update).unwrap_or_default());
     }
 }
 
@@ -78,27 +66,19 @@ impl v2::methods::client::Handler<Context> for Client {
         params: v2::RequestPermissionRequest,
         _: Context,
     ) -> Result<v2::RequestPermissionResponse, RpcError> {
-        let allow = params.options.iter().find(|o| {
-            matches!(
-                o.kind,
-                v2::PermissionOptionKind::AllowOnce | v2::PermissionOptionKind::AllowAlways
-            )
-        });
+        let allow = params
+            .options
+            .iter()
+            .find(|o| matches!(o.kind, v2::PermissionOptionKind::AllowOnce | v2::PermissionOptionKind::AllowAlways));
         let outcome = match allow.or(params.options.first()) {
-            Some(o) => v2::RequestPermissionOutcome::Selected(v2::SelectedPermissionOutcome::new(
-                o.option_id.clone(),
-            )),
-            None => {
-                v2::RequestPermissionOutcome::Cancelled(v2::CancelledPermissionOutcome::default())
-            }
+            Some(o) => v2::RequestPermissionOutcome::Selected(v2::SelectedPermissionOutcome::new(o.option_id.clone())),
+            None => v2::RequestPermissionOutcome::Cancelled(v2::CancelledPermissionOutcome::default()),
         };
         Ok(v2::RequestPermissionResponse::new(outcome))
     }
 
     async fn session_update(&self, params: v2::UpdateSessionNotification, _: Context) {
-        let _ = self
-            .updates
-            .send(serde_json::to_value(&params.update).unwrap_or_default());
+        let _ = self.updates.send(serde_json::to_value(&params.update).unwrap_or_default());
     }
 }
 
@@ -114,10 +94,7 @@ fn parse_args() -> Result<Args, String> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--protocol-version" => {
-                version = args
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .ok_or("--protocol-version needs a number")?
+                version = args.next().and_then(|v| v.parse().ok()).ok_or("--protocol-version needs a number")?
             }
             "--prompt" => prompt = Some(args.next().ok_or("--prompt needs a text")?),
             "--" => break,
@@ -129,29 +106,16 @@ fn parse_args() -> Result<Args, String> {
     if agent.is_empty() {
         return Err("the agent command goes after --".into());
     }
-    Ok(Args {
-        version,
-        prompt,
-        agent,
-    })
+    Ok(Args { version, prompt, agent })
 }
 
 async fn run(args: Args) -> Result<String, String> {
-    let cwd = std::env::current_dir()
-        .and_then(|d| d.canonicalize())
-        .map_err(|e| e.to_string())?;
+    let cwd = std::env::current_dir().and_then(|d| d.canonicalize()).map_err(|e| e.to_string())?;
     let (tx, mut updates) = mpsc::unbounded_channel();
-    let client = Client {
-        cwd: cwd.clone(),
-        updates: tx,
-    };
-    let (conn, driver, _child) = acp_rpc::client::spawn_agent(
-        client,
-        &args.agent[0],
-        &args.agent[1..],
-        acp_rpc::Config::default(),
-    )
-    .map_err(|e| format!("cannot start the agent: {e}"))?;
+    let client = Client { cwd: cwd.clone(), updates: tx };
+    let (conn, driver, _child) =
+        acp_rpc::client::spawn_agent(client, &args.agent[0], &args.agent[1..], acp_rpc::Config::default())
+            .map_err(|e| format!("cannot start the agent: {e}"))?;
     tokio::spawn(driver);
     let e = |e: acp_rpc::Error| e.to_string();
     let cwd_text = cwd.display().to_string();
@@ -161,9 +125,7 @@ async fn run(args: Args) -> Result<String, String> {
             json!({ "info": { "name": "acp-rpc example client", "version": env!("CARGO_PKG_VERSION") } })
         }
     };
-    let version = conn.initialize(args.version, init).await.map_err(e)?["protocolVersion"]
-        .as_u64()
-        .unwrap_or(0);
+    let version = conn.initialize(args.version, init).await.map_err(e)?["protocolVersion"].as_u64().unwrap_or(0);
     let prompt = json!([{ "type": "text", "text": args.prompt }]);
     if version == 1 {
         let session = conn
@@ -171,15 +133,9 @@ async fn run(args: Args) -> Result<String, String> {
             .request::<v1::methods::SessionNew>(&v1::NewSessionRequest::new(cwd_text, vec![]))
             .await
             .map_err(e)?;
-        let params = v1::PromptRequest::new(
-            session.session_id,
-            serde_json::from_value(prompt).map_err(|e| e.to_string())?,
-        );
-        let done = conn
-            .conn
-            .request::<v1::methods::SessionPrompt>(&params)
-            .await
-            .map_err(e)?;
+        let params =
+            v1::PromptRequest::new(session.session_id, serde_json::from_value(prompt).map_err(|e| e.to_string())?);
+        let done = conn.conn.request::<v1::methods::SessionPrompt>(&params).await.map_err(e)?;
         // The updates the agent sent before its answer have all been handled after this.
         conn.conn.sync_notifications().await;
         while let Ok(update) = updates.try_recv() {
@@ -192,14 +148,8 @@ async fn run(args: Args) -> Result<String, String> {
         .request::<v2::methods::SessionNew>(&v2::NewSessionRequest::new(v2::AbsolutePath(cwd_text)))
         .await
         .map_err(e)?;
-    let params = v2::PromptRequest::new(
-        session.session_id,
-        serde_json::from_value(prompt).map_err(|e| e.to_string())?,
-    );
-    conn.conn
-        .request::<v2::methods::SessionPrompt>(&params)
-        .await
-        .map_err(e)?;
+    let params = v2::PromptRequest::new(session.session_id, serde_json::from_value(prompt).map_err(|e| e.to_string())?);
+    conn.conn.request::<v2::methods::SessionPrompt>(&params).await.map_err(e)?;
     // v2 ends the turn with a `state_update` to idle, which carries the stop reason.
     while let Some(update) = updates.recv().await {
         let stop = (update["sessionUpdate"] == "state_update" && update["state"] == "idle")
@@ -212,8 +162,14 @@ async fn run(args: Args) -> Result<String, String> {
     Err("the agent closed the connection before the turn ended".into())
 }
 
+/// Logs (e.g. a response to an unknown id) go to stderr: stdout is the protocol's.
+fn log_to_stderr() {
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).init();
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
+    log_to_stderr();
     let args = match parse_args() {
         Ok(args) => args,
         Err(e) => {

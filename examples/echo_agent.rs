@@ -31,34 +31,17 @@ async fn slow(cx: &Context) -> bool {
 }
 
 impl v1::methods::agent::Handler<Context> for Echo {
-    async fn initialize(
-        &self,
-        params: v1::InitializeRequest,
-        _: Context,
-    ) -> Result<v1::InitializeResponse, RpcError> {
-        *self
-            .can_read_files
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) = *params.client_capabilities.fs.read_text_file;
+    async fn initialize(&self, params: v1::InitializeRequest, _: Context) -> Result<v1::InitializeResponse, RpcError> {
+        *self.can_read_files.lock().unwrap_or_else(|p| p.into_inner()) = *params.client_capabilities.fs.read_text_file;
         Ok(v1::InitializeResponse::new(v1::ProtocolVersion(1)))
     }
 
-    async fn session_new(
-        &self,
-        _: v1::NewSessionRequest,
-        _: Context,
-    ) -> Result<v1::NewSessionResponse, RpcError> {
+    async fn session_new(&self, _: v1::NewSessionRequest, _: Context) -> Result<v1::NewSessionResponse, RpcError> {
         let n = self.sessions.fetch_add(1, Ordering::Relaxed);
-        Ok(v1::NewSessionResponse::new(v1::SessionId(format!(
-            "sess-{n}"
-        ))))
+        Ok(v1::NewSessionResponse::new(v1::SessionId(format!("sess-{n}"))))
     }
 
-    async fn session_prompt(
-        &self,
-        params: v1::PromptRequest,
-        cx: Context,
-    ) -> Result<v1::PromptResponse, RpcError> {
+    async fn session_prompt(&self, params: v1::PromptRequest, cx: Context) -> Result<v1::PromptResponse, RpcError> {
         use v1::methods::{FsReadTextFile, SessionRequestPermission, SessionUpdate};
         let text = prompt_text(params.prompt.iter().map(|b| match b {
             v1::ContentBlock::Text(t) => Some(t.text.as_str()),
@@ -67,10 +50,7 @@ impl v1::methods::agent::Handler<Context> for Echo {
         let session = params.session_id.clone();
         let say = |text: String| {
             let chunk = v1::ContentChunk::new(v1::ContentBlock::Text(v1::TextContent::new(text)));
-            v1::SessionNotification::new(
-                session.clone(),
-                v1::SessionUpdate::AgentMessageChunk(chunk),
-            )
+            v1::SessionNotification::new(session.clone(), v1::SessionUpdate::AgentMessageChunk(chunk))
         };
         let rpc = |e: acp_rpc::Error| e.to_rpc();
         if text.split_whitespace().any(|w| w == "perm") {
@@ -88,73 +68,43 @@ impl v1::methods::agent::Handler<Context> for Echo {
             ];
             let tool_call = v1::ToolCallUpdate::new(v1::ToolCallId("echo-1".into()));
             let asked = v1::RequestPermissionRequest::new(session.clone(), tool_call, options);
-            let answer = cx
-                .request::<SessionRequestPermission>(&asked)
-                .await
-                .map_err(rpc)?;
+            let answer = cx.request::<SessionRequestPermission>(&asked).await.map_err(rpc)?;
             if matches!(answer.outcome, v1::RequestPermissionOutcome::Cancelled) {
                 return Ok(v1::PromptResponse::new(v1::StopReason::Cancelled));
             }
         }
         let words: Vec<&str> = text.split_whitespace().collect();
         if let Some(path) = words.windows(2).find(|w| w[0] == "read").map(|w| w[1]) {
-            if *self
-                .can_read_files
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-            {
+            if *self.can_read_files.lock().unwrap_or_else(|p| p.into_inner()) {
                 let file = cx
-                    .request::<FsReadTextFile>(&v1::ReadTextFileRequest::new(
-                        session.clone(),
-                        path.into(),
-                    ))
+                    .request::<FsReadTextFile>(&v1::ReadTextFileRequest::new(session.clone(), path.into()))
                     .await
                     .map_err(rpc)?;
-                cx.notify::<SessionUpdate>(&say(file.content))
-                    .await
-                    .map_err(rpc)?;
+                cx.notify::<SessionUpdate>(&say(file.content)).await.map_err(rpc)?;
             }
         }
         if words.contains(&"slow") && slow(&cx).await {
             return Ok(v1::PromptResponse::new(v1::StopReason::Cancelled));
         }
         cx.notify::<SessionUpdate>(&say(text)).await.map_err(rpc)?;
-        Ok(v1::PromptResponse::new(if cx.is_cancelled() {
-            v1::StopReason::Cancelled
-        } else {
-            v1::StopReason::EndTurn
-        }))
+        Ok(v1::PromptResponse::new(if cx.is_cancelled() { v1::StopReason::Cancelled } else { v1::StopReason::EndTurn }))
     }
 }
 
 impl v2::methods::agent::Handler<Context> for Echo {
-    async fn initialize(
-        &self,
-        _: v2::InitializeRequest,
-        _: Context,
-    ) -> Result<v2::InitializeResponse, RpcError> {
+    async fn initialize(&self, _: v2::InitializeRequest, _: Context) -> Result<v2::InitializeResponse, RpcError> {
         let info = v2::Implementation::new("echo_agent".into(), env!("CARGO_PKG_VERSION").into());
         Ok(v2::InitializeResponse::new(v2::ProtocolVersion(2), info))
     }
 
-    async fn session_new(
-        &self,
-        _: v2::NewSessionRequest,
-        _: Context,
-    ) -> Result<v2::NewSessionResponse, RpcError> {
+    async fn session_new(&self, _: v2::NewSessionRequest, _: Context) -> Result<v2::NewSessionResponse, RpcError> {
         let n = self.sessions.fetch_add(1, Ordering::Relaxed);
-        Ok(v2::NewSessionResponse::new(v2::SessionId(format!(
-            "sess-{n}"
-        ))))
+        Ok(v2::NewSessionResponse::new(v2::SessionId(format!("sess-{n}"))))
     }
 
     /// v2 acknowledges the prompt at once and reports the turn through `session/update`s, the last
     /// one a `state_update` to idle with the stop reason.
-    async fn session_prompt(
-        &self,
-        params: v2::PromptRequest,
-        cx: Context,
-    ) -> Result<v2::PromptResponse, RpcError> {
+    async fn session_prompt(&self, params: v2::PromptRequest, cx: Context) -> Result<v2::PromptResponse, RpcError> {
         let text = prompt_text(params.prompt.iter().map(|b| match b {
             v2::ContentBlock::Text(t) => Some(t.text.as_str()),
             _ => None,
@@ -181,6 +131,8 @@ async fn v2_turn(
 ) -> Result<(), acp_rpc::Error> {
     use v2::methods::{SessionRequestPermission, SessionUpdate};
     let update = |u: v2::SessionUpdate| v2::UpdateSessionNotification::new(session.clone(), u);
+    let running = v2::StateUpdate::Running(v2::RunningStateUpdate::new());
+    cx.notify::<SessionUpdate>(&update(v2::SessionUpdate::StateUpdate(running))).await?;
     let mut stop = v2::IdleStateUpdateStopReason::EndTurn;
     if text.split_whitespace().any(|w| w == "perm") {
         let options = vec![
@@ -195,34 +147,32 @@ async fn v2_turn(
                 v2::PermissionOptionKind::RejectOnce,
             ),
         ];
-        let asked =
-            v2::RequestPermissionRequest::new(session.clone(), "Echo the prompt".into(), options);
-        if let v2::RequestPermissionOutcome::Cancelled(_) = cx
-            .request::<SessionRequestPermission>(&asked)
-            .await?
-            .outcome
+        let asked = v2::RequestPermissionRequest::new(session.clone(), "Echo the prompt".into(), options);
+        if let v2::RequestPermissionOutcome::Cancelled(_) =
+            cx.request::<SessionRequestPermission>(&asked).await?.outcome
         {
             stop = v2::IdleStateUpdateStopReason::Cancelled;
         }
     }
-    if stop == v2::IdleStateUpdateStopReason::EndTurn
-        && text.split_whitespace().any(|w| w == "slow")
-        && slow(cx).await
+    if stop == v2::IdleStateUpdateStopReason::EndTurn && text.split_whitespace().any(|w| w == "slow") && slow(cx).await
     {
         stop = v2::IdleStateUpdateStopReason::Cancelled;
     }
     if stop == v2::IdleStateUpdateStopReason::EndTurn {
-        let chunk =
-            v2::ContentChunk::new(message, v2::ContentBlock::Text(v2::TextContent::new(text)));
-        cx.notify::<SessionUpdate>(&update(v2::SessionUpdate::AgentMessageChunk(chunk)))
-            .await?;
+        let chunk = v2::ContentChunk::new(message, v2::ContentBlock::Text(v2::TextContent::new(text)));
+        cx.notify::<SessionUpdate>(&update(v2::SessionUpdate::AgentMessageChunk(chunk))).await?;
     }
     let idle = v2::StateUpdate::Idle(v2::IdleStateUpdate::new(stop));
-    cx.notify::<SessionUpdate>(&update(v2::SessionUpdate::StateUpdate(idle)))
-        .await
+    cx.notify::<SessionUpdate>(&update(v2::SessionUpdate::StateUpdate(idle))).await
+}
+
+/// Logs (e.g. a response to an unknown id) go to stderr: stdout is the protocol's.
+fn log_to_stderr() {
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).init();
 }
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
+    log_to_stderr();
     acp_rpc::agent::serve_stdio(Echo::default(), &[1, 2]).await
 }

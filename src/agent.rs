@@ -14,14 +14,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 /// An agent: the generated handler traits of both versions (every method has a default, so an
 /// agent implements only what it supports; an empty `impl` for a version it does not speak).
-pub trait Agent:
-    v1::methods::agent::Handler<Context> + v2::methods::agent::Handler<Context> + 'static
-{
-}
-impl<T: v1::methods::agent::Handler<Context> + v2::methods::agent::Handler<Context> + 'static> Agent
-    for T
-{
-}
+pub trait Agent: v1::methods::agent::Handler<Context> + v2::methods::agent::Handler<Context> + 'static {}
+impl<T: v1::methods::agent::Handler<Context> + v2::methods::agent::Handler<Context> + 'static> Agent for T {}
 
 /// -32600 for anything but `initialize` before `initialize` has succeeded.
 pub fn not_initialized(method: &str) -> RpcError {
@@ -33,8 +27,7 @@ pub fn not_initialized(method: &str) -> RpcError {
 }
 
 fn to_raw(value: serde_json::Value) -> Result<Raw, RpcError> {
-    serde_json::value::to_raw_value(&value)
-        .map_err(|e| RpcError::internal(format!("cannot encode the result: {e}")))
+    serde_json::value::to_raw_value(&value).map_err(|e| RpcError::internal(format!("cannot encode the result: {e}")))
 }
 
 struct AgentService<A> {
@@ -59,11 +52,7 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let agent = Arc::new(agent);
-    let versions: Vec<u16> = versions
-        .iter()
-        .copied()
-        .filter(|v| matches!(v, 1 | 2))
-        .collect();
+    let versions: Vec<u16> = versions.iter().copied().filter(|v| matches!(v, 1 | 2)).collect();
     Connection::new(reader, writer, config, move |conn| AgentService {
         agent,
         versions,
@@ -75,47 +64,27 @@ where
 
 /// Serves `agent` on this process's stdin/stdout (all logging goes to stderr, never stdout).
 pub async fn serve_stdio<A: Agent>(agent: A, versions: &[u16]) -> std::io::Result<()> {
-    let (_, driver) = serve(
-        agent,
-        versions,
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-        Config::default(),
-    );
+    let (_, driver) = serve(agent, versions, tokio::io::stdin(), tokio::io::stdout(), Config::default());
     driver.await
 }
 
 impl<A: Agent> Service for AgentService<A> {
-    fn request(
-        &self,
-        method: String,
-        params: Option<Raw>,
-        cx: RequestContext,
-    ) -> BoxFuture<Result<Raw, RpcError>> {
+    fn request(&self, method: String, params: Option<Raw>, cx: RequestContext) -> BoxFuture<Result<Raw, RpcError>> {
         let agent = self.agent.clone();
         let versions = self.versions.clone();
         let version = self.version.clone();
         let sessions = self.sessions.clone();
         Box::pin(async move {
             let turn = cx.cancel.child_token();
-            let _registered =
-                session_of(params.as_deref()).map(|s| sessions.register(s, turn.clone()));
+            let _registered = session_of(params.as_deref()).map(|s| sessions.register(s, turn.clone()));
             if method == "initialize" {
                 let requested = requested_version(params.as_deref())?;
-                let chosen = versions
-                    .iter()
-                    .copied()
-                    .filter(|v| u64::from(*v) <= requested)
-                    .max()
-                    .ok_or_else(|| {
+                let chosen =
+                    versions.iter().copied().filter(|v| u64::from(*v) <= requested).max().ok_or_else(|| {
                         RpcError::new(-32022, "unsupported protocol version")
                             .with_data(json!({ "requested": requested, "supported": versions }))
                     })?;
-                let acx = Context {
-                    conn: cx.conn,
-                    version: chosen,
-                    cancel: turn,
-                };
+                let acx = Context { conn: cx.conn, version: chosen, cancel: turn };
                 let mut result = dispatch(&*agent, chosen, &method, params.as_deref(), acx).await?;
                 // The answer states the negotiated version, whatever the handler filled in.
                 result["protocolVersion"] = json!(chosen);
@@ -126,21 +95,12 @@ impl<A: Agent> Service for AgentService<A> {
             if v == 0 {
                 return Err(not_initialized(&method));
             }
-            let acx = Context {
-                conn: cx.conn,
-                version: v,
-                cancel: turn,
-            };
+            let acx = Context { conn: cx.conn, version: v, cancel: turn };
             to_raw(dispatch(&*agent, v, &method, params.as_deref(), acx).await?)
         })
     }
 
-    fn notification(
-        &self,
-        method: String,
-        params: Option<Raw>,
-        _conn: Connection,
-    ) -> BoxFuture<()> {
+    fn notification(&self, method: String, params: Option<Raw>, _conn: Connection) -> BoxFuture<()> {
         let agent = self.agent.clone();
         let v = self.version.load(Ordering::SeqCst);
         if method == "session/cancel" {
@@ -148,26 +108,16 @@ impl<A: Agent> Service for AgentService<A> {
                 self.sessions.cancel(&session);
             }
         }
-        let cx = Context {
-            conn: self.conn.clone(),
-            version: v,
-            cancel: Default::default(),
-        };
+        let cx = Context { conn: self.conn.clone(), version: v, cancel: Default::default() };
         Box::pin(async move {
             let decoded = match v {
-                1 => v1::methods::agent::Notification::decode(&method, params.as_deref())
-                    .map(Either::V1),
-                2 => v2::methods::agent::Notification::decode(&method, params.as_deref())
-                    .map(Either::V2),
+                1 => v1::methods::agent::Notification::decode(&method, params.as_deref()).map(Either::V1),
+                2 => v2::methods::agent::Notification::decode(&method, params.as_deref()).map(Either::V2),
                 _ => Err(crate::agent::not_initialized(&method)),
             };
             match decoded {
-                Ok(Either::V1(n)) => {
-                    v1::methods::agent::dispatch_notification(&*agent, n, cx).await
-                }
-                Ok(Either::V2(n)) => {
-                    v2::methods::agent::dispatch_notification(&*agent, n, cx).await
-                }
+                Ok(Either::V1(n)) => v1::methods::agent::dispatch_notification(&*agent, n, cx).await,
+                Ok(Either::V2(n)) => v2::methods::agent::dispatch_notification(&*agent, n, cx).await,
                 Err(e) => tracing::warn!("acp: notification {method} ignored: {e}"),
             }
         })
@@ -184,15 +134,11 @@ async fn dispatch<A: Agent>(
     match version {
         1 => {
             let request = v1::methods::agent::Request::decode(method, params)?;
-            v1::methods::agent::dispatch_request(agent, request, cx)
-                .await?
-                .result()
+            v1::methods::agent::dispatch_request(agent, request, cx).await?.result()
         }
         _ => {
             let request = v2::methods::agent::Request::decode(method, params)?;
-            v2::methods::agent::dispatch_request(agent, request, cx)
-                .await?
-                .result()
+            v2::methods::agent::dispatch_request(agent, request, cx).await?.result()
         }
     }
 }
@@ -204,8 +150,7 @@ fn requested_version(params: Option<&serde_json::value::RawValue>) -> Result<u64
         #[serde(rename = "protocolVersion")]
         protocol_version: u64,
     }
-    let params =
-        params.ok_or_else(|| RpcError::invalid_params("initialize", "", "missing params"))?;
+    let params = params.ok_or_else(|| RpcError::invalid_params("initialize", "", "missing params"))?;
     serde_json::from_str::<Probe>(params.get())
         .map(|p| p.protocol_version)
         .map_err(|e| RpcError::invalid_params("initialize", "protocolVersion", &e.to_string()))

@@ -14,15 +14,8 @@ use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 /// A client: the generated client-side handler traits of both versions.
-pub trait Client:
-    v1::methods::client::Handler<Context> + v2::methods::client::Handler<Context> + 'static
-{
-}
-impl<
-        T: v1::methods::client::Handler<Context> + v2::methods::client::Handler<Context> + 'static,
-    > Client for T
-{
-}
+pub trait Client: v1::methods::client::Handler<Context> + v2::methods::client::Handler<Context> + 'static {}
+impl<T: v1::methods::client::Handler<Context> + v2::methods::client::Handler<Context> + 'static> Client for T {}
 
 /// The client's end of a connection.
 #[derive(Clone)]
@@ -37,15 +30,10 @@ impl ClientConnection {
     /// Sends `initialize` asking for `version` (1 or 2) with the given params (the matching
     /// version's `InitializeRequest` as JSON; `protocolVersion` is set here) and returns the
     /// agent's answer. From then on the agent's messages decode with the version it answered.
-    pub async fn initialize(
-        &self,
-        version: u16,
-        mut params: serde_json::Value,
-    ) -> Result<serde_json::Value, Error> {
+    pub async fn initialize(&self, version: u16, mut params: serde_json::Value) -> Result<serde_json::Value, Error> {
         params["protocolVersion"] = json!(version);
         self.version.store(version, Ordering::SeqCst);
-        let raw =
-            serde_json::value::to_raw_value(&params).map_err(|e| Error::Invalid(e.to_string()))?;
+        let raw = serde_json::value::to_raw_value(&params).map_err(|e| Error::Invalid(e.to_string()))?;
         let answer = self.conn.request_raw("initialize", Some(&raw)).await?;
         let answer: serde_json::Value =
             serde_json::from_str(answer.get()).map_err(|e| Error::Invalid(e.to_string()))?;
@@ -88,10 +76,7 @@ pub fn connect<C, R, W>(
     reader: R,
     writer: W,
     config: Config,
-) -> (
-    ClientConnection,
-    impl Future<Output = std::io::Result<()>> + Send,
-)
+) -> (ClientConnection, impl Future<Output = std::io::Result<()>> + Send)
 where
     C: Client,
     R: AsyncRead + Unpin + Send + 'static,
@@ -101,20 +86,9 @@ where
     let version = Arc::new(AtomicU16::new(0));
     let sessions: Arc<Sessions> = Arc::default();
     let (v, s) = (version.clone(), sessions.clone());
-    let (conn, driver) = Connection::new(reader, writer, config, move |conn| ClientService {
-        client,
-        version: v,
-        sessions: s,
-        conn,
-    });
-    (
-        ClientConnection {
-            conn,
-            version,
-            sessions,
-        },
-        driver,
-    )
+    let (conn, driver) =
+        Connection::new(reader, writer, config, move |conn| ClientService { client, version: v, sessions: s, conn });
+    (ClientConnection { conn, version, sessions }, driver)
 }
 
 /// Spawns an agent process (`program args…`) with piped stdin/stdout (its stderr passes through)
@@ -124,11 +98,7 @@ pub fn spawn_agent<C: Client>(
     program: &str,
     args: &[String],
     config: Config,
-) -> std::io::Result<(
-    ClientConnection,
-    impl Future<Output = std::io::Result<()>> + Send,
-    tokio::process::Child,
-)> {
+) -> std::io::Result<(ClientConnection, impl Future<Output = std::io::Result<()>> + Send, tokio::process::Child)> {
     let mut child = tokio::process::Command::new(program)
         .args(args)
         .stdin(Stdio::piped())
@@ -145,50 +115,34 @@ pub fn spawn_agent<C: Client>(
 
 /// The answer to a permission request whose turn was cancelled (the same in v1 and v2).
 fn cancelled_outcome() -> Raw {
-    serde_json::value::to_raw_value(&json!({ "outcome": { "outcome": "cancelled" } }))
-        .unwrap_or_else(|_| {
-            // Encoding a literal cannot fail; an empty object keeps the signature total.
-            serde_json::value::RawValue::from_string("{}".into()).unwrap_or_default()
-        })
+    serde_json::value::to_raw_value(&json!({ "outcome": { "outcome": "cancelled" } })).unwrap_or_else(|_| {
+        // Encoding a literal cannot fail; an empty object keeps the signature total.
+        serde_json::value::RawValue::from_string("{}".into()).unwrap_or_default()
+    })
 }
 
 impl<C: Client> Service for ClientService<C> {
-    fn request(
-        &self,
-        method: String,
-        params: Option<Raw>,
-        cx: RequestContext,
-    ) -> BoxFuture<Result<Raw, RpcError>> {
+    fn request(&self, method: String, params: Option<Raw>, cx: RequestContext) -> BoxFuture<Result<Raw, RpcError>> {
         let client = self.client.clone();
         let v = self.version.load(Ordering::SeqCst);
         let sessions = self.sessions.clone();
         Box::pin(async move {
             let turn = cx.cancel.child_token();
-            let _registered =
-                session_of(params.as_deref()).map(|s| sessions.register(s, turn.clone()));
-            let ccx = Context {
-                conn: cx.conn,
-                version: v,
-                cancel: turn.clone(),
-            };
+            let _registered = session_of(params.as_deref()).map(|s| sessions.register(s, turn.clone()));
+            let ccx = Context { conn: cx.conn, version: v, cancel: turn.clone() };
             let work = async {
                 let result = match v {
                     1 => {
                         let r = v1::methods::client::Request::decode(&method, params.as_deref())?;
-                        v1::methods::client::dispatch_request(&*client, r, ccx)
-                            .await?
-                            .result()?
+                        v1::methods::client::dispatch_request(&*client, r, ccx).await?.result()?
                     }
                     2 => {
                         let r = v2::methods::client::Request::decode(&method, params.as_deref())?;
-                        v2::methods::client::dispatch_request(&*client, r, ccx)
-                            .await?
-                            .result()?
+                        v2::methods::client::dispatch_request(&*client, r, ccx).await?.result()?
                     }
                     _ => return Err(crate::agent::not_initialized(&method)),
                 };
-                serde_json::value::to_raw_value(&result)
-                    .map_err(|e| RpcError::internal(e.to_string()))
+                serde_json::value::to_raw_value(&result).map_err(|e| RpcError::internal(e.to_string()))
             };
             if method == "session/request_permission" {
                 tokio::select! {
@@ -201,34 +155,19 @@ impl<C: Client> Service for ClientService<C> {
         })
     }
 
-    fn notification(
-        &self,
-        method: String,
-        params: Option<Raw>,
-        _conn: Connection,
-    ) -> BoxFuture<()> {
+    fn notification(&self, method: String, params: Option<Raw>, _conn: Connection) -> BoxFuture<()> {
         let client = self.client.clone();
         let v = self.version.load(Ordering::SeqCst);
-        let cx = Context {
-            conn: self.conn.clone(),
-            version: v,
-            cancel: Default::default(),
-        };
+        let cx = Context { conn: self.conn.clone(), version: v, cancel: Default::default() };
         Box::pin(async move {
             let decoded = match v {
-                1 => v1::methods::client::Notification::decode(&method, params.as_deref())
-                    .map(Either::V1),
-                2 => v2::methods::client::Notification::decode(&method, params.as_deref())
-                    .map(Either::V2),
+                1 => v1::methods::client::Notification::decode(&method, params.as_deref()).map(Either::V1),
+                2 => v2::methods::client::Notification::decode(&method, params.as_deref()).map(Either::V2),
                 _ => Err(crate::agent::not_initialized(&method)),
             };
             match decoded {
-                Ok(Either::V1(n)) => {
-                    v1::methods::client::dispatch_notification(&*client, n, cx).await
-                }
-                Ok(Either::V2(n)) => {
-                    v2::methods::client::dispatch_notification(&*client, n, cx).await
-                }
+                Ok(Either::V1(n)) => v1::methods::client::dispatch_notification(&*client, n, cx).await,
+                Ok(Either::V2(n)) => v2::methods::client::dispatch_notification(&*client, n, cx).await,
                 Err(e) => tracing::warn!("acp: notification {method} ignored: {e}"),
             }
         })

@@ -99,12 +99,7 @@ impl From<RpcError> for Error {
 /// What a connection does with the peer's messages.
 pub trait Service: Send + Sync + 'static {
     /// Answers a request; runs concurrently with everything else.
-    fn request(
-        &self,
-        method: String,
-        params: Option<Raw>,
-        cx: RequestContext,
-    ) -> BoxFuture<Result<Raw, RpcError>>;
+    fn request(&self, method: String, params: Option<Raw>, cx: RequestContext) -> BoxFuture<Result<Raw, RpcError>>;
     /// Handles a notification; notifications are handled one at a time, in arrival order.
     fn notification(&self, method: String, params: Option<Raw>, conn: Connection) -> BoxFuture<()>;
 }
@@ -190,10 +185,7 @@ impl Connection {
         writer: W,
         config: Config,
         service: impl FnOnce(Connection) -> S,
-    ) -> (
-        Connection,
-        impl Future<Output = std::io::Result<()>> + Send + 'static,
-    )
+    ) -> (Connection, impl Future<Output = std::io::Result<()>> + Send + 'static)
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
@@ -249,11 +241,7 @@ impl Connection {
                             }
                         };
                         // A panicking handler is contained: the next notification still runs.
-                        let run = tokio::spawn(service.notification(
-                            method.clone(),
-                            params,
-                            conn.clone(),
-                        ));
+                        let run = tokio::spawn(service.notification(method.clone(), params, conn.clone()));
                         if let Err(e) = run.await {
                             tracing::error!("acp: notification handler for {method} failed: {e}");
                         }
@@ -280,10 +268,7 @@ impl Connection {
             drop(note_tx);
             let _ = notes.await;
             conn.inner.tasks.close();
-            if tokio::time::timeout(conn.inner.config.cancel_grace, conn.inner.tasks.wait())
-                .await
-                .is_err()
-            {
+            if tokio::time::timeout(conn.inner.config.cancel_grace, conn.inner.tasks.wait()).await.is_err() {
                 tracing::warn!("acp: closing with requests still being handled");
             }
             conn.shut_down();
@@ -338,20 +323,13 @@ impl Connection {
         if self.is_closed() {
             return Err(Error::Closed);
         }
-        self.inner
-            .out
-            .send(message)
-            .await
-            .map_err(|_| Error::Closed)
+        self.inner.out.send(message).await.map_err(|_| Error::Closed)
     }
 
     async fn send_error(&self, id: Option<&str>, error: RpcError) {
-        let error = serde_json::to_string(&error)
-            .unwrap_or_else(|_| r#"{"code":-32603,"message":"internal error"}"#.into());
-        let message = format!(
-            r#"{{"jsonrpc":"2.0","id":{},"error":{error}}}"#,
-            id.unwrap_or("null")
-        );
+        let error =
+            serde_json::to_string(&error).unwrap_or_else(|_| r#"{"code":-32603,"message":"internal error"}"#.into());
+        let message = format!(r#"{{"jsonrpc":"2.0","id":{},"error":{error}}}"#, id.unwrap_or("null"));
         let _ = self.send(message.into_bytes()).await;
     }
 
@@ -376,34 +354,21 @@ impl Connection {
                 // duplicate members): -32600. Either way the id is unknown: null.
                 let parses = serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok();
                 let error = if parses {
-                    RpcError::new(
-                        RpcError::INVALID_REQUEST,
-                        "not a JSON-RPC request, notification or response",
-                    )
+                    RpcError::new(RpcError::INVALID_REQUEST, "not a JSON-RPC request, notification or response")
                 } else {
                     RpcError::new(RpcError::PARSE_ERROR, "parse error: not valid JSON")
                 };
-                let id = if parses {
-                    crate::framing::find_id(line)
-                } else {
-                    None
-                };
+                let id = if parses { crate::framing::find_id(line) } else { None };
                 self.send_error(id.as_deref(), error).await;
                 return;
             }
         };
-        let id_ok = envelope.id.as_ref().is_none_or(|id| {
-            matches!(
-                id.get().as_bytes().first(),
-                Some(b'"' | b'-' | b'0'..=b'9' | b'n')
-            )
-        });
+        let id_ok = envelope
+            .id
+            .as_ref()
+            .is_none_or(|id| matches!(id.get().as_bytes().first(), Some(b'"' | b'-' | b'0'..=b'9' | b'n')));
         if envelope.jsonrpc.as_deref() != Some("2.0") || !id_ok {
-            let id = envelope
-                .id
-                .as_ref()
-                .filter(|_| id_ok)
-                .map(|id| id.get().to_string());
+            let id = envelope.id.as_ref().filter(|_| id_ok).map(|id| id.get().to_string());
             let error = RpcError::new(
                 RpcError::INVALID_REQUEST,
                 "invalid request: needs \"jsonrpc\": \"2.0\" and a string, number or null id",
@@ -412,31 +377,17 @@ impl Connection {
             return;
         }
         match envelope {
-            Envelope {
-                method: Some(method),
-                id: Some(id),
-                params,
-                ..
-            } => self.on_request(method, id, params, service).await,
-            Envelope {
-                method: Some(method),
-                id: None,
-                params,
-                ..
-            } => {
+            Envelope { method: Some(method), id: Some(id), params, .. } => {
+                self.on_request(method, id, params, service).await
+            }
+            Envelope { method: Some(method), id: None, params, .. } => {
                 if method == "$/cancel_request" {
                     self.on_cancel(params.as_deref());
                 } else if notes.send(Note::Message(method, params)).await.is_err() {
                     tracing::warn!("acp: notification dropped: the connection is closing");
                 }
             }
-            Envelope {
-                method: None,
-                id: Some(id),
-                result,
-                error,
-                ..
-            } if result.is_some() != error.is_some() => {
+            Envelope { method: None, id: Some(id), result, error, .. } if result.is_some() != error.is_some() => {
                 let key: Option<i64> = serde_json::from_str(id.get()).ok();
                 let waiter = key.and_then(|k| lock(&self.inner.pending).remove(&k));
                 match (waiter, result, error) {
@@ -450,10 +401,8 @@ impl Connection {
                 }
             }
             Envelope { id, .. } => {
-                let error = RpcError::new(
-                    RpcError::INVALID_REQUEST,
-                    "not a JSON-RPC request, notification or response",
-                );
+                let error =
+                    RpcError::new(RpcError::INVALID_REQUEST, "not a JSON-RPC request, notification or response");
                 self.send_error(id.as_ref().map(|i| i.get()), error).await;
             }
         }
@@ -475,13 +424,7 @@ impl Connection {
         }
     }
 
-    async fn on_request(
-        &self,
-        method: String,
-        id: Raw,
-        params: Option<Raw>,
-        service: &Arc<dyn Service>,
-    ) {
+    async fn on_request(&self, method: String, id: Raw, params: Option<Raw>, service: &Arc<dyn Service>) {
         let key = id_key(&id);
         let token = CancellationToken::new();
         let duplicate = {
@@ -493,18 +436,11 @@ impl Connection {
             duplicate
         };
         if duplicate {
-            let error = RpcError::new(
-                RpcError::INVALID_REQUEST,
-                "a request with this id is already being handled",
-            );
+            let error = RpcError::new(RpcError::INVALID_REQUEST, "a request with this id is already being handled");
             self.send_error(Some(id.get()), error).await;
             return;
         }
-        let cx = RequestContext {
-            conn: self.clone(),
-            cancel: token.clone(),
-            id: id.get().to_string(),
-        };
+        let cx = RequestContext { conn: self.clone(), cancel: token.clone(), id: id.get().to_string() };
         let work = service.request(method, params, cx);
         let conn = self.clone();
         let grace = self.inner.config.cancel_grace;
@@ -524,7 +460,9 @@ impl Connection {
             };
             lock(&conn.inner.running).remove(&key);
             let message = match result {
-                Ok(result) => format!(r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#, id.get(), result.get()).into_bytes(),
+                Ok(result) => {
+                    format!(r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#, id.get(), result.get()).into_bytes()
+                }
                 Err(error) => {
                     conn.send_error(Some(id.get()), error).await;
                     return;
@@ -554,18 +492,10 @@ impl Connection {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         lock(&self.inner.pending).insert(id, tx);
-        let mut guard = CallGuard {
-            conn: self,
-            id,
-            live: true,
-        };
-        let method_json =
-            serde_json::to_string(method).map_err(|e| Error::Invalid(e.to_string()))?;
+        let mut guard = CallGuard { conn: self, id, live: true };
+        let method_json = serde_json::to_string(method).map_err(|e| Error::Invalid(e.to_string()))?;
         let message = match params {
-            Some(p) => format!(
-                r#"{{"jsonrpc":"2.0","id":{id},"method":{method_json},"params":{}}}"#,
-                p.get()
-            ),
+            Some(p) => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{method_json},"params":{}}}"#, p.get()),
             None => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{method_json}}}"#),
         };
         self.send(message.into_bytes()).await?;
@@ -583,13 +513,9 @@ impl Connection {
 
     /// Sends a notification.
     pub async fn notify_raw(&self, method: &str, params: Option<&RawValue>) -> Result<(), Error> {
-        let method_json =
-            serde_json::to_string(method).map_err(|e| Error::Invalid(e.to_string()))?;
+        let method_json = serde_json::to_string(method).map_err(|e| Error::Invalid(e.to_string()))?;
         let message = match params {
-            Some(p) => format!(
-                r#"{{"jsonrpc":"2.0","method":{method_json},"params":{}}}"#,
-                p.get()
-            ),
+            Some(p) => format!(r#"{{"jsonrpc":"2.0","method":{method_json},"params":{}}}"#, p.get()),
             None => format!(r#"{{"jsonrpc":"2.0","method":{method_json}}}"#),
         };
         self.send(message.into_bytes()).await
@@ -608,16 +534,9 @@ impl Connection {
     ) -> Result<M::Response, Error> {
         let params = serde_json::value::to_raw_value(params)
             .map_err(|e| Error::Invalid(format!("cannot encode params: {e}")))?;
-        let result = self
-            .request_raw_cancellable(M::METHOD, Some(&params), cancel)
-            .await?;
-        rpc::decode_params::<M::Response>(M::METHOD, Some(&result)).map_err(|e| {
-            Error::Invalid(format!(
-                "the response to {} does not decode: {}",
-                M::METHOD,
-                e.message
-            ))
-        })
+        let result = self.request_raw_cancellable(M::METHOD, Some(&params), cancel).await?;
+        rpc::decode_params::<M::Response>(M::METHOD, Some(&result))
+            .map_err(|e| Error::Invalid(format!("the response to {} does not decode: {}", M::METHOD, e.message)))
     }
 
     /// A typed notification.
@@ -642,11 +561,7 @@ impl CallGuard<'_> {
     }
 
     fn cancel_message(&self) -> Vec<u8> {
-        format!(
-            r#"{{"jsonrpc":"2.0","method":"$/cancel_request","params":{{"requestId":{}}}}}"#,
-            self.id
-        )
-        .into_bytes()
+        format!(r#"{{"jsonrpc":"2.0","method":"$/cancel_request","params":{{"requestId":{}}}}}"#, self.id).into_bytes()
     }
 
     async fn cancel(&mut self) {

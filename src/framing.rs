@@ -30,11 +30,7 @@ pub struct FrameReader<R> {
 
 impl<R: AsyncBufRead + Unpin> FrameReader<R> {
     pub fn new(reader: R, max: usize) -> Self {
-        FrameReader {
-            reader,
-            max,
-            line: Vec::new(),
-        }
+        FrameReader { reader, max, line: Vec::new() }
     }
 
     /// The next frame; `None` at end of input. An unterminated last line counts as a line.
@@ -45,10 +41,7 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
             let buf = self.reader.fill_buf().await?;
             if buf.is_empty() {
                 return Ok(match skipped {
-                    Some(len) => Some(Frame::TooLong {
-                        id: find_id(&self.line),
-                        len,
-                    }),
+                    Some(len) => Some(Frame::TooLong { id: find_id(&self.line), len }),
                     None if self.line.is_empty() => None,
                     None => Some(Frame::Line(std::mem::take(&mut self.line))),
                 });
@@ -73,10 +66,7 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
             self.reader.consume(used);
             if done.is_some() {
                 if let Some(len) = skipped {
-                    return Ok(Some(Frame::TooLong {
-                        id: find_id(&self.line),
-                        len,
-                    }));
+                    return Ok(Some(Frame::TooLong { id: find_id(&self.line), len }));
                 }
                 if self.line.last() == Some(&b'\r') {
                     self.line.pop();
@@ -92,10 +82,7 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
 }
 
 /// Writes one message and its newline, then flushes.
-pub async fn write_frame<W: AsyncWrite + Unpin>(
-    writer: &mut W,
-    message: &[u8],
-) -> std::io::Result<()> {
+pub async fn write_frame<W: AsyncWrite + Unpin>(writer: &mut W, message: &[u8]) -> std::io::Result<()> {
     writer.write_all(message).await?;
     writer.write_all(b"\n").await?;
     writer.flush().await
@@ -200,20 +187,10 @@ mod tests {
 
     #[test]
     fn id_is_found_before_other_members_end() {
-        assert_eq!(
-            find_id(br#"{"jsonrpc":"2.0","id":7,"method":"x","params":{"a":"#),
-            Some("7".into())
-        );
-        assert_eq!(
-            find_id(br#"{"params":{"a":[1,{"id":3}]},"id":"q\"1"}"#),
-            Some(r#""q\"1""#.into())
-        );
+        assert_eq!(find_id(br#"{"jsonrpc":"2.0","id":7,"method":"x","params":{"a":"#), Some("7".into()));
+        assert_eq!(find_id(br#"{"params":{"a":[1,{"id":3}]},"id":"q\"1"}"#), Some(r#""q\"1""#.into()));
         assert_eq!(find_id(br#"{"method":"x","params":{"text":"aaaa"#), None);
-        assert_eq!(
-            find_id(br#"{"id":12"#),
-            None,
-            "a number cut at the end may be longer"
-        );
+        assert_eq!(find_id(br#"{"id":12"#), None, "a number cut at the end may be longer");
         assert_eq!(find_id(b"[1,2]"), None);
     }
 
@@ -241,20 +218,12 @@ mod tests {
 
     #[tokio::test]
     async fn over_long_line_is_skipped_with_its_id_and_reading_goes_on() {
-        let long = format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"m\",\"params\":\"{}\"}}\n",
-            "x".repeat(10_000)
-        );
+        let long =
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"m\",\"params\":\"{}\"}}\n", "x".repeat(10_000));
         let input = format!("{long}{{\"ok\":true}}\n");
         let got = frames(input.as_bytes(), 1000).await;
         assert_eq!(got.len(), 2);
-        assert_eq!(
-            got[0],
-            Frame::TooLong {
-                id: Some("42".into()),
-                len: long.len() - 1
-            }
-        );
+        assert_eq!(got[0], Frame::TooLong { id: Some("42".into()), len: long.len() - 1 });
         assert_eq!(got[1], Frame::Line(b"{\"ok\":true}".to_vec()));
     }
 }

@@ -14,9 +14,7 @@ pub fn session_of(params: Option<&RawValue>) -> Option<String> {
         #[serde(rename = "sessionId")]
         session_id: Option<String>,
     }
-    params
-        .and_then(|p| serde_json::from_str::<Probe>(p.get()).ok())
-        .and_then(|p| p.session_id)
+    params.and_then(|p| serde_json::from_str::<Probe>(p.get()).ok()).and_then(|p| p.session_id)
 }
 
 /// Running work by session.
@@ -35,11 +33,7 @@ pub struct Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        let mut running = self
-            .sessions
-            .running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut running = self.sessions.running.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(list) = running.get_mut(&self.session) {
             list.retain(|(k, _)| *k != self.key);
             if list.is_empty() {
@@ -53,27 +47,13 @@ impl Sessions {
     /// Registers `token` under `session` until the registration is dropped.
     pub fn register(self: &Arc<Self>, session: String, token: CancellationToken) -> Registration {
         let key = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(session.clone())
-            .or_default()
-            .push((key, token));
-        Registration {
-            sessions: self.clone(),
-            session,
-            key,
-        }
+        self.running.lock().unwrap_or_else(|p| p.into_inner()).entry(session.clone()).or_default().push((key, token));
+        Registration { sessions: self.clone(), session, key }
     }
 
     /// Cancels everything running for `session`.
     pub fn cancel(&self, session: &str) {
-        if let Some(list) = self
-            .running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(session)
-        {
+        if let Some(list) = self.running.lock().unwrap_or_else(|p| p.into_inner()).get(session) {
             for (_, token) in list {
                 token.cancel();
             }

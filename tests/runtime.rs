@@ -34,8 +34,7 @@ impl Raw {
         serde_json::from_str(&line).expect("only JSON-RPC on the wire")
     }
     async fn call(&mut self, id: i64, method: &str, params: Value) -> Value {
-        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
-            .await;
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })).await;
         self.recv().await
     }
 }
@@ -48,36 +47,18 @@ struct TestAgent {
 fn text_of(p: &v1::PromptRequest) -> String {
     p.prompt
         .iter()
-        .filter_map(|b| {
-            if let v1::ContentBlock::Text(t) = b {
-                Some(t.text.clone())
-            } else {
-                None
-            }
-        })
+        .filter_map(|b| if let v1::ContentBlock::Text(t) = b { Some(t.text.clone()) } else { None })
         .collect()
 }
 
 impl v1::methods::agent::Handler<Context> for TestAgent {
-    async fn initialize(
-        &self,
-        _: v1::InitializeRequest,
-        _: Context,
-    ) -> Result<v1::InitializeResponse, RpcError> {
+    async fn initialize(&self, _: v1::InitializeRequest, _: Context) -> Result<v1::InitializeResponse, RpcError> {
         Ok(v1::InitializeResponse::new(v1::ProtocolVersion(1)))
     }
-    async fn session_new(
-        &self,
-        _: v1::NewSessionRequest,
-        _: Context,
-    ) -> Result<v1::NewSessionResponse, RpcError> {
+    async fn session_new(&self, _: v1::NewSessionRequest, _: Context) -> Result<v1::NewSessionResponse, RpcError> {
         Ok(v1::NewSessionResponse::new(v1::SessionId("s".into())))
     }
-    async fn session_prompt(
-        &self,
-        p: v1::PromptRequest,
-        cx: Context,
-    ) -> Result<v1::PromptResponse, RpcError> {
+    async fn session_prompt(&self, p: v1::PromptRequest, cx: Context) -> Result<v1::PromptResponse, RpcError> {
         let text = text_of(&p);
         let mut response = v1::PromptResponse::new(v1::StopReason::EndTurn);
         if text == "panic" {
@@ -94,29 +75,19 @@ impl v1::methods::agent::Handler<Context> for TestAgent {
                 v1::ToolCallUpdate::new(v1::ToolCallId("t".into())),
                 options,
             );
-            let answer = cx
-                .request::<v1::methods::SessionRequestPermission>(&ask)
-                .await
-                .map_err(|e| e.to_rpc())?;
+            let answer = cx.request::<v1::methods::SessionRequestPermission>(&ask).await.map_err(|e| e.to_rpc())?;
             let file = cx
-                .request::<v1::methods::FsReadTextFile>(&v1::ReadTextFileRequest::new(
-                    p.session_id.clone(),
-                    "f".into(),
-                ))
+                .request::<v1::methods::FsReadTextFile>(&v1::ReadTextFileRequest::new(p.session_id.clone(), "f".into()))
                 .await
                 .map_err(|e| e.to_rpc())?;
             if matches!(answer.outcome, v1::RequestPermissionOutcome::Cancelled) {
                 response.stop_reason = v1::StopReason::Cancelled;
             }
-            response.meta = Patch::Value(
-                serde_json::from_value(json!({ "file": file.content })).expect("object"),
-            );
+            response.meta = Patch::Value(serde_json::from_value(json!({ "file": file.content })).expect("object"));
         }
         if text == "updates" {
             for i in 0..500 {
-                let chunk = v1::ContentChunk::new(v1::ContentBlock::Text(v1::TextContent::new(
-                    i.to_string(),
-                )));
+                let chunk = v1::ContentChunk::new(v1::ContentBlock::Text(v1::TextContent::new(i.to_string())));
                 cx.notify::<v1::methods::SessionUpdate>(&v1::SessionNotification::new(
                     p.session_id.clone(),
                     v1::SessionUpdate::AgentMessageChunk(chunk),
@@ -127,27 +98,18 @@ impl v1::methods::agent::Handler<Context> for TestAgent {
         }
         if text == "wait" {
             cx.cancelled().await;
-            self.saw_cancel
-                .lock()
-                .expect("lock")
-                .push(p.session_id.0.clone());
+            self.saw_cancel.lock().expect("lock").push(p.session_id.0.clone());
             response.stop_reason = v1::StopReason::Cancelled;
         }
         if text == "ignore" {
             tokio::time::sleep(Duration::from_secs(60)).await;
         }
         if text.len() > 1000 {
-            response.meta =
-                Patch::Value(serde_json::from_value(json!({ "len": text.len() })).expect("object"));
+            response.meta = Patch::Value(serde_json::from_value(json!({ "len": text.len() })).expect("object"));
         }
         Ok(response)
     }
-    async fn ext_method(
-        &self,
-        method: String,
-        params: Option<Value>,
-        _: Context,
-    ) -> Result<Value, RpcError> {
+    async fn ext_method(&self, method: String, params: Option<Value>, _: Context) -> Result<Value, RpcError> {
         Ok(json!({ "method": method, "params": params }))
     }
 }
@@ -168,11 +130,9 @@ impl v1::methods::client::Handler<Context> for TestClient {
         if self.hold_permission {
             tokio::time::sleep(Duration::from_secs(60)).await; // a user who never answers
         }
-        Ok(v1::RequestPermissionResponse::new(
-            v1::RequestPermissionOutcome::Selected(v1::SelectedPermissionOutcome::new(
-                v1::PermissionOptionId("ok".into()),
-            )),
-        ))
+        Ok(v1::RequestPermissionResponse::new(v1::RequestPermissionOutcome::Selected(
+            v1::SelectedPermissionOutcome::new(v1::PermissionOptionId("ok".into())),
+        )))
     }
     async fn fs_read_text_file(
         &self,
@@ -188,23 +148,14 @@ impl v1::methods::client::Handler<Context> for TestClient {
             }
         }
     }
-    async fn ext_method(
-        &self,
-        method: String,
-        _: Option<Value>,
-        _: Context,
-    ) -> Result<Value, RpcError> {
+    async fn ext_method(&self, method: String, _: Option<Value>, _: Context) -> Result<Value, RpcError> {
         Ok(json!({ "client saw": method }))
     }
 }
 impl v2::methods::client::Handler<Context> for TestClient {}
 
 fn config() -> Config {
-    Config {
-        max_message_size: 1 << 20,
-        cancel_grace: Duration::from_millis(200),
-        ..Config::default()
-    }
+    Config { max_message_size: 1 << 20, cancel_grace: Duration::from_millis(200), ..Config::default() }
 }
 
 /// Our agent on one end of a pipe, a raw peer on the other.
@@ -215,65 +166,33 @@ fn raw_agent(config: Config) -> (Raw, Arc<TestAgent>) {
     let (_, driver) = acp_rpc::agent::serve(SharedAgent(agent.clone()), &[1, 2], r, w, config);
     tokio::spawn(driver);
     let (tr, tw) = tokio::io::split(theirs);
-    (
-        Raw {
-            lines: BufReader::new(tr).lines(),
-            write: tw,
-        },
-        agent,
-    )
+    (Raw { lines: BufReader::new(tr).lines(), write: tw }, agent)
 }
 
 /// Lets a test keep a handle on the agent it serves.
 struct SharedAgent(Arc<TestAgent>);
 impl v1::methods::agent::Handler<Context> for SharedAgent {
-    async fn initialize(
-        &self,
-        p: v1::InitializeRequest,
-        cx: Context,
-    ) -> Result<v1::InitializeResponse, RpcError> {
+    async fn initialize(&self, p: v1::InitializeRequest, cx: Context) -> Result<v1::InitializeResponse, RpcError> {
         v1::methods::agent::Handler::initialize(&*self.0, p, cx).await
     }
-    async fn session_new(
-        &self,
-        p: v1::NewSessionRequest,
-        cx: Context,
-    ) -> Result<v1::NewSessionResponse, RpcError> {
+    async fn session_new(&self, p: v1::NewSessionRequest, cx: Context) -> Result<v1::NewSessionResponse, RpcError> {
         v1::methods::agent::Handler::session_new(&*self.0, p, cx).await
     }
-    async fn session_prompt(
-        &self,
-        p: v1::PromptRequest,
-        cx: Context,
-    ) -> Result<v1::PromptResponse, RpcError> {
+    async fn session_prompt(&self, p: v1::PromptRequest, cx: Context) -> Result<v1::PromptResponse, RpcError> {
         v1::methods::agent::Handler::session_prompt(&*self.0, p, cx).await
     }
-    async fn ext_method(
-        &self,
-        m: String,
-        p: Option<Value>,
-        cx: Context,
-    ) -> Result<Value, RpcError> {
+    async fn ext_method(&self, m: String, p: Option<Value>, cx: Context) -> Result<Value, RpcError> {
         v1::methods::agent::Handler::ext_method(&*self.0, m, p, cx).await
     }
 }
 impl v2::methods::agent::Handler<Context> for SharedAgent {
-    async fn initialize(
-        &self,
-        _: v2::InitializeRequest,
-        _: Context,
-    ) -> Result<v2::InitializeResponse, RpcError> {
-        Ok(v2::InitializeResponse::new(
-            v2::ProtocolVersion(2),
-            v2::Implementation::new("t".into(), "0".into()),
-        ))
+    async fn initialize(&self, _: v2::InitializeRequest, _: Context) -> Result<v2::InitializeResponse, RpcError> {
+        Ok(v2::InitializeResponse::new(v2::ProtocolVersion(2), v2::Implementation::new("t".into(), "0".into())))
     }
 }
 
 /// Our client and our agent, connected.
-async fn pair(
-    client: impl acp_rpc::client::Client,
-) -> (acp_rpc::client::ClientConnection, Arc<TestAgent>) {
+async fn pair(client: impl acp_rpc::client::Client) -> (acp_rpc::client::ClientConnection, Arc<TestAgent>) {
     let (a, b) = tokio::io::duplex(1 << 16);
     let (ar, aw) = tokio::io::split(a);
     let (br, bw) = tokio::io::split(b);
@@ -287,57 +206,30 @@ async fn pair(
 }
 
 fn prompt(text: &str) -> v1::PromptRequest {
-    v1::PromptRequest::new(
-        v1::SessionId("s".into()),
-        vec![v1::ContentBlock::Text(v1::TextContent::new(text.into()))],
-    )
+    v1::PromptRequest::new(v1::SessionId("s".into()), vec![v1::ContentBlock::Text(v1::TextContent::new(text.into()))])
 }
 
 #[tokio::test]
 async fn negotiation_picks_the_highest_version_at_most_the_requested_one() {
     let (mut peer, _) = raw_agent(config());
-    let before = peer
-        .call(0, "session/new", json!({ "cwd": "/", "mcpServers": [] }))
-        .await;
+    let before = peer.call(0, "session/new", json!({ "cwd": "/", "mcpServers": [] })).await;
     assert_eq!(before["error"]["code"], -32600, "{before}");
-    assert_eq!(
-        peer.call(1, "initialize", json!({ "protocolVersion": 1 }))
-            .await["result"]["protocolVersion"],
-        1
-    );
+    assert_eq!(peer.call(1, "initialize", json!({ "protocolVersion": 1 })).await["result"]["protocolVersion"], 1);
     let info = json!({ "name": "t", "version": "0" });
     assert_eq!(
-        peer.call(
-            2,
-            "initialize",
-            json!({ "protocolVersion": 2, "info": info })
-        )
-        .await["result"]["protocolVersion"],
+        peer.call(2, "initialize", json!({ "protocolVersion": 2, "info": info })).await["result"]["protocolVersion"],
         2
     );
     assert_eq!(
-        peer.call(
-            3,
-            "initialize",
-            json!({ "protocolVersion": 3, "info": info })
-        )
-        .await["result"]["protocolVersion"],
+        peer.call(3, "initialize", json!({ "protocolVersion": 3, "info": info })).await["result"]["protocolVersion"],
         2
     );
-    let zero = peer
-        .call(4, "initialize", json!({ "protocolVersion": 0 }))
-        .await;
+    let zero = peer.call(4, "initialize", json!({ "protocolVersion": 0 })).await;
     assert_eq!(zero["error"]["code"], -32022, "{zero}");
-    assert_eq!(
-        zero["error"]["data"],
-        json!({ "requested": 0, "supported": [1, 2] })
-    );
+    assert_eq!(zero["error"]["data"], json!({ "requested": 0, "supported": [1, 2] }));
     // The latest successful initialize (v2) decides how the rest decodes.
     let new = peer.call(5, "session/new", json!({ "cwd": "/" })).await;
-    assert_eq!(
-        new["error"]["code"], -32601,
-        "v2 session/new falls to the default handler: {new}"
-    );
+    assert_eq!(new["error"]["code"], -32601, "v2 session/new falls to the default handler: {new}");
 }
 
 #[tokio::test]
@@ -350,36 +242,16 @@ async fn faults_get_the_expected_errors_and_the_connection_keeps_serving() {
     );
     peer.send_text("[1, 2]").await;
     let batch = peer.recv().await;
-    assert_eq!(
-        (batch["id"].clone(), batch["error"]["code"].clone()),
-        (Value::Null, json!(-32600))
-    );
+    assert_eq!((batch["id"].clone(), batch["error"]["code"].clone()), (Value::Null, json!(-32600)));
     peer.send(json!({ "jsonrpc": "2.0", "id": 7 })).await;
     assert_eq!(peer.recv().await["error"]["code"], -32600);
-    peer.send(json!({ "jsonrpc": "2.0", "id": 99, "result": {} }))
-        .await; // nobody asked: logged, dropped
-    assert_eq!(
-        peer.call(1, "initialize", json!({ "protocolVersion": 1 }))
-            .await["id"],
-        1
-    );
+    peer.send(json!({ "jsonrpc": "2.0", "id": 99, "result": {} })).await; // nobody asked: logged, dropped
+    assert_eq!(peer.call(1, "initialize", json!({ "protocolVersion": 1 })).await["id"], 1);
     let unknown = peer.call(2, "session/fly", json!({})).await;
     assert_eq!(unknown["error"]["code"], -32601);
-    let panicked = peer
-        .call(
-            3,
-            "session/prompt",
-            serde_json::to_value(prompt("panic")).expect("json"),
-        )
-        .await;
+    let panicked = peer.call(3, "session/prompt", serde_json::to_value(prompt("panic")).expect("json")).await;
     assert_eq!(panicked["error"]["code"], -32603, "{panicked}");
-    let after = peer
-        .call(
-            4,
-            "session/prompt",
-            serde_json::to_value(prompt("hi")).expect("json"),
-        )
-        .await;
+    let after = peer.call(4, "session/prompt", serde_json::to_value(prompt("hi")).expect("json")).await;
     assert_eq!(after["result"]["stopReason"], "end_turn", "{after}");
 }
 
@@ -388,21 +260,11 @@ async fn a_handler_awaiting_the_peer_does_not_deadlock_and_requests_run_concurre
     let (conn, _) = pair(TestClient::default()).await;
     let calls = (0..64).map(|_| {
         let conn = conn.conn.clone();
-        tokio::spawn(async move {
-            conn.request::<v1::methods::SessionPrompt>(&prompt("perm"))
-                .await
-        })
+        tokio::spawn(async move { conn.request::<v1::methods::SessionPrompt>(&prompt("perm")).await })
     });
     for call in calls {
-        let answer = tokio::time::timeout(LIMIT, call)
-            .await
-            .expect("no deadlock")
-            .expect("task")
-            .expect("answered");
-        assert_eq!(
-            answer.meta.as_value().and_then(|m| m.get("file")),
-            Some(&json!("contents"))
-        );
+        let answer = tokio::time::timeout(LIMIT, call).await.expect("no deadlock").expect("task").expect("answered");
+        assert_eq!(answer.meta.as_value().and_then(|m| m.get("file")), Some(&json!("contents")));
     }
 }
 
@@ -410,10 +272,7 @@ async fn a_handler_awaiting_the_peer_does_not_deadlock_and_requests_run_concurre
 async fn notifications_arrive_in_order() {
     let client = Arc::new(TestClient::default());
     let (conn, _) = pair(SharedClient(client.clone())).await;
-    conn.conn
-        .request::<v1::methods::SessionPrompt>(&prompt("updates"))
-        .await
-        .expect("answered");
+    conn.conn.request::<v1::methods::SessionPrompt>(&prompt("updates")).await.expect("answered");
     conn.conn.sync_notifications().await;
     let seen = client.updates.lock().expect("lock").clone();
     assert_eq!(seen, (0..500).map(|i| i.to_string()).collect::<Vec<_>>());
@@ -434,8 +293,7 @@ async fn cancelling_an_outgoing_call_sends_cancel_and_the_handler_sees_it() {
     let call = {
         let (conn, token) = (conn.conn.clone(), token.clone());
         tokio::spawn(async move {
-            conn.request_cancellable::<v1::methods::SessionPrompt>(&prompt("wait"), Some(token))
-                .await
+            conn.request_cancellable::<v1::methods::SessionPrompt>(&prompt("wait"), Some(token)).await
         })
     };
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -453,42 +311,23 @@ async fn cancelling_an_outgoing_call_sends_cancel_and_the_handler_sees_it() {
 #[tokio::test]
 async fn a_handler_that_ignores_cancellation_is_answered_32800() {
     let (mut peer, _) = raw_agent(config());
-    peer.call(1, "initialize", json!({ "protocolVersion": 1 }))
-        .await;
+    peer.call(1, "initialize", json!({ "protocolVersion": 1 })).await;
     peer.send(json!({ "jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": prompt("ignore") })).await;
-    peer.send(
-        json!({ "jsonrpc": "2.0", "method": "$/cancel_request", "params": { "requestId": 2 } }),
-    )
-    .await;
+    peer.send(json!({ "jsonrpc": "2.0", "method": "$/cancel_request", "params": { "requestId": 2 } })).await;
     let answer = peer.recv().await;
-    assert_eq!(
-        (answer["id"].clone(), answer["error"]["code"].clone()),
-        (json!(2), json!(-32800)),
-        "{answer}"
-    );
+    assert_eq!((answer["id"].clone(), answer["error"]["code"].clone()), (json!(2), json!(-32800)), "{answer}");
 }
 
 #[tokio::test]
 async fn session_cancel_ends_the_turn_and_answers_pending_permission_requests() {
-    let (conn, _) = pair(TestClient {
-        hold_permission: true,
-        ..TestClient::default()
-    })
-    .await;
+    let (conn, _) = pair(TestClient { hold_permission: true, ..TestClient::default() }).await;
     let call = {
         let conn = conn.conn.clone();
-        tokio::spawn(async move {
-            conn.request::<v1::methods::SessionPrompt>(&prompt("perm"))
-                .await
-        })
+        tokio::spawn(async move { conn.request::<v1::methods::SessionPrompt>(&prompt("perm")).await })
     };
     tokio::time::sleep(Duration::from_millis(100)).await;
     conn.cancel_session("s").await.expect("sent");
-    let answer = tokio::time::timeout(LIMIT, call)
-        .await
-        .expect("in time")
-        .expect("task")
-        .expect("answered");
+    let answer = tokio::time::timeout(LIMIT, call).await.expect("in time").expect("task").expect("answered");
     assert_eq!(answer.stop_reason, v1::StopReason::Cancelled);
 }
 
@@ -496,20 +335,13 @@ async fn session_cancel_ends_the_turn_and_answers_pending_permission_requests() 
 async fn extension_methods_both_ways_keep_their_names() {
     let (conn, _) = pair(TestClient::default()).await;
     let params = serde_json::value::to_raw_value(&json!({ "x": [1] })).expect("raw");
-    let answer = conn
-        .conn
-        .request_raw("_acme/echo", Some(&params))
-        .await
-        .expect("answered");
+    let answer = conn.conn.request_raw("_acme/echo", Some(&params)).await.expect("answered");
     assert_eq!(
         serde_json::from_str::<Value>(answer.get()).expect("json"),
         json!({ "method": "_acme/echo", "params": { "x": [1] } })
     );
     let unknown = conn.conn.request_raw("acme/echo", Some(&params)).await;
-    assert!(
-        matches!(unknown, Err(Error::Rpc(RpcError { code: -32601, .. }))),
-        "{unknown:?}"
-    );
+    assert!(matches!(unknown, Err(Error::Rpc(RpcError { code: -32601, .. }))), "{unknown:?}");
 }
 
 #[tokio::test]
@@ -521,54 +353,21 @@ async fn pending_calls_fail_when_the_peer_closes() {
     let call = tokio::spawn(async move { conn.initialize(1, json!({})).await });
     tokio::time::sleep(Duration::from_millis(50)).await;
     drop(theirs);
-    assert_eq!(
-        tokio::time::timeout(LIMIT, call)
-            .await
-            .expect("in time")
-            .expect("task"),
-        Err(Error::Closed)
-    );
+    assert_eq!(tokio::time::timeout(LIMIT, call).await.expect("in time").expect("task"), Err(Error::Closed));
 }
 
 #[tokio::test]
 async fn a_64_mib_message_passes_and_one_over_the_limit_is_refused() {
-    let big = Config {
-        max_message_size: 80 << 20,
-        ..config()
-    };
+    let big = Config { max_message_size: 80 << 20, ..config() };
     let (mut peer, _) = raw_agent(big);
-    peer.call(1, "initialize", json!({ "protocolVersion": 1 }))
-        .await;
+    peer.call(1, "initialize", json!({ "protocolVersion": 1 })).await;
     let text = "x".repeat(64 << 20);
-    let answer = peer
-        .call(
-            2,
-            "session/prompt",
-            serde_json::to_value(prompt(&text)).expect("json"),
-        )
-        .await;
+    let answer = peer.call(2, "session/prompt", serde_json::to_value(prompt(&text)).expect("json")).await;
     assert_eq!(answer["result"]["_meta"]["len"], 64 << 20);
     let (mut peer, _) = raw_agent(config()); // 1 MiB limit
-    peer.call(1, "initialize", json!({ "protocolVersion": 1 }))
-        .await;
-    let over = peer
-        .call(
-            2,
-            "session/prompt",
-            serde_json::to_value(prompt(&"y".repeat(2 << 20))).expect("json"),
-        )
-        .await;
-    assert_eq!(
-        (over["id"].clone(), over["error"]["code"].clone()),
-        (json!(2), json!(-32600)),
-        "{over}"
-    );
-    let after = peer
-        .call(
-            3,
-            "session/prompt",
-            serde_json::to_value(prompt("hi")).expect("json"),
-        )
-        .await;
+    peer.call(1, "initialize", json!({ "protocolVersion": 1 })).await;
+    let over = peer.call(2, "session/prompt", serde_json::to_value(prompt(&"y".repeat(2 << 20))).expect("json")).await;
+    assert_eq!((over["id"].clone(), over["error"]["code"].clone()), (json!(2), json!(-32600)), "{over}");
+    let after = peer.call(3, "session/prompt", serde_json::to_value(prompt("hi")).expect("json")).await;
     assert_eq!(after["result"]["stopReason"], "end_turn");
 }

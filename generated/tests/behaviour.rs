@@ -23,8 +23,7 @@ mod v1 {
     #[test]
     fn default_on_error_takes_the_default() {
         // `terminal` (x-deserialize-default-on-error, default false) and `fs` (an object default).
-        let (caps, events) =
-            collect(|| decode::<ClientCapabilities>(json!({ "terminal": "yes", "fs": 7 })));
+        let (caps, events) = collect(|| decode::<ClientCapabilities>(json!({ "terminal": "yes", "fs": 7 })));
         let caps = caps.expect("lenient fields never fail");
         assert!(!*caps.terminal);
         assert!(!*caps.fs.read_text_file && !*caps.fs.write_text_file);
@@ -36,11 +35,7 @@ mod v1 {
                 _ => None,
             })
             .collect();
-        assert_eq!(
-            rejected,
-            ["\"yes\"", "7"],
-            "in the order the fields arrived"
-        );
+        assert_eq!(rejected, ["\"yes\"", "7"], "in the order the fields arrived");
         // A repaired field is the schema default again: not written back.
         assert_eq!(serde_json::to_value(&caps).expect("encodes"), json!({}));
     }
@@ -49,17 +44,14 @@ mod v1 {
     fn default_on_error_on_a_patch_field_leaves_it_omitted() {
         let value = json!({ "sessionId": "s", "update": { "sessionUpdate": "tool_call_update", "toolCallId": "t", "title": 5 } });
         let note: SessionNotification = decode(value).expect("decodes");
-        let SessionUpdate::ToolCallUpdate(update) = note.update else {
-            panic!("wrong variant")
-        };
+        let SessionUpdate::ToolCallUpdate(update) = note.update else { panic!("wrong variant") };
         assert!(update.title.is_omitted());
     }
 
     #[test]
     fn fields_without_the_keyword_stay_strict() {
         // `cwd` carries no lenient keyword: a wrong type is an error, not a default.
-        let err =
-            decode::<NewSessionRequest>(json!({ "cwd": 5, "mcpServers": [] })).expect_err("strict");
+        let err = decode::<NewSessionRequest>(json!({ "cwd": 5, "mcpServers": [] })).expect_err("strict");
         assert!(err.contains("invalid type"), "{err}");
     }
 
@@ -74,16 +66,12 @@ mod v1 {
         let plan = plan.expect("decodes");
         let kept: Vec<&str> = plan.entries.iter().map(|e| e.content.as_str()).collect();
         assert_eq!(kept, ["a", "c"]);
-        assert!(
-            matches!(&events[..], [LenientEvent::SkippedItem { index: 1, .. }]),
-            "{events:?}"
-        );
+        assert!(matches!(&events[..], [LenientEvent::SkippedItem { index: 1, .. }]), "{events:?}");
     }
 
     #[test]
     fn default_on_null_takes_the_default() {
-        let (req, events) =
-            collect(|| decode::<NewSessionRequest>(json!({ "cwd": "/w", "mcpServers": null })));
+        let (req, events) = collect(|| decode::<NewSessionRequest>(json!({ "cwd": "/w", "mcpServers": null })));
         assert_eq!(req.expect("decodes").mcp_servers, vec![]);
         assert_eq!(events, vec![LenientEvent::DefaultOnNull]);
         // Absent is still an error: the field is required.
@@ -97,18 +85,9 @@ mod v1 {
         let explicit: ClientCapabilities = decode(json!({ "terminal": false })).expect("decodes");
         assert!(!explicit.terminal.is_implicit());
         assert_eq!(serde_json::to_value(&omitted).expect("encodes"), json!({}));
-        assert_eq!(
-            serde_json::to_value(&explicit).expect("encodes"),
-            json!({ "terminal": false })
-        );
-        let caps = ClientCapabilities {
-            terminal: Defaulted::from(true),
-            ..Default::default()
-        };
-        assert_eq!(
-            serde_json::to_value(&caps).expect("encodes"),
-            json!({ "terminal": true })
-        );
+        assert_eq!(serde_json::to_value(&explicit).expect("encodes"), json!({ "terminal": false }));
+        let caps = ClientCapabilities { terminal: Defaulted::from(true), ..Default::default() };
+        assert_eq!(serde_json::to_value(&caps).expect("encodes"), json!({ "terminal": true }));
     }
 
     #[test]
@@ -123,22 +102,17 @@ mod v1 {
             let decoded: RequestId = decode(id.clone()).expect("decodes");
             assert_eq!(serde_json::to_value(&decoded).expect("encodes"), id);
         }
-        assert_eq!(
-            decode::<RequestId>(json!(7)).expect("decodes"),
-            RequestId::Number(7)
-        );
+        assert_eq!(decode::<RequestId>(json!(7)).expect("decodes"), RequestId::Number(7));
         assert!(decode::<RequestId>(json!(true)).is_err());
     }
 
     #[test]
     fn untagged_stdio_mcp_server_beside_tagged_ones() {
         let stdio: McpServer =
-            decode(json!({ "name": "fs", "command": "/bin/mcp", "args": [], "env": [] }))
-                .expect("decodes");
+            decode(json!({ "name": "fs", "command": "/bin/mcp", "args": [], "env": [] })).expect("decodes");
         assert!(matches!(stdio, McpServer::Stdio(_)));
         let http: McpServer =
-            decode(json!({ "type": "http", "name": "h", "url": "https://x", "headers": [] }))
-                .expect("decodes");
+            decode(json!({ "type": "http", "name": "h", "url": "https://x", "headers": [] })).expect("decodes");
         assert!(matches!(http, McpServer::Http(_)));
     }
 }
@@ -152,40 +126,24 @@ mod v2 {
     fn open_enum_keeps_an_unknown_value() {
         let kind: ToolKind = decode(json!("_mykind")).expect("open enum");
         assert_eq!(kind, ToolKind::Unknown("_mykind".into()));
-        assert_eq!(
-            serde_json::to_value(&kind).expect("encodes"),
-            json!("_mykind")
-        );
+        assert_eq!(serde_json::to_value(&kind).expect("encodes"), json!("_mykind"));
         // A known value is never the catch-all, whatever its spelling in Rust.
-        assert_eq!(
-            decode::<ToolKind>(json!("other")).expect("decodes"),
-            ToolKind::Other
-        );
+        assert_eq!(decode::<ToolKind>(json!("other")).expect("decodes"), ToolKind::Other);
     }
 
     #[test]
     fn catch_all_keeps_the_whole_payload() {
-        let block =
-            json!({ "type": "_acme/chart", "spec": { "x": [1, 2, { "y": null }] }, "title": "t" });
+        let block = json!({ "type": "_acme/chart", "spec": { "x": [1, 2, { "y": null }] }, "title": "t" });
         let decoded: ContentBlock = decode(block.clone()).expect("catch-all");
-        let ContentBlock::Other(object) = &decoded else {
-            panic!("expected the catch-all, got {decoded:?}")
-        };
+        let ContentBlock::Other(object) = &decoded else { panic!("expected the catch-all, got {decoded:?}") };
         assert_eq!(object.get("type"), Some(&json!("_acme/chart")));
-        assert_eq!(
-            serde_json::to_string(&decoded).expect("encodes"),
-            block.to_string()
-        );
+        assert_eq!(serde_json::to_string(&decoded).expect("encodes"), block.to_string());
     }
 
     #[test]
     fn known_tag_with_invalid_body_is_an_error() {
-        let err = decode::<ContentBlock>(json!({ "type": "text", "text": 5 }))
-            .expect_err("not a catch-all");
-        assert!(
-            err.contains("type `text`") && err.contains("invalid type"),
-            "{err}"
-        );
+        let err = decode::<ContentBlock>(json!({ "type": "text", "text": 5 })).expect_err("not a catch-all");
+        assert!(err.contains("type `text`") && err.contains("invalid type"), "{err}");
         let err = decode::<ContentBlock>(json!({ "text": "no tag" })).expect_err("tag required");
         assert!(err.contains("missing or non-string field `type`"), "{err}");
     }
@@ -203,9 +161,7 @@ mod v2 {
                 value["update"]["title"] = title;
             }
             let note: UpdateSessionNotification = decode(value.clone()).expect("decodes");
-            let SessionUpdate::ToolCallUpdate(update) = &note.update else {
-                panic!("wrong variant")
-            };
+            let SessionUpdate::ToolCallUpdate(update) = &note.update else { panic!("wrong variant") };
             assert_eq!(update.title, expected);
             assert_eq!(serde_json::to_value(&note).expect("encodes"), value);
         }
@@ -217,14 +173,8 @@ mod v2 {
         // x-deserialize-default-on-error: a number there is dropped, and the tagless branch decides.
         let (idle, events) = collect(|| decode::<IdleStateUpdate>(json!({ "stopReason": 5 })));
         let idle = idle.expect("lenient tag");
-        assert!(
-            matches!(idle.stop_reason, IdleStateUpdateStopReason::None(_)),
-            "{idle:?}"
-        );
-        assert!(
-            matches!(&events[..], [LenientEvent::DefaultOnError { value, .. }] if value == "5"),
-            "{events:?}"
-        );
+        assert!(matches!(idle.stop_reason, IdleStateUpdateStopReason::None(_)), "{idle:?}");
+        assert!(matches!(&events[..], [LenientEvent::DefaultOnError { value, .. }] if value == "5"), "{events:?}");
         let known: IdleStateUpdate = decode(json!({ "stopReason": "end_turn" })).expect("decodes");
         assert_eq!(known.stop_reason, IdleStateUpdateStopReason::EndTurn);
     }

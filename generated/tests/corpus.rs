@@ -21,12 +21,7 @@ fn check(version: &str, visit: impl Fn(&str, RoundTrip) -> Option<Result<(), Str
         }
     }
     assert!(checked > 0, "no {version} case was checked");
-    assert!(
-        failures.is_empty(),
-        "{} of {checked} {version} cases fail:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} of {checked} {version} cases fail:\n{}", failures.len(), failures.join("\n"));
 }
 
 #[cfg(feature = "v1")]

@@ -39,12 +39,7 @@ impl acp_types::TypeVisitor for Ours {
 
     fn visit<T>(self, _: &'static str) -> Reencoded
     where
-        T: serde::Serialize
-            + serde::de::DeserializeOwned
-            + PartialEq
-            + std::fmt::Debug
-            + Clone
-            + 'static,
+        T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug + Clone + 'static,
     {
         reencode::<T>(&self.0)
     }
@@ -170,10 +165,7 @@ enum Kind<'a> {
     /// A member only the official output has.
     OnlyOfficial(&'a Value),
     /// A value that differs (or an array whose length differs).
-    Changed {
-        ours: &'a Value,
-        official: &'a Value,
-    },
+    Changed { ours: &'a Value, official: &'a Value },
     /// Our type rejected the case (or could not encode it).
     OursFailed(&'a str),
     /// The official type rejected the case (or could not encode it).
@@ -203,11 +195,7 @@ struct Difference<'a> {
 
 impl Difference<'_> {
     fn describe(&self) -> String {
-        let at = if self.path.is_empty() {
-            "(message)"
-        } else {
-            &self.path
-        };
+        let at = if self.path.is_empty() { "(message)" } else { &self.path };
         match &self.kind {
             Kind::OnlyOurs(v) => format!("{at}: only ours has it: {v}"),
             Kind::OnlyOfficial(v) => format!("{at}: only official has it: {v}"),
@@ -217,18 +205,15 @@ impl Difference<'_> {
             Kind::OursFailed(e) => format!("{at}: ours failed: {e}"),
             Kind::OfficialFailed(e) => format!("{at}: official failed: {e}"),
             Kind::NoOurType => format!("{at}: no type of this name in acp_types::{}", self.version),
-            Kind::NoOfficialType => format!(
-                "{at}: no type of this name in agent_client_protocol_schema::{}",
-                self.version
-            ),
+            Kind::NoOfficialType => {
+                format!("{at}: no type of this name in agent_client_protocol_schema::{}", self.version)
+            }
         }
     }
 
     /// Whether the member's parent object is a `sessionUpdate` of the given kind.
     fn in_session_update(&self, kind: &str) -> bool {
-        self.parent
-            .and_then(|p| p.get("sessionUpdate"))
-            .is_some_and(|u| u == kind)
+        self.parent.and_then(|p| p.get("sessionUpdate")).is_some_and(|u| u == kind)
     }
 }
 
@@ -303,10 +288,7 @@ fn schema_defaults(version: &str) -> BTreeMap<String, Vec<Value>> {
             _ => {}
         }
     }
-    let path = format!(
-        "{}/../schema/{version}/schema.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let path = format!("{}/../schema/{version}/schema.json", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let schema: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
     let mut out = BTreeMap::new();
@@ -315,12 +297,7 @@ fn schema_defaults(version: &str) -> BTreeMap<String, Vec<Value>> {
 }
 
 /// A difference as [`diff`] finds it: path, member name, parent object, kind.
-type Found<'a> = (
-    String,
-    Option<&'a str>,
-    Option<&'a Map<String, Value>>,
-    Kind<'a>,
-);
+type Found<'a> = (String, Option<&'a str>, Option<&'a Map<String, Value>>, Kind<'a>);
 
 /// Collects the differences between `ours` and `official` below `path`, member by member.
 fn diff<'a>(path: &str, ours: &'a Value, official: &'a Value, out: &mut Vec<Found<'a>>) {
@@ -346,12 +323,7 @@ fn diff<'a>(path: &str, ours: &'a Value, official: &'a Value, out: &mut Vec<Foun
             }
         }
         _ if json_eq(ours, official) => {}
-        _ => out.push((
-            path.to_owned(),
-            None,
-            None,
-            Kind::Changed { ours, official },
-        )),
+        _ => out.push((path.to_owned(), None, None, Kind::Changed { ours, official })),
     }
 }
 
@@ -363,14 +335,9 @@ struct Explained {
 }
 
 fn explain(version: &'static str, differences: &[Difference]) -> Explained {
-    let mut explained = Explained {
-        reasons: Vec::new(),
-        unexplained: Vec::new(),
-    };
+    let mut explained = Explained { reasons: Vec::new(), unexplained: Vec::new() };
     for d in differences {
-        let hit = KNOWN
-            .iter()
-            .position(|k| k.versions.contains(&version) && (k.applies)(d));
+        let hit = KNOWN.iter().position(|k| k.versions.contains(&version) && (k.applies)(d));
         match hit {
             Some(i) => explained.reasons.push(i),
             None => explained.unexplained.push(d.describe()),
@@ -434,20 +401,10 @@ fn check(
                 diff("", a, b, &mut found);
                 if found.is_empty() {
                     // json_eq and diff disagree: report the whole message.
-                    found.push((
-                        String::new(),
-                        None,
-                        None,
-                        Kind::Changed {
-                            ours: a,
-                            official: b,
-                        },
-                    ));
+                    found.push((String::new(), None, None, Kind::Changed { ours: a, official: b }));
                 }
                 for (path, key, parent, kind) in found {
-                    let schema_defaults = key
-                        .and_then(|k| defaults.get(k))
-                        .map_or(&[][..], Vec::as_slice);
+                    let schema_defaults = key.and_then(|k| defaults.get(k)).map_or(&[][..], Vec::as_slice);
                     differences.push(Difference {
                         version,
                         case: &case.name,
@@ -500,9 +457,7 @@ fn check(
 
     for name in official_names {
         if !stable.iter().any(|c| c.ty == *name) {
-            table_failures.push(format!(
-                "official dispatch lists {name}, which no stable {version} case uses"
-            ));
+            table_failures.push(format!("official dispatch lists {name}, which no stable {version} case uses"));
         }
     }
     for (k, (cases, _)) in KNOWN.iter().zip(&hits) {
@@ -525,10 +480,7 @@ fn check(
     );
     for (k, (cases, differences)) in KNOWN.iter().zip(&hits) {
         if k.versions.contains(&version) {
-            summary.push_str(&format!(
-                "\n  {cases:3} cases, {differences:3} differences: {}",
-                k.reason
-            ));
+            summary.push_str(&format!("\n  {cases:3} cases, {differences:3} differences: {}", k.reason));
         }
     }
     println!("{summary}");

@@ -19,55 +19,28 @@ type Routed = Result<(String, Value), RpcError>;
 
 /// Distinct `x-method` values and the number of `x-method` definitions of a committed schema.
 fn schema_methods(version: &str) -> (BTreeSet<String>, usize) {
-    let file = if cfg!(feature = "unstable") {
-        "schema.unstable.json"
-    } else {
-        "schema.json"
-    };
+    let file = if cfg!(feature = "unstable") { "schema.unstable.json" } else { "schema.json" };
     let path = xtask::project_root().join(format!("schema/{version}/{file}"));
-    let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(path).expect("schema")).expect("JSON");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("schema")).expect("JSON");
     let defs = schema["$defs"].as_object().expect("$defs");
-    let methods: Vec<String> = defs
-        .values()
-        .filter_map(|d| d["x-method"].as_str().map(String::from))
-        .collect();
+    let methods: Vec<String> = defs.values().filter_map(|d| d["x-method"].as_str().map(String::from)).collect();
     (methods.iter().cloned().collect(), methods.len())
 }
 
 fn check_table(version: &str, table: &[MethodInfo]) {
     let (distinct, defs) = schema_methods(version);
     let names: BTreeSet<String> = table.iter().map(|m| m.name.to_string()).collect();
-    assert_eq!(
-        names, distinct,
-        "{version}: table methods vs distinct x-method values"
-    );
+    assert_eq!(names, distinct, "{version}: table methods vs distinct x-method values");
     // Each request has a params and a result definition, each notification one.
-    let requests = table
-        .iter()
-        .filter(|m| m.kind == MessageKind::Request)
-        .count();
-    assert_eq!(
-        table.len() + requests,
-        defs,
-        "{version}: every x-method definition is a row's params or result"
-    );
+    let requests = table.iter().filter(|m| m.kind == MessageKind::Request).count();
+    assert_eq!(table.len() + requests, defs, "{version}: every x-method definition is a row's params or result");
     for m in table {
-        assert_eq!(
-            m.result.is_some(),
-            m.kind == MessageKind::Request,
-            "{}",
-            m.name
-        );
+        assert_eq!(m.result.is_some(), m.kind == MessageKind::Request, "{}", m.name);
     }
 }
 
 /// Routes every corpus case through the side module its method belongs to.
-fn check_corpus(
-    version: &str,
-    table: &[MethodInfo],
-    route: impl Fn(&str, &str, MessageKind, bool, &Value) -> Routed,
-) {
+fn check_corpus(version: &str, table: &[MethodInfo], route: impl Fn(&str, &str, MessageKind, bool, &Value) -> Routed) {
     let mut seen = BTreeSet::new();
     let mut failures = Vec::new();
     for case in corpus(version) {
@@ -79,24 +52,15 @@ fn check_corpus(
             "response" => (MessageKind::Request, true),
             _ => (MessageKind::Notification, false),
         };
-        let Some(row) = table
-            .iter()
-            .find(|m| m.name == case.method && m.kind == kind)
-        else {
-            failures.push(format!(
-                "{}: {} is not in the table",
-                case.name, case.method
-            ));
+        let Some(row) = table.iter().find(|m| m.name == case.method && m.kind == kind) else {
+            failures.push(format!("{}: {} is not in the table", case.name, case.method));
             continue;
         };
         match route(row.side, &case.method, kind, response, &case.value) {
             Ok((method, back)) if method == case.method && json_eq(&back, &case.value) => {
                 seen.insert((case.method.clone(), row.side, kind, response));
             }
-            Ok((method, back)) => failures.push(format!(
-                "{}: routed to {method}, re-encoded {back}",
-                case.name
-            )),
+            Ok((method, back)) => failures.push(format!("{}: routed to {method}, re-encoded {back}", case.name)),
             Err(e) => failures.push(format!("{}: {e}", case.name)),
         }
     }
@@ -168,29 +132,16 @@ mod v1 {
 
     #[test]
     fn every_corpus_message_routes_by_method() {
-        check_corpus(
-            "v1",
-            methods::METHODS,
-            route_sides!(v1: agent, client, protocol, proxy),
-        );
+        check_corpus("v1", methods::METHODS, route_sides!(v1: agent, client, protocol, proxy));
     }
 
     #[test]
     fn look_alike_params_are_routed_by_method() {
         // `session/close` and `logout` params differ only by `sessionId`; the method decides.
         let params = raw(&json!({ "sessionId": "s" }));
-        assert!(matches!(
-            agent::Request::decode("session/close", Some(&params)),
-            Ok(agent::Request::SessionClose(_))
-        ));
-        assert!(matches!(
-            agent::Request::decode("logout", Some(&params)),
-            Ok(agent::Request::Logout(_))
-        ));
-        assert!(matches!(
-            agent::Request::decode("logout", None),
-            Ok(agent::Request::Logout(_))
-        ));
+        assert!(matches!(agent::Request::decode("session/close", Some(&params)), Ok(agent::Request::SessionClose(_))));
+        assert!(matches!(agent::Request::decode("logout", Some(&params)), Ok(agent::Request::Logout(_))));
+        assert!(matches!(agent::Request::decode("logout", None), Ok(agent::Request::Logout(_))));
     }
 
     #[test]
@@ -199,22 +150,14 @@ mod v1 {
         assert_eq!(e.code, RpcError::METHOD_NOT_FOUND);
         assert_eq!(e.data, Some(json!({ "method": "session/fly" })));
         // A client method sent to the agent is unknown there too.
-        assert_eq!(
-            agent::Request::decode("fs/read_text_file", None)
-                .expect_err("wrong side")
-                .code,
-            -32601
-        );
+        assert_eq!(agent::Request::decode("fs/read_text_file", None).expect_err("wrong side").code, -32601);
     }
 
     #[test]
     fn missing_required_params_is_32602() {
         let e = agent::Request::decode("session/prompt", None).expect_err("params required");
         assert_eq!(e.code, RpcError::INVALID_PARAMS);
-        assert!(
-            e.message.contains("missing params") && e.message.contains("sessionId"),
-            "{e}"
-        );
+        assert!(e.message.contains("missing params") && e.message.contains("sessionId"), "{e}");
     }
 
     #[test]
@@ -222,20 +165,11 @@ mod v1 {
         let params = raw(&json!({ "sessionId": "s", "prompt": [{ "type": "text", "text": 5 }] }));
         let e = agent::Request::decode("session/prompt", Some(&params)).expect_err("bad params");
         assert_eq!(e.code, -32602);
-        assert_eq!(
-            e.data.as_ref().and_then(|d| d["path"].as_str()),
-            Some("prompt[0]"),
-            "{e}"
-        );
+        assert_eq!(e.data.as_ref().and_then(|d| d["path"].as_str()), Some("prompt[0]"), "{e}");
         assert!(e.message.contains("invalid type"), "{e}");
-        let params =
-            raw(&json!({ "sessionId": "s", "update": { "sessionUpdate": "tool_call_update" } }));
-        let e =
-            client::Notification::decode("session/update", Some(&params)).expect_err("bad params");
-        assert!(
-            e.message.contains("update") && e.message.contains("toolCallId"),
-            "{e}"
-        );
+        let params = raw(&json!({ "sessionId": "s", "update": { "sessionUpdate": "tool_call_update" } }));
+        let e = client::Notification::decode("session/update", Some(&params)).expect_err("bad params");
+        assert!(e.message.contains("update") && e.message.contains("toolCallId"), "{e}");
     }
 
     #[test]
@@ -256,8 +190,7 @@ mod v1 {
     #[test]
     fn notification_as_request_and_the_reverse() {
         let params = raw(&json!({ "sessionId": "s" }));
-        let e =
-            agent::Request::decode("session/cancel", Some(&params)).expect_err("a notification");
+        let e = agent::Request::decode("session/cancel", Some(&params)).expect_err("a notification");
         assert_eq!(e.code, -32601);
         assert!(e.message.contains("is a notification"), "{e}");
         let e = agent::Notification::decode("session/new", Some(&params)).expect_err("a request");
@@ -268,11 +201,7 @@ mod v1 {
 
     impl agent::Handler for Agent {
         // Implementations may use `async fn`; the trait only asks for a `Send` future.
-        async fn session_prompt(
-            &self,
-            params: PromptRequest,
-            _: (),
-        ) -> Result<PromptResponse, RpcError> {
+        async fn session_prompt(&self, params: PromptRequest, _: ()) -> Result<PromptResponse, RpcError> {
             assert_eq!(params.session_id.as_str(), "s");
             Ok(PromptResponse::new(StopReason::EndTurn))
         }
@@ -283,30 +212,15 @@ mod v1 {
         let params = raw(&json!({ "sessionId": "s", "prompt": [] }));
         let request = agent::Request::decode("session/prompt", Some(&params)).expect("decodes");
         let response = block_on(agent::dispatch_request(&Agent, request, ())).expect("handled");
-        assert_eq!(
-            response.result().expect("encodes"),
-            json!({ "stopReason": "end_turn" })
-        );
-        let request = agent::Request::decode(
-            "session/new",
-            Some(&raw(&json!({ "cwd": "/", "mcpServers": [] }))),
-        )
-        .expect("decodes");
+        assert_eq!(response.result().expect("encodes"), json!({ "stopReason": "end_turn" }));
+        let request = agent::Request::decode("session/new", Some(&raw(&json!({ "cwd": "/", "mcpServers": [] }))))
+            .expect("decodes");
         let e = block_on(agent::dispatch_request(&Agent, request, ())).expect_err("default");
-        assert_eq!(
-            (e.code, e.data),
-            (-32601, Some(json!({ "method": "session/new" })))
-        );
+        assert_eq!((e.code, e.data), (-32601, Some(json!({ "method": "session/new" }))));
         let ext = agent::Request::decode("_x", None).expect("extension");
-        assert_eq!(
-            block_on(agent::dispatch_request(&Agent, ext, ()))
-                .expect_err("default")
-                .code,
-            -32601
-        );
+        assert_eq!(block_on(agent::dispatch_request(&Agent, ext, ())).expect_err("default").code, -32601);
         let note =
-            agent::Notification::decode("session/cancel", Some(&raw(&json!({ "sessionId": "s" }))))
-                .expect("decodes");
+            agent::Notification::decode("session/cancel", Some(&raw(&json!({ "sessionId": "s" })))).expect("decodes");
         block_on(agent::dispatch_notification(&Agent, note, ()));
     }
 }
@@ -323,10 +237,6 @@ mod v2 {
 
     #[test]
     fn every_corpus_message_routes_by_method() {
-        check_corpus(
-            "v2",
-            methods::METHODS,
-            route_sides!(v2: agent, client, protocol, proxy),
-        );
+        check_corpus("v2", methods::METHODS, route_sides!(v2: agent, client, protocol, proxy));
     }
 }

@@ -9,26 +9,16 @@ use common::RoundTrip;
 use xtask::samples::{instance, Rng};
 
 fn seed() -> u64 {
-    std::env::var("ACP_PROPTEST_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(1)
-        })
+    std::env::var("ACP_PROPTEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+    })
 }
 
 fn check(version: &str, visit: impl Fn(&str, RoundTrip) -> Option<Result<(), String>>) {
-    let file = if cfg!(feature = "unstable") {
-        "schema.unstable.json"
-    } else {
-        "schema.json"
-    };
+    let file = if cfg!(feature = "unstable") { "schema.unstable.json" } else { "schema.json" };
     let name = format!("schema/{version}/{file}");
-    let protocol = xtask::codegen::load(&xtask::project_root().join(&name), &name)
-        .expect("the committed schema lowers");
+    let protocol =
+        xtask::codegen::load(&xtask::project_root().join(&name), &name).expect("the committed schema lowers");
     let seed = seed();
     let mut rng = Rng::new(seed);
     let mut failures = Vec::new();

@@ -27,27 +27,15 @@ fn patch_fields_are_optional() {
 fn tagged_union_lists_tags_and_a_catch_all() {
     let s = schema::<ContentBlock>();
     let branches = s["anyOf"].as_array().expect("anyOf");
-    let tags: Vec<&Value> = branches
-        .iter()
-        .map(|b| &b["properties"]["type"]["const"])
-        .collect();
-    assert!(
-        tags.contains(&&json!("text")) && tags.contains(&&json!("resource_link")),
-        "{s}"
-    );
+    let tags: Vec<&Value> = branches.iter().map(|b| &b["properties"]["type"]["const"]).collect();
+    assert!(tags.contains(&&json!("text")) && tags.contains(&&json!("resource_link")), "{s}");
     let catch_all = branches.last().expect("branches");
-    assert_eq!(
-        catch_all["properties"]["type"]["not"]["enum"][0],
-        json!("text"),
-        "{s}"
-    );
+    assert_eq!(catch_all["properties"]["type"]["not"]["enum"][0], json!("text"), "{s}");
 }
 
 #[test]
 fn open_enum_accepts_any_string() {
     let s = schema::<ToolKind>();
     assert_eq!(s["anyOf"][1], json!({ "type": "string" }), "{s}");
-    assert!(s["anyOf"][0]["enum"]
-        .as_array()
-        .is_some_and(|v| v.contains(&json!("switch_mode"))));
+    assert!(s["anyOf"][0]["enum"].as_array().is_some_and(|v| v.contains(&json!("switch_mode"))));
 }

@@ -16,27 +16,12 @@ const OWNED_DIRS: &[&str] = &["generated/src/v1", "generated/src/v2"];
 /// The hand-written support modules, copied into standalone crates.
 const SUPPORT: &[(&str, &str)] = &[
     ("mod.rs", include_str!("../../generated/src/support/mod.rs")),
-    (
-        "defaulted.rs",
-        include_str!("../../generated/src/support/defaulted.rs"),
-    ),
-    (
-        "lenient.rs",
-        include_str!("../../generated/src/support/lenient.rs"),
-    ),
-    (
-        "patch.rs",
-        include_str!("../../generated/src/support/patch.rs"),
-    ),
+    ("defaulted.rs", include_str!("../../generated/src/support/defaulted.rs")),
+    ("lenient.rs", include_str!("../../generated/src/support/lenient.rs")),
+    ("patch.rs", include_str!("../../generated/src/support/patch.rs")),
     ("rpc.rs", include_str!("../../generated/src/support/rpc.rs")),
-    (
-        "schema.rs",
-        include_str!("../../generated/src/support/schema.rs"),
-    ),
-    (
-        "union.rs",
-        include_str!("../../generated/src/support/union.rs"),
-    ),
+    ("schema.rs", include_str!("../../generated/src/support/schema.rs")),
+    ("union.rs", include_str!("../../generated/src/support/union.rs")),
 ];
 
 /// Reads, parses and lowers one schema file; `name` is how it is shown (a relative path).
@@ -78,26 +63,17 @@ pub fn generate(root: &Path) -> Result<(BTreeMap<PathBuf, String>, Vec<String>),
         let sources = format!("{stable_name} and {unstable_name}");
         match emit::types_module(&merged, &sources) {
             Ok(text) => {
-                files.insert(
-                    PathBuf::from(format!("generated/src/{version}/types.rs")),
-                    text,
-                );
+                files.insert(PathBuf::from(format!("generated/src/{version}/types.rs")), text);
             }
             Err(e) => errors.push(e),
         }
         match emit_methods::methods_module(&merged, &sources) {
             Ok(text) => {
-                files.insert(
-                    PathBuf::from(format!("generated/src/{version}/methods.rs")),
-                    text,
-                );
+                files.insert(PathBuf::from(format!("generated/src/{version}/methods.rs")), text);
             }
             Err(e) => errors.push(e),
         }
-        files.insert(
-            PathBuf::from(format!("generated/src/{version}/mod.rs")),
-            version_module(version, &sources)?,
-        );
+        files.insert(PathBuf::from(format!("generated/src/{version}/mod.rs")), version_module(version, &sources)?);
     }
     if !errors.is_empty() {
         return Err(errors.join("\n"));
@@ -150,11 +126,7 @@ pub fn run(root: &Path, check_only: bool) -> Result<Vec<String>, String> {
     for stale in stale_files(root, &files) {
         fs::remove_file(root.join(&stale)).map_err(|e| format!("{}: {e}", stale.display()))?;
     }
-    lines.push(format!(
-        "wrote {} files in {:.0} ms",
-        files.len(),
-        start.elapsed().as_secs_f64() * 1e3
-    ));
+    lines.push(format!("wrote {} files in {:.0} ms", files.len(), start.elapsed().as_secs_f64() * 1e3));
     Ok(lines)
 }
 
@@ -173,10 +145,8 @@ fn check_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Result<(), Str
     for (path, text) in files {
         match fs::read_to_string(root.join(path)) {
             Ok(current) if &current == text => {}
-            Ok(_) => problems.push(format!(
-                "{} is stale (edited by hand, or the generator or schema changed)",
-                path.display()
-            )),
+            Ok(_) => problems
+                .push(format!("{} is stale (edited by hand, or the generator or schema changed)", path.display())),
             Err(_) => problems.push(format!("{} is missing", path.display())),
         }
     }
@@ -186,10 +156,7 @@ fn check_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Result<(), Str
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(format!(
-            "{}\nrun `cargo xtask codegen` to regenerate",
-            problems.join("\n")
-        ))
+        Err(format!("{}\nrun `cargo xtask codegen` to regenerate", problems.join("\n")))
     }
 }
 
@@ -222,10 +189,7 @@ pub fn standalone(schema: &Path, out: &Path) -> Result<Vec<String>, String> {
     let start = Instant::now();
     let name = schema.display().to_string();
     let protocol = load(schema, &name)?;
-    let file_name = schema
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or(name.clone());
+    let file_name = schema.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or(name.clone());
     let types = emit::types_module(&protocol, &file_name)?;
     let methods = emit_methods::methods_module(&protocol, &file_name)?;
     let lib = emit::render(
@@ -241,10 +205,7 @@ pub fn standalone(schema: &Path, out: &Path) -> Result<Vec<String>, String> {
     )?;
     let crate_name = out
         .file_name()
-        .map(|n| {
-            n.to_string_lossy()
-                .replace(|c: char| !c.is_ascii_alphanumeric(), "-")
-        })
+        .map(|n| n.to_string_lossy().replace(|c: char| !c.is_ascii_alphanumeric(), "-"))
         .filter(|n| n.starts_with(|c: char| c.is_ascii_alphabetic()))
         .unwrap_or_else(|| "acp-types-standalone".into());
     let manifest = format!(

@@ -19,22 +19,15 @@ pub fn header(sources: &str) -> String {
 
 /// Formats tokens as a Rust file with the generated-file header.
 pub fn render(sources: &str, tokens: TokenStream) -> Result<String, String> {
-    let file: syn::File =
-        syn::parse2(tokens).map_err(|e| format!("generated code does not parse: {e}"))?;
-    Ok(format!(
-        "{}{}",
-        header(sources),
-        prettyplease::unparse(&file)
-    ))
+    let file: syn::File = syn::parse2(tokens).map_err(|e| format!("generated code does not parse: {e}"))?;
+    Ok(format!("{}{}", header(sources), prettyplease::unparse(&file)))
 }
 
 /// The module of all types of a protocol (`types.rs`).
 pub fn types_module(p: &Protocol, sources: &str) -> Result<String, String> {
     let e = Emitter::new(p);
     let mut order: Vec<usize> = (0..p.types.len()).collect();
-    order.sort_by(|&a, &b| {
-        (&p.types[a].name, p.types[a].stability).cmp(&(&p.types[b].name, p.types[b].stability))
-    });
+    order.sort_by(|&a, &b| (&p.types[a].name, p.types[a].stability).cmp(&(&p.types[b].name, p.types[b].stability)));
     let mut items = Vec::new();
     let mut errors = Vec::new();
     for i in order {
@@ -78,13 +71,7 @@ pub(crate) fn docs(text: Option<&str>) -> TokenStream {
         return quote! {};
     };
     let text = naming::docs(text);
-    let lines = text.lines().map(|l| {
-        if l.is_empty() {
-            String::new()
-        } else {
-            format!(" {l}")
-        }
-    });
+    let lines = text.lines().map(|l| if l.is_empty() { String::new() } else { format!(" {l}") });
     quote! { #(#[doc = #lines])* }
 }
 
@@ -148,9 +135,7 @@ impl<'a> Emitter<'a> {
                 TypeKind::Newtype(r) => add(r),
                 TypeKind::Union(u) => {
                     for v in &u.variants {
-                        if let VariantKind::Tagged { body: Some(b), .. }
-                        | VariantKind::Untagged(b) = &v.kind
-                        {
+                        if let VariantKind::Tagged { body: Some(b), .. } | VariantKind::Untagged(b) = &v.kind {
                             add(b);
                         }
                     }
@@ -179,11 +164,7 @@ impl<'a> Emitter<'a> {
                 }
             }
         }
-        Emitter {
-            p,
-            boxed,
-            lenient: Default::default(),
-        }
+        Emitter { p, boxed, lenient: Default::default() }
     }
 
     /// `visit_type(name, visitor)`: the Rust type of a schema type name, for tools and tests.
@@ -196,11 +177,7 @@ impl<'a> Emitter<'a> {
             let c = cfg(t.stability);
             quote! { #c #wire => Some(visitor.visit::<#name>(#wire)), }
         });
-        let names = variant_lists(
-            "TYPE_NAMES",
-            true,
-            order.iter().map(|t| (t.name.clone(), t.stability)),
-        );
+        let names = variant_lists("TYPE_NAMES", true, order.iter().map(|t| (t.name.clone(), t.stability)));
         quote! {
             /// Every type name of the schema (with the features enabled), sorted.
             #names
@@ -269,33 +246,21 @@ impl<'a> Emitter<'a> {
                 #cfg
                 pub type #name = serde_json::Value;
             },
-            TypeKind::StringEnum { values, open } => {
-                self.string_enum(values, open.as_ref(), &name, &cfg)
-            }
-            TypeKind::IntEnum { repr, values, open } => {
-                self.int_enum(*repr, values, open.as_ref(), &name, &cfg)
-            }
+            TypeKind::StringEnum { values, open } => self.string_enum(values, open.as_ref(), &name, &cfg),
+            TypeKind::IntEnum { repr, values, open } => self.int_enum(*repr, values, open.as_ref(), &name, &cfg),
             TypeKind::Union(u) => self.union(id, u, &name, &cfg),
         };
         let _ = schemars;
         Ok(quote! { #docs #body })
     }
 
-    fn structure(
-        &self,
-        id: TypeId,
-        s: &Struct,
-        name: &syn::Ident,
-        cfg: &TokenStream,
-    ) -> Result<TokenStream, String> {
+    fn structure(&self, id: TypeId, s: &Struct, name: &syn::Ident, cfg: &TokenStream) -> Result<TokenStream, String> {
         let t = self.p.get(id);
         let mut fields = Vec::new();
         let mut default_fns = Vec::new();
         let mut default_inits = Vec::new();
         let all_optional = s.flatten.is_none()
-            && s.fields
-                .iter()
-                .all(|f| !matches!(f.presence, Presence::Required | Presence::RequiredNullable));
+            && s.fields.iter().all(|f| !matches!(f.presence, Presence::Required | Presence::RequiredNullable));
         for f in &s.fields {
             let fname = ident(&f.name);
             let fcfg = cfg_tokens(f.stability);
@@ -306,11 +271,7 @@ impl<'a> Emitter<'a> {
                 let wire = &f.origin.wire;
                 serde_args.push(quote! { rename = #wire });
             }
-            let default_fn = format!(
-                "default_{}_{}",
-                t.name.to_snake_case(),
-                f.name.trim_start_matches("r#")
-            );
+            let default_fn = format!("default_{}_{}", t.name.to_snake_case(), f.name.trim_start_matches("r#"));
             let ty = match &f.presence {
                 Presence::Required => inner.clone(),
                 Presence::RequiredNullable => quote! { Option<#inner> },
@@ -324,12 +285,9 @@ impl<'a> Emitter<'a> {
                 }
                 Presence::Defaulted(value) => {
                     serde_args.push(quote! { default = #default_fn, skip_serializing_if = "Defaulted::is_implicit" });
-                    let expr = self.default_expr(id, &f.ty, value).map_err(|e| {
-                        format!(
-                            "{}#{}: default {value}: {e}",
-                            self.p.source, f.origin.pointer
-                        )
-                    })?;
+                    let expr = self
+                        .default_expr(id, &f.ty, value)
+                        .map_err(|e| format!("{}#{}: default {value}: {e}", self.p.source, f.origin.pointer))?;
                     let fn_ident = format_ident!("{}", default_fn);
                     default_fns.push(quote! {
                         #fcfg
@@ -343,18 +301,8 @@ impl<'a> Emitter<'a> {
             if f.lenient.any() {
                 let with = match &f.presence {
                     Presence::Defaulted(_) => {
-                        let de_fn = format!(
-                            "de_{}_{}",
-                            t.name.to_snake_case(),
-                            f.name.trim_start_matches("r#")
-                        );
-                        default_fns.push(self.defaulted_lenient_fn(
-                            f,
-                            &de_fn,
-                            &default_fn,
-                            &inner,
-                            &fcfg,
-                        ));
+                        let de_fn = format!("de_{}_{}", t.name.to_snake_case(), f.name.trim_start_matches("r#"));
+                        default_fns.push(self.defaulted_lenient_fn(f, &de_fn, &default_fn, &inner, &fcfg));
                         de_fn
                     }
                     _ => self.lenient_with(f),
@@ -412,11 +360,8 @@ impl<'a> Emitter<'a> {
                     new_inits.push(quote! { #fcfg #fname, });
                 }
                 Presence::Defaulted(_) => {
-                    let fn_ident = format_ident!(
-                        "default_{}_{}",
-                        t.name.to_snake_case(),
-                        f.name.trim_start_matches("r#")
-                    );
+                    let fn_ident =
+                        format_ident!("default_{}_{}", t.name.to_snake_case(), f.name.trim_start_matches("r#"));
                     new_inits.push(quote! { #fcfg #fname: #fn_ident(), });
                 }
                 _ => new_inits.push(quote! { #fcfg #fname: Default::default(), }),
@@ -494,10 +439,7 @@ impl<'a> Emitter<'a> {
                 TypeKind::IntEnum { .. } => Some("number"),
                 TypeKind::Newtype(inner) => self.json_kind(inner),
                 TypeKind::Union(u)
-                    if u.tag.is_some()
-                        && u.variants
-                            .iter()
-                            .all(|v| !matches!(v.kind, VariantKind::Untagged(_))) =>
+                    if u.tag.is_some() && u.variants.iter().all(|v| !matches!(v.kind, VariantKind::Untagged(_))) =>
                 {
                     Some("object")
                 }
@@ -579,18 +521,42 @@ impl<'a> Emitter<'a> {
         }
         let fns = shapes.iter().map(|s| {
             let name = format_ident!("{}", s.name());
-            let base = if s.items { quote! { lenient::items } } else { quote! { lenient::value } };
-            let value_ty = if s.items { quote! { Vec<T> } } else { quote! { T } };
+            let base = if s.items {
+                quote! { lenient::items }
+            } else {
+                quote! { lenient::value }
+            };
+            let value_ty = if s.items {
+                quote! { Vec<T> }
+            } else {
+                quote! { T }
+            };
             let (ret, chain, default) = match s.presence {
                 "required" => (value_ty.clone(), quote! { #base }, quote! { <#value_ty>::default }),
-                "option" => (quote! { Option<#value_ty> }, quote! { |v| lenient::option(v, #base) }, quote! { || None }),
-                "patch" => (quote! { Patch<#value_ty> }, quote! { |v| lenient::patch(v, #base) }, quote! { Patch::default }),
+                "option" => {
+                    (quote! { Option<#value_ty> }, quote! { |v| lenient::option(v, #base) }, quote! { || None })
+                }
+                "patch" => {
+                    (quote! { Patch<#value_ty> }, quote! { |v| lenient::patch(v, #base) }, quote! { Patch::default })
+                }
                 _ => (quote! { Patch<#value_ty> }, quote! { |v| lenient::patch(v, #base) }, quote! { Patch::default }),
             };
-            let chain = if s.on_null { quote! { |v| lenient::null_default(v, #default, #chain) } } else { chain };
-            let on_error = if s.on_error { quote! { Some(#default) } } else { quote! { None } };
+            let chain = if s.on_null {
+                quote! { |v| lenient::null_default(v, #default, #chain) }
+            } else {
+                chain
+            };
+            let on_error = if s.on_error {
+                quote! { Some(#default) }
+            } else {
+                quote! { None }
+            };
             let needs_default = s.presence == "required" && !s.items && (s.on_null || s.on_error);
-            let bound = if needs_default { quote! { T: serde::de::DeserializeOwned + Default } } else { quote! { T: serde::de::DeserializeOwned } };
+            let bound = if needs_default {
+                quote! { T: serde::de::DeserializeOwned + Default }
+            } else {
+                quote! { T: serde::de::DeserializeOwned }
+            };
             {
                 quote! {
                     pub(super) fn #name<'de, D: Deserializer<'de>, T>(deserializer: D) -> Result<#ret, D::Error>
@@ -614,20 +580,12 @@ impl<'a> Emitter<'a> {
     }
 
     /// A Rust expression for a schema `default` value of type `r`.
-    fn default_expr(
-        &self,
-        owner: TypeId,
-        r: &TypeRef,
-        value: &Value,
-    ) -> Result<TokenStream, String> {
+    fn default_expr(&self, owner: TypeId, r: &TypeRef, value: &Value) -> Result<TokenStream, String> {
         Ok(match (r, value) {
             (TypeRef::Bool, Value::Bool(b)) => quote! { #b },
             (TypeRef::String, Value::String(s)) => quote! { String::from(#s) },
             (TypeRef::Int(k), Value::Number(n)) => {
-                let lit = n
-                    .as_i64()
-                    .map(|i| i.to_string())
-                    .or_else(|| n.as_u64().map(|u| u.to_string()));
+                let lit = n.as_i64().map(|i| i.to_string()).or_else(|| n.as_u64().map(|u| u.to_string()));
                 let lit = lit.ok_or("not an integer")?;
                 let ty = int_type(*k);
                 let lit: TokenStream = lit.parse().map_err(|_| "bad integer literal")?;
@@ -650,13 +608,7 @@ impl<'a> Emitter<'a> {
                     expr
                 }
             }
-            (r, v) => {
-                return Err(format!(
-                    "{} does not fit a field of type {}",
-                    kind_of(v),
-                    self.describe(r)
-                ))
-            }
+            (r, v) => return Err(format!("{} does not fit a field of type {}", kind_of(v), self.describe(r))),
         })
     }
 
@@ -676,17 +628,11 @@ impl<'a> Emitter<'a> {
                     let fcfg = cfg_tokens(f.stability);
                     let init = match (given.get(&f.origin.wire), &f.presence) {
                         (None, Presence::Required | Presence::RequiredNullable) => {
-                            return Err(format!(
-                                "required field `{}` of {} is missing",
-                                f.origin.wire, t.name
-                            ))
+                            return Err(format!("required field `{}` of {} is missing", f.origin.wire, t.name))
                         }
                         (None, Presence::Defaulted(_)) => {
-                            let fn_ident = format_ident!(
-                                "default_{}_{}",
-                                t.name.to_snake_case(),
-                                f.name.trim_start_matches("r#")
-                            );
+                            let fn_ident =
+                                format_ident!("default_{}_{}", t.name.to_snake_case(), f.name.trim_start_matches("r#"));
                             quote! { #fn_ident() }
                         }
                         (None, _) => quote! { Default::default() },
@@ -731,13 +677,7 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    fn newtype(
-        &self,
-        id: TypeId,
-        inner: &TypeRef,
-        name: &syn::Ident,
-        cfg: &TokenStream,
-    ) -> TokenStream {
+    fn newtype(&self, id: TypeId, inner: &TypeRef, name: &syn::Ident, cfg: &TokenStream) -> TokenStream {
         let ty = self.rust(id, inner);
         let (derives, extra) = match inner {
             TypeRef::String => (
@@ -781,14 +721,10 @@ impl<'a> Emitter<'a> {
                     }
                 },
             ),
-            TypeRef::Array(_) | TypeRef::Object | TypeRef::Any | TypeRef::Map(_) => (
-                quote! { Debug, Clone, Default, PartialEq, Serialize, Deserialize },
-                quote! {},
-            ),
-            _ => (
-                quote! { Debug, Clone, PartialEq, Serialize, Deserialize },
-                quote! {},
-            ),
+            TypeRef::Array(_) | TypeRef::Object | TypeRef::Any | TypeRef::Map(_) => {
+                (quote! { Debug, Clone, Default, PartialEq, Serialize, Deserialize }, quote! {})
+            }
+            _ => (quote! { Debug, Clone, PartialEq, Serialize, Deserialize }, quote! {}),
         };
         quote! {
             #cfg
@@ -809,12 +745,7 @@ impl<'a> Emitter<'a> {
     ) -> TokenStream {
         let variants = values.iter().map(|v| {
             let vn = ident(&v.name);
-            let d = docs(
-                v.origin
-                    .docs
-                    .as_deref()
-                    .or(Some(&format!("`{}`", v.origin.wire))),
-            );
+            let d = docs(v.origin.docs.as_deref().or(Some(&format!("`{}`", v.origin.wire))));
             let c = cfg_tokens(v.stability);
             quote! { #d #c #vn, }
         });
@@ -833,11 +764,8 @@ impl<'a> Emitter<'a> {
                 quote! { #c Self::#vn => #wire, }
             })
             .collect();
-        let variant_consts = variant_lists(
-            "VARIANTS",
-            false,
-            values.iter().map(|v| (v.origin.wire.clone(), v.stability)),
-        );
+        let variant_consts =
+            variant_lists("VARIANTS", false, values.iter().map(|v| (v.origin.wire.clone(), v.stability)));
         let (catch_variant, catch_from, catch_as, catch_owned, derives) = match open {
             Some(c) => {
                 let cn = ident(&c.name);
@@ -939,8 +867,7 @@ impl<'a> Emitter<'a> {
             let c = cfg_tokens(v.stability);
             quote! { #d #c #vn, }
         });
-        let lit =
-            |v: i64| -> TokenStream { v.to_string().parse().unwrap_or_else(|_| quote! { 0 }) };
+        let lit = |v: i64| -> TokenStream { v.to_string().parse().unwrap_or_else(|_| quote! { 0 }) };
         let to_arms = values.iter().map(|v| {
             let vn = ident(&v.name);
             let c = cfg_tokens(v.stability);
@@ -1048,9 +975,9 @@ impl<'a> Emitter<'a> {
                                 #c branches.push(crate::support::schema::tagged(generator.subschema_for::<#ty>(), #tag, #value));
                             });
                             variants.push(quote! { #d #c #vn(#ty), });
-                            ser_arms.push(quote! { #c Self::#vn(body) => union::tagged(serializer, #tag, #value, body), });
-                            let wrap = if matches!(b, TypeRef::Named(x) if self.boxed.contains(&(id, *x)))
-                            {
+                            ser_arms
+                                .push(quote! { #c Self::#vn(body) => union::tagged(serializer, #tag, #value, body), });
+                            let wrap = if matches!(b, TypeRef::Named(x) if self.boxed.contains(&(id, *x))) {
                                 quote! { .map(|b| Self::#vn(Box::new(b))) }
                             } else {
                                 quote! { .map(Self::#vn) }
@@ -1068,12 +995,7 @@ impl<'a> Emitter<'a> {
                     }
                 }
                 VariantKind::CatchAll => {
-                    let d = docs(
-                        v.origin
-                            .docs
-                            .as_deref()
-                            .or(Some("Any other variant, kept whole as received.")),
-                    );
+                    let d = docs(v.origin.docs.as_deref().or(Some("Any other variant, kept whole as received.")));
                     schema_branches.push(quote! {
                         #c branches.push(crate::support::schema::catch_all(#tag, Self::KNOWN_TAGS));
                     });
@@ -1084,9 +1006,7 @@ impl<'a> Emitter<'a> {
                 VariantKind::Untagged(b) => {
                     match b {
                         TypeRef::Null => {
-                            schema_branches.push(
-                                quote! { #c branches.push(serde_json::json!({ "type": "null" })); },
-                            );
+                            schema_branches.push(quote! { #c branches.push(serde_json::json!({ "type": "null" })); });
                             variants.push(quote! { #d #c #vn, });
                             ser_arms.push(quote! { #c Self::#vn => serializer.serialize_unit(), });
                             untagged.push(quote! {
@@ -1097,12 +1017,10 @@ impl<'a> Emitter<'a> {
                             });
                         }
                         TypeRef::Any => {
-                            schema_branches
-                                .push(quote! { #c branches.push(serde_json::json!(true)); });
+                            schema_branches.push(quote! { #c branches.push(serde_json::json!(true)); });
                             ends_with_any = true;
                             variants.push(quote! { #d #c #vn(serde_json::Value), });
-                            ser_arms
-                                .push(quote! { #c Self::#vn(body) => body.serialize(serializer), });
+                            ser_arms.push(quote! { #c Self::#vn(body) => body.serialize(serializer), });
                             untagged.push(quote! {
                                 #c
                                 {
@@ -1112,16 +1030,14 @@ impl<'a> Emitter<'a> {
                         }
                         _ => {
                             if let TypeRef::Named(x) = b {
-                                has_untagged_object |=
-                                    matches!(self.p.get(*x).kind, TypeKind::Struct(_));
+                                has_untagged_object |= matches!(self.p.get(*x).kind, TypeKind::Struct(_));
                             }
                             let ty = self.rust(id, b);
                             schema_branches.push(quote! {
                                 #c branches.push(generator.subschema_for::<#ty>().to_value());
                             });
                             variants.push(quote! { #d #c #vn(#ty), });
-                            ser_arms
-                                .push(quote! { #c Self::#vn(body) => body.serialize(serializer), });
+                            ser_arms.push(quote! { #c Self::#vn(body) => body.serialize(serializer), });
                             // serde also reads structs from arrays; a branch only sees its JSON kind.
                             let guard = match self.json_kind(b) {
                                 Some("object") => quote! { value.is_object() },
@@ -1289,12 +1205,7 @@ fn schema_impl(name: &syn::Ident, cfg: &TokenStream, body: TokenStream) -> Token
 
 /// The docs of an enum's catch-all variant.
 fn catch_all_docs(c: &CatchAll) -> TokenStream {
-    docs(
-        c.origin
-            .docs
-            .as_deref()
-            .or(Some("Any other value, kept as received.")),
-    )
+    docs(c.origin.docs.as_deref().or(Some("Any other value, kept as received.")))
 }
 
 fn kind_of(v: &Value) -> &'static str {

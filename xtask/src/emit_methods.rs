@@ -48,17 +48,9 @@ fn name_methods(p: &Protocol) -> Vec<Named<'_>> {
                 format!("{b}{}{}", kind_word(m.kind), naming::type_name(&m.side))
             };
             let same_side = clash.iter().filter(|o| o.side == m.side).count();
-            let handler = if same_side == 1 {
-                b.to_snake_case()
-            } else {
-                format!("{b}{}", kind_word(m.kind)).to_snake_case()
-            };
-            Named {
-                m,
-                marker,
-                variant: b,
-                handler,
-            }
+            let handler =
+                if same_side == 1 { b.to_snake_case() } else { format!("{b}{}", kind_word(m.kind)).to_snake_case() };
+            Named { m, marker, variant: b, handler }
         })
         .collect()
 }
@@ -90,11 +82,7 @@ pub fn methods_module(p: &Protocol, sources: &str) -> Result<String, String> {
         let stability = stability_tokens(m.stability);
         let doc = format!(
             " `{wire}`: {} received by the {side} side.",
-            if m.kind == MethodKind::Request {
-                "a request"
-            } else {
-                "a notification"
-            }
+            if m.kind == MethodKind::Request { "a request" } else { "a notification" }
         );
         let params_docs = docs(p.get(m.params).origin.docs.as_deref());
         markers.push(quote! {
@@ -151,9 +139,7 @@ pub fn methods_module(p: &Protocol, sources: &str) -> Result<String, String> {
             check::<#marker>(#kind);
         });
     }
-    let table = if rows_on.len() == rows_off.len()
-        && named.iter().all(|n| n.m.stability == Stability::Stable)
-    {
+    let table = if rows_on.len() == rows_off.len() && named.iter().all(|n| n.m.stability == Stability::Stable) {
         quote! {
             /// Every method of this version: wire name, receiving side, kind, stability, types.
             pub const METHODS: &[rpc::MethodInfo] = &[#(#rows_on)*];
@@ -169,10 +155,7 @@ pub fn methods_module(p: &Protocol, sources: &str) -> Result<String, String> {
         }
     };
     let sides: BTreeSet<&String> = p.methods.iter().map(|m| &m.side).collect();
-    let side_modules: Vec<TokenStream> = sides
-        .iter()
-        .map(|side| side_module(p, &named, side))
-        .collect();
+    let side_modules: Vec<TokenStream> = sides.iter().map(|side| side_module(p, &named, side)).collect();
     let tokens = quote! {
         //! Method tables: a marker type per method (see [`rpc::Method`]), the [`METHODS`] table, and
         //! per receiving side the decoding enums, a handler trait and its dispatch.
@@ -218,10 +201,7 @@ pub fn methods_module(p: &Protocol, sources: &str) -> Result<String, String> {
 fn side_module(p: &Protocol, named: &[Named<'_>], side: &str) -> TokenStream {
     let module = ident(&naming::field(side));
     let of = |kind: MethodKind| -> Vec<&Named<'_>> {
-        named
-            .iter()
-            .filter(|n| n.m.side == side && n.m.kind == kind)
-            .collect()
+        named.iter().filter(|n| n.m.side == side && n.m.kind == kind).collect()
     };
     let requests = of(MethodKind::Request);
     let notifications = of(MethodKind::Notification);
@@ -246,26 +226,15 @@ fn side_module(p: &Protocol, named: &[Named<'_>], side: &str) -> TokenStream {
             quote! { #c #wire => rpc::decode_params(method, params).map(Self::#v), }
         });
         // A name that is both a request and a notification of this side is decoded as the kind asked.
-        let bad = wrong
-            .iter()
-            .filter(|w| !list.iter().any(|n| n.m.name == w.m.name))
-            .map(|n| {
-                let c = cfg(n.m.stability);
-                let wire = &n.m.name;
-                quote! { #c #wire => Err(RpcError::wrong_kind(method, #wrong_kind)), }
-            });
+        let bad = wrong.iter().filter(|w| !list.iter().any(|n| n.m.name == w.m.name)).map(|n| {
+            let c = cfg(n.m.stability);
+            let wire = &n.m.name;
+            quote! { #c #wire => Err(RpcError::wrong_kind(method, #wrong_kind)), }
+        });
         quote! { #(#ok)* #(#bad)* }
     };
-    let req_decode = decode_arms(
-        &requests,
-        &notifications,
-        quote! { rpc::MessageKind::Notification },
-    );
-    let note_decode = decode_arms(
-        &notifications,
-        &requests,
-        quote! { rpc::MessageKind::Request },
-    );
+    let req_decode = decode_arms(&requests, &notifications, quote! { rpc::MessageKind::Notification });
+    let note_decode = decode_arms(&notifications, &requests, quote! { rpc::MessageKind::Request });
     let method_arms = |list: &[&Named<'_>]| {
         list.iter()
             .map(|n| {
@@ -301,10 +270,7 @@ fn side_module(p: &Protocol, named: &[Named<'_>], side: &str) -> TokenStream {
     let resp_variants = requests.iter().map(|n| {
         let v = format_ident!("{}", n.variant);
         let c = cfg(n.m.stability);
-        let t =
-            n.m.result
-                .map(ty)
-                .map_or_else(|| quote! { serde_json::Value }, |t| quote! { #t });
+        let t = n.m.result.map(ty).map_or_else(|| quote! { serde_json::Value }, |t| quote! { #t });
         let d = format!(" The response to `{}`.", n.m.name);
         quote! { #[doc = #d] #c #v(#t), }
     });

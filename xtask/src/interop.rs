@@ -85,21 +85,12 @@ pub struct Scenario {
 
 impl Scenario {
     const fn new(client: Peer, agent: Peer, protocol_version: u32) -> Self {
-        Scenario {
-            client,
-            agent,
-            protocol_version,
-        }
+        Scenario { client, agent, protocol_version }
     }
 
     /// `ts-client -> our-agent v1`: what `only` filters on and result lines start with.
     pub fn name(&self) -> String {
-        format!(
-            "{}-client -> {}-agent v{}",
-            self.client.label(),
-            self.agent.label(),
-            self.protocol_version
-        )
+        format!("{}-client -> {}-agent v{}", self.client.label(), self.agent.label(), self.protocol_version)
     }
 
     fn uses(&self, peer: Peer) -> bool {
@@ -134,11 +125,7 @@ pub fn run(root: &Path, only: Option<&str>) -> Result<Vec<String>, String> {
     let report = run_report(root, only)?;
     if report.failed() > 0 {
         let mut message = report.lines();
-        message.push(format!(
-            "{} of {} interop scenarios failed",
-            report.failed(),
-            report.results.len()
-        ));
+        message.push(format!("{} of {} interop scenarios failed", report.failed(), report.results.len()));
         return Err(message.join("\n"));
     }
     Ok(report.lines())
@@ -146,10 +133,7 @@ pub fn run(root: &Path, only: Option<&str>) -> Result<Vec<String>, String> {
 
 /// How many result lines of [`run`] are `SKIP`s (scenarios that need examples not built yet).
 pub fn skipped(lines: &[String]) -> usize {
-    lines
-        .iter()
-        .filter(|line| line.starts_with("SKIP "))
-        .count()
+    lines.iter().filter(|line| line.starts_with("SKIP ")).count()
 }
 
 /// The outcome of one scenario.
@@ -199,11 +183,8 @@ impl Report {
 /// Like [`run`], but returns the report even when scenarios fail (errors only when a peer cannot
 /// be installed or `only` matches nothing).
 pub fn run_report(root: &Path, only: Option<&str>) -> Result<Report, String> {
-    let selected: Vec<Scenario> = SCENARIOS
-        .iter()
-        .copied()
-        .filter(|s| only.is_none_or(|needle| s.name().contains(needle)))
-        .collect();
+    let selected: Vec<Scenario> =
+        SCENARIOS.iter().copied().filter(|s| only.is_none_or(|needle| s.name().contains(needle))).collect();
     if selected.is_empty() {
         let names: Vec<String> = SCENARIOS.iter().map(Scenario::name).collect();
         return Err(format!(
@@ -214,27 +195,10 @@ pub fn run_report(root: &Path, only: Option<&str>) -> Result<Report, String> {
     }
 
     let cache = root.join(".cache").join("interop");
-    let ts = if selected.iter().any(|s| s.uses(Peer::Ts)) {
-        Some(install_ts(&cache)?)
-    } else {
-        None
-    };
-    let py = if selected.iter().any(|s| s.uses(Peer::Py)) {
-        Some(install_py(&cache)?)
-    } else {
-        None
-    };
-    let ours = if selected.iter().any(|s| s.uses(Peer::Ours)) {
-        Some(build_examples(root))
-    } else {
-        None
-    };
-    let env = Env {
-        root: root.to_path_buf(),
-        ts,
-        py,
-        ours,
-    };
+    let ts = if selected.iter().any(|s| s.uses(Peer::Ts)) { Some(install_ts(&cache)?) } else { None };
+    let py = if selected.iter().any(|s| s.uses(Peer::Py)) { Some(install_py(&cache)?) } else { None };
+    let ours = if selected.iter().any(|s| s.uses(Peer::Ours)) { Some(build_examples(root)) } else { None };
+    let env = Env { root: root.to_path_buf(), ts, py, ours };
 
     let mut report = Report::default();
     for scenario in selected {
@@ -268,10 +232,7 @@ fn install_ts(cache: &Path) -> Result<TsPeer, String> {
     let node_dir = cache.join("node");
     let marker = node_dir.join(".installed");
     let stamp = format!("{TS_SDK_PACKAGE}@{TS_SDK_VERSION} zod@{ZOD_VERSION}\n");
-    let installed = node_dir
-        .join("node_modules")
-        .join(TS_SDK_PACKAGE)
-        .join("package.json");
+    let installed = node_dir.join("node_modules").join(TS_SDK_PACKAGE).join("package.json");
     if fs::read_to_string(&marker).ok().as_deref() == Some(stamp.as_str())
         && installed_npm_version(&installed).as_deref() == Some(TS_SDK_VERSION)
     {
@@ -279,12 +240,8 @@ fn install_ts(cache: &Path) -> Result<TsPeer, String> {
     }
 
     let started = Instant::now();
-    eprintln!(
-        "interop: installing {TS_SDK_PACKAGE}@{TS_SDK_VERSION} into {}",
-        node_dir.display()
-    );
-    fs::create_dir_all(&node_dir)
-        .map_err(|e| format!("cannot create {}: {e}", node_dir.display()))?;
+    eprintln!("interop: installing {TS_SDK_PACKAGE}@{TS_SDK_VERSION} into {}", node_dir.display());
+    fs::create_dir_all(&node_dir).map_err(|e| format!("cannot create {}: {e}", node_dir.display()))?;
     let _ = fs::remove_file(&marker);
     let manifest = serde_json::json!({
         "name": "acp-rpc-interop-peers",
@@ -299,8 +256,7 @@ fn install_ts(cache: &Path) -> Result<TsPeer, String> {
     let path = node_dir.join("package.json");
     fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     let mut npm = Command::new(npm_program());
-    npm.args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
-        .current_dir(&node_dir);
+    npm.args(["install", "--no-audit", "--no-fund", "--loglevel=error"]).current_dir(&node_dir);
     run_checked(&mut npm)?;
     match installed_npm_version(&installed) {
         Some(version) if version == TS_SDK_VERSION => {}
@@ -312,10 +268,7 @@ fn install_ts(cache: &Path) -> Result<TsPeer, String> {
         }
     }
     fs::write(&marker, stamp).map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
-    eprintln!(
-        "interop: installed {TS_SDK_PACKAGE}@{TS_SDK_VERSION} in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
+    eprintln!("interop: installed {TS_SDK_PACKAGE}@{TS_SDK_VERSION} in {:.1} s", started.elapsed().as_secs_f64());
     Ok(TsPeer { node_dir })
 }
 
@@ -337,27 +290,16 @@ fn install_py(cache: &Path) -> Result<PyPeer, String> {
         eprintln!("interop: installing {requirement} into {}", venv.display());
         let _ = fs::remove_file(&marker);
         if !python.is_file() {
-            fs::create_dir_all(cache)
-                .map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
+            fs::create_dir_all(cache).map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
             let mut create = Command::new(python3_program());
             create.arg("-m").arg("venv").arg(&venv);
             run_checked(&mut create)?;
         }
         let mut pip = Command::new(&python);
-        pip.args([
-            "-m",
-            "pip",
-            "install",
-            "--disable-pip-version-check",
-            "--quiet",
-            &requirement,
-        ]);
+        pip.args(["-m", "pip", "install", "--disable-pip-version-check", "--quiet", &requirement]);
         run_checked(&mut pip)?;
         fs::write(&marker, stamp).map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
-        eprintln!(
-            "interop: installed {requirement} in {:.1} s",
-            started.elapsed().as_secs_f64()
-        );
+        eprintln!("interop: installed {requirement} in {:.1} s", started.elapsed().as_secs_f64());
     }
 
     // The wheel has no examples; the source distribution ships examples/echo_agent.py.
@@ -367,10 +309,7 @@ fn install_py(cache: &Path) -> Result<PyPeer, String> {
     let echo_agent = unpacked.join("examples").join("echo_agent.py");
     if !echo_agent.is_file() {
         let started = Instant::now();
-        eprintln!(
-            "interop: fetching the {requirement} source distribution into {}",
-            sdist.display()
-        );
+        eprintln!("interop: fetching the {requirement} source distribution into {}", sdist.display());
         let mut download = Command::new(&python);
         download
             .args([
@@ -389,11 +328,7 @@ fn install_py(cache: &Path) -> Result<PyPeer, String> {
         run_checked(&mut download)?;
         let archive = sdist.join(format!("{stem}.tar.gz"));
         if !archive.is_file() {
-            return Err(format!(
-                "pip download did not leave {} (found: {})",
-                archive.display(),
-                list_dir(&sdist)
-            ));
+            return Err(format!("pip download did not leave {} (found: {})", archive.display(), list_dir(&sdist)));
         }
         let mut unpack = Command::new(&python);
         unpack.arg("-c").arg(UNPACK_PY).arg(&archive).arg(&sdist);
@@ -405,10 +340,7 @@ fn install_py(cache: &Path) -> Result<PyPeer, String> {
                 list_dir(&unpacked)
             ));
         }
-        eprintln!(
-            "interop: unpacked the sdist in {:.1} s",
-            started.elapsed().as_secs_f64()
-        );
+        eprintln!("interop: unpacked the sdist in {:.1} s", started.elapsed().as_secs_f64());
     }
     Ok(PyPeer { python, echo_agent })
 }
@@ -450,10 +382,8 @@ fn python3_program() -> &'static str {
 fn list_dir(dir: &Path) -> String {
     match fs::read_dir(dir) {
         Ok(entries) => {
-            let mut names: Vec<String> = entries
-                .filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect();
+            let mut names: Vec<String> =
+                entries.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
             names.sort();
             names.join(", ")
         }
@@ -468,8 +398,7 @@ fn describe(command: &Command) -> String {
         .chain(command.get_args())
         .map(|arg| {
             let arg = arg.to_string_lossy();
-            if arg.is_empty() || arg.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"')
-            {
+            if arg.is_empty() || arg.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
                 format!("'{}'", arg.replace('\'', "'\\''"))
             } else {
                 arg.into_owned()
@@ -482,10 +411,7 @@ fn describe(command: &Command) -> String {
 /// Runs an installation step to completion; errors name the command and show its stderr.
 fn run_checked(command: &mut Command) -> Result<(), String> {
     let described = describe(command);
-    let output = command
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run `{described}`: {e}"))?;
+    let output = command.stdin(Stdio::null()).output().map_err(|e| format!("cannot run `{described}`: {e}"))?;
     if output.status.success() {
         return Ok(());
     }
@@ -505,10 +431,7 @@ fn run_checked(command: &mut Command) -> Result<(), String> {
 /// The project's examples, built by `cargo build --examples`.
 #[derive(Debug, Clone)]
 enum Ours {
-    Built {
-        echo_agent: Option<PathBuf>,
-        client: Option<PathBuf>,
-    },
+    Built { echo_agent: Option<PathBuf>, client: Option<PathBuf> },
     BuildFailed(String),
 }
 
@@ -516,35 +439,21 @@ fn build_examples(root: &Path) -> Ours {
     let started = Instant::now();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut build = Command::new(cargo);
-    build
-        .args(["build", "--examples", "--quiet"])
-        .current_dir(root);
+    build.args(["build", "--examples", "--quiet"]).current_dir(root);
     if let Err(message) = run_checked(&mut build) {
         return Ours::BuildFailed(message);
     }
-    eprintln!(
-        "interop: cargo build --examples in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
+    eprintln!("interop: cargo build --examples in {:.1} s", started.elapsed().as_secs_f64());
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .map(|dir| {
-            if dir.is_absolute() {
-                dir
-            } else {
-                root.join(dir)
-            }
-        })
+        .map(|dir| if dir.is_absolute() { dir } else { root.join(dir) })
         .unwrap_or_else(|| root.join("target"));
     let examples = target.join("debug").join("examples");
     let find = |name: &str| {
         let path = examples.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
         path.is_file().then_some(path)
     };
-    Ours::Built {
-        echo_agent: find("echo_agent"),
-        client: find("client"),
-    }
+    Ours::Built { echo_agent: find("echo_agent"), client: find("client") }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -572,19 +481,13 @@ fn path_arg(path: &Path) -> String {
 
 fn agent_argv(env: &Env, agent: Peer) -> Result<Argv, Unavailable> {
     match agent {
-        Peer::Ts => Ok(vec![
-            "node".into(),
-            path_arg(&env.root.join("interop").join("ts").join("agent.mjs")),
-        ]),
+        Peer::Ts => Ok(vec!["node".into(), path_arg(&env.root.join("interop").join("ts").join("agent.mjs"))]),
         Peer::Py => {
             let py = env.py.as_ref().expect("python peer installed");
             Ok(vec![path_arg(&py.python), path_arg(&py.echo_agent)])
         }
         Peer::Ours => match env.ours.as_ref().expect("examples built") {
-            Ours::Built {
-                echo_agent: Some(path),
-                ..
-            } => Ok(vec![path_arg(path)]),
+            Ours::Built { echo_agent: Some(path), .. } => Ok(vec![path_arg(path)]),
             Ours::Built { .. } => Err(Unavailable::Skip("examples not built".into())),
             Ours::BuildFailed(message) => Err(Unavailable::Fail(message.clone())),
         },
@@ -593,21 +496,13 @@ fn agent_argv(env: &Env, agent: Peer) -> Result<Argv, Unavailable> {
 
 fn client_argv(env: &Env, client: Peer) -> Result<Argv, Unavailable> {
     match client {
-        Peer::Ts => Ok(vec![
-            "node".into(),
-            path_arg(&env.root.join("interop").join("ts").join("client.mjs")),
-        ]),
+        Peer::Ts => Ok(vec!["node".into(), path_arg(&env.root.join("interop").join("ts").join("client.mjs"))]),
         Peer::Py => {
             let py = env.py.as_ref().expect("python peer installed");
-            Ok(vec![
-                path_arg(&py.python),
-                path_arg(&env.root.join("interop").join("py").join("client.py")),
-            ])
+            Ok(vec![path_arg(&py.python), path_arg(&env.root.join("interop").join("py").join("client.py"))])
         }
         Peer::Ours => match env.ours.as_ref().expect("examples built") {
-            Ours::Built {
-                client: Some(path), ..
-            } => Ok(vec![path_arg(path)]),
+            Ours::Built { client: Some(path), .. } => Ok(vec![path_arg(path)]),
             Ours::Built { .. } => Err(Unavailable::Skip("examples not built".into())),
             Ours::BuildFailed(message) => Err(Unavailable::Fail(message.clone())),
         },
@@ -645,24 +540,15 @@ fn run_scenario(env: &Env, scenario: Scenario) -> ScenarioResult {
     let name = scenario.name();
     let (verdict, line) = match prepare(env, scenario) {
         Err(Unavailable::Skip(why)) => (Verdict::Skip, format!("SKIP {name} ({why})")),
-        Err(Unavailable::Fail(why)) => {
-            (Verdict::Fail, format!("FAIL {name}: {}", indent_rest(&why)))
-        }
+        Err(Unavailable::Fail(why)) => (Verdict::Fail, format!("FAIL {name}: {}", indent_rest(&why))),
         Ok(mut command) => {
             let described = describe(&command);
             match run_with_timeout(&mut command, TIMEOUT) {
-                Err(why) => (
-                    Verdict::Fail,
-                    format!("FAIL {name}: cannot run `{described}`: {why}"),
-                ),
+                Err(why) => (Verdict::Fail, format!("FAIL {name}: cannot run `{described}`: {why}")),
                 Ok(run) => match evaluate(&run) {
-                    Ok(summary) => (
-                        Verdict::Pass,
-                        format!(
-                            "PASS {name} ({summary}, {:.1} s)",
-                            run.elapsed.as_secs_f64()
-                        ),
-                    ),
+                    Ok(summary) => {
+                        (Verdict::Pass, format!("PASS {name} ({summary}, {:.1} s)", run.elapsed.as_secs_f64()))
+                    }
                     Err(why) => (
                         Verdict::Fail,
                         format!(
@@ -675,11 +561,7 @@ fn run_scenario(env: &Env, scenario: Scenario) -> ScenarioResult {
             }
         }
     };
-    ScenarioResult {
-        name,
-        verdict,
-        line,
-    }
+    ScenarioResult { name, verdict, line }
 }
 
 /// Checks a finished client run: exit 0, parsable output, `end_turn`, the prompt echoed.
@@ -705,18 +587,12 @@ fn check_transcript(transcript: &Transcript, prompt: &str) -> Result<String, Str
     }
     let text = transcript.agent_text();
     if !text.contains(prompt) {
-        return Err(format!(
-            "the agent_message_chunk texts {text:?} do not contain the prompt {prompt:?}"
-        ));
+        return Err(format!("the agent_message_chunk texts {text:?} do not contain the prompt {prompt:?}"));
     }
     Ok(format!(
         "{} update{}, stopReason {stop}",
         transcript.updates.len(),
-        if transcript.updates.len() == 1 {
-            ""
-        } else {
-            "s"
-        }
+        if transcript.updates.len() == 1 { "" } else { "s" }
     ))
 }
 
@@ -734,9 +610,7 @@ impl Transcript {
     pub fn agent_text(&self) -> String {
         self.updates
             .iter()
-            .filter(|u| {
-                u.get("sessionUpdate").and_then(Value::as_str) == Some("agent_message_chunk")
-            })
+            .filter(|u| u.get("sessionUpdate").and_then(Value::as_str) == Some("agent_message_chunk"))
             .filter_map(|u| u.get("content"))
             .filter(|c| c.get("type").and_then(Value::as_str) == Some("text"))
             .filter_map(|c| c.get("text").and_then(Value::as_str))
@@ -748,16 +622,10 @@ impl Transcript {
 /// last is an update (an object with a string `sessionUpdate`), the last is
 /// `{"stopReason": ...}`.
 pub fn parse_client_output(stdout: &str) -> Result<Transcript, String> {
-    let lines: Vec<(usize, &str)> = stdout
-        .lines()
-        .enumerate()
-        .map(|(i, line)| (i + 1, line.trim()))
-        .filter(|(_, line)| !line.is_empty())
-        .collect();
+    let lines: Vec<(usize, &str)> =
+        stdout.lines().enumerate().map(|(i, line)| (i + 1, line.trim())).filter(|(_, line)| !line.is_empty()).collect();
     let Some((&(last_no, last), updates)) = lines.split_last() else {
-        return Err(
-            "the client printed nothing (expected a final {\"stopReason\": ...} line)".into(),
-        );
+        return Err("the client printed nothing (expected a final {\"stopReason\": ...} line)".into());
     };
     let parse = |no: usize, line: &str| -> Result<serde_json::Map<String, Value>, String> {
         match serde_json::from_str::<Value>(line) {
@@ -771,33 +639,20 @@ pub fn parse_client_output(stdout: &str) -> Result<Transcript, String> {
         Some(Value::String(reason)) => Some(reason.clone()),
         Some(Value::Null) => None,
         Some(other) => return Err(format!("stopReason is not a string: {other}")),
-        None => {
-            return Err(format!(
-                "the last stdout line (line {last_no}) has no stopReason: {last}"
-            ))
-        }
+        None => return Err(format!("the last stdout line (line {last_no}) has no stopReason: {last}")),
     };
     let mut parsed = Vec::with_capacity(updates.len());
     for &(no, line) in updates {
         let map = parse(no, line)?;
         if map.contains_key("stopReason") && !map.contains_key("sessionUpdate") {
-            return Err(format!(
-                "stdout line {no} is a stopReason line but not the last"
-            ));
+            return Err(format!("stdout line {no} is a stopReason line but not the last"));
         }
         match map.get("sessionUpdate") {
             Some(Value::String(_)) => parsed.push(Value::Object(map)),
-            _ => {
-                return Err(format!(
-                    "stdout line {no} is not a session update (no string sessionUpdate): {line}"
-                ))
-            }
+            _ => return Err(format!("stdout line {no} is not a session update (no string sessionUpdate): {line}")),
         }
     }
-    Ok(Transcript {
-        updates: parsed,
-        stop_reason,
-    })
+    Ok(Transcript { updates: parsed, stop_reason })
 }
 
 // ------------------------------------------------------------------------------------------
@@ -817,10 +672,7 @@ struct Run {
 /// command and everything it spawned (its own process group on Unix). Stragglers left by a
 /// client that exited are killed too.
 fn run_with_timeout(command: &mut Command, timeout: Duration) -> Result<Run, String> {
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt;
@@ -852,13 +704,7 @@ fn run_with_timeout(command: &mut Command, timeout: Duration) -> Result<Run, Str
     // Agents the client left behind keep the pipes open: kill them before collecting.
     kill_group(child.id());
     let grace = Duration::from_secs(5);
-    Ok(Run {
-        status,
-        timed_out,
-        stdout: collect(stdout, grace),
-        stderr: collect(stderr, grace),
-        elapsed,
-    })
+    Ok(Run { status, timed_out, stdout: collect(stdout, grace), stderr: collect(stderr, grace), elapsed })
 }
 
 fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> mpsc::Receiver<Vec<u8>> {
@@ -876,9 +722,7 @@ fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> mpsc::Receiver<Vec<u8>> {
 fn collect(rx: mpsc::Receiver<Vec<u8>>, grace: Duration) -> String {
     match rx.recv_timeout(grace) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(_) => {
-            "(output lost: a process outside the client's process group kept the pipe open)".into()
-        }
+        Err(_) => "(output lost: a process outside the client's process group kept the pipe open)".into(),
     }
 }
 
@@ -936,13 +780,7 @@ fn tail(text: &str, n: usize) -> String {
 fn indent_rest(text: &str) -> String {
     text.lines()
         .enumerate()
-        .map(|(i, line)| {
-            if i == 0 {
-                line.to_string()
-            } else {
-                format!("    {line}")
-            }
-        })
+        .map(|(i, line)| if i == 0 { line.to_string() } else { format!("    {line}") })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -968,10 +806,7 @@ mod tests {
         assert_eq!(t.updates.len(), 3);
         assert_eq!(t.stop_reason.as_deref(), Some("end_turn"));
         assert_eq!(t.agent_text(), "hello perm world");
-        assert_eq!(
-            check_transcript(&t, PROMPT).unwrap(),
-            "3 updates, stopReason end_turn"
-        );
+        assert_eq!(check_transcript(&t, PROMPT).unwrap(), "3 updates, stopReason end_turn");
     }
 
     #[test]
@@ -992,24 +827,12 @@ mod tests {
             ("", "printed nothing"),
             ("  \n\n", "printed nothing"),
             ("{\"sessionUpdate\":\"plan\"}\n", "no stopReason"),
-            (
-                "not json\n{\"stopReason\":\"end_turn\"}\n",
-                "line 1 is not JSON",
-            ),
+            ("not json\n{\"stopReason\":\"end_turn\"}\n", "line 1 is not JSON"),
             ("[1]\n{\"stopReason\":\"end_turn\"}\n", "not a JSON object"),
-            (
-                "{\"stopReason\":\"end_turn\"}\n{\"stopReason\":\"end_turn\"}\n",
-                "not the last",
-            ),
-            (
-                "{\"update\":1}\n{\"stopReason\":\"end_turn\"}\n",
-                "not a session update",
-            ),
+            ("{\"stopReason\":\"end_turn\"}\n{\"stopReason\":\"end_turn\"}\n", "not the last"),
+            ("{\"update\":1}\n{\"stopReason\":\"end_turn\"}\n", "not a session update"),
             ("{\"stopReason\":3}\n", "not a string"),
-            (
-                "{\"stopReason\":\"end_turn\"}\ntrailing\n",
-                "line 2 is not JSON",
-            ),
+            ("{\"stopReason\":\"end_turn\"}\ntrailing\n", "line 2 is not JSON"),
         ];
         for (out, expected) in cases {
             let err = parse_client_output(out).unwrap_err();
@@ -1052,33 +875,10 @@ mod tests {
 
     #[test]
     fn command_lines() {
-        let argv = scenario_argv(
-            vec!["node".into(), "client.mjs".into()],
-            vec!["agent".into()],
-            1,
-        );
-        assert_eq!(
-            argv,
-            ["node", "client.mjs", "--prompt", PROMPT, "--", "agent"]
-        );
-        let argv = scenario_argv(
-            vec!["client".into()],
-            vec!["node".into(), "a.mjs".into()],
-            2,
-        );
-        assert_eq!(
-            argv,
-            [
-                "client",
-                "--protocol-version",
-                "2",
-                "--prompt",
-                PROMPT,
-                "--",
-                "node",
-                "a.mjs"
-            ]
-        );
+        let argv = scenario_argv(vec!["node".into(), "client.mjs".into()], vec!["agent".into()], 1);
+        assert_eq!(argv, ["node", "client.mjs", "--prompt", PROMPT, "--", "agent"]);
+        let argv = scenario_argv(vec!["client".into()], vec!["node".into(), "a.mjs".into()], 2);
+        assert_eq!(argv, ["client", "--protocol-version", "2", "--prompt", PROMPT, "--", "node", "a.mjs"]);
     }
 
     #[test]
@@ -1086,8 +886,7 @@ mod tests {
         let lines = vec![
             "PASS ts-client -> ts-agent v1 (3 updates, stopReason end_turn, 0.9 s)".to_string(),
             "SKIP ts-client -> our-agent v1 (examples not built)".to_string(),
-            "FAIL py-client -> our-agent v1: client exited with exit status: 1 (0.5 s)\n    SKIP"
-                .to_string(),
+            "FAIL py-client -> our-agent v1: client exited with exit status: 1 (0.5 s)\n    SKIP".to_string(),
         ];
         assert_eq!(skipped(&lines), 1);
     }
@@ -1096,10 +895,7 @@ mod tests {
     fn describes_commands_for_a_shell() {
         let mut command = Command::new("node");
         command.args(["client.mjs", "--prompt", PROMPT, "--", "it's"]);
-        assert_eq!(
-            describe(&command),
-            "node client.mjs --prompt 'hello perm world' -- 'it'\\''s'"
-        );
+        assert_eq!(describe(&command), "node client.mjs --prompt 'hello perm world' -- 'it'\\''s'");
     }
 
     #[test]
@@ -1127,10 +923,7 @@ mod tests {
     #[test]
     fn exit_status_and_stderr_are_reported() {
         let mut command = Command::new("sh");
-        command.args([
-            "-c",
-            "echo '{\"stopReason\":\"end_turn\"}'; echo oops >&2; exit 3",
-        ]);
+        command.args(["-c", "echo '{\"stopReason\":\"end_turn\"}'; echo oops >&2; exit 3"]);
         let run = run_with_timeout(&mut command, TIMEOUT).unwrap();
         assert!(!run.timed_out);
         assert_eq!(run.stderr.trim(), "oops");

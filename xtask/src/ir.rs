@@ -184,10 +184,7 @@ pub struct Variant {
 #[derive(Debug, Clone, PartialEq)]
 pub enum VariantKind {
     /// `tag == value`; the body is the rest of the object (`None`: nothing but the tag).
-    Tagged {
-        value: String,
-        body: Option<TypeRef>,
-    },
+    Tagged { value: String, body: Option<TypeRef> },
     /// Any other tag value: the whole object, tag included, kept as received.
     CatchAll,
     /// No tag: tried in schema order.

@@ -33,11 +33,7 @@ pub fn lower(doc: &Document) -> Result<Protocol, String> {
             l.types[id.0].kind = kind;
         }
         let methods = l.methods();
-        Protocol {
-            source: doc.file.clone(),
-            types: l.types,
-            methods,
-        }
+        Protocol { source: doc.file.clone(), types: l.types, methods }
     };
     errors.into_result(protocol)
 }
@@ -59,11 +55,7 @@ impl<'a> Lowerer<'a> {
     }
 
     fn origin(s: &Schema, wire: &str) -> Origin {
-        Origin {
-            wire: wire.to_string(),
-            pointer: s.pointer.clone(),
-            docs: s.description.clone(),
-        }
+        Origin { wire: wire.to_string(), pointer: s.pointer.clone(), docs: s.description.clone() }
     }
 
     /// Takes a Rust name for a new type; a name already taken is an error naming both schemas.
@@ -96,9 +88,7 @@ impl<'a> Lowerer<'a> {
 
     fn resolve(&mut self, s: &Schema) -> Option<TypeId> {
         let reference = s.reference.as_deref()?;
-        let target = reference
-            .strip_prefix("#/$defs/")
-            .or_else(|| reference.strip_prefix("#/definitions/"));
+        let target = reference.strip_prefix("#/$defs/").or_else(|| reference.strip_prefix("#/definitions/"));
         match target.and_then(|t| self.ids.get(t).copied()) {
             Some(id) => Some(id),
             None => {
@@ -109,9 +99,7 @@ impl<'a> Lowerer<'a> {
     }
 
     fn def_schema(&self, reference: &str) -> Option<&'a Schema> {
-        let name = reference
-            .strip_prefix("#/$defs/")
-            .or_else(|| reference.strip_prefix("#/definitions/"))?;
+        let name = reference.strip_prefix("#/$defs/").or_else(|| reference.strip_prefix("#/definitions/"))?;
         self.defs.get(name).copied()
     }
 
@@ -137,10 +125,7 @@ impl<'a> Lowerer<'a> {
             return TypeKind::Union(self.union(s, branches, name));
         }
         if s.all_of.is_some() {
-            self.error(
-                &s.pointer,
-                "allOf is only supported as a single-$ref wrapper",
-            );
+            self.error(&s.pointer, "allOf is only supported as a single-$ref wrapper");
             return TypeKind::Any;
         }
         TypeKind::Newtype(self.type_ref(s, name))
@@ -152,24 +137,14 @@ impl<'a> Lowerer<'a> {
             match v.as_str() {
                 Some(text) => out.push(EnumValue {
                     name: naming::type_name(text),
-                    origin: Origin {
-                        wire: text.into(),
-                        pointer: format!("{}/enum/{i}", s.pointer),
-                        docs: None,
-                    },
+                    origin: Origin { wire: text.into(), pointer: format!("{}/enum/{i}", s.pointer), docs: None },
                     stability: Stability::Stable,
                 }),
-                None => self.error(
-                    &format!("{}/enum/{i}", s.pointer),
-                    "only string enums are supported",
-                ),
+                None => self.error(&format!("{}/enum/{i}", s.pointer), "only string enums are supported"),
             }
         }
         self.check_unique(s, out.iter().map(|v| (&v.name, &v.origin.pointer)));
-        TypeKind::StringEnum {
-            values: out,
-            open: None,
-        }
+        TypeKind::StringEnum { values: out, open: None }
     }
 
     /// `anyOf`/`oneOf` of string (or integer) constants, with at most one plain catch-all branch.
@@ -180,50 +155,34 @@ impl<'a> Lowerer<'a> {
                 && b.branches().is_none()
                 && b.reference.is_none()
         };
-        let is = |t: JsonType| {
-            branches.iter().all(|b| scalar(b, t)) && branches.iter().any(|b| b.constant.is_some())
-        };
+        let is = |t: JsonType| branches.iter().all(|b| scalar(b, t)) && branches.iter().any(|b| b.constant.is_some());
         if is(JsonType::String) {
             let mut values = Vec::new();
             let mut open = None;
             for b in branches {
                 match &b.constant {
                     Some(Value::String(text)) => values.push(EnumValue {
-                        name: naming::type_name(
-                            b.title.as_deref().filter(|_| false).unwrap_or(text),
-                        ),
+                        name: naming::type_name(b.title.as_deref().filter(|_| false).unwrap_or(text)),
                         origin: Self::origin(b, text),
                         stability: Stability::Stable,
                     }),
-                    Some(other) => {
-                        self.error(&b.pointer, format!("const {other} in a string enum"))
-                    }
+                    Some(other) => self.error(&b.pointer, format!("const {other} in a string enum")),
                     None => open = Some(self.catch_all(b, &mut open)),
                 }
             }
             let open = open.flatten();
-            self.check_enum_names(
-                s,
-                values.iter().map(|v| (&v.name, &v.origin.pointer)),
-                open.as_ref(),
-            );
+            self.check_enum_names(s, values.iter().map(|v| (&v.name, &v.origin.pointer)), open.as_ref());
             return Some(TypeKind::StringEnum { values, open });
         }
         if is(JsonType::Integer) {
-            let repr = branches
-                .iter()
-                .find_map(|b| b.format.as_deref())
-                .map_or(IntKind::I64, |f| int_kind(Some(f), None));
+            let repr =
+                branches.iter().find_map(|b| b.format.as_deref()).map_or(IntKind::I64, |f| int_kind(Some(f), None));
             let mut values = Vec::new();
             let mut open = None;
             for b in branches {
                 match b.constant.as_ref().map(Value::as_i64) {
                     Some(Some(value)) => values.push(IntValue {
-                        name: naming::type_name(
-                            b.title
-                                .as_deref()
-                                .unwrap_or(&format!("Code{}", value.unsigned_abs())),
-                        ),
+                        name: naming::type_name(b.title.as_deref().unwrap_or(&format!("Code{}", value.unsigned_abs()))),
                         value,
                         origin: Self::origin(b, &value.to_string()),
                         stability: Stability::Stable,
@@ -233,11 +192,7 @@ impl<'a> Lowerer<'a> {
                 }
             }
             let open = open.flatten();
-            self.check_enum_names(
-                s,
-                values.iter().map(|v| (&v.name, &v.origin.pointer)),
-                open.as_ref(),
-            );
+            self.check_enum_names(s, values.iter().map(|v| (&v.name, &v.origin.pointer)), open.as_ref());
             return Some(TypeKind::IntEnum { repr, values, open });
         }
         None
@@ -254,34 +209,20 @@ impl<'a> Lowerer<'a> {
         self.check_unique(s, names);
     }
 
-    fn catch_all(
-        &mut self,
-        b: &Schema,
-        previous: &mut Option<Option<CatchAll>>,
-    ) -> Option<CatchAll> {
+    fn catch_all(&mut self, b: &Schema, previous: &mut Option<Option<CatchAll>>) -> Option<CatchAll> {
         if previous.is_some() {
             self.error(&b.pointer, "a second catch-all branch");
         }
         let name = naming::type_name(b.title.as_deref().unwrap_or("Other"));
-        Some(CatchAll {
-            origin: Self::origin(b, &name),
-            name,
-            stability: Stability::Stable,
-        })
+        Some(CatchAll { origin: Self::origin(b, &name), name, stability: Stability::Stable })
     }
 
-    fn check_unique<'n>(
-        &mut self,
-        s: &Schema,
-        names: impl Iterator<Item = (&'n String, &'n String)>,
-    ) {
+    fn check_unique<'n>(&mut self, s: &Schema, names: impl Iterator<Item = (&'n String, &'n String)>) {
         let mut seen: BTreeMap<&String, &String> = BTreeMap::new();
         let mut clashes = Vec::new();
         for (name, pointer) in names {
             if let Some(first) = seen.insert(name, pointer) {
-                clashes.push(format!(
-                    "variant name `{name}` is used by both #{first} and #{pointer}"
-                ));
+                clashes.push(format!("variant name `{name}` is used by both #{first} and #{pointer}"));
             }
         }
         for c in clashes {
@@ -304,16 +245,8 @@ impl<'a> Lowerer<'a> {
             let id = self.reserve(&union_name, &union_name, s, false);
             let union = self.union(s, branches, &union_name);
             self.types[id.0].kind = TypeKind::Union(union);
-            self.types[id.0].origin.docs = Some(format!(
-                "The part of [`{name}`] that depends on its variant."
-            ));
-            (
-                Flatten {
-                    name: field,
-                    ty: id,
-                },
-                tag,
-            )
+            self.types[id.0].origin.docs = Some(format!("The part of [`{name}`] that depends on its variant."));
+            (Flatten { name: field, ty: id }, tag)
         });
         let tag = flatten.as_ref().and_then(|(_, t)| t.clone());
         let mut fields = Vec::new();
@@ -324,17 +257,10 @@ impl<'a> Lowerer<'a> {
             fields.push(self.field(s, wire, p, name));
         }
         let names = fields.iter().map(|f| (&f.name, &f.origin.pointer));
-        let flattened = flatten
-            .as_ref()
-            .map(|(f, _)| (f.name.clone(), s.pointer.clone()));
-        let all: Vec<(&String, &String)> = names
-            .chain(flattened.as_ref().map(|(a, b)| (a, b)))
-            .collect();
+        let flattened = flatten.as_ref().map(|(f, _)| (f.name.clone(), s.pointer.clone()));
+        let all: Vec<(&String, &String)> = names.chain(flattened.as_ref().map(|(a, b)| (a, b))).collect();
         self.check_unique(s, all.into_iter());
-        Struct {
-            fields,
-            flatten: flatten.map(|(f, _)| f),
-        }
+        Struct { fields, flatten: flatten.map(|(f, _)| f) }
     }
 
     fn field(&mut self, parent: &Schema, wire: &str, p: &Schema, owner: &str) -> Field {
@@ -354,10 +280,7 @@ impl<'a> Lowerer<'a> {
             default_on_null: p.default_on_null,
         };
         if lenient.skip_invalid_items && !matches!(ty, TypeRef::Array(_)) {
-            self.error(
-                &p.pointer,
-                "x-deserialize-skip-invalid-items on a field that is not an array",
-            );
+            self.error(&p.pointer, "x-deserialize-skip-invalid-items on a field that is not an array");
         }
         Field {
             name: naming::field(wire),
@@ -375,17 +298,11 @@ impl<'a> Lowerer<'a> {
         if let Some(d) = &s.discriminator {
             return Some(d.clone());
         }
-        let mut tags: Vec<String> = branches
-            .iter()
-            .filter_map(|b| const_property(b).map(|(t, _)| t))
-            .collect();
+        let mut tags: Vec<String> = branches.iter().filter_map(|b| const_property(b).map(|(t, _)| t)).collect();
         tags.sort();
         tags.dedup();
         if tags.len() > 1 {
-            self.error(
-                &s.pointer,
-                format!("branches are tagged by different properties: {tags:?}"),
-            );
+            self.error(&s.pointer, format!("branches are tagged by different properties: {tags:?}"));
         }
         tags.into_iter().next()
     }
@@ -411,10 +328,7 @@ impl<'a> Lowerer<'a> {
                 b.properties.iter().flatten().any(|(p, ps)| {
                     p == t
                         && ps.constant.is_none()
-                        && ps
-                            .types
-                            .as_ref()
-                            .is_some_and(|ty| ty.contains(&JsonType::String))
+                        && ps.types.as_ref().is_some_and(|ty| ty.contains(&JsonType::String))
                 })
             });
             if open_tag {
@@ -435,12 +349,7 @@ impl<'a> Lowerer<'a> {
                 .title
                 .clone()
                 .or_else(|| single_ref(b).and_then(|r| r.rsplit('/').next().map(str::to_string)))
-                .or_else(|| {
-                    b.types
-                        .as_ref()
-                        .and_then(|t| t.first())
-                        .map(|t| format!("{t:?}"))
-                })
+                .or_else(|| b.types.as_ref().and_then(|t| t.first()).map(|t| format!("{t:?}")))
                 .unwrap_or_else(|| format!("Variant{i}"));
             let vname = naming::type_name(&label);
             let body = if b.types.as_deref() == Some(&[JsonType::Null]) {
@@ -465,27 +374,15 @@ impl<'a> Lowerer<'a> {
                 default_on_null: p.default_on_null,
             })
             .unwrap_or_default();
-        Union {
-            tag,
-            tag_lenient,
-            variants,
-        }
+        Union { tag, tag_lenient, variants }
     }
 
     /// A tagged branch without its tag: a `$ref` to a struct, an inline struct, or nothing.
     fn tagged_body(&mut self, b: &Schema, tag: &str, name: &str) -> Option<TypeRef> {
-        let extra: Vec<&(String, Schema)> = b
-            .properties
-            .iter()
-            .flatten()
-            .filter(|(p, _)| p != tag)
-            .collect();
+        let extra: Vec<&(String, Schema)> = b.properties.iter().flatten().filter(|(p, _)| p != tag).collect();
         let refs = b.all_of.as_deref().unwrap_or_default();
         if b.branches().is_some() {
-            self.error(
-                &b.pointer,
-                "a tagged branch with its own anyOf/oneOf is not supported",
-            );
+            self.error(&b.pointer, "a tagged branch with its own anyOf/oneOf is not supported");
         }
         match (extra.is_empty(), refs) {
             (true, []) => None,
@@ -498,10 +395,7 @@ impl<'a> Lowerer<'a> {
                 Some(TypeRef::Named(self.inline(&body, name)))
             }
             _ => {
-                self.error(
-                    &b.pointer,
-                    "a tagged branch with both properties and allOf is not supported",
-                );
+                self.error(&b.pointer, "a tagged branch with both properties and allOf is not supported");
                 None
             }
         }
@@ -522,10 +416,8 @@ impl<'a> Lowerer<'a> {
             if let Some(payload) = self.method_keyed(s, branches, name) {
                 return TypeRef::MethodKeyed(payload);
             }
-            let non_null: Vec<&Schema> = branches
-                .iter()
-                .filter(|b| b.types.as_deref() != Some(&[JsonType::Null]))
-                .collect();
+            let non_null: Vec<&Schema> =
+                branches.iter().filter(|b| b.types.as_deref() != Some(&[JsonType::Null])).collect();
             if non_null.len() == 1 && non_null.len() < branches.len() && s.properties.is_none() {
                 return self.type_ref(non_null[0], name);
             }
@@ -534,38 +426,25 @@ impl<'a> Lowerer<'a> {
         if s.enumeration.is_some() || s.properties.is_some() {
             return TypeRef::Named(self.inline(s, name));
         }
-        let types: Vec<JsonType> = s
-            .types
-            .iter()
-            .flatten()
-            .copied()
-            .filter(|t| *t != JsonType::Null)
-            .collect();
+        let types: Vec<JsonType> = s.types.iter().flatten().copied().filter(|t| *t != JsonType::Null).collect();
         match types.as_slice() {
             [] if s.types.is_some() => TypeRef::Null,
             [] => match &s.constant {
                 Some(Value::String(_)) => TypeRef::String,
                 Some(Value::Bool(_)) => TypeRef::Bool,
                 _ => {
-                    self.error(
-                        &s.pointer,
-                        "schema without a type this generator understands",
-                    );
+                    self.error(&s.pointer, "schema without a type this generator understands");
                     TypeRef::Any
                 }
             },
             [JsonType::String] => TypeRef::String,
             [JsonType::Boolean] => TypeRef::Bool,
             [JsonType::Integer] => TypeRef::Int(int_kind(s.format.as_deref(), s.minimum)),
-            [JsonType::Number] => TypeRef::Float(if s.format.as_deref() == Some("float") {
-                FloatKind::F32
-            } else {
-                FloatKind::F64
-            }),
+            [JsonType::Number] => {
+                TypeRef::Float(if s.format.as_deref() == Some("float") { FloatKind::F32 } else { FloatKind::F64 })
+            }
             [JsonType::Array] => match &s.items {
-                Some(items) => {
-                    TypeRef::Array(Box::new(self.type_ref(items, &format!("{name}Item"))))
-                }
+                Some(items) => TypeRef::Array(Box::new(self.type_ref(items, &format!("{name}Item")))),
                 None => TypeRef::Array(Box::new(TypeRef::Any)),
             },
             [JsonType::Object] => match &s.additional {
@@ -575,10 +454,7 @@ impl<'a> Lowerer<'a> {
                 _ => TypeRef::Object,
             },
             _ => {
-                self.error(
-                    &s.pointer,
-                    format!("a value of several JSON types {types:?} needs anyOf branches"),
-                );
+                self.error(&s.pointer, format!("a value of several JSON types {types:?} needs anyOf branches"));
                 TypeRef::Any
             }
         }
@@ -586,17 +462,10 @@ impl<'a> Lowerer<'a> {
 
     /// The `params`/`result` of a JSON-RPC envelope: a union of method types, told apart only by
     /// the envelope's `method` (two methods may share a shape, e.g. `session/close` and `logout`).
-    fn method_keyed(
-        &mut self,
-        s: &Schema,
-        branches: &[Schema],
-        name: &str,
-    ) -> Option<MethodPayload> {
+    fn method_keyed(&mut self, s: &Schema, branches: &[Schema], name: &str) -> Option<MethodPayload> {
         let mut members = Vec::new();
         collect_refs(branches, &mut members);
-        let has_method = members
-            .iter()
-            .any(|r| self.def_schema(r).is_some_and(|d| d.x_method.is_some()));
+        let has_method = members.iter().any(|r| self.def_schema(r).is_some_and(|d| d.x_method.is_some()));
         let all_refs = count_leaves(branches) == members.len();
         if !(has_method && all_refs) {
             return None;
@@ -650,10 +519,7 @@ impl<'a> Lowerer<'a> {
             target.extend(members);
         }
         let mut methods: Vec<Method> = Vec::new();
-        for (kind, members) in [
-            (MethodKind::Request, &requests),
-            (MethodKind::Notification, &notifications),
-        ] {
+        for (kind, members) in [(MethodKind::Request, &requests), (MethodKind::Notification, &notifications)] {
             for reference in members.iter() {
                 let Some(def) = self.def_schema(reference) else {
                     continue;
@@ -661,14 +527,10 @@ impl<'a> Lowerer<'a> {
                 let (Some(method), Some(side)) = (&def.x_method, &def.x_side) else {
                     continue;
                 };
-                let Some(&params) = reference.rsplit('/').next().and_then(|n| self.ids.get(n))
-                else {
+                let Some(&params) = reference.rsplit('/').next().and_then(|n| self.ids.get(n)) else {
                     continue;
                 };
-                if methods
-                    .iter()
-                    .any(|m| &m.name == method && &m.side == side && m.kind == kind)
-                {
+                if methods.iter().any(|m| &m.name == method && &m.side == side && m.kind == kind) {
                     continue;
                 }
                 methods.push(Method {
@@ -691,27 +553,18 @@ impl<'a> Lowerer<'a> {
             let Some(&result) = reference.rsplit('/').next().and_then(|n| self.ids.get(n)) else {
                 continue;
             };
-            match methods
-                .iter_mut()
-                .find(|m| &m.name == method && &m.side == side && m.kind == MethodKind::Request)
-            {
+            match methods.iter_mut().find(|m| &m.name == method && &m.side == side && m.kind == MethodKind::Request) {
                 Some(m) => m.result = Some(result),
                 None => {
                     let pointer = def.pointer.clone();
-                    self.error(
-                        &pointer,
-                        format!("response for `{method}` ({side}) matches no request"),
-                    );
+                    self.error(&pointer, format!("response for `{method}` ({side}) matches no request"));
                 }
             }
         }
         for m in &methods {
             if m.kind == MethodKind::Request && m.result.is_none() {
                 let pointer = self.types[m.params.0].origin.pointer.clone();
-                self.error(
-                    &pointer,
-                    format!("request `{}` has no response type", m.name),
-                );
+                self.error(&pointer, format!("request `{}` has no response type", m.name));
             }
         }
         methods.sort_by(|a, b| (&a.side, &a.name).cmp(&(&b.side, &b.name)));
@@ -732,11 +585,7 @@ fn envelopes_in(s: &Schema, out: &mut Vec<(Envelope, Vec<String>)>) {
         let mut members = Vec::new();
         if let (Some(_), Some(params)) = (get("method"), get("params")) {
             collect_refs(std::slice::from_ref(params), &mut members);
-            let kind = if get("id").is_some() {
-                Envelope::Request
-            } else {
-                Envelope::Notification
-            };
+            let kind = if get("id").is_some() { Envelope::Request } else { Envelope::Notification };
             out.push((kind, members));
         } else if let Some(result) = get("result") {
             collect_refs(std::slice::from_ref(result), &mut members);
@@ -770,11 +619,7 @@ fn count_leaves(branches: &[Schema]) -> usize {
             if b.types.as_deref() == Some(&[JsonType::Null]) {
                 return 0;
             }
-            let nested: usize = [&b.any_of, &b.one_of, &b.all_of]
-                .into_iter()
-                .flatten()
-                .map(|l| count_leaves(l))
-                .sum();
+            let nested: usize = [&b.any_of, &b.one_of, &b.all_of].into_iter().flatten().map(|l| count_leaves(l)).sum();
             if b.reference.is_some() {
                 1
             } else {
@@ -801,20 +646,15 @@ fn alias(s: &Schema) -> Option<&Schema> {
 }
 
 fn single_ref(s: &Schema) -> Option<&str> {
-    s.reference
-        .as_deref()
-        .or_else(|| alias(s).and_then(single_ref))
+    s.reference.as_deref().or_else(|| alias(s).and_then(single_ref))
 }
 
 /// A property of `s` with a string `const`: `(property, value)`.
 fn const_property(s: &Schema) -> Option<(String, String)> {
-    s.properties
-        .iter()
-        .flatten()
-        .find_map(|(name, p)| match &p.constant {
-            Some(Value::String(v)) => Some((name.clone(), v.clone())),
-            _ => None,
-        })
+    s.properties.iter().flatten().find_map(|(name, p)| match &p.constant {
+        Some(Value::String(v)) => Some((name.clone(), v.clone())),
+        _ => None,
+    })
 }
 
 /// Whether `null` is allowed: `type: [..., "null"]` or an `anyOf` branch `{type: null}`.
@@ -822,19 +662,13 @@ fn nullable(s: &Schema) -> bool {
     if s.is_any() {
         return true; // `{}` accepts null like any other value
     }
-    if s.types
-        .as_ref()
-        .is_some_and(|t| t.contains(&JsonType::Null))
-    {
+    if s.types.as_ref().is_some_and(|t| t.contains(&JsonType::Null)) {
         return true;
     }
     if let Some(single) = alias(s) {
         return nullable(single);
     }
-    s.branches().is_some_and(|bs| {
-        bs.iter()
-            .any(|b| b.types.as_deref() == Some(&[JsonType::Null]))
-    })
+    s.branches().is_some_and(|bs| bs.iter().any(|b| b.types.as_deref() == Some(&[JsonType::Null])))
 }
 
 /// The exact Rust integer for a JSON Schema integer `format` (else by `minimum`).

@@ -56,33 +56,22 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let root = xtask::project_root();
     let result = match cli.command {
-        Command::Codegen {
-            check,
-            schema: Some(schema),
-            out: Some(out),
-        } => {
+        Command::Codegen { check, schema: Some(schema), out: Some(out) } => {
             if check {
-                Err(
-                    "--check compares the committed output; it does not combine with --schema"
-                        .into(),
-                )
+                Err("--check compares the committed output; it does not combine with --schema".into())
             } else {
                 xtask::codegen::standalone(&schema, &out)
             }
         }
         Command::Codegen { check, .. } => xtask::codegen::run(&root, check),
-        Command::Schema {
-            command: SchemaCommand::Pull { version },
-        } => {
+        Command::Schema { command: SchemaCommand::Pull { version } } => {
             let version = match version {
                 Some(v) => Ok(v),
                 None => xtask::schema_cmd::pinned_version(&root),
             };
             version.and_then(|v| xtask::schema_cmd::pull(&root, &v))
         }
-        Command::Schema {
-            command: SchemaCommand::Verify,
-        } => xtask::schema_cmd::verify(&root),
+        Command::Schema { command: SchemaCommand::Verify } => xtask::schema_cmd::verify(&root),
         Command::Stats => xtask::stats::report(&root),
         Command::Interop { only } => {
             xtask::interop::run(&root, only.as_deref()).and_then(|lines| {

@@ -16,11 +16,7 @@ enum Side {
 /// Merges `stable` (from `schema.json`) and `unstable` (from `schema.unstable.json`).
 pub fn merge(stable: &Protocol, unstable: &Protocol) -> Protocol {
     let by_name = |p: &Protocol| -> BTreeMap<String, usize> {
-        p.types
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.name.clone(), i))
-            .collect()
+        p.types.iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect()
     };
     let (sn, un) = (by_name(stable), by_name(unstable));
     let names: BTreeSet<&String> = sn.keys().chain(un.keys()).collect();
@@ -35,14 +31,7 @@ pub fn merge(stable: &Protocol, unstable: &Protocol) -> Protocol {
     let mut table: BTreeMap<String, (Option<TypeId>, Option<TypeId>)> = BTreeMap::new();
     for name in names {
         match (sn.get(name), un.get(name)) {
-            (Some(&s), Some(&u))
-                if same_shape(
-                    stable,
-                    &stable.types[s].kind,
-                    unstable,
-                    &unstable.types[u].kind,
-                ) =>
-            {
+            (Some(&s), Some(&u)) if same_shape(stable, &stable.types[s].kind, unstable, &unstable.types[u].kind) => {
                 let id = TypeId(plan.len());
                 plan.push(Plan::Merged(s, u));
                 table.insert(name.clone(), (Some(id), Some(id)));
@@ -67,11 +56,7 @@ pub fn merge(stable: &Protocol, unstable: &Protocol) -> Protocol {
             (None, None) => {}
         }
     }
-    let m = Merger {
-        stable,
-        unstable,
-        table,
-    };
+    let m = Merger { stable, unstable, table };
     let mut types = Vec::new();
     for p in &plan {
         types.push(match *p {
@@ -95,26 +80,15 @@ pub fn merge(stable: &Protocol, unstable: &Protocol) -> Protocol {
     }
     let mut methods = Vec::new();
     for u in &unstable.methods {
-        let in_stable = stable
-            .methods
-            .iter()
-            .any(|s| s.name == u.name && s.side == u.side && s.kind == u.kind);
+        let in_stable = stable.methods.iter().any(|s| s.name == u.name && s.side == u.side && s.kind == u.kind);
         let mut method = u.clone();
         method.params = m.id(unstable, u.params, Side::Unstable);
         method.result = u.result.map(|r| m.id(unstable, r, Side::Unstable));
-        method.stability = if in_stable {
-            Stability::Stable
-        } else {
-            Stability::Unstable
-        };
+        method.stability = if in_stable { Stability::Stable } else { Stability::Unstable };
         methods.push(method);
     }
     for s in &stable.methods {
-        if !unstable
-            .methods
-            .iter()
-            .any(|u| u.name == s.name && u.side == s.side && u.kind == s.kind)
-        {
+        if !unstable.methods.iter().any(|u| u.name == s.name && u.side == s.side && u.kind == s.kind) {
             let mut method = s.clone();
             method.params = m.id(stable, s.params, Side::Stable);
             method.result = s.result.map(|r| m.id(stable, r, Side::Stable));
@@ -123,11 +97,7 @@ pub fn merge(stable: &Protocol, unstable: &Protocol) -> Protocol {
         }
     }
     methods.sort_by(|a, b| (&a.side, &a.name).cmp(&(&b.side, &b.name)));
-    Protocol {
-        source: format!("{} + {}", stable.source, unstable.source),
-        types,
-        methods,
-    }
+    Protocol { source: format!("{} + {}", stable.source, unstable.source), types, methods }
 }
 
 /// Whether two kinds can share one definition (item-level differences are fine).
@@ -141,14 +111,9 @@ fn same_shape(pa: &Protocol, a: &TypeKind, pb: &Protocol, b: &TypeKind) -> bool 
         (TypeKind::StringEnum { open: x, .. }, TypeKind::StringEnum { open: y, .. }) => {
             x.as_ref().map(|c| &c.name) == y.as_ref().map(|c| &c.name)
         }
-        (
-            TypeKind::IntEnum {
-                repr: r1, open: x, ..
-            },
-            TypeKind::IntEnum {
-                repr: r2, open: y, ..
-            },
-        ) => r1 == r2 && x.as_ref().map(|c| &c.name) == y.as_ref().map(|c| &c.name),
+        (TypeKind::IntEnum { repr: r1, open: x, .. }, TypeKind::IntEnum { repr: r2, open: y, .. }) => {
+            r1 == r2 && x.as_ref().map(|c| &c.name) == y.as_ref().map(|c| &c.name)
+        }
         (TypeKind::Union(x), TypeKind::Union(y)) => x.tag == y.tag,
         _ => false,
     }
@@ -202,11 +167,7 @@ impl Merger<'_> {
                     f.ty = self.remap(&f.ty, side);
                 }
                 if let Some(fl) = &mut s.flatten {
-                    let src = if side == Side::Stable {
-                        self.stable
-                    } else {
-                        self.unstable
-                    };
+                    let src = if side == Side::Stable { self.stable } else { self.unstable };
                     fl.ty = self.id(src, fl.ty, side);
                 }
             }
@@ -242,24 +203,11 @@ impl Merger<'_> {
             }),
             (TypeKind::StringEnum { values: a, open }, TypeKind::StringEnum { values: b, .. }) => {
                 TypeKind::StringEnum {
-                    values: merge_items(
-                        a,
-                        b,
-                        |v| v.origin.wire.clone(),
-                        |_, _| true,
-                        |v, st| v.stability = st,
-                    ),
+                    values: merge_items(a, b, |v| v.origin.wire.clone(), |_, _| true, |v, st| v.stability = st),
                     open: open.clone(),
                 }
             }
-            (
-                TypeKind::IntEnum {
-                    repr,
-                    values: a,
-                    open,
-                },
-                TypeKind::IntEnum { values: b, .. },
-            ) => TypeKind::IntEnum {
+            (TypeKind::IntEnum { repr, values: a, open }, TypeKind::IntEnum { values: b, .. }) => TypeKind::IntEnum {
                 repr: *repr,
                 values: merge_items(
                     a,
@@ -288,11 +236,7 @@ impl Merger<'_> {
             // Checked by `same_shape`: the remaining pairs are equal kinds or were split before.
             _ => u.kind.clone(),
         };
-        TypeDef {
-            kind,
-            stability: Stability::Stable,
-            ..s
-        }
+        TypeDef { kind, stability: Stability::Stable, ..s }
     }
 }
 

@@ -26,11 +26,7 @@ pub struct Errors(pub Vec<SchemaError>);
 
 impl Errors {
     pub fn push(&mut self, file: &str, pointer: &str, message: impl Into<String>) {
-        self.0.push(SchemaError {
-            file: file.to_string(),
-            pointer: pointer.to_string(),
-            message: message.into(),
-        });
+        self.0.push(SchemaError { file: file.to_string(), pointer: pointer.to_string(), message: message.into() });
     }
 
     pub fn into_result<T>(mut self, value: T) -> Result<T, String> {
@@ -39,12 +35,7 @@ impl Errors {
         }
         self.0.sort();
         self.0.dedup();
-        Err(self
-            .0
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("\n"))
+        Err(self.0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))
     }
 }
 
@@ -135,14 +126,9 @@ pub struct Document {
 
 /// Parses a schema file's text.
 pub fn parse(file: &str, text: &str) -> Result<Document, String> {
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| format!("{file}: not valid JSON: {e}"))?;
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("{file}: not valid JSON: {e}"))?;
     let mut errors = Errors::default();
-    let doc = Reader {
-        file,
-        errors: &mut errors,
-    }
-    .document(&value);
+    let doc = Reader { file, errors: &mut errors }.document(&value);
     errors.into_result(doc)
 }
 
@@ -157,12 +143,7 @@ impl Reader<'_> {
     }
 
     fn document(&mut self, value: &Value) -> Document {
-        let mut doc = Document {
-            file: self.file.to_string(),
-            title: None,
-            root: Schema::default(),
-            defs: Vec::new(),
-        };
+        let mut doc = Document { file: self.file.to_string(), title: None, root: Schema::default(), defs: Vec::new() };
         let Some(object) = value.as_object() else {
             self.error("", "a schema file must be a JSON object");
             return doc;
@@ -191,10 +172,7 @@ impl Reader<'_> {
     }
 
     fn schema(&mut self, value: &Value, pointer: &str) -> Schema {
-        let mut s = Schema {
-            pointer: pointer.to_string(),
-            ..Schema::default()
-        };
+        let mut s = Schema { pointer: pointer.to_string(), ..Schema::default() };
         let object = match value {
             Value::Object(object) => object,
             Value::Bool(true) => return s,
@@ -219,12 +197,7 @@ impl Reader<'_> {
                         s.properties = Some(
                             props
                                 .iter()
-                                .map(|(name, p)| {
-                                    (
-                                        name.clone(),
-                                        self.schema(p, &format!("{at}/{}", escape(name))),
-                                    )
-                                })
+                                .map(|(name, p)| (name.clone(), self.schema(p, &format!("{at}/{}", escape(name)))))
                                 .collect(),
                         )
                     }
@@ -254,10 +227,7 @@ impl Reader<'_> {
                 "minimum" => s.minimum = self.number(value, &at),
                 "maximum" => s.maximum = self.number(value, &at),
                 "discriminator" => {
-                    s.discriminator = value
-                        .get("propertyName")
-                        .and_then(Value::as_str)
-                        .map(str::to_string);
+                    s.discriminator = value.get("propertyName").and_then(Value::as_str).map(str::to_string);
                     if s.discriminator.is_none() {
                         self.error(&at, "expected an object with a string `propertyName`");
                     }
@@ -269,10 +239,9 @@ impl Reader<'_> {
                 "x-deserialize-default-on-null" => s.default_on_null = self.flag(value, &at),
                 "x-docs-ignore" => s.docs_ignore = self.flag(value, &at),
                 // Validation-only keywords: they constrain values but never change the Rust type.
-                "minLength" | "maxLength" | "minItems" | "maxItems" | "pattern"
-                | "contentEncoding" | "contentMediaType" | "uniqueItems" | "examples"
-                | "deprecated" | "readOnly" | "writeOnly" | "exclusiveMinimum"
-                | "exclusiveMaximum" | "multipleOf" | "$comment" | "$id" => {}
+                "minLength" | "maxLength" | "minItems" | "maxItems" | "pattern" | "contentEncoding"
+                | "contentMediaType" | "uniqueItems" | "examples" | "deprecated" | "readOnly" | "writeOnly"
+                | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf" | "$comment" | "$id" => {}
                 other => self.error(&at, format!("unsupported keyword \"{other}\"")),
             }
         }
@@ -281,11 +250,7 @@ impl Reader<'_> {
 
     fn list(&mut self, value: &Value, pointer: &str) -> Vec<Schema> {
         match value.as_array() {
-            Some(items) => items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| self.schema(v, &format!("{pointer}/{i}")))
-                .collect(),
+            Some(items) => items.iter().enumerate().map(|(i, v)| self.schema(v, &format!("{pointer}/{i}"))).collect(),
             None => {
                 self.error(pointer, "must be an array of schemas");
                 Vec::new()

@@ -3,11 +3,10 @@
 use heck::{ToSnakeCase, ToUpperCamelCase};
 
 const KEYWORDS: &[&str] = &[
-    "as", "async", "await", "box", "break", "const", "continue", "crate", "dyn", "else", "enum",
-    "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "macro",
-    "match", "mod", "move", "mut", "override", "priv", "pub", "ref", "return", "self", "Self",
-    "static", "struct", "super", "trait", "true", "try", "type", "typeof", "unsafe", "unsized",
-    "use", "virtual", "where", "while", "yield",
+    "as", "async", "await", "box", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "false",
+    "final", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override",
+    "priv", "pub", "ref", "return", "self", "Self", "static", "struct", "super", "trait", "true", "try", "type",
+    "typeof", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
 ];
 
 /// A field name: `sessionId` → `session_id`, `_meta` → `meta`, `type` → `r#type`.
@@ -102,15 +101,10 @@ pub fn docs(text: &str) -> String {
         }
         if c == '[' {
             // A Markdown link `[text](url)`, `[text][ref]` or a reference definition stays as is.
-            if let Some(close) = chars[i + 1..]
-                .iter()
-                .position(|&c| c == ']')
-                .map(|p| i + 1 + p)
-            {
+            if let Some(close) = chars[i + 1..].iter().position(|&c| c == ']').map(|p| i + 1 + p) {
                 let inner: String = chars[i + 1..close].iter().collect();
                 let next = chars.get(close + 1).copied();
-                let is_link =
-                    matches!(next, Some('(') | Some('[') | Some(':')) || defined.contains(&inner);
+                let is_link = matches!(next, Some('(') | Some('[') | Some(':')) || defined.contains(&inner);
                 if !is_link {
                     out.push_str("\\[");
                     i += 1;
@@ -120,10 +114,7 @@ pub fn docs(text: &str) -> String {
         }
         if c == ']' {
             // Closing bracket of an escaped opening one.
-            let open_escaped = out
-                .rfind("\\[")
-                .map(|p| !out[p..].contains(']'))
-                .unwrap_or(false);
+            let open_escaped = out.rfind("\\[").map(|p| !out[p..].contains(']')).unwrap_or(false);
             if open_escaped {
                 out.push_str("\\]");
                 i += 1;
@@ -160,10 +151,7 @@ pub fn docs(text: &str) -> String {
 }
 
 fn starts_with(chars: &[char], prefix: &str) -> bool {
-    prefix
-        .chars()
-        .enumerate()
-        .all(|(i, p)| chars.get(i) == Some(&p))
+    prefix.chars().enumerate().all(|(i, p)| chars.get(i) == Some(&p))
 }
 
 #[cfg(test)]
@@ -183,10 +171,7 @@ mod tests {
 
     #[test]
     fn docs_escape() {
-        assert_eq!(
-            docs("see [Client](https://x.y/z)"),
-            "see [Client](https://x.y/z)"
-        );
+        assert_eq!(docs("see [Client](https://x.y/z)"), "see [Client](https://x.y/z)");
         assert_eq!(docs("a [1] b"), "a \\[1\\] b");
         assert_eq!(docs("go to https://x.y/z."), "go to <https://x.y/z>.");
         assert_eq!(

@@ -38,14 +38,7 @@ impl Rng {
     }
 }
 
-const STRINGS: &[&str] = &[
-    "",
-    "hello",
-    "src/main.rs",
-    "naïve ✓ 日本",
-    "line\nbreak \"quoted\" \\ tab\t",
-    "_x",
-];
+const STRINGS: &[&str] = &["", "hello", "src/main.rs", "naïve ✓ 日本", "line\nbreak \"quoted\" \\ tab\t", "_x"];
 
 /// An instance of type `id`. `depth` bounds recursion: deep down, optional parts are left out.
 pub fn instance(p: &Protocol, id: TypeId, rng: &mut Rng) -> Value {
@@ -96,11 +89,9 @@ impl Sampler<'_> {
             let key = f.origin.wire.clone();
             let value = match f.presence {
                 Presence::Required => Some(self.reference(&f.ty)),
-                Presence::RequiredNullable => Some(if self.rng.chance(3) {
-                    Value::Null
-                } else {
-                    self.reference(&f.ty)
-                }),
+                Presence::RequiredNullable => {
+                    Some(if self.rng.chance(3) { Value::Null } else { self.reference(&f.ty) })
+                }
                 Presence::Optional | Presence::Defaulted(_) => {
                     (!self.deep() && self.rng.chance(2)).then(|| self.reference(&f.ty))
                 }
@@ -137,15 +128,9 @@ impl Sampler<'_> {
             }
             VariantKind::CatchAll => {
                 let mut object = Map::new();
-                object.insert(
-                    tag,
-                    Value::String(format!("_vendor/kind_{}", self.rng.below(100))),
-                );
+                object.insert(tag, Value::String(format!("_vendor/kind_{}", self.rng.below(100))));
                 object.insert("extra".into(), self.any(3));
-                object.insert(
-                    "nested".into(),
-                    serde_json::json!({ "list": [1, "two", null], "flag": true }),
-                );
+                object.insert("nested".into(), serde_json::json!({ "list": [1, "two", null], "flag": true }));
                 Value::Object(object)
             }
             VariantKind::Untagged(body) => self.reference(body),
@@ -158,8 +143,9 @@ impl Sampler<'_> {
             TypeRef::String => Value::String(STRINGS[self.rng.below(STRINGS.len())].to_string()),
             TypeRef::Bool => Value::Bool(self.rng.chance(2)),
             TypeRef::Int(k) => self.int(*k),
-            TypeRef::Float(_) => Number::from_f64((self.rng.below(20_000) as f64 - 10_000.0) / 8.0)
-                .map_or(Value::Null, Value::Number),
+            TypeRef::Float(_) => {
+                Number::from_f64((self.rng.below(20_000) as f64 - 10_000.0) / 8.0).map_or(Value::Null, Value::Number)
+            }
             TypeRef::Null => Value::Null,
             TypeRef::Any | TypeRef::MethodKeyed(_) => self.any(2),
             TypeRef::Object => Value::Object(self.object(2)),
@@ -169,11 +155,7 @@ impl Sampler<'_> {
             }
             TypeRef::Map(value) => {
                 let n = if self.deep() { 0 } else { self.rng.below(3) };
-                Value::Object(
-                    (0..n)
-                        .map(|i| (format!("key{i}"), self.reference(value)))
-                        .collect(),
-                )
+                Value::Object((0..n).map(|i| (format!("key{i}"), self.reference(value))).collect())
             }
         }
     }
@@ -181,59 +163,20 @@ impl Sampler<'_> {
     fn int(&mut self, k: IntKind) -> Value {
         let edge = self.rng.chance(4);
         match k {
-            IntKind::I8 => Value::from(if edge {
-                i8::MIN as i64
-            } else {
-                self.rng.below(100) as i64
-            }),
-            IntKind::I16 => Value::from(if edge {
-                i16::MIN as i64
-            } else {
-                self.rng.below(1000) as i64
-            }),
-            IntKind::I32 => Value::from(if edge {
-                i32::MIN as i64
-            } else {
-                self.rng.below(100_000) as i64 - 50_000
-            }),
-            IntKind::I64 => Value::from(if edge {
-                i64::MIN
-            } else {
-                self.rng.next_u64() as i64
-            }),
-            IntKind::U8 => Value::from(if edge {
-                u8::MAX as u64
-            } else {
-                self.rng.below(200) as u64
-            }),
-            IntKind::U16 => Value::from(if edge {
-                u16::MAX as u64
-            } else {
-                self.rng.below(60_000) as u64
-            }),
-            IntKind::U32 => Value::from(if edge {
-                u32::MAX as u64
-            } else {
-                self.rng.below(1 << 30) as u64
-            }),
-            IntKind::U64 => Value::from(if edge {
-                u64::MAX
-            } else {
-                self.rng.next_u64() >> 1
-            }),
+            IntKind::I8 => Value::from(if edge { i8::MIN as i64 } else { self.rng.below(100) as i64 }),
+            IntKind::I16 => Value::from(if edge { i16::MIN as i64 } else { self.rng.below(1000) as i64 }),
+            IntKind::I32 => Value::from(if edge { i32::MIN as i64 } else { self.rng.below(100_000) as i64 - 50_000 }),
+            IntKind::I64 => Value::from(if edge { i64::MIN } else { self.rng.next_u64() as i64 }),
+            IntKind::U8 => Value::from(if edge { u8::MAX as u64 } else { self.rng.below(200) as u64 }),
+            IntKind::U16 => Value::from(if edge { u16::MAX as u64 } else { self.rng.below(60_000) as u64 }),
+            IntKind::U32 => Value::from(if edge { u32::MAX as u64 } else { self.rng.below(1 << 30) as u64 }),
+            IntKind::U64 => Value::from(if edge { u64::MAX } else { self.rng.next_u64() >> 1 }),
         }
     }
 
     fn object(&mut self, depth: usize) -> Map<String, Value> {
         let n = self.rng.below(3);
-        (0..n)
-            .map(|i| {
-                (
-                    format!("k{i}_{}", self.rng.below(10)),
-                    self.any(depth.saturating_sub(1)),
-                )
-            })
-            .collect()
+        (0..n).map(|i| (format!("k{i}_{}", self.rng.below(10)), self.any(depth.saturating_sub(1)))).collect()
     }
 
     fn any(&mut self, depth: usize) -> Value {
@@ -242,11 +185,7 @@ impl Sampler<'_> {
             1 => Value::Bool(self.rng.chance(2)),
             2 => Value::from(self.rng.below(1000) as i64 - 500),
             3 => Value::String(STRINGS[self.rng.below(STRINGS.len())].to_string()),
-            4 => Value::Array(
-                (0..self.rng.below(3))
-                    .map(|_| self.any(depth - 1))
-                    .collect(),
-            ),
+            4 => Value::Array((0..self.rng.below(3)).map(|_| self.any(depth - 1)).collect()),
             _ => Value::Object(self.object(depth)),
         }
     }

@@ -29,8 +29,7 @@ pub const FILES: [&str; 4] = [
 ];
 
 const SOURCES: &str = "schema/sources.toml";
-const HEADER: &str =
-    "# Written by `cargo xtask schema pull`; checked by `cargo xtask schema verify`.\n";
+const HEADER: &str = "# Written by `cargo xtask schema pull`; checked by `cargo xtask schema verify`.\n";
 
 /// One `[[file]]` record of `schema/sources.toml`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -119,10 +118,7 @@ pub fn verify(root: &Path) -> Result<Vec<String>, String> {
     }
 
     if problems.is_empty() {
-        lines.push(format!(
-            "{} schema files match {SOURCES}",
-            sources.files.len()
-        ));
+        lines.push(format!("{} schema files match {SOURCES}", sources.files.len()));
         Ok(lines)
     } else {
         Err(problems.join("\n"))
@@ -135,8 +131,8 @@ pub fn verify(root: &Path) -> Result<Vec<String>, String> {
 /// schema/.
 pub fn fetch_to_cache(version: &str, cache_dir: &Path) -> Result<Vec<PathBuf>, String> {
     validate_version(version)?;
-    let cache_dir = std::path::absolute(cache_dir)
-        .map_err(|e| format!("cannot resolve {}: {e}", cache_dir.display()))?;
+    let cache_dir =
+        std::path::absolute(cache_dir).map_err(|e| format!("cannot resolve {}: {e}", cache_dir.display()))?;
     let target = cache_dir.join(version);
     // The version directory only ever appears by a rename of a complete staging directory, so
     // its existence means a finished fetch.
@@ -148,26 +144,17 @@ pub fn fetch_to_cache(version: &str, cache_dir: &Path) -> Result<Vec<PathBuf>, S
     let package_dir = unpacked.package_dir();
     let shipped = shipped_schema_files(&package_dir)?;
     if shipped.is_empty() {
-        return Err(format!(
-            "{PACKAGE}@{version} ships no schema*.json under package/schema/"
-        ));
+        return Err(format!("{PACKAGE}@{version} ships no schema*.json under package/schema/"));
     }
-    fs::create_dir_all(&cache_dir)
-        .map_err(|e| format!("cannot create {}: {e}", cache_dir.display()))?;
+    fs::create_dir_all(&cache_dir).map_err(|e| format!("cannot create {}: {e}", cache_dir.display()))?;
     let staging = tempfile::Builder::new()
         .prefix(".staging-")
         .tempdir_in(&cache_dir)
-        .map_err(|e| {
-            format!(
-                "cannot create a staging dir in {}: {e}",
-                cache_dir.display()
-            )
-        })?;
+        .map_err(|e| format!("cannot create a staging dir in {}: {e}", cache_dir.display()))?;
     for rel in &shipped {
         let to = join_rel(staging.path(), rel);
         if let Some(parent) = to.parent() {
-            fs::create_dir_all(parent)
-                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+            fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
         }
         fs::copy(join_rel(&package_dir, rel), &to)
             .map_err(|e| format!("cannot copy package/{rel} to {}: {e}", to.display()))?;
@@ -175,10 +162,7 @@ pub fn fetch_to_cache(version: &str, cache_dir: &Path) -> Result<Vec<PathBuf>, S
     if let Err(e) = fs::rename(staging.path(), &target) {
         // Parallel tests may fetch the same version; whoever renames first wins.
         if !target.is_dir() {
-            return Err(format!(
-                "cannot move the fetched schemas to {}: {e}",
-                target.display()
-            ));
+            return Err(format!("cannot move the fetched schemas to {}: {e}", target.display()));
         }
     }
     list_cached(&target)
@@ -194,9 +178,7 @@ fn pinned_of(sources: &Sources) -> Result<String, String> {
     let mut iter = versions.iter();
     match (iter.next(), iter.next()) {
         (Some(v), None) => Ok((*v).to_string()),
-        (None, _) => Err(format!(
-            "{SOURCES} lists no files, so no version is pinned; pass `--version <v>`"
-        )),
+        (None, _) => Err(format!("{SOURCES} lists no files, so no version is pinned; pass `--version <v>`")),
         (Some(_), Some(_)) => Err(format!(
             "{SOURCES} mixes versions {}; run `cargo xtask schema pull --version <v>`",
             versions.into_iter().collect::<Vec<_>>().join(", ")
@@ -205,35 +187,22 @@ fn pinned_of(sources: &Sources) -> Result<String, String> {
 }
 
 /// Everything `pull` does after the tarball is unpacked; separate so tests need no network.
-fn install_from_package(
-    root: &Path,
-    package_dir: &Path,
-    version: &str,
-) -> Result<Vec<String>, String> {
+fn install_from_package(root: &Path, package_dir: &Path, version: &str) -> Result<Vec<String>, String> {
     let manifest = read_manifest(package_dir, version)?;
 
     // Read and hash everything before touching schema/, so a bad package writes nothing.
-    let missing: Vec<&str> = FILES
-        .iter()
-        .copied()
-        .filter(|rel| !join_rel(package_dir, rel).is_file())
-        .collect();
+    let missing: Vec<&str> = FILES.iter().copied().filter(|rel| !join_rel(package_dir, rel).is_file()).collect();
     if !missing.is_empty() {
         return Err(format!(
             "{PACKAGE}@{version} lacks {}; schema/ left unchanged",
-            missing
-                .iter()
-                .map(|m| format!("package/{m}"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            missing.iter().map(|m| format!("package/{m}")).collect::<Vec<_>>().join(", ")
         ));
     }
     let mut staged = Vec::new();
     let mut entries = Vec::new();
     for rel in FILES {
         let source = join_rel(package_dir, rel);
-        let bytes = fs::read(&source)
-            .map_err(|e| format!("cannot read package/{rel} of {PACKAGE}@{version}: {e}"))?;
+        let bytes = fs::read(&source).map_err(|e| format!("cannot read package/{rel} of {PACKAGE}@{version}: {e}"))?;
         serde_json::from_slice::<serde_json::Value>(&bytes).map_err(|e| {
             format!("package/{rel} of {PACKAGE}@{version} is not valid JSON ({e}); schema/ left unchanged")
         })?;
@@ -263,25 +232,18 @@ fn install_from_package(
     }
     writes.push((join_rel(root, SOURCES), sources_text.into_bytes()));
     write_all_or_nothing(&writes)?;
-    lines.push(format!(
-        "wrote  {SOURCES}  ({PACKAGE}@{version}, licence {})",
-        manifest.license
-    ));
+    lines.push(format!("wrote  {SOURCES}  ({PACKAGE}@{version}, licence {})", manifest.license));
 
     // Newer packages may add schema files (say a v3); surface them rather than drop them
     // silently.
     for extra in shipped_schema_files(package_dir)? {
         if !FILES.contains(&extra.as_str()) {
-            lines.push(format!(
-                "note: the package also ships package/{extra}, which is not pinned"
-            ));
+            lines.push(format!("note: the package also ships package/{extra}, which is not pinned"));
         }
     }
     for found in committed_schema_files(root)? {
         if !FILES.contains(&found.as_str()) {
-            lines.push(format!(
-                "warning: {found} is not from {PACKAGE}@{version}; `schema verify` will reject it"
-            ));
+            lines.push(format!("warning: {found} is not from {PACKAGE}@{version}; `schema verify` will reject it"));
         }
     }
     Ok(lines)
@@ -299,10 +261,7 @@ fn read_manifest(package_dir: &Path, version: &str) -> Result<Manifest, String> 
         .map_err(|e| format!("package/package.json of {PACKAGE}@{version} is not JSON: {e}"))?;
     let field = |name: &str| json.get(name).and_then(|v| v.as_str());
     if field("name") != Some(PACKAGE) {
-        return Err(format!(
-            "npm returned package {:?}, expected {PACKAGE}",
-            field("name").unwrap_or("<none>")
-        ));
+        return Err(format!("npm returned package {:?}, expected {PACKAGE}", field("name").unwrap_or("<none>")));
     }
     // npm resolves ranges and tags too; only an exact version is a pin.
     if field("version") != Some(version) {
@@ -313,9 +272,7 @@ fn read_manifest(package_dir: &Path, version: &str) -> Result<Manifest, String> 
     }
     let license = field("license")
         .filter(|l| !l.trim().is_empty())
-        .ok_or_else(|| {
-            format!("package/package.json of {PACKAGE}@{version} has no string `license` field")
-        })?
+        .ok_or_else(|| format!("package/package.json of {PACKAGE}@{version} has no string `license` field"))?
         .to_string();
     Ok(Manifest { license })
 }
@@ -355,14 +312,9 @@ fn write_all_or_nothing(writes: &[(PathBuf, Vec<u8>)]) -> Result<(), String> {
 }
 
 fn stage(target: &Path, bytes: &[u8]) -> Result<PathBuf, String> {
-    let parent = target
-        .parent()
-        .ok_or_else(|| format!("{} has no parent directory", target.display()))?;
+    let parent = target.parent().ok_or_else(|| format!("{} has no parent directory", target.display()))?;
     fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    let name = target
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("file");
+    let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let tmp = parent.join(format!(".{name}.pull-tmp"));
     fs::write(&tmp, bytes).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
     Ok(tmp)
@@ -370,8 +322,7 @@ fn stage(target: &Path, bytes: &[u8]) -> Result<PathBuf, String> {
 
 fn load_sources(root: &Path) -> Result<Sources, String> {
     let path = root.join(SOURCES);
-    let text =
-        fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     parse_sources(&text)
 }
 
@@ -381,22 +332,18 @@ fn parse_sources(text: &str) -> Result<Sources, String> {
 
 fn render_sources(mut files: Vec<SourceEntry>) -> Result<String, String> {
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    let body = toml::to_string(&Sources { files })
-        .map_err(|e| format!("cannot serialise {SOURCES}: {e}"))?;
+    let body = toml::to_string(&Sources { files }).map_err(|e| format!("cannot serialise {SOURCES}: {e}"))?;
     Ok(format!("{HEADER}{body}"))
 }
 
 /// Joins a path taken from sources.toml onto the root, refusing anything outside `schema/`.
 fn checked_join(root: &Path, rel: &str) -> Result<PathBuf, String> {
     let path = Path::new(rel);
-    let inside =
-        path.starts_with("schema") && path.components().all(|c| matches!(c, Component::Normal(_)));
+    let inside = path.starts_with("schema") && path.components().all(|c| matches!(c, Component::Normal(_)));
     if inside {
         Ok(join_rel(root, rel))
     } else {
-        Err(format!(
-            "{SOURCES} lists {rel:?}, which is not a relative path under schema/"
-        ))
+        Err(format!("{SOURCES} lists {rel:?}, which is not a relative path under schema/"))
     }
 }
 
@@ -408,9 +355,7 @@ fn committed_schema_files(root: &Path) -> Result<Vec<String>, String> {
         let Some(name) = dir.file_name().and_then(|n| n.to_str()).map(str::to_string) else {
             continue;
         };
-        let versioned = name.len() > 1
-            && name.starts_with('v')
-            && name[1..].bytes().all(|b| b.is_ascii_digit());
+        let versioned = name.len() > 1 && name.starts_with('v') && name[1..].bytes().all(|b| b.is_ascii_digit());
         if !versioned || !dir.is_dir() {
             continue;
         }
@@ -456,18 +401,14 @@ fn walk_schema_files(dir: &Path, rel: &str, out: &mut Vec<String>) -> Result<(),
 fn list_cached(version_dir: &Path) -> Result<Vec<PathBuf>, String> {
     let files = shipped_schema_files(version_dir)?;
     if files.is_empty() {
-        return Err(format!(
-            "{} holds no schema*.json; delete it to fetch again",
-            version_dir.display()
-        ));
+        return Err(format!("{} holds no schema*.json; delete it to fetch again", version_dir.display()));
     }
     Ok(files.iter().map(|rel| join_rel(version_dir, rel)).collect())
 }
 
 /// Joins a `/`-separated relative path with the platform's separator.
 fn join_rel(base: &Path, rel: &str) -> PathBuf {
-    rel.split('/')
-        .fold(base.to_path_buf(), |path, part| path.join(part))
+    rel.split('/').fold(base.to_path_buf(), |path, part| path.join(part))
 }
 
 fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>, String> {
@@ -550,16 +491,12 @@ fn fetch_package(version: &str) -> Result<Unpacked, String> {
 /// directory name.
 fn validate_version(version: &str) -> Result<(), String> {
     let ok = version.starts_with(|c: char| c.is_ascii_digit())
-        && version
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b".-+".contains(&b))
+        && version.bytes().all(|b| b.is_ascii_alphanumeric() || b".-+".contains(&b))
         && !version.contains("..");
     if ok {
         Ok(())
     } else {
-        Err(format!(
-            "{version:?} is not an exact package version like 2.4.0"
-        ))
+        Err(format!("{version:?} is not an exact package version like 2.4.0"))
     }
 }
 
@@ -604,8 +541,7 @@ mod tests {
     /// An unpacked `package/` with the four schema files (`{"m":i}`) and a package.json.
     fn fake_package(version: &str, skip: Option<&str>) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
-        let manifest =
-            format!(r#"{{"name":"{PACKAGE}","version":"{version}","license":"Apache-2.0"}}"#);
+        let manifest = format!(r#"{{"name":"{PACKAGE}","version":"{version}","license":"Apache-2.0"}}"#);
         fs::write(dir.path().join("package.json"), manifest).unwrap();
         for (i, rel) in FILES.iter().enumerate() {
             if Some(*rel) == skip {
@@ -640,10 +576,7 @@ mod tests {
     fn pinned_version_reads_and_rejects_mixed() {
         let root = fake_root("9.9.9");
         assert_eq!(pinned_version(root.path()).unwrap(), "9.9.9");
-        let mixed = vec![
-            entry("schema/v1/a.json", "1.0.0", b""),
-            entry("schema/v1/b.json", "2.0.0", b""),
-        ];
+        let mixed = vec![entry("schema/v1/a.json", "1.0.0", b""), entry("schema/v1/b.json", "2.0.0", b"")];
         let err = pinned_of(&Sources { files: mixed }).unwrap_err();
         assert!(err.contains("1.0.0, 2.0.0"), "{err}");
     }
@@ -667,10 +600,7 @@ mod tests {
         assert!(err.contains("schema/v2/schema.json"), "{err}");
         assert!(err.contains(&expected), "{err}");
         assert!(err.contains(&sha256_hex(&bytes)), "{err}");
-        assert!(
-            err.contains("cargo xtask schema pull --version 9.9.9"),
-            "{err}"
-        );
+        assert!(err.contains("cargo xtask schema pull --version 9.9.9"), "{err}");
         assert!(!err.contains("schema/v1/schema.json"), "{err}");
     }
 
@@ -682,10 +612,7 @@ mod tests {
         fs::remove_file(root.path().join("schema/v1/schema.unstable.json")).unwrap();
         let err = verify(root.path()).unwrap_err();
         assert!(err.contains("schema/v3/schema.json is not listed"), "{err}");
-        assert!(
-            err.contains("cannot read schema/v1/schema.unstable.json"),
-            "{err}"
-        );
+        assert!(err.contains("cannot read schema/v1/schema.unstable.json"), "{err}");
     }
 
     #[test]
@@ -694,14 +621,8 @@ mod tests {
         fs::write(root.path().join(SOURCES), "").unwrap();
         assert!(verify(root.path()).unwrap_err().contains("lists no files"));
         let evil = entry("../outside.json", "9.9.9", b"");
-        fs::write(
-            root.path().join(SOURCES),
-            render_sources(vec![evil]).unwrap(),
-        )
-        .unwrap();
-        assert!(verify(root.path())
-            .unwrap_err()
-            .contains("not a relative path under schema/"));
+        fs::write(root.path().join(SOURCES), render_sources(vec![evil]).unwrap()).unwrap();
+        assert!(verify(root.path()).unwrap_err().contains("not a relative path under schema/"));
     }
 
     #[test]
@@ -709,21 +630,13 @@ mod tests {
         let root = fake_root("9.9.9");
         let package = fake_package("1.2.3", None);
         let lines = install_from_package(root.path(), package.path(), "1.2.3").unwrap();
-        assert!(
-            lines
-                .iter()
-                .any(|l| l.contains("wrote  schema/sources.toml")),
-            "{lines:?}"
-        );
+        assert!(lines.iter().any(|l| l.contains("wrote  schema/sources.toml")), "{lines:?}");
         assert_eq!(fs::read(root.path().join(FILES[0])).unwrap(), b"{\"m\":0}");
         assert_eq!(pinned_version(root.path()).unwrap(), "1.2.3");
         verify(root.path()).unwrap();
         // A second identical install rewrites no schema file.
         let again = install_from_package(root.path(), package.path(), "1.2.3").unwrap();
-        assert_eq!(
-            again.iter().filter(|l| l.starts_with("same ")).count(),
-            FILES.len()
-        );
+        assert_eq!(again.iter().filter(|l| l.starts_with("same ")).count(), FILES.len());
         let leftovers: Vec<_> = committed_schema_files(root.path()).unwrap();
         assert_eq!(leftovers, FILES.to_vec());
     }
@@ -734,15 +647,9 @@ mod tests {
         let before = fs::read(root.path().join(SOURCES)).unwrap();
         let package = fake_package("1.2.3", Some("schema/v2/schema.unstable.json"));
         let err = install_from_package(root.path(), package.path(), "1.2.3").unwrap_err();
-        assert!(
-            err.contains("package/schema/v2/schema.unstable.json"),
-            "{err}"
-        );
+        assert!(err.contains("package/schema/v2/schema.unstable.json"), "{err}");
         assert_eq!(fs::read(root.path().join(SOURCES)).unwrap(), before);
-        assert_eq!(
-            fs::read(root.path().join(FILES[0])).unwrap(),
-            b"{\"n\":0}\n"
-        );
+        assert_eq!(fs::read(root.path().join(FILES[0])).unwrap(), b"{\"n\":0}\n");
     }
 
     #[test]
@@ -758,16 +665,7 @@ mod tests {
         for ok in ["2.4.0", "0.4.5", "2.5.0-beta.1", "1.0.0+build.7"] {
             validate_version(ok).unwrap();
         }
-        for bad in [
-            "",
-            "latest",
-            "^2.4.0",
-            "~1",
-            "../x",
-            "2.4.0 --foo",
-            "1..2",
-            "2/3",
-        ] {
+        for bad in ["", "latest", "^2.4.0", "~1", "../x", "2.4.0 --foo", "1..2", "2/3"] {
             assert!(validate_version(bad).is_err(), "{bad:?}");
         }
     }
@@ -777,24 +675,14 @@ mod tests {
         // An unpublished version: reaching npm would fail the test.
         let cache = tempfile::tempdir().unwrap();
         let version = "0.0.0-cached";
-        for rel in [
-            "schema/v2/schema.json",
-            "schema/schema.json",
-            "schema/v2/other.json",
-        ] {
+        for rel in ["schema/v2/schema.json", "schema/schema.json", "schema/v2/other.json"] {
             let path = cache.path().join(version).join(rel);
             fs::create_dir_all(path.parent().unwrap()).unwrap();
             fs::write(path, "{}").unwrap();
         }
         let got = fetch_to_cache(version, cache.path()).unwrap();
         let dir = cache.path().join(version);
-        assert_eq!(
-            got,
-            vec![
-                dir.join("schema/schema.json"),
-                dir.join("schema/v2/schema.json")
-            ]
-        );
+        assert_eq!(got, vec![dir.join("schema/schema.json"), dir.join("schema/v2/schema.json")]);
         assert!(got.iter().all(|p| p.is_absolute()));
     }
 }

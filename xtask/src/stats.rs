@@ -27,18 +27,9 @@ pub fn count(p: &Protocol) -> BTreeMap<&'static str, usize> {
                         Presence::Patch => add("patch (omitted/null/value) fields", 1),
                         Presence::Defaulted(_) => add("fields with a default", 1),
                     }
-                    add(
-                        "x-deserialize-default-on-error",
-                        usize::from(f.lenient.default_on_error),
-                    );
-                    add(
-                        "x-deserialize-skip-invalid-items",
-                        usize::from(f.lenient.skip_invalid_items),
-                    );
-                    add(
-                        "x-deserialize-default-on-null",
-                        usize::from(f.lenient.default_on_null),
-                    );
+                    add("x-deserialize-default-on-error", usize::from(f.lenient.default_on_error));
+                    add("x-deserialize-skip-invalid-items", usize::from(f.lenient.skip_invalid_items));
+                    add("x-deserialize-default-on-null", usize::from(f.lenient.default_on_null));
                     if let TypeRef::Int(_) = f.ty {
                         add("integer fields with an exact Rust type", 1);
                     }
@@ -52,39 +43,15 @@ pub fn count(p: &Protocol) -> BTreeMap<&'static str, usize> {
             }
             TypeKind::StringEnum { open: Some(_), .. } => add("open string enums", 1),
             TypeKind::StringEnum { open: None, .. } => add("closed string enums", 1),
-            TypeKind::IntEnum { open, .. } => add(
-                if open.is_some() {
-                    "open integer enums"
-                } else {
-                    "closed integer enums"
-                },
-                1,
-            ),
+            TypeKind::IntEnum { open, .. } => {
+                add(if open.is_some() { "open integer enums" } else { "closed integer enums" }, 1)
+            }
             TypeKind::Union(u) => {
-                add(
-                    "x-deserialize-default-on-error",
-                    usize::from(u.tag_lenient.default_on_error),
-                );
-                let tagged = u
-                    .variants
-                    .iter()
-                    .any(|v| matches!(v.kind, VariantKind::Tagged { .. }));
-                let catch_all = u
-                    .variants
-                    .iter()
-                    .any(|v| matches!(v.kind, VariantKind::CatchAll));
-                let untagged = u
-                    .variants
-                    .iter()
-                    .any(|v| matches!(v.kind, VariantKind::Untagged(_)));
-                add(
-                    if tagged {
-                        "tagged unions"
-                    } else {
-                        "untagged unions"
-                    },
-                    1,
-                );
+                add("x-deserialize-default-on-error", usize::from(u.tag_lenient.default_on_error));
+                let tagged = u.variants.iter().any(|v| matches!(v.kind, VariantKind::Tagged { .. }));
+                let catch_all = u.variants.iter().any(|v| matches!(v.kind, VariantKind::CatchAll));
+                let untagged = u.variants.iter().any(|v| matches!(v.kind, VariantKind::Untagged(_)));
+                add(if tagged { "tagged unions" } else { "untagged unions" }, 1);
                 if catch_all {
                     add("unions with a catch-all", 1);
                 }

@@ -36,10 +36,7 @@ fn scratch_root() -> tempfile::TempDir {
     let root = xtask::project_root();
     let dir = tempfile::tempdir().expect("tempdir");
     copy_tree(&root.join("schema"), &dir.path().join("schema"));
-    copy_tree(
-        &root.join("generated/src"),
-        &dir.path().join("generated/src"),
-    );
+    copy_tree(&root.join("generated/src"), &dir.path().join("generated/src"));
     dir
 }
 
@@ -57,16 +54,9 @@ fn hand_edit_in_generated_is_caught() {
 #[test]
 fn stray_file_in_generated_is_caught() {
     let dir = scratch_root();
-    fs::write(
-        dir.path().join("generated/src/v1/old.rs"),
-        "// left behind\n",
-    )
-    .expect("write");
+    fs::write(dir.path().join("generated/src/v1/old.rs"), "// left behind\n").expect("write");
     let err = xtask::codegen::check(dir.path()).expect_err("stale");
-    assert!(
-        err.contains("generated/src/v1/old.rs is no longer generated"),
-        "{err}"
-    );
+    assert!(err.contains("generated/src/v1/old.rs is no longer generated"), "{err}");
 }
 
 #[test]
@@ -74,11 +64,7 @@ fn hand_edit_in_schema_is_caught() {
     let dir = scratch_root();
     let file = dir.path().join("schema/v1/schema.json");
     let text = fs::read_to_string(&file).expect("read");
-    fs::write(
-        &file,
-        text.replacen("\"description\": \"", "\"description\": \"Edited. ", 1),
-    )
-    .expect("write");
+    fs::write(&file, text.replacen("\"description\": \"", "\"description\": \"Edited. ", 1)).expect("write");
     let err = xtask::codegen::check(dir.path()).expect_err("edited schema");
     assert!(err.contains("schema/v1/schema.json"), "{err}");
 }

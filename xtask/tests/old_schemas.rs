@@ -11,17 +11,9 @@ const VERSIONS: &[&str] = &["0.4.5", "1.0.0", "2.0.0"];
 
 fn distinct_methods(text: &str) -> BTreeSet<(String, String)> {
     let value: serde_json::Value = serde_json::from_str(text).expect("schema JSON");
-    let defs = value
-        .get("$defs")
-        .and_then(|d| d.as_object())
-        .expect("$defs");
+    let defs = value.get("$defs").and_then(|d| d.as_object()).expect("$defs");
     defs.values()
-        .filter_map(|d| {
-            Some((
-                d.get("x-method")?.as_str()?.to_string(),
-                d.get("x-side")?.as_str()?.to_string(),
-            ))
-        })
+        .filter_map(|d| Some((d.get("x-method")?.as_str()?.to_string(), d.get("x-side")?.as_str()?.to_string())))
         .collect()
 }
 
@@ -32,26 +24,19 @@ fn older_published_schemas_generate_crates_that_compile() {
     let out_root = root.join("target/old-schemas");
     let mut crates = Vec::new();
     for version in VERSIONS {
-        let files = xtask::schema_cmd::fetch_to_cache(version, &cache)
-            .unwrap_or_else(|e| panic!("fetch {version}: {e}"));
+        let files =
+            xtask::schema_cmd::fetch_to_cache(version, &cache).unwrap_or_else(|e| panic!("fetch {version}: {e}"));
         assert!(!files.is_empty(), "{version} ships no schema");
         for file in files {
-            let rel = file
-                .strip_prefix(&cache)
-                .expect("in cache")
-                .display()
-                .to_string();
+            let rel = file.strip_prefix(&cache).expect("in cache").display().to_string();
             let name = format!("acp-{}", rel.replace(['/', '.'], "-"));
             let out = out_root.join(&name);
             xtask::codegen::standalone(&file, &out).unwrap_or_else(|e| panic!("{rel}: {e}"));
             let protocol = xtask::codegen::load(&file, &rel).expect("lowers");
             let text = std::fs::read_to_string(&file).expect("read");
             let expected = distinct_methods(&text);
-            let got: BTreeSet<(String, String)> = protocol
-                .methods
-                .iter()
-                .map(|m| (m.name.clone(), m.side.clone()))
-                .collect();
+            let got: BTreeSet<(String, String)> =
+                protocol.methods.iter().map(|m| (m.name.clone(), m.side.clone())).collect();
             // Every (method, side) pair appears once; a response type adds no method of its own.
             assert_eq!(got, expected, "{rel}: methods");
             crates.push((rel, out));

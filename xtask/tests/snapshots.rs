@@ -6,9 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 fn cases(dir: &str) -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(dir);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(dir);
     let mut files: Vec<PathBuf> = fs::read_dir(&dir)
         .expect("data dir")
         .flatten()
@@ -23,10 +21,7 @@ fn cases(dir: &str) -> Vec<PathBuf> {
 fn generate(schema: &Path) -> Result<String, String> {
     let name = format!(
         "tests/data/{}",
-        schema
-            .strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data"))
-            .expect("inside")
-            .display()
+        schema.strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")).expect("inside").display()
     );
     let protocol = xtask::codegen::load(schema, &name)?;
     xtask::emit::types_module(&protocol, &name)
@@ -39,10 +34,9 @@ fn compare(actual: &str, expected_path: &Path, failures: &mut Vec<String>) {
     }
     match fs::read_to_string(expected_path) {
         Ok(expected) if expected == actual => {}
-        Ok(_) => failures.push(format!(
-            "{} differs (UPDATE_SNAPSHOTS=1 to accept):\n{actual}",
-            expected_path.display()
-        )),
+        Ok(_) => {
+            failures.push(format!("{} differs (UPDATE_SNAPSHOTS=1 to accept):\n{actual}", expected_path.display()))
+        }
         Err(_) => failures.push(format!("{} is missing:\n{actual}", expected_path.display())),
     }
 }
@@ -64,15 +58,8 @@ fn bad_schemas_give_the_expected_errors() {
     let mut failures = Vec::new();
     for schema in cases("err") {
         match generate(&schema) {
-            Ok(_) => failures.push(format!(
-                "{}: generated code instead of an error",
-                schema.display()
-            )),
-            Err(e) => compare(
-                &format!("{e}\n"),
-                &schema.with_extension("txt"),
-                &mut failures,
-            ),
+            Ok(_) => failures.push(format!("{}: generated code instead of an error", schema.display())),
+            Err(e) => compare(&format!("{e}\n"), &schema.with_extension("txt"), &mut failures),
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));

@@ -18,18 +18,12 @@ pub struct Defaulted<T> {
 impl<T> Defaulted<T> {
     /// The schema default, not present on the wire.
     pub fn implicit(value: T) -> Self {
-        Defaulted {
-            value,
-            explicit: false,
-        }
+        Defaulted { value, explicit: false }
     }
 
     /// A value that was (or will be) present on the wire.
     pub fn explicit(value: T) -> Self {
-        Defaulted {
-            value,
-            explicit: true,
-        }
+        Defaulted { value, explicit: true }
     }
 
     /// True when the value is the schema default and the field was absent.

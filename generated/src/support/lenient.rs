@@ -81,10 +81,7 @@ where
         Ok(value) => Ok(value),
         Err(error) => match (on_error, shown) {
             (Some(default), Some(value)) => {
-                record(LenientEvent::DefaultOnError {
-                    error: error.to_string(),
-                    value,
-                });
+                record(LenientEvent::DefaultOnError { error: error.to_string(), value });
                 Ok(default())
             }
             _ => Err(D::Error::custom(error)),
@@ -95,9 +92,7 @@ where
 /// Plain decoding of a required field whose type would otherwise accept absence (`Option`,
 /// `serde_json::Value`): with `deserialize_with`, serde reports a missing field instead of
 /// filling in `None`/`null`.
-pub fn required<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
-    deserializer: D,
-) -> Result<T, D::Error> {
+pub fn required<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<T, D::Error> {
     T::deserialize(deserializer)
 }
 
@@ -115,18 +110,12 @@ pub fn items<T: DeserializeOwned>(raw: Value) -> Result<Vec<T>, serde_json::Erro
             .filter_map(|(index, item)| match T::deserialize(item) {
                 Ok(item) => Some(item),
                 Err(error) => {
-                    record(LenientEvent::SkippedItem {
-                        index,
-                        error: error.to_string(),
-                    });
+                    record(LenientEvent::SkippedItem { index, error: error.to_string() });
                     None
                 }
             })
             .collect()),
-        other => Err(serde_json::Error::invalid_type(
-            unexpected(&other),
-            &"an array",
-        )),
+        other => Err(serde_json::Error::invalid_type(unexpected(&other), &"an array")),
     }
 }
 

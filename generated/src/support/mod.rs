@@ -27,10 +27,5 @@ pub trait TypeVisitor {
     /// Called with the type; `name` is its schema name.
     fn visit<T>(self, name: &'static str) -> Self::Output
     where
-        T: serde::Serialize
-            + serde::de::DeserializeOwned
-            + PartialEq
-            + std::fmt::Debug
-            + Clone
-            + 'static;
+        T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug + Clone + 'static;
 }

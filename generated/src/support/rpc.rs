@@ -95,11 +95,7 @@ impl RpcError {
 
     /// An error with a code and message.
     pub fn new(code: i32, message: impl Into<String>) -> Self {
-        RpcError {
-            code,
-            message: message.into(),
-            data: None,
-        }
+        RpcError { code, message: message.into(), data: None }
     }
 
     /// Adds `data`.
@@ -110,11 +106,8 @@ impl RpcError {
 
     /// -32601 for a method this side does not have; the method name is in `data`.
     pub fn method_not_found(method: &str) -> Self {
-        RpcError::new(
-            Self::METHOD_NOT_FOUND,
-            format!("method not found: {method}"),
-        )
-        .with_data(json!({ "method": method }))
+        RpcError::new(Self::METHOD_NOT_FOUND, format!("method not found: {method}"))
+            .with_data(json!({ "method": method }))
     }
 
     /// -32601 for a notification sent as a request, or the reverse.
@@ -123,11 +116,8 @@ impl RpcError {
             MessageKind::Request => ("a request", "a notification"),
             MessageKind::Notification => ("a notification", "a request"),
         };
-        RpcError::new(
-            Self::METHOD_NOT_FOUND,
-            format!("{method} is {is}, not {sent}"),
-        )
-        .with_data(json!({ "method": method, "expected": is }))
+        RpcError::new(Self::METHOD_NOT_FOUND, format!("{method} is {is}, not {sent}"))
+            .with_data(json!({ "method": method, "expected": is }))
     }
 
     /// -32602 for params that do not decode; `data` has the path of the bad field and the reason.
@@ -157,10 +147,7 @@ impl std::error::Error for RpcError {}
 
 /// Decodes the params (or result) of `method` from raw JSON; absent and `null` read as `{}`
 /// when the type accepts an empty object (all its fields optional), so a peer may omit them.
-pub fn decode_params<T: DeserializeOwned>(
-    method: &str,
-    params: Option<&RawValue>,
-) -> Result<T, RpcError> {
+pub fn decode_params<T: DeserializeOwned>(method: &str, params: Option<&RawValue>) -> Result<T, RpcError> {
     let text = match params.map(RawValue::get) {
         None | Some("null") => "{}",
         Some(text) => text,

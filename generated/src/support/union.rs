@@ -24,17 +24,12 @@ pub trait WireStr: Sized {
 }
 
 /// Serializes a [`WireStr`] enum.
-pub fn serialize_str<T: WireStr, S: Serializer>(
-    value: &T,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
+pub fn serialize_str<T: WireStr, S: Serializer>(value: &T, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_str(value.as_wire())
 }
 
 /// Deserializes a [`WireStr`] enum.
-pub fn deserialize_str<'de, T: WireStr, D: Deserializer<'de>>(
-    deserializer: D,
-) -> Result<T, D::Error> {
+pub fn deserialize_str<'de, T: WireStr, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
     struct V<T>(std::marker::PhantomData<T>);
     impl<T: WireStr> Visitor<'_> for V<T> {
         type Value = T;
@@ -48,8 +43,7 @@ pub fn deserialize_str<'de, T: WireStr, D: Deserializer<'de>>(
             if T::from_wire(&v).is_none() {
                 return Err(E::unknown_variant(&v, T::VARIANTS));
             }
-            T::from_wire_owned(v)
-                .ok_or_else(|| E::custom("unreachable: value accepted then refused"))
+            T::from_wire_owned(v).ok_or_else(|| E::custom("unreachable: value accepted then refused"))
         }
     }
     deserializer.deserialize_str(V(std::marker::PhantomData))
@@ -57,68 +51,43 @@ pub fn deserialize_str<'de, T: WireStr, D: Deserializer<'de>>(
 
 /// Decodes one variant's body from the object that carried the tag (the tag is removed first, so
 /// that nothing inside the body sees it twice).
-pub fn body<T: DeserializeOwned>(
-    mut object: JsonObject,
-    tag: &str,
-    value: &str,
-) -> Result<T, serde_json::Error> {
+pub fn body<T: DeserializeOwned>(mut object: JsonObject, tag: &str, value: &str) -> Result<T, serde_json::Error> {
     object.remove(tag);
-    T::deserialize(Value::Object(object))
-        .map_err(|e| de::Error::custom(format_args!("{tag} `{value}`: {e}")))
+    T::deserialize(Value::Object(object)).map_err(|e| de::Error::custom(format_args!("{tag} `{value}`: {e}")))
 }
 
 /// The object a union decodes from, or an error naming the union.
 pub fn object(value: Value, union: &str) -> Result<JsonObject, serde_json::Error> {
     match value {
         Value::Object(object) => Ok(object),
-        other => Err(de::Error::custom(format_args!(
-            "invalid type: {}, expected an object ({union})",
-            kind(&other)
-        ))),
+        other => Err(de::Error::custom(format_args!("invalid type: {}, expected an object ({union})", kind(&other)))),
     }
 }
 
 /// For a tag with `x-deserialize-default-on-error`: a tag that is neither a string nor `null` is
 /// removed (and recorded), so that the branches without a tag decide.
 pub fn drop_bad_tag(object: &mut JsonObject, tag: &str) {
-    if object
-        .get(tag)
-        .is_some_and(|t| !t.is_string() && !t.is_null())
-    {
+    if object.get(tag).is_some_and(|t| !t.is_string() && !t.is_null()) {
         if let Some(bad) = object.remove(tag) {
-            super::lenient::note_default_on_error(
-                format!("{tag} must be a string or null"),
-                bad.to_string(),
-            );
+            super::lenient::note_default_on_error(format!("{tag} must be a string or null"), bad.to_string());
         }
     }
 }
 
 /// The error for an object whose tag is absent or not a string and that no untagged branch takes.
 pub fn missing_tag(tag: &str, union: &str) -> serde_json::Error {
-    de::Error::custom(format_args!(
-        "missing or non-string field `{tag}` ({union})"
-    ))
+    de::Error::custom(format_args!("missing or non-string field `{tag}` ({union})"))
 }
 
 /// The error for a tag value the union does not know and has no catch-all for.
 pub fn unknown_tag(tag: &str, value: &str, known: &'static [&'static str]) -> serde_json::Error {
-    de::Error::custom(format_args!(
-        "unknown {tag} `{value}`, expected one of {known:?}"
-    ))
+    de::Error::custom(format_args!("unknown {tag} `{value}`, expected one of {known:?}"))
 }
 
 /// The error when no branch of an untagged union accepts the value.
-pub fn no_branch(
-    union: &str,
-    value: &Value,
-    first: Option<serde_json::Error>,
-) -> serde_json::Error {
+pub fn no_branch(union: &str, value: &Value, first: Option<serde_json::Error>) -> serde_json::Error {
     match first {
-        Some(e) => de::Error::custom(format_args!(
-            "{} matches no branch of {union}: {e}",
-            kind(value)
-        )),
+        Some(e) => de::Error::custom(format_args!("{} matches no branch of {union}: {e}", kind(value))),
         None => de::Error::custom(format_args!("{} matches no branch of {union}", kind(value))),
     }
 }
@@ -141,19 +110,11 @@ pub fn tagged<S: Serializer, T: Serialize + ?Sized>(
     value: &'static str,
     body: &T,
 ) -> Result<S::Ok, S::Error> {
-    body.serialize(Tagged {
-        inner: serializer,
-        tag,
-        value,
-    })
+    body.serialize(Tagged { inner: serializer, tag, value })
 }
 
 /// Encodes the object `{tag: value}` (a variant without a body).
-pub fn tag_only<S: Serializer>(
-    serializer: S,
-    tag: &'static str,
-    value: &'static str,
-) -> Result<S::Ok, S::Error> {
+pub fn tag_only<S: Serializer>(serializer: S, tag: &'static str, value: &'static str) -> Result<S::Ok, S::Error> {
     let mut map = serializer.serialize_map(Some(1))?;
     map.serialize_entry(tag, value)?;
     map.end()
@@ -168,9 +129,7 @@ struct Tagged<S> {
 
 impl<S: Serializer> Tagged<S> {
     fn not_an_object(what: &str) -> S::Error {
-        ser::Error::custom(format_args!(
-            "a tagged variant's body must be an object, not {what}"
-        ))
+        ser::Error::custom(format_args!("a tagged variant's body must be an object, not {what}"))
     }
 
     fn open(self, len: Option<usize>) -> Result<S::SerializeMap, S::Error> {
@@ -200,11 +159,7 @@ impl<M: SerializeMap> ser::SerializeMap for TaggedMap<M> {
 impl<M: SerializeMap> ser::SerializeStruct for TaggedMap<M> {
     type Ok = M::Ok;
     type Error = M::Error;
-    fn serialize_field<V: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &V,
-    ) -> Result<(), M::Error> {
+    fn serialize_field<V: Serialize + ?Sized>(&mut self, key: &'static str, value: &V) -> Result<(), M::Error> {
         self.0.serialize_entry(key, value)
     }
     fn end(self) -> Result<M::Ok, M::Error> {
@@ -259,11 +214,7 @@ impl<S: Serializer> Serializer for Tagged<S> {
     fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<S::Ok, S::Error> {
         value.serialize(self)
     }
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        value: &T,
-    ) -> Result<S::Ok, S::Error> {
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _: &'static str, value: &T) -> Result<S::Ok, S::Error> {
         value.serialize(self)
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
@@ -281,11 +232,7 @@ impl<S: Serializer> Serializer for Tagged<S> {
     fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, S::Error> {
         Err(Self::not_an_object("an array"))
     }
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, S::Error> {
+    fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeTupleStruct, S::Error> {
         Err(Self::not_an_object("an array"))
     }
     fn serialize_tuple_variant(
@@ -300,11 +247,7 @@ impl<S: Serializer> Serializer for Tagged<S> {
     fn serialize_map(self, len: Option<usize>) -> Result<Self::SerializeMap, S::Error> {
         self.open(len).map(TaggedMap)
     }
-    fn serialize_struct(
-        self,
-        _: &'static str,
-        len: usize,
-    ) -> Result<Self::SerializeStruct, S::Error> {
+    fn serialize_struct(self, _: &'static str, len: usize) -> Result<Self::SerializeStruct, S::Error> {
         self.open(Some(len)).map(TaggedMap)
     }
     fn serialize_struct_variant(

@@ -14,30 +14,19 @@ impl TypeVisitor for RoundTrip {
 
     fn visit<T>(self, name: &'static str) -> Result<(), String>
     where
-        T: serde::Serialize
-            + serde::de::DeserializeOwned
-            + PartialEq
-            + std::fmt::Debug
-            + Clone
-            + 'static,
+        T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug + Clone + 'static,
     {
         let text = self.0.to_string();
-        let decoded: T = serde_json::from_str(&text)
-            .map_err(|e| format!("{name}: decode failed: {e}\n  json: {text}"))?;
-        let encoded =
-            serde_json::to_value(&decoded).map_err(|e| format!("{name}: encode failed: {e}"))?;
+        let decoded: T =
+            serde_json::from_str(&text).map_err(|e| format!("{name}: decode failed: {e}\n  json: {text}"))?;
+        let encoded = serde_json::to_value(&decoded).map_err(|e| format!("{name}: encode failed: {e}"))?;
         if !json_eq(&encoded, &self.0) {
-            return Err(format!(
-                "{name}: encode(decode(json)) != json\n  json: {text}\n  back: {encoded}"
-            ));
+            return Err(format!("{name}: encode(decode(json)) != json\n  json: {text}\n  back: {encoded}"));
         }
-        let again: T = serde_json::from_value(encoded.clone()).map_err(|e| {
-            format!("{name}: decoding the re-encoded value failed: {e}\n  json: {encoded}")
-        })?;
+        let again: T = serde_json::from_value(encoded.clone())
+            .map_err(|e| format!("{name}: decoding the re-encoded value failed: {e}\n  json: {encoded}"))?;
         if again != decoded {
-            return Err(format!(
-                "{name}: decode(encode(x)) != x\n  x:     {decoded:?}\n  again: {again:?}"
-            ));
+            return Err(format!("{name}: decode(encode(x)) != x\n  x:     {decoded:?}\n  again: {again:?}"));
         }
         Ok(())
     }
@@ -51,16 +40,9 @@ impl TypeVisitor for DecodeError {
 
     fn visit<T>(self, _: &'static str) -> Option<String>
     where
-        T: serde::Serialize
-            + serde::de::DeserializeOwned
-            + PartialEq
-            + std::fmt::Debug
-            + Clone
-            + 'static,
+        T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug + Clone + 'static,
     {
-        serde_json::from_str::<T>(&self.0.to_string())
-            .err()
-            .map(|e| e.to_string())
+        serde_json::from_str::<T>(&self.0.to_string()).err().map(|e| e.to_string())
     }
 }
 
@@ -86,20 +68,14 @@ pub fn corpus(version: &str) -> Vec<Case> {
 /// `1.0` (a `number` field is an `f64` in Rust and is written back as `1.0`).
 pub fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
-                (Some(i), Some(j), _, _) => i == j,
-                (_, _, Some(i), Some(j)) => i == j,
-                _ => x.as_f64() == y.as_f64(),
-            }
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
-        }
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
+            (Some(i), Some(j), _, _) => i == j,
+            (_, _, Some(i), Some(j)) => i == j,
+            _ => x.as_f64() == y.as_f64(),
+        },
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b)),
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
         }
         _ => a == b,
     }

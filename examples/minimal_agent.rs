@@ -1,0 +1,27 @@
+use acp_rpc::types::{support::rpc::RpcError, v1, v2};
+use acp_rpc::Context;
+
+struct Agent;
+
+impl v1::methods::agent::Handler<Context> for Agent {
+    async fn initialize(&self, _: v1::InitializeRequest, _: Context) -> Result<v1::InitializeResponse, RpcError> {
+        Ok(v1::InitializeResponse::new(v1::ProtocolVersion(1)))
+    }
+    async fn session_new(&self, _: v1::NewSessionRequest, _: Context) -> Result<v1::NewSessionResponse, RpcError> {
+        Ok(v1::NewSessionResponse::new(v1::SessionId("only".into())))
+    }
+    async fn session_prompt(&self, p: v1::PromptRequest, cx: Context) -> Result<v1::PromptResponse, RpcError> {
+        for block in p.prompt {
+            let echo = v1::SessionUpdate::AgentMessageChunk(v1::ContentChunk::new(block));
+            let note = v1::SessionNotification::new(p.session_id.clone(), echo);
+            cx.notify::<v1::methods::SessionUpdate>(&note).await.map_err(|e| e.to_rpc())?;
+        }
+        Ok(v1::PromptResponse::new(v1::StopReason::EndTurn))
+    }
+}
+impl v2::methods::agent::Handler<Context> for Agent {} // v1 only: we never negotiate 2
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    acp_rpc::agent::serve_stdio(Agent, &[1]).await
+}
