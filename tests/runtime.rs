@@ -193,16 +193,24 @@ impl v2::methods::agent::Handler<Context> for SharedAgent {
 
 /// Our client and our agent, connected.
 async fn pair(client: impl acp_rpc::client::Client) -> (acp_rpc::client::ClientConnection, Arc<TestAgent>) {
+    let (conn, agent, _) = pair_with_agent_conn(client).await;
+    (conn, agent)
+}
+
+/// [`pair`], also giving the agent's end of the connection.
+async fn pair_with_agent_conn(
+    client: impl acp_rpc::client::Client,
+) -> (acp_rpc::client::ClientConnection, Arc<TestAgent>, acp_rpc::Connection) {
     let (a, b) = tokio::io::duplex(1 << 16);
     let (ar, aw) = tokio::io::split(a);
     let (br, bw) = tokio::io::split(b);
     let agent = Arc::new(TestAgent::default());
-    let (_, driver) = acp_rpc::agent::serve(SharedAgent(agent.clone()), &[1, 2], ar, aw, config());
+    let (agent_conn, driver) = acp_rpc::agent::serve(SharedAgent(agent.clone()), &[1, 2], ar, aw, config());
     tokio::spawn(driver);
     let (conn, driver) = acp_rpc::client::connect(client, br, bw, config());
     tokio::spawn(driver);
     conn.initialize(1, json!({})).await.expect("initialize");
-    (conn, agent)
+    (conn, agent, agent_conn)
 }
 
 fn prompt(text: &str) -> v1::PromptRequest {
@@ -333,7 +341,9 @@ async fn session_cancel_ends_the_turn_and_answers_pending_permission_requests() 
 
 #[tokio::test]
 async fn extension_methods_both_ways_keep_their_names() {
-    let (conn, _) = pair(TestClient::default()).await;
+    let (conn, _, agent_conn) = pair_with_agent_conn(TestClient::default()).await;
+    let answer = agent_conn.request_raw("_acme/ping", None).await.expect("the client answers");
+    assert_eq!(serde_json::from_str::<Value>(answer.get()).expect("json"), json!({ "client saw": "_acme/ping" }));
     let params = serde_json::value::to_raw_value(&json!({ "x": [1] })).expect("raw");
     let answer = conn.conn.request_raw("_acme/echo", Some(&params)).await.expect("answered");
     assert_eq!(
