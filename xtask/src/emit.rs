@@ -214,7 +214,7 @@ impl<'a> Emitter<'a> {
             TypeRef::Float(FloatKind::F32) => quote! { f32 },
             TypeRef::Float(FloatKind::F64) => quote! { f64 },
             TypeRef::Null => quote! { () },
-            TypeRef::Any | TypeRef::MethodKeyed(_) => quote! { serde_json::Value },
+            TypeRef::Any | TypeRef::MethodKeyed => quote! { serde_json::Value },
             TypeRef::Object => quote! { Meta },
             TypeRef::Array(inner) => {
                 let inner = self.rust(TypeId(usize::MAX), inner);
@@ -238,7 +238,6 @@ impl<'a> Emitter<'a> {
             }
         }
         let docs = docs(Some(&doc_text));
-        let schemars = quote! {};
         let body = match &t.kind {
             TypeKind::Struct(s) => self.structure(id, s, &name, &cfg)?,
             TypeKind::Newtype(inner) => self.newtype(id, inner, &name, &cfg),
@@ -250,7 +249,6 @@ impl<'a> Emitter<'a> {
             TypeKind::IntEnum { repr, values, open } => self.int_enum(*repr, values, open.as_ref(), &name, &cfg),
             TypeKind::Union(u) => self.union(id, u, &name, &cfg),
         };
-        let _ = schemars;
         Ok(quote! { #docs #body })
     }
 
@@ -420,7 +418,7 @@ impl<'a> Emitter<'a> {
             TypeRef::String => "string".into(),
             TypeRef::Null => "null".into(),
             TypeRef::Object => "object".into(),
-            TypeRef::Any | TypeRef::MethodKeyed(_) => "any".into(),
+            TypeRef::Any | TypeRef::MethodKeyed => "any".into(),
         }
     }
 
@@ -432,7 +430,7 @@ impl<'a> Emitter<'a> {
             TypeRef::Int(_) | TypeRef::Float(_) => Some("number"),
             TypeRef::Object | TypeRef::Map(_) => Some("object"),
             TypeRef::Array(_) => Some("array"),
-            TypeRef::Null | TypeRef::Any | TypeRef::MethodKeyed(_) => None,
+            TypeRef::Null | TypeRef::Any | TypeRef::MethodKeyed => None,
             TypeRef::Named(id) => match &self.p.get(*id).kind {
                 TypeKind::Struct(_) => Some("object"),
                 TypeKind::StringEnum { .. } => Some("string"),
@@ -451,7 +449,7 @@ impl<'a> Emitter<'a> {
     /// Whether serde would decode a missing field of this type without an error.
     fn accepts_absence(&self, r: &TypeRef) -> bool {
         match r {
-            TypeRef::Any | TypeRef::MethodKeyed(_) | TypeRef::Null => true,
+            TypeRef::Any | TypeRef::MethodKeyed | TypeRef::Null => true,
             TypeRef::Named(id) => match &self.p.get(*id).kind {
                 TypeKind::Any => true,
                 TypeKind::Newtype(inner) => self.accepts_absence(inner),

@@ -210,13 +210,7 @@ pub enum TypeRef {
     Map(Box<TypeRef>),
     /// A payload whose type depends on the method of the message carrying it (the `params` and
     /// `result` of the JSON-RPC envelopes): decoded through the method tables, raw JSON here.
-    MethodKeyed(MethodPayload),
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum MethodPayload {
-    Params,
-    Result,
+    MethodKeyed,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

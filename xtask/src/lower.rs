@@ -413,8 +413,8 @@ impl<'a> Lowerer<'a> {
             return TypeRef::Any;
         }
         if let Some(branches) = s.branches() {
-            if let Some(payload) = self.method_keyed(s, branches, name) {
-                return TypeRef::MethodKeyed(payload);
+            if self.method_keyed(branches) {
+                return TypeRef::MethodKeyed;
             }
             let non_null: Vec<&Schema> =
                 branches.iter().filter(|b| b.types.as_deref() != Some(&[JsonType::Null])).collect();
@@ -462,20 +462,11 @@ impl<'a> Lowerer<'a> {
 
     /// The `params`/`result` of a JSON-RPC envelope: a union of method types, told apart only by
     /// the envelope's `method` (two methods may share a shape, e.g. `session/close` and `logout`).
-    fn method_keyed(&mut self, s: &Schema, branches: &[Schema], name: &str) -> Option<MethodPayload> {
+    fn method_keyed(&self, branches: &[Schema]) -> bool {
         let mut members = Vec::new();
         collect_refs(branches, &mut members);
         let has_method = members.iter().any(|r| self.def_schema(r).is_some_and(|d| d.x_method.is_some()));
-        let all_refs = count_leaves(branches) == members.len();
-        if !(has_method && all_refs) {
-            return None;
-        }
-        let _ = s;
-        if name.ends_with("Result") {
-            Some(MethodPayload::Result)
-        } else {
-            Some(MethodPayload::Params)
-        }
+        has_method && count_leaves(branches) == members.len()
     }
 
     /// Methods from `x-method`/`x-side`, classified by the envelopes that carry them: a

@@ -147,7 +147,7 @@ impl Sampler<'_> {
                 Number::from_f64((self.rng.below(20_000) as f64 - 10_000.0) / 8.0).map_or(Value::Null, Value::Number)
             }
             TypeRef::Null => Value::Null,
-            TypeRef::Any | TypeRef::MethodKeyed(_) => self.any(2),
+            TypeRef::Any | TypeRef::MethodKeyed => self.any(2),
             TypeRef::Object => Value::Object(self.object(2)),
             TypeRef::Array(item) => {
                 let n = if self.deep() { 0 } else { self.rng.below(3) };
