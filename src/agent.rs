@@ -74,9 +74,12 @@ impl<A: Agent> Service for AgentService<A> {
         let versions = self.versions.clone();
         let version = self.version.clone();
         let sessions = self.sessions.clone();
+        // Registered now, while the reader is still on this message: a `session/cancel` right
+        // behind it must find it.
+        let turn = cx.cancel.child_token();
+        let registered = session_of(params.as_deref()).map(|s| sessions.register(s, turn.clone()));
         Box::pin(async move {
-            let turn = cx.cancel.child_token();
-            let _registered = session_of(params.as_deref()).map(|s| sessions.register(s, turn.clone()));
+            let _registered = registered;
             if method == "initialize" {
                 let requested = requested_version(params.as_deref())?;
                 let chosen =

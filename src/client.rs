@@ -126,9 +126,12 @@ impl<C: Client> Service for ClientService<C> {
         let client = self.client.clone();
         let v = self.version.load(Ordering::SeqCst);
         let sessions = self.sessions.clone();
+        // Registered now, while the reader is still on this message: a `session/cancel` right
+        // behind it must find it.
+        let turn = cx.cancel.child_token();
+        let registered = session_of(params.as_deref()).map(|s| sessions.register(s, turn.clone()));
         Box::pin(async move {
-            let turn = cx.cancel.child_token();
-            let _registered = session_of(params.as_deref()).map(|s| sessions.register(s, turn.clone()));
+            let _registered = registered;
             let ccx = Context { conn: cx.conn, version: v, cancel: turn.clone() };
             let work = async {
                 let result = match v {

@@ -37,8 +37,10 @@ pub struct Config {
     /// Messages queued for writing before senders wait (backpressure when the peer stops
     /// reading). Default 1024.
     pub write_queue: usize,
-    /// Notifications queued for their handler before reading pauses. Default 1024.
-    pub notification_queue: usize,
+    /// A warning is logged when this many notifications wait for their handler. The queue itself
+    /// is not bounded: reading must never stop for it, or a notification handler awaiting an
+    /// answer from the peer would deadlock the connection. Default 10 000.
+    pub notification_backlog_warning: usize,
 }
 
 impl Default for Config {
@@ -47,7 +49,7 @@ impl Default for Config {
             max_message_size: 128 << 20,
             cancel_grace: Duration::from_secs(2),
             write_queue: 1024,
-            notification_queue: 1024,
+            notification_backlog_warning: 10_000,
         }
     }
 }
@@ -130,7 +132,9 @@ struct Inner {
     running: Mutex<HashMap<String, CancellationToken>>,
     closed: CancellationToken,
     /// The ordered notification queue (taken away when the connection closes).
-    notes: Mutex<Option<mpsc::Sender<Note>>>,
+    notes: Mutex<Option<mpsc::UnboundedSender<Note>>>,
+    /// Set when every notification received has been handled and no more will come.
+    notes_drained: CancellationToken,
     /// Set when the peer closed its side: no answer can come any more, but ours can still be sent.
     peer_done: CancellationToken,
     /// The handlers of the peer's requests, awaited (briefly) before closing.
@@ -162,6 +166,11 @@ struct Envelope {
 /// A member that is present, even with the value `null`.
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Raw>, D::Error> {
     Raw::deserialize(d).map(Some)
+}
+
+/// Whether JSON text is a usable request id: a string, a number or null.
+fn valid_id(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| v.is_string() || v.is_number() || v.is_null())
 }
 
 /// The canonical text of an id (`1` and `1.0` differ; key order inside objects does not matter).
@@ -200,6 +209,7 @@ impl Connection {
                 running: Mutex::new(HashMap::new()),
                 closed: CancellationToken::new(),
                 notes: Mutex::new(None),
+                notes_drained: CancellationToken::new(),
                 peer_done: CancellationToken::new(),
                 tasks: TaskTracker::new(),
                 config: config.clone(),
@@ -227,12 +237,15 @@ impl Connection {
                     }
                 }
             });
-            let (note_tx, mut note_rx) = mpsc::channel::<Note>(config.notification_queue);
+            let (note_tx, mut note_rx) = mpsc::unbounded_channel::<Note>();
             *lock(&conn.inner.notes) = Some(note_tx.clone());
             let notes = {
                 let (service, conn) = (service.clone(), conn.clone());
                 tokio::spawn(async move {
                     while let Some(note) = note_rx.recv().await {
+                        if note_rx.len() == conn.inner.config.notification_backlog_warning {
+                            tracing::warn!("acp: {} notifications wait for their handler", note_rx.len());
+                        }
                         let (method, params) = match note {
                             Note::Message(method, params) => (method, params),
                             Note::Barrier(done) => {
@@ -253,7 +266,7 @@ impl Connection {
                 tokio::select! {
                     frame = frames.next() => match frame {
                         Ok(Some(Frame::Line(line))) => conn.on_line(&line, &service, &note_tx).await,
-                        Ok(Some(Frame::TooLong { id, len })) => conn.on_too_long(id, len).await,
+                        Ok(Some(Frame::TooLong { prefix, len })) => conn.on_too_long(prefix, len).await,
                         Ok(None) => break Ok(()),
                         Err(e) => break Err(e),
                     },
@@ -267,14 +280,20 @@ impl Connection {
             lock(&conn.inner.notes).take();
             drop(note_tx);
             let _ = notes.await;
+            conn.inner.notes_drained.cancel();
             conn.inner.tasks.close();
             if tokio::time::timeout(conn.inner.config.cancel_grace, conn.inner.tasks.wait()).await.is_err() {
                 tracing::warn!("acp: closing with requests still being handled");
             }
             conn.shut_down();
-            // Answers of handlers still running are dropped; what was queued is written.
+            // Answers of handlers still running are dropped; what was queued is written, unless the
+            // peer stopped reading altogether.
             drop(conn);
-            let _ = writing.await;
+            let abort = writing.abort_handle();
+            if tokio::time::timeout(config.cancel_grace, writing).await.is_err() {
+                tracing::warn!("acp: the peer does not read; queued messages dropped");
+                abort.abort();
+            }
             result
         };
         (handle, driver)
@@ -299,14 +318,18 @@ impl Connection {
     /// Waits until every notification received so far has been handled. Call it after a
     /// response to be sure that the notifications the peer sent before it were all seen (a
     /// v1 `session/prompt` answer and the updates of its turn, say).
+    ///
+    /// Do not call it from a notification handler: it would wait for itself.
     pub async fn sync_notifications(&self) {
         let queue = lock(&self.inner.notes).clone();
         if let Some(queue) = queue {
             let (tx, rx) = oneshot::channel();
-            if queue.send(Note::Barrier(tx)).await.is_ok() {
-                let _ = rx.await;
+            if queue.send(Note::Barrier(tx)).is_ok() && rx.await.is_ok() {
+                return;
             }
         }
+        // The peer has gone: what it sent is still being handled; wait for that to finish.
+        self.inner.notes_drained.cancelled().await;
     }
 
     /// True once the peer closed its side (or writing to it failed).
@@ -333,10 +356,30 @@ impl Connection {
         let _ = self.send(message.into_bytes()).await;
     }
 
-    async fn on_too_long(&self, id: Option<String>, len: usize) {
+    /// Fails our call `id` (JSON text) with `why`, if it is one of ours; true when it was.
+    fn fail_call(&self, id: &str, why: String) -> bool {
+        let waiter = serde_json::from_str::<i64>(id).ok().and_then(|k| lock(&self.inner.pending).remove(&k));
+        match waiter {
+            Some(tx) => {
+                let _ = tx.send(Err(Error::Invalid(why)));
+                true
+            }
+            None => false,
+        }
+    }
+
+    async fn on_too_long(&self, prefix: crate::framing::Prefix, len: usize) {
         let limit = self.inner.config.max_message_size;
         tracing::warn!("acp: discarded a message of {len} bytes (limit {limit})");
-        if let Some(id) = id {
+        let Some(id) = prefix.id.filter(|id| valid_id(id)) else { return };
+        // A response to one of our calls (no `method` before the cut) fails that call; nothing
+        // is ever sent back for a response.
+        if !prefix.has_method
+            && self.fail_call(&id, format!("the response of {len} bytes exceeds the limit of {limit}"))
+        {
+            return;
+        }
+        if prefix.has_method {
             let error = RpcError::new(
                 RpcError::INVALID_REQUEST,
                 format!("message of {len} bytes exceeds the limit of {limit}"),
@@ -345,28 +388,80 @@ impl Connection {
         }
     }
 
-    async fn on_line(&self, line: &[u8], service: &Arc<dyn Service>, notes: &mpsc::Sender<Note>) {
+    async fn on_line(&self, line: &[u8], service: &Arc<dyn Service>, notes: &mpsc::UnboundedSender<Note>) {
         let first = line.iter().find(|b| !b.is_ascii_whitespace());
         let envelope = match (first, serde_json::from_slice::<Envelope>(line)) {
             (Some(b'{'), Ok(envelope)) => envelope,
             _ => {
                 // Not JSON at all: -32700; JSON, but not one message object (a batch, a number,
-                // duplicate members): -32600. Either way the id is unknown: null.
-                let parses = serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok();
-                let error = if parses {
+                // duplicate members): -32600, with the id where there is a usable one. Something
+                // shaped like a response is never answered; if it is for one of our calls, that
+                // call fails.
+                let value = serde_json::from_slice::<serde_json::Value>(line).ok();
+                let id = value.as_ref().and_then(|v| v.get("id")).map(|id| id.to_string()).filter(|id| valid_id(id));
+                let response_like = value.as_ref().is_some_and(|v| {
+                    v.get("method").is_none() && (v.get("result").is_some() || v.get("error").is_some())
+                });
+                if response_like {
+                    let why = "the peer's response is not a valid JSON-RPC response".to_string();
+                    if !id.as_deref().is_some_and(|id| self.fail_call(id, why)) {
+                        tracing::warn!("acp: malformed response dropped");
+                    }
+                    return;
+                }
+                let error = if value.is_some() {
                     RpcError::new(RpcError::INVALID_REQUEST, "not a JSON-RPC request, notification or response")
                 } else {
                     RpcError::new(RpcError::PARSE_ERROR, "parse error: not valid JSON")
                 };
-                let id = if parses { crate::framing::find_id(line) } else { None };
                 self.send_error(id.as_deref(), error).await;
                 return;
             }
         };
-        let id_ok = envelope
-            .id
-            .as_ref()
-            .is_none_or(|id| matches!(id.get().as_bytes().first(), Some(b'"' | b'-' | b'0'..=b'9' | b'n')));
+        // Responses first: they are never answered, whatever is wrong with them.
+        if envelope.method.is_none() && (envelope.result.is_some() || envelope.error.is_some()) {
+            let id = envelope.id.as_ref().map(|id| id.get().to_string());
+            match (envelope.result, envelope.error) {
+                (Some(result), None) if envelope.jsonrpc.as_deref() == Some("2.0") => {
+                    let waiter = id
+                        .as_deref()
+                        .and_then(|id| serde_json::from_str::<i64>(id).ok())
+                        .and_then(|k| lock(&self.inner.pending).remove(&k));
+                    match waiter {
+                        Some(tx) => {
+                            let _ = tx.send(Ok(result));
+                        }
+                        None => tracing::warn!(
+                            "acp: response to unknown request id {} dropped",
+                            id.as_deref().unwrap_or("(none)")
+                        ),
+                    }
+                }
+                (None, Some(error)) if envelope.jsonrpc.as_deref() == Some("2.0") => {
+                    let waiter = id
+                        .as_deref()
+                        .and_then(|id| serde_json::from_str::<i64>(id).ok())
+                        .and_then(|k| lock(&self.inner.pending).remove(&k));
+                    match waiter {
+                        Some(tx) => {
+                            let _ = tx.send(Err(Error::Rpc(error)));
+                        }
+                        None => tracing::warn!(
+                            "acp: response to unknown request id {} dropped",
+                            id.as_deref().unwrap_or("(none)")
+                        ),
+                    }
+                }
+                _ => {
+                    let why = "the peer's response is not a valid JSON-RPC response".to_string();
+                    if !id.as_deref().is_some_and(|id| self.fail_call(id, why)) {
+                        tracing::warn!("acp: malformed response dropped");
+                    }
+                }
+            }
+            return;
+        }
+        let id_ok = envelope.id.as_ref().is_none_or(|id| valid_id(id.get()));
         if envelope.jsonrpc.as_deref() != Some("2.0") || !id_ok {
             let id = envelope.id.as_ref().filter(|_| id_ok).map(|id| id.get().to_string());
             let error = RpcError::new(
@@ -383,21 +478,8 @@ impl Connection {
             Envelope { method: Some(method), id: None, params, .. } => {
                 if method == "$/cancel_request" {
                     self.on_cancel(params.as_deref());
-                } else if notes.send(Note::Message(method, params)).await.is_err() {
+                } else if notes.send(Note::Message(method, params)).is_err() {
                     tracing::warn!("acp: notification dropped: the connection is closing");
-                }
-            }
-            Envelope { method: None, id: Some(id), result, error, .. } if result.is_some() != error.is_some() => {
-                let key: Option<i64> = serde_json::from_str(id.get()).ok();
-                let waiter = key.and_then(|k| lock(&self.inner.pending).remove(&k));
-                match (waiter, result, error) {
-                    (Some(tx), Some(result), _) => {
-                        let _ = tx.send(Ok(result));
-                    }
-                    (Some(tx), _, Some(error)) => {
-                        let _ = tx.send(Err(Error::Rpc(error)));
-                    }
-                    _ => tracing::warn!("acp: response to unknown request id {} dropped", id.get()),
                 }
             }
             Envelope { id, .. } => {
@@ -493,6 +575,11 @@ impl Connection {
         let (tx, rx) = oneshot::channel();
         lock(&self.inner.pending).insert(id, tx);
         let mut guard = CallGuard { conn: self, id, live: true };
+        // The peer may have gone between the check above and the insert: nothing would fail it.
+        if self.inner.peer_done.is_cancelled() {
+            guard.forget();
+            return Err(Error::Closed);
+        }
         let method_json = serde_json::to_string(method).map_err(|e| Error::Invalid(e.to_string()))?;
         let message = match params {
             Some(p) => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{method_json},"params":{}}}"#, p.get()),

@@ -12,10 +12,10 @@ const PREFIX: usize = 4096;
 pub enum Frame {
     /// A complete line, without its newline.
     Line(Vec<u8>),
-    /// A line longer than the limit, skipped; `id` is its JSON-RPC id when the first bytes had it.
+    /// A line longer than the limit, skipped; what its first bytes said about it.
     TooLong {
-        /// The id's JSON text.
-        id: Option<String>,
+        /// The id and whether a method came before the cut.
+        prefix: Prefix,
         /// How many bytes the line had.
         len: usize,
     },
@@ -41,7 +41,7 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
             let buf = self.reader.fill_buf().await?;
             if buf.is_empty() {
                 return Ok(match skipped {
-                    Some(len) => Some(Frame::TooLong { id: find_id(&self.line), len }),
+                    Some(len) => Some(Frame::TooLong { prefix: scan_prefix(&self.line), len }),
                     None if self.line.is_empty() => None,
                     None => Some(Frame::Line(std::mem::take(&mut self.line))),
                 });
@@ -66,7 +66,7 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
             self.reader.consume(used);
             if done.is_some() {
                 if let Some(len) = skipped {
-                    return Ok(Some(Frame::TooLong { id: find_id(&self.line), len }));
+                    return Ok(Some(Frame::TooLong { prefix: scan_prefix(&self.line), len }));
                 }
                 if self.line.last() == Some(&b'\r') {
                     self.line.pop();
@@ -88,27 +88,49 @@ pub async fn write_frame<W: AsyncWrite + Unpin>(writer: &mut W, message: &[u8]) 
     writer.flush().await
 }
 
-/// The top-level `"id"` of a (possibly truncated) JSON object, as JSON text, if the bytes reach
-/// past it. Skips over other members without parsing them.
-pub fn find_id(bytes: &[u8]) -> Option<String> {
+/// What the first bytes of a cut message say: its `id` and whether it has a `method`.
+#[derive(Debug, Default, PartialEq)]
+pub struct Prefix {
+    /// The id's JSON text, if it was complete before the cut.
+    pub id: Option<String>,
+    /// Whether a top-level `method` member started before the cut.
+    pub has_method: bool,
+}
+
+/// Scans the top-level members of a (possibly truncated) JSON object, skipping over values.
+pub fn scan_prefix(bytes: &[u8]) -> Prefix {
+    let mut out = Prefix::default();
     let mut s = Scan { b: bytes, i: 0 };
     s.ws();
-    s.eat(b'{')?;
+    if s.eat(b'{').is_none() {
+        return out;
+    }
     loop {
         s.ws();
-        let key = s.string()?;
+        let Some(key) = s.string() else { return out };
+        out.has_method |= key == b"\"method\"";
         s.ws();
-        s.eat(b':')?;
-        s.ws();
-        let start = s.i;
-        s.value()?;
-        if key == b"\"id\"" {
-            let id = &bytes[start..s.i];
-            return std::str::from_utf8(id).ok().map(str::to_string);
+        if s.eat(b':').is_none() {
+            return out;
         }
         s.ws();
-        s.eat(b',')?;
+        let start = s.i;
+        if s.value().is_none() {
+            return out;
+        }
+        if key == b"\"id\"" {
+            out.id = std::str::from_utf8(&bytes[start..s.i]).ok().map(str::to_string);
+        }
+        s.ws();
+        if s.eat(b',').is_none() {
+            return out;
+        }
     }
+}
+
+/// The top-level `"id"` of a (possibly truncated) JSON object, as JSON text.
+pub fn find_id(bytes: &[u8]) -> Option<String> {
+    scan_prefix(bytes).id
 }
 
 struct Scan<'a> {
@@ -223,7 +245,10 @@ mod tests {
         let input = format!("{long}{{\"ok\":true}}\n");
         let got = frames(input.as_bytes(), 1000).await;
         assert_eq!(got.len(), 2);
-        assert_eq!(got[0], Frame::TooLong { id: Some("42".into()), len: long.len() - 1 });
+        assert_eq!(
+            got[0],
+            Frame::TooLong { prefix: Prefix { id: Some("42".into()), has_method: true }, len: long.len() - 1 }
+        );
         assert_eq!(got[1], Frame::Line(b"{\"ok\":true}".to_vec()));
     }
 }
