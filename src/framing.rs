@@ -128,11 +128,6 @@ pub fn scan_prefix(bytes: &[u8]) -> Prefix {
     }
 }
 
-/// The top-level `"id"` of a (possibly truncated) JSON object, as JSON text.
-pub fn find_id(bytes: &[u8]) -> Option<String> {
-    scan_prefix(bytes).id
-}
-
 struct Scan<'a> {
     b: &'a [u8],
     i: usize,
@@ -208,12 +203,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn id_is_found_before_other_members_end() {
-        assert_eq!(find_id(br#"{"jsonrpc":"2.0","id":7,"method":"x","params":{"a":"#), Some("7".into()));
-        assert_eq!(find_id(br#"{"params":{"a":[1,{"id":3}]},"id":"q\"1"}"#), Some(r#""q\"1""#.into()));
-        assert_eq!(find_id(br#"{"method":"x","params":{"text":"aaaa"#), None);
-        assert_eq!(find_id(br#"{"id":12"#), None, "a number cut at the end may be longer");
-        assert_eq!(find_id(b"[1,2]"), None);
+    fn prefix_gives_the_id_and_whether_a_method_came_first() {
+        let p = |b: &[u8]| scan_prefix(b);
+        assert_eq!(
+            p(br#"{"jsonrpc":"2.0","id":7,"method":"x","params":{"a":"#),
+            Prefix { id: Some("7".into()), has_method: true }
+        );
+        assert_eq!(p(br#"{"params":{"a":[1,{"id":3}]},"id":"q\"1"}"#).id, Some(r#""q\"1""#.into()));
+        assert_eq!(p(br#"{"method":"x","params":{"text":"aaaa"#), Prefix { id: None, has_method: true });
+        assert_eq!(p(br#"{"id":0,"result":"xxxx"#), Prefix { id: Some("0".into()), has_method: false });
+        assert_eq!(p(br#"{"id":12"#).id, None, "a number cut at the end may be longer");
+        assert_eq!(p(b"[1,2]"), Prefix::default());
     }
 
     async fn frames(input: &[u8], max: usize) -> Vec<Frame> {

@@ -303,7 +303,9 @@ impl<'a> Emitter<'a> {
                         default_fns.push(self.defaulted_lenient_fn(f, &de_fn, &default_fn, &inner, &fcfg));
                         de_fn
                     }
-                    _ => self.lenient_with(f),
+                    Presence::Required => self.lenient_with(f, "required"),
+                    Presence::RequiredNullable | Presence::Optional => self.lenient_with(f, "option"),
+                    Presence::Patch => self.lenient_with(f, "patch"),
                 };
                 serde_args.push(quote! { deserialize_with = #with });
             } else if matches!(f.presence, Presence::RequiredNullable)
@@ -495,12 +497,7 @@ impl<'a> Emitter<'a> {
     }
 
     /// The `deserialize_with` path for a lenient field (shared by all fields of its shape).
-    fn lenient_with(&self, f: &Field) -> String {
-        let presence = match f.presence {
-            Presence::Required => "required",
-            Presence::RequiredNullable | Presence::Optional => "option",
-            Presence::Patch | Presence::Defaulted(_) => "patch",
-        };
+    fn lenient_with(&self, f: &Field, presence: &'static str) -> String {
         let shape = LenientFn {
             presence,
             items: f.lenient.skip_invalid_items,
@@ -534,9 +531,7 @@ impl<'a> Emitter<'a> {
                 "option" => {
                     (quote! { Option<#value_ty> }, quote! { |v| lenient::option(v, #base) }, quote! { || None })
                 }
-                "patch" => {
-                    (quote! { Patch<#value_ty> }, quote! { |v| lenient::patch(v, #base) }, quote! { Patch::default })
-                }
+                // "patch", the only other shape `lenient_with` records
                 _ => (quote! { Patch<#value_ty> }, quote! { |v| lenient::patch(v, #base) }, quote! { Patch::default }),
             };
             let chain = if s.on_null {
