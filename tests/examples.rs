@@ -3,22 +3,10 @@
 
 use serde_json::Value;
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-/// `target/<profile>/examples/NAME`, built on demand.
-fn example(name: &str) -> PathBuf {
-    let dir = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.parent()?.parent().map(|d| d.join("examples")))
-        .expect("target dir");
-    let path = dir.join(name);
-    if !path.exists() {
-        let status = Command::new(env!("CARGO")).args(["build", "--quiet", "--example", name]).status().expect("cargo");
-        assert!(status.success(), "cannot build example {name}");
-    }
-    path
-}
+mod common;
+use common::example;
 
 fn run_client(version: u16, prompt: &str) -> (Vec<Value>, bool) {
     let out = Command::new(example("client"))

@@ -165,7 +165,7 @@ mod v1 {
         let params = raw(&json!({ "sessionId": "s", "prompt": [{ "type": "text", "text": 5 }] }));
         let e = agent::Request::decode("session/prompt", Some(&params)).expect_err("bad params");
         assert_eq!(e.code, -32602);
-        assert_eq!(e.data.as_ref().and_then(|d| d["path"].as_str()), Some("prompt[0]"), "{e}");
+        assert_eq!(e.data.as_ref().and_then(|d| d["path"].as_str()), Some("prompt[0].text"), "{e}");
         assert!(e.message.contains("invalid type"), "{e}");
         let params = raw(&json!({ "sessionId": "s", "update": { "sessionUpdate": "tool_call_update" } }));
         let e = client::Notification::decode("session/update", Some(&params)).expect_err("bad params");

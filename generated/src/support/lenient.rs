@@ -98,7 +98,7 @@ pub fn required<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D)
 
 /// Plain decoding.
 pub fn value<T: DeserializeOwned>(raw: Value) -> Result<T, serde_json::Error> {
-    T::deserialize(raw)
+    super::decode_value(raw)
 }
 
 /// An array whose invalid items are dropped (each one recorded).
@@ -107,7 +107,7 @@ pub fn items<T: DeserializeOwned>(raw: Value) -> Result<Vec<T>, serde_json::Erro
         Value::Array(items) => Ok(items
             .into_iter()
             .enumerate()
-            .filter_map(|(index, item)| match T::deserialize(item) {
+            .filter_map(|(index, item)| match super::decode_value::<T>(item) {
                 Ok(item) => Some(item),
                 Err(error) => {
                     record(LenientEvent::SkippedItem { index, error: error.to_string() });

@@ -20,6 +20,21 @@ pub type Meta = serde_json::Map<String, serde_json::Value>;
 /// A JSON object as received, kept whole by the catch-all variant of an open union.
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 
+/// Decodes a buffered JSON value (a union's body, a lenient field) and keeps the path of a failure
+/// inside it: the error reads `content[0].text: missing field …`, which [`rpc::decode_params`]
+/// joins onto the path of the value itself.
+pub(crate) fn decode_value<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, serde_json::Error> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path.is_empty() || path == "." {
+            inner
+        } else {
+            serde::de::Error::custom(format_args!("{path}: {inner}"))
+        }
+    })
+}
+
 /// Receives a Rust type chosen by name at run time (see `visit_type` in each version module).
 pub trait TypeVisitor {
     /// What the visit produces.

@@ -165,9 +165,35 @@ pub fn decode_params<T: DeserializeOwned>(method: &str, params: Option<&RawValue
         if params.is_none() {
             RpcError::invalid_params(method, "", &format!("missing params ({reason})"))
         } else {
+            let (path, reason) = join_nested(path, reason);
             RpcError::invalid_params(method, &path, reason)
         }
     })
+}
+
+/// Values decoded from a buffer (union bodies, lenient fields) report their inner path as a
+/// `path: ` prefix of the reason (see `support::decode_value`); moves those prefixes onto `path`.
+fn join_nested(mut path: String, mut reason: &str) -> (String, &str) {
+    fn is_path(s: &str) -> bool {
+        !s.is_empty()
+            && !s.starts_with('.')
+            && s.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '-' | '.' | '[' | ']' | '?'))
+    }
+    while let Some((head, rest)) = reason.split_once(": ") {
+        if !is_path(head) {
+            break;
+        }
+        if path.is_empty() || path == "." {
+            path = head.to_string();
+        } else if head.starts_with('[') {
+            path.push_str(head);
+        } else {
+            path.push('.');
+            path.push_str(head);
+        }
+        reason = rest;
+    }
+    (path, reason)
 }
 
 /// Encodes params or a result as a JSON value.

@@ -53,7 +53,7 @@ pub fn deserialize_str<'de, T: WireStr, D: Deserializer<'de>>(deserializer: D) -
 /// that nothing inside the body sees it twice).
 pub fn body<T: DeserializeOwned>(mut object: JsonObject, tag: &str, value: &str) -> Result<T, serde_json::Error> {
     object.remove(tag);
-    T::deserialize(Value::Object(object)).map_err(|e| de::Error::custom(format_args!("{tag} `{value}`: {e}")))
+    super::decode_value(Value::Object(object)).map_err(|e| de::Error::custom(format_args!("{e} (in {tag} `{value}`)")))
 }
 
 /// The object a union decodes from, or an error naming the union.

@@ -1,0 +1,129 @@
+//! `acp`: check recorded ACP traffic, or watch it live, against the protocol's generated types.
+
+mod tap;
+
+use acp_rpc::check::{Checker, Summary};
+use clap::{Parser, Subcommand, ValueEnum};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "acp", version, about = "Validate Agent Client Protocol traffic against the protocol schemas")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check transcripts: one JSON-RPC message, or one {"from": "client"|"agent", "message": …} record, per line.
+    ///
+    /// Every message is decoded with the method tables of the version negotiated by `initialize`
+    /// and re-encoded; each gets `ok`, `extension`, `error` (with the JSON path and the reason),
+    /// `lossy` (re-encoding changes the JSON) or `unmatched` (a response to no request). Exit
+    /// status: 1 when any message is `error`, 2 when a file cannot be read, 0 otherwise.
+    Check {
+        /// Transcript files (`-` reads standard input).
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// Decode with this protocol version instead of the negotiated one (the transcript may then
+        /// start after `initialize`).
+        #[arg(long, value_name = "N")]
+        protocol_version: Option<u16>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Run an agent behind this process, forwarding every byte unchanged in both directions and
+    /// checking both directions live.
+    ///
+    /// The client talks to `acp tap` on its stdin/stdout; problems go to stderr. Closing either side
+    /// closes the other; the agent's exit status becomes this command's.
+    Tap {
+        /// Write the transcript here, one {"from", "message"} record per line.
+        #[arg(long, value_name = "FILE")]
+        log: Option<PathBuf>,
+        /// Decode with this protocol version instead of the negotiated one.
+        #[arg(long, value_name = "N")]
+        protocol_version: Option<u16>,
+        /// The agent command and its arguments.
+        #[arg(last = true, required = true, value_name = "AGENT_CMD")]
+        agent: Vec<String>,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// One line per message, indented lines for problems, a summary line per file.
+    Text,
+    /// One JSON object per message, then one `{"file", "summary"}` object per file.
+    Json,
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Command::Check { files, protocol_version, format } => check(&files, protocol_version, format),
+        Command::Tap { log, protocol_version, agent } => tap::run(log, protocol_version, agent),
+    }
+}
+
+fn check(files: &[PathBuf], version: Option<u16>, format: Format) -> ExitCode {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut any_error = false;
+    for file in files {
+        let name = file.display().to_string();
+        let mut bytes = Vec::new();
+        let read = if name == "-" {
+            std::io::stdin().read_to_end(&mut bytes).map(|_| ())
+        } else {
+            std::fs::File::open(file).and_then(|mut f| f.read_to_end(&mut bytes)).map(|_| ())
+        };
+        if let Err(e) = read {
+            let _ = out.flush();
+            eprintln!("acp check: cannot read {name}: {e}");
+            return ExitCode::from(2);
+        }
+        let mut checker = Checker::new(version);
+        let mut summary = Summary::default();
+        if format == Format::Text {
+            let _ = writeln!(out, "{name}");
+        }
+        for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let report = checker.check_line(i + 1, line);
+            summary.add(&report);
+            let _ = match format {
+                Format::Text => writeln!(out, "{report}"),
+                Format::Json => {
+                    let mut value = serde_json::to_value(&report).unwrap_or_default();
+                    if let Some(object) = value.as_object_mut() {
+                        object.insert("file".into(), name.clone().into());
+                    }
+                    writeln!(out, "{value}")
+                }
+            };
+        }
+        any_error |= summary.error > 0;
+        let version = checker.version().map_or_else(|| "unknown".to_string(), |v| v.to_string());
+        let _ = match format {
+            Format::Text => writeln!(out, "{name}: {summary} (protocol version {version})"),
+            Format::Json => writeln!(
+                out,
+                "{}",
+                serde_json::json!({ "file": name, "protocolVersion": checker.version(), "summary": summary })
+            ),
+        };
+    }
+    if out.flush().is_err() {
+        return ExitCode::from(2);
+    }
+    if any_error {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

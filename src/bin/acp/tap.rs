@@ -1,0 +1,221 @@
+//! `acp tap`: a transparent proxy between a client (our stdin/stdout) and the agent it spawns.
+//! Bytes are forwarded as they arrive, before any checking; complete lines are then checked and
+//! logged.
+
+use acp_rpc::check::{Checker, Side, Status};
+use serde_json::Value;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::process::{ExitCode, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+/// Lines longer than this are forwarded but neither checked nor logged whole (the runtime's
+/// default maximum message size).
+const MAX_LINE: usize = 128 * 1024 * 1024;
+/// What the log keeps of an over-long line.
+const KEPT_PREFIX: usize = 4096;
+
+struct Tap {
+    checker: Checker,
+    count: usize,
+    log: Option<BufWriter<File>>,
+}
+
+impl Tap {
+    /// Checks one complete line from `from`, logs it and reports problems on stderr.
+    fn observe(&mut self, from: Side, line: &[u8], truncated: Option<usize>) {
+        if line.iter().all(u8::is_ascii_whitespace) && truncated.is_none() {
+            return;
+        }
+        self.count += 1;
+        let report = match truncated {
+            None => self.checker.check_message(self.count, Some(from), line),
+            Some(len) => {
+                let mut report = self.checker.check_message(self.count, Some(from), b"\"over-long\"");
+                report.problems[0].reason = format!("line of {len} bytes exceeds the {MAX_LINE}-byte limit");
+                report
+            }
+        };
+        let problem = report.status == Status::Error
+            || report.status == Status::Lossy
+            || report.status == Status::Unmatched
+            || !report.warnings.is_empty();
+        if problem {
+            eprintln!("acp tap: {}", report.to_string().trim_start());
+        }
+        if let Some(log) = &mut self.log {
+            let record = record(from, line, truncated);
+            if writeln!(log, "{record}").and_then(|_| log.flush()).is_err() {
+                eprintln!("acp tap: cannot write the log");
+            }
+        }
+    }
+}
+
+/// A transcript record: the message as received when it is JSON, else the line as a string.
+fn record(from: Side, line: &[u8], truncated: Option<usize>) -> String {
+    let time = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+    let text = std::str::from_utf8(line).ok().map(|t| t.trim_end_matches('\r'));
+    let valid = text.filter(|t| truncated.is_none() && serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok());
+    match valid {
+        // The message is embedded as received, byte for byte.
+        Some(text) => format!("{{\"from\":\"{from}\",\"time\":{time:.6},\"message\":{text}}}"),
+        None => {
+            let shown = Value::String(String::from_utf8_lossy(line).into_owned());
+            match truncated {
+                Some(len) => format!("{{\"from\":\"{from}\",\"time\":{time:.6},\"line\":{shown},\"truncated\":{len}}}"),
+                None => format!("{{\"from\":\"{from}\",\"time\":{time:.6},\"line\":{shown}}}"),
+            }
+        }
+    }
+}
+
+/// One complete line (or the unterminated tail at end of stream), in the order seen.
+struct Line {
+    from: Side,
+    bytes: Vec<u8>,
+    /// Length of an over-long line, of which only a prefix is kept.
+    truncated: Option<usize>,
+}
+
+/// Copies `input` to `output` as it arrives. Each line is queued for checking *before* its last
+/// byte is forwarded, so the queue holds the two directions in causal order (a peer cannot answer
+/// a message before it has all of it).
+async fn pump(
+    mut input: impl AsyncRead + Unpin,
+    mut output: impl AsyncWrite + Unpin,
+    from: Side,
+    lines: mpsc::UnboundedSender<Line>,
+) -> std::io::Result<()> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut line = Vec::new();
+    let mut dropped = 0usize;
+    loop {
+        let n = input.read(&mut buf).await?;
+        if n == 0 {
+            break;
+        }
+        let mut rest = &buf[..n];
+        while !rest.is_empty() {
+            let (piece, complete) = match memchr(rest) {
+                Some(i) => (&rest[..i], true),
+                None => (rest, false),
+            };
+            rest = &rest[piece.len() + usize::from(complete)..];
+            if dropped > 0 || line.len() + piece.len() > MAX_LINE {
+                // Keep a prefix only; count the rest.
+                if dropped == 0 {
+                    dropped = line.len();
+                }
+                let room = KEPT_PREFIX.saturating_sub(line.len());
+                line.extend_from_slice(&piece[..room.min(piece.len())]);
+                line.truncate(KEPT_PREFIX);
+                dropped += piece.len();
+            } else {
+                line.extend_from_slice(piece);
+            }
+            if complete {
+                let bytes = std::mem::take(&mut line);
+                let _ = lines.send(Line { from, bytes, truncated: (dropped > 0).then_some(dropped) });
+                dropped = 0;
+            }
+        }
+        output.write_all(&buf[..n]).await?;
+        output.flush().await?;
+    }
+    if !line.is_empty() {
+        // The stream closed mid-message: check what there is (it is not a complete line).
+        let _ = lines.send(Line { from, bytes: line, truncated: (dropped > 0).then_some(dropped) });
+    }
+    output.shutdown().await.ok();
+    Ok(())
+}
+
+fn memchr(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|b| *b == b'\n')
+}
+
+pub fn run(log: Option<PathBuf>, version: Option<u16>, agent: Vec<String>) -> ExitCode {
+    let log = match log.map(File::create).transpose() {
+        Ok(file) => file.map(BufWriter::new),
+        Err(e) => {
+            eprintln!("acp tap: cannot create the log: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("acp tap: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut tap = Tap { checker: Checker::new(version), count: 0, log };
+    let code = runtime.block_on(async move {
+        let Some((program, args)) = agent.split_first() else {
+            eprintln!("acp tap: no agent command");
+            return 2;
+        };
+        let mut child = match tokio::process::Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+        {
+            Ok(child) => child,
+            Err(e) => {
+                eprintln!("acp tap: cannot start {program}: {e}");
+                return 127;
+            }
+        };
+        let (Some(agent_in), Some(agent_out)) = (child.stdin.take(), child.stdout.take()) else {
+            eprintln!("acp tap: the agent's pipes are missing");
+            return 2;
+        };
+        let (lines, mut queue) = mpsc::unbounded_channel::<Line>();
+        let checking = tokio::task::spawn_blocking(move || {
+            while let Some(line) = queue.blocking_recv() {
+                tap.observe(line.from, &line.bytes, line.truncated);
+            }
+        });
+        let to_agent = tokio::spawn(pump(tokio::io::stdin(), agent_in, Side::Client, lines.clone()));
+        let from_agent = pump(agent_out, tokio::io::stdout(), Side::Agent, lines).await;
+        if from_agent.is_err() {
+            // The client stopped reading: close the agent's stdin, give it a moment, then stop it.
+            to_agent.abort();
+            if tokio::time::timeout(Duration::from_secs(5), child.wait()).await.is_err() {
+                let _ = child.kill().await;
+            }
+        }
+        let status = child.wait().await;
+        // The client's pump may still hold a sender (its read may never end): check what is queued.
+        to_agent.abort();
+        let _ = to_agent.await;
+        let _ = checking.await;
+        match status {
+            Ok(status) => exit_code(status),
+            Err(e) => {
+                eprintln!("acp tap: {e}");
+                2
+            }
+        }
+    });
+    // Our stdin reader may sit in a blocking read that nothing will end: leave without waiting.
+    let _ = std::io::stdout().flush();
+    std::process::exit(code)
+}
+
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return 128 + signal;
+        }
+    }
+    status.code().unwrap_or(1)
+}

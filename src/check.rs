@@ -1,0 +1,878 @@
+//! Checking ACP traffic against the protocol: every message is decoded with the method tables of
+//! the negotiated version and re-encoded, and the result says whether it is valid, where it is
+//! wrong, or what decoding changed. This is the engine of `acp check` and `acp tap`.
+//!
+//! A transcript has one JSON object per line: a bare JSON-RPC message, or a record
+//! `{"from": "client"|"agent", "message": {…}}` whose other keys (a timestamp, say) are ignored.
+//! `acp tap` also writes `{"from": …, "line": "…"}` for a line that was not JSON, so that the
+//! transcript keeps it and `check` reports it.
+
+use acp_types::support::lenient::{self, LenientEvent};
+use acp_types::support::rpc::{MessageKind, MethodInfo, RpcError, Stability};
+use acp_types::{v1, v2};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::fmt;
+
+/// The protocol versions whose tables are compiled in.
+pub const VERSIONS: &[u16] = &[1, 2];
+
+/// Who sent a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    /// The editor.
+    Client,
+    /// The agent.
+    Agent,
+}
+
+impl Side {
+    /// The other end.
+    pub fn peer(self) -> Side {
+        match self {
+            Side::Client => Side::Agent,
+            Side::Agent => Side::Client,
+        }
+    }
+
+    fn parse(s: &str) -> Option<Side> {
+        match s {
+            "client" => Some(Side::Client),
+            "agent" => Some(Side::Agent),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Side::Client => "client",
+            Side::Agent => "agent",
+        })
+    }
+}
+
+/// The verdict on one message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Valid, and re-encoding gives the same JSON.
+    Ok,
+    /// An extension method (`_…`) or its response: not described by the schema.
+    Extension,
+    /// A response whose id matches no request of the peer.
+    Unmatched,
+    /// Valid, but re-encoding the decoded value changes the JSON.
+    Lossy,
+    /// Invalid: see [`Report::problems`].
+    Error,
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Status::Ok => "ok",
+            Status::Extension => "extension",
+            Status::Unmatched => "unmatched",
+            Status::Lossy => "lossy",
+            Status::Error => "error",
+        })
+    }
+}
+
+/// What a message is, as far as its envelope tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// Has `method` and `id`.
+    Request,
+    /// Has `method` and no `id`.
+    Notification,
+    /// Has `result`.
+    Response,
+    /// Has `error`.
+    ErrorResponse,
+    /// Not JSON, or not a JSON-RPC message.
+    Invalid,
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Kind::Request => "request",
+            Kind::Notification => "notification",
+            Kind::Response => "response",
+            Kind::ErrorResponse => "error response",
+            Kind::Invalid => "invalid",
+        })
+    }
+}
+
+/// Where a message is wrong and why, e.g. `params.update.toolCallId`: `missing field`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// JSON path from the message root (`params.prompt[0].text`); empty for the whole line.
+    pub path: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// One place where re-encoding differs from what was received.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Difference {
+    /// JSON path from the message root.
+    pub path: String,
+    /// What was received (`None`: absent).
+    pub received: Option<Value>,
+    /// What re-encoding gives (`None`: absent).
+    pub reencoded: Option<Value>,
+}
+
+/// A lenient repair (`x-deserialize-*`): the message counts as valid, but a value was replaced by
+/// its default or an item was dropped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    /// JSON path of the repaired value, when it could be located.
+    pub path: Option<String>,
+    /// What was done and why.
+    pub reason: String,
+}
+
+/// The verdict on one line of a transcript.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// 1-based line number.
+    pub line: usize,
+    /// The sender, when known (from the record, or inferred from the method tables).
+    pub from: Option<Side>,
+    /// Request, notification, response, …
+    pub kind: Kind,
+    /// The method (for responses: the method of the request answered).
+    pub method: Option<String>,
+    /// The id, as JSON text.
+    pub id: Option<String>,
+    /// The verdict.
+    pub status: Status,
+    /// Why it is an error, or why it is unmatched (empty otherwise).
+    pub problems: Vec<Problem>,
+    /// What re-encoding changed (empty unless `status` is `lossy`).
+    pub differences: Vec<Difference>,
+    /// Lenient repairs; the message still counts as `ok`.
+    pub warnings: Vec<Warning>,
+}
+
+impl Report {
+    fn new(line: usize) -> Self {
+        Report {
+            line,
+            from: None,
+            kind: Kind::Invalid,
+            method: None,
+            id: None,
+            status: Status::Ok,
+            problems: Vec::new(),
+            differences: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    fn error(&mut self, path: impl Into<String>, reason: impl Into<String>) {
+        self.status = Status::Error;
+        self.problems.push(Problem { path: path.into(), reason: reason.into() });
+    }
+}
+
+/// Counts per status, for a summary line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// Messages checked (blank lines excluded).
+    pub messages: usize,
+    /// `ok`.
+    pub ok: usize,
+    /// `extension`.
+    pub extension: usize,
+    /// `error`.
+    pub error: usize,
+    /// `lossy`.
+    pub lossy: usize,
+    /// `unmatched`.
+    pub unmatched: usize,
+    /// Lenient repairs, over all messages.
+    pub warnings: usize,
+}
+
+impl Summary {
+    /// Adds one report.
+    pub fn add(&mut self, report: &Report) {
+        self.messages += 1;
+        self.warnings += report.warnings.len();
+        match report.status {
+            Status::Ok => self.ok += 1,
+            Status::Extension => self.extension += 1,
+            Status::Error => self.error += 1,
+            Status::Lossy => self.lossy += 1,
+            Status::Unmatched => self.unmatched += 1,
+        }
+    }
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} messages: {} ok, {} extension, {} error, {} lossy, {} unmatched; {} warning{}",
+            self.messages,
+            self.ok,
+            self.extension,
+            self.error,
+            self.lossy,
+            self.unmatched,
+            self.warnings,
+            if self.warnings == 1 { "" } else { "s" }
+        )
+    }
+}
+
+/// A request waiting for its response.
+#[derive(Debug, Clone)]
+struct Pending {
+    method: String,
+    line: usize,
+}
+
+/// Checks the messages of one conversation, in order. Keeps the negotiated version and the
+/// requests awaiting a response, per direction (both sides may use the same ids).
+#[derive(Debug)]
+pub struct Checker {
+    forced: Option<u16>,
+    /// Set by the `initialize` request (what the client asked for), then by its response.
+    version: Option<u16>,
+    initialize_seen: bool,
+    /// Keyed by the sender of the request and the id's JSON text.
+    pending: HashMap<(Option<Side>, String), Pending>,
+}
+
+impl Checker {
+    /// A checker; `version` overrides what the `initialize` exchange negotiates (and lets a
+    /// transcript start after it).
+    pub fn new(version: Option<u16>) -> Self {
+        Checker { forced: version, version: None, initialize_seen: false, pending: HashMap::new() }
+    }
+
+    /// The version messages are decoded with now, if known.
+    pub fn version(&self) -> Option<u16> {
+        self.forced.or(self.version)
+    }
+
+    /// Checks one line of a transcript (a bare message or a record; see the module docs).
+    pub fn check_line(&mut self, line_no: usize, line: &[u8]) -> Report {
+        let mut report = Report::new(line_no);
+        let text = match std::str::from_utf8(line) {
+            Ok(text) => text.trim_end_matches('\r'),
+            Err(e) => {
+                report.error("", format!("not UTF-8: {e}"));
+                return report;
+            }
+        };
+        let value: Value = match serde_json::from_str(text) {
+            Ok(value) => value,
+            Err(e) => {
+                report.error("", format!("invalid JSON: {e}"));
+                return report;
+            }
+        };
+        match value {
+            Value::Object(mut record) if record.get("from").is_some_and(Value::is_string) => {
+                let from = record.get("from").and_then(Value::as_str).and_then(Side::parse);
+                let Some(from) = from else {
+                    report.error("from", "expected \"client\" or \"agent\"");
+                    return report;
+                };
+                match (record.remove("message"), record.remove("line")) {
+                    (Some(message), _) => self.check_value(line_no, Some(from), message),
+                    (None, Some(Value::String(raw))) => {
+                        let mut report = self.check_message(line_no, Some(from), raw.as_bytes());
+                        report.from = Some(from);
+                        report
+                    }
+                    _ => {
+                        report.from = Some(from);
+                        report.error("", "a record needs a `message` (or a `line` that was not JSON)");
+                        report
+                    }
+                }
+            }
+            value => self.check_value(line_no, None, value),
+        }
+    }
+
+    /// Checks one message as received from `from` (`None`: infer the sender from the method
+    /// tables and the pending requests).
+    pub fn check_message(&mut self, line_no: usize, from: Option<Side>, message: &[u8]) -> Report {
+        let mut report = Report::new(line_no);
+        report.from = from;
+        let text = match std::str::from_utf8(message) {
+            Ok(text) => text.trim_end_matches('\r'),
+            Err(e) => {
+                report.error("", format!("not UTF-8: {e}"));
+                return report;
+            }
+        };
+        match serde_json::from_str::<Value>(text) {
+            Ok(value) => self.check_value(line_no, from, value),
+            Err(e) => {
+                report.error("", format!("invalid JSON: {e}"));
+                report
+            }
+        }
+    }
+
+    /// Checks one parsed message.
+    pub fn check_value(&mut self, line_no: usize, from: Option<Side>, message: Value) -> Report {
+        let mut report = Report::new(line_no);
+        report.from = from;
+        let Value::Object(mut message) = message else {
+            let what = if message.is_array() { "a batch (array); ACP has no batches" } else { "not a JSON object" };
+            report.error("", format!("not a JSON-RPC message: {what}"));
+            return report;
+        };
+        match message.get("jsonrpc") {
+            Some(Value::String(v)) if v == "2.0" => {}
+            Some(other) => report.error("jsonrpc", format!("expected \"2.0\", found {other}")),
+            None => report.error("jsonrpc", "missing field"),
+        }
+        let id = message.remove("id");
+        if let Some(id) = &id {
+            report.id = Some(id.to_string());
+            if !(id.is_string() || id.is_i64() || id.is_u64() || id.is_null()) {
+                report.error("id", format!("must be a string or an integer, found {id}"));
+            }
+        }
+        match message.remove("method") {
+            Some(Value::String(method)) => {
+                report.kind = if id.is_some() { Kind::Request } else { Kind::Notification };
+                let params = message.remove("params");
+                self.check_call(&mut report, method, id, params);
+            }
+            Some(other) => {
+                report.error("method", format!("must be a string, found {other}"));
+            }
+            None => match (message.remove("result"), message.remove("error")) {
+                (Some(_), Some(_)) => report.error("", "a response has `result` or `error`, not both"),
+                (None, None) => report.error("", "not a JSON-RPC message: no `method`, `result` or `error`"),
+                (Some(result), None) => {
+                    report.kind = Kind::Response;
+                    self.check_response(&mut report, id, Ok(result));
+                }
+                (None, Some(error)) => {
+                    report.kind = Kind::ErrorResponse;
+                    self.check_response(&mut report, id, Err(error));
+                }
+            },
+        }
+        report
+    }
+
+    fn check_call(&mut self, report: &mut Report, method: String, id: Option<Value>, params: Option<Value>) {
+        let kind = if id.is_some() { MessageKind::Request } else { MessageKind::Notification };
+        report.method = Some(method.clone());
+        let extension = method.starts_with('_');
+        // The version to decode with: the initialize request brings its own.
+        if method == "initialize" && kind == MessageKind::Request {
+            self.initialize_seen = true;
+            if self.forced.is_none() {
+                let requested = params.as_ref().and_then(|p| p.get("protocolVersion")).and_then(Value::as_u64);
+                self.version = Some(nearest_version(requested.unwrap_or(1)));
+            }
+        } else if self.forced.is_none() && !self.initialize_seen && !extension {
+            report.error("method", format!("`{method}` sent before `initialize`"));
+        }
+        let version = self.version().unwrap_or(1);
+        let row = find(version, &method, kind);
+        let from = report.from.or_else(|| row.and_then(|r| sender_of(r.side)));
+        report.from = from;
+        if let Some(id) = &id {
+            let key = (from, id.to_string());
+            if let Some(previous) = self.pending.get(&key) {
+                report.error("id", format!("{id} is still in use by `{}` (line {})", previous.method, previous.line));
+            }
+            self.pending.insert(key, Pending { method: method.clone(), line: report.line });
+        }
+        if report.status == Status::Error {
+            return;
+        }
+        if extension {
+            report.status = Status::Extension;
+            return;
+        }
+        if let (Some(from), Some(row)) = (from, row) {
+            if sender_of(row.side) == Some(from.peer()) {
+                report.error("method", format!("`{method}` is sent to the {from}, not by it"));
+                return;
+            }
+        }
+        let receiver = row.map(|r| r.side).unwrap_or(match from {
+            Some(from) => side_name(from.peer()),
+            None => "agent",
+        });
+        if let Some(row) = row {
+            if row.stability == Stability::Unstable {
+                report.warnings.push(Warning { path: None, reason: format!("`{method}` is unstable") });
+            }
+        }
+        let raw = match params.as_ref().map(serde_json::value::to_raw_value).transpose() {
+            Ok(raw) => raw,
+            Err(e) => return report.error("params", e.to_string()),
+        };
+        let (decoded, events) = lenient::collect(|| decode(version, receiver, kind, &method, raw.as_deref()));
+        match decoded {
+            Err(e) => rpc_problem(report, "params", &e),
+            Ok(reencoded) => compare(report, "params", params.as_ref(), reencoded.as_ref(), events),
+        }
+    }
+
+    fn check_response(&mut self, report: &mut Report, id: Option<Value>, payload: Result<Value, Value>) {
+        let Some(id) = id else {
+            report.error("id", "missing field");
+            return;
+        };
+        if let Err(error) = &payload {
+            check_error_object(report, error);
+        }
+        if id.is_null() {
+            // An answer to something that could not be read: nothing to match.
+            if payload.is_ok() {
+                report.error("id", "a result needs the id of the request it answers");
+            }
+            return;
+        }
+        let key = id.to_string();
+        // The request was sent by the other side; with an unknown sender, by either.
+        let found = match report.from {
+            Some(from) => self
+                .pending
+                .remove(&(Some(from.peer()), key.clone()))
+                .or_else(|| self.pending.remove(&(None, key.clone())))
+                .map(|p| (Some(from.peer()), p)),
+            None => {
+                let mut candidates: Vec<_> =
+                    self.pending.iter().filter(|((_, k), _)| *k == key).map(|((s, _), p)| (*s, p.line)).collect();
+                candidates.sort_by_key(|(_, line)| *line);
+                candidates.first().map(|(s, _)| *s).and_then(|s| self.pending.remove(&(s, key.clone())).map(|p| (s, p)))
+            }
+        };
+        let Some((requester, pending)) = found else {
+            if report.status != Status::Error {
+                report.status = Status::Unmatched;
+                let whose =
+                    report.from.map_or_else(|| "either side".to_string(), |from| format!("the {}", from.peer()));
+                report.problems.push(Problem {
+                    path: "id".into(),
+                    reason: format!("no request of {whose} with id {id} is pending"),
+                });
+            }
+            return;
+        };
+        report.from = report.from.or(requester.map(Side::peer));
+        report.method = Some(pending.method.clone());
+        let method = pending.method;
+        let Ok(result) = payload else {
+            return;
+        };
+        if report.status == Status::Error {
+            return;
+        }
+        if method.starts_with('_') {
+            report.status = Status::Extension;
+            return;
+        }
+        let version = self.version().unwrap_or(1);
+        let row = find(version, &method, MessageKind::Request);
+        let receiver = row.map(|r| r.side).unwrap_or(match requester {
+            Some(requester) => side_name(requester.peer()),
+            None => "agent",
+        });
+        let raw = match serde_json::value::to_raw_value(&result) {
+            Ok(raw) => raw,
+            Err(e) => return report.error("result", e.to_string()),
+        };
+        let (decoded, events) = lenient::collect(|| decode_response(version, receiver, &method, Some(&raw)).map(Some));
+        match decoded {
+            Err(e) => rpc_problem(report, "result", &e),
+            Ok(reencoded) => {
+                compare(report, "result", Some(&result), reencoded.as_ref(), events);
+                if method == "initialize" && self.forced.is_none() {
+                    match result.get("protocolVersion").and_then(Value::as_u64) {
+                        Some(v) if VERSIONS.contains(&(v as u16)) && v <= u16::MAX as u64 => {
+                            self.version = Some(v as u16)
+                        }
+                        Some(v) => report.error(
+                            "result.protocolVersion",
+                            format!("protocol version {v} is not one this tool knows ({VERSIONS:?})"),
+                        ),
+                        None => {}
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The newest known version at or below `requested` (the oldest known one below that).
+fn nearest_version(requested: u64) -> u16 {
+    VERSIONS.iter().rev().copied().find(|v| u64::from(*v) <= requested).unwrap_or(VERSIONS[0])
+}
+
+fn methods(version: u16) -> &'static [MethodInfo] {
+    match version {
+        2 => v2::methods::METHODS,
+        _ => v1::methods::METHODS,
+    }
+}
+
+fn find(version: u16, method: &str, kind: MessageKind) -> Option<&'static MethodInfo> {
+    let rows = methods(version);
+    rows.iter().find(|r| r.name == method && r.kind == kind).or_else(|| rows.iter().find(|r| r.name == method))
+}
+
+/// The sender of a method received by `side`, when it is one of the two ends.
+fn sender_of(side: &str) -> Option<Side> {
+    match side {
+        "agent" => Some(Side::Client),
+        "client" => Some(Side::Agent),
+        _ => None,
+    }
+}
+
+fn side_name(side: Side) -> &'static str {
+    match side {
+        Side::Client => "client",
+        Side::Agent => "agent",
+    }
+}
+
+/// Decodes a request or notification with the tables of `version`, as received by `side`, and
+/// re-encodes it.
+fn decode(
+    version: u16,
+    side: &str,
+    kind: MessageKind,
+    method: &str,
+    params: Option<&RawValue>,
+) -> Result<Option<Value>, RpcError> {
+    macro_rules! by_side {
+        ($v:ident) => {{
+            use $v::methods as m;
+            match (side, kind) {
+                ("agent", MessageKind::Request) => m::agent::Request::decode(method, params)?.params(),
+                ("agent", MessageKind::Notification) => m::agent::Notification::decode(method, params)?.params(),
+                ("client", MessageKind::Request) => m::client::Request::decode(method, params)?.params(),
+                ("client", MessageKind::Notification) => m::client::Notification::decode(method, params)?.params(),
+                ("protocol", MessageKind::Request) => m::protocol::Request::decode(method, params)?.params(),
+                ("protocol", MessageKind::Notification) => m::protocol::Notification::decode(method, params)?.params(),
+                ("proxy", MessageKind::Request) => m::proxy::Request::decode(method, params)?.params(),
+                ("proxy", MessageKind::Notification) => m::proxy::Notification::decode(method, params)?.params(),
+                _ => Err(RpcError::method_not_found(method)),
+            }
+        }};
+    }
+    match version {
+        2 => by_side!(v2),
+        _ => by_side!(v1),
+    }
+}
+
+/// Decodes the result of a call to `method` (received by `side`) and re-encodes it.
+fn decode_response(version: u16, side: &str, method: &str, result: Option<&RawValue>) -> Result<Value, RpcError> {
+    macro_rules! by_side {
+        ($v:ident) => {{
+            use $v::methods as m;
+            match side {
+                "agent" => m::agent::Response::decode(method, result)?.result(),
+                "client" => m::client::Response::decode(method, result)?.result(),
+                "protocol" => m::protocol::Response::decode(method, result)?.result(),
+                "proxy" => m::proxy::Response::decode(method, result)?.result(),
+                _ => Err(RpcError::method_not_found(method)),
+            }
+        }};
+    }
+    match version {
+        2 => by_side!(v2),
+        _ => by_side!(v1),
+    }
+}
+
+/// Turns a decode error into a problem with a path from the message root.
+fn rpc_problem(report: &mut Report, root: &str, error: &RpcError) {
+    let data = error.data.as_ref();
+    match error.code {
+        RpcError::INVALID_PARAMS => {
+            let path = data.and_then(|d| d.get("path")).and_then(Value::as_str).unwrap_or("");
+            let reason = data.and_then(|d| d.get("reason")).and_then(Value::as_str).unwrap_or(&error.message);
+            let mut path = join(root, path);
+            let mut reason = reason.to_string();
+            // `missing field `x``: the path names the field itself.
+            if let Some(rest) = reason.strip_prefix("missing field `") {
+                if let Some((field, tail)) = rest.split_once('`') {
+                    path = join(&path, field);
+                    reason = format!("missing field{tail}");
+                }
+            }
+            report.error(path, reason);
+        }
+        RpcError::METHOD_NOT_FOUND => report.error("method", error.message.clone()),
+        _ => report.error(root, error.message.clone()),
+    }
+}
+
+/// Checks the shape of a JSON-RPC error object.
+fn check_error_object(report: &mut Report, error: &Value) {
+    let Value::Object(error) = error else {
+        return report.error("error", format!("must be an object, found {error}"));
+    };
+    match error.get("code") {
+        Some(code) if code.as_i64().is_some_and(|c| i32::try_from(c).is_ok()) => {}
+        Some(code) => report.error("error.code", format!("must be a 32-bit integer, found {code}")),
+        None => report.error("error.code", "missing field"),
+    }
+    match error.get("message") {
+        Some(Value::String(_)) => {}
+        Some(other) => report.error("error.message", format!("must be a string, found {other}")),
+        None => report.error("error.message", "missing field"),
+    }
+}
+
+/// `root` + `path` (a path as `serde_path_to_error` prints it: `.` for the root).
+fn join(root: &str, path: &str) -> String {
+    match path {
+        "" | "." => root.to_string(),
+        p if p.starts_with('[') => format!("{root}{p}"),
+        p if root.is_empty() => p.to_string(),
+        p => format!("{root}.{p}"),
+    }
+}
+
+fn key_path(root: &str, key: &str) -> String {
+    let plain = !key.is_empty() && key.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+    if plain {
+        join(root, key)
+    } else {
+        format!("{root}[{}]", Value::String(key.to_string()))
+    }
+}
+
+/// Compares what was received with its re-encoding. Differences that lenient decoding explains
+/// become warnings; the rest make the message `lossy`.
+fn compare(
+    report: &mut Report,
+    root: &str,
+    received: Option<&Value>,
+    reencoded: Option<&Value>,
+    events: Vec<LenientEvent>,
+) {
+    let empty = Value::Object(Map::new());
+    // Absent and `null` params read as `{}`: an empty re-encoding of those is faithful.
+    let received = match received {
+        None | Some(Value::Null) if reencoded.is_none_or(|r| *r == empty) => return note_events(report, events),
+        other => other,
+    };
+    let mut events: Vec<Option<LenientEvent>> = events.into_iter().map(Some).collect();
+    let mut changes = Vec::new();
+    diff(root, received, reencoded, &mut events, report, &mut changes);
+    for change in changes {
+        let explained = change.received.as_ref().and_then(|old| {
+            let shown = old.to_string();
+            events.iter_mut().find_map(|slot| match slot {
+                Some(LenientEvent::DefaultOnError { value, .. }) if *value == shown => slot.take(),
+                Some(LenientEvent::DefaultOnNull) if old.is_null() => slot.take(),
+                _ => None,
+            })
+        });
+        match explained {
+            Some(LenientEvent::DefaultOnError { error, value }) => report.warnings.push(Warning {
+                path: Some(change.path),
+                reason: format!("default-on-error: {value} replaced by the default ({error})"),
+            }),
+            Some(_) => report.warnings.push(Warning {
+                path: Some(change.path),
+                reason: "default-on-null: null replaced by the default".into(),
+            }),
+            None => report.differences.push(change),
+        }
+    }
+    note_events(report, events.into_iter().flatten().collect());
+    if !report.differences.is_empty() && report.status != Status::Error {
+        report.status = Status::Lossy;
+    }
+}
+
+/// Lenient repairs that left no trace in the JSON (or could not be located).
+fn note_events(report: &mut Report, events: Vec<LenientEvent>) {
+    for event in events {
+        let reason = match event {
+            LenientEvent::DefaultOnError { error, value } => {
+                format!("default-on-error: {value} replaced by the default ({error})")
+            }
+            LenientEvent::SkippedItem { index, error } => {
+                format!("skip-invalid-items: item [{index}] dropped ({error})")
+            }
+            LenientEvent::DefaultOnNull => "default-on-null: null replaced by the default".into(),
+        };
+        report.warnings.push(Warning { path: None, reason });
+    }
+}
+
+/// Structural difference; arrays shorter after decoding are aligned with the skipped items that
+/// lenient decoding recorded.
+fn diff(
+    path: &str,
+    old: Option<&Value>,
+    new: Option<&Value>,
+    events: &mut [Option<LenientEvent>],
+    report: &mut Report,
+    out: &mut Vec<Difference>,
+) {
+    match (old, new) {
+        (None, None) => {}
+        (Some(Value::Object(a)), Some(Value::Object(b))) => {
+            for (key, value) in a {
+                diff(&key_path(path, key), Some(value), b.get(key), events, report, out);
+            }
+            for (key, value) in b {
+                if !a.contains_key(key) {
+                    diff(&key_path(path, key), None, Some(value), events, report, out);
+                }
+            }
+        }
+        (Some(Value::Array(a)), Some(Value::Array(b))) => {
+            let mut extra = a.len().saturating_sub(b.len());
+            let mut j = 0;
+            for (i, item) in a.iter().enumerate() {
+                let at = format!("{path}[{i}]");
+                if extra > 0 {
+                    let skipped = events
+                        .iter_mut()
+                        .find(|e| matches!(e, Some(LenientEvent::SkippedItem { index, .. }) if *index == i));
+                    if let Some(slot) = skipped {
+                        if let Some(LenientEvent::SkippedItem { error, .. }) = slot.take() {
+                            report.warnings.push(Warning {
+                                path: Some(at),
+                                reason: format!("skip-invalid-items: item dropped ({error})"),
+                            });
+                        }
+                        extra -= 1;
+                        continue;
+                    }
+                }
+                diff(&at, Some(item), b.get(j), events, report, out);
+                j += 1;
+            }
+            for (k, item) in b.iter().enumerate().skip(j) {
+                diff(&format!("{path}[{k}]"), None, Some(item), events, report, out);
+            }
+        }
+        (Some(a), Some(b)) if json_equal(a, b) => {}
+        (a, b) => out.push(Difference { path: path.to_string(), received: a.cloned(), reencoded: b.cloned() }),
+    }
+}
+
+/// JSON equality with numbers compared by value (`1` and `1.0` are the same number).
+pub fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
+            (Some(x), Some(y), _, _) => x == y,
+            (_, _, Some(x), Some(y)) => x == y,
+            _ => x.as_f64() == y.as_f64(),
+        },
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| json_equal(x, y)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+impl fmt::Display for Report {
+    /// One line per message, then one indented line per problem, difference or warning.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let direction = match self.from {
+            Some(from) => format!("{from} → {}", from.peer()),
+            None => "? → ?".to_string(),
+        };
+        write!(f, "{:>5}  {direction:<15} {}", self.line, self.kind)?;
+        if let Some(method) = &self.method {
+            write!(f, " {method}")?;
+        }
+        if let Some(id) = &self.id {
+            write!(f, " (id {id})")?;
+        }
+        write!(f, "  {}", self.status)?;
+        for p in &self.problems {
+            if p.path.is_empty() {
+                write!(f, "\n         {}", p.reason)?;
+            } else {
+                write!(f, "\n         {}: {}", p.path, p.reason)?;
+            }
+        }
+        for d in &self.differences {
+            let show = |v: &Option<Value>| v.as_ref().map_or_else(|| "(absent)".to_string(), Value::to_string);
+            write!(f, "\n         {}: received {}, re-encoded {}", d.path, show(&d.received), show(&d.reencoded))?;
+        }
+        for w in &self.warnings {
+            match &w.path {
+                Some(path) => write!(f, "\n         warning: {path}: {}", w.reason)?,
+                None => write!(f, "\n         warning: {}", w.reason)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(lines: &[Value]) -> Vec<Report> {
+        let mut checker = Checker::new(None);
+        lines.iter().enumerate().map(|(i, l)| checker.check_line(i + 1, l.to_string().as_bytes())).collect()
+    }
+
+    #[test]
+    fn nested_paths_through_unions_and_missing_fields() {
+        let reports = check(&[
+            serde_json::json!({"from":"client","message":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}}),
+            serde_json::json!({"from":"agent","message":{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}}),
+            serde_json::json!({"from":"agent","message":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","title":"x"}}}}),
+            serde_json::json!({"from":"agent","message":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text"}}}}}),
+        ]);
+        assert_eq!(reports[0].status, Status::Ok, "{}", reports[0]);
+        assert_eq!(reports[1].status, Status::Ok, "{}", reports[1]);
+        assert_eq!(reports[2].problems[0].path, "params.update.toolCallId", "{}", reports[2]);
+        assert!(reports[2].problems[0].reason.starts_with("missing field"), "{}", reports[2]);
+        assert_eq!(reports[3].problems[0].path, "params.update.content.text", "{}", reports[3]);
+    }
+
+    #[test]
+    fn same_ids_both_ways_and_version_from_initialize() {
+        let reports = check(&[
+            serde_json::json!({"from":"client","message":{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":2}}}),
+            serde_json::json!({"from":"agent","message":{"jsonrpc":"2.0","id":1,"method":"session/request_permission","params":{}}}),
+            serde_json::json!({"from":"agent","message":{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":2}}}),
+            serde_json::json!({"from":"client","message":{"jsonrpc":"2.0","id":1,"result":{"outcome":{"outcome":"cancelled"}}}}),
+        ]);
+        assert_eq!(reports[2].method.as_deref(), Some("initialize"), "{}", reports[2]);
+        assert_eq!(reports[3].method.as_deref(), Some("session/request_permission"), "{}", reports[3]);
+        assert_eq!(reports[3].status, Status::Ok, "{}", reports[3]);
+    }
+
+    #[test]
+    fn numbers_compare_by_value() {
+        assert!(json_equal(&serde_json::json!(1), &serde_json::json!(1.0)));
+        assert!(!json_equal(&serde_json::json!(1), &serde_json::json!(2)));
+        assert!(!json_equal(&serde_json::json!({"a": 1}), &serde_json::json!({"a": 1, "b": 2})));
+    }
+}

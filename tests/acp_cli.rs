@@ -1,0 +1,235 @@
+//! The `acp` tool end to end: `check` on hand-made faulty transcripts and on sessions recorded
+//! live by `tap` between the example client and the example agent (v1 and v2), and `tap` as a
+//! byte-exact pipe.
+
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+mod common;
+use common::example;
+
+const ACP: &str = env!("CARGO_BIN_EXE_acp");
+
+fn transcripts() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/transcripts")
+}
+
+fn check(args: &[&str]) -> Output {
+    Command::new(ACP).arg("check").args(args).current_dir(transcripts()).output().expect("acp runs")
+}
+
+/// `acp check --format json FILE`: the message reports (the last line is the summary).
+fn json_reports(file: &str) -> (Vec<Value>, Value, Option<i32>) {
+    let out = check(&["--format", "json", file]);
+    let mut lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{file}: not JSON ({e}): {l}")))
+        .collect();
+    let summary = lines.pop().expect("summary line");
+    (lines, summary, out.status.code())
+}
+
+/// The one report that is not `ok`.
+fn the_fault(file: &str) -> (Value, Option<i32>) {
+    let (reports, _, code) = json_reports(file);
+    let faults: Vec<Value> = reports.into_iter().filter(|r| r["status"] != "ok").collect();
+    assert_eq!(faults.len(), 1, "{file}: {faults:#?}");
+    (faults.into_iter().next().unwrap_or_default(), code)
+}
+
+#[test]
+fn each_fault_is_reported_with_its_path_and_reason() {
+    // (file, line, status, path, reason prefix, exit status)
+    let cases = [
+        ("missing-field.jsonl", 6, "error", "params.update.toolCallId", "missing field", 1),
+        ("wrong-enum-type.jsonl", 6, "error", "result.stopReason", "invalid type: integer `5`, expected one of", 1),
+        ("unknown-id.jsonl", 5, "unmatched", "id", "no request of the client with id 7 is pending", 0),
+        ("before-initialize.jsonl", 1, "error", "method", "`session/new` sent before `initialize`", 1),
+        ("malformed.jsonl", 3, "error", "", "invalid JSON: EOF while parsing an object", 1),
+    ];
+    for (file, line, status, path, reason, exit) in cases {
+        let (fault, code) = the_fault(file);
+        assert_eq!(fault["line"], line, "{file}: {fault}");
+        assert_eq!(fault["status"], status, "{file}: {fault}");
+        assert_eq!(fault["problems"][0]["path"], path, "{file}: {fault}");
+        let got = fault["problems"][0]["reason"].as_str().unwrap_or_default();
+        assert!(got.starts_with(reason), "{file}: reason {got:?}, expected {reason:?}…");
+        assert_eq!(code, Some(exit), "{file}: exit status");
+    }
+}
+
+#[test]
+fn lossy_shows_the_difference() {
+    let (fault, code) = the_fault("lossy.jsonl");
+    assert_eq!(fault["status"], "lossy", "{fault}");
+    assert_eq!(
+        fault["differences"],
+        serde_json::json!([{ "path": "params.sandbox", "received": "strict", "reencoded": null }])
+    );
+    assert_eq!(code, Some(0));
+}
+
+#[test]
+fn lenient_repairs_are_ok_with_a_warning_naming_the_field() {
+    let (reports, summary, code) = json_reports("lenient.jsonl");
+    assert_eq!(code, Some(0));
+    assert_eq!(summary["summary"]["ok"], 7, "{summary}");
+    let update = &reports[5];
+    assert_eq!(update["status"], "ok", "{update}");
+    let warnings: Vec<(String, String)> = update["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .map(|w| (w["path"].as_str().unwrap_or("?").to_string(), w["reason"].as_str().unwrap_or("").to_string()))
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert_eq!(warnings[0].0, "params.update.content[1]");
+    assert!(warnings[0].1.starts_with("skip-invalid-items: item dropped (unknown type `hologram`"), "{warnings:?}");
+    assert_eq!(warnings[1].0, "params.update.status");
+    assert!(warnings[1].1.starts_with("default-on-error: 42 replaced by the default"), "{warnings:?}");
+}
+
+#[test]
+fn text_output_matches_the_snapshots() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(transcripts())
+        .expect("transcripts")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 9, "{files:?}");
+    let update = std::env::var_os("UPDATE_SNAPSHOTS").is_some();
+    for file in files {
+        let name = file.file_name().and_then(|n| n.to_str()).expect("name").to_string();
+        let out = check(&[&name]);
+        let text = String::from_utf8(out.stdout).expect("utf-8");
+        let snapshot = file.with_extension("out");
+        if update {
+            std::fs::write(&snapshot, &text).expect("write snapshot");
+        } else {
+            let expected = std::fs::read_to_string(&snapshot).unwrap_or_default();
+            assert_eq!(
+                text,
+                expected,
+                "{name}: output differs from {} (UPDATE_SNAPSHOTS=1 rewrites)",
+                snapshot.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn unreadable_input_exits_2() {
+    let out = check(&["no-such-file.jsonl"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read no-such-file.jsonl"));
+}
+
+#[test]
+fn committed_recordings_check_clean() {
+    for file in ["echo-v1.jsonl", "echo-v2.jsonl"] {
+        let (reports, summary, code) = json_reports(file);
+        assert_eq!(code, Some(0), "{file}");
+        assert!(reports.len() >= 10, "{file}: {} messages", reports.len());
+        assert!(reports.iter().all(|r| r["status"] == "ok" && r["warnings"] == serde_json::json!([])), "{file}");
+        assert_eq!(summary["protocolVersion"], if file.contains("v1") { 1 } else { 2 });
+    }
+}
+
+/// Runs the example client (in `dir`) against `agent`; its stdout and exit status.
+fn run_client(dir: &Path, version: u16, agent: &[&Path]) -> (String, Option<i32>) {
+    let out = Command::new(example("client"))
+        .args(["--protocol-version", &version.to_string(), "--prompt", "hello perm read notes.txt", "--"])
+        .args(agent)
+        .current_dir(dir)
+        .stderr(Stdio::null())
+        .output()
+        .expect("client runs");
+    (String::from_utf8_lossy(&out.stdout).into_owned(), out.status.code())
+}
+
+#[test]
+fn tap_between_the_examples_changes_nothing_and_logs_a_clean_transcript() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dir = tmp.path().canonicalize().expect("temp dir");
+    std::fs::write(dir.join("notes.txt"), "remember the milk\n").expect("write");
+    let agent = example("echo_agent");
+    for version in [1u16, 2] {
+        let direct = run_client(&dir, version, &[&agent]);
+        let log = dir.join(format!("v{version}.jsonl"));
+        let tapped = run_client(
+            &dir,
+            version,
+            &[Path::new(ACP), Path::new("tap"), Path::new("--log"), &log, Path::new("--"), &agent],
+        );
+        assert_eq!(direct.1, Some(0), "v{version}: {}", direct.0);
+        assert_eq!(tapped, direct, "v{version}: the tap changed the session");
+        let out = Command::new(ACP).args(["check", "--format", "json"]).arg(&log).output().expect("acp check");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "v{version}:\n{text}");
+        let reports: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("json")).collect();
+        let (summary, messages) = reports.split_last().expect("summary");
+        assert_eq!(summary["protocolVersion"], version);
+        assert_eq!(summary["summary"]["ok"], messages.len(), "v{version}:\n{text}");
+        // Both directions are there, and the turn with its permission request and file read (v1).
+        let methods: Vec<&str> = messages.iter().filter_map(|m| m["method"].as_str()).collect();
+        for expected in ["initialize", "session/new", "session/prompt", "session/update", "session/request_permission"]
+        {
+            assert!(methods.contains(&expected), "v{version}: {methods:?}");
+        }
+        if version == 1 {
+            assert!(methods.contains(&"fs/read_text_file"), "{methods:?}");
+        }
+    }
+}
+
+#[test]
+fn tap_forwards_bytes_unchanged_and_keeps_the_agents_exit_status() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log = dir.path().join("cat.jsonl");
+    let input: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\r\nnot json \xff\n\n{\"jsonrpc\":\"2.0\",\"method\":\"_x\"}\n{\"unterminated\":";
+    let mut child = Command::new(ACP)
+        .args(["tap", "--log"])
+        .arg(&log)
+        .args(["--", "cat"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tap");
+    child.stdin.take().expect("stdin").write_all(input).expect("write");
+    let out = child.wait_with_output().expect("tap exits when the client closes");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, input, "bytes changed on the way");
+    let records: Vec<Value> = std::fs::read_to_string(&log)
+        .expect("log")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a record per line"))
+        .collect();
+    // `cat` echoes each line back: 4 lines from the client, the same 4 from the "agent".
+    assert_eq!(records.len(), 8, "{records:#?}");
+    assert_eq!(records.iter().filter(|r| r["from"] == "client").count(), 4);
+    assert_eq!(records[0]["message"]["method"], "initialize");
+    assert!(records.iter().any(|r| r["line"] == "not json \u{fffd}"), "{records:#?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not UTF-8"), "{stderr}");
+
+    let out = Command::new(ACP).args(["tap", "--", "sh", "-c", "exit 3"]).stdin(Stdio::null()).output().expect("tap");
+    assert_eq!(out.status.code(), Some(3));
+    let out = Command::new(ACP).args(["tap", "--", "/no/such/agent"]).stdin(Stdio::null()).output().expect("tap");
+    assert_eq!(out.status.code(), Some(127));
+}
+
+#[test]
+fn help_follows_clap_conventions() {
+    for args in [&["--help"][..], &["check", "--help"], &["tap", "--help"]] {
+        let out = Command::new(ACP).args(args).output().expect("acp");
+        assert!(out.status.success(), "{args:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("Usage: acp"), "{args:?}: {text}");
+    }
+    let out = Command::new(ACP).arg("check").output().expect("acp");
+    assert_eq!(out.status.code(), Some(2), "a usage error is clap's exit status 2");
+}
