@@ -1,8 +1,10 @@
 //! The generator pipeline and the project's tooling, as a library so that tests can drive it.
 //!
 //! schema/vN/*.json ──[`model`]──▶ JSON Schema model ──[`lower`]──▶ [`ir`] ──[`emit`]──▶ generated/
+//!                                                                         └──[`diff`]──▶ report
 
 pub mod codegen;
+pub mod diff;
 pub mod emit;
 pub mod emit_methods;
 pub mod interop;

@@ -31,6 +31,21 @@ enum Command {
         #[arg(long)]
         only: Option<String>,
     },
+    /// What changed between two schema revisions, per method and direction, and whom it breaks.
+    ///
+    /// Exit status: 0; 1 when a finding reaches --fail-on; 2 on bad input.
+    Diff {
+        /// The old revision: a schema file, `v1`, `v2`, `v1-unstable`, `v2-unstable`, or `REV:PATH` (git).
+        old: String,
+        /// The new revision, in the same forms.
+        new: String,
+        /// How to print the report.
+        #[arg(long, value_enum, default_value = "text")]
+        format: xtask::diff::Format,
+        /// Exit with status 1 when a finding is at least this severe.
+        #[arg(long, value_enum, default_value = "never")]
+        fail_on: xtask::diff::FailOn,
+    },
     /// Count the IR constructs (structs, unions, patch fields, lenient keywords, …) per schema.
     Stats,
     /// Pin, fetch and verify the published schemas.
@@ -56,6 +71,20 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let root = xtask::project_root();
     let result = match cli.command {
+        Command::Diff { old, new, format, fail_on } => {
+            return match xtask::diff::run(&root, &old, &new, format, fail_on) {
+                Ok((report, failed)) => {
+                    // A closed pipe (`| head`) is not an error worth a panic.
+                    let _ = std::io::Write::write_all(&mut std::io::stdout(), report.as_bytes());
+                    ExitCode::from(u8::from(failed))
+                }
+                Err(message) => {
+                    eprintln!("error: {message}");
+                    // Bad input, as opposed to findings (1).
+                    ExitCode::from(2)
+                }
+            };
+        }
         Command::Codegen { check, schema: Some(schema), out: Some(out) } => {
             if check {
                 Err("--check compares the committed output; it does not combine with --schema".into())
