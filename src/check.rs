@@ -685,9 +685,9 @@ fn compare(
     diff(root, received, reencoded, &mut events, report, &mut changes);
     for change in changes {
         let explained = change.received.as_ref().and_then(|old| {
-            let shown = old.to_string();
+            let same = |text: &str| serde_json::from_str::<Value>(text).is_ok_and(|v| json_equal(&v, old));
             events.iter_mut().find_map(|slot| match slot {
-                Some(LenientEvent::DefaultOnError { value, .. }) if *value == shown => slot.take(),
+                Some(LenientEvent::DefaultOnError { value, .. }) if same(value) => slot.take(),
                 Some(LenientEvent::DefaultOnNull) if old.is_null() => slot.take(),
                 _ => None,
             })

@@ -940,6 +940,12 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    /// A body that can decode from its union's whole object: a struct with no flattened union
+    /// (which could keep the tag a second time). Its unknown fields are ignored, the tag included.
+    fn plain_struct(&self, body: &TypeRef) -> bool {
+        matches!(body, TypeRef::Named(x) if matches!(&self.p.get(*x).kind, TypeKind::Struct(s) if s.flatten.is_none()))
+    }
+
     fn union(&self, id: TypeId, u: &Union, name: &syn::Ident, cfg: &TokenStream) -> TokenStream {
         let t = self.p.get(id);
         let union_name = &t.name;
@@ -947,6 +953,8 @@ impl<'a> Emitter<'a> {
         let mut ser_arms = Vec::new();
         let mut tag_arms = Vec::new();
         let mut tagged_arms = Vec::new();
+        // Tags whose variant decodes straight from the text, without a `serde_json::Value`.
+        let mut fast_arms = Vec::new();
         let mut untagged = Vec::new();
         let mut catch_all = None;
         let mut schema_branches = Vec::new();
@@ -976,6 +984,15 @@ impl<'a> Emitter<'a> {
                                 quote! { .map(Self::#vn) }
                             };
                             tagged_arms.push(quote! { #c #index => return union::body(object, #tag, #value) #wrap, });
+                            if self.plain_struct(b) {
+                                fast_arms.push(quote! {
+                                    #c Some(#value) => {
+                                        if let Some(b) = union::fast_body(text) {
+                                            return Ok(b) #wrap;
+                                        }
+                                    }
+                                });
+                            }
                         }
                         None => {
                             schema_branches.push(quote! {
@@ -984,6 +1001,7 @@ impl<'a> Emitter<'a> {
                             variants.push(quote! { #d #c #vn, });
                             ser_arms.push(quote! { #c Self::#vn => union::tag_only(serializer, #tag, #value), });
                             tagged_arms.push(quote! { #c #index => return Ok(Self::#vn), });
+                            fast_arms.push(quote! { #c Some(#value) => return Ok(Self::#vn), });
                         }
                     }
                 }
@@ -1126,6 +1144,48 @@ impl<'a> Emitter<'a> {
         } else {
             quote! {}
         };
+        // With a tag that needs no repair, the common case (a known tag whose body is a plain
+        // struct) reads the text twice, the tag with a borrowed scan and then the body, instead
+        // of building a `serde_json::Value` of the whole object. Anything else, errors included,
+        // takes the general path, so the results and messages are the same.
+        let fast = u.tag.is_some() && !u.tag_lenient.default_on_error && !fast_arms.is_empty();
+        let deserialize_impl = if fast {
+            quote! {
+                #cfg
+                impl<'de> Deserialize<'de> for #name {
+                    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                        match union::capture(deserializer)? {
+                            union::Captured::Text(text) => Self::from_text(&text),
+                            union::Captured::Value(value) => Self::from_json(value),
+                        }
+                        .map_err(serde::de::Error::custom)
+                    }
+                }
+                #cfg
+                impl #name {
+                    /// Decodes from JSON text: known tags straight from the text, the rest through
+                    /// [`Self::from_json`].
+                    #[allow(clippy::needless_return, clippy::single_match, clippy::unnecessary_map_on_constructor)]
+                    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+                        match union::peek_tag(text, #tag) {
+                            #(#fast_arms)*
+                            _ => {}
+                        }
+                        Self::from_json(serde_json::from_str(text)?)
+                    }
+                }
+            }
+        } else {
+            quote! {
+                #cfg
+                impl<'de> Deserialize<'de> for #name {
+                    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                        let value = serde_json::Value::deserialize(deserializer)?;
+                        Self::from_json(value).map_err(serde::de::Error::custom)
+                    }
+                }
+            }
+        };
         let schema_impl = schema_impl(
             name,
             cfg,
@@ -1151,13 +1211,7 @@ impl<'a> Emitter<'a> {
                     }
                 }
             }
-            #cfg
-            impl<'de> Deserialize<'de> for #name {
-                fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                    let value = serde_json::Value::deserialize(deserializer)?;
-                    Self::from_json(value).map_err(serde::de::Error::custom)
-                }
-            }
+            #deserialize_impl
             #cfg
             impl #name {
                 /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged

@@ -2,7 +2,7 @@
 //! property such as `type` or `sessionUpdate`), their catch-alls, untagged unions and string or
 //! integer enums with an open catch-all.
 
-use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
+use serde::de::{self, Deserialize, DeserializeOwned, Deserializer, Visitor};
 use serde::ser::{self, Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 use std::fmt;
@@ -259,4 +259,115 @@ impl<S: Serializer> Serializer for Tagged<S> {
     ) -> Result<Self::SerializeStructVariant, S::Error> {
         Err(Self::not_an_object("an externally tagged enum"))
     }
+}
+
+/// The value of `tag` in the JSON object `text`, read without building the object: `None` when
+/// `text` is not an object, the tag is absent or not a plain string (the general path decides
+/// those cases).
+pub fn peek_tag<'a>(text: &'a str, tag: &str) -> Option<&'a str> {
+    struct Peek<'t>(&'t str);
+    impl<'de> Visitor<'de> for Peek<'_> {
+        type Value = Option<&'de str>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            // Keys and tag with escapes fail here and go the general way; like `Value`, the last
+            // of duplicate keys wins.
+            let mut found = None;
+            while let Some(key) = map.next_key::<&'de str>()? {
+                if key == self.0 {
+                    found = Some(map.next_value::<&'de str>()?);
+                } else {
+                    map.next_value::<de::IgnoredAny>()?;
+                }
+            }
+            Ok(found)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.deserialize_map(Peek(tag)).ok().flatten()
+}
+
+/// Decodes a tagged variant's body straight from the union's text (the tag is an unknown field to
+/// the body's struct). Only used for bodies that are plain structs; an error sends the caller to
+/// the general path, which gives the detailed message.
+pub fn fast_body<T: DeserializeOwned>(text: &str) -> Option<T> {
+    serde_json::from_str(text).ok()
+}
+
+/// What a union's `Deserialize` captured: the JSON text, when the deserializer can give it
+/// (`serde_json`'s own, directly or through `serde_path_to_error`), else the value.
+pub enum Captured {
+    /// The exact text of the value.
+    Text(String),
+    /// The value, from a deserializer that cannot give text (`#[serde(flatten)]` buffers, …).
+    Value(Value),
+}
+
+/// `serde_json`'s name for its raw-value protocol (`serde_json::value::RawValue` is deserialized as
+/// a newtype struct of this name, whose content is a one-entry map from this key to the text).
+const RAW_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// Captures the next value as text if the deserializer supports it, or as a [`Value`].
+pub fn capture<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Captured, D::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Captured;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Captured, A::Error> {
+            let Some(first) = map.next_key::<String>()? else {
+                return Ok(Captured::Value(Value::Object(Default::default())));
+            };
+            if first == RAW_TOKEN {
+                return Ok(Captured::Text(map.next_value::<String>()?));
+            }
+            let mut object = JsonObject::new();
+            object.insert(first, map.next_value()?);
+            while let Some((key, value)) = map.next_entry::<String, Value>()? {
+                object.insert(key, value);
+            }
+            Ok(Captured::Value(Value::Object(object)))
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Captured, A::Error> {
+            let mut items = Vec::new();
+            while let Some(item) = seq.next_element::<Value>()? {
+                items.push(item);
+            }
+            Ok(Captured::Value(Value::Array(items)))
+        }
+        fn visit_newtype_struct<D2: Deserializer<'de>>(self, d: D2) -> Result<Captured, D2::Error> {
+            Value::deserialize(d).map(Captured::Value)
+        }
+        fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Captured, D2::Error> {
+            Value::deserialize(d).map(Captured::Value)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Captured, E> {
+            Ok(Captured::Value(Value::Null))
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Captured, E> {
+            Ok(Captured::Value(Value::Null))
+        }
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Captured, E> {
+            Ok(Captured::Value(Value::Bool(v)))
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Captured, E> {
+            Ok(Captured::Value(Value::from(v)))
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Captured, E> {
+            Ok(Captured::Value(Value::from(v)))
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Captured, E> {
+            Ok(Captured::Value(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)))
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Captured, E> {
+            Ok(Captured::Value(Value::String(v.to_owned())))
+        }
+        fn visit_string<E: de::Error>(self, v: String) -> Result<Captured, E> {
+            Ok(Captured::Value(Value::String(v)))
+        }
+    }
+    deserializer.deserialize_newtype_struct(RAW_TOKEN, V)
 }

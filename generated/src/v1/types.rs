@@ -825,8 +825,31 @@ impl Serialize for AuthMethod {
 }
 impl<'de> Deserialize<'de> for AuthMethod {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl AuthMethod {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("terminal") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Terminal);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl AuthMethod {
@@ -2552,8 +2575,51 @@ impl Serialize for ContentBlock {
 }
 impl<'de> Deserialize<'de> for ContentBlock {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl ContentBlock {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("text") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Text);
+                }
+            }
+            Some("image") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Image);
+                }
+            }
+            Some("audio") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Audio);
+                }
+            }
+            Some("resource_link") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::ResourceLink);
+                }
+            }
+            Some("resource") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Resource);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl ContentBlock {
@@ -2918,8 +2984,33 @@ impl Serialize for CreateElicitationResponseAction {
 }
 impl<'de> Deserialize<'de> for CreateElicitationResponseAction {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl CreateElicitationResponseAction {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "action") {
+            Some("accept") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Accept);
+                }
+            }
+            Some("decline") => return Ok(Self::Decline),
+            Some("cancel") => return Ok(Self::Cancel),
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl CreateElicitationResponseAction {
@@ -3720,8 +3811,51 @@ impl Serialize for ElicitationPropertySchema {
 }
 impl<'de> Deserialize<'de> for ElicitationPropertySchema {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl ElicitationPropertySchema {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("string") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::String);
+                }
+            }
+            Some("number") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Number);
+                }
+            }
+            Some("integer") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Integer);
+                }
+            }
+            Some("boolean") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Boolean);
+                }
+            }
+            Some("array") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Array);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl ElicitationPropertySchema {
@@ -6266,8 +6400,42 @@ impl Serialize for McpServer {
 }
 impl<'de> Deserialize<'de> for McpServer {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl McpServer {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("http") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Http);
+                }
+            }
+            Some("sse") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Sse);
+                }
+            }
+            #[cfg(feature = "unstable")]
+            Some("acp") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Acp);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl McpServer {
@@ -6858,8 +7026,31 @@ impl Serialize for MultiSelectItems {
 }
 impl<'de> Deserialize<'de> for MultiSelectItems {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl MultiSelectItems {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("string") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::String);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl MultiSelectItems {
@@ -8009,8 +8200,42 @@ impl Serialize for PlanUpdateContent {
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for PlanUpdateContent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+#[cfg(feature = "unstable")]
+impl PlanUpdateContent {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("items") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Items);
+                }
+            }
+            Some("file") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::File);
+                }
+            }
+            Some("markdown") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Markdown);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 #[cfg(feature = "unstable")]
@@ -9010,8 +9235,32 @@ impl Serialize for RequestPermissionOutcome {
 }
 impl<'de> Deserialize<'de> for RequestPermissionOutcome {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl RequestPermissionOutcome {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "outcome") {
+            Some("cancelled") => return Ok(Self::Cancelled),
+            Some("selected") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Selected);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl RequestPermissionOutcome {
@@ -10209,8 +10458,36 @@ impl Serialize for SessionConfigOptionType {
 }
 impl<'de> Deserialize<'de> for SessionConfigOptionType {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl SessionConfigOptionType {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("select") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Select);
+                }
+            }
+            Some("boolean") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Boolean);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl SessionConfigOptionType {
@@ -11884,8 +12161,126 @@ impl Serialize for SessionUpdate {
 }
 impl<'de> Deserialize<'de> for SessionUpdate {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl SessionUpdate {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "sessionUpdate") {
+            Some("user_message_chunk") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::UserMessageChunk);
+                }
+            }
+            Some("agent_message_chunk") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::AgentMessageChunk);
+                }
+            }
+            Some("agent_thought_chunk") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::AgentThoughtChunk);
+                }
+            }
+            Some("tool_call") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::ToolCall);
+                }
+            }
+            Some("tool_call_update") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::ToolCallUpdate);
+                }
+            }
+            Some("plan") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Plan);
+                }
+            }
+            #[cfg(feature = "unstable")]
+            Some("plan_update") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::PlanUpdate);
+                }
+            }
+            #[cfg(feature = "unstable")]
+            Some("plan_removed") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::PlanRemoved);
+                }
+            }
+            Some("available_commands_update") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::AvailableCommandsUpdate);
+                }
+            }
+            Some("current_mode_update") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::CurrentModeUpdate);
+                }
+            }
+            Some("config_option_update") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::ConfigOptionUpdate);
+                }
+            }
+            Some("session_info_update") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::SessionInfoUpdate);
+                }
+            }
+            Some("usage_update") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::UsageUpdate);
+                }
+            }
+            Some("notice") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Notice);
+                }
+            }
+            Some("compaction_update") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::CompactionUpdate);
+                }
+            }
+            Some("compaction_summary_chunk") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::CompactionSummaryChunk);
+                }
+            }
+            #[cfg(feature = "unstable")]
+            Some("subagent_update") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::SubagentUpdate);
+                }
+            }
+            #[cfg(feature = "unstable")]
+            Some("session_message") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::SessionMessage);
+                }
+            }
+            #[cfg(feature = "unstable")]
+            Some("session_message_chunk") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::SessionMessageChunk);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl SessionUpdate {
@@ -12252,8 +12647,31 @@ impl Serialize for SetSessionConfigOptionRequestType {
 }
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestType {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl SetSessionConfigOptionRequestType {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("boolean") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Boolean);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl SetSessionConfigOptionRequestType {
@@ -12618,8 +13036,42 @@ impl Serialize for StateUpdate {
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for StateUpdate {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+#[cfg(feature = "unstable")]
+impl StateUpdate {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "state") {
+            Some("running") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Running);
+                }
+            }
+            Some("requires_action") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::RequiresAction);
+                }
+            }
+            Some("unknown") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Unknown);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 #[cfg(feature = "unstable")]
@@ -13819,8 +14271,41 @@ impl Serialize for ToolCallContent {
 }
 impl<'de> Deserialize<'de> for ToolCallContent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl ToolCallContent {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("content") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Content);
+                }
+            }
+            Some("diff") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Diff);
+                }
+            }
+            Some("terminal") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Terminal);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl ToolCallContent {

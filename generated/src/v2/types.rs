@@ -857,8 +857,36 @@ impl Serialize for AuthMethod {
 }
 impl<'de> Deserialize<'de> for AuthMethod {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl AuthMethod {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("terminal") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Terminal);
+                }
+            }
+            Some("agent") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Agent);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl AuthMethod {
@@ -1383,8 +1411,31 @@ impl Serialize for AvailableCommand {
 }
 impl<'de> Deserialize<'de> for AvailableCommand {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl AvailableCommand {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("command") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Command);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl AvailableCommand {
@@ -1476,8 +1527,31 @@ impl Serialize for AvailableCommandInput {
 }
 impl<'de> Deserialize<'de> for AvailableCommandInput {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl AvailableCommandInput {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("text") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Text);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl AvailableCommandInput {
@@ -1741,8 +1815,42 @@ impl Serialize for BackgroundWork {
 }
 impl<'de> Deserialize<'de> for BackgroundWork {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl BackgroundWork {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("terminal") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Terminal);
+                }
+            }
+            Some("tool_call") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::ToolCall);
+                }
+            }
+            #[cfg(feature = "unstable")]
+            Some("subagent") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Subagent);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl BackgroundWork {
@@ -3090,8 +3198,51 @@ impl Serialize for ContentBlock {
 }
 impl<'de> Deserialize<'de> for ContentBlock {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl ContentBlock {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("text") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Text);
+                }
+            }
+            Some("image") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Image);
+                }
+            }
+            Some("audio") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Audio);
+                }
+            }
+            Some("resource_link") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::ResourceLink);
+                }
+            }
+            Some("resource") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Resource);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl ContentBlock {
@@ -3454,8 +3605,33 @@ impl Serialize for CreateElicitationResponseAction {
 }
 impl<'de> Deserialize<'de> for CreateElicitationResponseAction {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl CreateElicitationResponseAction {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "action") {
+            Some("accept") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Accept);
+                }
+            }
+            Some("decline") => return Ok(Self::Decline),
+            Some("cancel") => return Ok(Self::Cancel),
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl CreateElicitationResponseAction {
@@ -3763,8 +3939,51 @@ impl Serialize for DiffChangeOperation {
 }
 impl<'de> Deserialize<'de> for DiffChangeOperation {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl DiffChangeOperation {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "operation") {
+            Some("add") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Add);
+                }
+            }
+            Some("delete") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Delete);
+                }
+            }
+            Some("modify") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Modify);
+                }
+            }
+            Some("move") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Move);
+                }
+            }
+            Some("copy") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Copy);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl DiffChangeOperation {
@@ -4571,8 +4790,51 @@ impl Serialize for ElicitationPropertySchema {
 }
 impl<'de> Deserialize<'de> for ElicitationPropertySchema {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl ElicitationPropertySchema {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("string") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::String);
+                }
+            }
+            Some("number") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Number);
+                }
+            }
+            Some("integer") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Integer);
+                }
+            }
+            Some("boolean") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Boolean);
+                }
+            }
+            Some("array") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Array);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl ElicitationPropertySchema {
@@ -6994,8 +7256,42 @@ impl Serialize for McpServer {
 }
 impl<'de> Deserialize<'de> for McpServer {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl McpServer {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("http") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Http);
+                }
+            }
+            #[cfg(feature = "unstable")]
+            Some("acp") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Acp);
+                }
+            }
+            Some("stdio") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Stdio);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl McpServer {
@@ -7629,8 +7925,31 @@ impl Serialize for MultiSelectItems {
 }
 impl<'de> Deserialize<'de> for MultiSelectItems {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl MultiSelectItems {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("string") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::String);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl MultiSelectItems {
@@ -8760,8 +9079,43 @@ impl Serialize for PlanUpdateContent {
 }
 impl<'de> Deserialize<'de> for PlanUpdateContent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl PlanUpdateContent {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("items") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Items);
+                }
+            }
+            #[cfg(feature = "unstable")]
+            Some("file") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::File);
+                }
+            }
+            #[cfg(feature = "unstable")]
+            Some("markdown") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Markdown);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl PlanUpdateContent {
@@ -9697,8 +10051,31 @@ impl Serialize for ReplayFrom {
 }
 impl<'de> Deserialize<'de> for ReplayFrom {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl ReplayFrom {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("start") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Start);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl ReplayFrom {
@@ -9914,8 +10291,36 @@ impl Serialize for RequestPermissionOutcome {
 }
 impl<'de> Deserialize<'de> for RequestPermissionOutcome {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl RequestPermissionOutcome {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "outcome") {
+            Some("cancelled") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Cancelled);
+                }
+            }
+            Some("selected") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Selected);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl RequestPermissionOutcome {
@@ -10119,8 +10524,36 @@ impl Serialize for RequestPermissionSubject {
 }
 impl<'de> Deserialize<'de> for RequestPermissionSubject {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl RequestPermissionSubject {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("tool_call") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::ToolCall);
+                }
+            }
+            Some("command") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Command);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl RequestPermissionSubject {
@@ -11327,8 +11760,36 @@ impl Serialize for SessionConfigOptionType {
 }
 impl<'de> Deserialize<'de> for SessionConfigOptionType {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl SessionConfigOptionType {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("select") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Select);
+                }
+            }
+            Some("boolean") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Boolean);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl SessionConfigOptionType {
@@ -12918,8 +13379,140 @@ impl Serialize for SessionUpdate {
 }
 impl<'de> Deserialize<'de> for SessionUpdate {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl SessionUpdate {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "sessionUpdate") {
+            Some("user_message_chunk") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::UserMessageChunk);
+                }
+            }
+            Some("user_message") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::UserMessage);
+                }
+            }
+            Some("agent_message_chunk") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::AgentMessageChunk);
+                }
+            }
+            Some("agent_message") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::AgentMessage);
+                }
+            }
+            Some("agent_thought_chunk") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::AgentThoughtChunk);
+                }
+            }
+            Some("agent_thought") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::AgentThought);
+                }
+            }
+            Some("tool_call_content_chunk") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::ToolCallContentChunk);
+                }
+            }
+            Some("tool_call_update") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::ToolCallUpdate);
+                }
+            }
+            Some("terminal_update") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::TerminalUpdate);
+                }
+            }
+            Some("terminal_output_chunk") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::TerminalOutputChunk);
+                }
+            }
+            Some("plan_update") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::PlanUpdate);
+                }
+            }
+            #[cfg(feature = "unstable")]
+            Some("plan_removed") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::PlanRemoved);
+                }
+            }
+            Some("available_commands_update") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::AvailableCommandsUpdate);
+                }
+            }
+            Some("config_option_update") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::ConfigOptionUpdate);
+                }
+            }
+            Some("session_info_update") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::SessionInfoUpdate);
+                }
+            }
+            Some("usage_update") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::UsageUpdate);
+                }
+            }
+            Some("notice") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Notice);
+                }
+            }
+            Some("compaction_update") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::CompactionUpdate);
+                }
+            }
+            Some("compaction_summary_chunk") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::CompactionSummaryChunk);
+                }
+            }
+            #[cfg(feature = "unstable")]
+            Some("subagent_update") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::SubagentUpdate);
+                }
+            }
+            #[cfg(feature = "unstable")]
+            Some("session_message") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::SessionMessage);
+                }
+            }
+            #[cfg(feature = "unstable")]
+            Some("session_message_chunk") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::SessionMessageChunk);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl SessionUpdate {
@@ -13315,8 +13908,36 @@ impl Serialize for SetSessionConfigOptionRequestType {
 }
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestType {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl SetSessionConfigOptionRequestType {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("id") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Id);
+                }
+            }
+            Some("boolean") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Boolean);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl SetSessionConfigOptionRequestType {
@@ -13653,8 +14274,42 @@ impl Serialize for StateUpdate {
 }
 impl<'de> Deserialize<'de> for StateUpdate {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl StateUpdate {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "state") {
+            Some("running") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Running);
+                }
+            }
+            Some("requires_action") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::RequiresAction);
+                }
+            }
+            #[cfg(feature = "unstable")]
+            Some("unknown") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Unknown);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl StateUpdate {
@@ -15002,8 +15657,41 @@ impl Serialize for ToolCallContent {
 }
 impl<'de> Deserialize<'de> for ToolCallContent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl ToolCallContent {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("content") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Content);
+                }
+            }
+            Some("diff") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Diff);
+                }
+            }
+            Some("terminal") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Terminal);
+                }
+            }
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl ToolCallContent {

@@ -8,6 +8,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::{ExitCode, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
@@ -21,7 +22,23 @@ const KEPT_PREFIX: usize = 4096;
 struct Tap {
     checker: Checker,
     count: usize,
-    log: Option<BufWriter<File>>,
+}
+
+/// The transcript, written by the pumps themselves before they forward a line's last byte: the
+/// client may kill the tap as soon as it has its answer, and the log must already hold it.
+type Log = Arc<Mutex<Option<BufWriter<File>>>>;
+
+fn log_line(log: &Log, from: Side, line: &[u8], truncated: Option<usize>) {
+    if line.iter().all(u8::is_ascii_whitespace) && truncated.is_none() {
+        return;
+    }
+    let mut guard = log.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(log) = guard.as_mut() {
+        let record = record(from, line, truncated);
+        if writeln!(log, "{record}").and_then(|_| log.flush()).is_err() {
+            eprintln!("acp tap: cannot write the log");
+        }
+    }
 }
 
 impl Tap {
@@ -45,12 +62,6 @@ impl Tap {
             || !report.warnings.is_empty();
         if problem {
             eprintln!("acp tap: {}", report.to_string().trim_start());
-        }
-        if let Some(log) = &mut self.log {
-            let record = record(from, line, truncated);
-            if writeln!(log, "{record}").and_then(|_| log.flush()).is_err() {
-                eprintln!("acp tap: cannot write the log");
-            }
         }
     }
 }
@@ -89,6 +100,7 @@ async fn pump(
     mut output: impl AsyncWrite + Unpin,
     from: Side,
     lines: mpsc::UnboundedSender<Line>,
+    log: Log,
 ) -> std::io::Result<()> {
     let mut buf = vec![0u8; 64 * 1024];
     let mut line = Vec::new();
@@ -119,7 +131,9 @@ async fn pump(
             }
             if complete {
                 let bytes = std::mem::take(&mut line);
-                let _ = lines.send(Line { from, bytes, truncated: (dropped > 0).then_some(dropped) });
+                let truncated = (dropped > 0).then_some(dropped);
+                log_line(&log, from, &bytes, truncated);
+                let _ = lines.send(Line { from, bytes, truncated });
                 dropped = 0;
             }
         }
@@ -128,7 +142,9 @@ async fn pump(
     }
     if !line.is_empty() {
         // The stream closed mid-message: check what there is (it is not a complete line).
-        let _ = lines.send(Line { from, bytes: line, truncated: (dropped > 0).then_some(dropped) });
+        let truncated = (dropped > 0).then_some(dropped);
+        log_line(&log, from, &line, truncated);
+        let _ = lines.send(Line { from, bytes: line, truncated });
     }
     output.shutdown().await.ok();
     Ok(())
@@ -140,7 +156,7 @@ fn memchr(bytes: &[u8]) -> Option<usize> {
 
 pub fn run(log: Option<PathBuf>, version: Option<u16>, agent: Vec<String>) -> ExitCode {
     let log = match log.map(File::create).transpose() {
-        Ok(file) => file.map(BufWriter::new),
+        Ok(file) => Arc::new(Mutex::new(file.map(BufWriter::new))),
         Err(e) => {
             eprintln!("acp tap: cannot create the log: {e}");
             return ExitCode::from(2);
@@ -153,7 +169,7 @@ pub fn run(log: Option<PathBuf>, version: Option<u16>, agent: Vec<String>) -> Ex
             return ExitCode::from(2);
         }
     };
-    let mut tap = Tap { checker: Checker::new(version), count: 0, log };
+    let mut tap = Tap { checker: Checker::new(version), count: 0 };
     let code = runtime.block_on(async move {
         let Some((program, args)) = agent.split_first() else {
             eprintln!("acp tap: no agent command");
@@ -182,8 +198,8 @@ pub fn run(log: Option<PathBuf>, version: Option<u16>, agent: Vec<String>) -> Ex
                 tap.observe(line.from, &line.bytes, line.truncated);
             }
         });
-        let to_agent = tokio::spawn(pump(tokio::io::stdin(), agent_in, Side::Client, lines.clone()));
-        let from_agent = pump(agent_out, tokio::io::stdout(), Side::Agent, lines).await;
+        let to_agent = tokio::spawn(pump(tokio::io::stdin(), agent_in, Side::Client, lines.clone(), log.clone()));
+        let from_agent = pump(agent_out, tokio::io::stdout(), Side::Agent, lines, log).await;
         if from_agent.is_err() {
             // The client stopped reading: close the agent's stdin, give it a moment, then stop it.
             to_agent.abort();

@@ -53,8 +53,32 @@ impl Serialize for Block {
 }
 impl<'de> Deserialize<'de> for Block {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        match union::capture(deserializer)? {
+            union::Captured::Text(text) => Self::from_text(&text),
+            union::Captured::Value(value) => Self::from_json(value),
+        }
+            .map_err(serde::de::Error::custom)
+    }
+}
+impl Block {
+    /// Decodes from JSON text: known tags straight from the text, the rest through
+    /// [`Self::from_json`].
+    #[allow(
+        clippy::needless_return,
+        clippy::single_match,
+        clippy::unnecessary_map_on_constructor
+    )]
+    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
+        match union::peek_tag(text, "type") {
+            Some("text") => {
+                if let Some(b) = union::fast_body(text) {
+                    return Ok(b).map(Self::Text);
+                }
+            }
+            Some("ping") => return Ok(Self::Ping),
+            _ => {}
+        }
+        Self::from_json(serde_json::from_str(text)?)
     }
 }
 impl Block {
