@@ -1,0 +1,132 @@
+//! Decode, encode and scan rows: the same bytes into `acp-types` and into the official
+//! `agent-client-protocol-schema`, typed by the schema name of each message.
+
+use crate::corpus::Message;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// Decodes one message into a value that can be encoded again.
+pub type Decoded = Box<dyn Encode>;
+
+/// Type-erased encoding of a decoded value.
+pub trait Encode {
+    fn encode(&self) -> String;
+}
+
+impl<T: Serialize> Encode for T {
+    fn encode(&self) -> String {
+        serde_json::to_string(self).expect("encodes")
+    }
+}
+
+fn decode<T: DeserializeOwned + Serialize + 'static>(text: &str) -> Option<Decoded> {
+    serde_json::from_str::<T>(text).ok().map(|v| Box::new(v) as Decoded)
+}
+
+macro_rules! decoder {
+    ($name:ident, $module:path) => {
+        /// Decodes `text` as the type named `type_name`; `None` when it fails or is unknown.
+        pub fn $name(type_name: &str, text: &str) -> Option<Decoded> {
+            use $module as m;
+            match type_name {
+                "InitializeRequest" => decode::<m::InitializeRequest>(text),
+                "InitializeResponse" => decode::<m::InitializeResponse>(text),
+                "NewSessionRequest" => decode::<m::NewSessionRequest>(text),
+                "NewSessionResponse" => decode::<m::NewSessionResponse>(text),
+                "PromptRequest" => decode::<m::PromptRequest>(text),
+                "PromptResponse" => decode::<m::PromptResponse>(text),
+                "RequestPermissionRequest" => decode::<m::RequestPermissionRequest>(text),
+                "RequestPermissionResponse" => decode::<m::RequestPermissionResponse>(text),
+                _ => session_update(type_name, text),
+            }
+        }
+    };
+}
+
+mod ours_v1 {
+    use super::*;
+    fn session_update(type_name: &str, text: &str) -> Option<Decoded> {
+        (type_name == "SessionNotification").then(|| decode::<acp_types::v1::SessionNotification>(text)).flatten()
+    }
+    decoder!(decode_as, acp_types::v1);
+}
+mod ours_v2 {
+    use super::*;
+    fn session_update(type_name: &str, text: &str) -> Option<Decoded> {
+        (type_name == "UpdateSessionNotification")
+            .then(|| decode::<acp_types::v2::UpdateSessionNotification>(text))
+            .flatten()
+    }
+    decoder!(decode_as, acp_types::v2);
+}
+mod official_v1 {
+    use super::*;
+    fn session_update(type_name: &str, text: &str) -> Option<Decoded> {
+        (type_name == "SessionNotification")
+            .then(|| decode::<agent_client_protocol_schema::v1::SessionNotification>(text))
+            .flatten()
+    }
+    decoder!(decode_as, agent_client_protocol_schema::v1);
+}
+mod official_v2 {
+    use super::*;
+    fn session_update(type_name: &str, text: &str) -> Option<Decoded> {
+        (type_name == "UpdateSessionNotification")
+            .then(|| decode::<agent_client_protocol_schema::v2::UpdateSessionNotification>(text))
+            .flatten()
+    }
+    decoder!(decode_as, agent_client_protocol_schema::v2);
+}
+
+/// Which library decodes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Lib {
+    Ours,
+    Official,
+}
+
+/// The decoder of `lib` for `version`.
+pub fn decoder(lib: Lib, version: u16) -> fn(&str, &str) -> Option<Decoded> {
+    match (lib, version) {
+        (Lib::Ours, 1) => ours_v1::decode_as,
+        (Lib::Ours, _) => ours_v2::decode_as,
+        (Lib::Official, 1) => official_v1::decode_as,
+        (Lib::Official, _) => official_v2::decode_as,
+    }
+}
+
+/// The messages both libraries decode (the few the official crate rejects are left out of both
+/// sides, so the two rows measure the same bytes).
+pub fn common(version: u16, messages: Vec<Message>) -> Vec<Message> {
+    let ours = decoder(Lib::Ours, version);
+    let official = decoder(Lib::Official, version);
+    messages
+        .into_iter()
+        .filter(|m| ours(&m.type_name, &m.payload).is_some() && official(&m.type_name, &m.payload).is_some())
+        .collect()
+}
+
+/// Decodes every message once; the number decoded.
+pub fn decode_all(lib: Lib, version: u16, messages: &[Message]) -> usize {
+    let decode = decoder(lib, version);
+    messages.iter().filter(|m| std::hint::black_box(decode(&m.type_name, &m.payload)).is_some()).count()
+}
+
+/// Decodes every message once (outside the measurement) for the encode row.
+pub fn decoded(lib: Lib, version: u16, messages: &[Message]) -> Vec<Decoded> {
+    let decode = decoder(lib, version);
+    messages.iter().filter_map(|m| decode(&m.type_name, &m.payload)).collect()
+}
+
+/// Encodes every value once; total bytes written.
+pub fn encode_all(values: &[Decoded]) -> usize {
+    values.iter().map(|v| std::hint::black_box(v.encode()).len()).sum()
+}
+
+/// The floor: the same bytes read and thrown away.
+pub fn scan_all(messages: &[Message]) -> usize {
+    messages
+        .iter()
+        .filter(|m| serde_json::from_str::<serde::de::IgnoredAny>(std::hint::black_box(&m.payload)).is_ok())
+        .count()
+}

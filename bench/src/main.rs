@@ -1,0 +1,229 @@
+//! `acp-bench`: the benchmark rows of `cargo xtask bench`, ours against the official crates in the
+//! same process and run. Prints one JSON object per row; `cargo xtask bench` makes the table.
+//!
+//! - `acp-bench rows [--quick]`: every row except codegen and build (those are `cargo xtask`'s);
+//! - `acp-bench notify-agent ours|official COUNT`: the agent process of the notification row;
+//! - `acp-bench large ours|official BYTES`: one large message, in a fresh process so that its
+//!   peak memory is its own.
+
+mod codec;
+mod corpus;
+mod official;
+mod ours;
+
+use codec::Lib;
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match args.as_slice() {
+        ["rows", rest @ ..] => rows(rest.contains(&"--quick")),
+        ["notify-agent", which, count] => {
+            let count = count.parse().expect("COUNT");
+            match *which {
+                "ours" => ours::notify_agent(count),
+                _ => official::notify_agent(count),
+            }
+        }
+        ["profile-decode", which, version, secs] => {
+            // A loop to run under `perf record`: decode the turn corpus for SECS seconds.
+            let version: u16 = version.parse().expect("VERSION");
+            let lib = if *which == "ours" { Lib::Ours } else { Lib::Official };
+            let messages = codec::common(version, corpus::turn(version));
+            let end = Instant::now() + Duration::from_secs(secs.parse().expect("SECS"));
+            while Instant::now() < end {
+                codec::decode_all(lib, version, &messages);
+            }
+        }
+        ["large", which, size] => {
+            let size: usize = size.parse().expect("BYTES");
+            let baseline = peak_rss_kib();
+            let elapsed = match *which {
+                "ours" => ours::large_message(size),
+                _ => official::large_message(size),
+            };
+            println!("{}", json!({ "secs": elapsed.as_secs_f64(), "peak_kib": peak_rss_kib(), "baseline_kib": baseline }));
+        }
+        _ => {
+            eprintln!("usage: acp-bench rows [--quick] | notify-agent ours|official COUNT | large ours|official BYTES");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// This process's peak resident set (VmHWM), in KiB.
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(str::to_owned))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        .unwrap_or(0)
+}
+
+/// Runs `f` repeatedly for about `budget`, in `samples` batches; the median time per call.
+fn median_per_call(budget: Duration, samples: usize, mut f: impl FnMut()) -> Duration {
+    // Calibrate: how many calls fill one sample.
+    let start = Instant::now();
+    let mut calls = 0u32;
+    while start.elapsed() < budget / (samples as u32 * 4) || calls == 0 {
+        f();
+        calls += 1;
+    }
+    let per = start.elapsed() / calls;
+    let batch = ((budget.as_secs_f64() / samples as f64) / per.as_secs_f64().max(1e-9)).ceil().max(1.0) as u32;
+    let mut times: Vec<Duration> = (0..samples)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..batch {
+                f();
+            }
+            t.elapsed() / batch
+        })
+        .collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn row(name: &str, unit: &str, ours: f64, reference: Option<f64>, ratio: Option<f64>, note: &str) {
+    println!(
+        "{}",
+        json!({ "name": name, "unit": unit, "ours": ours, "reference": reference, "ratio": ratio, "note": note })
+    );
+}
+
+fn rows(quick: bool) {
+    let budget = if quick { Duration::from_millis(400) } else { Duration::from_secs(3) };
+    let samples = if quick { 5 } else { 15 };
+    let exe = std::env::current_exe().expect("own path");
+
+    for version in [1u16, 2] {
+        let messages = codec::common(version, corpus::turn(version));
+        let bytes: usize = messages.iter().map(|m| m.payload.len()).sum();
+        let mb = bytes as f64 / 1e6;
+        let note = format!("{} messages, {} bytes", messages.len(), bytes);
+        let ours = median_per_call(budget, samples, || {
+            codec::decode_all(Lib::Ours, version, &messages);
+        });
+        let official = median_per_call(budget, samples, || {
+            codec::decode_all(Lib::Official, version, &messages);
+        });
+        let floor = median_per_call(budget, samples, || {
+            codec::scan_all(&messages);
+        });
+        row(
+            &format!("decode v{version}"),
+            "MB/s",
+            mb / ours.as_secs_f64(),
+            Some(mb / official.as_secs_f64()),
+            Some(official.as_secs_f64() / ours.as_secs_f64()),
+            &note,
+        );
+        let ours_values = codec::decoded(Lib::Ours, version, &messages);
+        let official_values = codec::decoded(Lib::Official, version, &messages);
+        let ours_enc = median_per_call(budget, samples, || {
+            codec::encode_all(&ours_values);
+        });
+        let official_enc = median_per_call(budget, samples, || {
+            codec::encode_all(&official_values);
+        });
+        row(
+            &format!("encode v{version}"),
+            "MB/s",
+            mb / ours_enc.as_secs_f64(),
+            Some(mb / official_enc.as_secs_f64()),
+            Some(official_enc.as_secs_f64() / ours_enc.as_secs_f64()),
+            &note,
+        );
+        // The scan floor: the ratio here is floor time / our time (1.0 would be the floor itself).
+        row(
+            &format!("scan floor v{version} (IgnoredAny)"),
+            "MB/s",
+            mb / ours.as_secs_f64(),
+            Some(mb / floor.as_secs_f64()),
+            Some(floor.as_secs_f64() / ours.as_secs_f64()),
+            "reference = serde::de::IgnoredAny on the same bytes; target: ours within 3x (ratio >= 0.33)",
+        );
+    }
+
+    let n = if quick { 4_000 } else { 40_000 };
+    for in_flight in [1usize, 64] {
+        let (ours, _) = ours::latencies(n, in_flight);
+        let (official, _) = official::latencies(n, in_flight);
+        row(
+            &format!("round trips, {in_flight} in flight"),
+            "req/s",
+            n as f64 / ours.as_secs_f64(),
+            Some(n as f64 / official.as_secs_f64()),
+            Some(official.as_secs_f64() / ours.as_secs_f64()),
+            &format!("{n} session/set_mode requests over tokio::io::duplex"),
+        );
+    }
+
+    let n = if quick { 5_000 } else { 20_000 };
+    let (_, mut ours) = ours::latencies(n, 1000);
+    let (_, mut official) = official::latencies(n, 1000);
+    let pct = |v: &mut Vec<Duration>, p: f64| {
+        v.sort();
+        v[((v.len() as f64 * p) as usize).min(v.len() - 1)].as_secs_f64() * 1e3
+    };
+    let (o50, o99, r50, r99) = (pct(&mut ours, 0.5), pct(&mut ours, 0.99), pct(&mut official, 0.5), pct(&mut official, 0.99));
+    row("latency p50, 1000 in flight", "ms", o50, Some(r50), Some(r50 / o50), &format!("{n} requests"));
+    row("latency p99, 1000 in flight", "ms", o99, Some(r99), Some(r99 / o99), &format!("{n} requests"));
+
+    let n = if quick { 20_000 } else { 200_000 };
+    let ours = ours::notify_client(&exe, n);
+    let official = official::notify_client(&exe, n);
+    row(
+        "notification stream (2 processes, OS pipe)",
+        "msg/s",
+        n as f64 / ours.as_secs_f64(),
+        Some(n as f64 / official.as_secs_f64()),
+        Some(official.as_secs_f64() / ours.as_secs_f64()),
+        &format!("{n} session/update chunks agent -> client, spawn included"),
+    );
+
+    for (label, size) in [("1 MiB", 1usize << 20), ("64 MiB", 64usize << 20)] {
+        let runs = if quick || size > (1 << 20) { 1 } else { 5 };
+        let measure = |which: &str| {
+            let mut best: Option<(f64, u64, u64)> = None;
+            for _ in 0..runs {
+                let out = std::process::Command::new(&exe)
+                    .args(["large", which, &size.to_string()])
+                    .output()
+                    .expect("large runs");
+                let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+                    panic!("large {which}: {e}: {}", String::from_utf8_lossy(&out.stderr))
+                });
+                let secs = v["secs"].as_f64().unwrap_or(f64::NAN);
+                let peak = v["peak_kib"].as_u64().unwrap_or(0);
+                let base = v["baseline_kib"].as_u64().unwrap_or(0);
+                if best.is_none_or(|b| secs < b.0) {
+                    best = Some((secs, peak, base));
+                }
+            }
+            best.expect("one run")
+        };
+        let (os, op, ob) = measure("ours");
+        let (rs, rp, rb) = measure("official");
+        let mb = size as f64 / 1e6;
+        row(
+            &format!("large message {label}: throughput"),
+            "MB/s",
+            mb / os,
+            Some(mb / rs),
+            Some(rs / os),
+            "framing + decode of one session/update, pipe to handler",
+        );
+        let mib = |kib: u64| kib as f64 / 1024.0;
+        row(
+            &format!("large message {label}: peak memory"),
+            "MiB",
+            mib(op.saturating_sub(ob)),
+            Some(mib(rp.saturating_sub(rb))),
+            Some(mib(rp.saturating_sub(rb)) / mib(op.saturating_sub(ob)).max(1e-9)),
+            &format!("VmHWM growth over the process baseline; message = {:.1} MiB, target ours <= 2x message", mib(size as u64 / 1024)),
+        );
+    }
+}
