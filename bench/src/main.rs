@@ -44,7 +44,10 @@ fn main() {
                 "ours" => ours::large_message(size),
                 _ => official::large_message(size),
             };
-            println!("{}", json!({ "secs": elapsed.as_secs_f64(), "peak_kib": peak_rss_kib(), "baseline_kib": baseline }));
+            println!(
+                "{}",
+                json!({ "secs": elapsed.as_secs_f64(), "peak_kib": peak_rss_kib(), "baseline_kib": baseline })
+            );
         }
         _ => {
             eprintln!("usage: acp-bench rows [--quick] | notify-agent ours|official COUNT | large ours|official BYTES");
@@ -168,7 +171,8 @@ fn rows(quick: bool) {
         v.sort();
         v[((v.len() as f64 * p) as usize).min(v.len() - 1)].as_secs_f64() * 1e3
     };
-    let (o50, o99, r50, r99) = (pct(&mut ours, 0.5), pct(&mut ours, 0.99), pct(&mut official, 0.5), pct(&mut official, 0.99));
+    let (o50, o99, r50, r99) =
+        (pct(&mut ours, 0.5), pct(&mut ours, 0.99), pct(&mut official, 0.5), pct(&mut official, 0.99));
     row("latency p50, 1000 in flight", "ms", o50, Some(r50), Some(r50 / o50), &format!("{n} requests"));
     row("latency p99, 1000 in flight", "ms", o99, Some(r99), Some(r99 / o99), &format!("{n} requests"));
 
@@ -193,9 +197,8 @@ fn rows(quick: bool) {
                     .args(["large", which, &size.to_string()])
                     .output()
                     .expect("large runs");
-                let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-                    panic!("large {which}: {e}: {}", String::from_utf8_lossy(&out.stderr))
-                });
+                let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+                    .unwrap_or_else(|e| panic!("large {which}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
                 let secs = v["secs"].as_f64().unwrap_or(f64::NAN);
                 let peak = v["peak_kib"].as_u64().unwrap_or(0);
                 let base = v["baseline_kib"].as_u64().unwrap_or(0);
@@ -223,7 +226,10 @@ fn rows(quick: bool) {
             mib(op.saturating_sub(ob)),
             Some(mib(rp.saturating_sub(rb))),
             Some(mib(rp.saturating_sub(rb)) / mib(op.saturating_sub(ob)).max(1e-9)),
-            &format!("VmHWM growth over the process baseline; message = {:.1} MiB, target ours <= 2x message", mib(size as u64 / 1024)),
+            &format!(
+                "VmHWM growth over the process baseline; message = {:.1} MiB, target ours <= 2x message",
+                mib(size as u64 / 1024)
+            ),
         );
     }
 }

@@ -109,8 +109,7 @@ pub fn notify_agent(count: usize) {
     rt.block_on(async {
         let agent = Agent::default();
         let initialized = agent.initialized.clone();
-        let (conn, driver) =
-            acp_rpc::agent::serve(agent, &[1], tokio::io::stdin(), tokio::io::stdout(), big_config());
+        let (conn, driver) = acp_rpc::agent::serve(agent, &[1], tokio::io::stdin(), tokio::io::stdout(), big_config());
         let driver = tokio::spawn(driver);
         // A client drops notifications that come before the version is agreed.
         initialized.notified().await;
