@@ -82,11 +82,10 @@ impl<A: Agent> Service for AgentService<A> {
             let _registered = registered;
             if method == "initialize" {
                 let requested = requested_version(params.as_deref())?;
-                let chosen =
-                    versions.iter().copied().filter(|v| u64::from(*v) <= requested).max().ok_or_else(|| {
-                        RpcError::new(-32022, "unsupported protocol version")
-                            .with_data(json!({ "requested": requested, "supported": versions }))
-                    })?;
+                let chosen = versions.iter().copied().filter(|v| *v <= requested).max().ok_or_else(|| {
+                    RpcError::new(-32022, "unsupported protocol version")
+                        .with_data(json!({ "requested": requested, "supported": versions }))
+                })?;
                 let acx = Context { conn: cx.conn, version: chosen, cancel: turn };
                 let mut result = dispatch(&*agent, chosen, &method, params.as_deref(), acx).await?;
                 // The answer states the negotiated version, whatever the handler filled in.
@@ -146,15 +145,13 @@ async fn dispatch<A: Agent>(
     }
 }
 
-/// The `protocolVersion` an `initialize` asks for.
-fn requested_version(params: Option<&serde_json::value::RawValue>) -> Result<u64, RpcError> {
+/// The `protocolVersion` an `initialize` asks for: a `uint16`, as in both schemas, so that 70000
+/// or -1 is the same -32602 (naming `protocolVersion`) in every version.
+fn requested_version(params: Option<&serde_json::value::RawValue>) -> Result<u16, RpcError> {
     #[derive(serde::Deserialize)]
     struct Probe {
         #[serde(rename = "protocolVersion")]
-        protocol_version: u64,
+        protocol_version: u16,
     }
-    let params = params.ok_or_else(|| RpcError::invalid_params("initialize", "", "missing params"))?;
-    serde_json::from_str::<Probe>(params.get())
-        .map(|p| p.protocol_version)
-        .map_err(|e| RpcError::invalid_params("initialize", "protocolVersion", &e.to_string()))
+    acp_types::support::rpc::decode_params::<Probe>("initialize", params).map(|p| p.protocol_version)
 }

@@ -13,7 +13,7 @@ use acp_types::{v1, v2};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 
 /// The protocol versions whose tables are compiled in.
@@ -254,13 +254,35 @@ pub struct Checker {
     initialize_seen: bool,
     /// Keyed by the sender of the request and the id's JSON text.
     pending: HashMap<(Option<Side>, String), Pending>,
+    /// The keys of `pending` in the order the requests came (entries already answered are
+    /// skipped when met), to forget the oldest beyond [`MAX_PENDING`].
+    order: VecDeque<((Option<Side>, String), usize)>,
+    max_pending: usize,
 }
+
+/// Unanswered requests remembered at most, by default: a live peer (`acp tap`) that never
+/// answers cannot grow the checker without bound. The oldest are forgotten; a late answer to
+/// one of them is reported as unmatched.
+pub const MAX_PENDING: usize = 1 << 16;
 
 impl Checker {
     /// A checker; `version` overrides what the `initialize` exchange negotiates (and lets a
     /// transcript start after it).
     pub fn new(version: Option<u16>) -> Self {
-        Checker { forced: version, version: None, initialize_seen: false, pending: HashMap::new() }
+        Checker {
+            forced: version,
+            version: None,
+            initialize_seen: false,
+            pending: HashMap::new(),
+            order: VecDeque::new(),
+            max_pending: MAX_PENDING,
+        }
+    }
+
+    /// Remembers at most `max` unanswered requests instead of [`MAX_PENDING`].
+    pub fn with_max_pending(mut self, max: usize) -> Self {
+        self.max_pending = max;
+        self
     }
 
     /// The version messages are decoded with now, if known.
@@ -400,7 +422,7 @@ impl Checker {
             if let Some(previous) = self.pending.get(&key) {
                 report.error("id", format!("{id} is still in use by `{}` (line {})", previous.method, previous.line));
             }
-            self.pending.insert(key, Pending { method: method.clone(), line: report.line });
+            self.remember(key, Pending { method: method.clone(), line: report.line });
         }
         if report.status == Status::Error {
             return;
@@ -432,6 +454,23 @@ impl Checker {
         match decoded {
             Err(e) => rpc_problem(report, "params", &e),
             Ok(reencoded) => compare(report, "params", params.as_ref(), reencoded.as_ref(), events),
+        }
+    }
+
+    /// Records a request awaiting its response, forgetting the oldest beyond the maximum.
+    fn remember(&mut self, key: (Option<Side>, String), pending: Pending) {
+        self.order.push_back((key.clone(), pending.line));
+        self.pending.insert(key, pending);
+        while self.pending.len() > self.max_pending {
+            let Some((key, line)) = self.order.pop_front() else { break };
+            if self.pending.get(&key).is_some_and(|p| p.line == line) {
+                self.pending.remove(&key);
+            }
+        }
+        // Answered requests leave stale entries behind; drop them once they are the majority.
+        if self.order.len() > 2 * self.max_pending.max(self.pending.len()) {
+            let pending = &self.pending;
+            self.order.retain(|(key, line)| pending.get(key).is_some_and(|p| p.line == *line));
         }
     }
 
@@ -867,6 +906,23 @@ mod tests {
         assert_eq!(reports[2].method.as_deref(), Some("initialize"), "{}", reports[2]);
         assert_eq!(reports[3].method.as_deref(), Some("session/request_permission"), "{}", reports[3]);
         assert_eq!(reports[3].status, Status::Ok, "{}", reports[3]);
+    }
+
+    #[test]
+    fn unanswered_requests_are_remembered_up_to_a_bound() {
+        const MAX: usize = 100;
+        let mut checker = Checker::new(Some(1)).with_max_pending(MAX);
+        let request = |id: usize| serde_json::json!({"from":"client","message":{"jsonrpc":"2.0","id":id,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}});
+        let response = |id: usize| serde_json::json!({"from":"agent","message":{"jsonrpc":"2.0","id":id,"result":{"sessionId":"s"}}});
+        let total = MAX + 10;
+        for id in 0..total {
+            checker.check_line(id + 1, request(id).to_string().as_bytes());
+        }
+        assert_eq!(checker.pending.len(), MAX);
+        assert!(checker.order.len() <= 2 * MAX);
+        // The oldest were forgotten, the newest are still matched.
+        assert_eq!(checker.check_line(total + 1, response(0).to_string().as_bytes()).status, Status::Unmatched);
+        assert_eq!(checker.check_line(total + 2, response(total - 1).to_string().as_bytes()).status, Status::Ok);
     }
 
     #[test]

@@ -30,8 +30,13 @@ impl ClientConnection {
     /// Sends `initialize` asking for `version` (1 or 2) with the given params (the matching
     /// version's `InitializeRequest` as JSON; `protocolVersion` is set here) and returns the
     /// agent's answer. From then on the agent's messages decode with the version it answered.
-    pub async fn initialize(&self, version: u16, mut params: serde_json::Value) -> Result<serde_json::Value, Error> {
-        params["protocolVersion"] = json!(version);
+    pub async fn initialize(&self, version: u16, params: serde_json::Value) -> Result<serde_json::Value, Error> {
+        let mut params = match params {
+            serde_json::Value::Object(params) => params,
+            serde_json::Value::Null => serde_json::Map::new(),
+            other => return Err(Error::Invalid(format!("initialize params must be a JSON object, not {other}"))),
+        };
+        params.insert("protocolVersion".into(), json!(version));
         self.version.store(version, Ordering::SeqCst);
         let raw = serde_json::value::to_raw_value(&params).map_err(|e| Error::Invalid(e.to_string()))?;
         let answer = self.conn.request_raw("initialize", Some(&raw)).await?;
@@ -113,6 +118,16 @@ pub fn spawn_agent<C: Client>(
     Ok((conn, driver, child))
 }
 
+/// -32600 for a request of the agent before the client sent `initialize`: no version is
+/// negotiated to decode it with.
+fn not_initialized(method: &str) -> RpcError {
+    RpcError::new(
+        RpcError::INVALID_REQUEST,
+        format!("{method} before initialize: the client has not sent initialize, so no protocol version is agreed"),
+    )
+    .with_data(json!({ "method": method }))
+}
+
 /// The answer to a permission request whose turn was cancelled (the same in v1 and v2).
 fn cancelled_outcome() -> Raw {
     serde_json::value::to_raw_value(&json!({ "outcome": { "outcome": "cancelled" } })).unwrap_or_else(|_| {
@@ -143,7 +158,7 @@ impl<C: Client> Service for ClientService<C> {
                         let r = v2::methods::client::Request::decode(&method, params.as_deref())?;
                         v2::methods::client::dispatch_request(&*client, r, ccx).await?.result()?
                     }
-                    _ => return Err(crate::agent::not_initialized(&method)),
+                    _ => return Err(not_initialized(&method)),
                 };
                 serde_json::value::to_raw_value(&result).map_err(|e| RpcError::internal(e.to_string()))
             };
@@ -166,7 +181,7 @@ impl<C: Client> Service for ClientService<C> {
             let decoded = match v {
                 1 => v1::methods::client::Notification::decode(&method, params.as_deref()).map(Either::V1),
                 2 => v2::methods::client::Notification::decode(&method, params.as_deref()).map(Either::V2),
-                _ => Err(crate::agent::not_initialized(&method)),
+                _ => Err(not_initialized(&method)),
             };
             match decoded {
                 Ok(Either::V1(n)) => v1::methods::client::dispatch_notification(&*client, n, cx).await,

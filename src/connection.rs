@@ -4,20 +4,23 @@
 //! ways, and the JSON-RPC error a peer expects for anything malformed. The connection keeps
 //! serving after every fault; it ends when the peer closes its side.
 
-use crate::framing::{write_frame, Frame, FrameReader};
+use crate::framing::{nesting_exceeds, scan_prefix, write_frame, Frame, FrameReader, MAX_DEPTH};
 use acp_types::support::rpc::{self, RpcError};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, Notify};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+
+/// Bytes read from the peer at a time (fewer reads for long messages than the default 8 KiB).
+const READ_BUFFER: usize = 64 << 10;
 
 /// Raw params or result, as received.
 pub type Raw = Box<RawValue>;
@@ -37,10 +40,22 @@ pub struct Config {
     /// Messages queued for writing before senders wait (backpressure when the peer stops
     /// reading). Default 1024.
     pub write_queue: usize,
-    /// A warning is logged when this many notifications wait for their handler. The queue itself
-    /// is not bounded: reading must never stop for it, or a notification handler awaiting an
-    /// answer from the peer would deadlock the connection. Default 10 000.
+    /// A warning is logged when this many notifications wait for their handler. Default 10 000.
     pub notification_backlog_warning: usize,
+    /// Bytes of notifications waiting for their handler at which reading pauses until the
+    /// handlers catch up (the peer's writes then block: backpressure). Reading goes on while one
+    /// of our calls awaits its answer, which may be behind what we would stop reading (a handler
+    /// awaiting it would deadlock). Default 16 MiB.
+    pub notification_queue_pause: usize,
+    /// Bytes of notifications waiting at which a peer that keeps sending while one of our calls
+    /// is pending (so that reading cannot pause) is given up on: the connection closes, its
+    /// pending calls fail with [`Error::Closed`], and what was queued is still handled. Default
+    /// 256 MiB.
+    pub notification_queue_limit: usize,
+    /// The peer's requests handled at once (answers not yet written included); one more is
+    /// answered -32603 at once, so a peer that sends requests but does not read the answers
+    /// meets backpressure instead of growing our memory. Default 1024.
+    pub max_concurrent_requests: usize,
 }
 
 impl Default for Config {
@@ -50,6 +65,9 @@ impl Default for Config {
             cancel_grace: Duration::from_secs(2),
             write_queue: 1024,
             notification_backlog_warning: 10_000,
+            notification_queue_pause: 16 << 20,
+            notification_queue_limit: 256 << 20,
+            max_concurrent_requests: 1024,
         }
     }
 }
@@ -135,6 +153,11 @@ struct Inner {
     notes: Mutex<Option<mpsc::UnboundedSender<Note>>>,
     /// Set when every notification received has been handled and no more will come.
     notes_drained: CancellationToken,
+    /// Bytes of the notifications queued and not yet handled.
+    queued_bytes: AtomicUsize,
+    /// Woken when queued notifications were handled or a call started: a paused reader looks
+    /// again whether it may read.
+    resume: Notify,
     /// Set when the peer closed its side: no answer can come any more, but ours can still be sent.
     peer_done: CancellationToken,
     /// The handlers of the peer's requests, awaited (briefly) before closing.
@@ -144,7 +167,8 @@ struct Inner {
 
 /// An item of the ordered notification queue.
 enum Note {
-    Message(String, Option<Raw>),
+    /// Method, params, and the bytes they count for in the queue.
+    Message(String, Option<Raw>, usize),
     /// Answered once everything queued before it was handled.
     Barrier(oneshot::Sender<()>),
 }
@@ -180,6 +204,147 @@ fn id_key(raw: &RawValue) -> String {
         .unwrap_or_else(|_| raw.get().to_string())
 }
 
+/// What one line from the peer is, judged from its envelope alone: what a connection does with
+/// each complete line it reads (params and results stay raw; the service decodes them).
+#[derive(Debug)]
+pub enum Incoming {
+    /// A request, to be answered.
+    Request {
+        /// The method name.
+        method: String,
+        /// The id (a string, a number or null), as received.
+        id: Raw,
+        /// The params, as received (`null` included).
+        params: Option<Raw>,
+    },
+    /// A notification (`$/cancel_request` included).
+    Notification {
+        /// The method name.
+        method: String,
+        /// The params, as received.
+        params: Option<Raw>,
+    },
+    /// A well-formed response: the answer to the call whose id this is, if it is one of ours.
+    Response {
+        /// The id's JSON text.
+        id: Option<String>,
+        /// The `result`, or the `error` the peer sent.
+        answer: Result<Raw, RpcError>,
+    },
+    /// Shaped like a response but not a valid one. Never answered: it fails the call its id
+    /// names, if that is one of ours.
+    BadResponse {
+        /// The id's JSON text.
+        id: Option<String>,
+        /// What is wrong with it (the call fails with this).
+        reason: String,
+    },
+    /// A notification that cannot be handled (nested too deeply): logged, never answered.
+    Dropped {
+        /// Why, for the log.
+        reason: String,
+    },
+    /// Anything else: answered with `error`, carrying the id when a usable one could be read.
+    Invalid {
+        /// The id's JSON text (a string, a number or null), if usable.
+        id: Option<String>,
+        /// The JSON-RPC error to send back (-32700 or -32600).
+        error: RpcError,
+    },
+}
+
+/// Classifies one line (see [`Incoming`]). Pure and total: any bytes give an answer.
+pub fn classify(line: &[u8]) -> Incoming {
+    if nesting_exceeds(line, MAX_DEPTH) {
+        return too_deep(line);
+    }
+    let first = line.iter().find(|b| !b.is_ascii_whitespace());
+    let envelope = match (first, serde_json::from_slice::<Envelope>(line)) {
+        (Some(b'{'), Ok(envelope)) => envelope,
+        (_, envelope) => return not_a_message(line, envelope.err()),
+    };
+    // Responses first: they are never answered, whatever is wrong with them.
+    if envelope.method.is_none() && (envelope.result.is_some() || envelope.error.is_some()) {
+        let id = envelope.id.as_ref().map(|id| id.get().to_string());
+        let answer = match (envelope.result, envelope.error) {
+            _ if envelope.jsonrpc.as_deref() != Some("2.0") => None,
+            (Some(result), None) => Some(Ok(result)),
+            (None, Some(error)) => Some(Err(error)),
+            _ => None,
+        };
+        return match answer {
+            Some(answer) => Incoming::Response { id, answer },
+            None => Incoming::BadResponse { id, reason: BAD_RESPONSE.into() },
+        };
+    }
+    let id_ok = envelope.id.as_ref().is_none_or(|id| valid_id(id.get()));
+    if envelope.jsonrpc.as_deref() != Some("2.0") || !id_ok {
+        let id = envelope.id.as_ref().filter(|_| id_ok).map(|id| id.get().to_string());
+        let error = RpcError::new(
+            RpcError::INVALID_REQUEST,
+            "invalid request: needs \"jsonrpc\": \"2.0\" and a string, number or null id",
+        );
+        return Incoming::Invalid { id, error };
+    }
+    match envelope {
+        Envelope { method: Some(method), id: Some(id), params, .. } => Incoming::Request { method, id, params },
+        Envelope { method: Some(method), id: None, params, .. } => Incoming::Notification { method, params },
+        Envelope { id, .. } => Incoming::Invalid {
+            id: id.map(|id| id.get().to_string()),
+            error: RpcError::new(RpcError::INVALID_REQUEST, "not a JSON-RPC request, notification or response"),
+        },
+    }
+}
+
+/// A line that is not one message object. Not JSON at all: -32700; JSON, but not a message (a
+/// batch, a number, duplicate members): -32600, with the id where there is a usable one.
+/// Something shaped like a response is never answered.
+fn not_a_message(line: &[u8], envelope_error: Option<serde_json::Error>) -> Incoming {
+    let value = match serde_json::from_slice::<serde_json::Value>(line) {
+        Ok(value) => value,
+        Err(_) => {
+            let what = if std::str::from_utf8(line).is_err() { "UTF-8" } else { "JSON" };
+            let error = RpcError::new(RpcError::PARSE_ERROR, format!("parse error: not valid {what}"));
+            return Incoming::Invalid { id: None, error };
+        }
+    };
+    let reason = envelope_error.map(|e| e.to_string()).unwrap_or_default();
+    let duplicate = reason.strip_prefix("duplicate field `").and_then(|r| r.split('`').next());
+    // With two ids there is none to answer to.
+    let id = value.get("id").map(|id| id.to_string()).filter(|id| valid_id(id) && duplicate != Some("id"));
+    if value.get("method").is_none() && (value.get("result").is_some() || value.get("error").is_some()) {
+        return Incoming::BadResponse { id, reason: BAD_RESPONSE.into() };
+    }
+    let message = if value.is_array() {
+        "invalid request: a batch (JSON array); ACP sends one message object per line".to_string()
+    } else if let Some(member) = duplicate {
+        format!("invalid request: duplicate member `{member}`")
+    } else {
+        "not a JSON-RPC request, notification or response".to_string()
+    };
+    Incoming::Invalid { id, error: RpcError::new(RpcError::INVALID_REQUEST, message) }
+}
+
+const BAD_RESPONSE: &str = "the peer's response is not a valid JSON-RPC response";
+
+/// A line nested deeper than [`MAX_DEPTH`]: refused before any parsing, handled like an
+/// over-long one (the id and whether it is a call come from its first bytes).
+fn too_deep(line: &[u8]) -> Incoming {
+    let prefix = scan_prefix(line);
+    let id = prefix.id.filter(|id| valid_id(id));
+    let reason = format!("JSON nested more than {MAX_DEPTH} levels deep");
+    match (prefix.has_method, id) {
+        (true, None) => Incoming::Dropped { reason: format!("a notification with {reason}") },
+        (false, Some(id)) => {
+            Incoming::BadResponse { id: Some(id), reason: format!("the peer's response has {reason}") }
+        }
+        (_, id) => Incoming::Invalid {
+            id,
+            error: RpcError::new(RpcError::INVALID_REQUEST, format!("invalid request: {reason}")),
+        },
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A panic while holding one of these short locks cannot leave the maps inconsistent.
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -210,6 +375,8 @@ impl Connection {
                 closed: CancellationToken::new(),
                 notes: Mutex::new(None),
                 notes_drained: CancellationToken::new(),
+                queued_bytes: AtomicUsize::new(0),
+                resume: Notify::new(),
                 peer_done: CancellationToken::new(),
                 tasks: TaskTracker::new(),
                 config: config.clone(),
@@ -246,8 +413,8 @@ impl Connection {
                         if note_rx.len() == conn.inner.config.notification_backlog_warning {
                             tracing::warn!("acp: {} notifications wait for their handler", note_rx.len());
                         }
-                        let (method, params) = match note {
-                            Note::Message(method, params) => (method, params),
+                        let (method, params, size) = match note {
+                            Note::Message(method, params, size) => (method, params, size),
                             Note::Barrier(done) => {
                                 let _ = done.send(());
                                 continue;
@@ -258,11 +425,16 @@ impl Connection {
                         if let Err(e) = run.await {
                             tracing::error!("acp: notification handler for {method} failed: {e}");
                         }
+                        conn.inner.queued_bytes.fetch_sub(size, Ordering::SeqCst);
+                        conn.inner.resume.notify_waiters();
                     }
                 })
             };
-            let mut frames = FrameReader::new(BufReader::new(reader), config.max_message_size);
+            let mut frames = FrameReader::new(BufReader::with_capacity(READ_BUFFER, reader), config.max_message_size);
             let result = loop {
+                if let Err(e) = conn.make_room().await {
+                    break Err(e);
+                }
                 tokio::select! {
                     frame = frames.next() => match frame {
                         Ok(Some(Frame::Line(line))) => conn.on_line(&line, &service, &note_tx).await,
@@ -297,6 +469,37 @@ impl Connection {
             result
         };
         (handle, driver)
+    }
+
+    /// Backpressure on the peer's notifications: waits while the queue is over
+    /// [`Config::notification_queue_pause`] and no call of ours awaits an answer; fails (closing
+    /// the connection) when it reaches [`Config::notification_queue_limit`] while one does.
+    async fn make_room(&self) -> std::io::Result<()> {
+        let config = &self.inner.config;
+        loop {
+            // Registered before looking, so that a wake-up between the look and the wait counts.
+            let resumed = self.inner.resume.notified();
+            tokio::pin!(resumed);
+            resumed.as_mut().enable();
+            let queued = self.inner.queued_bytes.load(Ordering::SeqCst);
+            if queued < config.notification_queue_pause {
+                return Ok(());
+            }
+            if !lock(&self.inner.pending).is_empty() {
+                if queued < config.notification_queue_limit {
+                    return Ok(());
+                }
+                let limit = config.notification_queue_limit;
+                tracing::error!("acp: closing: {queued} bytes of notifications wait for their handler (limit {limit})");
+                return Err(std::io::Error::other(format!(
+                    "the peer sent {queued} bytes of notifications faster than they were handled (limit {limit})"
+                )));
+            }
+            tokio::select! {
+                _ = resumed => {}
+                _ = self.inner.closed.cancelled() => return Ok(()),
+            }
+        }
     }
 
     /// Fails every pending call with [`Error::Closed`].
@@ -389,104 +592,42 @@ impl Connection {
     }
 
     async fn on_line(&self, line: &[u8], service: &Arc<dyn Service>, notes: &mpsc::UnboundedSender<Note>) {
-        let first = line.iter().find(|b| !b.is_ascii_whitespace());
-        let envelope = match (first, serde_json::from_slice::<Envelope>(line)) {
-            (Some(b'{'), Ok(envelope)) => envelope,
-            _ => {
-                // Not JSON at all: -32700; JSON, but not one message object (a batch, a number,
-                // duplicate members): -32600, with the id where there is a usable one. Something
-                // shaped like a response is never answered; if it is for one of our calls, that
-                // call fails.
-                let value = serde_json::from_slice::<serde_json::Value>(line).ok();
-                let id = value.as_ref().and_then(|v| v.get("id")).map(|id| id.to_string()).filter(|id| valid_id(id));
-                let response_like = value.as_ref().is_some_and(|v| {
-                    v.get("method").is_none() && (v.get("result").is_some() || v.get("error").is_some())
-                });
-                if response_like {
-                    let why = "the peer's response is not a valid JSON-RPC response".to_string();
-                    if !id.as_deref().is_some_and(|id| self.fail_call(id, why)) {
-                        tracing::warn!("acp: malformed response dropped");
-                    }
-                    return;
-                }
-                let error = if value.is_some() {
-                    RpcError::new(RpcError::INVALID_REQUEST, "not a JSON-RPC request, notification or response")
-                } else {
-                    RpcError::new(RpcError::PARSE_ERROR, "parse error: not valid JSON")
-                };
-                self.send_error(id.as_deref(), error).await;
-                return;
-            }
-        };
-        // Responses first: they are never answered, whatever is wrong with them.
-        if envelope.method.is_none() && (envelope.result.is_some() || envelope.error.is_some()) {
-            let id = envelope.id.as_ref().map(|id| id.get().to_string());
-            match (envelope.result, envelope.error) {
-                (Some(result), None) if envelope.jsonrpc.as_deref() == Some("2.0") => {
-                    let waiter = id
-                        .as_deref()
-                        .and_then(|id| serde_json::from_str::<i64>(id).ok())
-                        .and_then(|k| lock(&self.inner.pending).remove(&k));
-                    match waiter {
-                        Some(tx) => {
-                            let _ = tx.send(Ok(result));
-                        }
-                        None => tracing::warn!(
-                            "acp: response to unknown request id {} dropped",
-                            id.as_deref().unwrap_or("(none)")
-                        ),
-                    }
-                }
-                (None, Some(error)) if envelope.jsonrpc.as_deref() == Some("2.0") => {
-                    let waiter = id
-                        .as_deref()
-                        .and_then(|id| serde_json::from_str::<i64>(id).ok())
-                        .and_then(|k| lock(&self.inner.pending).remove(&k));
-                    match waiter {
-                        Some(tx) => {
-                            let _ = tx.send(Err(Error::Rpc(error)));
-                        }
-                        None => tracing::warn!(
-                            "acp: response to unknown request id {} dropped",
-                            id.as_deref().unwrap_or("(none)")
-                        ),
-                    }
-                }
-                _ => {
-                    let why = "the peer's response is not a valid JSON-RPC response".to_string();
-                    if !id.as_deref().is_some_and(|id| self.fail_call(id, why)) {
-                        tracing::warn!("acp: malformed response dropped");
-                    }
-                }
-            }
-            return;
-        }
-        let id_ok = envelope.id.as_ref().is_none_or(|id| valid_id(id.get()));
-        if envelope.jsonrpc.as_deref() != Some("2.0") || !id_ok {
-            let id = envelope.id.as_ref().filter(|_| id_ok).map(|id| id.get().to_string());
-            let error = RpcError::new(
-                RpcError::INVALID_REQUEST,
-                "invalid request: needs \"jsonrpc\": \"2.0\" and a string, number or null id",
-            );
-            self.send_error(id.as_deref(), error).await;
-            return;
-        }
-        match envelope {
-            Envelope { method: Some(method), id: Some(id), params, .. } => {
-                self.on_request(method, id, params, service).await
-            }
-            Envelope { method: Some(method), id: None, params, .. } => {
+        match classify(line) {
+            Incoming::Request { method, id, params } => self.on_request(method, id, params, service).await,
+            Incoming::Notification { method, params } => {
                 if method == "$/cancel_request" {
                     self.on_cancel(params.as_deref());
-                } else if notes.send(Note::Message(method, params)).is_err() {
+                    return;
+                }
+                let size = std::mem::size_of::<Note>() + method.len() + params.as_ref().map_or(0, |p| p.get().len());
+                self.inner.queued_bytes.fetch_add(size, Ordering::SeqCst);
+                if notes.send(Note::Message(method, params, size)).is_err() {
+                    self.inner.queued_bytes.fetch_sub(size, Ordering::SeqCst);
                     tracing::warn!("acp: notification dropped: the connection is closing");
                 }
             }
-            Envelope { id, .. } => {
-                let error =
-                    RpcError::new(RpcError::INVALID_REQUEST, "not a JSON-RPC request, notification or response");
-                self.send_error(id.as_ref().map(|i| i.get()), error).await;
+            Incoming::Response { id, answer } => {
+                let waiter = id
+                    .as_deref()
+                    .and_then(|id| serde_json::from_str::<i64>(id).ok())
+                    .and_then(|k| lock(&self.inner.pending).remove(&k));
+                match waiter {
+                    Some(tx) => {
+                        let _ = tx.send(answer.map_err(Error::Rpc));
+                    }
+                    None => tracing::warn!(
+                        "acp: response to unknown request id {} dropped",
+                        id.as_deref().unwrap_or("(none)")
+                    ),
+                }
             }
+            Incoming::BadResponse { id, reason } => {
+                if !id.as_deref().is_some_and(|id| self.fail_call(id, reason)) {
+                    tracing::warn!("acp: malformed response dropped");
+                }
+            }
+            Incoming::Dropped { reason } => tracing::warn!("acp: dropped {reason}"),
+            Incoming::Invalid { id, error } => self.send_error(id.as_deref(), error).await,
         }
     }
 
@@ -507,6 +648,17 @@ impl Connection {
     }
 
     async fn on_request(&self, method: String, id: Raw, params: Option<Raw>, service: &Arc<dyn Service>) {
+        let max = self.inner.config.max_concurrent_requests;
+        if self.inner.tasks.len() >= max {
+            // Answered from the reader: when the peer does not read, this waits for room in the
+            // write queue, and reading stops.
+            let error = RpcError::internal(format!(
+                "too many requests in progress ({max}); send more when some have been answered"
+            ))
+            .with_data(serde_json::json!({ "method": method, "limit": max }));
+            self.send_error(Some(id.get()), error).await;
+            return;
+        }
         let key = id_key(&id);
         let token = CancellationToken::new();
         let duplicate = {
@@ -574,6 +726,8 @@ impl Connection {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         lock(&self.inner.pending).insert(id, tx);
+        // A reader paused for backpressure must read again: this call's answer is coming.
+        self.inner.resume.notify_waiters();
         let mut guard = CallGuard { conn: self, id, live: true };
         // The peer may have gone between the check above and the insert: nothing would fail it.
         if self.inner.peer_done.is_cancelled() {
@@ -622,8 +776,16 @@ impl Connection {
         let params = serde_json::value::to_raw_value(params)
             .map_err(|e| Error::Invalid(format!("cannot encode params: {e}")))?;
         let result = self.request_raw_cancellable(M::METHOD, Some(&params), cancel).await?;
-        rpc::decode_params::<M::Response>(M::METHOD, Some(&result))
-            .map_err(|e| Error::Invalid(format!("the response to {} does not decode: {}", M::METHOD, e.message)))
+        rpc::decode_params::<M::Response>(M::METHOD, Some(&result)).map_err(|e| {
+            // The error names params; here it is the result, so only its path and reason are kept.
+            let field = |k: &str| e.data.as_ref().and_then(|d| d.get(k)).and_then(serde_json::Value::as_str);
+            let why = match (field("path"), field("reason")) {
+                (Some(path), Some(reason)) if !path.is_empty() && path != "." => format!("{path}: {reason}"),
+                (_, Some(reason)) => reason.to_string(),
+                _ => e.message.clone(),
+            };
+            Error::Invalid(format!("the response to {} does not decode: {why}", M::METHOD))
+        })
     }
 
     /// A typed notification.
@@ -664,5 +826,41 @@ impl Drop for CallGuard<'_> {
             // Best effort: a full queue means the peer is not reading anyway.
             let _ = self.conn.inner.out.try_send(self.cancel_message());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deep(n: usize) -> String {
+        format!("{}{}", "[".repeat(n), "]".repeat(n))
+    }
+
+    #[test]
+    fn lines_nested_too_deeply_are_judged_by_their_first_bytes() {
+        let request = format!(r#"{{"jsonrpc":"2.0","id":"a","method":"m","params":{}}}"#, deep(MAX_DEPTH + 1));
+        assert!(matches!(
+            classify(request.as_bytes()),
+            Incoming::Invalid { id: Some(id), error } if id == r#""a""# && error.code == RpcError::INVALID_REQUEST
+        ));
+        let note = format!(r#"{{"jsonrpc":"2.0","method":"m","params":{}}}"#, deep(MAX_DEPTH + 1));
+        assert!(matches!(classify(note.as_bytes()), Incoming::Dropped { .. }));
+        let response = format!(r#"{{"jsonrpc":"2.0","id":3,"result":{}}}"#, deep(MAX_DEPTH + 1));
+        assert!(matches!(
+            classify(response.as_bytes()),
+            Incoming::BadResponse { id: Some(id), reason } if id == "3" && reason.contains("nested more than 100")
+        ));
+        // Within the limit, the same request is a request.
+        let fine = format!(r#"{{"jsonrpc":"2.0","id":"a","method":"m","params":{}}}"#, deep(MAX_DEPTH - 1));
+        assert!(matches!(classify(fine.as_bytes()), Incoming::Request { .. }));
+    }
+
+    #[test]
+    fn two_ids_leave_none_to_answer_to() {
+        let Incoming::Invalid { id, error } = classify(br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#) else {
+            panic!("not refused");
+        };
+        assert_eq!((id, error.message.as_str()), (None, "invalid request: duplicate member `id`"));
     }
 }

@@ -29,6 +29,7 @@ pub struct FrameReader<R> {
 }
 
 impl<R: AsyncBufRead + Unpin> FrameReader<R> {
+    /// A reader of lines of at most `max` bytes.
     pub fn new(reader: R, max: usize) -> Self {
         FrameReader { reader, max, line: Vec::new() }
     }
@@ -42,17 +43,22 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
             if buf.is_empty() {
                 return Ok(match skipped {
                     Some(len) => Some(Frame::TooLong { prefix: scan_prefix(&self.line), len }),
-                    None if self.line.is_empty() => None,
-                    None => Some(Frame::Line(std::mem::take(&mut self.line))),
+                    // The last line may lack its newline; it is read like any other.
+                    None => self.take_line(),
                 });
             }
-            let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
+            let (chunk, done) = match memchr::memchr(b'\n', buf) {
                 Some(i) => (&buf[..i], Some(i + 1)),
                 None => (buf, None),
             };
             let used = done.unwrap_or(chunk.len());
             match &mut skipped {
-                Some(total) => *total += chunk.len(),
+                Some(total) => {
+                    *total += chunk.len();
+                    // The kept prefix is the line's first bytes whatever the chunk sizes were.
+                    let room = PREFIX.saturating_sub(self.line.len()).min(chunk.len());
+                    self.line.extend_from_slice(&chunk[..room]);
+                }
                 None if self.line.len() + chunk.len() > self.max => {
                     let total = self.line.len() + chunk.len();
                     let room = PREFIX.saturating_sub(self.line.len()).min(chunk.len());
@@ -68,16 +74,24 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
                 if let Some(len) = skipped {
                     return Ok(Some(Frame::TooLong { prefix: scan_prefix(&self.line), len }));
                 }
-                if self.line.last() == Some(&b'\r') {
-                    self.line.pop();
+                match self.take_line() {
+                    Some(frame) => return Ok(Some(frame)),
+                    None => continue,
                 }
-                if self.line.iter().all(u8::is_ascii_whitespace) {
-                    self.line.clear();
-                    continue; // blank lines are not messages
-                }
-                return Ok(Some(Frame::Line(std::mem::take(&mut self.line))));
             }
         }
+    }
+
+    /// The line read so far, without a trailing `\r`; `None` for a blank line (not a message).
+    fn take_line(&mut self) -> Option<Frame> {
+        if self.line.last() == Some(&b'\r') {
+            self.line.pop();
+        }
+        if self.line.iter().all(u8::is_ascii_whitespace) {
+            self.line.clear();
+            return None;
+        }
+        Some(Frame::Line(std::mem::take(&mut self.line)))
     }
 }
 
@@ -126,6 +140,40 @@ pub fn scan_prefix(bytes: &[u8]) -> Prefix {
             return out;
         }
     }
+}
+
+/// How deeply arrays and objects may nest in one message. serde_json gives up at 128 levels; a
+/// smaller limit checked on the bytes first means that everything accepted also decodes, and
+/// that the peer is told why a message was refused.
+pub const MAX_DEPTH: usize = 100;
+
+/// Whether arrays and objects in `bytes` nest more than `limit` deep (brackets inside strings do
+/// not count). One pass, no allocation, for any bytes.
+pub fn nesting_exceeds(bytes: &[u8], limit: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
 }
 
 struct Scan<'a> {
@@ -250,5 +298,36 @@ mod tests {
             Frame::TooLong { prefix: Prefix { id: Some("42".into()), has_method: true }, len: long.len() - 1 }
         );
         assert_eq!(got[1], Frame::Line(b"{\"ok\":true}".to_vec()));
+    }
+
+    // Found by fuzzing: with chunks smaller than the limit, only the bytes up to the one that
+    // crossed it were kept, so an id further in was missed and the request went unanswered.
+    #[tokio::test]
+    async fn the_prefix_of_an_over_long_line_is_its_first_bytes_whatever_the_reads() {
+        let line = format!("{{\"jsonrpc\":\"2.0\",\"method\":\"{}\",\"id\":42}}", "m".repeat(40));
+        let got = frames(format!("{line}\n").as_bytes(), 20).await;
+        assert_eq!(
+            got,
+            vec![Frame::TooLong { prefix: Prefix { id: Some("42".into()), has_method: true }, len: line.len() }]
+        );
+    }
+
+    // Found while writing the fuzz target's framing oracle: an unterminated last line kept its
+    // `\r`, and a blank one was answered as invalid JSON.
+    #[tokio::test]
+    async fn an_unterminated_last_line_is_read_like_the_others() {
+        assert_eq!(frames(b"{\"a\":1}\n  \r", 1024).await, vec![Frame::Line(b"{\"a\":1}".to_vec())]);
+        assert_eq!(frames(b"{\"b\":2}\r", 1024).await, vec![Frame::Line(b"{\"b\":2}".to_vec())]);
+    }
+
+    #[test]
+    fn nesting_is_counted_outside_strings_and_matches_what_serde_json_parses() {
+        let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(!nesting_exceeds(nested(MAX_DEPTH).as_bytes(), MAX_DEPTH));
+        assert!(nesting_exceeds(nested(MAX_DEPTH + 1).as_bytes(), MAX_DEPTH));
+        // Everything within the limit parses.
+        assert!(serde_json::from_str::<serde_json::Value>(&nested(MAX_DEPTH)).is_ok());
+        assert!(!nesting_exceeds(br#"{"a":"[[[[\"[[[["}"#, 1));
+        assert!(nesting_exceeds(br#"{"a":"\\","b":[[]]}"#, 2), "an escaped backslash ends the string");
     }
 }

@@ -7,6 +7,7 @@ pub mod codegen;
 pub mod diff;
 pub mod emit;
 pub mod emit_methods;
+pub mod fuzz;
 pub mod interop;
 pub mod ir;
 pub mod lower;

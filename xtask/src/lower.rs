@@ -6,7 +6,7 @@
 //! presence, tags, catch-alls and untagged branches.
 
 use crate::ir::*;
-use crate::model::{Additional, Document, Errors, JsonType, Schema};
+use crate::model::{fragment, quoted, Additional, Document, Errors, JsonType, Schema};
 use crate::naming;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -33,6 +33,8 @@ pub fn lower(doc: &Document) -> Result<Protocol, String> {
             l.types[id.0].kind = kind;
         }
         let methods = l.methods();
+        l.check_identifiers();
+        l.check_cycles();
         Protocol { source: doc.file.clone(), types: l.types, methods }
     };
     errors.into_result(protocol)
@@ -63,7 +65,10 @@ impl<'a> Lowerer<'a> {
         if let Some(first) = self.names.get(name).cloned() {
             self.error(
                 &s.pointer,
-                format!("type name `{name}` is already taken by the schema at #{first}; rename one of them"),
+                format!(
+                    "type name `{name}` is already taken by the schema at #{}; rename one of them",
+                    fragment(&first)
+                ),
             );
         } else {
             self.names.insert(name.to_string(), s.pointer.clone());
@@ -89,10 +94,16 @@ impl<'a> Lowerer<'a> {
     fn resolve(&mut self, s: &Schema) -> Option<TypeId> {
         let reference = s.reference.as_deref()?;
         let target = reference.strip_prefix("#/$defs/").or_else(|| reference.strip_prefix("#/definitions/"));
-        match target.and_then(|t| self.ids.get(t).copied()) {
-            Some(id) => Some(id),
+        match target.map(|t| self.ids.get(t).copied()) {
+            Some(Some(id)) => Some(id),
+            Some(None) => {
+                self.error(&s.pointer, format!("dangling $ref {}", quoted(reference)));
+                None
+            }
             None => {
-                self.error(&s.pointer, format!("dangling $ref \"{reference}\""));
+                let message =
+                    format!("unsupported $ref {}: only references into #/$defs are supported", quoted(reference));
+                self.error(&s.pointer, message);
                 None
             }
         }
@@ -222,7 +233,11 @@ impl<'a> Lowerer<'a> {
         let mut clashes = Vec::new();
         for (name, pointer) in names {
             if let Some(first) = seen.insert(name, pointer) {
-                clashes.push(format!("variant name `{name}` is used by both #{first} and #{pointer}"));
+                clashes.push(format!(
+                    "variant name `{name}` is used by both #{} and #{}",
+                    fragment(first),
+                    fragment(pointer)
+                ));
             }
         }
         for c in clashes {
@@ -469,6 +484,99 @@ impl<'a> Lowerer<'a> {
         has_method && count_leaves(branches) == members.len()
     }
 
+    /// Every Rust name the emitters will print must be an identifier: schema text can hold
+    /// characters `heck` keeps but Rust does not accept (`x²`).
+    fn check_identifiers(&mut self) {
+        let mut bad: Vec<(String, String, String)> = Vec::new();
+        let mut check = |name: &str, origin: &Origin| {
+            if !naming::is_identifier(name) {
+                bad.push((origin.pointer.clone(), origin.wire.clone(), name.to_string()));
+            }
+        };
+        for t in &self.types {
+            check(&t.name, &t.origin);
+            match &t.kind {
+                TypeKind::Struct(s) => {
+                    s.fields.iter().for_each(|f| check(&f.name, &f.origin));
+                    if let Some(flatten) = &s.flatten {
+                        check(&flatten.name, &t.origin);
+                    }
+                }
+                TypeKind::StringEnum { values, open } => {
+                    values.iter().for_each(|v| check(&v.name, &v.origin));
+                    open.iter().for_each(|c| check(&c.name, &c.origin));
+                }
+                TypeKind::IntEnum { values, open, .. } => {
+                    values.iter().for_each(|v| check(&v.name, &v.origin));
+                    open.iter().for_each(|c| check(&c.name, &c.origin));
+                }
+                TypeKind::Union(u) => u.variants.iter().for_each(|v| check(&v.name, &v.origin)),
+                TypeKind::Newtype(_) | TypeKind::Any => {}
+            }
+        }
+        for (pointer, wire, name) in bad {
+            let message =
+                format!("{} gives the Rust name {}, which is not an identifier", quoted(&wire), quoted(&name));
+            self.error(&pointer, message);
+        }
+    }
+
+    /// A type that contains itself without going one level down into the JSON value (a `$ref`
+    /// to itself, a union branch or a flattened part that leads back to it) has no finite
+    /// value, and decoding one would recurse forever: an error naming the cycle. Cycles through
+    /// a field, an array item or a map value are fine (the emitter boxes them).
+    fn check_cycles(&mut self) {
+        let edges: Vec<Vec<TypeId>> = self.types.iter().map(|t| same_level(&t.kind)).collect();
+        let reach = |from: TypeId| -> Vec<Option<TypeId>> {
+            // Breadth-first from `from`'s successors: parent of each node reached (for the path).
+            let mut parent: Vec<Option<TypeId>> = vec![None; edges.len()];
+            let mut queue: std::collections::VecDeque<TypeId> = edges[from.0].iter().copied().collect();
+            for n in &queue {
+                parent[n.0] = Some(from);
+            }
+            while let Some(n) = queue.pop_front() {
+                for &m in &edges[n.0] {
+                    if parent[m.0].is_none() {
+                        parent[m.0] = Some(n);
+                        queue.push_back(m);
+                    }
+                }
+            }
+            parent
+        };
+        let mut reported = vec![false; self.types.len()];
+        for i in 0..self.types.len() {
+            if reported[i] {
+                continue;
+            }
+            let parent = reach(TypeId(i));
+            if parent[i].is_none() {
+                continue;
+            }
+            // The cycle through `i`, walked back along the parents from `i` to itself.
+            let mut path = vec![TypeId(i)];
+            let mut at = parent[i];
+            while let Some(n) = at.filter(|n| n.0 != i) {
+                path.push(n);
+                at = parent[n.0];
+            }
+            for n in &path {
+                reported[n.0] = true;
+            }
+            // `i`, then the others in the order the references go, and back to `i`.
+            let cycle = std::iter::once(TypeId(i)).chain(path.iter().rev().copied());
+            let names: Vec<&str> = cycle.map(|n| self.types[n.0].name.as_str()).collect();
+            let pointer = self.types[i].origin.pointer.clone();
+            let message = format!(
+                "`{}` is made of itself ({}) with no object property or array item in between: no finite JSON \
+                 value has this type",
+                names[0],
+                names.join(" → ")
+            );
+            self.error(&pointer, message);
+        }
+    }
+
     /// Methods from `x-method`/`x-side`, classified by the envelopes that carry them: a
     /// `params` next to an `id` is a request, without one a notification; a `result` is a response.
     fn methods(&mut self) -> Vec<Method> {
@@ -548,18 +656,43 @@ impl<'a> Lowerer<'a> {
                 Some(m) => m.result = Some(result),
                 None => {
                     let pointer = def.pointer.clone();
-                    self.error(&pointer, format!("response for `{method}` ({side}) matches no request"));
+                    self.error(
+                        &pointer,
+                        format!("response for {} ({}) matches no request", quoted(method), quoted(side)),
+                    );
                 }
             }
         }
         for m in &methods {
             if m.kind == MethodKind::Request && m.result.is_none() {
                 let pointer = self.types[m.params.0].origin.pointer.clone();
-                self.error(&pointer, format!("request `{}` has no response type", m.name));
+                self.error(&pointer, format!("request {} has no response type", quoted(&m.name)));
             }
         }
         methods.sort_by(|a, b| (&a.side, &a.name).cmp(&(&b.side, &b.name)));
         methods
+    }
+}
+
+/// The types a value of this kind is made of at the same JSON level (no field, item or map
+/// value in between): a newtype's inner type, union bodies, a flattened part.
+fn same_level(kind: &TypeKind) -> Vec<TypeId> {
+    let named = |r: &TypeRef| match r {
+        TypeRef::Named(id) => Some(*id),
+        _ => None,
+    };
+    match kind {
+        TypeKind::Newtype(r) => named(r).into_iter().collect(),
+        TypeKind::Union(u) => u
+            .variants
+            .iter()
+            .filter_map(|v| match &v.kind {
+                VariantKind::Tagged { body: Some(b), .. } | VariantKind::Untagged(b) => named(b),
+                _ => None,
+            })
+            .collect(),
+        TypeKind::Struct(s) => s.flatten.iter().map(|f| f.ty).collect(),
+        _ => Vec::new(),
     }
 }
 

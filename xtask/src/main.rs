@@ -48,6 +48,15 @@ enum Command {
     },
     /// Count the IR constructs (structs, unions, patch fields, lenient keywords, …) per schema.
     Stats,
+    /// Build the fuzz targets in fuzz/ (libFuzzer, stable toolchain) and run each for a while.
+    Fuzz {
+        /// How long each target runs.
+        #[arg(long, default_value_t = 20)]
+        seconds: u64,
+        /// Only the targets whose name contains this (line, check, schema, diff).
+        #[arg(long)]
+        only: Option<String>,
+    },
     /// Pin, fetch and verify the published schemas.
     Schema {
         #[command(subcommand)]
@@ -102,6 +111,7 @@ fn main() -> ExitCode {
         }
         Command::Schema { command: SchemaCommand::Verify } => xtask::schema_cmd::verify(&root),
         Command::Stats => xtask::stats::report(&root),
+        Command::Fuzz { seconds, only } => xtask::fuzz::run(&root, seconds, only.as_deref()),
         Command::Interop { only } => {
             xtask::interop::run(&root, only.as_deref()).and_then(|lines| {
                 // Once the examples exist, a skipped scenario is a failure too.

@@ -16,8 +16,32 @@ pub struct SchemaError {
 
 impl fmt::Display for SchemaError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}#{}: {}", self.file, self.pointer, self.message)
+        write!(f, "{}#{}: {}", self.file, fragment(&self.pointer), self.message)
     }
+}
+
+/// A JSON pointer as the fragment of a URI (RFC 6901, section 6), as far as one line of an error
+/// needs it: spaces, control characters and `%` are percent-encoded, so that a key holding a
+/// newline or `": "` cannot break or fake the `FILE#POINTER: message` form.
+pub fn fragment(pointer: &str) -> String {
+    let mut out = String::with_capacity(pointer.len());
+    for c in pointer.chars() {
+        if c == ' ' || c == '%' || c.is_control() {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Text from a schema (a name, a `$ref`) as a JSON string literal, so that quotes and newlines
+/// in it stay inside the message.
+pub fn quoted(text: &str) -> String {
+    Value::String(text.to_string()).to_string()
 }
 
 /// Errors collected while reading or lowering, reported together, sorted by location.
@@ -242,7 +266,7 @@ impl Reader<'_> {
                 "minLength" | "maxLength" | "minItems" | "maxItems" | "pattern" | "contentEncoding"
                 | "contentMediaType" | "uniqueItems" | "examples" | "deprecated" | "readOnly" | "writeOnly"
                 | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf" | "$comment" | "$id" => {}
-                other => self.error(&at, format!("unsupported keyword \"{other}\"")),
+                other => self.error(&at, format!("unsupported keyword {}", quoted(other))),
             }
         }
         s

@@ -37,12 +37,18 @@ pub fn type_name(wire: &str) -> String {
         name = "Empty".into();
     }
     if name.starts_with(|c: char| c.is_ascii_digit()) {
-        name = format!("V{}", wire.replace(['.', '-', ' '], "_"));
+        name = format!("V{}", wire.chars().map(|c| if c.is_alphanumeric() { c } else { '_' }).collect::<String>());
     }
     if name == "Self" {
         name = "Self_".into();
     }
     name
+}
+
+/// Whether `name` can be emitted as a Rust identifier (raw identifiers such as `r#type`
+/// included). Names come from schema text, which may hold what `heck` keeps and Rust does not (`²`).
+pub fn is_identifier(name: &str) -> bool {
+    syn::parse_str::<syn::Ident>(name).is_ok()
 }
 
 /// Schema prose as rustdoc: bare URLs become autolinks and brackets that are not Markdown links
@@ -167,6 +173,20 @@ mod tests {
         assert_eq!(type_name("date-time"), "DateTime");
         assert_eq!(type_name("2.0"), "V2_0");
         assert_eq!(type_name("Parse error"), "ParseError");
+        assert_eq!(type_name("2.0/x"), "V2_0_x");
+    }
+
+    #[test]
+    fn identifiers() {
+        for ok in ["ToolKind", "r#type", "self_", "Self_", "V2_0", "_1", "é"] {
+            assert!(is_identifier(ok), "{ok}");
+        }
+        for bad in ["", "_", "1a", "a b", "²", "type", "self", "a\nb"] {
+            assert!(!is_identifier(bad), "{bad:?}");
+        }
+        // `heck` drops punctuation and newlines but keeps every alphanumeric, XID or not.
+        assert_eq!((type_name("a\nb: c"), field("a\nb: c")), ("ABC".to_string(), "a_b_c".to_string()));
+        assert!(!is_identifier(&type_name("x²")) && !is_identifier(&field("²")));
     }
 
     #[test]

@@ -147,11 +147,17 @@ impl std::error::Error for RpcError {}
 
 /// Decodes the params (or result) of `method` from raw JSON; absent and `null` read as `{}`
 /// when the type accepts an empty object (all its fields optional), so a peer may omit them.
+///
+/// Every ACP params and result type is an object; serde would also fill a struct from an array
+/// by position, which the schemas do not allow, so an array is refused up front.
 pub fn decode_params<T: DeserializeOwned>(method: &str, params: Option<&RawValue>) -> Result<T, RpcError> {
     let text = match params.map(RawValue::get) {
         None | Some("null") => "{}",
         Some(text) => text,
     };
+    if text.trim_start().starts_with('[') {
+        return Err(RpcError::invalid_params(method, "", BY_POSITION));
+    }
     let de = &mut serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
@@ -170,6 +176,9 @@ pub fn decode_params<T: DeserializeOwned>(method: &str, params: Option<&RawValue
         }
     })
 }
+
+/// Why an array is refused as params or result.
+const BY_POSITION: &str = "an array where an object is expected (ACP passes params and results by name)";
 
 /// Values decoded from a buffer (union bodies, lenient fields) report their inner path as a
 /// `path: ` prefix of the reason (see `support::decode_value`); moves those prefixes onto `path`.
