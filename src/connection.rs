@@ -4,7 +4,7 @@
 //! ways, and the JSON-RPC error a peer expects for anything malformed. The connection keeps
 //! serving after every fault; it ends when the peer closes its side.
 
-use crate::framing::{nesting_exceeds, scan_prefix, write_frame, Frame, FrameReader, MAX_DEPTH};
+use crate::framing::{nesting_exceeds, scan_prefix, write_frames, Frame, FrameReader, MAX_DEPTH};
 use acp_types::support::rpc::{self, RpcError};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -387,6 +387,7 @@ impl Connection {
         let driver = async move {
             let closed = conn.inner.closed.clone();
             let mut writer = writer;
+            let mut batch = Vec::new();
             let writing = tokio::spawn(async move {
                 loop {
                     // The service holds a handle of its own, so the queue never closes by itself:
@@ -397,7 +398,16 @@ impl Connection {
                         _ = closed.cancelled() => out_rx.try_recv().ok(),
                     };
                     let Some(message) = message else { break };
-                    if let Err(e) = write_frame(&mut writer, &message).await {
+                    // What else is queued goes in the same write (at most 64 messages, so that a
+                    // busy sender cannot hold the writer here).
+                    let mut messages = vec![message];
+                    while messages.len() < 64 {
+                        match out_rx.try_recv() {
+                            Ok(message) => messages.push(message),
+                            Err(_) => break,
+                        }
+                    }
+                    if let Err(e) = write_frames(&mut writer, messages, &mut batch).await {
                         tracing::warn!("acp: cannot write to the peer: {e}");
                         closed.cancel();
                         break;
@@ -790,9 +800,15 @@ impl Connection {
 
     /// A typed notification.
     pub async fn notify<M: rpc::Notification>(&self, params: &M::Params) -> Result<(), Error> {
-        let params = serde_json::value::to_raw_value(params)
+        // Encoded straight into the message, without an intermediate string of the params.
+        let mut message = Vec::with_capacity(256);
+        message.extend_from_slice(br#"{"jsonrpc":"2.0","method":"#);
+        serde_json::to_writer(&mut message, M::METHOD).map_err(|e| Error::Invalid(e.to_string()))?;
+        message.extend_from_slice(br#","params":"#);
+        serde_json::to_writer(&mut message, params)
             .map_err(|e| Error::Invalid(format!("cannot encode params: {e}")))?;
-        self.notify_raw(M::METHOD, Some(&params)).await
+        message.push(b'}');
+        self.send(message).await
     }
 }
 

@@ -47,7 +47,22 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
                     None => self.take_line(),
                 });
             }
-            let (chunk, done) = match memchr::memchr(b'\n', buf) {
+            let newline = memchr::memchr(b'\n', buf);
+            // The common case, a whole line in the buffer: one allocation of its size.
+            if let (Some(i), None, true) = (newline, skipped, self.line.is_empty()) {
+                if i <= self.max {
+                    let mut line = buf[..i].to_vec();
+                    self.reader.consume(i + 1);
+                    if line.last() == Some(&b'\r') {
+                        line.pop();
+                    }
+                    if line.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    return Ok(Some(Frame::Line(line)));
+                }
+            }
+            let (chunk, done) = match newline {
                 Some(i) => (&buf[..i], Some(i + 1)),
                 None => (buf, None),
             };
@@ -102,6 +117,43 @@ pub async fn write_frame<W: AsyncWrite + Unpin>(writer: &mut W, message: &[u8]) 
     writer.flush().await
 }
 
+/// Messages smaller than this are gathered into one write of up to about this size.
+pub const WRITE_BATCH: usize = 64 << 10;
+
+/// Writes messages, each with its newline, in as few writes as it can: small ones are copied into
+/// `batch` and written together, a large one is written from where it is. Flushes at the end.
+pub async fn write_frames<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    messages: impl IntoIterator<Item = Vec<u8>>,
+    batch: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    batch.clear();
+    for message in messages {
+        if message.len() >= WRITE_BATCH {
+            if !batch.is_empty() {
+                writer.write_all(batch).await?;
+                batch.clear();
+            }
+            writer.write_all(&message).await?;
+            writer.write_all(b"\n").await?;
+        } else {
+            batch.extend_from_slice(&message);
+            batch.push(b'\n');
+            if batch.len() >= WRITE_BATCH {
+                writer.write_all(batch).await?;
+                batch.clear();
+            }
+        }
+    }
+    if !batch.is_empty() {
+        writer.write_all(batch).await?;
+    }
+    // A large batch buffer is not kept for good.
+    batch.clear();
+    batch.shrink_to(WRITE_BATCH * 2);
+    writer.flush().await
+}
+
 /// What the first bytes of a cut message say: its `id` and whether it has a `method`.
 #[derive(Debug, Default, PartialEq)]
 pub struct Prefix {
@@ -150,19 +202,26 @@ pub const MAX_DEPTH: usize = 100;
 /// Whether arrays and objects in `bytes` nest more than `limit` deep (brackets inside strings do
 /// not count). One pass, no allocation, for any bytes.
 pub fn nesting_exceeds(bytes: &[u8], limit: usize) -> bool {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for &b in bytes {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        i += 1;
         match b {
-            b'"' => in_string = true,
+            // A string is skipped to its closing quote (with memchr: long texts are most of a
+            // large message), escapes and all.
+            b'"' => loop {
+                match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
+                    None => return false,
+                    Some(j) if bytes[i + j] == b'"' => {
+                        i += j + 1;
+                        break;
+                    }
+                    Some(j) => i += j + 2,
+                }
+                if i >= bytes.len() {
+                    return false;
+                }
+            },
             b'[' | b'{' => {
                 depth += 1;
                 if depth > limit {
@@ -329,5 +388,59 @@ mod tests {
         assert!(serde_json::from_str::<serde_json::Value>(&nested(MAX_DEPTH)).is_ok());
         assert!(!nesting_exceeds(br#"{"a":"[[[[\"[[[["}"#, 1));
         assert!(nesting_exceeds(br#"{"a":"\\","b":[[]]}"#, 2), "an escaped backslash ends the string");
+    }
+
+    /// The byte-at-a-time definition that the memchr scan must agree with.
+    fn nesting_exceeds_bytewise(bytes: &[u8], limit: usize) -> bool {
+        let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+        for &b in bytes {
+            if in_string {
+                match b {
+                    _ if escaped => escaped = false,
+                    b'\\' => escaped = true,
+                    b'"' => in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match b {
+                b'"' => in_string = true,
+                b'[' | b'{' => {
+                    depth += 1;
+                    if depth > limit {
+                        return true;
+                    }
+                }
+                b']' | b'}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        false
+    }
+
+    #[test]
+    fn the_nesting_scan_agrees_with_the_bytewise_definition() {
+        // Every string of up to 7 bytes over the characters that matter, at limits 0 to 3.
+        let alphabet = b"[]{}\"\\a";
+        let mut checked = 0;
+        for len in 0..=7u32 {
+            for mut n in 0..alphabet.len().pow(len) {
+                let mut bytes = Vec::new();
+                for _ in 0..len {
+                    bytes.push(alphabet[n % alphabet.len()]);
+                    n /= alphabet.len();
+                }
+                for limit in 0..4 {
+                    assert_eq!(
+                        nesting_exceeds(&bytes, limit),
+                        nesting_exceeds_bytewise(&bytes, limit),
+                        "{:?} at limit {limit}",
+                        String::from_utf8_lossy(&bytes)
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 1_000_000);
     }
 }

@@ -19,7 +19,11 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     match args.as_slice() {
-        ["rows", rest @ ..] => rows(rest.contains(&"--quick")),
+        ["rows", rest @ ..] => {
+            // `--only TEXT`: the rows whose name contains TEXT.
+            let only = rest.iter().position(|a| *a == "--only").and_then(|i| rest.get(i + 1)).copied();
+            rows(rest.contains(&"--quick"), only.unwrap_or(""))
+        }
         ["notify-agent", which, count] => {
             let count = count.parse().expect("COUNT");
             match *which {
@@ -39,8 +43,7 @@ fn main() {
         }
         ["large", which, size] => {
             let size: usize = size.parse().expect("BYTES");
-            let baseline = peak_rss_kib();
-            let elapsed = match *which {
+            let (elapsed, baseline) = match *which {
                 "ours" => ours::large_message(size),
                 _ => official::large_message(size),
             };
@@ -54,6 +57,17 @@ fn main() {
             std::process::exit(2);
         }
     }
+}
+
+/// Starts measuring the peak resident set from now (Linux: `5` to `/proc/self/clear_refs` resets
+/// VmHWM to the current VmRSS); the current resident set, in KiB, the baseline of the peak.
+pub fn reset_peak() -> u64 {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).map(str::to_owned))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        .unwrap_or(0)
 }
 
 /// This process's peak resident set (VmHWM), in KiB.
@@ -96,12 +110,15 @@ fn row(name: &str, unit: &str, ours: f64, reference: Option<f64>, ratio: Option<
     );
 }
 
-fn rows(quick: bool) {
+fn rows(quick: bool, only: &str) {
     let budget = if quick { Duration::from_millis(400) } else { Duration::from_secs(3) };
     let samples = if quick { 5 } else { 15 };
     let exe = std::env::current_exe().expect("own path");
 
     for version in [1u16, 2] {
+        if !["decode", "encode", "scan"].iter().any(|n| n.contains(only)) {
+            break;
+        }
         let messages = codec::common(version, corpus::turn(version));
         let bytes: usize = messages.iter().map(|m| m.payload.len()).sum();
         let mb = bytes as f64 / 1e6;
@@ -152,6 +169,9 @@ fn rows(quick: bool) {
 
     let n = if quick { 4_000 } else { 40_000 };
     for in_flight in [1usize, 64] {
+        if !"round trips".contains(only) {
+            break;
+        }
         let (ours, _) = ours::latencies(n, in_flight);
         let (official, _) = official::latencies(n, in_flight);
         row(
@@ -165,6 +185,9 @@ fn rows(quick: bool) {
     }
 
     let n = if quick { 5_000 } else { 20_000 };
+    if !"latency".contains(only) {
+        return rows_after_latency(quick, only, &exe);
+    }
     let (_, mut ours) = ours::latencies(n, 1000);
     let (_, mut official) = official::latencies(n, 1000);
     let pct = |v: &mut Vec<Duration>, p: f64| {
@@ -176,9 +199,22 @@ fn rows(quick: bool) {
     row("latency p50, 1000 in flight", "ms", o50, Some(r50), Some(r50 / o50), &format!("{n} requests"));
     row("latency p99, 1000 in flight", "ms", o99, Some(r99), Some(r99 / o99), &format!("{n} requests"));
 
+    rows_after_latency(quick, only, &exe);
+}
+
+fn rows_after_latency(quick: bool, only: &str, exe: &std::path::Path) {
     let n = if quick { 20_000 } else { 200_000 };
-    let ours = ours::notify_client(&exe, n);
-    let official = official::notify_client(&exe, n);
+    if "notification stream".contains(only) {
+        notification_row(n, exe);
+    }
+    if "large message".contains(only) {
+        large_rows(quick, exe);
+    }
+}
+
+fn notification_row(n: usize, exe: &std::path::Path) {
+    let ours = ours::notify_client(exe, n);
+    let official = official::notify_client(exe, n);
     row(
         "notification stream (2 processes, OS pipe)",
         "msg/s",
@@ -187,13 +223,15 @@ fn rows(quick: bool) {
         Some(official.as_secs_f64() / ours.as_secs_f64()),
         &format!("{n} session/update chunks agent -> client, spawn included"),
     );
+}
 
+fn large_rows(quick: bool, exe: &std::path::Path) {
     for (label, size) in [("1 MiB", 1usize << 20), ("64 MiB", 64usize << 20)] {
         let runs = if quick || size > (1 << 20) { 1 } else { 5 };
         let measure = |which: &str| {
             let mut best: Option<(f64, u64, u64)> = None;
             for _ in 0..runs {
-                let out = std::process::Command::new(&exe)
+                let out = std::process::Command::new(exe)
                     .args(["large", which, &size.to_string()])
                     .output()
                     .expect("large runs");
@@ -227,7 +265,7 @@ fn rows(quick: bool) {
             Some(mib(rp.saturating_sub(rb))),
             Some(mib(rp.saturating_sub(rb)) / mib(op.saturating_sub(ob)).max(1e-9)),
             &format!(
-                "VmHWM growth over the process baseline; message = {:.1} MiB, target ours <= 2x message",
+                "VmHWM growth from the message on (connection set up and initialized before); message = {:.1} MiB, target ours <= 2x message",
                 mib(size as u64 / 1024)
             ),
         );

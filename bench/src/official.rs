@@ -175,7 +175,7 @@ pub fn notify_client(exe: &std::path::Path, count: usize) -> Duration {
 /// `initialize`); the time from the start of writing until the typed `session/update` handler
 /// has the decoded chunk. The crate has no message-size limit to configure (its byte transport
 /// reads whole lines with `futures::io::BufReader::lines`).
-pub fn large_message(size: usize) -> Duration {
+pub fn large_message(size: usize) -> (Duration, u64) {
     runtime().block_on(async {
         let (agent_end, client_end) = tokio::io::duplex(1024 * 1024);
         let (client_read, client_write) = tokio::io::split(client_end);
@@ -189,6 +189,7 @@ pub fn large_message(size: usize) -> Duration {
             .connect_with(transport, async |cx| {
                 cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
                 let (_agent_read, mut agent_write) = agent.await.expect("agent");
+                let baseline = crate::reset_peak();
                 let start = Instant::now();
                 let writer = tokio::spawn(async move {
                     crate::corpus::write_notification(&mut agent_write, size).await;
@@ -198,7 +199,7 @@ pub fn large_message(size: usize) -> Duration {
                 let elapsed = start.elapsed();
                 assert!(bytes.load(Ordering::Relaxed) >= size, "the chunk arrived whole");
                 let _ = writer.await;
-                Ok(elapsed)
+                Ok((elapsed, baseline))
             })
             .await
             .expect("client connection")

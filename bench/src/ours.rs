@@ -146,7 +146,7 @@ pub fn notify_client(exe: &std::path::Path, count: usize) -> Duration {
 
 /// One `session/update` of about `size` bytes through framing and decoding (agent → client over
 /// an in-memory pipe); the time until the handler has the decoded chunk.
-pub fn large_message(size: usize) -> Duration {
+pub fn large_message(size: usize) -> (Duration, u64) {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     rt.block_on(async {
         let (agent_end, client_end) = tokio::io::duplex(1024 * 1024);
@@ -160,6 +160,7 @@ pub fn large_message(size: usize) -> Duration {
         let agent = tokio::spawn(crate::corpus::answer_initialize(agent_read, agent_write));
         conn.initialize(1, serde_json::json!({})).await.expect("initialize");
         let (_agent_read, mut agent_write) = agent.await.expect("agent");
+        let baseline = crate::reset_peak();
         let start = Instant::now();
         let writer = tokio::spawn(async move {
             crate::corpus::write_notification(&mut agent_write, size).await;
@@ -170,6 +171,6 @@ pub fn large_message(size: usize) -> Duration {
         assert!(bytes.load(Ordering::Relaxed) >= size, "the chunk arrived whole");
         let _ = writer.await;
         drop(conn);
-        elapsed
+        (elapsed, baseline)
     })
 }

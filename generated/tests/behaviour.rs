@@ -149,6 +149,31 @@ mod v2 {
     }
 
     #[test]
+    fn a_tag_twice_is_refused_in_one_pass_and_the_last_wins_in_general() {
+        use acp_types::support::rpc::decode_params;
+        let text = r#"{"type":"image","data":"AA==","mimeType":"image/png","type":"text","text":"a"}"#;
+        let err = serde_json::from_str::<ContentBlock>(text).expect_err("one pass sees `type` twice");
+        assert!(err.to_string().contains("duplicate field `type`"), "{err}");
+        // The general path reads the object whole, where the last `type` stands; decode_params,
+        // which falls back to it, decodes what a `serde_json::Value` of the object would hold.
+        let raw = serde_json::value::RawValue::from_string(text.to_string()).expect("raw");
+        let block: ContentBlock = decode_params("test", Some(&raw)).expect("general path");
+        assert!(matches!(&block, ContentBlock::Text(t) if t.text == "a"), "{block:?}");
+    }
+
+    #[test]
+    fn a_tag_read_late_or_escaped_decodes_the_same() {
+        let expected: ContentBlock = decode(json!({ "type": "text", "text": "a" })).expect("decodes");
+        for text in [r#"{"text":"a","type":"text"}"#, r#"{"t\u0079pe":"text","te\u0078t":"a"}"#] {
+            let block: ContentBlock = serde_json::from_str(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(block, expected, "{text}");
+        }
+        // Not a string: the general path decides (no catch-all takes a number tag).
+        let err = decode::<ContentBlock>(json!({ "type": 5, "text": "a" })).expect_err("bad tag");
+        assert!(err.contains("missing or non-string field `type`"), "{err}");
+    }
+
+    #[test]
     fn patch_fields_keep_omitted_null_and_value_apart() {
         let base = json!({ "sessionId": "s", "update": { "sessionUpdate": "tool_call_update", "toolCallId": "t" } });
         for (title, expected) in [

@@ -940,12 +940,6 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// A body that can decode from its union's whole object: a struct with no flattened union
-    /// (which could keep the tag a second time). Its unknown fields are ignored, the tag included.
-    fn plain_struct(&self, body: &TypeRef) -> bool {
-        matches!(body, TypeRef::Named(x) if matches!(&self.p.get(*x).kind, TypeKind::Struct(s) if s.flatten.is_none()))
-    }
-
     fn union(&self, id: TypeId, u: &Union, name: &syn::Ident, cfg: &TokenStream) -> TokenStream {
         let t = self.p.get(id);
         let union_name = &t.name;
@@ -953,8 +947,8 @@ impl<'a> Emitter<'a> {
         let mut ser_arms = Vec::new();
         let mut tag_arms = Vec::new();
         let mut tagged_arms = Vec::new();
-        // Tags whose variant decodes straight from the text, without a `serde_json::Value`.
-        let mut fast_arms = Vec::new();
+        // The variants of known tags, decoded from the rest of the object (see `union::stream`).
+        let mut known_arms = Vec::new();
         let mut untagged = Vec::new();
         let mut catch_all = None;
         let mut schema_branches = Vec::new();
@@ -984,15 +978,7 @@ impl<'a> Emitter<'a> {
                                 quote! { .map(Self::#vn) }
                             };
                             tagged_arms.push(quote! { #c #index => return union::body(object, #tag, #value) #wrap, });
-                            if self.plain_struct(b) {
-                                fast_arms.push(quote! {
-                                    #c Some(#value) => {
-                                        if let Some(b) = union::fast_body(text) {
-                                            return Ok(b) #wrap;
-                                        }
-                                    }
-                                });
-                            }
+                            known_arms.push(quote! { #c #value => Deserialize::deserialize(body) #wrap, });
                         }
                         None => {
                             schema_branches.push(quote! {
@@ -1001,7 +987,9 @@ impl<'a> Emitter<'a> {
                             variants.push(quote! { #d #c #vn, });
                             ser_arms.push(quote! { #c Self::#vn => union::tag_only(serializer, #tag, #value), });
                             tagged_arms.push(quote! { #c #index => return Ok(Self::#vn), });
-                            fast_arms.push(quote! { #c Some(#value) => return Ok(Self::#vn), });
+                            known_arms.push(quote! {
+                                #c #value => serde::de::IgnoredAny::deserialize(body).map(|_| Self::#vn),
+                            });
                         }
                     }
                 }
@@ -1144,34 +1132,28 @@ impl<'a> Emitter<'a> {
         } else {
             quote! {}
         };
-        // With a tag that needs no repair, the common case (a known tag whose body is a plain
-        // struct) reads the text twice, the tag with a borrowed scan and then the body, instead
-        // of building a `serde_json::Value` of the whole object. Anything else, errors included,
-        // takes the general path, so the results and messages are the same.
-        let fast = u.tag.is_some() && !u.tag_lenient.default_on_error && !fast_arms.is_empty();
-        let deserialize_impl = if fast {
+        // A tagged union decodes in one pass when its tag is a known string, and from a
+        // `serde_json::Value` otherwise (`union::stream`); an untagged one always from a value.
+        let deserialize_impl = if u.tag.is_some() {
             quote! {
                 #cfg
                 impl<'de> Deserialize<'de> for #name {
                     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                        match union::capture(deserializer)? {
-                            union::Captured::Text(text) => Self::from_text(&text),
-                            union::Captured::Value(value) => Self::from_json(value),
-                        }
-                        .map_err(serde::de::Error::custom)
+                        union::stream(deserializer)
                     }
                 }
                 #cfg
-                impl #name {
-                    /// Decodes from JSON text: known tags straight from the text, the rest through
-                    /// [`Self::from_json`].
-                    #[allow(clippy::needless_return, clippy::single_match, clippy::unnecessary_map_on_constructor)]
-                    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-                        match union::peek_tag(text, #tag) {
-                            #(#fast_arms)*
-                            _ => {}
-                        }
-                        Self::from_json(serde_json::from_str(text)?)
+                impl union::Streamed for #name {
+                    const TAG: &'static str = #tag;
+                    #[allow(unused_variables, unreachable_code, clippy::match_single_binding, clippy::needless_return)]
+                    fn known<'de, D: Deserializer<'de>>(tag: &str, body: D) -> Option<Result<Self, D::Error>> {
+                        Some(match tag {
+                            #(#known_arms)*
+                            _ => return None,
+                        })
+                    }
+                    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+                        Self::from_json(value)
                     }
                 }
             }

@@ -3,6 +3,7 @@
 //! schema/vN/*.json ──[`model`]──▶ JSON Schema model ──[`lower`]──▶ [`ir`] ──[`emit`]──▶ generated/
 //!                                                                         └──[`diff`]──▶ report
 
+pub mod bench;
 pub mod codegen;
 pub mod diff;
 pub mod emit;

@@ -1,4 +1,5 @@
-//! `cargo xtask`: the project's own tooling (code generation, schema pinning).
+//! `cargo xtask`: the project's own tooling (code generation, schema pinning, protocol diff, stats,
+//! fuzzing, interop scenarios, benchmarks).
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -57,6 +58,16 @@ enum Command {
         #[arg(long)]
         only: Option<String>,
     },
+    /// Benchmarks against the official crates (codegen, build time, codec, runtime); the table goes to
+    /// stdout and, for a full run, into BENCHMARKS.md.
+    Bench {
+        /// A short smoke run (fewer, shorter measurements); prints only, unless --write.
+        #[arg(long)]
+        quick: bool,
+        /// Write BENCHMARKS.md after a --quick run too (a full run always writes it).
+        #[arg(long)]
+        write: bool,
+    },
     /// Pin, fetch and verify the published schemas.
     Schema {
         #[command(subcommand)]
@@ -112,6 +123,19 @@ fn main() -> ExitCode {
         Command::Schema { command: SchemaCommand::Verify } => xtask::schema_cmd::verify(&root),
         Command::Stats => xtask::stats::report(&root),
         Command::Fuzz { seconds, only } => xtask::fuzz::run(&root, seconds, only.as_deref()),
+        Command::Bench { quick, write } => {
+            xtask::bench::run(&root, xtask::bench::Options { quick, write }).map(|report| {
+                for line in &report.table {
+                    println!("{line}");
+                }
+                if let Some(path) = &report.written {
+                    eprintln!("bench: wrote {}", path.display());
+                }
+                // The wall time comes last, after the table.
+                eprintln!("{}", report.summary());
+                Vec::new()
+            })
+        }
         Command::Interop { only } => {
             xtask::interop::run(&root, only.as_deref()).and_then(|lines| {
                 // Once the examples exist, a skipped scenario is a failure too.

@@ -62,22 +62,64 @@ pub fn collect<R>(f: impl FnOnce() -> R) -> (R, Vec<LenientEvent>) {
     (result, mine.unwrap_or_default())
 }
 
-/// The decoding step of one field: raw JSON in, typed value or error out.
-pub type Step<T> = fn(Value) -> Result<T, serde_json::Error>;
+/// Where this thread's record of events stands, to [`rewind`] to after an attempt that failed.
+pub(crate) fn mark() -> usize {
+    EVENTS.with(|events| events.borrow().as_ref().map_or(0, Vec::len))
+}
 
-/// Reads the field as raw JSON and decodes it with `decode`; with `on_error`, a failure gives
-/// `on_error()` instead (the raw value is needed to recover, hence the buffering).
+/// Forgets the events recorded since `mark`.
+pub(crate) fn rewind(mark: usize) {
+    EVENTS.with(|events| {
+        if let Some(events) = events.borrow_mut().as_mut() {
+            events.truncate(mark);
+        }
+    });
+}
+
+/// A field's value as it reaches a decoding step: its JSON text (borrowed from the input when it
+/// can be), or a buffered [`Value`].
+#[derive(Debug)]
+pub enum Raw<'a> {
+    /// The exact text of the value.
+    Text(&'a str),
+    /// The value itself.
+    Value(Value),
+}
+
+/// The decoding step of one field: raw JSON in, typed value or error out.
+pub type Step<T> = for<'a> fn(Raw<'a>) -> Result<T, serde_json::Error>;
+
+/// Reads the field and decodes it with `decode`; with `on_error`, a failure gives `on_error()`
+/// instead.
+///
+/// The field's text is captured first (a scan, no copy when the input is borrowed) and decoded
+/// from it. A failure there decodes again from a [`Value`], which gives the outcome and the error
+/// message: an item dropped or a default taken is then recorded the same whichever way it went.
 pub fn field<'de, D, T>(
     deserializer: D,
     on_error: Option<fn() -> T>,
-    decode: impl FnOnce(Value) -> Result<T, serde_json::Error>,
+    decode: impl Fn(Raw<'_>) -> Result<T, serde_json::Error>,
 ) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
 {
-    let raw = Value::deserialize(deserializer)?;
+    let raw = if super::is_detailed() {
+        Value::deserialize(deserializer)?
+    } else {
+        match super::union::capture(deserializer)? {
+            super::union::Captured::Text(text) => {
+                let mark = mark();
+                if let Ok(value) = decode(Raw::Text(&text)) {
+                    return Ok(value);
+                }
+                rewind(mark);
+                serde_json::from_str(&text).map_err(D::Error::custom)?
+            }
+            super::union::Captured::Value(value) => value,
+        }
+    };
     let shown = on_error.map(|_| raw.to_string());
-    match decode(raw) {
+    match decode(Raw::Value(raw)) {
         Ok(value) => Ok(value),
         Err(error) => match (on_error, shown) {
             (Some(default), Some(value)) => {
@@ -97,35 +139,63 @@ pub fn required<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D)
 }
 
 /// Plain decoding.
-pub fn value<T: DeserializeOwned>(raw: Value) -> Result<T, serde_json::Error> {
-    super::decode_value(raw)
+pub fn value<T: DeserializeOwned>(raw: Raw<'_>) -> Result<T, serde_json::Error> {
+    match raw {
+        Raw::Text(text) => serde_json::from_str(text),
+        Raw::Value(value) => super::decode_value(value),
+    }
 }
 
 /// An array whose invalid items are dropped (each one recorded).
-pub fn items<T: DeserializeOwned>(raw: Value) -> Result<Vec<T>, serde_json::Error> {
+pub fn items<T: DeserializeOwned>(raw: Raw<'_>) -> Result<Vec<T>, serde_json::Error> {
     match raw {
-        Value::Array(items) => Ok(items
+        Raw::Text(text) => {
+            let items: Vec<&serde_json::value::RawValue> = serde_json::from_str(text)?;
+            Ok(items
+                .into_iter()
+                .enumerate()
+                .filter_map(|(index, item)| {
+                    let mark = mark();
+                    match serde_json::from_str::<T>(item.get()) {
+                        Ok(item) => Some(item),
+                        // Again from a value, which decides and words the error.
+                        Err(_) => {
+                            rewind(mark);
+                            let item = serde_json::from_str::<Value>(item.get()).map_err(|e| e.to_string());
+                            keep(index, item.and_then(|item| super::decode_value::<T>(item).map_err(|e| e.to_string())))
+                        }
+                    }
+                })
+                .collect())
+        }
+        Raw::Value(Value::Array(items)) => Ok(items
             .into_iter()
             .enumerate()
-            .filter_map(|(index, item)| match super::decode_value::<T>(item) {
-                Ok(item) => Some(item),
-                Err(error) => {
-                    record(LenientEvent::SkippedItem { index, error: error.to_string() });
-                    None
-                }
-            })
+            .filter_map(|(index, item)| keep(index, super::decode_value::<T>(item).map_err(|e| e.to_string())))
             .collect()),
-        other => Err(serde_json::Error::invalid_type(unexpected(&other), &"an array")),
+        Raw::Value(other) => Err(serde_json::Error::invalid_type(unexpected(&other), &"an array")),
+    }
+}
+
+/// The item, or `None` with the drop recorded.
+fn keep<T>(index: usize, item: Result<T, String>) -> Option<T> {
+    item.map_err(|error| record(LenientEvent::SkippedItem { index, error })).ok()
+}
+
+fn is_null(raw: &Raw<'_>) -> bool {
+    match raw {
+        Raw::Text(text) => *text == "null",
+        Raw::Value(value) => value.is_null(),
     }
 }
 
 /// `null` becomes `default()` (recorded); anything else goes to `decode`.
 pub fn null_default<T>(
-    raw: Value,
+    raw: Raw<'_>,
     default: fn() -> T,
-    decode: impl FnOnce(Value) -> Result<T, serde_json::Error>,
+    decode: impl FnOnce(Raw<'_>) -> Result<T, serde_json::Error>,
 ) -> Result<T, serde_json::Error> {
-    if raw.is_null() {
+    if is_null(&raw) {
         record(LenientEvent::DefaultOnNull);
         Ok(default())
     } else {
@@ -135,10 +205,10 @@ pub fn null_default<T>(
 
 /// An `Option` field: `null` is `None`.
 pub fn option<T>(
-    raw: Value,
-    decode: impl FnOnce(Value) -> Result<T, serde_json::Error>,
+    raw: Raw<'_>,
+    decode: impl FnOnce(Raw<'_>) -> Result<T, serde_json::Error>,
 ) -> Result<Option<T>, serde_json::Error> {
-    if raw.is_null() {
+    if is_null(&raw) {
         Ok(None)
     } else {
         decode(raw).map(Some)
@@ -147,10 +217,10 @@ pub fn option<T>(
 
 /// A [`Patch`] field (only called when present): `null` is [`Patch::Null`].
 pub fn patch<T>(
-    raw: Value,
-    decode: impl FnOnce(Value) -> Result<T, serde_json::Error>,
+    raw: Raw<'_>,
+    decode: impl FnOnce(Raw<'_>) -> Result<T, serde_json::Error>,
 ) -> Result<Patch<T>, serde_json::Error> {
-    if raw.is_null() {
+    if is_null(&raw) {
         Ok(Patch::Null)
     } else {
         decode(raw).map(Patch::Value)
@@ -159,8 +229,8 @@ pub fn patch<T>(
 
 /// A [`Defaulted`] field that is present.
 pub fn explicit<T>(
-    raw: Value,
-    decode: impl FnOnce(Value) -> Result<T, serde_json::Error>,
+    raw: Raw<'_>,
+    decode: impl FnOnce(Raw<'_>) -> Result<T, serde_json::Error>,
 ) -> Result<Defaulted<T>, serde_json::Error> {
     decode(raw).map(Defaulted::explicit)
 }

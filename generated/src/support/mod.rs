@@ -35,6 +35,31 @@ pub(crate) fn decode_value<T: serde::de::DeserializeOwned>(value: serde_json::Va
     })
 }
 
+thread_local! {
+    static DETAILED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with detailed decoding on this thread: tagged unions and lenient fields buffer their
+/// value and decode it the general way, whose errors name the tag and the path inside (`content[0]
+/// .text: missing field … (in sessionUpdate `tool_call`)`). Results are the same either way; only
+/// the wording of errors differs. [`rpc::decode_params`] decodes in one pass first and again
+/// under `detailed` after a failure.
+pub fn detailed<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            DETAILED.with(|d| d.set(self.0));
+        }
+    }
+    let _restore = Restore(DETAILED.with(|d| d.replace(true)));
+    f()
+}
+
+/// Whether [`detailed`] is in force on this thread.
+pub(crate) fn is_detailed() -> bool {
+    DETAILED.with(std::cell::Cell::get)
+}
+
 /// Receives a Rust type chosen by name at run time (see `visit_type` in each version module).
 pub trait TypeVisitor {
     /// What the visit produces.

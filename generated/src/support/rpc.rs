@@ -158,8 +158,13 @@ pub fn decode_params<T: DeserializeOwned>(method: &str, params: Option<&RawValue
     if text.trim_start().starts_with('[') {
         return Err(RpcError::invalid_params(method, "", BY_POSITION));
     }
-    let de = &mut serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    // One pass, the common case; after a failure, again under `detailed` for the path and wording.
+    let mark = super::lenient::mark();
+    if let Ok(value) = serde_json::from_str(text) {
+        return Ok(value);
+    }
+    super::lenient::rewind(mark);
+    super::detailed(|| serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(text))).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         let reason = inner.to_string();

@@ -261,48 +261,318 @@ impl<S: Serializer> Serializer for Tagged<S> {
     }
 }
 
-/// The value of `tag` in the JSON object `text`, read without building the object: `None` when
-/// `text` is not an object, the tag is absent or not a plain string (the general path decides
-/// those cases).
-pub fn peek_tag<'a>(text: &'a str, tag: &str) -> Option<&'a str> {
-    struct Peek<'t>(&'t str);
-    impl<'de> Visitor<'de> for Peek<'_> {
-        type Value = Option<&'de str>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("an object")
-        }
-        fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            // Keys and tag with escapes fail here and go the general way; like `Value`, the last
-            // of duplicate keys wins.
-            let mut found = None;
-            while let Some(key) = map.next_key::<&'de str>()? {
-                if key == self.0 {
-                    found = Some(map.next_value::<&'de str>()?);
-                } else {
-                    map.next_value::<de::IgnoredAny>()?;
-                }
+/// A tagged union that decodes in one pass over its input: see [`stream`].
+pub trait Streamed: Sized {
+    /// The tag property, e.g. `sessionUpdate`.
+    const TAG: &'static str;
+
+    /// Decodes the variant of a known `tag` from the rest of the object (the tag already read);
+    /// `None` for a tag this union does not name (the general path decides).
+    fn known<'de, D: Deserializer<'de>>(tag: &str, body: D) -> Option<Result<Self, D::Error>>;
+
+    /// The general path: from the whole object as a [`Value`].
+    fn from_json(value: Value) -> Result<Self, serde_json::Error>;
+}
+
+/// Decodes a tagged union without buffering it when it can: the object's entries are read in order
+/// until the tag; a known tag then decodes its variant from the entries before it (kept aside) and
+/// the rest of the input, still unread. Anything else (no tag, a tag that is not a string, an
+/// unknown tag, not an object) gathers the whole value and takes [`Streamed::from_json`], so the
+/// result is the same.
+///
+/// Under [`super::detailed`], every value takes the general path, whose errors name the tag and
+/// the path inside the body; [`super::rpc::decode_params`] decodes again that way after a failure.
+pub fn stream<'de, T: Streamed, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
+    if super::is_detailed() {
+        let value = Value::deserialize(deserializer)?;
+        return T::from_json(value).map_err(de::Error::custom);
+    }
+    deserializer.deserialize_any(Stream(std::marker::PhantomData))
+}
+
+struct Stream<T>(std::marker::PhantomData<T>);
+
+impl<T: Streamed> Stream<T> {
+    fn general<E: de::Error>(value: Value) -> Result<T, E> {
+        T::from_json(value).map_err(E::custom)
+    }
+}
+
+impl<'de, T: Streamed> Visitor<'de> for Stream<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "an object with a `{}` tag", T::TAG)
+    }
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+        let mut before: Vec<(String, Value)> = Vec::new();
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            if key.as_str() != T::TAG {
+                before.push((key.into_owned(), map.next_value()?));
+                continue;
             }
-            Ok(found)
+            let tag = map.next_value::<Scalar<'de>>()?;
+            if let Scalar::Str(tag) = &tag {
+                let mut rest = Rest { tag: T::TAG, before: before.into_iter(), value: None, live: map };
+                // `known` reads the entries only when it names the tag.
+                if let Some(result) = T::known(tag, de::value::MapAccessDeserializer::new(&mut rest)) {
+                    return result.map_err(|e| in_variant(e, T::TAG, tag));
+                }
+                before = rest.before.collect();
+                map = rest.live;
+            }
+            // Gather the object in its order: the entries before the tag, the tag, the rest.
+            let mut object = JsonObject::new();
+            object.extend(before);
+            object.insert(T::TAG.to_owned(), tag.into_value());
+            while let Some((key, value)) = map.next_entry::<String, Value>()? {
+                object.insert(key, value);
+            }
+            return Self::general(Value::Object(object));
+        }
+        Self::general(Value::Object(before.into_iter().collect()))
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<T, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Value>()? {
+            items.push(item);
+        }
+        Self::general(Value::Array(items))
+    }
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<T, E> {
+        Self::general(Value::Null)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<T, E> {
+        Self::general(Value::Null)
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<T, E> {
+        Self::general(Value::Bool(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
+        Self::general(Value::from(v))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
+        Self::general(Value::from(v))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
+        Self::general(Value::from(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+        Self::general(Value::String(v.to_owned()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<T, E> {
+        Self::general(Value::String(v))
+    }
+}
+
+/// A body's error, with the variant it was decoding named like the general path names it. The
+/// position `serde_json` gave it goes (the error gets it again, at the end of the message).
+fn in_variant<E: de::Error>(error: E, tag: &str, value: &str) -> E {
+    let text = error.to_string();
+    let text = match text.rsplit_once(" at line ") {
+        Some((head, tail))
+            if tail.split_once(" column ").is_some_and(|(l, c)| {
+                !l.is_empty() && !c.is_empty() && l.bytes().chain(c.bytes()).all(|b| b.is_ascii_digit())
+            }) =>
+        {
+            head
+        }
+        _ => &text,
+    };
+    E::custom(format_args!("{text} (in {tag} `{value}`)"))
+}
+
+/// An object key, borrowed from the input when it can be.
+enum Key<'de> {
+    Borrowed(&'de str),
+    Owned(String),
+}
+
+impl Key<'_> {
+    fn as_str(&self) -> &str {
+        match self {
+            Key::Borrowed(s) => s,
+            Key::Owned(s) => s,
         }
     }
-    let mut de = serde_json::Deserializer::from_str(text);
-    de.deserialize_map(Peek(tag)).ok().flatten()
+    fn into_owned(self) -> String {
+        match self {
+            Key::Borrowed(s) => s.to_owned(),
+            Key::Owned(s) => s,
+        }
+    }
 }
 
-/// Decodes a tagged variant's body straight from the union's text (the tag is an unknown field to
-/// the body's struct). Only used for bodies that are plain structs; an error sends the caller to
-/// the general path, which gives the detailed message.
-pub fn fast_body<T: DeserializeOwned>(text: &str) -> Option<T> {
-    serde_json::from_str(text).ok()
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key::Borrowed(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key::Owned(v.to_owned()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key::Owned(v))
+            }
+        }
+        deserializer.deserialize_str(V)
+    }
 }
 
-/// What a union's `Deserialize` captured: the JSON text, when the deserializer can give it
-/// (`serde_json`'s own, directly or through `serde_path_to_error`), else the value.
-pub enum Captured {
-    /// The exact text of the value.
-    Text(String),
+/// A tag's value: a string (borrowed when it can be), or anything else as a [`Value`].
+enum Scalar<'de> {
+    Str(Cow<'de>),
+    Other(Value),
+}
+
+/// A string borrowed from the input, or owned.
+enum Cow<'de> {
+    Borrowed(&'de str),
+    Owned(String),
+}
+
+impl std::ops::Deref for Cow<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        match self {
+            Cow::Borrowed(s) => s,
+            Cow::Owned(s) => s,
+        }
+    }
+}
+
+impl Scalar<'_> {
+    fn into_value(self) -> Value {
+        match self {
+            Scalar::Str(s) => Value::String(s.to_string()),
+            Scalar::Other(v) => v,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Scalar<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Scalar<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::Str(Cow::Owned(v)))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Scalar<'de>, A::Error> {
+                let mut object = JsonObject::new();
+                while let Some((key, value)) = map.next_entry::<String, Value>()? {
+                    object.insert(key, value);
+                }
+                Ok(Scalar::Other(Value::Object(object)))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar<'de>, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<Value>()? {
+                    items.push(item);
+                }
+                Ok(Scalar::Other(Value::Array(items)))
+            }
+            fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Scalar<'de>, D::Error> {
+                d.deserialize_any(self)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Scalar<'de>, D::Error> {
+                d.deserialize_any(self)
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::Other(Value::Null))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::Other(Value::Null))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::Other(Value::Bool(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::Other(Value::from(v)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::Other(Value::from(v)))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::Other(Value::from(v)))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// The entries of a tagged object after its tag: those read before the tag, then the live rest.
+struct Rest<A> {
+    tag: &'static str,
+    before: std::vec::IntoIter<(String, Value)>,
+    value: Option<Value>,
+    live: A,
+}
+
+impl<'de, A: de::MapAccess<'de>> de::MapAccess<'de> for &mut Rest<A> {
+    type Error = A::Error;
+    fn next_key_seed<K: de::DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
+        if let Some((key, value)) = self.before.next() {
+            self.value = Some(value);
+            return seed.deserialize(de::IntoDeserializer::<A::Error>::into_deserializer(key)).map(Some);
+        }
+        // A second tag is refused here (the general path, where the last one wins, decides).
+        match self.live.next_key::<Key<'de>>()? {
+            None => Ok(None),
+            Some(key) if key.as_str() == self.tag => {
+                Err(de::Error::custom(format_args!("duplicate field `{}`", self.tag)))
+            }
+            Some(Key::Borrowed(key)) => seed.deserialize(de::value::BorrowedStrDeserializer::new(key)).map(Some),
+            Some(Key::Owned(key)) => {
+                seed.deserialize(de::IntoDeserializer::<A::Error>::into_deserializer(key)).map(Some)
+            }
+        }
+    }
+    fn next_value_seed<V: de::DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        match self.value.take() {
+            Some(value) => seed.deserialize(value).map_err(de::Error::custom),
+            None => self.live.next_value_seed(seed),
+        }
+    }
+}
+
+/// What [`capture`] read: the JSON text, when the deserializer can give it (`serde_json`'s own,
+/// directly or through `serde_path_to_error`), else the value.
+pub enum Captured<'de> {
+    /// The exact text of the value, borrowed from the input when it can be.
+    Text(Text<'de>),
     /// The value, from a deserializer that cannot give text (`#[serde(flatten)]` buffers, …).
     Value(Value),
+}
+
+/// JSON text borrowed from the input, or owned.
+pub struct Text<'de>(Cow<'de>);
+
+impl std::ops::Deref for Text<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
 }
 
 /// `serde_json`'s name for its raw-value protocol (`serde_json::value::RawValue` is deserialized as
@@ -310,62 +580,65 @@ pub enum Captured {
 const RAW_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// Captures the next value as text if the deserializer supports it, or as a [`Value`].
-pub fn capture<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Captured, D::Error> {
+pub fn capture<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Captured<'de>, D::Error> {
     struct V;
     impl<'de> Visitor<'de> for V {
-        type Value = Captured;
+        type Value = Captured<'de>;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
             f.write_str("any JSON value")
         }
-        fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Captured, A::Error> {
-            let Some(first) = map.next_key::<String>()? else {
+        fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Captured<'de>, A::Error> {
+            let Some(first) = map.next_key::<Key<'de>>()? else {
                 return Ok(Captured::Value(Value::Object(Default::default())));
             };
-            if first == RAW_TOKEN {
-                return Ok(Captured::Text(map.next_value::<String>()?));
+            if first.as_str() == RAW_TOKEN {
+                return match map.next_value::<Scalar<'de>>()? {
+                    Scalar::Str(text) => Ok(Captured::Text(Text(text))),
+                    Scalar::Other(_) => Err(de::Error::custom("raw value is not text")),
+                };
             }
             let mut object = JsonObject::new();
-            object.insert(first, map.next_value()?);
+            object.insert(first.into_owned(), map.next_value()?);
             while let Some((key, value)) = map.next_entry::<String, Value>()? {
                 object.insert(key, value);
             }
             Ok(Captured::Value(Value::Object(object)))
         }
-        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Captured, A::Error> {
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Captured<'de>, A::Error> {
             let mut items = Vec::new();
             while let Some(item) = seq.next_element::<Value>()? {
                 items.push(item);
             }
             Ok(Captured::Value(Value::Array(items)))
         }
-        fn visit_newtype_struct<D2: Deserializer<'de>>(self, d: D2) -> Result<Captured, D2::Error> {
+        fn visit_newtype_struct<D2: Deserializer<'de>>(self, d: D2) -> Result<Captured<'de>, D2::Error> {
             Value::deserialize(d).map(Captured::Value)
         }
-        fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Captured, D2::Error> {
+        fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Captured<'de>, D2::Error> {
             Value::deserialize(d).map(Captured::Value)
         }
-        fn visit_none<E: de::Error>(self) -> Result<Captured, E> {
+        fn visit_none<E: de::Error>(self) -> Result<Captured<'de>, E> {
             Ok(Captured::Value(Value::Null))
         }
-        fn visit_unit<E: de::Error>(self) -> Result<Captured, E> {
+        fn visit_unit<E: de::Error>(self) -> Result<Captured<'de>, E> {
             Ok(Captured::Value(Value::Null))
         }
-        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Captured, E> {
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Captured<'de>, E> {
             Ok(Captured::Value(Value::Bool(v)))
         }
-        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Captured, E> {
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Captured<'de>, E> {
             Ok(Captured::Value(Value::from(v)))
         }
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Captured, E> {
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Captured<'de>, E> {
             Ok(Captured::Value(Value::from(v)))
         }
-        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Captured, E> {
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Captured<'de>, E> {
             Ok(Captured::Value(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)))
         }
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<Captured, E> {
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Captured<'de>, E> {
             Ok(Captured::Value(Value::String(v.to_owned())))
         }
-        fn visit_string<E: de::Error>(self, v: String) -> Result<Captured, E> {
+        fn visit_string<E: de::Error>(self, v: String) -> Result<Captured<'de>, E> {
             Ok(Captured::Value(Value::String(v)))
         }
     }

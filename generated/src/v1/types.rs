@@ -825,31 +825,30 @@ impl Serialize for AuthMethod {
 }
 impl<'de> Deserialize<'de> for AuthMethod {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl AuthMethod {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for AuthMethod {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("terminal") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Terminal);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "terminal" => Deserialize::deserialize(body).map(Self::Terminal),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl AuthMethod {
@@ -2575,51 +2574,34 @@ impl Serialize for ContentBlock {
 }
 impl<'de> Deserialize<'de> for ContentBlock {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl ContentBlock {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for ContentBlock {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("text") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Text);
-                }
-            }
-            Some("image") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Image);
-                }
-            }
-            Some("audio") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Audio);
-                }
-            }
-            Some("resource_link") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::ResourceLink);
-                }
-            }
-            Some("resource") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Resource);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "text" => Deserialize::deserialize(body).map(Self::Text),
+                "image" => Deserialize::deserialize(body).map(Self::Image),
+                "audio" => Deserialize::deserialize(body).map(Self::Audio),
+                "resource_link" => Deserialize::deserialize(body).map(Self::ResourceLink),
+                "resource" => Deserialize::deserialize(body).map(Self::Resource),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl ContentBlock {
@@ -2852,8 +2834,31 @@ impl Serialize for CreateElicitationRequestMode {
 }
 impl<'de> Deserialize<'de> for CreateElicitationRequestMode {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        union::stream(deserializer)
+    }
+}
+impl union::Streamed for CreateElicitationRequestMode {
+    const TAG: &'static str = "mode";
+    #[allow(
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
+    )]
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "form" => Deserialize::deserialize(body).map(Self::Form),
+                "url" => Deserialize::deserialize(body).map(Self::Url),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl CreateElicitationRequestMode {
@@ -2984,33 +2989,36 @@ impl Serialize for CreateElicitationResponseAction {
 }
 impl<'de> Deserialize<'de> for CreateElicitationResponseAction {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl CreateElicitationResponseAction {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for CreateElicitationResponseAction {
+    const TAG: &'static str = "action";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "action") {
-            Some("accept") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Accept);
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "accept" => Deserialize::deserialize(body).map(Self::Accept),
+                "decline" => {
+                    serde::de::IgnoredAny::deserialize(body).map(|_| Self::Decline)
                 }
-            }
-            Some("decline") => return Ok(Self::Decline),
-            Some("cancel") => return Ok(Self::Cancel),
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+                "cancel" => {
+                    serde::de::IgnoredAny::deserialize(body).map(|_| Self::Cancel)
+                }
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl CreateElicitationResponseAction {
@@ -3811,51 +3819,34 @@ impl Serialize for ElicitationPropertySchema {
 }
 impl<'de> Deserialize<'de> for ElicitationPropertySchema {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl ElicitationPropertySchema {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for ElicitationPropertySchema {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("string") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::String);
-                }
-            }
-            Some("number") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Number);
-                }
-            }
-            Some("integer") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Integer);
-                }
-            }
-            Some("boolean") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Boolean);
-                }
-            }
-            Some("array") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Array);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "string" => Deserialize::deserialize(body).map(Self::String),
+                "number" => Deserialize::deserialize(body).map(Self::Number),
+                "integer" => Deserialize::deserialize(body).map(Self::Integer),
+                "boolean" => Deserialize::deserialize(body).map(Self::Boolean),
+                "array" => Deserialize::deserialize(body).map(Self::Array),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl ElicitationPropertySchema {
@@ -4973,8 +4964,47 @@ impl Serialize for IdleStateUpdateStopReason {
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for IdleStateUpdateStopReason {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        union::stream(deserializer)
+    }
+}
+#[cfg(feature = "unstable")]
+impl union::Streamed for IdleStateUpdateStopReason {
+    const TAG: &'static str = "stopReason";
+    #[allow(
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
+    )]
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "end_turn" => {
+                    serde::de::IgnoredAny::deserialize(body).map(|_| Self::EndTurn)
+                }
+                "max_tokens" => {
+                    serde::de::IgnoredAny::deserialize(body).map(|_| Self::MaxTokens)
+                }
+                "max_turn_requests" => {
+                    serde::de::IgnoredAny::deserialize(body)
+                        .map(|_| Self::MaxTurnRequests)
+                }
+                "refusal" => {
+                    serde::de::IgnoredAny::deserialize(body).map(|_| Self::Refusal)
+                }
+                "cancelled" => {
+                    serde::de::IgnoredAny::deserialize(body).map(|_| Self::Cancelled)
+                }
+                "error" => Deserialize::deserialize(body).map(Self::Error),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 #[cfg(feature = "unstable")]
@@ -6400,42 +6430,33 @@ impl Serialize for McpServer {
 }
 impl<'de> Deserialize<'de> for McpServer {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl McpServer {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for McpServer {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("http") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Http);
-                }
-            }
-            Some("sse") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Sse);
-                }
-            }
-            #[cfg(feature = "unstable")]
-            Some("acp") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Acp);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "http" => Deserialize::deserialize(body).map(Self::Http),
+                "sse" => Deserialize::deserialize(body).map(Self::Sse),
+                #[cfg(feature = "unstable")]
+                "acp" => Deserialize::deserialize(body).map(Self::Acp),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl McpServer {
@@ -7026,31 +7047,30 @@ impl Serialize for MultiSelectItems {
 }
 impl<'de> Deserialize<'de> for MultiSelectItems {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl MultiSelectItems {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for MultiSelectItems {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("string") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::String);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "string" => Deserialize::deserialize(body).map(Self::String),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl MultiSelectItems {
@@ -8200,42 +8220,33 @@ impl Serialize for PlanUpdateContent {
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for PlanUpdateContent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
 #[cfg(feature = "unstable")]
-impl PlanUpdateContent {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for PlanUpdateContent {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("items") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Items);
-                }
-            }
-            Some("file") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::File);
-                }
-            }
-            Some("markdown") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Markdown);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "items" => Deserialize::deserialize(body).map(Self::Items),
+                "file" => Deserialize::deserialize(body).map(Self::File),
+                "markdown" => Deserialize::deserialize(body).map(Self::Markdown),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 #[cfg(feature = "unstable")]
@@ -9235,32 +9246,33 @@ impl Serialize for RequestPermissionOutcome {
 }
 impl<'de> Deserialize<'de> for RequestPermissionOutcome {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl RequestPermissionOutcome {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for RequestPermissionOutcome {
+    const TAG: &'static str = "outcome";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "outcome") {
-            Some("cancelled") => return Ok(Self::Cancelled),
-            Some("selected") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Selected);
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "cancelled" => {
+                    serde::de::IgnoredAny::deserialize(body).map(|_| Self::Cancelled)
                 }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+                "selected" => Deserialize::deserialize(body).map(Self::Selected),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl RequestPermissionOutcome {
@@ -10458,36 +10470,31 @@ impl Serialize for SessionConfigOptionType {
 }
 impl<'de> Deserialize<'de> for SessionConfigOptionType {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl SessionConfigOptionType {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for SessionConfigOptionType {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("select") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Select);
-                }
-            }
-            Some("boolean") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Boolean);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "select" => Deserialize::deserialize(body).map(Self::Select),
+                "boolean" => Deserialize::deserialize(body).map(Self::Boolean),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl SessionConfigOptionType {
@@ -12161,126 +12168,79 @@ impl Serialize for SessionUpdate {
 }
 impl<'de> Deserialize<'de> for SessionUpdate {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl SessionUpdate {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for SessionUpdate {
+    const TAG: &'static str = "sessionUpdate";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "sessionUpdate") {
-            Some("user_message_chunk") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::UserMessageChunk);
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "user_message_chunk" => {
+                    Deserialize::deserialize(body).map(Self::UserMessageChunk)
                 }
-            }
-            Some("agent_message_chunk") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::AgentMessageChunk);
+                "agent_message_chunk" => {
+                    Deserialize::deserialize(body).map(Self::AgentMessageChunk)
                 }
-            }
-            Some("agent_thought_chunk") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::AgentThoughtChunk);
+                "agent_thought_chunk" => {
+                    Deserialize::deserialize(body).map(Self::AgentThoughtChunk)
                 }
-            }
-            Some("tool_call") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::ToolCall);
+                "tool_call" => Deserialize::deserialize(body).map(Self::ToolCall),
+                "tool_call_update" => {
+                    Deserialize::deserialize(body).map(Self::ToolCallUpdate)
                 }
-            }
-            Some("tool_call_update") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::ToolCallUpdate);
+                "plan" => Deserialize::deserialize(body).map(Self::Plan),
+                #[cfg(feature = "unstable")]
+                "plan_update" => Deserialize::deserialize(body).map(Self::PlanUpdate),
+                #[cfg(feature = "unstable")]
+                "plan_removed" => Deserialize::deserialize(body).map(Self::PlanRemoved),
+                "available_commands_update" => {
+                    Deserialize::deserialize(body).map(Self::AvailableCommandsUpdate)
                 }
-            }
-            Some("plan") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Plan);
+                "current_mode_update" => {
+                    Deserialize::deserialize(body).map(Self::CurrentModeUpdate)
                 }
-            }
-            #[cfg(feature = "unstable")]
-            Some("plan_update") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::PlanUpdate);
+                "config_option_update" => {
+                    Deserialize::deserialize(body).map(Self::ConfigOptionUpdate)
                 }
-            }
-            #[cfg(feature = "unstable")]
-            Some("plan_removed") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::PlanRemoved);
+                "session_info_update" => {
+                    Deserialize::deserialize(body).map(Self::SessionInfoUpdate)
                 }
-            }
-            Some("available_commands_update") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::AvailableCommandsUpdate);
+                "usage_update" => Deserialize::deserialize(body).map(Self::UsageUpdate),
+                "notice" => Deserialize::deserialize(body).map(Self::Notice),
+                "compaction_update" => {
+                    Deserialize::deserialize(body).map(Self::CompactionUpdate)
                 }
-            }
-            Some("current_mode_update") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::CurrentModeUpdate);
+                "compaction_summary_chunk" => {
+                    Deserialize::deserialize(body).map(Self::CompactionSummaryChunk)
                 }
-            }
-            Some("config_option_update") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::ConfigOptionUpdate);
+                #[cfg(feature = "unstable")]
+                "subagent_update" => {
+                    Deserialize::deserialize(body).map(Self::SubagentUpdate)
                 }
-            }
-            Some("session_info_update") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::SessionInfoUpdate);
+                #[cfg(feature = "unstable")]
+                "session_message" => {
+                    Deserialize::deserialize(body).map(Self::SessionMessage)
                 }
-            }
-            Some("usage_update") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::UsageUpdate);
+                #[cfg(feature = "unstable")]
+                "session_message_chunk" => {
+                    Deserialize::deserialize(body).map(Self::SessionMessageChunk)
                 }
-            }
-            Some("notice") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Notice);
-                }
-            }
-            Some("compaction_update") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::CompactionUpdate);
-                }
-            }
-            Some("compaction_summary_chunk") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::CompactionSummaryChunk);
-                }
-            }
-            #[cfg(feature = "unstable")]
-            Some("subagent_update") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::SubagentUpdate);
-                }
-            }
-            #[cfg(feature = "unstable")]
-            Some("session_message") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::SessionMessage);
-                }
-            }
-            #[cfg(feature = "unstable")]
-            Some("session_message_chunk") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::SessionMessageChunk);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl SessionUpdate {
@@ -12647,31 +12607,30 @@ impl Serialize for SetSessionConfigOptionRequestType {
 }
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestType {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl SetSessionConfigOptionRequestType {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for SetSessionConfigOptionRequestType {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("boolean") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Boolean);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "boolean" => Deserialize::deserialize(body).map(Self::Boolean),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl SetSessionConfigOptionRequestType {
@@ -13036,42 +12995,36 @@ impl Serialize for StateUpdate {
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for StateUpdate {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
 #[cfg(feature = "unstable")]
-impl StateUpdate {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for StateUpdate {
+    const TAG: &'static str = "state";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "state") {
-            Some("running") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Running);
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "running" => Deserialize::deserialize(body).map(Self::Running),
+                "idle" => Deserialize::deserialize(body).map(Self::Idle),
+                "requires_action" => {
+                    Deserialize::deserialize(body).map(Self::RequiresAction)
                 }
-            }
-            Some("requires_action") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::RequiresAction);
-                }
-            }
-            Some("unknown") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Unknown);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+                "unknown" => Deserialize::deserialize(body).map(Self::Unknown),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 #[cfg(feature = "unstable")]
@@ -14271,41 +14224,32 @@ impl Serialize for ToolCallContent {
 }
 impl<'de> Deserialize<'de> for ToolCallContent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl ToolCallContent {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for ToolCallContent {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("content") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Content);
-                }
-            }
-            Some("diff") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Diff);
-                }
-            }
-            Some("terminal") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Terminal);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "content" => Deserialize::deserialize(body).map(Self::Content),
+                "diff" => Deserialize::deserialize(body).map(Self::Diff),
+                "terminal" => Deserialize::deserialize(body).map(Self::Terminal),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl ToolCallContent {

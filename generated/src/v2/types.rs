@@ -857,36 +857,31 @@ impl Serialize for AuthMethod {
 }
 impl<'de> Deserialize<'de> for AuthMethod {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl AuthMethod {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for AuthMethod {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("terminal") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Terminal);
-                }
-            }
-            Some("agent") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Agent);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "terminal" => Deserialize::deserialize(body).map(Self::Terminal),
+                "agent" => Deserialize::deserialize(body).map(Self::Agent),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl AuthMethod {
@@ -1411,31 +1406,30 @@ impl Serialize for AvailableCommand {
 }
 impl<'de> Deserialize<'de> for AvailableCommand {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl AvailableCommand {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for AvailableCommand {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("command") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Command);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "command" => Deserialize::deserialize(body).map(Self::Command),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl AvailableCommand {
@@ -1527,31 +1521,30 @@ impl Serialize for AvailableCommandInput {
 }
 impl<'de> Deserialize<'de> for AvailableCommandInput {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl AvailableCommandInput {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for AvailableCommandInput {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("text") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Text);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "text" => Deserialize::deserialize(body).map(Self::Text),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl AvailableCommandInput {
@@ -1815,42 +1808,33 @@ impl Serialize for BackgroundWork {
 }
 impl<'de> Deserialize<'de> for BackgroundWork {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl BackgroundWork {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for BackgroundWork {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("terminal") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Terminal);
-                }
-            }
-            Some("tool_call") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::ToolCall);
-                }
-            }
-            #[cfg(feature = "unstable")]
-            Some("subagent") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Subagent);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "terminal" => Deserialize::deserialize(body).map(Self::Terminal),
+                "tool_call" => Deserialize::deserialize(body).map(Self::ToolCall),
+                #[cfg(feature = "unstable")]
+                "subagent" => Deserialize::deserialize(body).map(Self::Subagent),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl BackgroundWork {
@@ -3198,51 +3182,34 @@ impl Serialize for ContentBlock {
 }
 impl<'de> Deserialize<'de> for ContentBlock {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl ContentBlock {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for ContentBlock {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("text") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Text);
-                }
-            }
-            Some("image") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Image);
-                }
-            }
-            Some("audio") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Audio);
-                }
-            }
-            Some("resource_link") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::ResourceLink);
-                }
-            }
-            Some("resource") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Resource);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "text" => Deserialize::deserialize(body).map(Self::Text),
+                "image" => Deserialize::deserialize(body).map(Self::Image),
+                "audio" => Deserialize::deserialize(body).map(Self::Audio),
+                "resource_link" => Deserialize::deserialize(body).map(Self::ResourceLink),
+                "resource" => Deserialize::deserialize(body).map(Self::Resource),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl ContentBlock {
@@ -3475,8 +3442,31 @@ impl Serialize for CreateElicitationRequestMode {
 }
 impl<'de> Deserialize<'de> for CreateElicitationRequestMode {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        union::stream(deserializer)
+    }
+}
+impl union::Streamed for CreateElicitationRequestMode {
+    const TAG: &'static str = "mode";
+    #[allow(
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
+    )]
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "form" => Deserialize::deserialize(body).map(Self::Form),
+                "url" => Deserialize::deserialize(body).map(Self::Url),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl CreateElicitationRequestMode {
@@ -3605,33 +3595,36 @@ impl Serialize for CreateElicitationResponseAction {
 }
 impl<'de> Deserialize<'de> for CreateElicitationResponseAction {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl CreateElicitationResponseAction {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for CreateElicitationResponseAction {
+    const TAG: &'static str = "action";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "action") {
-            Some("accept") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Accept);
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "accept" => Deserialize::deserialize(body).map(Self::Accept),
+                "decline" => {
+                    serde::de::IgnoredAny::deserialize(body).map(|_| Self::Decline)
                 }
-            }
-            Some("decline") => return Ok(Self::Decline),
-            Some("cancel") => return Ok(Self::Cancel),
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+                "cancel" => {
+                    serde::de::IgnoredAny::deserialize(body).map(|_| Self::Cancel)
+                }
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl CreateElicitationResponseAction {
@@ -3939,51 +3932,34 @@ impl Serialize for DiffChangeOperation {
 }
 impl<'de> Deserialize<'de> for DiffChangeOperation {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl DiffChangeOperation {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for DiffChangeOperation {
+    const TAG: &'static str = "operation";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "operation") {
-            Some("add") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Add);
-                }
-            }
-            Some("delete") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Delete);
-                }
-            }
-            Some("modify") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Modify);
-                }
-            }
-            Some("move") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Move);
-                }
-            }
-            Some("copy") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Copy);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "add" => Deserialize::deserialize(body).map(Self::Add),
+                "delete" => Deserialize::deserialize(body).map(Self::Delete),
+                "modify" => Deserialize::deserialize(body).map(Self::Modify),
+                "move" => Deserialize::deserialize(body).map(Self::Move),
+                "copy" => Deserialize::deserialize(body).map(Self::Copy),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl DiffChangeOperation {
@@ -4790,51 +4766,34 @@ impl Serialize for ElicitationPropertySchema {
 }
 impl<'de> Deserialize<'de> for ElicitationPropertySchema {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl ElicitationPropertySchema {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for ElicitationPropertySchema {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("string") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::String);
-                }
-            }
-            Some("number") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Number);
-                }
-            }
-            Some("integer") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Integer);
-                }
-            }
-            Some("boolean") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Boolean);
-                }
-            }
-            Some("array") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Array);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "string" => Deserialize::deserialize(body).map(Self::String),
+                "number" => Deserialize::deserialize(body).map(Self::Number),
+                "integer" => Deserialize::deserialize(body).map(Self::Integer),
+                "boolean" => Deserialize::deserialize(body).map(Self::Boolean),
+                "array" => Deserialize::deserialize(body).map(Self::Array),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl ElicitationPropertySchema {
@@ -6092,8 +6051,46 @@ impl Serialize for IdleStateUpdateStopReason {
 }
 impl<'de> Deserialize<'de> for IdleStateUpdateStopReason {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Self::from_json(value).map_err(serde::de::Error::custom)
+        union::stream(deserializer)
+    }
+}
+impl union::Streamed for IdleStateUpdateStopReason {
+    const TAG: &'static str = "stopReason";
+    #[allow(
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
+    )]
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "end_turn" => {
+                    serde::de::IgnoredAny::deserialize(body).map(|_| Self::EndTurn)
+                }
+                "max_tokens" => {
+                    serde::de::IgnoredAny::deserialize(body).map(|_| Self::MaxTokens)
+                }
+                "max_turn_requests" => {
+                    serde::de::IgnoredAny::deserialize(body)
+                        .map(|_| Self::MaxTurnRequests)
+                }
+                "refusal" => {
+                    serde::de::IgnoredAny::deserialize(body).map(|_| Self::Refusal)
+                }
+                "cancelled" => {
+                    serde::de::IgnoredAny::deserialize(body).map(|_| Self::Cancelled)
+                }
+                "error" => Deserialize::deserialize(body).map(Self::Error),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl IdleStateUpdateStopReason {
@@ -7256,42 +7253,33 @@ impl Serialize for McpServer {
 }
 impl<'de> Deserialize<'de> for McpServer {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl McpServer {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for McpServer {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("http") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Http);
-                }
-            }
-            #[cfg(feature = "unstable")]
-            Some("acp") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Acp);
-                }
-            }
-            Some("stdio") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Stdio);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "http" => Deserialize::deserialize(body).map(Self::Http),
+                #[cfg(feature = "unstable")]
+                "acp" => Deserialize::deserialize(body).map(Self::Acp),
+                "stdio" => Deserialize::deserialize(body).map(Self::Stdio),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl McpServer {
@@ -7925,31 +7913,30 @@ impl Serialize for MultiSelectItems {
 }
 impl<'de> Deserialize<'de> for MultiSelectItems {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl MultiSelectItems {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for MultiSelectItems {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("string") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::String);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "string" => Deserialize::deserialize(body).map(Self::String),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl MultiSelectItems {
@@ -9079,43 +9066,34 @@ impl Serialize for PlanUpdateContent {
 }
 impl<'de> Deserialize<'de> for PlanUpdateContent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl PlanUpdateContent {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for PlanUpdateContent {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("items") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Items);
-                }
-            }
-            #[cfg(feature = "unstable")]
-            Some("file") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::File);
-                }
-            }
-            #[cfg(feature = "unstable")]
-            Some("markdown") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Markdown);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "items" => Deserialize::deserialize(body).map(Self::Items),
+                #[cfg(feature = "unstable")]
+                "file" => Deserialize::deserialize(body).map(Self::File),
+                #[cfg(feature = "unstable")]
+                "markdown" => Deserialize::deserialize(body).map(Self::Markdown),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl PlanUpdateContent {
@@ -10051,31 +10029,30 @@ impl Serialize for ReplayFrom {
 }
 impl<'de> Deserialize<'de> for ReplayFrom {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl ReplayFrom {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for ReplayFrom {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("start") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Start);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "start" => Deserialize::deserialize(body).map(Self::Start),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl ReplayFrom {
@@ -10291,36 +10268,31 @@ impl Serialize for RequestPermissionOutcome {
 }
 impl<'de> Deserialize<'de> for RequestPermissionOutcome {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl RequestPermissionOutcome {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for RequestPermissionOutcome {
+    const TAG: &'static str = "outcome";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "outcome") {
-            Some("cancelled") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Cancelled);
-                }
-            }
-            Some("selected") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Selected);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "cancelled" => Deserialize::deserialize(body).map(Self::Cancelled),
+                "selected" => Deserialize::deserialize(body).map(Self::Selected),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl RequestPermissionOutcome {
@@ -10524,36 +10496,31 @@ impl Serialize for RequestPermissionSubject {
 }
 impl<'de> Deserialize<'de> for RequestPermissionSubject {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl RequestPermissionSubject {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for RequestPermissionSubject {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("tool_call") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::ToolCall);
-                }
-            }
-            Some("command") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Command);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "tool_call" => Deserialize::deserialize(body).map(Self::ToolCall),
+                "command" => Deserialize::deserialize(body).map(Self::Command),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl RequestPermissionSubject {
@@ -11760,36 +11727,31 @@ impl Serialize for SessionConfigOptionType {
 }
 impl<'de> Deserialize<'de> for SessionConfigOptionType {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl SessionConfigOptionType {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for SessionConfigOptionType {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("select") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Select);
-                }
-            }
-            Some("boolean") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Boolean);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "select" => Deserialize::deserialize(body).map(Self::Select),
+                "boolean" => Deserialize::deserialize(body).map(Self::Boolean),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl SessionConfigOptionType {
@@ -13379,140 +13341,86 @@ impl Serialize for SessionUpdate {
 }
 impl<'de> Deserialize<'de> for SessionUpdate {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl SessionUpdate {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for SessionUpdate {
+    const TAG: &'static str = "sessionUpdate";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "sessionUpdate") {
-            Some("user_message_chunk") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::UserMessageChunk);
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "user_message_chunk" => {
+                    Deserialize::deserialize(body).map(Self::UserMessageChunk)
                 }
-            }
-            Some("user_message") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::UserMessage);
+                "user_message" => Deserialize::deserialize(body).map(Self::UserMessage),
+                "agent_message_chunk" => {
+                    Deserialize::deserialize(body).map(Self::AgentMessageChunk)
                 }
-            }
-            Some("agent_message_chunk") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::AgentMessageChunk);
+                "agent_message" => Deserialize::deserialize(body).map(Self::AgentMessage),
+                "agent_thought_chunk" => {
+                    Deserialize::deserialize(body).map(Self::AgentThoughtChunk)
                 }
-            }
-            Some("agent_message") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::AgentMessage);
+                "agent_thought" => Deserialize::deserialize(body).map(Self::AgentThought),
+                "state_update" => Deserialize::deserialize(body).map(Self::StateUpdate),
+                "tool_call_content_chunk" => {
+                    Deserialize::deserialize(body).map(Self::ToolCallContentChunk)
                 }
-            }
-            Some("agent_thought_chunk") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::AgentThoughtChunk);
+                "tool_call_update" => {
+                    Deserialize::deserialize(body).map(Self::ToolCallUpdate)
                 }
-            }
-            Some("agent_thought") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::AgentThought);
+                "terminal_update" => {
+                    Deserialize::deserialize(body).map(Self::TerminalUpdate)
                 }
-            }
-            Some("tool_call_content_chunk") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::ToolCallContentChunk);
+                "terminal_output_chunk" => {
+                    Deserialize::deserialize(body).map(Self::TerminalOutputChunk)
                 }
-            }
-            Some("tool_call_update") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::ToolCallUpdate);
+                "plan_update" => Deserialize::deserialize(body).map(Self::PlanUpdate),
+                #[cfg(feature = "unstable")]
+                "plan_removed" => Deserialize::deserialize(body).map(Self::PlanRemoved),
+                "available_commands_update" => {
+                    Deserialize::deserialize(body).map(Self::AvailableCommandsUpdate)
                 }
-            }
-            Some("terminal_update") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::TerminalUpdate);
+                "config_option_update" => {
+                    Deserialize::deserialize(body).map(Self::ConfigOptionUpdate)
                 }
-            }
-            Some("terminal_output_chunk") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::TerminalOutputChunk);
+                "session_info_update" => {
+                    Deserialize::deserialize(body).map(Self::SessionInfoUpdate)
                 }
-            }
-            Some("plan_update") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::PlanUpdate);
+                "usage_update" => Deserialize::deserialize(body).map(Self::UsageUpdate),
+                "notice" => Deserialize::deserialize(body).map(Self::Notice),
+                "compaction_update" => {
+                    Deserialize::deserialize(body).map(Self::CompactionUpdate)
                 }
-            }
-            #[cfg(feature = "unstable")]
-            Some("plan_removed") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::PlanRemoved);
+                "compaction_summary_chunk" => {
+                    Deserialize::deserialize(body).map(Self::CompactionSummaryChunk)
                 }
-            }
-            Some("available_commands_update") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::AvailableCommandsUpdate);
+                #[cfg(feature = "unstable")]
+                "subagent_update" => {
+                    Deserialize::deserialize(body).map(Self::SubagentUpdate)
                 }
-            }
-            Some("config_option_update") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::ConfigOptionUpdate);
+                #[cfg(feature = "unstable")]
+                "session_message" => {
+                    Deserialize::deserialize(body).map(Self::SessionMessage)
                 }
-            }
-            Some("session_info_update") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::SessionInfoUpdate);
+                #[cfg(feature = "unstable")]
+                "session_message_chunk" => {
+                    Deserialize::deserialize(body).map(Self::SessionMessageChunk)
                 }
-            }
-            Some("usage_update") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::UsageUpdate);
-                }
-            }
-            Some("notice") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Notice);
-                }
-            }
-            Some("compaction_update") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::CompactionUpdate);
-                }
-            }
-            Some("compaction_summary_chunk") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::CompactionSummaryChunk);
-                }
-            }
-            #[cfg(feature = "unstable")]
-            Some("subagent_update") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::SubagentUpdate);
-                }
-            }
-            #[cfg(feature = "unstable")]
-            Some("session_message") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::SessionMessage);
-                }
-            }
-            #[cfg(feature = "unstable")]
-            Some("session_message_chunk") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::SessionMessageChunk);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl SessionUpdate {
@@ -13908,36 +13816,31 @@ impl Serialize for SetSessionConfigOptionRequestType {
 }
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestType {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl SetSessionConfigOptionRequestType {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for SetSessionConfigOptionRequestType {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("id") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Id);
-                }
-            }
-            Some("boolean") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Boolean);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "id" => Deserialize::deserialize(body).map(Self::Id),
+                "boolean" => Deserialize::deserialize(body).map(Self::Boolean),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl SetSessionConfigOptionRequestType {
@@ -14274,42 +14177,36 @@ impl Serialize for StateUpdate {
 }
 impl<'de> Deserialize<'de> for StateUpdate {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl StateUpdate {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for StateUpdate {
+    const TAG: &'static str = "state";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "state") {
-            Some("running") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Running);
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "running" => Deserialize::deserialize(body).map(Self::Running),
+                "idle" => Deserialize::deserialize(body).map(Self::Idle),
+                "requires_action" => {
+                    Deserialize::deserialize(body).map(Self::RequiresAction)
                 }
-            }
-            Some("requires_action") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::RequiresAction);
-                }
-            }
-            #[cfg(feature = "unstable")]
-            Some("unknown") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Unknown);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+                #[cfg(feature = "unstable")]
+                "unknown" => Deserialize::deserialize(body).map(Self::Unknown),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl StateUpdate {
@@ -15657,41 +15554,32 @@ impl Serialize for ToolCallContent {
 }
 impl<'de> Deserialize<'de> for ToolCallContent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl ToolCallContent {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for ToolCallContent {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("content") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Content);
-                }
-            }
-            Some("diff") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Diff);
-                }
-            }
-            Some("terminal") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Terminal);
-                }
-            }
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "content" => Deserialize::deserialize(body).map(Self::Content),
+                "diff" => Deserialize::deserialize(body).map(Self::Diff),
+                "terminal" => Deserialize::deserialize(body).map(Self::Terminal),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl ToolCallContent {

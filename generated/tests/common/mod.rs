@@ -19,6 +19,19 @@ impl TypeVisitor for RoundTrip {
         let text = self.0.to_string();
         let decoded: T =
             serde_json::from_str(&text).map_err(|e| format!("{name}: decode failed: {e}\n  json: {text}"))?;
+        // One pass (tags read as they come) and the general path (whole values) agree, also when
+        // every object's keys come in reverse order, so that each tag comes after its body.
+        let general: T = acp_types::support::detailed(|| serde_json::from_str(&text))
+            .map_err(|e| format!("{name}: decode under `detailed` failed: {e}\n  json: {text}"))?;
+        if general != decoded {
+            return Err(format!("{name}: one-pass and general decoding differ\n  json: {text}"));
+        }
+        let reversed = reverse_keys(&self.0).to_string();
+        let late: T = serde_json::from_str(&reversed)
+            .map_err(|e| format!("{name}: decode with keys reversed failed: {e}\n  json: {reversed}"))?;
+        if late != decoded {
+            return Err(format!("{name}: decoding with keys reversed differs\n  json: {reversed}"));
+        }
         let encoded = serde_json::to_value(&decoded).map_err(|e| format!("{name}: encode failed: {e}"))?;
         if !json_eq(&encoded, &self.0) {
             return Err(format!("{name}: encode(decode(json)) != json\n  json: {text}\n  back: {encoded}"));
@@ -29,6 +42,17 @@ impl TypeVisitor for RoundTrip {
             return Err(format!("{name}: decode(encode(x)) != x\n  x:     {decoded:?}\n  again: {again:?}"));
         }
         Ok(())
+    }
+}
+
+/// `value` with the keys of every object in reverse order.
+pub fn reverse_keys(value: &Value) -> Value {
+    match value {
+        Value::Object(object) => {
+            Value::Object(object.iter().rev().map(|(k, v)| (k.clone(), reverse_keys(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(reverse_keys).collect()),
+        other => other.clone(),
     }
 }
 

@@ -53,32 +53,31 @@ impl Serialize for Block {
 }
 impl<'de> Deserialize<'de> for Block {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match union::capture(deserializer)? {
-            union::Captured::Text(text) => Self::from_text(&text),
-            union::Captured::Value(value) => Self::from_json(value),
-        }
-            .map_err(serde::de::Error::custom)
+        union::stream(deserializer)
     }
 }
-impl Block {
-    /// Decodes from JSON text: known tags straight from the text, the rest through
-    /// [`Self::from_json`].
+impl union::Streamed for Block {
+    const TAG: &'static str = "type";
     #[allow(
-        clippy::needless_return,
-        clippy::single_match,
-        clippy::unnecessary_map_on_constructor
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
     )]
-    pub fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        match union::peek_tag(text, "type") {
-            Some("text") => {
-                if let Some(b) = union::fast_body(text) {
-                    return Ok(b).map(Self::Text);
-                }
-            }
-            Some("ping") => return Ok(Self::Ping),
-            _ => {}
-        }
-        Self::from_json(serde_json::from_str(text)?)
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "text" => Deserialize::deserialize(body).map(Self::Text),
+                "ping" => serde::de::IgnoredAny::deserialize(body).map(|_| Self::Ping),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
     }
 }
 impl Block {
