@@ -332,6 +332,14 @@ impl Checker {
         }
     }
 
+    /// The report for a line not checked because it is longer than `limit` bytes (its `len`).
+    pub fn over_long(&self, line_no: usize, from: Option<Side>, len: usize, limit: usize) -> Report {
+        let mut report = Report::new(line_no);
+        report.from = from;
+        report.error("", format!("line of {len} bytes exceeds the {limit}-byte limit"));
+        report
+    }
+
     /// Checks one message as received from `from` (`None`: infer the sender from the method
     /// tables and the pending requests).
     pub fn check_message(&mut self, line_no: usize, from: Option<Side>, message: &[u8]) -> Report {
@@ -930,5 +938,18 @@ mod tests {
         assert!(json_equal(&serde_json::json!(1), &serde_json::json!(1.0)));
         assert!(!json_equal(&serde_json::json!(1), &serde_json::json!(2)));
         assert!(!json_equal(&serde_json::json!({"a": 1}), &serde_json::json!({"a": 1, "b": 2})));
+    }
+
+    #[test]
+    fn an_over_long_line_is_an_error_that_says_its_size() {
+        let report = Checker::new(None).over_long(7, Some(Side::Agent), 200, 100);
+        assert_eq!(
+            (report.line, report.from, report.status, report.kind),
+            (7, Some(Side::Agent), Status::Error, Kind::Invalid)
+        );
+        assert_eq!(
+            report.problems,
+            [Problem { path: String::new(), reason: "line of 200 bytes exceeds the 100-byte limit".into() }]
+        );
     }
 }

@@ -4,8 +4,8 @@
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 
-/// How much of an over-long line is kept to look for its `id`.
-const PREFIX: usize = 4096;
+/// How much of an over-long line is kept to look for its `id` (and what `acp tap` logs of it).
+pub const PREFIX: usize = 4096;
 
 /// One frame read from the peer.
 #[derive(Debug, PartialEq)]

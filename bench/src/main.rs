@@ -41,6 +41,15 @@ fn main() {
                 codec::decode_all(lib, version, &messages);
             }
         }
+        ["decode-times", which, version, times] => {
+            // A fixed amount of work, for `valgrind --tool=callgrind` (instruction counts).
+            let version: u16 = version.parse().expect("VERSION");
+            let lib = if *which == "ours" { Lib::Ours } else { Lib::Official };
+            let messages = codec::common(version, corpus::turn(version));
+            for _ in 0..times.parse::<usize>().expect("TIMES") {
+                codec::decode_all(lib, version, &messages);
+            }
+        }
         ["large", which, size] => {
             let size: usize = size.parse().expect("BYTES");
             let (elapsed, baseline) = match *which {

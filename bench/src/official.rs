@@ -177,7 +177,7 @@ pub fn notify_client(exe: &std::path::Path, count: usize) -> Duration {
 /// reads whole lines with `futures::io::BufReader::lines`).
 pub fn large_message(size: usize) -> (Duration, u64) {
     runtime().block_on(async {
-        let (agent_end, client_end) = tokio::io::duplex(1024 * 1024);
+        let (agent_end, client_end) = tokio::io::duplex(64 * 1024);
         let (client_read, client_write) = tokio::io::split(client_end);
         let (agent_read, agent_write) = tokio::io::split(agent_end);
         let counter = Counter::default();

@@ -149,7 +149,7 @@ pub fn notify_client(exe: &std::path::Path, count: usize) -> Duration {
 pub fn large_message(size: usize) -> (Duration, u64) {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     rt.block_on(async {
-        let (agent_end, client_end) = tokio::io::duplex(1024 * 1024);
+        let (agent_end, client_end) = tokio::io::duplex(64 * 1024);
         let (client_read, client_write) = tokio::io::split(client_end);
         let (agent_read, agent_write) = tokio::io::split(agent_end);
         let client = Client::default();

@@ -154,11 +154,13 @@ mod v2 {
         let text = r#"{"type":"image","data":"AA==","mimeType":"image/png","type":"text","text":"a"}"#;
         let err = serde_json::from_str::<ContentBlock>(text).expect_err("one pass sees `type` twice");
         assert!(err.to_string().contains("duplicate field `type`"), "{err}");
-        // The general path reads the object whole, where the last `type` stands; decode_params,
-        // which falls back to it, decodes what a `serde_json::Value` of the object would hold.
-        let raw = serde_json::value::RawValue::from_string(text.to_string()).expect("raw");
-        let block: ContentBlock = decode_params("test", Some(&raw)).expect("general path");
+        // The general path reads the object whole, where the last `type` stands.
+        let block: ContentBlock = acp_types::support::detailed(|| serde_json::from_str(text)).expect("general path");
         assert!(matches!(&block, ContentBlock::Text(t) if t.text == "a"), "{block:?}");
+        // decode_params keeps the first pass's verdict, like a struct's duplicate field.
+        let raw = serde_json::value::RawValue::from_string(text.to_string()).expect("raw");
+        let err = decode_params::<ContentBlock>("test", Some(&raw)).expect_err("refused");
+        assert_eq!(err.message, "invalid params for test: duplicate field `type` (in type `image`)");
     }
 
     #[test]

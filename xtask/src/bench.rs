@@ -115,6 +115,7 @@ pub fn run(root: &Path, options: Options) -> Result<Report, String> {
     let load = fs::read_to_string("/proc/loadavg").ok().and_then(|t| load_average(&t));
     let versions = Versions::read(root)?;
     let rustc = rustc_version()?;
+    let source = source_revision(root);
     let xtask = std::env::current_exe().map_err(|e| format!("cannot find the running xtask binary: {e}"))?;
     // The codegen row runs `cargo xtask codegen`, which rewrites generated/ when it is stale, and
     // the bench binary would be measuring stale code: refuse before anything is built.
@@ -142,6 +143,7 @@ pub fn run(root: &Path, options: Options) -> Result<Report, String> {
             machine: machine(),
             load: load.unwrap_or_else(|| "unknown".into()),
             rustc,
+            source,
             ours: versions.ours(),
             reference: versions.reference(),
         };
@@ -368,6 +370,8 @@ pub struct Meta {
     pub load: String,
     /// `rustc -V`.
     pub rustc: String,
+    /// The commit measured, and whether the tree had changes beyond it.
+    pub source: String,
     pub ours: String,
     pub reference: String,
 }
@@ -379,6 +383,7 @@ pub fn render_section(meta: &Meta, rows: &[Row]) -> String {
     out.push('\n');
     let _ = writeln!(out, "- Machine: {}; load average at start {}", meta.machine, meta.load);
     let _ = writeln!(out, "- Toolchain: {}", meta.rustc);
+    let _ = writeln!(out, "- Source: {}", meta.source);
     let _ = writeln!(out, "- Ours: {}", meta.ours);
     let _ = writeln!(out, "- Reference: {}", meta.reference);
     out.push('\n');
@@ -507,6 +512,17 @@ pub fn pinned_references(manifest: &toml::Table) -> Result<Vec<(String, String)>
             Ok((name.to_string(), version.to_string()))
         })
         .collect()
+}
+
+/// The commit checked out (`git rev-parse --short HEAD`), noting uncommitted changes.
+fn source_revision(root: &Path) -> String {
+    let commit = capture(Command::new("git").args(["rev-parse", "--short=12", "HEAD"]).current_dir(root));
+    let status = capture(Command::new("git").args(["status", "--porcelain", "--untracked-files=no"]).current_dir(root));
+    match (commit, status) {
+        (Ok(commit), Ok(status)) if status.trim().is_empty() => format!("commit {}", commit.trim()),
+        (Ok(commit), Ok(_)) => format!("commit {} with uncommitted changes", commit.trim()),
+        _ => "unknown (not a git checkout)".into(),
+    }
 }
 
 /// `rustc -V`, as the build uses it.

@@ -175,6 +175,7 @@ fn meta() -> Meta {
         machine: "2 cores, Example CPU, 7.8 GiB memory".into(),
         load: "0.50 / 0.40 / 0.30 (1, 5, 15 min)".into(),
         rustc: "rustc 1.95.0 (59807616e 2026-04-14)".into(),
+        source: "commit 0123456789ab".into(),
         ours: "acp-types 0.1.0, acp-rpc 0.1.0 (schemas: @agentclientprotocol/sdk 2.4.0)".into(),
         reference: "agent-client-protocol-schema 1.15.1, agent-client-protocol 5.0.0 (pinned in bench/Cargo.toml)"
             .into(),
@@ -193,6 +194,7 @@ fn the_section_names_its_provenance_and_lists_the_notes() {
         "- Machine: 2 cores, Example CPU, 7.8 GiB memory; load average at start 0.50 / 0.40 / 0.30 (1, 5, 15 min)\n"
     ));
     assert!(section.contains("- Toolchain: rustc 1.95.0 (59807616e 2026-04-14)\n"));
+    assert!(section.contains("- Source: commit 0123456789ab\n"));
     assert!(section.contains("- Ours: acp-types 0.1.0, acp-rpc 0.1.0 (schemas: @agentclientprotocol/sdk 2.4.0)\n"));
     assert!(section.contains("- Reference: agent-client-protocol-schema 1.15.1, agent-client-protocol 5.0.0"));
     for line in render_table(&rows) {

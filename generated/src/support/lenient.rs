@@ -103,20 +103,31 @@ pub fn field<'de, D, T>(
 where
     D: Deserializer<'de>,
 {
-    let raw = if super::is_detailed() {
-        Value::deserialize(deserializer)?
+    // Only the capture depends on the deserializer; the rest is compiled once per field type.
+    let captured = if super::is_detailed() {
+        super::union::Captured::Value(Value::deserialize(deserializer)?)
     } else {
-        match super::union::capture(deserializer)? {
-            super::union::Captured::Text(text) => {
-                let mark = mark();
-                if let Ok(value) = decode(Raw::Text(&text)) {
-                    return Ok(value);
-                }
-                rewind(mark);
-                serde_json::from_str(&text).map_err(D::Error::custom)?
+        super::union::capture(deserializer)?
+    };
+    settle(captured, on_error, &decode).map_err(D::Error::custom)
+}
+
+/// The outcome of a lenient field from what [`field`] captured.
+fn settle<T>(
+    captured: super::union::Captured<'_>,
+    on_error: Option<fn() -> T>,
+    decode: &dyn Fn(Raw<'_>) -> Result<T, serde_json::Error>,
+) -> Result<T, serde_json::Error> {
+    let raw = match captured {
+        super::union::Captured::Text(text) => {
+            let mark = mark();
+            if let Ok(value) = decode(Raw::Text(&text)) {
+                return Ok(value);
             }
-            super::union::Captured::Value(value) => value,
+            rewind(mark);
+            serde_json::from_str(&text)?
         }
+        super::union::Captured::Value(value) => value,
     };
     let shown = on_error.map(|_| raw.to_string());
     match decode(Raw::Value(raw)) {
@@ -126,7 +137,7 @@ where
                 record(LenientEvent::DefaultOnError { error: error.to_string(), value });
                 Ok(default())
             }
-            _ => Err(D::Error::custom(error)),
+            _ => Err(error),
         },
     }
 }

@@ -160,26 +160,41 @@ pub fn decode_params<T: DeserializeOwned>(method: &str, params: Option<&RawValue
     }
     // One pass, the common case; after a failure, again under `detailed` for the path and wording.
     let mark = super::lenient::mark();
-    if let Ok(value) = serde_json::from_str(text) {
-        return Ok(value);
-    }
+    let error = match serde_json::from_str(text) {
+        Ok(value) => return Ok(value),
+        Err(error) => error,
+    };
     super::lenient::rewind(mark);
-    super::detailed(|| serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(text))).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        let reason = inner.to_string();
-        // serde_json appends " at line L column C", which says nothing to a peer; keep the rest.
-        let reason = match reason.rfind(" at line ") {
-            Some(i) => &reason[..i],
-            None => reason.as_str(),
-        };
-        if params.is_none() {
-            RpcError::invalid_params(method, "", &format!("missing params ({reason})"))
-        } else {
-            let (path, reason) = join_nested(path, reason);
-            RpcError::invalid_params(method, &path, reason)
+    // The verdict is the first pass's; the detailed pass only words it. It decodes from a
+    // `Value`, as union bodies and lenient fields do under `detailed` (one more way to decode
+    // every type would double what this crate compiles).
+    let detailed = serde_json::from_str::<Value>(text)
+        .map(|value| super::detailed(|| serde_path_to_error::deserialize::<_, T>(value)));
+    super::lenient::rewind(mark);
+    match detailed {
+        Ok(Err(e)) => {
+            let path = e.path().to_string();
+            Err(params_error(method, params.is_none(), path, &e.into_inner()))
         }
-    })
+        // A `Value` keeps the last of duplicate members, which the first pass refuses.
+        Ok(Ok(_)) | Err(_) => Err(params_error(method, params.is_none(), String::new(), &error)),
+    }
+}
+
+/// The -32602 for a decode error at `path` (not generic, so compiled once).
+fn params_error(method: &str, absent: bool, path: String, error: &serde_json::Error) -> RpcError {
+    let reason = error.to_string();
+    // serde_json appends " at line L column C", which says nothing to a peer; keep the rest.
+    let reason = match reason.rfind(" at line ") {
+        Some(i) => &reason[..i],
+        None => reason.as_str(),
+    };
+    if absent {
+        RpcError::invalid_params(method, "", &format!("missing params ({reason})"))
+    } else {
+        let (path, reason) = join_nested(path, reason);
+        RpcError::invalid_params(method, &path, reason)
+    }
 }
 
 /// Why an array is refused as params or result.

@@ -53,7 +53,11 @@ pub fn deserialize_str<'de, T: WireStr, D: Deserializer<'de>>(deserializer: D) -
 /// that nothing inside the body sees it twice).
 pub fn body<T: DeserializeOwned>(mut object: JsonObject, tag: &str, value: &str) -> Result<T, serde_json::Error> {
     object.remove(tag);
-    super::decode_value(Value::Object(object)).map_err(|e| de::Error::custom(format_args!("{e} (in {tag} `{value}`)")))
+    super::decode_value(Value::Object(object)).map_err(|e| in_body(e, tag, value))
+}
+
+fn in_body(e: serde_json::Error, tag: &str, value: &str) -> serde_json::Error {
+    de::Error::custom(format_args!("{e} (in {tag} `{value}`)"))
 }
 
 /// The object a union decodes from, or an error naming the union.
@@ -290,6 +294,20 @@ pub fn stream<'de, T: Streamed, D: Deserializer<'de>>(deserializer: D) -> Result
     deserializer.deserialize_any(Stream(std::marker::PhantomData))
 }
 
+/// `serde_json`'s message without its ` at line L column C` ending.
+fn without_position(text: &str) -> &str {
+    match text.rsplit_once(" at line ") {
+        Some((head, tail))
+            if tail.split_once(" column ").is_some_and(|(l, c)| {
+                !l.is_empty() && !c.is_empty() && l.bytes().chain(c.bytes()).all(|b| b.is_ascii_digit())
+            }) =>
+        {
+            head
+        }
+        _ => text,
+    }
+}
+
 struct Stream<T>(std::marker::PhantomData<T>);
 
 impl<T: Streamed> Stream<T> {
@@ -374,17 +392,7 @@ impl<'de, T: Streamed> Visitor<'de> for Stream<T> {
 /// position `serde_json` gave it goes (the error gets it again, at the end of the message).
 fn in_variant<E: de::Error>(error: E, tag: &str, value: &str) -> E {
     let text = error.to_string();
-    let text = match text.rsplit_once(" at line ") {
-        Some((head, tail))
-            if tail.split_once(" column ").is_some_and(|(l, c)| {
-                !l.is_empty() && !c.is_empty() && l.bytes().chain(c.bytes()).all(|b| b.is_ascii_digit())
-            }) =>
-        {
-            head
-        }
-        _ => &text,
-    };
-    E::custom(format_args!("{text} (in {tag} `{value}`)"))
+    E::custom(format_args!("{} (in {tag} `{value}`)", without_position(&text)))
 }
 
 /// An object key, borrowed from the input when it can be.

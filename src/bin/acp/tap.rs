@@ -13,15 +13,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
-/// Lines longer than this are forwarded but neither checked nor logged whole (the runtime's
-/// default maximum message size).
-const MAX_LINE: usize = 128 * 1024 * 1024;
-/// What the log keeps of an over-long line.
-const KEPT_PREFIX: usize = 4096;
+/// What the log keeps of an over-long line: what the runtime keeps to find its id.
+const KEPT_PREFIX: usize = acp_rpc::framing::PREFIX;
 
 struct Tap {
     checker: Checker,
     count: usize,
+    /// Lines longer than this are forwarded but neither checked nor logged whole (the runtime's
+    /// default maximum message size).
+    max_line: usize,
 }
 
 /// The transcript, written by the pumps themselves before they forward a line's last byte: the
@@ -50,11 +50,7 @@ impl Tap {
         self.count += 1;
         let report = match truncated {
             None => self.checker.check_message(self.count, Some(from), line),
-            Some(len) => {
-                let mut report = self.checker.check_message(self.count, Some(from), b"\"over-long\"");
-                report.problems[0].reason = format!("line of {len} bytes exceeds the {MAX_LINE}-byte limit");
-                report
-            }
+            Some(len) => self.checker.over_long(self.count, Some(from), len, self.max_line),
         };
         let problem = report.status == Status::Error
             || report.status == Status::Lossy
@@ -101,6 +97,7 @@ async fn pump(
     from: Side,
     lines: mpsc::UnboundedSender<Line>,
     log: Log,
+    max_line: usize,
 ) -> std::io::Result<()> {
     let mut buf = vec![0u8; 64 * 1024];
     let mut line = Vec::new();
@@ -112,12 +109,12 @@ async fn pump(
         }
         let mut rest = &buf[..n];
         while !rest.is_empty() {
-            let (piece, complete) = match memchr(rest) {
+            let (piece, complete) = match memchr::memchr(b'\n', rest) {
                 Some(i) => (&rest[..i], true),
                 None => (rest, false),
             };
             rest = &rest[piece.len() + usize::from(complete)..];
-            if dropped > 0 || line.len() + piece.len() > MAX_LINE {
+            if dropped > 0 || line.len() + piece.len() > max_line {
                 // Keep a prefix only; count the rest.
                 if dropped == 0 {
                     dropped = line.len();
@@ -150,10 +147,6 @@ async fn pump(
     Ok(())
 }
 
-fn memchr(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|b| *b == b'\n')
-}
-
 pub fn run(log: Option<PathBuf>, version: Option<u16>, agent: Vec<String>) -> ExitCode {
     let log = match log.map(File::create).transpose() {
         Ok(file) => Arc::new(Mutex::new(file.map(BufWriter::new))),
@@ -169,7 +162,8 @@ pub fn run(log: Option<PathBuf>, version: Option<u16>, agent: Vec<String>) -> Ex
             return ExitCode::from(2);
         }
     };
-    let mut tap = Tap { checker: Checker::new(version), count: 0 };
+    let max_line = acp_rpc::Config::default().max_message_size;
+    let mut tap = Tap { checker: Checker::new(version), count: 0, max_line };
     let code = runtime.block_on(async move {
         let Some((program, args)) = agent.split_first() else {
             eprintln!("acp tap: no agent command");
@@ -198,8 +192,9 @@ pub fn run(log: Option<PathBuf>, version: Option<u16>, agent: Vec<String>) -> Ex
                 tap.observe(line.from, &line.bytes, line.truncated);
             }
         });
-        let to_agent = tokio::spawn(pump(tokio::io::stdin(), agent_in, Side::Client, lines.clone(), log.clone()));
-        let from_agent = pump(agent_out, tokio::io::stdout(), Side::Agent, lines, log).await;
+        let to_agent =
+            tokio::spawn(pump(tokio::io::stdin(), agent_in, Side::Client, lines.clone(), log.clone(), max_line));
+        let from_agent = pump(agent_out, tokio::io::stdout(), Side::Agent, lines, log, max_line).await;
         if from_agent.is_err() {
             // The client stopped reading: close the agent's stdin, give it a moment, then stop it.
             to_agent.abort();
