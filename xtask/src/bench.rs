@@ -47,7 +47,7 @@ the rest of this file is not.
 const TAIL_LINES: usize = 30;
 
 /// The crates `bench/Cargo.toml` pins as the references, in the order they are named.
-const REFERENCES: [&str; 2] = ["agent-client-protocol-schema", "agent-client-protocol"];
+pub const REFERENCES: [&str; 2] = ["agent-client-protocol-schema", "agent-client-protocol"];
 
 /// The command line flags.
 #[derive(Debug, Clone, Copy, Default)]
