@@ -88,28 +88,39 @@ fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
-/// Runs `f` repeatedly for about `budget`, in `samples` batches; the median time per call.
-fn median_per_call(budget: Duration, samples: usize, mut f: impl FnMut()) -> Duration {
-    // Calibrate: how many calls fill one sample.
-    let start = Instant::now();
-    let mut calls = 0u32;
-    while start.elapsed() < budget / (samples as u32 * 4) || calls == 0 {
-        f();
-        calls += 1;
-    }
-    let per = start.elapsed() / calls;
-    let batch = ((budget.as_secs_f64() / samples as f64) / per.as_secs_f64().max(1e-9)).ceil().max(1.0) as u32;
-    let mut times: Vec<Duration> = (0..samples)
-        .map(|_| {
-            let t = Instant::now();
-            for _ in 0..batch {
+/// Median time per call of each of `fs`, measured side by side: each is warmed up and
+/// calibrated, then their sample batches alternate (`a, b, c, a, b, c, …`), so that the order of
+/// measurement, heap growth and the machine's moods fall on all of them alike.
+fn medians_per_call<const N: usize>(budget: Duration, samples: usize, fs: [&mut dyn FnMut(); N]) -> [Duration; N] {
+    let mut fs = fs;
+    // Calibrate (which also warms up): how many calls fill one sample.
+    let batches: Vec<u32> = fs
+        .iter_mut()
+        .map(|f| {
+            let start = Instant::now();
+            let mut calls = 0u32;
+            while start.elapsed() < budget / (samples as u32 * 4) || calls == 0 {
                 f();
+                calls += 1;
             }
-            t.elapsed() / batch
+            let per = start.elapsed() / calls;
+            ((budget.as_secs_f64() / samples as f64) / per.as_secs_f64().max(1e-9)).ceil().max(1.0) as u32
         })
         .collect();
-    times.sort();
-    times[times.len() / 2]
+    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(samples); N];
+    for _ in 0..samples {
+        for (k, f) in fs.iter_mut().enumerate() {
+            let t = Instant::now();
+            for _ in 0..batches[k] {
+                f();
+            }
+            times[k].push(t.elapsed() / batches[k]);
+        }
+    }
+    std::array::from_fn(|k| {
+        times[k].sort();
+        times[k][samples / 2]
+    })
 }
 
 fn row(name: &str, unit: &str, ours: f64, reference: Option<f64>, ratio: Option<f64>, note: &str) {
@@ -132,15 +143,21 @@ fn rows(quick: bool, only: &str) {
         let bytes: usize = messages.iter().map(|m| m.payload.len()).sum();
         let mb = bytes as f64 / 1e6;
         let note = format!("{} messages, {} bytes", messages.len(), bytes);
-        let ours = median_per_call(budget, samples, || {
-            codec::decode_all(Lib::Ours, version, &messages);
-        });
-        let official = median_per_call(budget, samples, || {
-            codec::decode_all(Lib::Official, version, &messages);
-        });
-        let floor = median_per_call(budget, samples, || {
-            codec::scan_all(&messages);
-        });
+        let [ours, official, floor] = medians_per_call(
+            budget,
+            samples,
+            [
+                &mut || {
+                    codec::decode_all(Lib::Ours, version, &messages);
+                },
+                &mut || {
+                    codec::decode_all(Lib::Official, version, &messages);
+                },
+                &mut || {
+                    codec::scan_all(&messages);
+                },
+            ],
+        );
         row(
             &format!("decode v{version}"),
             "MB/s",
@@ -151,12 +168,18 @@ fn rows(quick: bool, only: &str) {
         );
         let ours_values = codec::decoded(Lib::Ours, version, &messages);
         let official_values = codec::decoded(Lib::Official, version, &messages);
-        let ours_enc = median_per_call(budget, samples, || {
-            codec::encode_all(&ours_values);
-        });
-        let official_enc = median_per_call(budget, samples, || {
-            codec::encode_all(&official_values);
-        });
+        let [ours_enc, official_enc] = medians_per_call(
+            budget,
+            samples,
+            [
+                &mut || {
+                    codec::encode_all(&ours_values);
+                },
+                &mut || {
+                    codec::encode_all(&official_values);
+                },
+            ],
+        );
         row(
             &format!("encode v{version}"),
             "MB/s",
