@@ -558,7 +558,12 @@ impl<'de, A: de::MapAccess<'de>> de::MapAccess<'de> for &mut Rest<A> {
     }
     fn next_value_seed<V: de::DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
         match self.value.take() {
-            Some(value) => seed.deserialize(value).map_err(de::Error::custom),
+            // Through the same deserializer as the general path's bodies (`decode_value`), so
+            // that no type is compiled once more for a plain `Value`.
+            Some(value) => {
+                let mut track = serde_path_to_error::Track::new();
+                seed.deserialize(serde_path_to_error::Deserializer::new(value, &mut track)).map_err(de::Error::custom)
+            }
             None => self.live.next_value_seed(seed),
         }
     }
