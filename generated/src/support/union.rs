@@ -342,19 +342,12 @@ impl<'de, T: Streamed> Visitor<'de> for Stream<T> {
             let mut object = JsonObject::new();
             object.extend(before);
             object.insert(T::TAG.to_owned(), tag.into_value());
-            while let Some((key, value)) = map.next_entry::<String, Value>()? {
-                object.insert(key, value);
-            }
-            return Self::general(Value::Object(object));
+            return Self::general(rest_of_map(map, object)?);
         }
         Self::general(Value::Object(before.into_iter().collect()))
     }
-    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<T, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element::<Value>()? {
-            items.push(item);
-        }
-        Self::general(Value::Array(items))
+    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
+        Self::general(array(seq)?)
     }
     fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
         d.deserialize_any(self)
@@ -393,6 +386,23 @@ impl<'de, T: Streamed> Visitor<'de> for Stream<T> {
 fn in_variant<E: de::Error>(error: E, tag: &str, value: &str) -> E {
     let text = error.to_string();
     E::custom(format_args!("{} (in {tag} `{value}`)", without_position(&text)))
+}
+
+/// `object` with the rest of `map`'s entries appended, as a [`Value`].
+fn rest_of_map<'de, A: de::MapAccess<'de>>(mut map: A, mut object: JsonObject) -> Result<Value, A::Error> {
+    while let Some((key, value)) = map.next_entry::<String, Value>()? {
+        object.insert(key, value);
+    }
+    Ok(Value::Object(object))
+}
+
+/// The rest of a sequence, as a [`Value`] array.
+fn array<'de, A: de::SeqAccess<'de>>(mut seq: A) -> Result<Value, A::Error> {
+    let mut items = Vec::new();
+    while let Some(item) = seq.next_element::<Value>()? {
+        items.push(item);
+    }
+    Ok(Value::Array(items))
 }
 
 /// An object key, borrowed from the input when it can be.
@@ -486,19 +496,11 @@ impl<'de> Deserialize<'de> for Scalar<'de> {
             fn visit_string<E: de::Error>(self, v: String) -> Result<Scalar<'de>, E> {
                 Ok(Scalar::Str(Cow::Owned(v)))
             }
-            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Scalar<'de>, A::Error> {
-                let mut object = JsonObject::new();
-                while let Some((key, value)) = map.next_entry::<String, Value>()? {
-                    object.insert(key, value);
-                }
-                Ok(Scalar::Other(Value::Object(object)))
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Scalar<'de>, A::Error> {
+                rest_of_map(map, JsonObject::new()).map(Scalar::Other)
             }
-            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar<'de>, A::Error> {
-                let mut items = Vec::new();
-                while let Some(item) = seq.next_element::<Value>()? {
-                    items.push(item);
-                }
-                Ok(Scalar::Other(Value::Array(items)))
+            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Scalar<'de>, A::Error> {
+                array(seq).map(Scalar::Other)
             }
             fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Scalar<'de>, D::Error> {
                 d.deserialize_any(self)
@@ -612,17 +614,10 @@ pub fn capture<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Captured<'d
             }
             let mut object = JsonObject::new();
             object.insert(first.into_owned(), map.next_value()?);
-            while let Some((key, value)) = map.next_entry::<String, Value>()? {
-                object.insert(key, value);
-            }
-            Ok(Captured::Value(Value::Object(object)))
+            rest_of_map(map, object).map(Captured::Value)
         }
-        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Captured<'de>, A::Error> {
-            let mut items = Vec::new();
-            while let Some(item) = seq.next_element::<Value>()? {
-                items.push(item);
-            }
-            Ok(Captured::Value(Value::Array(items)))
+        fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Captured<'de>, A::Error> {
+            array(seq).map(Captured::Value)
         }
         fn visit_newtype_struct<D2: Deserializer<'de>>(self, d: D2) -> Result<Captured<'de>, D2::Error> {
             Value::deserialize(d).map(Captured::Value)
