@@ -110,13 +110,6 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
     }
 }
 
-/// Writes one message and its newline, then flushes.
-pub async fn write_frame<W: AsyncWrite + Unpin>(writer: &mut W, message: &[u8]) -> std::io::Result<()> {
-    writer.write_all(message).await?;
-    writer.write_all(b"\n").await?;
-    writer.flush().await
-}
-
 /// Messages smaller than this are gathered into one write of up to about this size.
 pub const WRITE_BATCH: usize = 64 << 10;
 
@@ -330,6 +323,21 @@ mod tests {
             out.push(f);
         }
         out
+    }
+
+    #[tokio::test]
+    async fn write_frames_gives_one_line_per_message_in_order() {
+        let large = vec![b'x'; WRITE_BATCH + 3];
+        let messages = vec![b"a".to_vec(), large.clone(), b"b".to_vec(), vec![b'y'; WRITE_BATCH - 1], b"c".to_vec()];
+        let mut out = Vec::new();
+        let mut batch = Vec::new();
+        write_frames(&mut out, messages.clone(), &mut batch).await.expect("writes to memory");
+        let expected: Vec<u8> = messages.iter().flat_map(|m| m.iter().copied().chain([b'\n'])).collect();
+        assert_eq!(out, expected);
+        assert!(batch.is_empty() && batch.capacity() <= 2 * WRITE_BATCH);
+        // And the reader gets them back.
+        let lines: Vec<Frame> = frames(&out, 2 * WRITE_BATCH).await;
+        assert_eq!(lines, messages.into_iter().map(Frame::Line).collect::<Vec<_>>());
     }
 
     #[tokio::test]

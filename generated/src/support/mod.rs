@@ -63,6 +63,20 @@ pub(crate) fn is_detailed() -> bool {
     DETAILED.with(std::cell::Cell::get)
 }
 
+/// `serde_json`'s message without its ` at line L column C` ending.
+pub(crate) fn without_position(text: &str) -> &str {
+    match text.rsplit_once(" at line ") {
+        Some((head, tail))
+            if tail.split_once(" column ").is_some_and(|(l, c)| {
+                !l.is_empty() && !c.is_empty() && l.bytes().chain(c.bytes()).all(|b| b.is_ascii_digit())
+            }) =>
+        {
+            head
+        }
+        _ => text,
+    }
+}
+
 /// Receives a Rust type chosen by name at run time (see `visit_type` in each version module).
 pub trait TypeVisitor {
     /// What the visit produces.

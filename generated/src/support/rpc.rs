@@ -185,10 +185,7 @@ pub fn decode_params<T: DeserializeOwned>(method: &str, params: Option<&RawValue
 fn params_error(method: &str, absent: bool, path: String, error: &serde_json::Error) -> RpcError {
     let reason = error.to_string();
     // serde_json appends " at line L column C", which says nothing to a peer; keep the rest.
-    let reason = match reason.rfind(" at line ") {
-        Some(i) => &reason[..i],
-        None => reason.as_str(),
-    };
+    let reason = super::without_position(&reason);
     if absent {
         RpcError::invalid_params(method, "", &format!("missing params ({reason})"))
     } else {

@@ -5,6 +5,7 @@
 use serde::de::{self, Deserialize, DeserializeOwned, Deserializer, Visitor};
 use serde::ser::{self, Serialize, SerializeMap, Serializer};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::fmt;
 
 use super::JsonObject;
@@ -294,20 +295,6 @@ pub fn stream<'de, T: Streamed, D: Deserializer<'de>>(deserializer: D) -> Result
     deserializer.deserialize_any(Stream(std::marker::PhantomData))
 }
 
-/// `serde_json`'s message without its ` at line L column C` ending.
-fn without_position(text: &str) -> &str {
-    match text.rsplit_once(" at line ") {
-        Some((head, tail))
-            if tail.split_once(" column ").is_some_and(|(l, c)| {
-                !l.is_empty() && !c.is_empty() && l.bytes().chain(c.bytes()).all(|b| b.is_ascii_digit())
-            }) =>
-        {
-            head
-        }
-        _ => text,
-    }
-}
-
 struct Stream<T>(std::marker::PhantomData<T>);
 
 impl<T: Streamed> Stream<T> {
@@ -324,8 +311,8 @@ impl<'de, T: Streamed> Visitor<'de> for Stream<T> {
     fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
         let mut before: Vec<(String, Value)> = Vec::new();
         while let Some(key) = map.next_key::<Key<'de>>()? {
-            if key.as_str() != T::TAG {
-                before.push((key.into_owned(), map.next_value()?));
+            if key.0 != T::TAG {
+                before.push((key.0.into_owned(), map.next_value()?));
                 continue;
             }
             let tag = map.next_value::<Scalar<'de>>()?;
@@ -385,7 +372,7 @@ impl<'de, T: Streamed> Visitor<'de> for Stream<T> {
 /// position `serde_json` gave it goes (the error gets it again, at the end of the message).
 fn in_variant<E: de::Error>(error: E, tag: &str, value: &str) -> E {
     let text = error.to_string();
-    E::custom(format_args!("{} (in {tag} `{value}`)", without_position(&text)))
+    E::custom(format_args!("{} (in {tag} `{value}`)", super::without_position(&text)))
 }
 
 /// `object` with the rest of `map`'s entries appended, as a [`Value`].
@@ -405,26 +392,9 @@ fn array<'de, A: de::SeqAccess<'de>>(mut seq: A) -> Result<Value, A::Error> {
     Ok(Value::Array(items))
 }
 
-/// An object key, borrowed from the input when it can be.
-enum Key<'de> {
-    Borrowed(&'de str),
-    Owned(String),
-}
-
-impl Key<'_> {
-    fn as_str(&self) -> &str {
-        match self {
-            Key::Borrowed(s) => s,
-            Key::Owned(s) => s,
-        }
-    }
-    fn into_owned(self) -> String {
-        match self {
-            Key::Borrowed(s) => s.to_owned(),
-            Key::Owned(s) => s,
-        }
-    }
-}
+/// A string borrowed from the input when it can be (an object key); serde's own `Cow<str>`
+/// always copies.
+struct Key<'de>(Cow<'de, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -435,13 +405,13 @@ impl<'de> Deserialize<'de> for Key<'de> {
                 f.write_str("a string")
             }
             fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key::Borrowed(v))
+                Ok(Key(Cow::Borrowed(v)))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key::Owned(v.to_owned()))
+                Ok(Key(Cow::Owned(v.to_owned())))
             }
             fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
-                Ok(Key::Owned(v))
+                Ok(Key(Cow::Owned(v)))
             }
         }
         deserializer.deserialize_str(V)
@@ -450,30 +420,14 @@ impl<'de> Deserialize<'de> for Key<'de> {
 
 /// A tag's value: a string (borrowed when it can be), or anything else as a [`Value`].
 enum Scalar<'de> {
-    Str(Cow<'de>),
+    Str(Cow<'de, str>),
     Other(Value),
-}
-
-/// A string borrowed from the input, or owned.
-enum Cow<'de> {
-    Borrowed(&'de str),
-    Owned(String),
-}
-
-impl std::ops::Deref for Cow<'_> {
-    type Target = str;
-    fn deref(&self) -> &str {
-        match self {
-            Cow::Borrowed(s) => s,
-            Cow::Owned(s) => s,
-        }
-    }
 }
 
 impl Scalar<'_> {
     fn into_value(self) -> Value {
         match self {
-            Scalar::Str(s) => Value::String(s.to_string()),
+            Scalar::Str(s) => Value::String(s.into_owned()),
             Scalar::Other(v) => v,
         }
     }
@@ -549,11 +503,9 @@ impl<'de, A: de::MapAccess<'de>> de::MapAccess<'de> for &mut Rest<A> {
         // A second tag is refused here (the general path, where the last one wins, decides).
         match self.live.next_key::<Key<'de>>()? {
             None => Ok(None),
-            Some(key) if key.as_str() == self.tag => {
-                Err(de::Error::custom(format_args!("duplicate field `{}`", self.tag)))
-            }
-            Some(Key::Borrowed(key)) => seed.deserialize(de::value::BorrowedStrDeserializer::new(key)).map(Some),
-            Some(Key::Owned(key)) => {
+            Some(Key(key)) if key == self.tag => Err(de::Error::custom(format_args!("duplicate field `{}`", self.tag))),
+            Some(Key(Cow::Borrowed(key))) => seed.deserialize(de::value::BorrowedStrDeserializer::new(key)).map(Some),
+            Some(Key(Cow::Owned(key))) => {
                 seed.deserialize(de::IntoDeserializer::<A::Error>::into_deserializer(key)).map(Some)
             }
         }
@@ -575,19 +527,9 @@ impl<'de, A: de::MapAccess<'de>> de::MapAccess<'de> for &mut Rest<A> {
 /// directly or through `serde_path_to_error`), else the value.
 pub enum Captured<'de> {
     /// The exact text of the value, borrowed from the input when it can be.
-    Text(Text<'de>),
+    Text(Cow<'de, str>),
     /// The value, from a deserializer that cannot give text (`#[serde(flatten)]` buffers, …).
     Value(Value),
-}
-
-/// JSON text borrowed from the input, or owned.
-pub struct Text<'de>(Cow<'de>);
-
-impl std::ops::Deref for Text<'_> {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
 }
 
 /// `serde_json`'s name for its raw-value protocol (`serde_json::value::RawValue` is deserialized as
@@ -606,14 +548,14 @@ pub fn capture<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Captured<'d
             let Some(first) = map.next_key::<Key<'de>>()? else {
                 return Ok(Captured::Value(Value::Object(Default::default())));
             };
-            if first.as_str() == RAW_TOKEN {
+            if first.0 == RAW_TOKEN {
                 return match map.next_value::<Scalar<'de>>()? {
-                    Scalar::Str(text) => Ok(Captured::Text(Text(text))),
+                    Scalar::Str(text) => Ok(Captured::Text(text)),
                     Scalar::Other(_) => Err(de::Error::custom("raw value is not text")),
                 };
             }
             let mut object = JsonObject::new();
-            object.insert(first.into_owned(), map.next_value()?);
+            object.insert(first.0.into_owned(), map.next_value()?);
             rest_of_map(map, object).map(Captured::Value)
         }
         fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Captured<'de>, A::Error> {
