@@ -12,20 +12,20 @@ use std::time::Instant;
 pub const VERSIONS: &[&str] = &["v1", "v2"];
 
 /// Directories whose every file the generator writes: anything else there is stale.
-const OWNED_DIRS: &[&str] = &["generated/src/v1", "generated/src/v2"];
+const OWNED_DIRS: &[&str] = &["generated/v1/src", "generated/v2/src"];
 
 /// The migration report between the two committed stable schemas (`cargo xtask diff v1 v2`).
 pub const MIGRATION_REPORT: &str = "schema/v1-to-v2.md";
 
 /// The hand-written support modules, copied into standalone crates.
 const SUPPORT: &[(&str, &str)] = &[
-    ("mod.rs", include_str!("../../generated/src/support/mod.rs")),
-    ("defaulted.rs", include_str!("../../generated/src/support/defaulted.rs")),
-    ("lenient.rs", include_str!("../../generated/src/support/lenient.rs")),
-    ("patch.rs", include_str!("../../generated/src/support/patch.rs")),
-    ("rpc.rs", include_str!("../../generated/src/support/rpc.rs")),
-    ("schema.rs", include_str!("../../generated/src/support/schema.rs")),
-    ("union.rs", include_str!("../../generated/src/support/union.rs")),
+    ("mod.rs", include_str!("../../generated/support/src/lib.rs")),
+    ("defaulted.rs", include_str!("../../generated/support/src/defaulted.rs")),
+    ("lenient.rs", include_str!("../../generated/support/src/lenient.rs")),
+    ("patch.rs", include_str!("../../generated/support/src/patch.rs")),
+    ("rpc.rs", include_str!("../../generated/support/src/rpc.rs")),
+    ("schema.rs", include_str!("../../generated/support/src/schema.rs")),
+    ("union.rs", include_str!("../../generated/support/src/union.rs")),
 ];
 
 /// Reads, parses and lowers one schema file; `name` is how it is shown (a relative path).
@@ -68,17 +68,17 @@ pub fn generate(root: &Path) -> Result<(BTreeMap<PathBuf, String>, Vec<String>),
         let sources = format!("{stable_name} and {unstable_name}");
         match emit::types_module(&merged, &sources) {
             Ok(text) => {
-                files.insert(PathBuf::from(format!("generated/src/{version}/types.rs")), text);
+                files.insert(PathBuf::from(format!("generated/{version}/src/types.rs")), text);
             }
             Err(e) => errors.push(e),
         }
         match emit_methods::methods_module(&merged, &sources) {
             Ok(text) => {
-                files.insert(PathBuf::from(format!("generated/src/{version}/methods.rs")), text);
+                files.insert(PathBuf::from(format!("generated/{version}/src/methods.rs")), text);
             }
             Err(e) => errors.push(e),
         }
-        files.insert(PathBuf::from(format!("generated/src/{version}/mod.rs")), version_module(version, &sources)?);
+        files.insert(PathBuf::from(format!("generated/{version}/src/lib.rs")), version_crate(version, &sources)?);
         stables.insert(*version, loaded.swap_remove(0));
     }
     if let (Some(v1), Some(v2)) = (stables.get("v1"), stables.get("v2")) {
@@ -101,15 +101,18 @@ fn migration_report(old: &Protocol, new: &Protocol) -> String {
     )
 }
 
-fn version_module(version: &str, sources: &str) -> Result<String, String> {
+/// The root of a version crate (`acp-types-v1`, re-exported as `acp_types::v1`).
+fn version_crate(version: &str, sources: &str) -> Result<String, String> {
     let doc = format!(
         " ACP {version}: every type of `schema/{version}/schema.json`, plus (feature `unstable`) what only \
-         `schema.unstable.json` has."
+         `schema.unstable.json` has. Re-exported by `acp-types` as `acp_types::{version}`."
     );
     emit::render(
         sources,
         quote::quote! {
             #![doc = #doc]
+            // The generated code names the support items `crate::support::…`.
+            use acp_types_support as support;
             // Formatted by prettyplease when generated; `cargo fmt` must not rewrite it.
             #[rustfmt::skip]
             mod types;
@@ -267,11 +270,12 @@ mod tests {
     /// Standalone crates carry every hand-written support file.
     #[test]
     fn support_list_is_complete() {
-        let dir = crate::project_root().join("generated/src/support");
+        let dir = crate::project_root().join("generated/support/src");
+        // The support crate's root is the standalone crates' `support/mod.rs`.
         let mut on_disk: Vec<String> = std::fs::read_dir(dir)
             .expect("support dir")
             .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .map(|e| e.file_name().to_string_lossy().replace("lib.rs", "mod.rs"))
             .collect();
         on_disk.sort();
         let mut listed: Vec<String> = super::SUPPORT.iter().map(|(n, _)| n.to_string()).collect();

@@ -31,32 +31,32 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// A scratch copy of what `--check` reads: `schema/` and `generated/src/`.
+/// A scratch copy of what `--check` reads: `schema/` and `generated/`.
 fn scratch_root() -> tempfile::TempDir {
     let root = xtask::project_root();
     let dir = tempfile::tempdir().expect("tempdir");
     copy_tree(&root.join("schema"), &dir.path().join("schema"));
-    copy_tree(&root.join("generated/src"), &dir.path().join("generated/src"));
+    copy_tree(&root.join("generated"), &dir.path().join("generated"));
     dir
 }
 
 #[test]
 fn hand_edit_in_generated_is_caught() {
     let dir = scratch_root();
-    let file = dir.path().join("generated/src/v2/types.rs");
+    let file = dir.path().join("generated/v2/src/types.rs");
     let text = fs::read_to_string(&file).expect("read");
     fs::write(&file, text.replacen("pub struct", "pub(crate) struct", 1)).expect("write");
     let err = xtask::codegen::check(dir.path()).expect_err("stale");
-    assert!(err.contains("generated/src/v2/types.rs is stale"), "{err}");
+    assert!(err.contains("generated/v2/src/types.rs is stale"), "{err}");
     assert!(err.contains("cargo xtask codegen"), "{err}");
 }
 
 #[test]
 fn stray_file_in_generated_is_caught() {
     let dir = scratch_root();
-    fs::write(dir.path().join("generated/src/v1/old.rs"), "// left behind\n").expect("write");
+    fs::write(dir.path().join("generated/v1/src/old.rs"), "// left behind\n").expect("write");
     let err = xtask::codegen::check(dir.path()).expect_err("stale");
-    assert!(err.contains("generated/src/v1/old.rs is no longer generated"), "{err}");
+    assert!(err.contains("generated/v1/src/old.rs is no longer generated"), "{err}");
 }
 
 #[test]

@@ -1,7 +1,10 @@
-//! Hand-written runtime support for the generated modules (this folder is not generated).
+//! Hand-written runtime support for the generated types (this crate is not generated), re-exported
+//! by `acp-types` as `acp_types::support`.
 //!
-//! The generated code refers to these items as `crate::support::…`, so the same files serve both
-//! `acp-types` and the standalone crates written by `cargo xtask codegen --schema FILE --out DIR`.
+//! The generated code refers to these items as `crate::support::…`: the version crates
+//! (`acp-types-v1`, `acp-types-v2`) bind this crate under that name at their root, and the
+//! standalone crates written by `cargo xtask codegen --schema FILE --out DIR` carry these same
+//! files as their `support` module.
 
 mod defaulted;
 pub mod lenient;
