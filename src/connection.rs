@@ -173,23 +173,23 @@ enum Note {
     Barrier(oneshot::Sender<()>),
 }
 
-/// One message as it arrives, before we know what it is.
+/// One message as it arrives, before we know what it is (raw members borrowed from the line).
 #[derive(Deserialize)]
-struct Envelope {
+struct Envelope<'a> {
     jsonrpc: Option<String>,
-    #[serde(default, deserialize_with = "present")]
-    id: Option<Raw>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
     method: Option<String>,
-    #[serde(default, deserialize_with = "present")]
-    params: Option<Raw>,
-    #[serde(default, deserialize_with = "present")]
-    result: Option<Raw>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
     error: Option<RpcError>,
 }
 
 /// A member that is present, even with the value `null`.
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Raw>, D::Error> {
-    Raw::deserialize(d).map(Some)
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
 }
 
 /// Whether JSON text is a usable request id: a string, a number or null.
@@ -253,8 +253,59 @@ pub enum Incoming {
     },
 }
 
+/// Params and results at least this long are moved to the front of the line they came in, whose
+/// allocation they keep, rather than copied out of it (see [`classify_line`]).
+const IN_PLACE: usize = 64 << 10;
+
 /// Classifies one line (see [`Incoming`]). Pure and total: any bytes give an answer.
 pub fn classify(line: &[u8]) -> Incoming {
+    classify_with(line, |raw| raw.to_owned())
+}
+
+/// [`classify`] for a line the caller gives up: long params or a long result (64 KiB or more)
+/// keep the line's allocation instead of being copied out of it, so a large message is in
+/// memory once, not twice, until it is decoded.
+pub fn classify_line(line: Vec<u8>) -> Incoming {
+    let mut long = None;
+    let mut incoming = classify_with(&line, |raw| {
+        let text = raw.get();
+        if text.len() < IN_PLACE {
+            return raw.to_owned();
+        }
+        // `raw` borrows from `line`: its place there.
+        let start = text.as_ptr() as usize - line.as_ptr() as usize;
+        long = Some(start..start + text.len());
+        RawValue::NULL.to_owned()
+    });
+    let (Some(range), Some(slot)) = (long, long_raw(&mut incoming)) else {
+        return incoming;
+    };
+    let mut bytes = line;
+    bytes.copy_within(range.clone(), 0);
+    bytes.truncate(range.len());
+    // The text was valid UTF-8 and JSON as part of the line, so neither check fails.
+    match String::from_utf8(bytes).ok().and_then(|text| RawValue::from_string(text).ok()) {
+        Some(raw) => *slot = raw,
+        None => {
+            let error = RpcError::new(RpcError::PARSE_ERROR, "parse error: not valid JSON");
+            return Incoming::Invalid { id: None, error };
+        }
+    }
+    incoming
+}
+
+/// The params or result an [`Incoming`] carries, if any.
+fn long_raw(incoming: &mut Incoming) -> Option<&mut Raw> {
+    match incoming {
+        Incoming::Request { params, .. } | Incoming::Notification { params, .. } => params.as_mut(),
+        Incoming::Response { answer: Ok(result), .. } => Some(result),
+        _ => None,
+    }
+}
+
+/// [`classify`], with `own` making the owned copy of the params or result (only one of them is
+/// kept by any [`Incoming`]).
+fn classify_with(line: &[u8], own: impl FnOnce(&RawValue) -> Raw) -> Incoming {
     if nesting_exceeds(line, MAX_DEPTH) {
         return too_deep(line);
     }
@@ -268,7 +319,7 @@ pub fn classify(line: &[u8]) -> Incoming {
         let id = envelope.id.as_ref().map(|id| id.get().to_string());
         let answer = match (envelope.result, envelope.error) {
             _ if envelope.jsonrpc.as_deref() != Some("2.0") => None,
-            (Some(result), None) => Some(Ok(result)),
+            (Some(result), None) => Some(Ok(own(result))),
             (None, Some(error)) => Some(Err(error)),
             _ => None,
         };
@@ -287,8 +338,12 @@ pub fn classify(line: &[u8]) -> Incoming {
         return Incoming::Invalid { id, error };
     }
     match envelope {
-        Envelope { method: Some(method), id: Some(id), params, .. } => Incoming::Request { method, id, params },
-        Envelope { method: Some(method), id: None, params, .. } => Incoming::Notification { method, params },
+        Envelope { method: Some(method), id: Some(id), params, .. } => {
+            Incoming::Request { method, id: id.to_owned(), params: params.map(own) }
+        }
+        Envelope { method: Some(method), id: None, params, .. } => {
+            Incoming::Notification { method, params: params.map(own) }
+        }
         Envelope { id, .. } => Incoming::Invalid {
             id: id.map(|id| id.get().to_string()),
             error: RpcError::new(RpcError::INVALID_REQUEST, "not a JSON-RPC request, notification or response"),
@@ -447,7 +502,7 @@ impl Connection {
                 }
                 tokio::select! {
                     frame = frames.next() => match frame {
-                        Ok(Some(Frame::Line(line))) => conn.on_line(&line, &service, &note_tx).await,
+                        Ok(Some(Frame::Line(line))) => conn.on_line(line, &service, &note_tx).await,
                         Ok(Some(Frame::TooLong { prefix, len })) => conn.on_too_long(prefix, len).await,
                         Ok(None) => break Ok(()),
                         Err(e) => break Err(e),
@@ -601,8 +656,8 @@ impl Connection {
         }
     }
 
-    async fn on_line(&self, line: &[u8], service: &Arc<dyn Service>, notes: &mpsc::UnboundedSender<Note>) {
-        match classify(line) {
+    async fn on_line(&self, line: Vec<u8>, service: &Arc<dyn Service>, notes: &mpsc::UnboundedSender<Note>) {
+        match classify_line(line) {
             Incoming::Request { method, id, params } => self.on_request(method, id, params, service).await,
             Incoming::Notification { method, params } => {
                 if method == "$/cancel_request" {
@@ -878,5 +933,36 @@ mod tests {
             panic!("not refused");
         };
         assert_eq!((id, error.message.as_str()), (None, "invalid request: duplicate member `id`"));
+    }
+
+    /// `classify_line` (long params and results moved within the line) judges every line as
+    /// `classify` (copies) does, on both sides of the in-place threshold.
+    #[test]
+    fn classifying_an_owned_line_gives_what_classifying_a_borrowed_one_gives() {
+        // `{"text":"…"}` of exactly `len` bytes; escapes and non-ASCII text in the longer ones.
+        let text = |len: usize| {
+            let mixed = "\\u00e9é".repeat(len.saturating_sub(11) / 9);
+            format!(r#"{{"text":"{mixed}{}"}}"#, "x".repeat(len.saturating_sub(11 + mixed.len())))
+        };
+        assert_eq!((text(IN_PLACE - 1).len(), text(IN_PLACE).len()), (IN_PLACE - 1, IN_PLACE));
+        let mut lines = Vec::new();
+        for body in [text(11), text(IN_PLACE - 1), text(IN_PLACE), text(3 * IN_PLACE), "null".into()] {
+            lines.push(format!(r#"{{"jsonrpc":"2.0","id":7,"method":"m","params":{body}}}"#));
+            lines.push(format!(r#"{{"params": {body} ,"method":"m","jsonrpc":"2.0"}}"#));
+            lines.push(format!(r#"{{"jsonrpc":"2.0","id":"r","result":{body}}}"#));
+            lines.push(format!(r#"{{"jsonrpc":"2.0","id":"r","result":{body},"error":{{"code":1,"message":"m"}}}}"#));
+            lines.push(format!(r#"{{"jsonrpc":"2.0","id":[1],"method":"m","params":{body}}}"#));
+            lines.push(format!(r#"{{"jsonrpc":"2.0","method":"m","params":{body},"params":1}}"#));
+            lines.push(format!(r#"{{"jsonrpc":"2.0","method":"m","params":{body}"#));
+        }
+        let mut long = 0;
+        for line in &lines {
+            let (borrowed, owned) = (classify(line.as_bytes()), classify_line(line.clone().into_bytes()));
+            assert_eq!(format!("{borrowed:?}"), format!("{owned:?}"), "{line}");
+            if let Incoming::Request { params: Some(p), .. } | Incoming::Notification { params: Some(p), .. } = owned {
+                long += usize::from(p.get().len() >= IN_PLACE);
+            }
+        }
+        assert_eq!(long, 4, "a request and a notification with each of the two long params");
     }
 }
