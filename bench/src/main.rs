@@ -4,7 +4,10 @@
 //! - `acp-bench rows [--quick]`: every row except codegen and build (those are `cargo xtask`'s);
 //! - `acp-bench notify-agent ours|official COUNT`: the agent process of the notification row;
 //! - `acp-bench large ours|official BYTES`: one large message, in a fresh process so that its
-//!   peak memory is its own.
+//!   peak memory is its own;
+//! - `acp-bench profile-decode ours|official V SECS`, `decode-times ours|official V N` and
+//!   `encode-times ours|official V N`: the decode and encode rows' work alone, to run under `perf`
+//!   (for SECS seconds) or `valgrind --tool=callgrind` (N passes over the corpus).
 
 mod codec;
 mod corpus;
@@ -50,6 +53,15 @@ fn main() {
                 codec::decode_all(lib, version, &messages);
             }
         }
+        ["encode-times", which, version, times] => {
+            // The encode row's work, a fixed amount of it, for `valgrind --tool=callgrind`.
+            let version: u16 = version.parse().expect("VERSION");
+            let lib = if *which == "ours" { Lib::Ours } else { Lib::Official };
+            let values = codec::decoded(lib, version, &codec::common(version, corpus::turn(version)));
+            for _ in 0..times.parse::<usize>().expect("TIMES") {
+                codec::encode_all(&values);
+            }
+        }
         ["large", which, size] => {
             let size: usize = size.parse().expect("BYTES");
             let (elapsed, baseline) = match *which {
@@ -62,7 +74,10 @@ fn main() {
             );
         }
         _ => {
-            eprintln!("usage: acp-bench rows [--quick] | notify-agent ours|official COUNT | large ours|official BYTES");
+            eprintln!(
+                "usage: acp-bench rows [--quick] [--only TEXT] | notify-agent ours|official COUNT | large ours|official BYTES \
+                 | profile-decode ours|official V SECS | decode-times|encode-times ours|official V N"
+            );
             std::process::exit(2);
         }
     }
