@@ -42,6 +42,8 @@ impl Raw {
 #[derive(Default)]
 struct TestAgent {
     saw_cancel: Mutex<Vec<String>>,
+    /// Tasks alive on the runtime when the first `_burst` handler ran.
+    tasks_at_first_burst: Mutex<Option<usize>>,
 }
 
 fn text_of(p: &v1::PromptRequest) -> String {
@@ -110,6 +112,10 @@ impl v1::methods::agent::Handler<Context> for TestAgent {
         Ok(response)
     }
     async fn ext_method(&self, method: String, params: Option<Value>, _: Context) -> Result<Value, RpcError> {
+        if method == "_burst" {
+            let alive = tokio::runtime::Handle::current().metrics().num_alive_tasks();
+            self.tasks_at_first_burst.lock().expect("lock").get_or_insert(alive);
+        }
         Ok(json!({ "method": method, "params": params }))
     }
 }
@@ -380,4 +386,23 @@ async fn a_64_mib_message_passes_and_one_over_the_limit_is_refused() {
     assert_eq!((over["id"].clone(), over["error"]["code"].clone()), (json!(2), json!(-32600)), "{over}");
     let after = peer.call(3, "session/prompt", serde_json::to_value(prompt("hi")).expect("json")).await;
     assert_eq!(after["result"]["stopReason"], "end_turn");
+}
+
+/// One read that brings many requests must not be handled in one go: the reader lets the
+/// handlers it started run every few lines (on one thread here, so nothing else could run them).
+#[tokio::test]
+async fn a_burst_of_requests_lets_handlers_run_before_it_is_all_read() {
+    let (mut peer, agent) = raw_agent(config());
+    peer.call(1, "initialize", json!({ "protocolVersion": 1 })).await;
+    let before = tokio::runtime::Handle::current().metrics().num_alive_tasks();
+    let burst: String = (0..300)
+        .map(|id| format!("{}\n", json!({ "jsonrpc": "2.0", "id": 100 + id, "method": "_burst", "params": {} })))
+        .collect();
+    peer.write.write_all(burst.as_bytes()).await.expect("write");
+    for _ in 0..300 {
+        assert_eq!(peer.recv().await["result"]["method"], "_burst");
+    }
+    let first = agent.tasks_at_first_burst.lock().expect("lock").expect("the handler ran");
+    // One task per request started: read whole, the burst would leave about 300 of them waiting.
+    assert!(first - before <= 40, "{} request tasks were started before the first one ran", first - before);
 }

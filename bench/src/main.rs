@@ -7,7 +7,8 @@
 //!   peak memory is its own;
 //! - `acp-bench profile-decode ours|official V SECS`, `decode-times ours|official V N` and
 //!   `encode-times ours|official V N`: the decode and encode rows' work alone, to run under `perf`
-//!   (for SECS seconds) or `valgrind --tool=callgrind` (N passes over the corpus).
+//!   (for SECS seconds) or `valgrind --tool=callgrind` (N passes over the corpus);
+//! - `acp-bench latency-dist ours|official`: the latency row's distribution, in percentiles.
 
 mod codec;
 mod corpus;
@@ -62,6 +63,22 @@ fn main() {
                 codec::encode_all(&values);
             }
         }
+        ["latency-dist", which] => {
+            // The latency row's distribution, whole and by round (each of the 1,000 callers makes
+            // 20 calls; round k is every caller's k-th), to tell a start-up burst from a steady tail.
+            let (_, all) =
+                if *which == "ours" { ours::latencies(20_000, 1000) } else { official::latencies(20_000, 1000) };
+            let line = |what: &str, mut v: Vec<Duration>| {
+                v.sort();
+                let at = |p: f64| v[((v.len() as f64 * p) as usize).min(v.len() - 1)].as_secs_f64() * 1e3;
+                let (p50, p90, p99, p999, max) = (at(0.5), at(0.9), at(0.99), at(0.999), at(1.0));
+                println!("{what:>9}: p50 {p50:6.2}  p90 {p90:6.2}  p99 {p99:6.2}  p99.9 {p999:6.2}  max {max:6.2} ms");
+            };
+            for round in [0, 1, 2, 10, 19] {
+                line(&format!("round {round}"), all.iter().skip(round).step_by(20).copied().collect());
+            }
+            line("all", all);
+        }
         ["large", which, size] => {
             let size: usize = size.parse().expect("BYTES");
             let (elapsed, baseline) = match *which {
@@ -76,7 +93,8 @@ fn main() {
         _ => {
             eprintln!(
                 "usage: acp-bench rows [--quick] [--only TEXT] | notify-agent ours|official COUNT | large ours|official BYTES \
-                 | profile-decode ours|official V SECS | decode-times|encode-times ours|official V N"
+                 | profile-decode ours|official V SECS | decode-times|encode-times ours|official V N \
+                 | latency-dist ours|official"
             );
             std::process::exit(2);
         }
