@@ -494,9 +494,9 @@ impl Connection {
                             }
                         };
                         // A panicking handler is contained: the next notification still runs.
-                        let run = tokio::spawn(service.notification(method.clone(), params, conn.clone()));
-                        if let Err(e) = run.await {
-                            tracing::error!("acp: notification handler for {method} failed: {e}");
+                        let run = AssertUnwindSafe(service.notification(method.clone(), params, conn.clone()));
+                        if run.catch_unwind().await.is_err() {
+                            tracing::error!("acp: notification handler for {method} panicked");
                         }
                         conn.inner.queued_bytes.fetch_sub(size, Ordering::SeqCst);
                         conn.inner.resume.notify_waiters();

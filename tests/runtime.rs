@@ -125,6 +125,8 @@ impl v2::methods::agent::Handler<Context> for TestAgent {}
 struct TestClient {
     updates: Mutex<Vec<String>>,
     hold_permission: bool,
+    /// The update text whose handler panics.
+    panic_on_update: Option<&'static str>,
 }
 
 impl v1::methods::client::Handler<Context> for TestClient {
@@ -150,6 +152,9 @@ impl v1::methods::client::Handler<Context> for TestClient {
     async fn session_update(&self, p: v1::SessionNotification, _: Context) {
         if let v1::SessionUpdate::AgentMessageChunk(c) = p.update {
             if let v1::ContentBlock::Text(t) = c.content {
+                if self.panic_on_update == Some(t.text.as_str()) {
+                    panic!("a notification handler bug");
+                }
                 self.updates.lock().expect("lock").push(t.text);
             }
         }
@@ -290,6 +295,18 @@ async fn notifications_arrive_in_order() {
     conn.conn.sync_notifications().await;
     let seen = client.updates.lock().expect("lock").clone();
     assert_eq!(seen, (0..500).map(|i| i.to_string()).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn a_panicking_notification_handler_is_contained_and_the_next_ones_run() {
+    let client = Arc::new(TestClient { panic_on_update: Some("13"), ..TestClient::default() });
+    let (conn, _) = pair(SharedClient(client.clone())).await;
+    conn.conn.request::<v1::methods::SessionPrompt>(&prompt("updates")).await.expect("answered");
+    tokio::time::timeout(LIMIT, conn.conn.sync_notifications()).await.expect("the notification queue drains");
+    let seen = client.updates.lock().expect("lock").clone();
+    assert_eq!(seen, (0..500).filter(|&i| i != 13).map(|i| i.to_string()).collect::<Vec<_>>());
+    let after = conn.conn.request::<v1::methods::SessionPrompt>(&prompt("hi")).await.expect("still serving");
+    assert_eq!(after.stop_reason, v1::StopReason::EndTurn);
 }
 
 struct SharedClient(Arc<TestClient>);
