@@ -87,7 +87,7 @@ impl<A: Agent> Service for AgentService<A> {
                         .with_data(json!({ "requested": requested, "supported": versions }))
                 })?;
                 let acx = Context { conn: cx.conn, version: chosen, cancel: turn };
-                let mut result = dispatch(&*agent, chosen, &method, params.as_deref(), acx).await?;
+                let mut result = dispatch(&*agent, chosen, &method, params, acx).await?;
                 // The answer states the negotiated version, whatever the handler filled in.
                 result["protocolVersion"] = json!(chosen);
                 version.store(chosen, Ordering::SeqCst);
@@ -98,7 +98,7 @@ impl<A: Agent> Service for AgentService<A> {
                 return Err(not_initialized(&method));
             }
             let acx = Context { conn: cx.conn, version: v, cancel: turn };
-            to_raw(dispatch(&*agent, v, &method, params.as_deref(), acx).await?)
+            to_raw(dispatch(&*agent, v, &method, params, acx).await?)
         })
     }
 
@@ -113,8 +113,8 @@ impl<A: Agent> Service for AgentService<A> {
         let cx = Context { conn: self.conn.clone(), version: v, cancel: Default::default() };
         Box::pin(async move {
             let decoded = match v {
-                1 => v1::methods::agent::Notification::decode(&method, params.as_deref()).map(Either::V1),
-                2 => v2::methods::agent::Notification::decode(&method, params.as_deref()).map(Either::V2),
+                1 => v1::methods::agent::Notification::decode_raw(&method, params.into()).map(Either::V1),
+                2 => v2::methods::agent::Notification::decode_raw(&method, params.into()).map(Either::V2),
                 _ => Err(crate::agent::not_initialized(&method)),
             };
             match decoded {
@@ -130,16 +130,16 @@ async fn dispatch<A: Agent>(
     agent: &A,
     version: u16,
     method: &str,
-    params: Option<&serde_json::value::RawValue>,
+    params: Option<Raw>,
     cx: Context,
 ) -> Result<serde_json::Value, RpcError> {
     match version {
         1 => {
-            let request = v1::methods::agent::Request::decode(method, params)?;
+            let request = v1::methods::agent::Request::decode_raw(method, params.into())?;
             v1::methods::agent::dispatch_request(agent, request, cx).await?.result()
         }
         _ => {
-            let request = v2::methods::agent::Request::decode(method, params)?;
+            let request = v2::methods::agent::Request::decode_raw(method, params.into())?;
             v2::methods::agent::dispatch_request(agent, request, cx).await?.result()
         }
     }

@@ -151,11 +151,11 @@ impl<C: Client> Service for ClientService<C> {
             let work = async {
                 let result = match v {
                     1 => {
-                        let r = v1::methods::client::Request::decode(&method, params.as_deref())?;
+                        let r = v1::methods::client::Request::decode_raw(&method, params.into())?;
                         v1::methods::client::dispatch_request(&*client, r, ccx).await?.result()?
                     }
                     2 => {
-                        let r = v2::methods::client::Request::decode(&method, params.as_deref())?;
+                        let r = v2::methods::client::Request::decode_raw(&method, params.into())?;
                         v2::methods::client::dispatch_request(&*client, r, ccx).await?.result()?
                     }
                     _ => return Err(not_initialized(&method)),
@@ -179,8 +179,8 @@ impl<C: Client> Service for ClientService<C> {
         let cx = Context { conn: self.conn.clone(), version: v, cancel: Default::default() };
         Box::pin(async move {
             let decoded = match v {
-                1 => v1::methods::client::Notification::decode(&method, params.as_deref()).map(Either::V1),
-                2 => v2::methods::client::Notification::decode(&method, params.as_deref()).map(Either::V2),
+                1 => v1::methods::client::Notification::decode_raw(&method, params.into()).map(Either::V1),
+                2 => v2::methods::client::Notification::decode_raw(&method, params.into()).map(Either::V2),
                 _ => Err(not_initialized(&method)),
             };
             match decoded {

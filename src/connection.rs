@@ -853,7 +853,7 @@ impl Connection {
         let params = serde_json::value::to_raw_value(params)
             .map_err(|e| Error::Invalid(format!("cannot encode params: {e}")))?;
         let result = self.request_raw_cancellable(M::METHOD, Some(&params), cancel).await?;
-        rpc::decode_params::<M::Response>(M::METHOD, Some(&result)).map_err(|e| {
+        rpc::decode_raw::<M::Response>(M::METHOD, result.into()).map_err(|e| {
             // The error names params; here it is the result, so only its path and reason are kept.
             let field = |k: &str| e.data.as_ref().and_then(|d| d.get(k)).and_then(serde_json::Value::as_str);
             let why = match (field("path"), field("reason")) {

@@ -223,7 +223,7 @@ fn side_module(p: &Protocol, named: &[Named<'_>], side: &str) -> TokenStream {
             let v = format_ident!("{}", n.variant);
             let c = cfg(n.m.stability);
             let wire = &n.m.name;
-            quote! { #c #wire => rpc::decode_params(method, params).map(Self::#v), }
+            quote! { #c #wire => rpc::decode_raw(method, params).map(Self::#v), }
         });
         // A name that is both a request and a notification of this side is decoded as the kind asked.
         let bad = wrong.iter().filter(|w| !list.iter().any(|n| n.m.name == w.m.name)).map(|n| {
@@ -278,7 +278,7 @@ fn side_module(p: &Protocol, named: &[Named<'_>], side: &str) -> TokenStream {
         let v = format_ident!("{}", n.variant);
         let c = cfg(n.m.stability);
         let wire = &n.m.name;
-        quote! { #c #wire => rpc::decode_params(method, result).map(Self::#v), }
+        quote! { #c #wire => rpc::decode_raw(method, result).map(Self::#v), }
     });
     let resp_method = requests.iter().map(|n| {
         let v = format_ident!("{}", n.variant);
@@ -364,9 +364,15 @@ fn side_module(p: &Protocol, named: &[Named<'_>], side: &str) -> TokenStream {
                 /// Decodes `params` by `method`: -32601 for a method this side does not receive as a
                 /// request, -32602 (with the field path) for params that do not decode.
                 pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Self, RpcError> {
+                    Self::decode_raw(method, rpc::RawParams::Borrowed(params))
+                }
+
+                /// [`Request::decode`], the params borrowed or handed over: owned, a large message's
+                /// longest string is moved into the value, not copied ([`rpc::decode_raw`]).
+                pub fn decode_raw(method: &str, params: rpc::RawParams<'_>) -> Result<Self, RpcError> {
                     match method {
                         #req_decode
-                        _ if method.starts_with('_') => Ok(Self::Ext { method: method.to_string(), params: rpc::raw_to_value(params) }),
+                        _ if method.starts_with('_') => Ok(Self::Ext { method: method.to_string(), params: rpc::raw_to_value(params.get()) }),
                         _ => Err(RpcError::method_not_found(method)),
                     }
                 }
@@ -404,9 +410,15 @@ fn side_module(p: &Protocol, named: &[Named<'_>], side: &str) -> TokenStream {
             impl Notification {
                 /// Decodes `params` by `method` (errors as for [`Request::decode`]).
                 pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Self, RpcError> {
+                    Self::decode_raw(method, rpc::RawParams::Borrowed(params))
+                }
+
+                /// [`Notification::decode`], the params borrowed or handed over (see
+                /// [`Request::decode_raw`]).
+                pub fn decode_raw(method: &str, params: rpc::RawParams<'_>) -> Result<Self, RpcError> {
                     match method {
                         #note_decode
-                        _ if method.starts_with('_') => Ok(Self::Ext { method: method.to_string(), params: rpc::raw_to_value(params) }),
+                        _ if method.starts_with('_') => Ok(Self::Ext { method: method.to_string(), params: rpc::raw_to_value(params.get()) }),
                         _ => Err(RpcError::method_not_found(method)),
                     }
                 }
@@ -439,9 +451,15 @@ fn side_module(p: &Protocol, named: &[Named<'_>], side: &str) -> TokenStream {
             impl Response {
                 /// Decodes the `result` of a call to `method`; `_`-prefixed methods give [`Response::Ext`].
                 pub fn decode(method: &str, result: Option<&RawValue>) -> Result<Self, RpcError> {
+                    Self::decode_raw(method, rpc::RawParams::Borrowed(result))
+                }
+
+                /// [`Response::decode`], the result borrowed or handed over (see
+                /// [`Request::decode_raw`]).
+                pub fn decode_raw(method: &str, result: rpc::RawParams<'_>) -> Result<Self, RpcError> {
                     match method {
                         #(#resp_decode)*
-                        _ if method.starts_with('_') => Ok(Self::Ext(rpc::raw_to_value(result).unwrap_or(serde_json::Value::Null))),
+                        _ if method.starts_with('_') => Ok(Self::Ext(rpc::raw_to_value(result.get()).unwrap_or(serde_json::Value::Null))),
                         _ => Err(RpcError::method_not_found(method)),
                     }
                 }

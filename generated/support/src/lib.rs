@@ -8,6 +8,7 @@
 
 mod defaulted;
 pub mod lenient;
+pub mod moved;
 mod patch;
 pub mod rpc;
 #[cfg(feature = "schemars")]

@@ -145,6 +145,45 @@ impl fmt::Display for RpcError {
 
 impl std::error::Error for RpcError {}
 
+/// The params (or result) of a message as a decoder receives them: borrowed, or handed over, in
+/// which case the longest string of a large message becomes a `String` without being copied (see
+/// [`decode_raw`]).
+#[derive(Debug)]
+pub enum RawParams<'a> {
+    /// Decoded from the caller's text.
+    Borrowed(Option<&'a RawValue>),
+    /// The decoder's own.
+    Owned(Option<Box<RawValue>>),
+}
+
+impl RawParams<'_> {
+    /// The raw JSON, if any.
+    pub fn get(&self) -> Option<&RawValue> {
+        match self {
+            RawParams::Borrowed(params) => *params,
+            RawParams::Owned(params) => params.as_deref(),
+        }
+    }
+}
+
+impl<'a> From<Option<&'a RawValue>> for RawParams<'a> {
+    fn from(params: Option<&'a RawValue>) -> Self {
+        RawParams::Borrowed(params)
+    }
+}
+
+impl From<Option<Box<RawValue>>> for RawParams<'static> {
+    fn from(params: Option<Box<RawValue>>) -> Self {
+        RawParams::Owned(params)
+    }
+}
+
+impl From<Box<RawValue>> for RawParams<'static> {
+    fn from(params: Box<RawValue>) -> Self {
+        RawParams::Owned(Some(params))
+    }
+}
+
 /// Decodes the params (or result) of `method` from raw JSON; absent and `null` read as `{}`
 /// when the type accepts an empty object (all its fields optional), so a peer may omit them.
 ///
@@ -179,6 +218,44 @@ pub fn decode_params<T: DeserializeOwned>(method: &str, params: Option<&RawValue
         // A `Value` keeps the last of duplicate members, which the first pass refuses.
         Ok(Ok(_)) | Err(_) => Err(params_error(method, params.is_none(), String::new(), &error)),
     }
+}
+
+/// [`decode_params`], borrowed or owned. Owned params of [`MOVE_MIN`](super::moved::MOVE_MIN)
+/// bytes or more are decoded with their longest string moved out of the text rather than copied
+/// (`support::moved`): the result is the same, and the message is in memory once instead of twice
+/// while it is decoded.
+pub fn decode_raw<T: DeserializeOwned>(method: &str, params: RawParams<'_>) -> Result<T, RpcError> {
+    match params {
+        RawParams::Owned(Some(raw)) if raw.get().len() >= super::moved::MOVE_MIN => decode_moved(method, raw),
+        params => decode_params(method, params.get()),
+    }
+}
+
+/// [`decode_raw`] for a large message of our own: the rest of it decoded in one pass for the
+/// verdict (duplicate members refused, errors as usual), then again from a `Value` that the moved
+/// string is put into. Whatever the split declines is decoded from the untouched text.
+fn decode_moved<T: DeserializeOwned>(method: &str, raw: Box<RawValue>) -> Result<T, RpcError> {
+    if raw.get().trim_start().starts_with('[') {
+        return decode_params(method, Some(&raw));
+    }
+    let split = match super::moved::split(raw) {
+        Ok(split) => split,
+        Err(raw) => return decode_params(method, Some(&raw)),
+    };
+    let mark = super::lenient::mark();
+    let verdict = serde_json::from_str::<T>(&split.rest).map(drop);
+    super::lenient::rewind(mark);
+    let rest = verdict.and_then(|()| serde_json::from_str::<Value>(&split.rest));
+    let mut value = match rest {
+        Ok(value) => value,
+        Err(_) => return decode_params(method, Some(split.whole())),
+    };
+    if let Err(split) = split.fill(&mut value) {
+        return decode_params(method, Some(split.whole()));
+    }
+    // From a `Value`, under `detailed` (as union bodies and lenient fields decode there).
+    super::detailed(|| serde_path_to_error::deserialize::<_, T>(value))
+        .map_err(|e| params_error(method, false, e.path().to_string(), e.inner()))
 }
 
 /// The -32602 for a decode error at `path` (not generic, so compiled once).

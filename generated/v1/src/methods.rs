@@ -1388,70 +1388,70 @@ pub mod agent {
             method: &str,
             params: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(params))
+        }
+        /// [`Request::decode`], the params borrowed or handed over: owned, a large message's
+        /// longest string is moved into the value, not copied ([`rpc::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            params: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 #[cfg(feature = "unstable")]
-                "auth/status" => rpc::decode_params(method, params).map(Self::AuthStatus),
-                "authenticate" => {
-                    rpc::decode_params(method, params).map(Self::Authenticate)
-                }
-                "initialize" => rpc::decode_params(method, params).map(Self::Initialize),
-                "logout" => rpc::decode_params(method, params).map(Self::Logout),
+                "auth/status" => rpc::decode_raw(method, params).map(Self::AuthStatus),
+                "authenticate" => rpc::decode_raw(method, params).map(Self::Authenticate),
+                "initialize" => rpc::decode_raw(method, params).map(Self::Initialize),
+                "logout" => rpc::decode_raw(method, params).map(Self::Logout),
                 #[cfg(feature = "unstable")]
                 "providers/disable" => {
-                    rpc::decode_params(method, params).map(Self::ProvidersDisable)
+                    rpc::decode_raw(method, params).map(Self::ProvidersDisable)
                 }
                 #[cfg(feature = "unstable")]
                 "providers/list" => {
-                    rpc::decode_params(method, params).map(Self::ProvidersList)
+                    rpc::decode_raw(method, params).map(Self::ProvidersList)
                 }
                 #[cfg(feature = "unstable")]
                 "providers/set" => {
-                    rpc::decode_params(method, params).map(Self::ProvidersSet)
+                    rpc::decode_raw(method, params).map(Self::ProvidersSet)
                 }
                 #[cfg(feature = "unstable")]
                 "session/archive" => {
-                    rpc::decode_params(method, params).map(Self::SessionArchive)
+                    rpc::decode_raw(method, params).map(Self::SessionArchive)
                 }
                 "session/close" => {
-                    rpc::decode_params(method, params).map(Self::SessionClose)
+                    rpc::decode_raw(method, params).map(Self::SessionClose)
                 }
                 "session/delete" => {
-                    rpc::decode_params(method, params).map(Self::SessionDelete)
+                    rpc::decode_raw(method, params).map(Self::SessionDelete)
                 }
                 #[cfg(feature = "unstable")]
-                "session/fork" => {
-                    rpc::decode_params(method, params).map(Self::SessionFork)
-                }
-                "session/list" => {
-                    rpc::decode_params(method, params).map(Self::SessionList)
-                }
-                "session/load" => {
-                    rpc::decode_params(method, params).map(Self::SessionLoad)
-                }
-                "session/new" => rpc::decode_params(method, params).map(Self::SessionNew),
+                "session/fork" => rpc::decode_raw(method, params).map(Self::SessionFork),
+                "session/list" => rpc::decode_raw(method, params).map(Self::SessionList),
+                "session/load" => rpc::decode_raw(method, params).map(Self::SessionLoad),
+                "session/new" => rpc::decode_raw(method, params).map(Self::SessionNew),
                 "session/prompt" => {
-                    rpc::decode_params(method, params).map(Self::SessionPrompt)
+                    rpc::decode_raw(method, params).map(Self::SessionPrompt)
                 }
                 "session/resume" => {
-                    rpc::decode_params(method, params).map(Self::SessionResume)
+                    rpc::decode_raw(method, params).map(Self::SessionResume)
                 }
                 "session/set_config_option" => {
-                    rpc::decode_params(method, params).map(Self::SessionSetConfigOption)
+                    rpc::decode_raw(method, params).map(Self::SessionSetConfigOption)
                 }
                 "session/set_mode" => {
-                    rpc::decode_params(method, params).map(Self::SessionSetMode)
+                    rpc::decode_raw(method, params).map(Self::SessionSetMode)
                 }
                 #[cfg(feature = "unstable")]
                 "session/set_title" => {
-                    rpc::decode_params(method, params).map(Self::SessionSetTitle)
+                    rpc::decode_raw(method, params).map(Self::SessionSetTitle)
                 }
                 #[cfg(feature = "unstable")]
                 "session/status" => {
-                    rpc::decode_params(method, params).map(Self::SessionStatus)
+                    rpc::decode_raw(method, params).map(Self::SessionStatus)
                 }
                 #[cfg(feature = "unstable")]
                 "session/unarchive" => {
-                    rpc::decode_params(method, params).map(Self::SessionUnarchive)
+                    rpc::decode_raw(method, params).map(Self::SessionUnarchive)
                 }
                 #[cfg(feature = "unstable")]
                 "mcp/message" => {
@@ -1463,7 +1463,7 @@ pub mod agent {
                 _ if method.starts_with('_') => {
                     Ok(Self::Ext {
                         method: method.to_string(),
-                        params: rpc::raw_to_value(params),
+                        params: rpc::raw_to_value(params.get()),
                     })
                 }
                 _ => Err(RpcError::method_not_found(method)),
@@ -1564,11 +1564,19 @@ pub mod agent {
             method: &str,
             params: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(params))
+        }
+        /// [`Notification::decode`], the params borrowed or handed over (see
+        /// [`Request::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            params: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 #[cfg(feature = "unstable")]
-                "mcp/message" => rpc::decode_params(method, params).map(Self::McpMessage),
+                "mcp/message" => rpc::decode_raw(method, params).map(Self::McpMessage),
                 "session/cancel" => {
-                    rpc::decode_params(method, params).map(Self::SessionCancel)
+                    rpc::decode_raw(method, params).map(Self::SessionCancel)
                 }
                 #[cfg(feature = "unstable")]
                 "auth/status" => {
@@ -1643,7 +1651,7 @@ pub mod agent {
                 _ if method.starts_with('_') => {
                     Ok(Self::Ext {
                         method: method.to_string(),
-                        params: rpc::raw_to_value(params),
+                        params: rpc::raw_to_value(params.get()),
                     })
                 }
                 _ => Err(RpcError::method_not_found(method)),
@@ -1731,75 +1739,76 @@ pub mod agent {
             method: &str,
             result: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(result))
+        }
+        /// [`Response::decode`], the result borrowed or handed over (see
+        /// [`Request::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            result: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 #[cfg(feature = "unstable")]
-                "auth/status" => rpc::decode_params(method, result).map(Self::AuthStatus),
-                "authenticate" => {
-                    rpc::decode_params(method, result).map(Self::Authenticate)
-                }
-                "initialize" => rpc::decode_params(method, result).map(Self::Initialize),
-                "logout" => rpc::decode_params(method, result).map(Self::Logout),
+                "auth/status" => rpc::decode_raw(method, result).map(Self::AuthStatus),
+                "authenticate" => rpc::decode_raw(method, result).map(Self::Authenticate),
+                "initialize" => rpc::decode_raw(method, result).map(Self::Initialize),
+                "logout" => rpc::decode_raw(method, result).map(Self::Logout),
                 #[cfg(feature = "unstable")]
                 "providers/disable" => {
-                    rpc::decode_params(method, result).map(Self::ProvidersDisable)
+                    rpc::decode_raw(method, result).map(Self::ProvidersDisable)
                 }
                 #[cfg(feature = "unstable")]
                 "providers/list" => {
-                    rpc::decode_params(method, result).map(Self::ProvidersList)
+                    rpc::decode_raw(method, result).map(Self::ProvidersList)
                 }
                 #[cfg(feature = "unstable")]
                 "providers/set" => {
-                    rpc::decode_params(method, result).map(Self::ProvidersSet)
+                    rpc::decode_raw(method, result).map(Self::ProvidersSet)
                 }
                 #[cfg(feature = "unstable")]
                 "session/archive" => {
-                    rpc::decode_params(method, result).map(Self::SessionArchive)
+                    rpc::decode_raw(method, result).map(Self::SessionArchive)
                 }
                 "session/close" => {
-                    rpc::decode_params(method, result).map(Self::SessionClose)
+                    rpc::decode_raw(method, result).map(Self::SessionClose)
                 }
                 "session/delete" => {
-                    rpc::decode_params(method, result).map(Self::SessionDelete)
+                    rpc::decode_raw(method, result).map(Self::SessionDelete)
                 }
                 #[cfg(feature = "unstable")]
-                "session/fork" => {
-                    rpc::decode_params(method, result).map(Self::SessionFork)
-                }
-                "session/list" => {
-                    rpc::decode_params(method, result).map(Self::SessionList)
-                }
-                "session/load" => {
-                    rpc::decode_params(method, result).map(Self::SessionLoad)
-                }
-                "session/new" => rpc::decode_params(method, result).map(Self::SessionNew),
+                "session/fork" => rpc::decode_raw(method, result).map(Self::SessionFork),
+                "session/list" => rpc::decode_raw(method, result).map(Self::SessionList),
+                "session/load" => rpc::decode_raw(method, result).map(Self::SessionLoad),
+                "session/new" => rpc::decode_raw(method, result).map(Self::SessionNew),
                 "session/prompt" => {
-                    rpc::decode_params(method, result).map(Self::SessionPrompt)
+                    rpc::decode_raw(method, result).map(Self::SessionPrompt)
                 }
                 "session/resume" => {
-                    rpc::decode_params(method, result).map(Self::SessionResume)
+                    rpc::decode_raw(method, result).map(Self::SessionResume)
                 }
                 "session/set_config_option" => {
-                    rpc::decode_params(method, result).map(Self::SessionSetConfigOption)
+                    rpc::decode_raw(method, result).map(Self::SessionSetConfigOption)
                 }
                 "session/set_mode" => {
-                    rpc::decode_params(method, result).map(Self::SessionSetMode)
+                    rpc::decode_raw(method, result).map(Self::SessionSetMode)
                 }
                 #[cfg(feature = "unstable")]
                 "session/set_title" => {
-                    rpc::decode_params(method, result).map(Self::SessionSetTitle)
+                    rpc::decode_raw(method, result).map(Self::SessionSetTitle)
                 }
                 #[cfg(feature = "unstable")]
                 "session/status" => {
-                    rpc::decode_params(method, result).map(Self::SessionStatus)
+                    rpc::decode_raw(method, result).map(Self::SessionStatus)
                 }
                 #[cfg(feature = "unstable")]
                 "session/unarchive" => {
-                    rpc::decode_params(method, result).map(Self::SessionUnarchive)
+                    rpc::decode_raw(method, result).map(Self::SessionUnarchive)
                 }
                 _ if method.starts_with('_') => {
                     Ok(
                         Self::Ext(
-                            rpc::raw_to_value(result).unwrap_or(serde_json::Value::Null),
+                            rpc::raw_to_value(result.get())
+                                .unwrap_or(serde_json::Value::Null),
                         ),
                     )
                 }
@@ -2474,36 +2483,43 @@ pub mod client {
             method: &str,
             params: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(params))
+        }
+        /// [`Request::decode`], the params borrowed or handed over: owned, a large message's
+        /// longest string is moved into the value, not copied ([`rpc::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            params: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 "elicitation/create" => {
-                    rpc::decode_params(method, params).map(Self::ElicitationCreate)
+                    rpc::decode_raw(method, params).map(Self::ElicitationCreate)
                 }
                 "fs/read_text_file" => {
-                    rpc::decode_params(method, params).map(Self::FsReadTextFile)
+                    rpc::decode_raw(method, params).map(Self::FsReadTextFile)
                 }
                 "fs/write_text_file" => {
-                    rpc::decode_params(method, params).map(Self::FsWriteTextFile)
+                    rpc::decode_raw(method, params).map(Self::FsWriteTextFile)
                 }
                 #[cfg(feature = "unstable")]
-                "mcp/message" => rpc::decode_params(method, params).map(Self::McpMessage),
+                "mcp/message" => rpc::decode_raw(method, params).map(Self::McpMessage),
                 "session/request_permission" => {
-                    rpc::decode_params(method, params)
-                        .map(Self::SessionRequestPermission)
+                    rpc::decode_raw(method, params).map(Self::SessionRequestPermission)
                 }
                 "terminal/create" => {
-                    rpc::decode_params(method, params).map(Self::TerminalCreate)
+                    rpc::decode_raw(method, params).map(Self::TerminalCreate)
                 }
                 "terminal/kill" => {
-                    rpc::decode_params(method, params).map(Self::TerminalKill)
+                    rpc::decode_raw(method, params).map(Self::TerminalKill)
                 }
                 "terminal/output" => {
-                    rpc::decode_params(method, params).map(Self::TerminalOutput)
+                    rpc::decode_raw(method, params).map(Self::TerminalOutput)
                 }
                 "terminal/release" => {
-                    rpc::decode_params(method, params).map(Self::TerminalRelease)
+                    rpc::decode_raw(method, params).map(Self::TerminalRelease)
                 }
                 "terminal/wait_for_exit" => {
-                    rpc::decode_params(method, params).map(Self::TerminalWaitForExit)
+                    rpc::decode_raw(method, params).map(Self::TerminalWaitForExit)
                 }
                 #[cfg(feature = "unstable")]
                 "auth/status_update" => {
@@ -2518,7 +2534,7 @@ pub mod client {
                 _ if method.starts_with('_') => {
                     Ok(Self::Ext {
                         method: method.to_string(),
-                        params: rpc::raw_to_value(params),
+                        params: rpc::raw_to_value(params.get()),
                     })
                 }
                 _ => Err(RpcError::method_not_found(method)),
@@ -2583,16 +2599,24 @@ pub mod client {
             method: &str,
             params: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(params))
+        }
+        /// [`Notification::decode`], the params borrowed or handed over (see
+        /// [`Request::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            params: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 #[cfg(feature = "unstable")]
                 "auth/status_update" => {
-                    rpc::decode_params(method, params).map(Self::AuthStatusUpdate)
+                    rpc::decode_raw(method, params).map(Self::AuthStatusUpdate)
                 }
                 "elicitation/complete" => {
-                    rpc::decode_params(method, params).map(Self::ElicitationComplete)
+                    rpc::decode_raw(method, params).map(Self::ElicitationComplete)
                 }
                 "session/update" => {
-                    rpc::decode_params(method, params).map(Self::SessionUpdate)
+                    rpc::decode_raw(method, params).map(Self::SessionUpdate)
                 }
                 "elicitation/create" => {
                     Err(RpcError::wrong_kind(method, rpc::MessageKind::Request))
@@ -2628,7 +2652,7 @@ pub mod client {
                 _ if method.starts_with('_') => {
                     Ok(Self::Ext {
                         method: method.to_string(),
-                        params: rpc::raw_to_value(params),
+                        params: rpc::raw_to_value(params.get()),
                     })
                 }
                 _ => Err(RpcError::method_not_found(method)),
@@ -2688,41 +2712,49 @@ pub mod client {
             method: &str,
             result: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(result))
+        }
+        /// [`Response::decode`], the result borrowed or handed over (see
+        /// [`Request::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            result: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 "elicitation/create" => {
-                    rpc::decode_params(method, result).map(Self::ElicitationCreate)
+                    rpc::decode_raw(method, result).map(Self::ElicitationCreate)
                 }
                 "fs/read_text_file" => {
-                    rpc::decode_params(method, result).map(Self::FsReadTextFile)
+                    rpc::decode_raw(method, result).map(Self::FsReadTextFile)
                 }
                 "fs/write_text_file" => {
-                    rpc::decode_params(method, result).map(Self::FsWriteTextFile)
+                    rpc::decode_raw(method, result).map(Self::FsWriteTextFile)
                 }
                 #[cfg(feature = "unstable")]
-                "mcp/message" => rpc::decode_params(method, result).map(Self::McpMessage),
+                "mcp/message" => rpc::decode_raw(method, result).map(Self::McpMessage),
                 "session/request_permission" => {
-                    rpc::decode_params(method, result)
-                        .map(Self::SessionRequestPermission)
+                    rpc::decode_raw(method, result).map(Self::SessionRequestPermission)
                 }
                 "terminal/create" => {
-                    rpc::decode_params(method, result).map(Self::TerminalCreate)
+                    rpc::decode_raw(method, result).map(Self::TerminalCreate)
                 }
                 "terminal/kill" => {
-                    rpc::decode_params(method, result).map(Self::TerminalKill)
+                    rpc::decode_raw(method, result).map(Self::TerminalKill)
                 }
                 "terminal/output" => {
-                    rpc::decode_params(method, result).map(Self::TerminalOutput)
+                    rpc::decode_raw(method, result).map(Self::TerminalOutput)
                 }
                 "terminal/release" => {
-                    rpc::decode_params(method, result).map(Self::TerminalRelease)
+                    rpc::decode_raw(method, result).map(Self::TerminalRelease)
                 }
                 "terminal/wait_for_exit" => {
-                    rpc::decode_params(method, result).map(Self::TerminalWaitForExit)
+                    rpc::decode_raw(method, result).map(Self::TerminalWaitForExit)
                 }
                 _ if method.starts_with('_') => {
                     Ok(
                         Self::Ext(
-                            rpc::raw_to_value(result).unwrap_or(serde_json::Value::Null),
+                            rpc::raw_to_value(result.get())
+                                .unwrap_or(serde_json::Value::Null),
                         ),
                     )
                 }
@@ -3074,6 +3106,14 @@ pub mod protocol {
             method: &str,
             params: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(params))
+        }
+        /// [`Request::decode`], the params borrowed or handed over: owned, a large message's
+        /// longest string is moved into the value, not copied ([`rpc::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            params: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 "$/cancel_request" => {
                     Err(RpcError::wrong_kind(method, rpc::MessageKind::Notification))
@@ -3081,7 +3121,7 @@ pub mod protocol {
                 _ if method.starts_with('_') => {
                     Ok(Self::Ext {
                         method: method.to_string(),
-                        params: rpc::raw_to_value(params),
+                        params: rpc::raw_to_value(params.get()),
                     })
                 }
                 _ => Err(RpcError::method_not_found(method)),
@@ -3119,14 +3159,22 @@ pub mod protocol {
             method: &str,
             params: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(params))
+        }
+        /// [`Notification::decode`], the params borrowed or handed over (see
+        /// [`Request::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            params: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 "$/cancel_request" => {
-                    rpc::decode_params(method, params).map(Self::CancelRequest)
+                    rpc::decode_raw(method, params).map(Self::CancelRequest)
                 }
                 _ if method.starts_with('_') => {
                     Ok(Self::Ext {
                         method: method.to_string(),
-                        params: rpc::raw_to_value(params),
+                        params: rpc::raw_to_value(params.get()),
                     })
                 }
                 _ => Err(RpcError::method_not_found(method)),
@@ -3159,11 +3207,20 @@ pub mod protocol {
             method: &str,
             result: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(result))
+        }
+        /// [`Response::decode`], the result borrowed or handed over (see
+        /// [`Request::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            result: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 _ if method.starts_with('_') => {
                     Ok(
                         Self::Ext(
-                            rpc::raw_to_value(result).unwrap_or(serde_json::Value::Null),
+                            rpc::raw_to_value(result.get())
+                                .unwrap_or(serde_json::Value::Null),
                         ),
                     )
                 }
@@ -3277,19 +3334,27 @@ pub mod proxy {
             method: &str,
             params: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(params))
+        }
+        /// [`Request::decode`], the params borrowed or handed over: owned, a large message's
+        /// longest string is moved into the value, not copied ([`rpc::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            params: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 #[cfg(feature = "unstable")]
                 "proxy/initialize" => {
-                    rpc::decode_params(method, params).map(Self::ProxyInitialize)
+                    rpc::decode_raw(method, params).map(Self::ProxyInitialize)
                 }
                 #[cfg(feature = "unstable")]
                 "proxy/successor" => {
-                    rpc::decode_params(method, params).map(Self::ProxySuccessor)
+                    rpc::decode_raw(method, params).map(Self::ProxySuccessor)
                 }
                 _ if method.starts_with('_') => {
                     Ok(Self::Ext {
                         method: method.to_string(),
-                        params: rpc::raw_to_value(params),
+                        params: rpc::raw_to_value(params.get()),
                     })
                 }
                 _ => Err(RpcError::method_not_found(method)),
@@ -3336,10 +3401,18 @@ pub mod proxy {
             method: &str,
             params: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(params))
+        }
+        /// [`Notification::decode`], the params borrowed or handed over (see
+        /// [`Request::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            params: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 #[cfg(feature = "unstable")]
                 "proxy/successor" => {
-                    rpc::decode_params(method, params).map(Self::ProxySuccessor)
+                    rpc::decode_raw(method, params).map(Self::ProxySuccessor)
                 }
                 #[cfg(feature = "unstable")]
                 "proxy/initialize" => {
@@ -3348,7 +3421,7 @@ pub mod proxy {
                 _ if method.starts_with('_') => {
                     Ok(Self::Ext {
                         method: method.to_string(),
-                        params: rpc::raw_to_value(params),
+                        params: rpc::raw_to_value(params.get()),
                     })
                 }
                 _ => Err(RpcError::method_not_found(method)),
@@ -3389,19 +3462,28 @@ pub mod proxy {
             method: &str,
             result: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(result))
+        }
+        /// [`Response::decode`], the result borrowed or handed over (see
+        /// [`Request::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            result: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 #[cfg(feature = "unstable")]
                 "proxy/initialize" => {
-                    rpc::decode_params(method, result).map(Self::ProxyInitialize)
+                    rpc::decode_raw(method, result).map(Self::ProxyInitialize)
                 }
                 #[cfg(feature = "unstable")]
                 "proxy/successor" => {
-                    rpc::decode_params(method, result).map(Self::ProxySuccessor)
+                    rpc::decode_raw(method, result).map(Self::ProxySuccessor)
                 }
                 _ if method.starts_with('_') => {
                     Ok(
                         Self::Ext(
-                            rpc::raw_to_value(result).unwrap_or(serde_json::Value::Null),
+                            rpc::raw_to_value(result.get())
+                                .unwrap_or(serde_json::Value::Null),
                         ),
                     )
                 }

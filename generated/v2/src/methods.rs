@@ -1224,68 +1224,72 @@ pub mod agent {
             method: &str,
             params: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(params))
+        }
+        /// [`Request::decode`], the params borrowed or handed over: owned, a large message's
+        /// longest string is moved into the value, not copied ([`rpc::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            params: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
-                "auth/login" => rpc::decode_params(method, params).map(Self::AuthLogin),
-                "auth/logout" => rpc::decode_params(method, params).map(Self::AuthLogout),
+                "auth/login" => rpc::decode_raw(method, params).map(Self::AuthLogin),
+                "auth/logout" => rpc::decode_raw(method, params).map(Self::AuthLogout),
                 #[cfg(feature = "unstable")]
-                "auth/status" => rpc::decode_params(method, params).map(Self::AuthStatus),
-                "initialize" => rpc::decode_params(method, params).map(Self::Initialize),
+                "auth/status" => rpc::decode_raw(method, params).map(Self::AuthStatus),
+                "initialize" => rpc::decode_raw(method, params).map(Self::Initialize),
                 #[cfg(feature = "unstable")]
                 "providers/disable" => {
-                    rpc::decode_params(method, params).map(Self::ProvidersDisable)
+                    rpc::decode_raw(method, params).map(Self::ProvidersDisable)
                 }
                 #[cfg(feature = "unstable")]
                 "providers/list" => {
-                    rpc::decode_params(method, params).map(Self::ProvidersList)
+                    rpc::decode_raw(method, params).map(Self::ProvidersList)
                 }
                 #[cfg(feature = "unstable")]
                 "providers/set" => {
-                    rpc::decode_params(method, params).map(Self::ProvidersSet)
+                    rpc::decode_raw(method, params).map(Self::ProvidersSet)
                 }
                 #[cfg(feature = "unstable")]
                 "session/archive" => {
-                    rpc::decode_params(method, params).map(Self::SessionArchive)
+                    rpc::decode_raw(method, params).map(Self::SessionArchive)
                 }
                 "session/close" => {
-                    rpc::decode_params(method, params).map(Self::SessionClose)
+                    rpc::decode_raw(method, params).map(Self::SessionClose)
                 }
                 "session/delete" => {
-                    rpc::decode_params(method, params).map(Self::SessionDelete)
+                    rpc::decode_raw(method, params).map(Self::SessionDelete)
                 }
                 #[cfg(feature = "unstable")]
-                "session/fork" => {
-                    rpc::decode_params(method, params).map(Self::SessionFork)
-                }
-                "session/list" => {
-                    rpc::decode_params(method, params).map(Self::SessionList)
-                }
-                "session/new" => rpc::decode_params(method, params).map(Self::SessionNew),
+                "session/fork" => rpc::decode_raw(method, params).map(Self::SessionFork),
+                "session/list" => rpc::decode_raw(method, params).map(Self::SessionList),
+                "session/new" => rpc::decode_raw(method, params).map(Self::SessionNew),
                 "session/prompt" => {
-                    rpc::decode_params(method, params).map(Self::SessionPrompt)
+                    rpc::decode_raw(method, params).map(Self::SessionPrompt)
                 }
                 "session/resume" => {
-                    rpc::decode_params(method, params).map(Self::SessionResume)
+                    rpc::decode_raw(method, params).map(Self::SessionResume)
                 }
                 "session/set_config_option" => {
-                    rpc::decode_params(method, params).map(Self::SessionSetConfigOption)
+                    rpc::decode_raw(method, params).map(Self::SessionSetConfigOption)
                 }
                 #[cfg(feature = "unstable")]
                 "session/set_title" => {
-                    rpc::decode_params(method, params).map(Self::SessionSetTitle)
+                    rpc::decode_raw(method, params).map(Self::SessionSetTitle)
                 }
                 #[cfg(feature = "unstable")]
                 "session/status" => {
-                    rpc::decode_params(method, params).map(Self::SessionStatus)
+                    rpc::decode_raw(method, params).map(Self::SessionStatus)
                 }
                 #[cfg(feature = "unstable")]
                 "session/unarchive" => {
-                    rpc::decode_params(method, params).map(Self::SessionUnarchive)
+                    rpc::decode_raw(method, params).map(Self::SessionUnarchive)
                 }
                 "terminal/cancel" => {
-                    rpc::decode_params(method, params).map(Self::TerminalCancel)
+                    rpc::decode_raw(method, params).map(Self::TerminalCancel)
                 }
                 "tool_call/cancel" => {
-                    rpc::decode_params(method, params).map(Self::ToolCallCancel)
+                    rpc::decode_raw(method, params).map(Self::ToolCallCancel)
                 }
                 #[cfg(feature = "unstable")]
                 "mcp/message" => {
@@ -1297,7 +1301,7 @@ pub mod agent {
                 _ if method.starts_with('_') => {
                     Ok(Self::Ext {
                         method: method.to_string(),
-                        params: rpc::raw_to_value(params),
+                        params: rpc::raw_to_value(params.get()),
                     })
                 }
                 _ => Err(RpcError::method_not_found(method)),
@@ -1398,11 +1402,19 @@ pub mod agent {
             method: &str,
             params: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(params))
+        }
+        /// [`Notification::decode`], the params borrowed or handed over (see
+        /// [`Request::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            params: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 #[cfg(feature = "unstable")]
-                "mcp/message" => rpc::decode_params(method, params).map(Self::McpMessage),
+                "mcp/message" => rpc::decode_raw(method, params).map(Self::McpMessage),
                 "session/cancel" => {
-                    rpc::decode_params(method, params).map(Self::SessionCancel)
+                    rpc::decode_raw(method, params).map(Self::SessionCancel)
                 }
                 "auth/login" => {
                     Err(RpcError::wrong_kind(method, rpc::MessageKind::Request))
@@ -1479,7 +1491,7 @@ pub mod agent {
                 _ if method.starts_with('_') => {
                     Ok(Self::Ext {
                         method: method.to_string(),
-                        params: rpc::raw_to_value(params),
+                        params: rpc::raw_to_value(params.get()),
                     })
                 }
                 _ => Err(RpcError::method_not_found(method)),
@@ -1567,73 +1579,78 @@ pub mod agent {
             method: &str,
             result: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(result))
+        }
+        /// [`Response::decode`], the result borrowed or handed over (see
+        /// [`Request::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            result: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
-                "auth/login" => rpc::decode_params(method, result).map(Self::AuthLogin),
-                "auth/logout" => rpc::decode_params(method, result).map(Self::AuthLogout),
+                "auth/login" => rpc::decode_raw(method, result).map(Self::AuthLogin),
+                "auth/logout" => rpc::decode_raw(method, result).map(Self::AuthLogout),
                 #[cfg(feature = "unstable")]
-                "auth/status" => rpc::decode_params(method, result).map(Self::AuthStatus),
-                "initialize" => rpc::decode_params(method, result).map(Self::Initialize),
+                "auth/status" => rpc::decode_raw(method, result).map(Self::AuthStatus),
+                "initialize" => rpc::decode_raw(method, result).map(Self::Initialize),
                 #[cfg(feature = "unstable")]
                 "providers/disable" => {
-                    rpc::decode_params(method, result).map(Self::ProvidersDisable)
+                    rpc::decode_raw(method, result).map(Self::ProvidersDisable)
                 }
                 #[cfg(feature = "unstable")]
                 "providers/list" => {
-                    rpc::decode_params(method, result).map(Self::ProvidersList)
+                    rpc::decode_raw(method, result).map(Self::ProvidersList)
                 }
                 #[cfg(feature = "unstable")]
                 "providers/set" => {
-                    rpc::decode_params(method, result).map(Self::ProvidersSet)
+                    rpc::decode_raw(method, result).map(Self::ProvidersSet)
                 }
                 #[cfg(feature = "unstable")]
                 "session/archive" => {
-                    rpc::decode_params(method, result).map(Self::SessionArchive)
+                    rpc::decode_raw(method, result).map(Self::SessionArchive)
                 }
                 "session/close" => {
-                    rpc::decode_params(method, result).map(Self::SessionClose)
+                    rpc::decode_raw(method, result).map(Self::SessionClose)
                 }
                 "session/delete" => {
-                    rpc::decode_params(method, result).map(Self::SessionDelete)
+                    rpc::decode_raw(method, result).map(Self::SessionDelete)
                 }
                 #[cfg(feature = "unstable")]
-                "session/fork" => {
-                    rpc::decode_params(method, result).map(Self::SessionFork)
-                }
-                "session/list" => {
-                    rpc::decode_params(method, result).map(Self::SessionList)
-                }
-                "session/new" => rpc::decode_params(method, result).map(Self::SessionNew),
+                "session/fork" => rpc::decode_raw(method, result).map(Self::SessionFork),
+                "session/list" => rpc::decode_raw(method, result).map(Self::SessionList),
+                "session/new" => rpc::decode_raw(method, result).map(Self::SessionNew),
                 "session/prompt" => {
-                    rpc::decode_params(method, result).map(Self::SessionPrompt)
+                    rpc::decode_raw(method, result).map(Self::SessionPrompt)
                 }
                 "session/resume" => {
-                    rpc::decode_params(method, result).map(Self::SessionResume)
+                    rpc::decode_raw(method, result).map(Self::SessionResume)
                 }
                 "session/set_config_option" => {
-                    rpc::decode_params(method, result).map(Self::SessionSetConfigOption)
+                    rpc::decode_raw(method, result).map(Self::SessionSetConfigOption)
                 }
                 #[cfg(feature = "unstable")]
                 "session/set_title" => {
-                    rpc::decode_params(method, result).map(Self::SessionSetTitle)
+                    rpc::decode_raw(method, result).map(Self::SessionSetTitle)
                 }
                 #[cfg(feature = "unstable")]
                 "session/status" => {
-                    rpc::decode_params(method, result).map(Self::SessionStatus)
+                    rpc::decode_raw(method, result).map(Self::SessionStatus)
                 }
                 #[cfg(feature = "unstable")]
                 "session/unarchive" => {
-                    rpc::decode_params(method, result).map(Self::SessionUnarchive)
+                    rpc::decode_raw(method, result).map(Self::SessionUnarchive)
                 }
                 "terminal/cancel" => {
-                    rpc::decode_params(method, result).map(Self::TerminalCancel)
+                    rpc::decode_raw(method, result).map(Self::TerminalCancel)
                 }
                 "tool_call/cancel" => {
-                    rpc::decode_params(method, result).map(Self::ToolCallCancel)
+                    rpc::decode_raw(method, result).map(Self::ToolCallCancel)
                 }
                 _ if method.starts_with('_') => {
                     Ok(
                         Self::Ext(
-                            rpc::raw_to_value(result).unwrap_or(serde_json::Value::Null),
+                            rpc::raw_to_value(result.get())
+                                .unwrap_or(serde_json::Value::Null),
                         ),
                     )
                 }
@@ -2334,15 +2351,22 @@ pub mod client {
             method: &str,
             params: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(params))
+        }
+        /// [`Request::decode`], the params borrowed or handed over: owned, a large message's
+        /// longest string is moved into the value, not copied ([`rpc::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            params: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 "elicitation/create" => {
-                    rpc::decode_params(method, params).map(Self::ElicitationCreate)
+                    rpc::decode_raw(method, params).map(Self::ElicitationCreate)
                 }
                 #[cfg(feature = "unstable")]
-                "mcp/message" => rpc::decode_params(method, params).map(Self::McpMessage),
+                "mcp/message" => rpc::decode_raw(method, params).map(Self::McpMessage),
                 "session/request_permission" => {
-                    rpc::decode_params(method, params)
-                        .map(Self::SessionRequestPermission)
+                    rpc::decode_raw(method, params).map(Self::SessionRequestPermission)
                 }
                 #[cfg(feature = "unstable")]
                 "auth/status_update" => {
@@ -2357,7 +2381,7 @@ pub mod client {
                 _ if method.starts_with('_') => {
                     Ok(Self::Ext {
                         method: method.to_string(),
-                        params: rpc::raw_to_value(params),
+                        params: rpc::raw_to_value(params.get()),
                     })
                 }
                 _ => Err(RpcError::method_not_found(method)),
@@ -2408,16 +2432,24 @@ pub mod client {
             method: &str,
             params: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(params))
+        }
+        /// [`Notification::decode`], the params borrowed or handed over (see
+        /// [`Request::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            params: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 #[cfg(feature = "unstable")]
                 "auth/status_update" => {
-                    rpc::decode_params(method, params).map(Self::AuthStatusUpdate)
+                    rpc::decode_raw(method, params).map(Self::AuthStatusUpdate)
                 }
                 "elicitation/complete" => {
-                    rpc::decode_params(method, params).map(Self::ElicitationComplete)
+                    rpc::decode_raw(method, params).map(Self::ElicitationComplete)
                 }
                 "session/update" => {
-                    rpc::decode_params(method, params).map(Self::SessionUpdate)
+                    rpc::decode_raw(method, params).map(Self::SessionUpdate)
                 }
                 "elicitation/create" => {
                     Err(RpcError::wrong_kind(method, rpc::MessageKind::Request))
@@ -2432,7 +2464,7 @@ pub mod client {
                 _ if method.starts_with('_') => {
                     Ok(Self::Ext {
                         method: method.to_string(),
-                        params: rpc::raw_to_value(params),
+                        params: rpc::raw_to_value(params.get()),
                     })
                 }
                 _ => Err(RpcError::method_not_found(method)),
@@ -2478,20 +2510,28 @@ pub mod client {
             method: &str,
             result: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(result))
+        }
+        /// [`Response::decode`], the result borrowed or handed over (see
+        /// [`Request::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            result: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 "elicitation/create" => {
-                    rpc::decode_params(method, result).map(Self::ElicitationCreate)
+                    rpc::decode_raw(method, result).map(Self::ElicitationCreate)
                 }
                 #[cfg(feature = "unstable")]
-                "mcp/message" => rpc::decode_params(method, result).map(Self::McpMessage),
+                "mcp/message" => rpc::decode_raw(method, result).map(Self::McpMessage),
                 "session/request_permission" => {
-                    rpc::decode_params(method, result)
-                        .map(Self::SessionRequestPermission)
+                    rpc::decode_raw(method, result).map(Self::SessionRequestPermission)
                 }
                 _ if method.starts_with('_') => {
                     Ok(
                         Self::Ext(
-                            rpc::raw_to_value(result).unwrap_or(serde_json::Value::Null),
+                            rpc::raw_to_value(result.get())
+                                .unwrap_or(serde_json::Value::Null),
                         ),
                     )
                 }
@@ -2722,6 +2762,14 @@ pub mod protocol {
             method: &str,
             params: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(params))
+        }
+        /// [`Request::decode`], the params borrowed or handed over: owned, a large message's
+        /// longest string is moved into the value, not copied ([`rpc::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            params: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 "$/cancel_request" => {
                     Err(RpcError::wrong_kind(method, rpc::MessageKind::Notification))
@@ -2729,7 +2777,7 @@ pub mod protocol {
                 _ if method.starts_with('_') => {
                     Ok(Self::Ext {
                         method: method.to_string(),
-                        params: rpc::raw_to_value(params),
+                        params: rpc::raw_to_value(params.get()),
                     })
                 }
                 _ => Err(RpcError::method_not_found(method)),
@@ -2767,14 +2815,22 @@ pub mod protocol {
             method: &str,
             params: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(params))
+        }
+        /// [`Notification::decode`], the params borrowed or handed over (see
+        /// [`Request::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            params: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 "$/cancel_request" => {
-                    rpc::decode_params(method, params).map(Self::CancelRequest)
+                    rpc::decode_raw(method, params).map(Self::CancelRequest)
                 }
                 _ if method.starts_with('_') => {
                     Ok(Self::Ext {
                         method: method.to_string(),
-                        params: rpc::raw_to_value(params),
+                        params: rpc::raw_to_value(params.get()),
                     })
                 }
                 _ => Err(RpcError::method_not_found(method)),
@@ -2807,11 +2863,20 @@ pub mod protocol {
             method: &str,
             result: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(result))
+        }
+        /// [`Response::decode`], the result borrowed or handed over (see
+        /// [`Request::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            result: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 _ if method.starts_with('_') => {
                     Ok(
                         Self::Ext(
-                            rpc::raw_to_value(result).unwrap_or(serde_json::Value::Null),
+                            rpc::raw_to_value(result.get())
+                                .unwrap_or(serde_json::Value::Null),
                         ),
                     )
                 }
@@ -2925,19 +2990,27 @@ pub mod proxy {
             method: &str,
             params: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(params))
+        }
+        /// [`Request::decode`], the params borrowed or handed over: owned, a large message's
+        /// longest string is moved into the value, not copied ([`rpc::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            params: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 #[cfg(feature = "unstable")]
                 "proxy/initialize" => {
-                    rpc::decode_params(method, params).map(Self::ProxyInitialize)
+                    rpc::decode_raw(method, params).map(Self::ProxyInitialize)
                 }
                 #[cfg(feature = "unstable")]
                 "proxy/successor" => {
-                    rpc::decode_params(method, params).map(Self::ProxySuccessor)
+                    rpc::decode_raw(method, params).map(Self::ProxySuccessor)
                 }
                 _ if method.starts_with('_') => {
                     Ok(Self::Ext {
                         method: method.to_string(),
-                        params: rpc::raw_to_value(params),
+                        params: rpc::raw_to_value(params.get()),
                     })
                 }
                 _ => Err(RpcError::method_not_found(method)),
@@ -2984,10 +3057,18 @@ pub mod proxy {
             method: &str,
             params: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(params))
+        }
+        /// [`Notification::decode`], the params borrowed or handed over (see
+        /// [`Request::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            params: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 #[cfg(feature = "unstable")]
                 "proxy/successor" => {
-                    rpc::decode_params(method, params).map(Self::ProxySuccessor)
+                    rpc::decode_raw(method, params).map(Self::ProxySuccessor)
                 }
                 #[cfg(feature = "unstable")]
                 "proxy/initialize" => {
@@ -2996,7 +3077,7 @@ pub mod proxy {
                 _ if method.starts_with('_') => {
                     Ok(Self::Ext {
                         method: method.to_string(),
-                        params: rpc::raw_to_value(params),
+                        params: rpc::raw_to_value(params.get()),
                     })
                 }
                 _ => Err(RpcError::method_not_found(method)),
@@ -3037,19 +3118,28 @@ pub mod proxy {
             method: &str,
             result: Option<&RawValue>,
         ) -> Result<Self, RpcError> {
+            Self::decode_raw(method, rpc::RawParams::Borrowed(result))
+        }
+        /// [`Response::decode`], the result borrowed or handed over (see
+        /// [`Request::decode_raw`]).
+        pub fn decode_raw(
+            method: &str,
+            result: rpc::RawParams<'_>,
+        ) -> Result<Self, RpcError> {
             match method {
                 #[cfg(feature = "unstable")]
                 "proxy/initialize" => {
-                    rpc::decode_params(method, result).map(Self::ProxyInitialize)
+                    rpc::decode_raw(method, result).map(Self::ProxyInitialize)
                 }
                 #[cfg(feature = "unstable")]
                 "proxy/successor" => {
-                    rpc::decode_params(method, result).map(Self::ProxySuccessor)
+                    rpc::decode_raw(method, result).map(Self::ProxySuccessor)
                 }
                 _ if method.starts_with('_') => {
                     Ok(
                         Self::Ext(
-                            rpc::raw_to_value(result).unwrap_or(serde_json::Value::Null),
+                            rpc::raw_to_value(result.get())
+                                .unwrap_or(serde_json::Value::Null),
                         ),
                     )
                 }
