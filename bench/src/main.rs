@@ -330,7 +330,7 @@ fn large_rows(quick: bool, exe: &std::path::Path) {
             Some(mib(rp.saturating_sub(rb))),
             Some(mib(rp.saturating_sub(rb)) / mib(op.saturating_sub(ob)).max(1e-9)),
             &format!(
-                "VmHWM growth from the message on (connection set up and initialized before); message = {:.1} MiB, target ours <= 2x message",
+                "VmHWM growth from the message on (connection set up, initialized and warmed up with one 64 KiB session/update before, so that the code of the path is paged in); message = {:.1} MiB, target ours <= 2x message",
                 mib(size as u64 / 1024)
             ),
         );

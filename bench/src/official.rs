@@ -182,13 +182,16 @@ pub fn large_message(size: usize) -> (Duration, u64) {
         let (agent_read, agent_write) = tokio::io::split(agent_end);
         let counter = Counter::default();
         counter.target.store(1, Ordering::Relaxed);
-        let (done, bytes) = (counter.done.clone(), counter.bytes.clone());
+        let (done, bytes, target) = (counter.done.clone(), counter.bytes.clone(), counter.target.clone());
         let agent = tokio::spawn(crate::corpus::answer_initialize(agent_read, agent_write));
         let transport = ByteStreams::new(client_write.compat_write(), client_read.compat());
         client(counter)
             .connect_with(transport, async |cx| {
                 cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
                 let (_agent_read, mut agent_write) = agent.await.expect("agent");
+                crate::corpus::write_notification(&mut agent_write, crate::corpus::WARM_UP).await;
+                done.notified().await;
+                target.store(2, Ordering::Relaxed);
                 let baseline = crate::reset_peak();
                 let start = Instant::now();
                 let writer = tokio::spawn(async move {

@@ -154,12 +154,15 @@ pub fn large_message(size: usize) -> (Duration, u64) {
         let (agent_read, agent_write) = tokio::io::split(agent_end);
         let client = Client::default();
         client.target.store(1, Ordering::Relaxed);
-        let (done, bytes) = (client.done.clone(), client.bytes.clone());
+        let (done, bytes, target) = (client.done.clone(), client.bytes.clone(), client.target.clone());
         let (conn, driver) = acp_rpc::client::connect(client, client_read, client_write, big_config());
         tokio::spawn(driver);
         let agent = tokio::spawn(crate::corpus::answer_initialize(agent_read, agent_write));
         conn.initialize(1, serde_json::json!({})).await.expect("initialize");
         let (_agent_read, mut agent_write) = agent.await.expect("agent");
+        crate::corpus::write_notification(&mut agent_write, crate::corpus::WARM_UP).await;
+        done.notified().await;
+        target.store(2, Ordering::Relaxed);
         let baseline = crate::reset_peak();
         let start = Instant::now();
         let writer = tokio::spawn(async move {
