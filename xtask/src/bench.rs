@@ -517,7 +517,12 @@ pub fn pinned_references(manifest: &toml::Table) -> Result<Vec<(String, String)>
 /// The commit checked out (`git rev-parse --short HEAD`), noting uncommitted changes.
 fn source_revision(root: &Path) -> String {
     let commit = capture(Command::new("git").args(["rev-parse", "--short=12", "HEAD"]).current_dir(root));
-    let status = capture(Command::new("git").args(["status", "--porcelain", "--untracked-files=no"]).current_dir(root));
+    // BENCHMARKS.md is what the run writes, not what it measures: edits to it do not count.
+    let status = capture(
+        Command::new("git")
+            .args(["status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)BENCHMARKS.md"])
+            .current_dir(root),
+    );
     match (commit, status) {
         (Ok(commit), Ok(status)) if status.trim().is_empty() => format!("commit {}", commit.trim()),
         (Ok(commit), Ok(_)) => format!("commit {} with uncommitted changes", commit.trim()),
