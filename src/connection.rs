@@ -256,8 +256,10 @@ pub enum Incoming {
 }
 
 /// Params and results at least this long are moved to the front of the line they came in, whose
-/// allocation they keep, rather than copied out of it (see [`classify_line`]).
-const IN_PLACE: usize = 64 << 10;
+/// allocation they keep, rather than copied out of it (see [`classify_line`]); at the same size the
+/// decoder moves their longest string out of that allocation in turn (`support::moved`), so the
+/// message is never copied whole.
+const IN_PLACE: usize = acp_types::support::moved::MOVE_MIN;
 
 /// Classifies one line (see [`Incoming`]). Pure and total: any bytes give an answer.
 pub fn classify(line: &[u8]) -> Incoming {

@@ -4,7 +4,7 @@
 //! string put back in its place. A 64 MiB prompt is then in memory once while it is decoded, not
 //! twice (the line, then the decoded text).
 //!
-//! Used by [`crate::rpc::decode_params`] for owned params of [`MOVE_MIN`] bytes or more; anything
+//! Used by [`super::rpc::decode_raw`] for owned params of [`MOVE_MIN`] bytes or more; anything
 //! unusual (no string that long, an escape `serde_json` would refuse, params that do not decode,
 //! the string not where a value is) falls back to the ordinary decode of the untouched text before
 //! the text is changed, so the outcome, errors included, is the ordinary one (lenient repairs
@@ -14,8 +14,8 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 use std::ops::Range;
 
-/// Params of at least this many bytes go this way (the connection keeps such params in the line's
-/// own allocation, see `acp_rpc::connection`).
+/// Params of at least this many bytes go this way (`acp_rpc`'s connection hands over params of this
+/// size in the line's own allocation, so that neither step copies the message).
 pub const MOVE_MIN: usize = 64 * 1024;
 
 /// What stands in for the moved string in the rest of the message. A message that holds this
@@ -85,7 +85,7 @@ fn stand_ins<'v>(value: &'v mut Value, found: &mut Vec<&'v mut Value>) {
 
 /// The contents (between the quotes) of the longest string in `json`, keys included, in the
 /// first place of equal length; `None` when there is no string or the text ends inside one.
-pub fn longest_string(json: &[u8]) -> Option<Range<usize>> {
+fn longest_string(json: &[u8]) -> Option<Range<usize>> {
     let mut best: Option<Range<usize>> = None;
     let mut at = 0;
     // Outside strings a quote can only open one; inside, a backslash escapes the next byte.

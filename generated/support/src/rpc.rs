@@ -235,6 +235,7 @@ pub fn decode_raw<T: DeserializeOwned>(method: &str, params: RawParams<'_>) -> R
 /// verdict (duplicate members refused, errors as usual), then again from a `Value` that the moved
 /// string is put into. Whatever the split declines is decoded from the untouched text.
 fn decode_moved<T: DeserializeOwned>(method: &str, raw: Box<RawValue>) -> Result<T, RpcError> {
+    // Refused by position there; the verdict pass below would fill a struct from it.
     if raw.get().trim_start().starts_with('[') {
         return decode_params(method, Some(&raw));
     }
