@@ -4,11 +4,11 @@
 //!
 //! - [`framing`]: linear-time line framing with a maximum message size;
 //! - [`connection`]: correlation, concurrent dispatch, cancellation, faults;
-//! - [`agent`] and [`client`]: the two ends, v1 and v2 in one process, with version negotiation;
-//! - [`check`]: validation of recorded or live traffic (the engine of the `acp` tool).
+//! - [`agent`] and [`client`]: the two ends, v1 and v2 in one process, with version negotiation.
+//!
+//! The `acp` command (`check`, `tap`) is the `acp-tool` package, beside this one.
 
 pub mod agent;
-pub mod check;
 pub mod client;
 pub mod connection;
 pub mod framing;

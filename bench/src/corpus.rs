@@ -1,5 +1,5 @@
 //! The decode/encode corpus: the messages of a realistic prompt turn, taken from the test corpus
-//! (`generated/tests/corpus/vN.json`, validated against the schemas), as JSON-RPC lines.
+//! (`tests/corpus/vN.json`, validated against the schemas), as JSON-RPC lines.
 
 use serde_json::{json, Value};
 
@@ -26,7 +26,7 @@ pub struct Message {
 /// The stable corpus cases of `version` whose type is in a prompt turn. Each `session/update`
 /// case appears once; chunks dominate real turns, so the text chunks are repeated 8 times.
 pub fn turn(version: u16) -> Vec<Message> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../generated/tests/corpus/");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/corpus/");
     let text = std::fs::read_to_string(format!("{path}v{version}.json")).expect("corpus");
     let cases: Vec<Value> = serde_json::from_str(&text).expect("corpus JSON");
     let mut out = Vec::new();

@@ -4,7 +4,7 @@
 
 #![no_main]
 
-use acp_rpc::check::{Checker, Summary};
+use acp_tool::check::{Checker, Summary};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -19,14 +19,14 @@ pub const MIGRATION_REPORT: &str = "schema/v1-to-v2.md";
 
 /// The hand-written support modules, copied into standalone crates.
 const SUPPORT: &[(&str, &str)] = &[
-    ("mod.rs", include_str!("../../generated/support/src/lib.rs")),
-    ("defaulted.rs", include_str!("../../generated/support/src/defaulted.rs")),
-    ("lenient.rs", include_str!("../../generated/support/src/lenient.rs")),
-    ("moved.rs", include_str!("../../generated/support/src/moved.rs")),
-    ("patch.rs", include_str!("../../generated/support/src/patch.rs")),
-    ("rpc.rs", include_str!("../../generated/support/src/rpc.rs")),
-    ("schema.rs", include_str!("../../generated/support/src/schema.rs")),
-    ("union.rs", include_str!("../../generated/support/src/union.rs")),
+    ("mod.rs", include_str!("../../support/src/lib.rs")),
+    ("defaulted.rs", include_str!("../../support/src/defaulted.rs")),
+    ("lenient.rs", include_str!("../../support/src/lenient.rs")),
+    ("moved.rs", include_str!("../../support/src/moved.rs")),
+    ("patch.rs", include_str!("../../support/src/patch.rs")),
+    ("rpc.rs", include_str!("../../support/src/rpc.rs")),
+    ("schema.rs", include_str!("../../support/src/schema.rs")),
+    ("union.rs", include_str!("../../support/src/union.rs")),
 ];
 
 /// Reads, parses and lowers one schema file; `name` is how it is shown (a relative path).
@@ -271,7 +271,7 @@ mod tests {
     /// Standalone crates carry every hand-written support file.
     #[test]
     fn support_list_is_complete() {
-        let dir = crate::project_root().join("generated/support/src");
+        let dir = crate::project_root().join("support/src");
         // The support crate's root is the standalone crates' `support/mod.rs`.
         let mut on_disk: Vec<String> = std::fs::read_dir(dir)
             .expect("support dir")

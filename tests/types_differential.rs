@@ -16,7 +16,8 @@
 //!
 //! Run `cargo test -p acp-types --test differential -- --nocapture` to see the summary.
 
-mod common;
+mod types_common;
+use types_common as common;
 
 use common::{corpus, json_eq, Case};
 use serde_json::{Map, Value};
@@ -61,7 +62,6 @@ macro_rules! official_types {
     };
 }
 
-#[cfg(feature = "v1")]
 official_types!(
     official_v1,
     OFFICIAL_V1,
@@ -116,7 +116,6 @@ official_types!(
     ]
 );
 
-#[cfg(feature = "v2")]
 official_types!(
     official_v2,
     OFFICIAL_V2,
@@ -288,7 +287,7 @@ fn schema_defaults(version: &str) -> BTreeMap<String, Vec<Value>> {
             _ => {}
         }
     }
-    let path = format!("{}/../schema/{version}/schema.json", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/schema/{version}/schema.json", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let schema: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
     let mut out = BTreeMap::new();
@@ -495,13 +494,11 @@ fn check(
     );
 }
 
-#[cfg(feature = "v1")]
 #[test]
 fn v1_matches_official_types() {
     check("v1", acp_types::v1::visit_type, official_v1, OFFICIAL_V1);
 }
 
-#[cfg(feature = "v2")]
 #[test]
 fn v2_matches_official_types() {
     check("v2", acp_types::v2::visit_type, official_v2, OFFICIAL_V2);

@@ -1,6 +1,6 @@
 //! Feature `schemars`: the generated types describe themselves as JSON Schema in the shape they
 //! are encoded (tags as `const` properties, catch-alls, optional patch fields not required).
-#![cfg(all(feature = "schemars", feature = "v2"))]
+#![cfg(feature = "schemars")]
 
 use acp_types::v2::{ContentBlock, PromptRequest, ToolCallUpdate, ToolKind};
 use serde_json::{json, Value};

@@ -1,7 +1,8 @@
 //! Realistic messages for every method of v1 and v2 (`tests/corpus/`, validated against the
 //! schemas by `tests/corpus/validate.py`): each one decodes and re-encodes to the same JSON.
 
-mod common;
+mod types_common;
+use types_common as common;
 
 use common::{corpus, RoundTrip};
 
@@ -24,13 +25,11 @@ fn check(version: &str, visit: impl Fn(&str, RoundTrip) -> Option<Result<(), Str
     assert!(failures.is_empty(), "{} of {checked} {version} cases fail:\n{}", failures.len(), failures.join("\n"));
 }
 
-#[cfg(feature = "v1")]
 #[test]
 fn v1_corpus_round_trips() {
     check("v1", acp_types::v1::visit_type);
 }
 
-#[cfg(feature = "v2")]
 #[test]
 fn v2_corpus_round_trips() {
     check("v2", acp_types::v2::visit_type);

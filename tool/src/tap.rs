@@ -2,7 +2,7 @@
 //! Bytes are forwarded as they arrive, before any checking; complete lines are then checked and
 //! logged.
 
-use acp_rpc::check::{Checker, Side, Status};
+use crate::check::{Checker, Side, Status};
 use serde_json::Value;
 use std::fs::File;
 use std::io::{BufWriter, Write};

@@ -15,7 +15,6 @@ fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, String> {
     serde_json::from_str(&value.to_string()).map_err(|e| e.to_string())
 }
 
-#[cfg(feature = "v1")]
 mod v1 {
     use super::*;
     use acp_types::v1::*;
@@ -117,7 +116,6 @@ mod v1 {
     }
 }
 
-#[cfg(feature = "v2")]
 mod v2 {
     use super::*;
     use acp_types::v2::*;

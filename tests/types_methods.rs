@@ -2,7 +2,8 @@
 //! the right variant and re-encodes unchanged, the tables hold exactly the schema's methods, the
 //! JSON-RPC errors a peer expects, and handler dispatch with its defaults.
 
-mod common;
+mod types_common;
+use types_common as common;
 
 use acp_types::support::rpc::{MessageKind, MethodInfo, RpcError};
 use common::{corpus, json_eq};
@@ -119,7 +120,6 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
     }
 }
 
-#[cfg(feature = "v1")]
 mod v1 {
     use super::*;
     use acp_types::v1::methods::{self, agent, client};
@@ -225,7 +225,6 @@ mod v1 {
     }
 }
 
-#[cfg(feature = "v2")]
 mod v2 {
     use super::*;
     use acp_types::v2::methods;

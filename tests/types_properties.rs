@@ -3,7 +3,8 @@
 //!
 //! The seed comes from `ACP_PROPTEST_SEED` or the clock, and is printed on failure.
 
-mod common;
+mod types_common;
+use types_common as common;
 
 use common::RoundTrip;
 use xtask::samples::{instance, Rng};
@@ -42,13 +43,11 @@ fn check(version: &str, visit: impl Fn(&str, RoundTrip) -> Option<Result<(), Str
     );
 }
 
-#[cfg(feature = "v1")]
 #[test]
 fn v1_instances_round_trip() {
     check("v1", acp_types::v1::visit_type);
 }
 
-#[cfg(feature = "v2")]
 #[test]
 fn v2_instances_round_trip() {
     check("v2", acp_types::v2::visit_type);

@@ -1,8 +1,6 @@
 //! `acp`: check recorded ACP traffic, or watch it live, against the protocol's generated types.
 
-mod tap;
-
-use acp_rpc::check::{Checker, Summary};
+use acp_tool::check::{Checker, Summary};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -64,7 +62,7 @@ enum Format {
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Check { files, protocol_version, format } => check(&files, protocol_version, format),
-        Command::Tap { log, protocol_version, agent } => tap::run(log, protocol_version, agent),
+        Command::Tap { log, protocol_version, agent } => acp_tool::tap::run(log, protocol_version, agent),
     }
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Validate the ACP message corpus (v1.json, v2.json) against the protocol schemas.
 
-Usage: python3 generated/tests/corpus/validate.py      (no arguments; needs only `jsonschema`)
+Usage: python3 tests/corpus/validate.py      (no arguments; needs only `jsonschema`)
 
 For every case in each corpus file this checks:
   * the case shape (name, method, message, type, unstable, value) and that names are unique;
@@ -31,7 +31,7 @@ except ImportError:  # pragma: no cover
     sys.stderr.write(
         "error: the `jsonschema` Python package is required (4.x).\n"
         "  python3 -m venv /tmp/corpus-venv && /tmp/corpus-venv/bin/pip install jsonschema\n"
-        "  /tmp/corpus-venv/bin/python generated/tests/corpus/validate.py\n"
+        "  /tmp/corpus-venv/bin/python tests/corpus/validate.py\n"
     )
     sys.exit(2)
 

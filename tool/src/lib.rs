@@ -1,0 +1,9 @@
+//! The engine of the `acp` command, as a library so that tests and fuzz targets drive it the way
+//! the command does.
+//!
+//! - [`check`]: validation of recorded or live traffic against the generated types and tables;
+//! - [`tap`]: a byte-exact proxy between a client on stdin/stdout and an agent it starts, that
+//!   logs and checks every line.
+
+pub mod check;
+pub mod tap;
