@@ -6,7 +6,7 @@
 //! `cargo run --example client -- [--protocol-version N] --prompt TEXT -- AGENT_CMD [ARGS…]`
 
 use acp_rpc::types::support::rpc::RpcError;
-use acp_rpc::types::{v1, v2};
+use acp_rpc::types::{v1, v2, Version};
 use acp_rpc::Context;
 use serde_json::json;
 use std::path::PathBuf;
@@ -83,18 +83,20 @@ impl v2::methods::client::Handler<Context> for Client {
 }
 
 struct Args {
-    version: u16,
+    version: Version,
     prompt: String,
     agent: Vec<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut args = std::env::args().skip(1);
-    let (mut version, mut prompt) = (1, None);
+    let (mut version, mut prompt) = (Version::V1, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--protocol-version" => {
-                version = args.next().and_then(|v| v.parse().ok()).ok_or("--protocol-version needs a number")?
+                let number = args.next().and_then(|v| v.parse().ok()).ok_or("--protocol-version needs a number")?;
+                version = Version::from_number(number)
+                    .ok_or(format!("protocol version {number} is not one of {:?}", Version::ALL))?;
             }
             "--prompt" => prompt = Some(args.next().ok_or("--prompt needs a text")?),
             "--" => break,
@@ -120,29 +122,46 @@ async fn run(args: Args) -> Result<String, String> {
     let e = |e: acp_rpc::Error| e.to_string();
     let cwd_text = cwd.display().to_string();
     let init = match args.version {
-        1 => json!({ "clientCapabilities": { "fs": { "readTextFile": true } } }),
-        _ => {
+        Version::V1 => json!({ "clientCapabilities": { "fs": { "readTextFile": true } } }),
+        Version::V2 => {
             json!({ "info": { "name": "acp-rpc example client", "version": env!("CARGO_PKG_VERSION") } })
         }
     };
-    let version = conn.initialize(args.version, init).await.map_err(e)?["protocolVersion"].as_u64().unwrap_or(0);
+    conn.initialize(args.version, init).await.map_err(e)?;
     let prompt = json!([{ "type": "text", "text": args.prompt }]);
-    if version == 1 {
-        let session = conn
-            .conn
-            .request::<v1::methods::SessionNew>(&v1::NewSessionRequest::new(cwd_text, vec![]))
-            .await
-            .map_err(e)?;
-        let params =
-            v1::PromptRequest::new(session.session_id, serde_json::from_value(prompt).map_err(|e| e.to_string())?);
-        let done = conn.conn.request::<v1::methods::SessionPrompt>(&params).await.map_err(e)?;
-        // The updates the agent sent before its answer have all been handled after this.
-        conn.conn.sync_notifications().await;
-        while let Ok(update) = updates.try_recv() {
-            print(update);
-        }
-        return Ok(done.stop_reason.as_str().to_string());
+    let version = conn.version().ok_or("no protocol version after initialize")?;
+    match version {
+        Version::V1 => run_v1(&conn, &mut updates, cwd_text, prompt).await,
+        Version::V2 => run_v2(&conn, &mut updates, cwd_text, prompt).await,
     }
+}
+
+async fn run_v1(
+    conn: &acp_rpc::client::ClientConnection,
+    updates: &mut mpsc::UnboundedReceiver<serde_json::Value>,
+    cwd_text: String,
+    prompt: serde_json::Value,
+) -> Result<String, String> {
+    let e = |e: acp_rpc::Error| e.to_string();
+    let session =
+        conn.conn.request::<v1::methods::SessionNew>(&v1::NewSessionRequest::new(cwd_text, vec![])).await.map_err(e)?;
+    let params = v1::PromptRequest::new(session.session_id, serde_json::from_value(prompt).map_err(|e| e.to_string())?);
+    let done = conn.conn.request::<v1::methods::SessionPrompt>(&params).await.map_err(e)?;
+    // The updates the agent sent before its answer have all been handled after this.
+    conn.conn.sync_notifications().await;
+    while let Ok(update) = updates.try_recv() {
+        print(update);
+    }
+    Ok(done.stop_reason.as_str().to_string())
+}
+
+async fn run_v2(
+    conn: &acp_rpc::client::ClientConnection,
+    updates: &mut mpsc::UnboundedReceiver<serde_json::Value>,
+    cwd_text: String,
+    prompt: serde_json::Value,
+) -> Result<String, String> {
+    let e = |e: acp_rpc::Error| e.to_string();
     let session = conn
         .conn
         .request::<v2::methods::SessionNew>(&v2::NewSessionRequest::new(v2::AbsolutePath(cwd_text)))

@@ -174,5 +174,5 @@ fn log_to_stderr() {
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     log_to_stderr();
-    acp_rpc::agent::serve_stdio(Echo::default(), &[1, 2]).await
+    acp_rpc::agent::serve_stdio(Echo::default(), acp_rpc::types::Version::ALL).await
 }

@@ -1,4 +1,4 @@
-use acp_rpc::types::{support::rpc::RpcError, v1, v2};
+use acp_rpc::types::{support::rpc::RpcError, v1, v2, Version};
 use acp_rpc::Context;
 
 struct Agent;
@@ -23,5 +23,5 @@ impl v2::methods::agent::Handler<Context> for Agent {} // v1 only: we never nego
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    acp_rpc::agent::serve_stdio(Agent, &[1]).await
+    acp_rpc::agent::serve_stdio(Agent, &[Version::V1]).await
 }

@@ -1,4 +1,4 @@
-use acp_rpc::types::{v1, v2};
+use acp_rpc::types::{v1, v2, Version};
 use acp_rpc::Context;
 
 struct Client;
@@ -16,7 +16,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (agent, args) = argv.split_first().ok_or("usage: minimal_client AGENT_CMD [ARGS…]")?;
     let (conn, driver, _child) = acp_rpc::client::spawn_agent(Client, agent, args, Default::default())?;
     tokio::spawn(driver);
-    conn.initialize(1, serde_json::json!({})).await?;
+    conn.initialize(Version::V1, serde_json::json!({})).await?;
     let new = v1::NewSessionRequest::new(std::env::current_dir()?.display().to_string(), vec![]);
     let session = conn.conn.request::<v1::methods::SessionNew>(&new).await?;
     let hello = vec![v1::ContentBlock::Text(v1::TextContent::new("hello".into()))];

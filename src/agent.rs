@@ -3,12 +3,11 @@
 //! everything after with that version's generated tables.
 
 use crate::connection::{BoxFuture, Config, Connection, Raw, RequestContext, Service};
-use crate::session::{session_of, Context, Either, Sessions};
+use crate::session::{session_of, Context, Negotiated, Sessions};
 use acp_types::support::rpc::RpcError;
-use acp_types::{v1, v2};
+use acp_types::{v1, v2, Version};
 use serde_json::json;
 use std::future::Future;
-use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -32,16 +31,17 @@ fn to_raw(value: serde_json::Value) -> Result<Raw, RpcError> {
 
 struct AgentService<A> {
     agent: Arc<A>,
-    versions: Vec<u16>,
-    version: Arc<AtomicU16>,
+    versions: Vec<Version>,
+    version: Negotiated,
     sessions: Arc<Sessions>,
     conn: Connection,
 }
 
-/// Serves `agent` over `reader`/`writer`, speaking the protocol `versions` (e.g. `&[1, 2]`).
+/// Serves `agent` over `reader`/`writer`, speaking the protocol `versions` (e.g.
+/// [`Version::ALL`]).
 pub fn serve<A, R, W>(
     agent: A,
-    versions: &[u16],
+    versions: &[Version],
     reader: R,
     writer: W,
     config: Config,
@@ -52,18 +52,20 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let agent = Arc::new(agent);
-    let versions: Vec<u16> = versions.iter().copied().filter(|v| matches!(v, 1 | 2)).collect();
+    let mut versions = versions.to_vec();
+    versions.sort();
+    versions.dedup();
     Connection::new(reader, writer, config, move |conn| AgentService {
         agent,
         versions,
-        version: Arc::new(AtomicU16::new(0)),
+        version: Negotiated::default(),
         sessions: Arc::default(),
         conn,
     })
 }
 
 /// Serves `agent` on this process's stdin/stdout (all logging goes to stderr, never stdout).
-pub async fn serve_stdio<A: Agent>(agent: A, versions: &[u16]) -> std::io::Result<()> {
+pub async fn serve_stdio<A: Agent>(agent: A, versions: &[Version]) -> std::io::Result<()> {
     let (_, driver) = serve(agent, versions, tokio::io::stdin(), tokio::io::stdout(), Config::default());
     driver.await
 }
@@ -82,45 +84,49 @@ impl<A: Agent> Service for AgentService<A> {
             let _registered = registered;
             if method == "initialize" {
                 let requested = requested_version(params.as_deref())?;
-                let chosen = versions.iter().copied().filter(|v| *v <= requested).max().ok_or_else(|| {
+                let chosen = versions.iter().copied().filter(|v| v.number() <= requested).max().ok_or_else(|| {
+                    let supported: Vec<u16> = versions.iter().map(|v| v.number()).collect();
                     RpcError::new(-32022, "unsupported protocol version")
-                        .with_data(json!({ "requested": requested, "supported": versions }))
+                        .with_data(json!({ "requested": requested, "supported": supported }))
                 })?;
                 let acx = Context { conn: cx.conn, version: chosen, cancel: turn };
                 let mut result = dispatch(&*agent, chosen, &method, params, acx).await?;
                 // The answer states the negotiated version, whatever the handler filled in.
-                result["protocolVersion"] = json!(chosen);
-                version.store(chosen, Ordering::SeqCst);
+                result["protocolVersion"] = json!(chosen.number());
+                version.set(chosen);
                 return to_raw(result);
             }
-            let v = version.load(Ordering::SeqCst);
-            if v == 0 {
+            let Some(v) = version.get() else {
                 return Err(not_initialized(&method));
-            }
+            };
             let acx = Context { conn: cx.conn, version: v, cancel: turn };
             to_raw(dispatch(&*agent, v, &method, params, acx).await?)
         })
     }
 
     fn notification(&self, method: String, params: Option<Raw>, _conn: Connection) -> BoxFuture<()> {
-        let agent = self.agent.clone();
-        let v = self.version.load(Ordering::SeqCst);
         if method == "session/cancel" {
             if let Some(session) = session_of(params.as_deref()) {
                 self.sessions.cancel(&session);
             }
         }
-        let cx = Context { conn: self.conn.clone(), version: v, cancel: Default::default() };
+        let Some(version) = self.version.get() else {
+            tracing::warn!("acp: notification {method} ignored: {}", not_initialized(&method));
+            return Box::pin(async {});
+        };
+        let agent = self.agent.clone();
+        let cx = Context { conn: self.conn.clone(), version, cancel: Default::default() };
         Box::pin(async move {
-            let decoded = match v {
-                1 => v1::methods::agent::Notification::decode_raw(&method, params.into()).map(Either::V1),
-                2 => v2::methods::agent::Notification::decode_raw(&method, params.into()).map(Either::V2),
-                _ => Err(crate::agent::not_initialized(&method)),
-            };
-            match decoded {
-                Ok(Either::V1(n)) => v1::methods::agent::dispatch_notification(&*agent, n, cx).await,
-                Ok(Either::V2(n)) => v2::methods::agent::dispatch_notification(&*agent, n, cx).await,
-                Err(e) => tracing::warn!("acp: notification {method} ignored: {e}"),
+            let ignored = |e: RpcError| tracing::warn!("acp: notification {method} ignored: {e}");
+            match version {
+                Version::V1 => match v1::methods::agent::Notification::decode_raw(&method, params.into()) {
+                    Ok(n) => v1::methods::agent::dispatch_notification(&*agent, n, cx).await,
+                    Err(e) => ignored(e),
+                },
+                Version::V2 => match v2::methods::agent::Notification::decode_raw(&method, params.into()) {
+                    Ok(n) => v2::methods::agent::dispatch_notification(&*agent, n, cx).await,
+                    Err(e) => ignored(e),
+                },
             }
         })
     }
@@ -128,17 +134,17 @@ impl<A: Agent> Service for AgentService<A> {
 
 async fn dispatch<A: Agent>(
     agent: &A,
-    version: u16,
+    version: Version,
     method: &str,
     params: Option<Raw>,
     cx: Context,
 ) -> Result<serde_json::Value, RpcError> {
     match version {
-        1 => {
+        Version::V1 => {
             let request = v1::methods::agent::Request::decode_raw(method, params.into())?;
             v1::methods::agent::dispatch_request(agent, request, cx).await?.result()
         }
-        _ => {
+        Version::V2 => {
             let request = v2::methods::agent::Request::decode_raw(method, params.into())?;
             v2::methods::agent::dispatch_request(agent, request, cx).await?.result()
         }

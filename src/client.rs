@@ -3,13 +3,12 @@
 //! a session answers the agent's pending permission requests for it with `cancelled`.
 
 use crate::connection::{BoxFuture, Config, Connection, Error, Raw, RequestContext, Service};
-use crate::session::{session_of, Context, Either, Sessions};
+use crate::session::{session_of, Context, Negotiated, Sessions};
 use acp_types::support::rpc::RpcError;
-use acp_types::{v1, v2};
+use acp_types::{v1, v2, Version};
 use serde_json::json;
 use std::future::Future;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -22,40 +21,41 @@ impl<T: v1::methods::client::Handler<Context> + v2::methods::client::Handler<Con
 pub struct ClientConnection {
     /// The underlying connection (typed calls: `conn.request::<v1::methods::SessionNew>(…)`).
     pub conn: Connection,
-    version: Arc<AtomicU16>,
+    version: Negotiated,
     sessions: Arc<Sessions>,
 }
 
 impl ClientConnection {
-    /// Sends `initialize` asking for `version` (1 or 2) with the given params (the matching
-    /// version's `InitializeRequest` as JSON; `protocolVersion` is set here) and returns the
-    /// agent's answer. From then on the agent's messages decode with the version it answered.
-    pub async fn initialize(&self, version: u16, params: serde_json::Value) -> Result<serde_json::Value, Error> {
+    /// Sends `initialize` asking for `version` with the given params (the matching version's
+    /// `InitializeRequest` as JSON; `protocolVersion` is set here) and returns the agent's answer.
+    /// From then on the agent's messages decode with the version it answered.
+    pub async fn initialize(&self, version: Version, params: serde_json::Value) -> Result<serde_json::Value, Error> {
         let mut params = match params {
             serde_json::Value::Object(params) => params,
             serde_json::Value::Null => serde_json::Map::new(),
             other => return Err(Error::Invalid(format!("initialize params must be a JSON object, not {other}"))),
         };
-        params.insert("protocolVersion".into(), json!(version));
-        self.version.store(version, Ordering::SeqCst);
+        params.insert("protocolVersion".into(), json!(version.number()));
+        self.version.set(version);
         let raw = serde_json::value::to_raw_value(&params).map_err(|e| Error::Invalid(e.to_string()))?;
         let answer = self.conn.request_raw("initialize", Some(&raw)).await?;
         let answer: serde_json::Value =
             serde_json::from_str(answer.get()).map_err(|e| Error::Invalid(e.to_string()))?;
-        match answer["protocolVersion"].as_u64() {
-            Some(v @ (1 | 2)) => {
-                self.version.store(v as u16, Ordering::SeqCst);
+        let answered = answer["protocolVersion"].as_u64();
+        match answered.and_then(|v| u16::try_from(v).ok()).and_then(Version::from_number) {
+            Some(v) => {
+                self.version.set(v);
                 Ok(answer)
             }
-            other => Err(Error::Invalid(format!(
-                "the agent answered protocol version {other:?}, which this client does not speak"
+            None => Err(Error::Invalid(format!(
+                "the agent answered protocol version {answered:?}, which this client does not speak"
             ))),
         }
     }
 
-    /// The negotiated version (0 before `initialize`).
-    pub fn version(&self) -> u16 {
-        self.version.load(Ordering::SeqCst)
+    /// The negotiated version (`None` before `initialize`).
+    pub fn version(&self) -> Option<Version> {
+        self.version.get()
     }
 
     /// Sends `session/cancel` and answers the agent's pending requests for that session that
@@ -70,7 +70,7 @@ impl ClientConnection {
 
 struct ClientService<C> {
     client: Arc<C>,
-    version: Arc<AtomicU16>,
+    version: Negotiated,
     sessions: Arc<Sessions>,
     conn: Connection,
 }
@@ -88,7 +88,7 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let client = Arc::new(client);
-    let version = Arc::new(AtomicU16::new(0));
+    let version = Negotiated::default();
     let sessions: Arc<Sessions> = Arc::default();
     let (v, s) = (version.clone(), sessions.clone());
     let (conn, driver) =
@@ -139,7 +139,7 @@ fn cancelled_outcome() -> Raw {
 impl<C: Client> Service for ClientService<C> {
     fn request(&self, method: String, params: Option<Raw>, cx: RequestContext) -> BoxFuture<Result<Raw, RpcError>> {
         let client = self.client.clone();
-        let v = self.version.load(Ordering::SeqCst);
+        let version = self.version.get();
         let sessions = self.sessions.clone();
         // Registered now, while the reader is still on this message: a `session/cancel` right
         // behind it must find it.
@@ -147,18 +147,20 @@ impl<C: Client> Service for ClientService<C> {
         let registered = session_of(params.as_deref()).map(|s| sessions.register(s, turn.clone()));
         Box::pin(async move {
             let _registered = registered;
-            let ccx = Context { conn: cx.conn, version: v, cancel: turn.clone() };
             let work = async {
-                let result = match v {
-                    1 => {
+                let Some(version) = version else {
+                    return Err(not_initialized(&method));
+                };
+                let ccx = Context { conn: cx.conn, version, cancel: turn.clone() };
+                let result = match version {
+                    Version::V1 => {
                         let r = v1::methods::client::Request::decode_raw(&method, params.into())?;
                         v1::methods::client::dispatch_request(&*client, r, ccx).await?.result()?
                     }
-                    2 => {
+                    Version::V2 => {
                         let r = v2::methods::client::Request::decode_raw(&method, params.into())?;
                         v2::methods::client::dispatch_request(&*client, r, ccx).await?.result()?
                     }
-                    _ => return Err(not_initialized(&method)),
                 };
                 serde_json::value::to_raw_value(&result).map_err(|e| RpcError::internal(e.to_string()))
             };
@@ -174,19 +176,23 @@ impl<C: Client> Service for ClientService<C> {
     }
 
     fn notification(&self, method: String, params: Option<Raw>, _conn: Connection) -> BoxFuture<()> {
+        let Some(version) = self.version.get() else {
+            tracing::warn!("acp: notification {method} ignored: {}", not_initialized(&method));
+            return Box::pin(async {});
+        };
         let client = self.client.clone();
-        let v = self.version.load(Ordering::SeqCst);
-        let cx = Context { conn: self.conn.clone(), version: v, cancel: Default::default() };
+        let cx = Context { conn: self.conn.clone(), version, cancel: Default::default() };
         Box::pin(async move {
-            let decoded = match v {
-                1 => v1::methods::client::Notification::decode_raw(&method, params.into()).map(Either::V1),
-                2 => v2::methods::client::Notification::decode_raw(&method, params.into()).map(Either::V2),
-                _ => Err(not_initialized(&method)),
-            };
-            match decoded {
-                Ok(Either::V1(n)) => v1::methods::client::dispatch_notification(&*client, n, cx).await,
-                Ok(Either::V2(n)) => v2::methods::client::dispatch_notification(&*client, n, cx).await,
-                Err(e) => tracing::warn!("acp: notification {method} ignored: {e}"),
+            let ignored = |e: RpcError| tracing::warn!("acp: notification {method} ignored: {e}");
+            match version {
+                Version::V1 => match v1::methods::client::Notification::decode_raw(&method, params.into()) {
+                    Ok(n) => v1::methods::client::dispatch_notification(&*client, n, cx).await,
+                    Err(e) => ignored(e),
+                },
+                Version::V2 => match v2::methods::client::Notification::decode_raw(&method, params.into()) {
+                    Ok(n) => v2::methods::client::dispatch_notification(&*client, n, cx).await,
+                    Err(e) => ignored(e),
+                },
             }
         })
     }

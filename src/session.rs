@@ -1,9 +1,11 @@
 //! Session-level cancellation: every running request that names a `sessionId` is registered
 //! under it, so that `session/cancel` reaches all of that session's work at once.
 
+use acp_types::Version;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
@@ -68,8 +70,8 @@ impl Sessions {
 pub struct Context {
     /// The connection, to call the peer while handling.
     pub conn: crate::connection::Connection,
-    /// The negotiated protocol version (1 or 2).
-    pub version: u16,
+    /// The negotiated protocol version.
+    pub version: Version,
     /// Cancelled when this request or its session is cancelled.
     pub cancel: CancellationToken,
 }
@@ -102,10 +104,18 @@ impl Context {
     }
 }
 
-/// A message decoded with one version's tables or the other's.
-pub enum Either<A, B> {
-    /// Protocol v1.
-    V1(A),
-    /// Protocol v2.
-    V2(B),
+/// The protocol version a connection agreed on, shared by its tasks; none before `initialize`.
+#[derive(Clone, Default)]
+pub(crate) struct Negotiated(Arc<AtomicU16>);
+
+impl Negotiated {
+    /// The agreed version, if any.
+    pub(crate) fn get(&self) -> Option<Version> {
+        // 0 (no version) is no protocol version number.
+        Version::from_number(self.0.load(Ordering::SeqCst))
+    }
+
+    pub(crate) fn set(&self, version: Version) {
+        self.0.store(version.number(), Ordering::SeqCst);
+    }
 }

@@ -6,7 +6,7 @@
 
 use acp_rpc::connection::{BoxFuture, Raw as RawValueBox, RequestContext, Service};
 use acp_rpc::types::support::rpc::RpcError;
-use acp_rpc::types::{v1, v2};
+use acp_rpc::types::{v1, v2, Version};
 use acp_rpc::{Config, Connection, Context, Error};
 use serde_json::{json, Value};
 use std::process::Stdio;
@@ -497,7 +497,7 @@ async fn our_client_facing_a_hostile_agent() {
     // An answer to initialize with a version out of range.
     let init = tokio::spawn({
         let conn = conn.clone();
-        async move { conn.initialize(1, json!({})).await }
+        async move { conn.initialize(Version::V1, json!({})).await }
     });
     let request = agent.recv().await;
     assert_eq!(request["method"], "initialize");
@@ -512,11 +512,11 @@ async fn our_client_facing_a_hostile_agent() {
         Err(Error::Invalid("the agent answered protocol version Some(70000), which this client does not speak".into()))
     );
     // Non-object initialize params are the caller's mistake, reported, not a panic.
-    assert!(matches!(conn.initialize(1, json!([1])).await, Err(Error::Invalid(_))));
+    assert!(matches!(conn.initialize(Version::V1, json!([1])).await, Err(Error::Invalid(_))));
     // A well-formed negotiation.
     let init = tokio::spawn({
         let conn = conn.clone();
-        async move { conn.initialize(1, json!({})).await }
+        async move { conn.initialize(Version::V1, json!({})).await }
     });
     let request = agent.recv().await;
     agent
@@ -551,7 +551,7 @@ async fn our_client_when_the_agent_closes_mid_message() {
     let (conn, mut agent) = client();
     let init = tokio::spawn({
         let conn = conn.clone();
-        async move { conn.initialize(1, json!({})).await }
+        async move { conn.initialize(Version::V1, json!({})).await }
     });
     let request = agent.recv().await;
     let cut = json!({ "jsonrpc": "2.0", "id": request["id"], "result": { "protocolVersion": 1 } }).to_string();

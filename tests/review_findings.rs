@@ -3,7 +3,7 @@
 
 use acp_rpc::connection::{BoxFuture, Raw as RawV, RequestContext, Service};
 use acp_rpc::types::support::rpc::RpcError;
-use acp_rpc::types::{v1, v2};
+use acp_rpc::types::{v1, v2, Version};
 use acp_rpc::{Config, Connection, Context};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -155,7 +155,7 @@ impl v2::methods::agent::Handler<Context> for WaitAgent {}
 async fn session_cancel_right_after_prompt_is_lost() {
     let (a, b) = tokio::io::duplex(1 << 16);
     let (ar, aw) = tokio::io::split(a);
-    let (_, driver) = acp_rpc::agent::serve(WaitAgent, &[1], ar, aw, Config::default());
+    let (_, driver) = acp_rpc::agent::serve(WaitAgent, &[Version::V1], ar, aw, Config::default());
     tokio::spawn(driver);
     let (br, mut w) = tokio::io::split(b);
     let mut lines = BufReader::new(br).lines();

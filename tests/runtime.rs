@@ -2,7 +2,7 @@
 //! cancellation, extensions, closing, and message size, over in-memory pipes.
 
 use acp_rpc::types::support::rpc::RpcError;
-use acp_rpc::types::{v1, v2, Patch};
+use acp_rpc::types::{v1, v2, Patch, Version};
 use acp_rpc::{Config, Context, Error};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
@@ -174,7 +174,7 @@ fn raw_agent(config: Config) -> (Raw, Arc<TestAgent>) {
     let (ours, theirs) = tokio::io::duplex(1 << 16);
     let (r, w) = tokio::io::split(ours);
     let agent = Arc::new(TestAgent::default());
-    let (_, driver) = acp_rpc::agent::serve(SharedAgent(agent.clone()), &[1, 2], r, w, config);
+    let (_, driver) = acp_rpc::agent::serve(SharedAgent(agent.clone()), Version::ALL, r, w, config);
     tokio::spawn(driver);
     let (tr, tw) = tokio::io::split(theirs);
     (Raw { lines: BufReader::new(tr).lines(), write: tw }, agent)
@@ -216,11 +216,11 @@ async fn pair_with_agent_conn(
     let (ar, aw) = tokio::io::split(a);
     let (br, bw) = tokio::io::split(b);
     let agent = Arc::new(TestAgent::default());
-    let (agent_conn, driver) = acp_rpc::agent::serve(SharedAgent(agent.clone()), &[1, 2], ar, aw, config());
+    let (agent_conn, driver) = acp_rpc::agent::serve(SharedAgent(agent.clone()), Version::ALL, ar, aw, config());
     tokio::spawn(driver);
     let (conn, driver) = acp_rpc::client::connect(client, br, bw, config());
     tokio::spawn(driver);
-    conn.initialize(1, json!({})).await.expect("initialize");
+    conn.initialize(Version::V1, json!({})).await.expect("initialize");
     (conn, agent, agent_conn)
 }
 
@@ -383,7 +383,7 @@ async fn pending_calls_fail_when_the_peer_closes() {
     let (r, w) = tokio::io::split(ours);
     let (conn, driver) = acp_rpc::client::connect(TestClient::default(), r, w, config());
     tokio::spawn(driver);
-    let call = tokio::spawn(async move { conn.initialize(1, json!({})).await });
+    let call = tokio::spawn(async move { conn.initialize(Version::V1, json!({})).await });
     tokio::time::sleep(Duration::from_millis(50)).await;
     drop(theirs);
     assert_eq!(tokio::time::timeout(LIMIT, call).await.expect("in time").expect("task"), Err(Error::Closed));

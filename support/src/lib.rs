@@ -1,10 +1,11 @@
-//! Hand-written runtime support for the generated types (this crate is not generated), re-exported
-//! by `acp-types` as `acp_types::support`.
+//! Hand-written runtime support for the generated types (this crate is not generated, and lives
+//! outside `generated/` for that reason), re-exported by `acp-types` as `acp_types::support`.
+//! Change decoding here or in the generator (`xtask/`), never in `generated/`.
 //!
 //! The generated code refers to these items as `crate::support::…`: the version crates
-//! (`acp-types-v1`, `acp-types-v2`) bind this crate under that name at their root, and the
-//! standalone crates written by `cargo xtask codegen --schema FILE --out DIR` carry these same
-//! files as their `support` module.
+//! (`acp-types-v1`, …) and the standalone crates written by `cargo xtask codegen --schema FILE
+//! --out DIR` bind this crate under that name at their root (a standalone crate depends on it by
+//! path), so there is one copy of this code, compiled one way.
 
 mod defaulted;
 pub mod lenient;

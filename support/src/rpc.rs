@@ -25,13 +25,13 @@ pub enum Stability {
     Unstable,
 }
 
-/// One row of a version's method table.
+/// One row of a version's method table; `S` is that version's generated `Side`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct MethodInfo {
+pub struct MethodInfo<S> {
     /// Wire name, e.g. `session/prompt`.
     pub name: &'static str,
-    /// The side that receives it (`agent`, `client`, `protocol`, or what a draft uses).
-    pub side: &'static str,
+    /// The side that receives it.
+    pub side: S,
     /// Request or notification.
     pub kind: MessageKind,
     /// Stable or unstable.
@@ -42,12 +42,74 @@ pub struct MethodInfo {
     pub result: Option<&'static str>,
 }
 
+/// The two ends of a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The editor.
+    Client,
+    /// The agent.
+    Agent,
+}
+
+impl Role {
+    /// The other end.
+    pub fn peer(self) -> Role {
+        match self {
+            Role::Client => Role::Agent,
+            Role::Agent => Role::Client,
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Role::Client => "client",
+            Role::Agent => "agent",
+        })
+    }
+}
+
+/// The receiving sides of one protocol version: generated per version (`vN::methods::Side`) from
+/// the `x-side` values its methods use, so that no code matches side names by hand.
+pub trait Side: Copy + Eq + Ord + std::hash::Hash + fmt::Debug + fmt::Display + Send + Sync + 'static {
+    /// Every side of the version.
+    const ALL: &'static [Self];
+    /// The `x-side` value.
+    fn name(self) -> &'static str;
+    /// The end of a connection that receives this side's messages, when it is one (`protocol`
+    /// methods such as `$/cancel_request` go both ways).
+    fn role(self) -> Option<Role>;
+    /// The side whose messages `role` receives, when the version has one.
+    fn of_role(role: Role) -> Option<Self> {
+        Self::ALL.iter().copied().find(|s| s.role() == Some(role))
+    }
+}
+
+/// One protocol version's tables as a type (`vN::methods::Tables`), for code that handles every
+/// version the same way: the table, and decoding by side and kind.
+pub trait Tables: 'static {
+    /// The version's sides.
+    type Side: Side;
+    /// Every method of the version.
+    const METHODS: &'static [MethodInfo<Self::Side>];
+    /// Decodes a request or notification received by `side`, routed by `method`, and re-encodes
+    /// its params; errors as the side's `Request::decode`.
+    fn decode(side: Self::Side, kind: MessageKind, method: &str, params: Option<&RawValue>)
+        -> Result<Option<Value>, RpcError>;
+    /// Decodes the result of a call to `method` received by `side`, and re-encodes it.
+    fn decode_response(side: Self::Side, method: &str, result: Option<&RawValue>) -> Result<Value, RpcError>;
+}
+
 /// A protocol method: implemented by one zero-sized marker type per method.
 pub trait Method {
     /// Wire name.
     const METHOD: &'static str;
+    /// The version's sides.
+    type Side: Side;
     /// The side that receives it.
-    const SIDE: &'static str;
+    const SIDE: Self::Side;
     /// Stable or unstable.
     const STABILITY: Stability;
     /// The params type.

@@ -8,53 +8,15 @@
 //! transcript keeps it and `check` reports it.
 
 use acp_types::support::lenient::{self, LenientEvent};
-use acp_types::support::rpc::{MessageKind, MethodInfo, RpcError, Stability};
-use acp_types::{v1, v2};
-use serde::Serialize;
+use acp_types::support::rpc::{self, MessageKind, RpcError, Stability, Tables};
+pub use acp_types::support::rpc::Role;
+use acp_types::{v1, v2, Version};
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-
-/// The protocol versions whose tables are compiled in.
-pub const VERSIONS: &[u16] = &[1, 2];
-
-/// Who sent a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Side {
-    /// The editor.
-    Client,
-    /// The agent.
-    Agent,
-}
-
-impl Side {
-    /// The other end.
-    pub fn peer(self) -> Side {
-        match self {
-            Side::Client => Side::Agent,
-            Side::Agent => Side::Client,
-        }
-    }
-
-    fn parse(s: &str) -> Option<Side> {
-        match s {
-            "client" => Some(Side::Client),
-            "agent" => Some(Side::Agent),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for Side {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Side::Client => "client",
-            Side::Agent => "agent",
-        })
-    }
-}
+use std::marker::PhantomData;
 
 /// The verdict on one message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -148,7 +110,7 @@ pub struct Report {
     /// 1-based line number.
     pub line: usize,
     /// The sender, when known (from the record, or inferred from the method tables).
-    pub from: Option<Side>,
+    pub from: Option<Role>,
     /// Request, notification, response, …
     pub kind: Kind,
     /// The method (for responses: the method of the request answered).
@@ -248,15 +210,15 @@ struct Pending {
 /// requests awaiting a response, per direction (both sides may use the same ids).
 #[derive(Debug)]
 pub struct Checker {
-    forced: Option<u16>,
+    forced: Option<Version>,
     /// Set by the `initialize` request (what the client asked for), then by its response.
-    version: Option<u16>,
+    version: Option<Version>,
     initialize_seen: bool,
     /// Keyed by the sender of the request and the id's JSON text.
-    pending: HashMap<(Option<Side>, String), Pending>,
+    pending: HashMap<(Option<Role>, String), Pending>,
     /// The keys of `pending` in the order the requests came (entries already answered are
     /// skipped when met), to forget the oldest beyond [`MAX_PENDING`].
-    order: VecDeque<((Option<Side>, String), usize)>,
+    order: VecDeque<((Option<Role>, String), usize)>,
     max_pending: usize,
 }
 
@@ -268,7 +230,7 @@ pub const MAX_PENDING: usize = 1 << 16;
 impl Checker {
     /// A checker; `version` overrides what the `initialize` exchange negotiates (and lets a
     /// transcript start after it).
-    pub fn new(version: Option<u16>) -> Self {
+    pub fn new(version: Option<Version>) -> Self {
         Checker {
             forced: version,
             version: None,
@@ -286,8 +248,13 @@ impl Checker {
     }
 
     /// The version messages are decoded with now, if known.
-    pub fn version(&self) -> Option<u16> {
+    pub fn version(&self) -> Option<Version> {
         self.forced.or(self.version)
+    }
+
+    /// The version to decode with: the known one, or before `initialize` the oldest.
+    fn decoding_version(&self) -> Version {
+        self.version().unwrap_or(Version::V1)
     }
 
     /// Checks one line of a transcript (a bare message or a record; see the module docs).
@@ -309,7 +276,7 @@ impl Checker {
         };
         match value {
             Value::Object(mut record) if record.get("from").is_some_and(Value::is_string) => {
-                let from = record.get("from").and_then(Value::as_str).and_then(Side::parse);
+                let from = record.get("from").and_then(|from| Role::deserialize(from).ok());
                 let Some(from) = from else {
                     report.error("from", "expected \"client\" or \"agent\"");
                     return report;
@@ -333,7 +300,7 @@ impl Checker {
     }
 
     /// The report for a line not checked because it is longer than `limit` bytes (its `len`).
-    pub fn over_long(&self, line_no: usize, from: Option<Side>, len: usize, limit: usize) -> Report {
+    pub fn over_long(&self, line_no: usize, from: Option<Role>, len: usize, limit: usize) -> Report {
         let mut report = Report::new(line_no);
         report.from = from;
         report.error("", format!("line of {len} bytes exceeds the {limit}-byte limit"));
@@ -342,7 +309,7 @@ impl Checker {
 
     /// Checks one message as received from `from` (`None`: infer the sender from the method
     /// tables and the pending requests).
-    pub fn check_message(&mut self, line_no: usize, from: Option<Side>, message: &[u8]) -> Report {
+    pub fn check_message(&mut self, line_no: usize, from: Option<Role>, message: &[u8]) -> Report {
         let mut report = Report::new(line_no);
         report.from = from;
         let text = match std::str::from_utf8(message) {
@@ -362,7 +329,7 @@ impl Checker {
     }
 
     /// Checks one parsed message.
-    pub fn check_value(&mut self, line_no: usize, from: Option<Side>, message: Value) -> Report {
+    pub fn check_value(&mut self, line_no: usize, from: Option<Role>, message: Value) -> Report {
         let mut report = Report::new(line_no);
         report.from = from;
         let Value::Object(mut message) = message else {
@@ -416,14 +383,14 @@ impl Checker {
             self.initialize_seen = true;
             if self.forced.is_none() {
                 let requested = params.as_ref().and_then(|p| p.get("protocolVersion")).and_then(Value::as_u64);
-                self.version = Some(nearest_version(requested.unwrap_or(1)));
+                self.version = nearest_version(requested.unwrap_or(1));
             }
         } else if self.forced.is_none() && !self.initialize_seen && !extension {
             report.error("method", format!("`{method}` sent before `initialize`"));
         }
-        let version = self.version().unwrap_or(1);
-        let row = find(version, &method, kind);
-        let from = report.from.or_else(|| row.and_then(|r| sender_of(r.side)));
+        let tables = tables(self.decoding_version());
+        let row = tables.find(&method, kind);
+        let from = report.from.or_else(|| row.and_then(|r| r.sender()));
         report.from = from;
         if let Some(id) = &id {
             let key = (from, id.to_string());
@@ -440,15 +407,12 @@ impl Checker {
             return;
         }
         if let (Some(from), Some(row)) = (from, row) {
-            if sender_of(row.side) == Some(from.peer()) {
+            if row.sender() == Some(from.peer()) {
                 report.error("method", format!("`{method}` is sent to the {from}, not by it"));
                 return;
             }
         }
-        let receiver = row.map(|r| r.side).unwrap_or(match from {
-            Some(from) => side_name(from.peer()),
-            None => "agent",
-        });
+        let receiver = Receiver::of(row, from);
         if let Some(row) = row {
             if row.stability == Stability::Unstable {
                 report.warnings.push(Warning { path: None, reason: format!("`{method}` is unstable") });
@@ -458,7 +422,7 @@ impl Checker {
             Ok(raw) => raw,
             Err(e) => return report.error("params", e.to_string()),
         };
-        let (decoded, events) = lenient::collect(|| decode(version, receiver, kind, &method, raw.as_deref()));
+        let (decoded, events) = lenient::collect(|| tables.decode(receiver, kind, &method, raw.as_deref()));
         match decoded {
             Err(e) => rpc_problem(report, "params", &e),
             Ok(reencoded) => compare(report, "params", params.as_ref(), reencoded.as_ref(), events),
@@ -466,7 +430,7 @@ impl Checker {
     }
 
     /// Records a request awaiting its response, forgetting the oldest beyond the maximum.
-    fn remember(&mut self, key: (Option<Side>, String), pending: Pending) {
+    fn remember(&mut self, key: (Option<Role>, String), pending: Pending) {
         self.order.push_back((key.clone(), pending.line));
         self.pending.insert(key, pending);
         while self.pending.len() > self.max_pending {
@@ -524,7 +488,7 @@ impl Checker {
             }
             return;
         };
-        report.from = report.from.or(requester.map(Side::peer));
+        report.from = report.from.or(requester.map(Role::peer));
         report.method = Some(pending.method.clone());
         let method = pending.method;
         let Ok(result) = payload else {
@@ -537,29 +501,29 @@ impl Checker {
             report.status = Status::Extension;
             return;
         }
-        let version = self.version().unwrap_or(1);
-        let row = find(version, &method, MessageKind::Request);
-        let receiver = row.map(|r| r.side).unwrap_or(match requester {
-            Some(requester) => side_name(requester.peer()),
-            None => "agent",
-        });
+        let tables = tables(self.decoding_version());
+        let receiver = Receiver::of(tables.find(&method, MessageKind::Request), requester);
         let raw = match serde_json::value::to_raw_value(&result) {
             Ok(raw) => raw,
             Err(e) => return report.error("result", e.to_string()),
         };
-        let (decoded, events) = lenient::collect(|| decode_response(version, receiver, &method, Some(&raw)).map(Some));
+        let (decoded, events) =
+            lenient::collect(|| tables.decode_response(receiver, &method, Some(&raw)).map(Some));
         match decoded {
             Err(e) => rpc_problem(report, "result", &e),
             Ok(reencoded) => {
                 compare(report, "result", Some(&result), reencoded.as_ref(), events);
                 if method == "initialize" && self.forced.is_none() {
-                    match result.get("protocolVersion").and_then(Value::as_u64) {
-                        Some(v) if VERSIONS.contains(&(v as u16)) && v <= u16::MAX as u64 => {
-                            self.version = Some(v as u16)
-                        }
-                        Some(v) => report.error(
+                    let answered = result.get("protocolVersion").and_then(Value::as_u64);
+                    match answered.map(|v| u16::try_from(v).ok().and_then(Version::from_number)) {
+                        Some(Some(v)) => self.version = Some(v),
+                        Some(None) => report.error(
                             "result.protocolVersion",
-                            format!("protocol version {v} is not one this tool knows ({VERSIONS:?})"),
+                            format!(
+                                "protocol version {} is not one this tool knows ({:?})",
+                                answered.unwrap_or_default(),
+                                Version::ALL.iter().map(|v| v.number()).collect::<Vec<_>>()
+                            ),
                         ),
                         None => {}
                     }
@@ -570,86 +534,96 @@ impl Checker {
 }
 
 /// The newest known version at or below `requested` (the oldest known one below that).
-fn nearest_version(requested: u64) -> u16 {
-    VERSIONS.iter().rev().copied().find(|v| u64::from(*v) <= requested).unwrap_or(VERSIONS[0])
+fn nearest_version(requested: u64) -> Option<Version> {
+    Version::ALL.iter().rev().copied().find(|v| u64::from(v.number()) <= requested).or(Version::ALL.first().copied())
 }
 
-fn methods(version: u16) -> &'static [MethodInfo] {
+/// A row of a version's method table, as the checker needs it (the typed side stays with the
+/// version's tables, behind `index`).
+#[derive(Debug, Clone, Copy)]
+struct Row {
+    index: usize,
+    /// The end that receives the method, when it is one of the two.
+    receiver: Option<Role>,
+    stability: Stability,
+}
+
+impl Row {
+    /// The end that sends the method, when it is one of the two.
+    fn sender(self) -> Option<Role> {
+        self.receiver.map(Role::peer)
+    }
+}
+
+/// The side a message is decoded as received by: its row's, or, for a method the table does not
+/// have, the side of the end that is the sender's peer (the agent's when the sender is unknown).
+#[derive(Debug, Clone, Copy)]
+enum Receiver {
+    Row(usize),
+    Role(Role),
+}
+
+impl Receiver {
+    fn of(row: Option<Row>, sender: Option<Role>) -> Receiver {
+        match row {
+            Some(row) => Receiver::Row(row.index),
+            None => Receiver::Role(sender.map_or(Role::Agent, Role::peer)),
+        }
+    }
+}
+
+/// One version's tables behind a version-independent interface, so that the checker's logic is
+/// written once for every version.
+trait VersionTables: Sync {
+    fn find(&self, method: &str, kind: MessageKind) -> Option<Row>;
+    fn decode(&self, receiver: Receiver, kind: MessageKind, method: &str, params: Option<&RawValue>)
+        -> Result<Option<Value>, RpcError>;
+    fn decode_response(&self, receiver: Receiver, method: &str, result: Option<&RawValue>) -> Result<Value, RpcError>;
+}
+
+struct Of<T>(PhantomData<fn() -> T>);
+
+impl<T: Tables> Of<T> {
+    fn side(receiver: Receiver, method: &str) -> Result<T::Side, RpcError> {
+        let side = match receiver {
+            Receiver::Row(index) => T::METHODS.get(index).map(|row| row.side),
+            Receiver::Role(role) => <T::Side as rpc::Side>::of_role(role),
+        };
+        side.ok_or_else(|| RpcError::method_not_found(method))
+    }
+}
+
+impl<T: Tables> VersionTables for Of<T> {
+    fn find(&self, method: &str, kind: MessageKind) -> Option<Row> {
+        let rows = T::METHODS;
+        let index = rows
+            .iter()
+            .position(|r| r.name == method && r.kind == kind)
+            .or_else(|| rows.iter().position(|r| r.name == method))?;
+        let row = &rows[index];
+        Some(Row { index, receiver: rpc::Side::role(row.side), stability: row.stability })
+    }
+
+    fn decode(
+        &self,
+        receiver: Receiver,
+        kind: MessageKind,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<Option<Value>, RpcError> {
+        T::decode(Self::side(receiver, method)?, kind, method, params)
+    }
+
+    fn decode_response(&self, receiver: Receiver, method: &str, result: Option<&RawValue>) -> Result<Value, RpcError> {
+        T::decode_response(Self::side(receiver, method)?, method, result)
+    }
+}
+
+/// The tables of `version`.
+fn tables(version: Version) -> &'static dyn VersionTables {
     match version {
-        2 => v2::methods::METHODS,
-        _ => v1::methods::METHODS,
-    }
-}
-
-fn find(version: u16, method: &str, kind: MessageKind) -> Option<&'static MethodInfo> {
-    let rows = methods(version);
-    rows.iter().find(|r| r.name == method && r.kind == kind).or_else(|| rows.iter().find(|r| r.name == method))
-}
-
-/// The sender of a method received by `side`, when it is one of the two ends.
-fn sender_of(side: &str) -> Option<Side> {
-    match side {
-        "agent" => Some(Side::Client),
-        "client" => Some(Side::Agent),
-        _ => None,
-    }
-}
-
-fn side_name(side: Side) -> &'static str {
-    match side {
-        Side::Client => "client",
-        Side::Agent => "agent",
-    }
-}
-
-/// Decodes a request or notification with the tables of `version`, as received by `side`, and
-/// re-encodes it.
-fn decode(
-    version: u16,
-    side: &str,
-    kind: MessageKind,
-    method: &str,
-    params: Option<&RawValue>,
-) -> Result<Option<Value>, RpcError> {
-    macro_rules! by_side {
-        ($v:ident) => {{
-            use $v::methods as m;
-            match (side, kind) {
-                ("agent", MessageKind::Request) => m::agent::Request::decode(method, params)?.params(),
-                ("agent", MessageKind::Notification) => m::agent::Notification::decode(method, params)?.params(),
-                ("client", MessageKind::Request) => m::client::Request::decode(method, params)?.params(),
-                ("client", MessageKind::Notification) => m::client::Notification::decode(method, params)?.params(),
-                ("protocol", MessageKind::Request) => m::protocol::Request::decode(method, params)?.params(),
-                ("protocol", MessageKind::Notification) => m::protocol::Notification::decode(method, params)?.params(),
-                ("proxy", MessageKind::Request) => m::proxy::Request::decode(method, params)?.params(),
-                ("proxy", MessageKind::Notification) => m::proxy::Notification::decode(method, params)?.params(),
-                _ => Err(RpcError::method_not_found(method)),
-            }
-        }};
-    }
-    match version {
-        2 => by_side!(v2),
-        _ => by_side!(v1),
-    }
-}
-
-/// Decodes the result of a call to `method` (received by `side`) and re-encodes it.
-fn decode_response(version: u16, side: &str, method: &str, result: Option<&RawValue>) -> Result<Value, RpcError> {
-    macro_rules! by_side {
-        ($v:ident) => {{
-            use $v::methods as m;
-            match side {
-                "agent" => m::agent::Response::decode(method, result)?.result(),
-                "client" => m::client::Response::decode(method, result)?.result(),
-                "protocol" => m::protocol::Response::decode(method, result)?.result(),
-                "proxy" => m::proxy::Response::decode(method, result)?.result(),
-                _ => Err(RpcError::method_not_found(method)),
-            }
-        }};
-    }
-    match version {
-        2 => by_side!(v2),
-        _ => by_side!(v1),
+        Version::V1 => &Of::<v1::methods::Tables>(PhantomData),
+        Version::V2 => &Of::<v2::methods::Tables>(PhantomData),
     }
 }
 
@@ -919,7 +893,7 @@ mod tests {
     #[test]
     fn unanswered_requests_are_remembered_up_to_a_bound() {
         const MAX: usize = 100;
-        let mut checker = Checker::new(Some(1)).with_max_pending(MAX);
+        let mut checker = Checker::new(Some(Version::V1)).with_max_pending(MAX);
         let request = |id: usize| serde_json::json!({"from":"client","message":{"jsonrpc":"2.0","id":id,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}});
         let response = |id: usize| serde_json::json!({"from":"agent","message":{"jsonrpc":"2.0","id":id,"result":{"sessionId":"s"}}});
         let total = MAX + 10;
@@ -942,10 +916,10 @@ mod tests {
 
     #[test]
     fn an_over_long_line_is_an_error_that_says_its_size() {
-        let report = Checker::new(None).over_long(7, Some(Side::Agent), 200, 100);
+        let report = Checker::new(None).over_long(7, Some(Role::Agent), 200, 100);
         assert_eq!(
             (report.line, report.from, report.status, report.kind),
-            (7, Some(Side::Agent), Status::Error, Kind::Invalid)
+            (7, Some(Role::Agent), Status::Error, Kind::Invalid)
         );
         assert_eq!(
             report.problems,

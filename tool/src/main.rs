@@ -1,6 +1,7 @@
 //! `acp`: check recorded ACP traffic, or watch it live, against the protocol's generated types.
 
 use acp_tool::check::{Checker, Summary};
+use acp_types::Version;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -27,8 +28,8 @@ enum Command {
         files: Vec<PathBuf>,
         /// Decode with this protocol version instead of the negotiated one (the transcript may then
         /// start after `initialize`).
-        #[arg(long, value_name = "N")]
-        protocol_version: Option<u16>,
+        #[arg(long, value_name = "N", value_parser = parse_version)]
+        protocol_version: Option<Version>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -43,8 +44,8 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         log: Option<PathBuf>,
         /// Decode with this protocol version instead of the negotiated one.
-        #[arg(long, value_name = "N")]
-        protocol_version: Option<u16>,
+        #[arg(long, value_name = "N", value_parser = parse_version)]
+        protocol_version: Option<Version>,
         /// The agent command and its arguments.
         #[arg(last = true, required = true, value_name = "AGENT_CMD")]
         agent: Vec<String>,
@@ -66,7 +67,13 @@ fn main() -> ExitCode {
     }
 }
 
-fn check(files: &[PathBuf], version: Option<u16>, format: Format) -> ExitCode {
+/// A `--protocol-version` number: one of the versions compiled in, or a usage error.
+fn parse_version(text: &str) -> Result<Version, String> {
+    let known: Vec<u16> = Version::ALL.iter().map(|v| v.number()).collect();
+    text.parse::<u16>().ok().and_then(Version::from_number).ok_or(format!("not a protocol version this tool knows ({known:?})"))
+}
+
+fn check(files: &[PathBuf], version: Option<Version>, format: Format) -> ExitCode {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut any_error = false;
@@ -106,13 +113,13 @@ fn check(files: &[PathBuf], version: Option<u16>, format: Format) -> ExitCode {
             };
         }
         any_error |= summary.error > 0;
-        let version = checker.version().map_or_else(|| "unknown".to_string(), |v| v.to_string());
+        let version = checker.version().map_or_else(|| "unknown".to_string(), |v| v.number().to_string());
         let _ = match format {
             Format::Text => writeln!(out, "{name}: {summary} (protocol version {version})"),
             Format::Json => writeln!(
                 out,
                 "{}",
-                serde_json::json!({ "file": name, "protocolVersion": checker.version(), "summary": summary })
+                serde_json::json!({ "file": name, "protocolVersion": checker.version().map(Version::number), "summary": summary })
             ),
         };
     }

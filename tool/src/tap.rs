@@ -2,7 +2,8 @@
 //! Bytes are forwarded as they arrive, before any checking; complete lines are then checked and
 //! logged.
 
-use crate::check::{Checker, Side, Status};
+use crate::check::{Checker, Role, Status};
+use acp_types::Version;
 use serde_json::Value;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -28,7 +29,7 @@ struct Tap {
 /// client may kill the tap as soon as it has its answer, and the log must already hold it.
 type Log = Arc<Mutex<Option<BufWriter<File>>>>;
 
-fn log_line(log: &Log, from: Side, line: &[u8], truncated: Option<usize>) {
+fn log_line(log: &Log, from: Role, line: &[u8], truncated: Option<usize>) {
     if line.iter().all(u8::is_ascii_whitespace) && truncated.is_none() {
         return;
     }
@@ -43,7 +44,7 @@ fn log_line(log: &Log, from: Side, line: &[u8], truncated: Option<usize>) {
 
 impl Tap {
     /// Checks one complete line from `from`, logs it and reports problems on stderr.
-    fn observe(&mut self, from: Side, line: &[u8], truncated: Option<usize>) {
+    fn observe(&mut self, from: Role, line: &[u8], truncated: Option<usize>) {
         if line.iter().all(u8::is_ascii_whitespace) && truncated.is_none() {
             return;
         }
@@ -63,7 +64,7 @@ impl Tap {
 }
 
 /// A transcript record: the message as received when it is JSON, else the line as a string.
-fn record(from: Side, line: &[u8], truncated: Option<usize>) -> String {
+fn record(from: Role, line: &[u8], truncated: Option<usize>) -> String {
     let time = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
     let text = std::str::from_utf8(line).ok().map(|t| t.trim_end_matches('\r'));
     let valid = text.filter(|t| truncated.is_none() && serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok());
@@ -82,7 +83,7 @@ fn record(from: Side, line: &[u8], truncated: Option<usize>) -> String {
 
 /// One complete line (or the unterminated tail at end of stream), in the order seen.
 struct Line {
-    from: Side,
+    from: Role,
     bytes: Vec<u8>,
     /// Length of an over-long line, of which only a prefix is kept.
     truncated: Option<usize>,
@@ -94,7 +95,7 @@ struct Line {
 async fn pump(
     mut input: impl AsyncRead + Unpin,
     mut output: impl AsyncWrite + Unpin,
-    from: Side,
+    from: Role,
     lines: mpsc::UnboundedSender<Line>,
     log: Log,
     max_line: usize,
@@ -147,7 +148,7 @@ async fn pump(
     Ok(())
 }
 
-pub fn run(log: Option<PathBuf>, version: Option<u16>, agent: Vec<String>) -> ExitCode {
+pub fn run(log: Option<PathBuf>, version: Option<Version>, agent: Vec<String>) -> ExitCode {
     let log = match log.map(File::create).transpose() {
         Ok(file) => Arc::new(Mutex::new(file.map(BufWriter::new))),
         Err(e) => {
@@ -193,8 +194,8 @@ pub fn run(log: Option<PathBuf>, version: Option<u16>, agent: Vec<String>) -> Ex
             }
         });
         let to_agent =
-            tokio::spawn(pump(tokio::io::stdin(), agent_in, Side::Client, lines.clone(), log.clone(), max_line));
-        let from_agent = pump(agent_out, tokio::io::stdout(), Side::Agent, lines, log, max_line).await;
+            tokio::spawn(pump(tokio::io::stdin(), agent_in, Role::Client, lines.clone(), log.clone(), max_line));
+        let from_agent = pump(agent_out, tokio::io::stdout(), Role::Agent, lines, log, max_line).await;
         if from_agent.is_err() {
             // The client stopped reading: close the agent's stdin, give it a moment, then stop it.
             to_agent.abort();

@@ -25,7 +25,8 @@ pub struct AuthStatus;
 #[cfg(feature = "unstable")]
 impl rpc::Method for AuthStatus {
     const METHOD: &'static str = "auth/status";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::AuthStatusRequest;
 }
@@ -42,7 +43,8 @@ impl rpc::Request for AuthStatus {
 pub struct Authenticate;
 impl rpc::Method for Authenticate {
     const METHOD: &'static str = "authenticate";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::AuthenticateRequest;
 }
@@ -60,7 +62,8 @@ impl rpc::Request for Authenticate {
 pub struct Initialize;
 impl rpc::Method for Initialize {
     const METHOD: &'static str = "initialize";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::InitializeRequest;
 }
@@ -76,7 +79,8 @@ impl rpc::Request for Initialize {
 pub struct Logout;
 impl rpc::Method for Logout {
     const METHOD: &'static str = "logout";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::LogoutRequest;
 }
@@ -99,7 +103,8 @@ pub struct McpMessageNotification;
 #[cfg(feature = "unstable")]
 impl rpc::Method for McpMessageNotification {
     const METHOD: &'static str = "mcp/message";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::MessageMcpNotification;
 }
@@ -118,7 +123,8 @@ pub struct ProvidersDisable;
 #[cfg(feature = "unstable")]
 impl rpc::Method for ProvidersDisable {
     const METHOD: &'static str = "providers/disable";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::DisableProviderRequest;
 }
@@ -139,7 +145,8 @@ pub struct ProvidersList;
 #[cfg(feature = "unstable")]
 impl rpc::Method for ProvidersList {
     const METHOD: &'static str = "providers/list";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::ListProvidersRequest;
 }
@@ -162,7 +169,8 @@ pub struct ProvidersSet;
 #[cfg(feature = "unstable")]
 impl rpc::Method for ProvidersSet {
     const METHOD: &'static str = "providers/set";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::SetProviderRequest;
 }
@@ -190,7 +198,8 @@ pub struct SessionArchive;
 #[cfg(feature = "unstable")]
 impl rpc::Method for SessionArchive {
     const METHOD: &'static str = "session/archive";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::ArchiveSessionRequest;
 }
@@ -207,7 +216,8 @@ impl rpc::Request for SessionArchive {
 pub struct SessionCancel;
 impl rpc::Method for SessionCancel {
     const METHOD: &'static str = "session/cancel";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::CancelNotification;
 }
@@ -225,7 +235,8 @@ impl rpc::Notification for SessionCancel {}
 pub struct SessionClose;
 impl rpc::Method for SessionClose {
     const METHOD: &'static str = "session/close";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::CloseSessionRequest;
 }
@@ -241,7 +252,8 @@ impl rpc::Request for SessionClose {
 pub struct SessionDelete;
 impl rpc::Method for SessionDelete {
     const METHOD: &'static str = "session/delete";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::DeleteSessionRequest;
 }
@@ -266,7 +278,8 @@ pub struct SessionFork;
 #[cfg(feature = "unstable")]
 impl rpc::Method for SessionFork {
     const METHOD: &'static str = "session/fork";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::ForkSessionRequest;
 }
@@ -283,7 +296,8 @@ impl rpc::Request for SessionFork {
 pub struct SessionList;
 impl rpc::Method for SessionList {
     const METHOD: &'static str = "session/list";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::ListSessionsRequest;
 }
@@ -301,7 +315,8 @@ impl rpc::Request for SessionList {
 pub struct SessionLoad;
 impl rpc::Method for SessionLoad {
     const METHOD: &'static str = "session/load";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::LoadSessionRequest;
 }
@@ -317,7 +332,8 @@ impl rpc::Request for SessionLoad {
 pub struct SessionNew;
 impl rpc::Method for SessionNew {
     const METHOD: &'static str = "session/new";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::NewSessionRequest;
 }
@@ -335,7 +351,8 @@ impl rpc::Request for SessionNew {
 pub struct SessionPrompt;
 impl rpc::Method for SessionPrompt {
     const METHOD: &'static str = "session/prompt";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::PromptRequest;
 }
@@ -354,7 +371,8 @@ impl rpc::Request for SessionPrompt {
 pub struct SessionResume;
 impl rpc::Method for SessionResume {
     const METHOD: &'static str = "session/resume";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::ResumeSessionRequest;
 }
@@ -368,7 +386,8 @@ impl rpc::Request for SessionResume {
 pub struct SessionSetConfigOption;
 impl rpc::Method for SessionSetConfigOption {
     const METHOD: &'static str = "session/set_config_option";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::SetSessionConfigOptionRequest;
 }
@@ -382,7 +401,8 @@ impl rpc::Request for SessionSetConfigOption {
 pub struct SessionSetMode;
 impl rpc::Method for SessionSetMode {
     const METHOD: &'static str = "session/set_mode";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::SetSessionModeRequest;
 }
@@ -410,7 +430,8 @@ pub struct SessionSetTitle;
 #[cfg(feature = "unstable")]
 impl rpc::Method for SessionSetTitle {
     const METHOD: &'static str = "session/set_title";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::SetSessionTitleRequest;
 }
@@ -437,7 +458,8 @@ pub struct SessionStatus;
 #[cfg(feature = "unstable")]
 impl rpc::Method for SessionStatus {
     const METHOD: &'static str = "session/status";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::SessionStatusRequest;
 }
@@ -466,7 +488,8 @@ pub struct SessionUnarchive;
 #[cfg(feature = "unstable")]
 impl rpc::Method for SessionUnarchive {
     const METHOD: &'static str = "session/unarchive";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::UnarchiveSessionRequest;
 }
@@ -491,7 +514,8 @@ pub struct AuthStatusUpdate;
 #[cfg(feature = "unstable")]
 impl rpc::Method for AuthStatusUpdate {
     const METHOD: &'static str = "auth/status_update";
-    const SIDE: &'static str = "client";
+    type Side = Side;
+    const SIDE: Side = Side::Client;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::AuthStatusUpdateNotification;
 }
@@ -504,7 +528,8 @@ impl rpc::Notification for AuthStatusUpdate {}
 pub struct ElicitationComplete;
 impl rpc::Method for ElicitationComplete {
     const METHOD: &'static str = "elicitation/complete";
-    const SIDE: &'static str = "client";
+    type Side = Side;
+    const SIDE: Side = Side::Client;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::CompleteElicitationNotification;
 }
@@ -520,7 +545,8 @@ impl rpc::Notification for ElicitationComplete {}
 pub struct ElicitationCreate;
 impl rpc::Method for ElicitationCreate {
     const METHOD: &'static str = "elicitation/create";
-    const SIDE: &'static str = "client";
+    type Side = Side;
+    const SIDE: Side = Side::Client;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::CreateElicitationRequest;
 }
@@ -536,7 +562,8 @@ impl rpc::Request for ElicitationCreate {
 pub struct FsReadTextFile;
 impl rpc::Method for FsReadTextFile {
     const METHOD: &'static str = "fs/read_text_file";
-    const SIDE: &'static str = "client";
+    type Side = Side;
+    const SIDE: Side = Side::Client;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::ReadTextFileRequest;
 }
@@ -552,7 +579,8 @@ impl rpc::Request for FsReadTextFile {
 pub struct FsWriteTextFile;
 impl rpc::Method for FsWriteTextFile {
     const METHOD: &'static str = "fs/write_text_file";
-    const SIDE: &'static str = "client";
+    type Side = Side;
+    const SIDE: Side = Side::Client;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::WriteTextFileRequest;
 }
@@ -572,7 +600,8 @@ pub struct McpMessageRequest;
 #[cfg(feature = "unstable")]
 impl rpc::Method for McpMessageRequest {
     const METHOD: &'static str = "mcp/message";
-    const SIDE: &'static str = "client";
+    type Side = Side;
+    const SIDE: Side = Side::Client;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::MessageMcpRequest;
 }
@@ -591,7 +620,8 @@ impl rpc::Request for McpMessageRequest {
 pub struct SessionRequestPermission;
 impl rpc::Method for SessionRequestPermission {
     const METHOD: &'static str = "session/request_permission";
-    const SIDE: &'static str = "client";
+    type Side = Side;
+    const SIDE: Side = Side::Client;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::RequestPermissionRequest;
 }
@@ -609,7 +639,8 @@ impl rpc::Request for SessionRequestPermission {
 pub struct SessionUpdate;
 impl rpc::Method for SessionUpdate {
     const METHOD: &'static str = "session/update";
-    const SIDE: &'static str = "client";
+    type Side = Side;
+    const SIDE: Side = Side::Client;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::SessionNotification;
 }
@@ -621,7 +652,8 @@ impl rpc::Notification for SessionUpdate {}
 pub struct TerminalCreate;
 impl rpc::Method for TerminalCreate {
     const METHOD: &'static str = "terminal/create";
-    const SIDE: &'static str = "client";
+    type Side = Side;
+    const SIDE: Side = Side::Client;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::CreateTerminalRequest;
 }
@@ -635,7 +667,8 @@ impl rpc::Request for TerminalCreate {
 pub struct TerminalKill;
 impl rpc::Method for TerminalKill {
     const METHOD: &'static str = "terminal/kill";
-    const SIDE: &'static str = "client";
+    type Side = Side;
+    const SIDE: Side = Side::Client;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::KillTerminalRequest;
 }
@@ -649,7 +682,8 @@ impl rpc::Request for TerminalKill {
 pub struct TerminalOutput;
 impl rpc::Method for TerminalOutput {
     const METHOD: &'static str = "terminal/output";
-    const SIDE: &'static str = "client";
+    type Side = Side;
+    const SIDE: Side = Side::Client;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::TerminalOutputRequest;
 }
@@ -663,7 +697,8 @@ impl rpc::Request for TerminalOutput {
 pub struct TerminalRelease;
 impl rpc::Method for TerminalRelease {
     const METHOD: &'static str = "terminal/release";
-    const SIDE: &'static str = "client";
+    type Side = Side;
+    const SIDE: Side = Side::Client;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::ReleaseTerminalRequest;
 }
@@ -677,7 +712,8 @@ impl rpc::Request for TerminalRelease {
 pub struct TerminalWaitForExit;
 impl rpc::Method for TerminalWaitForExit {
     const METHOD: &'static str = "terminal/wait_for_exit";
-    const SIDE: &'static str = "client";
+    type Side = Side;
+    const SIDE: Side = Side::Client;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::WaitForTerminalExitRequest;
 }
@@ -693,7 +729,8 @@ impl rpc::Request for TerminalWaitForExit {
 pub struct CancelRequest;
 impl rpc::Method for CancelRequest {
     const METHOD: &'static str = "$/cancel_request";
-    const SIDE: &'static str = "protocol";
+    type Side = Side;
+    const SIDE: Side = Side::Protocol;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::CancelRequestNotification;
 }
@@ -721,7 +758,8 @@ pub struct ProxyInitialize;
 #[cfg(feature = "unstable")]
 impl rpc::Method for ProxyInitialize {
     const METHOD: &'static str = "proxy/initialize";
-    const SIDE: &'static str = "proxy";
+    type Side = Side;
+    const SIDE: Side = Side::Proxy;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::InitializeProxyRequest;
 }
@@ -755,7 +793,8 @@ pub struct ProxySuccessorRequest;
 #[cfg(feature = "unstable")]
 impl rpc::Method for ProxySuccessorRequest {
     const METHOD: &'static str = "proxy/successor";
-    const SIDE: &'static str = "proxy";
+    type Side = Side;
+    const SIDE: Side = Side::Proxy;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::ProxySuccessorRequest;
 }
@@ -782,7 +821,8 @@ pub struct ProxySuccessorNotification;
 #[cfg(feature = "unstable")]
 impl rpc::Method for ProxySuccessorNotification {
     const METHOD: &'static str = "proxy/successor";
-    const SIDE: &'static str = "proxy";
+    type Side = Side;
+    const SIDE: Side = Side::Proxy;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::ProxySuccessorNotification;
 }
@@ -790,10 +830,10 @@ impl rpc::Method for ProxySuccessorNotification {
 impl rpc::Notification for ProxySuccessorNotification {}
 /// Every method of this version: wire name, receiving side, kind, stability, types.
 #[cfg(feature = "unstable")]
-pub const METHODS: &[rpc::MethodInfo] = &[
+pub const METHODS: &[rpc::MethodInfo<Side>] = &[
     rpc::MethodInfo {
         name: "auth/status",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "AuthStatusRequest",
@@ -801,7 +841,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "authenticate",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "AuthenticateRequest",
@@ -809,7 +849,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "initialize",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "InitializeRequest",
@@ -817,7 +857,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "logout",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "LogoutRequest",
@@ -825,7 +865,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "mcp/message",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Unstable,
         params: "MessageMcpNotification",
@@ -833,7 +873,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "providers/disable",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "DisableProviderRequest",
@@ -841,7 +881,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "providers/list",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "ListProvidersRequest",
@@ -849,7 +889,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "providers/set",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "SetProviderRequest",
@@ -857,7 +897,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/archive",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "ArchiveSessionRequest",
@@ -865,7 +905,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/cancel",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Stable,
         params: "CancelNotification",
@@ -873,7 +913,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/close",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "CloseSessionRequest",
@@ -881,7 +921,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/delete",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "DeleteSessionRequest",
@@ -889,7 +929,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/fork",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "ForkSessionRequest",
@@ -897,7 +937,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/list",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "ListSessionsRequest",
@@ -905,7 +945,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/load",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "LoadSessionRequest",
@@ -913,7 +953,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/new",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "NewSessionRequest",
@@ -921,7 +961,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/prompt",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "PromptRequest",
@@ -929,7 +969,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/resume",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "ResumeSessionRequest",
@@ -937,7 +977,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/set_config_option",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "SetSessionConfigOptionRequest",
@@ -945,7 +985,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/set_mode",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "SetSessionModeRequest",
@@ -953,7 +993,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/set_title",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "SetSessionTitleRequest",
@@ -961,7 +1001,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/status",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "SessionStatusRequest",
@@ -969,7 +1009,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/unarchive",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "UnarchiveSessionRequest",
@@ -977,7 +1017,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "auth/status_update",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Unstable,
         params: "AuthStatusUpdateNotification",
@@ -985,7 +1025,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "elicitation/complete",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Stable,
         params: "CompleteElicitationNotification",
@@ -993,7 +1033,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "elicitation/create",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "CreateElicitationRequest",
@@ -1001,7 +1041,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "fs/read_text_file",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "ReadTextFileRequest",
@@ -1009,7 +1049,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "fs/write_text_file",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "WriteTextFileRequest",
@@ -1017,7 +1057,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "mcp/message",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "MessageMcpRequest",
@@ -1025,7 +1065,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/request_permission",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "RequestPermissionRequest",
@@ -1033,7 +1073,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/update",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Stable,
         params: "SessionNotification",
@@ -1041,7 +1081,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "terminal/create",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "CreateTerminalRequest",
@@ -1049,7 +1089,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "terminal/kill",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "KillTerminalRequest",
@@ -1057,7 +1097,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "terminal/output",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "TerminalOutputRequest",
@@ -1065,7 +1105,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "terminal/release",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "ReleaseTerminalRequest",
@@ -1073,7 +1113,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "terminal/wait_for_exit",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "WaitForTerminalExitRequest",
@@ -1081,7 +1121,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "$/cancel_request",
-        side: "protocol",
+        side: Side::Protocol,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Stable,
         params: "CancelRequestNotification",
@@ -1089,7 +1129,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "proxy/initialize",
-        side: "proxy",
+        side: Side::Proxy,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "InitializeProxyRequest",
@@ -1097,7 +1137,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "proxy/successor",
-        side: "proxy",
+        side: Side::Proxy,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "ProxySuccessorRequest",
@@ -1105,7 +1145,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "proxy/successor",
-        side: "proxy",
+        side: Side::Proxy,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Unstable,
         params: "ProxySuccessorNotification",
@@ -1114,10 +1154,10 @@ pub const METHODS: &[rpc::MethodInfo] = &[
 ];
 /// Every method of this version: wire name, receiving side, kind, stability, types.
 #[cfg(not(feature = "unstable"))]
-pub const METHODS: &[rpc::MethodInfo] = &[
+pub const METHODS: &[rpc::MethodInfo<Side>] = &[
     rpc::MethodInfo {
         name: "authenticate",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "AuthenticateRequest",
@@ -1125,7 +1165,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "initialize",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "InitializeRequest",
@@ -1133,7 +1173,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "logout",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "LogoutRequest",
@@ -1141,7 +1181,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/cancel",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Stable,
         params: "CancelNotification",
@@ -1149,7 +1189,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/close",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "CloseSessionRequest",
@@ -1157,7 +1197,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/delete",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "DeleteSessionRequest",
@@ -1165,7 +1205,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/list",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "ListSessionsRequest",
@@ -1173,7 +1213,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/load",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "LoadSessionRequest",
@@ -1181,7 +1221,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/new",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "NewSessionRequest",
@@ -1189,7 +1229,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/prompt",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "PromptRequest",
@@ -1197,7 +1237,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/resume",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "ResumeSessionRequest",
@@ -1205,7 +1245,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/set_config_option",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "SetSessionConfigOptionRequest",
@@ -1213,7 +1253,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/set_mode",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "SetSessionModeRequest",
@@ -1221,7 +1261,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "elicitation/complete",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Stable,
         params: "CompleteElicitationNotification",
@@ -1229,7 +1269,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "elicitation/create",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "CreateElicitationRequest",
@@ -1237,7 +1277,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "fs/read_text_file",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "ReadTextFileRequest",
@@ -1245,7 +1285,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "fs/write_text_file",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "WriteTextFileRequest",
@@ -1253,7 +1293,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/request_permission",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "RequestPermissionRequest",
@@ -1261,7 +1301,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/update",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Stable,
         params: "SessionNotification",
@@ -1269,7 +1309,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "terminal/create",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "CreateTerminalRequest",
@@ -1277,7 +1317,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "terminal/kill",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "KillTerminalRequest",
@@ -1285,7 +1325,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "terminal/output",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "TerminalOutputRequest",
@@ -1293,7 +1333,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "terminal/release",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "ReleaseTerminalRequest",
@@ -1301,7 +1341,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "terminal/wait_for_exit",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "WaitForTerminalExitRequest",
@@ -1309,13 +1349,106 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "$/cancel_request",
-        side: "protocol",
+        side: Side::Protocol,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Stable,
         params: "CancelRequestNotification",
         result: None,
     },
 ];
+/// The sides of this version (the `x-side` values of its methods): who receives a method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Side {
+    /// `agent`: the methods of [`agent`].
+    Agent,
+    /// `client`: the methods of [`client`].
+    Client,
+    /// `protocol`: the methods of [`protocol`].
+    Protocol,
+    /// `proxy`: the methods of [`proxy`].
+    Proxy,
+}
+impl rpc::Side for Side {
+    const ALL: &'static [Self] = &[
+        Side::Agent,
+        Side::Client,
+        Side::Protocol,
+        Side::Proxy,
+    ];
+    fn name(self) -> &'static str {
+        match self {
+            Side::Agent => "agent",
+            Side::Client => "client",
+            Side::Protocol => "protocol",
+            Side::Proxy => "proxy",
+        }
+    }
+    fn role(self) -> Option<rpc::Role> {
+        match self {
+            Side::Agent => Some(rpc::Role::Agent),
+            Side::Client => Some(rpc::Role::Client),
+            Side::Protocol => None,
+            Side::Proxy => None,
+        }
+    }
+}
+impl std::fmt::Display for Side {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(rpc::Side::name(*self))
+    }
+}
+/// This version's tables as a type (see [`rpc::Tables`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Tables;
+impl rpc::Tables for Tables {
+    type Side = Side;
+    const METHODS: &'static [rpc::MethodInfo<Side>] = METHODS;
+    fn decode(
+        side: Side,
+        kind: rpc::MessageKind,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<Option<serde_json::Value>, RpcError> {
+        match (side, kind) {
+            (Side::Agent, rpc::MessageKind::Request) => {
+                agent::Request::decode(method, params)?.params()
+            }
+            (Side::Agent, rpc::MessageKind::Notification) => {
+                agent::Notification::decode(method, params)?.params()
+            }
+            (Side::Client, rpc::MessageKind::Request) => {
+                client::Request::decode(method, params)?.params()
+            }
+            (Side::Client, rpc::MessageKind::Notification) => {
+                client::Notification::decode(method, params)?.params()
+            }
+            (Side::Protocol, rpc::MessageKind::Request) => {
+                protocol::Request::decode(method, params)?.params()
+            }
+            (Side::Protocol, rpc::MessageKind::Notification) => {
+                protocol::Notification::decode(method, params)?.params()
+            }
+            (Side::Proxy, rpc::MessageKind::Request) => {
+                proxy::Request::decode(method, params)?.params()
+            }
+            (Side::Proxy, rpc::MessageKind::Notification) => {
+                proxy::Notification::decode(method, params)?.params()
+            }
+        }
+    }
+    fn decode_response(
+        side: Side,
+        method: &str,
+        result: Option<&RawValue>,
+    ) -> Result<serde_json::Value, RpcError> {
+        match side {
+            Side::Agent => agent::Response::decode(method, result)?.result(),
+            Side::Client => client::Response::decode(method, result)?.result(),
+            Side::Protocol => protocol::Response::decode(method, result)?.result(),
+            Side::Proxy => proxy::Response::decode(method, result)?.result(),
+        }
+    }
+}
 /// Messages received by the `agent` side.
 pub mod agent {
     use super::*;
@@ -3664,7 +3797,7 @@ pub mod proxy {
 mod tests {
     use super::*;
     /// Each marker's constants agree with its row of the table.
-    fn check<M: rpc::Method>(kind: rpc::MessageKind) {
+    fn check<M: rpc::Method<Side = Side>>(kind: rpc::MessageKind) {
         let row = METHODS
             .iter()
             .find(|r| r.name == M::METHOD && r.side == M::SIDE && r.kind == kind)

@@ -20,7 +20,8 @@ use super::types as t;
 pub struct AuthLogin;
 impl rpc::Method for AuthLogin {
     const METHOD: &'static str = "auth/login";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::LoginAuthRequest;
 }
@@ -40,7 +41,8 @@ impl rpc::Request for AuthLogin {
 pub struct AuthLogout;
 impl rpc::Method for AuthLogout {
     const METHOD: &'static str = "auth/logout";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::LogoutAuthRequest;
 }
@@ -65,7 +67,8 @@ pub struct AuthStatus;
 #[cfg(feature = "unstable")]
 impl rpc::Method for AuthStatus {
     const METHOD: &'static str = "auth/status";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::AuthStatusRequest;
 }
@@ -84,7 +87,8 @@ impl rpc::Request for AuthStatus {
 pub struct Initialize;
 impl rpc::Method for Initialize {
     const METHOD: &'static str = "initialize";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::InitializeRequest;
 }
@@ -103,7 +107,8 @@ pub struct McpMessageNotification;
 #[cfg(feature = "unstable")]
 impl rpc::Method for McpMessageNotification {
     const METHOD: &'static str = "mcp/message";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::MessageMcpNotification;
 }
@@ -122,7 +127,8 @@ pub struct ProvidersDisable;
 #[cfg(feature = "unstable")]
 impl rpc::Method for ProvidersDisable {
     const METHOD: &'static str = "providers/disable";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::DisableProviderRequest;
 }
@@ -143,7 +149,8 @@ pub struct ProvidersList;
 #[cfg(feature = "unstable")]
 impl rpc::Method for ProvidersList {
     const METHOD: &'static str = "providers/list";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::ListProvidersRequest;
 }
@@ -166,7 +173,8 @@ pub struct ProvidersSet;
 #[cfg(feature = "unstable")]
 impl rpc::Method for ProvidersSet {
     const METHOD: &'static str = "providers/set";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::SetProviderRequest;
 }
@@ -194,7 +202,8 @@ pub struct SessionArchive;
 #[cfg(feature = "unstable")]
 impl rpc::Method for SessionArchive {
     const METHOD: &'static str = "session/archive";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::ArchiveSessionRequest;
 }
@@ -211,7 +220,8 @@ impl rpc::Request for SessionArchive {
 pub struct SessionCancel;
 impl rpc::Method for SessionCancel {
     const METHOD: &'static str = "session/cancel";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::CancelSessionNotification;
 }
@@ -242,7 +252,8 @@ impl rpc::Notification for SessionCancel {}
 pub struct SessionClose;
 impl rpc::Method for SessionClose {
     const METHOD: &'static str = "session/close";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::CloseSessionRequest;
 }
@@ -258,7 +269,8 @@ impl rpc::Request for SessionClose {
 pub struct SessionDelete;
 impl rpc::Method for SessionDelete {
     const METHOD: &'static str = "session/delete";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::DeleteSessionRequest;
 }
@@ -283,7 +295,8 @@ pub struct SessionFork;
 #[cfg(feature = "unstable")]
 impl rpc::Method for SessionFork {
     const METHOD: &'static str = "session/fork";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::ForkSessionRequest;
 }
@@ -298,7 +311,8 @@ impl rpc::Request for SessionFork {
 pub struct SessionList;
 impl rpc::Method for SessionList {
     const METHOD: &'static str = "session/list";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::ListSessionsRequest;
 }
@@ -314,7 +328,8 @@ impl rpc::Request for SessionList {
 pub struct SessionNew;
 impl rpc::Method for SessionNew {
     const METHOD: &'static str = "session/new";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::NewSessionRequest;
 }
@@ -332,7 +347,8 @@ impl rpc::Request for SessionNew {
 pub struct SessionPrompt;
 impl rpc::Method for SessionPrompt {
     const METHOD: &'static str = "session/prompt";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::PromptRequest;
 }
@@ -349,7 +365,8 @@ impl rpc::Request for SessionPrompt {
 pub struct SessionResume;
 impl rpc::Method for SessionResume {
     const METHOD: &'static str = "session/resume";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::ResumeSessionRequest;
 }
@@ -369,7 +386,8 @@ impl rpc::Request for SessionResume {
 pub struct SessionSetConfigOption;
 impl rpc::Method for SessionSetConfigOption {
     const METHOD: &'static str = "session/set_config_option";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::SetSessionConfigOptionRequest;
 }
@@ -397,7 +415,8 @@ pub struct SessionSetTitle;
 #[cfg(feature = "unstable")]
 impl rpc::Method for SessionSetTitle {
     const METHOD: &'static str = "session/set_title";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::SetSessionTitleRequest;
 }
@@ -424,7 +443,8 @@ pub struct SessionStatus;
 #[cfg(feature = "unstable")]
 impl rpc::Method for SessionStatus {
     const METHOD: &'static str = "session/status";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::SessionStatusRequest;
 }
@@ -453,7 +473,8 @@ pub struct SessionUnarchive;
 #[cfg(feature = "unstable")]
 impl rpc::Method for SessionUnarchive {
     const METHOD: &'static str = "session/unarchive";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::UnarchiveSessionRequest;
 }
@@ -480,7 +501,8 @@ impl rpc::Request for SessionUnarchive {
 pub struct TerminalCancel;
 impl rpc::Method for TerminalCancel {
     const METHOD: &'static str = "terminal/cancel";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::CancelTerminalRequest;
 }
@@ -505,7 +527,8 @@ impl rpc::Request for TerminalCancel {
 pub struct ToolCallCancel;
 impl rpc::Method for ToolCallCancel {
     const METHOD: &'static str = "tool_call/cancel";
-    const SIDE: &'static str = "agent";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::CancelToolCallRequest;
 }
@@ -529,7 +552,8 @@ pub struct AuthStatusUpdate;
 #[cfg(feature = "unstable")]
 impl rpc::Method for AuthStatusUpdate {
     const METHOD: &'static str = "auth/status_update";
-    const SIDE: &'static str = "client";
+    type Side = Side;
+    const SIDE: Side = Side::Client;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::AuthStatusUpdateNotification;
 }
@@ -544,7 +568,8 @@ impl rpc::Notification for AuthStatusUpdate {}
 pub struct ElicitationComplete;
 impl rpc::Method for ElicitationComplete {
     const METHOD: &'static str = "elicitation/complete";
-    const SIDE: &'static str = "client";
+    type Side = Side;
+    const SIDE: Side = Side::Client;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::CompleteElicitationNotification;
 }
@@ -572,7 +597,8 @@ impl rpc::Notification for ElicitationComplete {}
 pub struct ElicitationCreate;
 impl rpc::Method for ElicitationCreate {
     const METHOD: &'static str = "elicitation/create";
-    const SIDE: &'static str = "client";
+    type Side = Side;
+    const SIDE: Side = Side::Client;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::CreateElicitationRequest;
 }
@@ -590,7 +616,8 @@ pub struct McpMessageRequest;
 #[cfg(feature = "unstable")]
 impl rpc::Method for McpMessageRequest {
     const METHOD: &'static str = "mcp/message";
-    const SIDE: &'static str = "client";
+    type Side = Side;
+    const SIDE: Side = Side::Client;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::MessageMcpRequest;
 }
@@ -609,7 +636,8 @@ impl rpc::Request for McpMessageRequest {
 pub struct SessionRequestPermission;
 impl rpc::Method for SessionRequestPermission {
     const METHOD: &'static str = "session/request_permission";
-    const SIDE: &'static str = "client";
+    type Side = Side;
+    const SIDE: Side = Side::Client;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::RequestPermissionRequest;
 }
@@ -627,7 +655,8 @@ impl rpc::Request for SessionRequestPermission {
 pub struct SessionUpdate;
 impl rpc::Method for SessionUpdate {
     const METHOD: &'static str = "session/update";
-    const SIDE: &'static str = "client";
+    type Side = Side;
+    const SIDE: Side = Side::Client;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::UpdateSessionNotification;
 }
@@ -641,7 +670,8 @@ impl rpc::Notification for SessionUpdate {}
 pub struct CancelRequest;
 impl rpc::Method for CancelRequest {
     const METHOD: &'static str = "$/cancel_request";
-    const SIDE: &'static str = "protocol";
+    type Side = Side;
+    const SIDE: Side = Side::Protocol;
     const STABILITY: rpc::Stability = rpc::Stability::Stable;
     type Params = t::CancelRequestNotification;
 }
@@ -669,7 +699,8 @@ pub struct ProxyInitialize;
 #[cfg(feature = "unstable")]
 impl rpc::Method for ProxyInitialize {
     const METHOD: &'static str = "proxy/initialize";
-    const SIDE: &'static str = "proxy";
+    type Side = Side;
+    const SIDE: Side = Side::Proxy;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::InitializeProxyRequest;
 }
@@ -703,7 +734,8 @@ pub struct ProxySuccessorRequest;
 #[cfg(feature = "unstable")]
 impl rpc::Method for ProxySuccessorRequest {
     const METHOD: &'static str = "proxy/successor";
-    const SIDE: &'static str = "proxy";
+    type Side = Side;
+    const SIDE: Side = Side::Proxy;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::ProxySuccessorRequest;
 }
@@ -730,7 +762,8 @@ pub struct ProxySuccessorNotification;
 #[cfg(feature = "unstable")]
 impl rpc::Method for ProxySuccessorNotification {
     const METHOD: &'static str = "proxy/successor";
-    const SIDE: &'static str = "proxy";
+    type Side = Side;
+    const SIDE: Side = Side::Proxy;
     const STABILITY: rpc::Stability = rpc::Stability::Unstable;
     type Params = t::ProxySuccessorNotification;
 }
@@ -738,10 +771,10 @@ impl rpc::Method for ProxySuccessorNotification {
 impl rpc::Notification for ProxySuccessorNotification {}
 /// Every method of this version: wire name, receiving side, kind, stability, types.
 #[cfg(feature = "unstable")]
-pub const METHODS: &[rpc::MethodInfo] = &[
+pub const METHODS: &[rpc::MethodInfo<Side>] = &[
     rpc::MethodInfo {
         name: "auth/login",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "LoginAuthRequest",
@@ -749,7 +782,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "auth/logout",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "LogoutAuthRequest",
@@ -757,7 +790,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "auth/status",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "AuthStatusRequest",
@@ -765,7 +798,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "initialize",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "InitializeRequest",
@@ -773,7 +806,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "mcp/message",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Unstable,
         params: "MessageMcpNotification",
@@ -781,7 +814,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "providers/disable",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "DisableProviderRequest",
@@ -789,7 +822,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "providers/list",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "ListProvidersRequest",
@@ -797,7 +830,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "providers/set",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "SetProviderRequest",
@@ -805,7 +838,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/archive",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "ArchiveSessionRequest",
@@ -813,7 +846,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/cancel",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Stable,
         params: "CancelSessionNotification",
@@ -821,7 +854,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/close",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "CloseSessionRequest",
@@ -829,7 +862,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/delete",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "DeleteSessionRequest",
@@ -837,7 +870,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/fork",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "ForkSessionRequest",
@@ -845,7 +878,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/list",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "ListSessionsRequest",
@@ -853,7 +886,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/new",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "NewSessionRequest",
@@ -861,7 +894,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/prompt",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "PromptRequest",
@@ -869,7 +902,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/resume",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "ResumeSessionRequest",
@@ -877,7 +910,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/set_config_option",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "SetSessionConfigOptionRequest",
@@ -885,7 +918,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/set_title",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "SetSessionTitleRequest",
@@ -893,7 +926,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/status",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "SessionStatusRequest",
@@ -901,7 +934,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/unarchive",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "UnarchiveSessionRequest",
@@ -909,7 +942,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "terminal/cancel",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "CancelTerminalRequest",
@@ -917,7 +950,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "tool_call/cancel",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "CancelToolCallRequest",
@@ -925,7 +958,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "auth/status_update",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Unstable,
         params: "AuthStatusUpdateNotification",
@@ -933,7 +966,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "elicitation/complete",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Stable,
         params: "CompleteElicitationNotification",
@@ -941,7 +974,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "elicitation/create",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "CreateElicitationRequest",
@@ -949,7 +982,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "mcp/message",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "MessageMcpRequest",
@@ -957,7 +990,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/request_permission",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "RequestPermissionRequest",
@@ -965,7 +998,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/update",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Stable,
         params: "UpdateSessionNotification",
@@ -973,7 +1006,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "$/cancel_request",
-        side: "protocol",
+        side: Side::Protocol,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Stable,
         params: "CancelRequestNotification",
@@ -981,7 +1014,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "proxy/initialize",
-        side: "proxy",
+        side: Side::Proxy,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "InitializeProxyRequest",
@@ -989,7 +1022,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "proxy/successor",
-        side: "proxy",
+        side: Side::Proxy,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Unstable,
         params: "ProxySuccessorRequest",
@@ -997,7 +1030,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "proxy/successor",
-        side: "proxy",
+        side: Side::Proxy,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Unstable,
         params: "ProxySuccessorNotification",
@@ -1006,10 +1039,10 @@ pub const METHODS: &[rpc::MethodInfo] = &[
 ];
 /// Every method of this version: wire name, receiving side, kind, stability, types.
 #[cfg(not(feature = "unstable"))]
-pub const METHODS: &[rpc::MethodInfo] = &[
+pub const METHODS: &[rpc::MethodInfo<Side>] = &[
     rpc::MethodInfo {
         name: "auth/login",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "LoginAuthRequest",
@@ -1017,7 +1050,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "auth/logout",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "LogoutAuthRequest",
@@ -1025,7 +1058,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "initialize",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "InitializeRequest",
@@ -1033,7 +1066,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/cancel",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Stable,
         params: "CancelSessionNotification",
@@ -1041,7 +1074,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/close",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "CloseSessionRequest",
@@ -1049,7 +1082,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/delete",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "DeleteSessionRequest",
@@ -1057,7 +1090,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/list",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "ListSessionsRequest",
@@ -1065,7 +1098,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/new",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "NewSessionRequest",
@@ -1073,7 +1106,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/prompt",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "PromptRequest",
@@ -1081,7 +1114,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/resume",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "ResumeSessionRequest",
@@ -1089,7 +1122,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/set_config_option",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "SetSessionConfigOptionRequest",
@@ -1097,7 +1130,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "terminal/cancel",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "CancelTerminalRequest",
@@ -1105,7 +1138,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "tool_call/cancel",
-        side: "agent",
+        side: Side::Agent,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "CancelToolCallRequest",
@@ -1113,7 +1146,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "elicitation/complete",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Stable,
         params: "CompleteElicitationNotification",
@@ -1121,7 +1154,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "elicitation/create",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "CreateElicitationRequest",
@@ -1129,7 +1162,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/request_permission",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Request,
         stability: rpc::Stability::Stable,
         params: "RequestPermissionRequest",
@@ -1137,7 +1170,7 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "session/update",
-        side: "client",
+        side: Side::Client,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Stable,
         params: "UpdateSessionNotification",
@@ -1145,13 +1178,106 @@ pub const METHODS: &[rpc::MethodInfo] = &[
     },
     rpc::MethodInfo {
         name: "$/cancel_request",
-        side: "protocol",
+        side: Side::Protocol,
         kind: rpc::MessageKind::Notification,
         stability: rpc::Stability::Stable,
         params: "CancelRequestNotification",
         result: None,
     },
 ];
+/// The sides of this version (the `x-side` values of its methods): who receives a method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Side {
+    /// `agent`: the methods of [`agent`].
+    Agent,
+    /// `client`: the methods of [`client`].
+    Client,
+    /// `protocol`: the methods of [`protocol`].
+    Protocol,
+    /// `proxy`: the methods of [`proxy`].
+    Proxy,
+}
+impl rpc::Side for Side {
+    const ALL: &'static [Self] = &[
+        Side::Agent,
+        Side::Client,
+        Side::Protocol,
+        Side::Proxy,
+    ];
+    fn name(self) -> &'static str {
+        match self {
+            Side::Agent => "agent",
+            Side::Client => "client",
+            Side::Protocol => "protocol",
+            Side::Proxy => "proxy",
+        }
+    }
+    fn role(self) -> Option<rpc::Role> {
+        match self {
+            Side::Agent => Some(rpc::Role::Agent),
+            Side::Client => Some(rpc::Role::Client),
+            Side::Protocol => None,
+            Side::Proxy => None,
+        }
+    }
+}
+impl std::fmt::Display for Side {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(rpc::Side::name(*self))
+    }
+}
+/// This version's tables as a type (see [`rpc::Tables`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Tables;
+impl rpc::Tables for Tables {
+    type Side = Side;
+    const METHODS: &'static [rpc::MethodInfo<Side>] = METHODS;
+    fn decode(
+        side: Side,
+        kind: rpc::MessageKind,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<Option<serde_json::Value>, RpcError> {
+        match (side, kind) {
+            (Side::Agent, rpc::MessageKind::Request) => {
+                agent::Request::decode(method, params)?.params()
+            }
+            (Side::Agent, rpc::MessageKind::Notification) => {
+                agent::Notification::decode(method, params)?.params()
+            }
+            (Side::Client, rpc::MessageKind::Request) => {
+                client::Request::decode(method, params)?.params()
+            }
+            (Side::Client, rpc::MessageKind::Notification) => {
+                client::Notification::decode(method, params)?.params()
+            }
+            (Side::Protocol, rpc::MessageKind::Request) => {
+                protocol::Request::decode(method, params)?.params()
+            }
+            (Side::Protocol, rpc::MessageKind::Notification) => {
+                protocol::Notification::decode(method, params)?.params()
+            }
+            (Side::Proxy, rpc::MessageKind::Request) => {
+                proxy::Request::decode(method, params)?.params()
+            }
+            (Side::Proxy, rpc::MessageKind::Notification) => {
+                proxy::Notification::decode(method, params)?.params()
+            }
+        }
+    }
+    fn decode_response(
+        side: Side,
+        method: &str,
+        result: Option<&RawValue>,
+    ) -> Result<serde_json::Value, RpcError> {
+        match side {
+            Side::Agent => agent::Response::decode(method, result)?.result(),
+            Side::Client => client::Response::decode(method, result)?.result(),
+            Side::Protocol => protocol::Response::decode(method, result)?.result(),
+            Side::Proxy => proxy::Response::decode(method, result)?.result(),
+        }
+    }
+}
 /// Messages received by the `agent` side.
 pub mod agent {
     use super::*;
@@ -3320,7 +3446,7 @@ pub mod proxy {
 mod tests {
     use super::*;
     /// Each marker's constants agree with its row of the table.
-    fn check<M: rpc::Method>(kind: rpc::MessageKind) {
+    fn check<M: rpc::Method<Side = Side>>(kind: rpc::MessageKind) {
         let row = METHODS
             .iter()
             .find(|r| r.name == M::METHOD && r.side == M::SIDE && r.kind == kind)

@@ -1,0 +1,175 @@
+//! Our calls to the peer: requests (raw and typed, cancellable) and notifications, the table of
+//! calls awaiting an answer, and the correlation of the peer's responses with them.
+
+use acp_types::support::rpc::{self, RpcError};
+use serde_json::value::RawValue;
+use std::sync::atomic::Ordering;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::{lock, Connection, Error, Raw};
+
+impl Connection {
+    /// Sends a request and waits for its answer. Dropping the future cancels the call: the
+    /// peer is sent `$/cancel_request`.
+    pub async fn request_raw(&self, method: &str, params: Option<&RawValue>) -> Result<Raw, Error> {
+        self.request_raw_cancellable(method, params, None).await
+    }
+
+    /// [`Connection::request_raw`], also resolved (with [`Error::Cancelled`], after sending
+    /// `$/cancel_request`) when `cancel` fires.
+    pub async fn request_raw_cancellable(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+        cancel: Option<CancellationToken>,
+    ) -> Result<Raw, Error> {
+        if self.inner.peer_done.is_cancelled() {
+            return Err(Error::Closed);
+        }
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        lock(&self.inner.pending).insert(id, tx);
+        // A reader paused for backpressure must read again: this call's answer is coming.
+        self.inner.resume.notify_waiters();
+        let mut guard = CallGuard { conn: self, id, live: true };
+        // The peer may have gone between the check above and the insert: nothing would fail it.
+        if self.inner.peer_done.is_cancelled() {
+            guard.forget();
+            return Err(Error::Closed);
+        }
+        let method_json = serde_json::to_string(method).map_err(|e| Error::Invalid(e.to_string()))?;
+        let message = match params {
+            Some(p) => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{method_json},"params":{}}}"#, p.get()),
+            None => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{method_json}}}"#),
+        };
+        self.send(message.into_bytes()).await?;
+        let cancel = cancel.unwrap_or_default();
+        let result = tokio::select! {
+            answer = rx => answer.unwrap_or(Err(Error::Closed)),
+            _ = cancel.cancelled() => {
+                guard.cancel().await;
+                Err(Error::Cancelled)
+            }
+        };
+        guard.live = false;
+        result
+    }
+
+    /// Sends a notification.
+    pub async fn notify_raw(&self, method: &str, params: Option<&RawValue>) -> Result<(), Error> {
+        let method_json = serde_json::to_string(method).map_err(|e| Error::Invalid(e.to_string()))?;
+        let message = match params {
+            Some(p) => format!(r#"{{"jsonrpc":"2.0","method":{method_json},"params":{}}}"#, p.get()),
+            None => format!(r#"{{"jsonrpc":"2.0","method":{method_json}}}"#),
+        };
+        self.send(message.into_bytes()).await
+    }
+
+    /// A typed request: `conn.request::<v1::methods::SessionPrompt>(&params)`.
+    pub async fn request<M: rpc::Request>(&self, params: &M::Params) -> Result<M::Response, Error> {
+        self.request_cancellable::<M>(params, None).await
+    }
+
+    /// A typed request that `cancel` can cancel.
+    pub async fn request_cancellable<M: rpc::Request>(
+        &self,
+        params: &M::Params,
+        cancel: Option<CancellationToken>,
+    ) -> Result<M::Response, Error> {
+        let params = serde_json::value::to_raw_value(params)
+            .map_err(|e| Error::Invalid(format!("cannot encode params: {e}")))?;
+        let result = self.request_raw_cancellable(M::METHOD, Some(&params), cancel).await?;
+        rpc::decode_raw::<M::Response>(M::METHOD, result.into()).map_err(|e| {
+            // The error names params; here it is the result, so only its path and reason are kept.
+            let field = |k: &str| e.data.as_ref().and_then(|d| d.get(k)).and_then(serde_json::Value::as_str);
+            let why = match (field("path"), field("reason")) {
+                (Some(path), Some(reason)) if !path.is_empty() && path != "." => format!("{path}: {reason}"),
+                (_, Some(reason)) => reason.to_string(),
+                _ => e.message.clone(),
+            };
+            Error::Invalid(format!("the response to {} does not decode: {why}", M::METHOD))
+        })
+    }
+
+    /// A typed notification.
+    pub async fn notify<M: rpc::Notification>(&self, params: &M::Params) -> Result<(), Error> {
+        // Encoded straight into the message, without an intermediate string of the params.
+        let mut message = Vec::with_capacity(256);
+        message.extend_from_slice(br#"{"jsonrpc":"2.0","method":"#);
+        serde_json::to_writer(&mut message, M::METHOD).map_err(|e| Error::Invalid(e.to_string()))?;
+        message.extend_from_slice(br#","params":"#);
+        serde_json::to_writer(&mut message, params)
+            .map_err(|e| Error::Invalid(format!("cannot encode params: {e}")))?;
+        message.push(b'}');
+        self.send(message).await
+    }
+
+    /// Resolves our call `id` (JSON text) with the peer's answer, if it is one of ours.
+    pub(super) fn answer_call(&self, id: Option<String>, answer: Result<Raw, RpcError>) {
+        let waiter = id
+            .as_deref()
+            .and_then(|id| serde_json::from_str::<i64>(id).ok())
+            .and_then(|k| lock(&self.inner.pending).remove(&k));
+        match waiter {
+            Some(tx) => {
+                let _ = tx.send(answer.map_err(Error::Rpc));
+            }
+            None => {
+                tracing::warn!("acp: response to unknown request id {} dropped", id.as_deref().unwrap_or("(none)"))
+            }
+        }
+    }
+
+    /// Fails our call `id` (JSON text) with `why`, if it is one of ours; true when it was.
+    pub(super) fn fail_call(&self, id: &str, why: String) -> bool {
+        let waiter = serde_json::from_str::<i64>(id).ok().and_then(|k| lock(&self.inner.pending).remove(&k));
+        match waiter {
+            Some(tx) => {
+                let _ = tx.send(Err(Error::Invalid(why)));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Fails every pending call with [`Error::Closed`].
+    pub(super) fn fail_pending(&self) {
+        for (_, tx) in lock(&self.inner.pending).drain() {
+            let _ = tx.send(Err(Error::Closed));
+        }
+    }
+}
+
+/// Removes an abandoned call and tells the peer (on drop, or when cancelled explicitly).
+struct CallGuard<'a> {
+    conn: &'a Connection,
+    id: i64,
+    live: bool,
+}
+
+impl CallGuard<'_> {
+    fn forget(&mut self) -> bool {
+        self.live = false;
+        lock(&self.conn.inner.pending).remove(&self.id).is_some()
+    }
+
+    fn cancel_message(&self) -> Vec<u8> {
+        format!(r#"{{"jsonrpc":"2.0","method":"$/cancel_request","params":{{"requestId":{}}}}}"#, self.id).into_bytes()
+    }
+
+    async fn cancel(&mut self) {
+        if self.forget() {
+            let _ = self.conn.send(self.cancel_message()).await;
+        }
+    }
+}
+
+impl Drop for CallGuard<'_> {
+    fn drop(&mut self) {
+        if self.live && self.forget() && !self.conn.is_closed() {
+            // Best effort: a full queue means the peer is not reading anyway.
+            let _ = self.conn.inner.out.try_send(self.cancel_message());
+        }
+    }
+}
