@@ -7,57 +7,6 @@
 //! - Decoding is lossless: unknown enum values and union variants are kept and re-encoded as received, optional nullable fields keep "omitted" apart from `null` ([`Patch`]), and fields with a schema default remember whether they were present ([`Defaulted`]).
 //! - Decoding is lenient exactly where the schema says so (`x-deserialize-*`), see [`lenient`].
 //! - [`Version`] names the versions, for code that handles each of them.
-#[doc(inline)]
-pub use acp_types_support as support;
-pub use support::{lenient, Defaulted, JsonObject, Meta, Patch, TypeVisitor};
-#[cfg(feature = "v1")]
-#[doc(inline)]
-pub use acp_types_v1 as v1;
-#[cfg(feature = "v2")]
-#[doc(inline)]
-pub use acp_types_v2 as v2;
-/// A protocol version this crate has: one variant per `schema/vN/` (each behind the feature of
-/// its module's name). Not `#[non_exhaustive]` on purpose: a new version is a new variant, and
-/// every `match` on it must say what that version does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Version {
-    /// Protocol version 1 (`schema/v1/`, module [`v1`]).
-    #[cfg(feature = "v1")]
-    V1,
-    /// Protocol version 2 (`schema/v2/`, module [`v2`]).
-    #[cfg(feature = "v2")]
-    V2,
-}
-impl Version {
-    /// Every version compiled in, oldest first.
-    pub const ALL: &'static [Version] = &[
-        #[cfg(feature = "v1")]
-        Version::V1,
-        #[cfg(feature = "v2")]
-        Version::V2,
-    ];
-    /// The `protocolVersion` number of `initialize`.
-    pub fn number(self) -> u16 {
-        match self {
-            #[cfg(feature = "v1")]
-            Version::V1 => 1u16,
-            #[cfg(feature = "v2")]
-            Version::V2 => 2u16,
-        }
-    }
-    /// The version with this `protocolVersion` number, if compiled in.
-    pub fn from_number(number: u16) -> Option<Version> {
-        match number {
-            #[cfg(feature = "v1")]
-            1u16 => Some(Version::V1),
-            #[cfg(feature = "v2")]
-            2u16 => Some(Version::V2),
-            _ => None,
-        }
-    }
-}
-impl std::fmt::Display for Version {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "v{}", self.number())
-    }
-}
+#[rustfmt::skip]
+mod items;
+pub use items::*;

@@ -96,8 +96,12 @@ pub trait Tables: 'static {
     const METHODS: &'static [MethodInfo<Self::Side>];
     /// Decodes a request or notification received by `side`, routed by `method`, and re-encodes
     /// its params; errors as the side's `Request::decode`.
-    fn decode(side: Self::Side, kind: MessageKind, method: &str, params: Option<&RawValue>)
-        -> Result<Option<Value>, RpcError>;
+    fn decode(
+        side: Self::Side,
+        kind: MessageKind,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<Option<Value>, RpcError>;
     /// Decodes the result of a call to `method` received by `side`, and re-encodes it.
     fn decode_response(side: Self::Side, method: &str, result: Option<&RawValue>) -> Result<Value, RpcError>;
 }

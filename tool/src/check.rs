@@ -8,8 +8,8 @@
 //! transcript keeps it and `check` reports it.
 
 use acp_types::support::lenient::{self, LenientEvent};
-use acp_types::support::rpc::{self, MessageKind, RpcError, Stability, Tables};
 pub use acp_types::support::rpc::Role;
+use acp_types::support::rpc::{self, MessageKind, RpcError, Stability, Tables};
 use acp_types::{v1, v2, Version};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -507,8 +507,7 @@ impl Checker {
             Ok(raw) => raw,
             Err(e) => return report.error("result", e.to_string()),
         };
-        let (decoded, events) =
-            lenient::collect(|| tables.decode_response(receiver, &method, Some(&raw)).map(Some));
+        let (decoded, events) = lenient::collect(|| tables.decode_response(receiver, &method, Some(&raw)).map(Some));
         match decoded {
             Err(e) => rpc_problem(report, "result", &e),
             Ok(reencoded) => {
@@ -576,8 +575,13 @@ impl Receiver {
 /// written once for every version.
 trait VersionTables: Sync {
     fn find(&self, method: &str, kind: MessageKind) -> Option<Row>;
-    fn decode(&self, receiver: Receiver, kind: MessageKind, method: &str, params: Option<&RawValue>)
-        -> Result<Option<Value>, RpcError>;
+    fn decode(
+        &self,
+        receiver: Receiver,
+        kind: MessageKind,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<Option<Value>, RpcError>;
     fn decode_response(&self, receiver: Receiver, method: &str, result: Option<&RawValue>) -> Result<Value, RpcError>;
 }
 

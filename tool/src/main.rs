@@ -70,7 +70,10 @@ fn main() -> ExitCode {
 /// A `--protocol-version` number: one of the versions compiled in, or a usage error.
 fn parse_version(text: &str) -> Result<Version, String> {
     let known: Vec<u16> = Version::ALL.iter().map(|v| v.number()).collect();
-    text.parse::<u16>().ok().and_then(Version::from_number).ok_or(format!("not a protocol version this tool knows ({known:?})"))
+    text.parse::<u16>()
+        .ok()
+        .and_then(Version::from_number)
+        .ok_or(format!("not a protocol version this tool knows ({known:?})"))
 }
 
 fn check(files: &[PathBuf], version: Option<Version>, format: Format) -> ExitCode {

@@ -14,13 +14,12 @@
 //! for a full run (or `--quick --write`), into `BENCHMARKS.md` between [`BEGIN`] and [`END`] with
 //! the date, machine and versions; the text around the markers is hand-written and kept.
 
+use crate::process::{self, capture, describe, stream};
 use serde::Deserialize;
-use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::fs;
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The line before the generated part of `BENCHMARKS.md`.
@@ -42,9 +41,6 @@ one run rather than runs with each other. Everything between the markers is rewr
 the rest of this file is not.
 
 ";
-
-/// Lines of a failing command's stderr kept for the error.
-const TAIL_LINES: usize = 30;
 
 /// The crates `bench/Cargo.toml` pins as the references, in the order they are named.
 pub const REFERENCES: [&str; 2] = ["agent-client-protocol-schema", "agent-client-protocol"];
@@ -159,6 +155,21 @@ pub fn run(root: &Path, options: Options) -> Result<Report, String> {
         Some(path)
     };
     Ok(Report { table, written, building, measuring, total: start.elapsed() })
+}
+
+/// `cargo xtask bench` as the command line runs it: the table on stdout, then where it was
+/// written and where the time went on stderr. Returns no further lines.
+pub fn run_command(root: &Path, options: Options) -> Result<Vec<String>, String> {
+    let report = run(root, options)?;
+    for line in &report.table {
+        println!("{line}");
+    }
+    if let Some(path) = &report.written {
+        eprintln!("bench: wrote {}", path.display());
+    }
+    // The wall time comes last, after the table.
+    eprintln!("{}", report.summary());
+    Ok(Vec::new())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -532,8 +543,7 @@ fn source_revision(root: &Path) -> String {
 
 /// `rustc -V`, as the build uses it.
 fn rustc_version() -> Result<String, String> {
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    capture(Command::new(rustc).arg("-V")).map(|out| out.trim().to_string())
+    capture(process::rustc().arg("-V")).map(|out| out.trim().to_string())
 }
 
 /// Cores, CPU model and memory, as far as the OS tells.
@@ -608,13 +618,9 @@ pub fn median(values: &[f64]) -> Option<f64> {
     }
 }
 
-fn cargo() -> Command {
-    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-}
-
 /// Builds `bench/` in release (its own workspace and `bench/target`); returns the binary.
 fn build_bench(root: &Path) -> Result<PathBuf, String> {
-    let mut command = cargo();
+    let mut command = process::cargo();
     command
         .args(["build", "--release", "--manifest-path", "bench/Cargo.toml", "--target-dir", "bench/target"])
         .current_dir(root);
@@ -652,7 +658,7 @@ fn prepare_build_crates(root: &Path, versions: &Versions) -> Result<BuildCrates,
         );
         write_if_changed(&dir.join("Cargo.toml"), &manifest)?;
         write_if_changed(&dir.join("lib.rs"), &format!("pub use {krate} as types;\n"))?;
-        let mut fetch = cargo();
+        let mut fetch = process::cargo();
         fetch.arg("fetch").current_dir(dir);
         eprintln!("bench: {}", describe(&fetch));
         stream(&mut fetch, |_| {})?;
@@ -709,7 +715,7 @@ fn build_row(crates: &BuildCrates, runs: usize, rustc: &str, versions: &Versions
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(format!("cannot remove {}: {e}", target.display())),
             }
-            let mut build = cargo();
+            let mut build = process::cargo();
             // Incremental compilation is on for path dependencies only: off, so that ours (a path
             // dependency here) builds the way a crates.io dependency does.
             build.args(["build", "--offline", "--target-dir", "target"]).env("CARGO_INCREMENTAL", "0").current_dir(dir);
@@ -782,101 +788,6 @@ fn bench_rows(root: &Path, binary: &Path, quick: bool) -> Result<Vec<Row>, Strin
         }
     })?;
     parse_rows(&stdout)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Processes
-
-/// A command as one would type it (`cd DIR && PROGRAM ARGS…`), for progress and errors.
-fn describe(command: &Command) -> String {
-    let mut text = command.get_program().to_string_lossy().into_owned();
-    for arg in command.get_args() {
-        text.push(' ');
-        text.push_str(&arg.to_string_lossy());
-    }
-    for (key, value) in command.get_envs() {
-        if let Some(value) = value {
-            text = format!("{}={} {text}", key.to_string_lossy(), value.to_string_lossy());
-        }
-    }
-    match command.get_current_dir() {
-        Some(dir) => format!("cd {} && {text}", dir.display()),
-        None => text,
-    }
-}
-
-fn failure(what: &str, status: ExitStatus, stderr_tail: &[String]) -> String {
-    if stderr_tail.is_empty() {
-        format!("`{what}` failed ({status}) and printed nothing on stderr")
-    } else {
-        format!("`{what}` failed ({status}); the end of its stderr:\n{}", stderr_tail.join("\n"))
-    }
-}
-
-/// Runs `command` quietly; its stdout, or an error with the end of its stderr.
-fn capture(command: &mut Command) -> Result<String, String> {
-    let what = describe(command);
-    let out = command.stdin(Stdio::null()).output().map_err(|e| format!("cannot run `{what}`: {e}"))?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let lines: Vec<String> = stderr.lines().map(str::to_string).collect();
-        return Err(failure(&what, out.status, &lines[lines.len().saturating_sub(TAIL_LINES)..]));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// Runs `command`, passing its stderr through to ours as it comes and each stdout line to
-/// `on_line`; returns its stdout, or an error with the end of its stderr.
-fn stream(command: &mut Command, mut on_line: impl FnMut(&str)) -> Result<String, String> {
-    let what = describe(command);
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run `{what}`: {e}"))?;
-    let stderr = child.stderr.take();
-    let echo = std::thread::spawn(move || {
-        let mut tail = VecDeque::with_capacity(TAIL_LINES);
-        if let Some(stderr) = stderr {
-            for_each_line(stderr, |line| {
-                eprintln!("{line}");
-                if tail.len() == TAIL_LINES {
-                    tail.pop_front();
-                }
-                tail.push_back(line.to_string());
-            });
-        }
-        Vec::from(tail)
-    });
-    let mut stdout = String::new();
-    if let Some(out) = child.stdout.take() {
-        for_each_line(out, |line| {
-            on_line(line);
-            stdout.push_str(line);
-            stdout.push('\n');
-        });
-    }
-    let status = child.wait().map_err(|e| format!("cannot wait for `{what}`: {e}"))?;
-    let tail = echo.join().unwrap_or_default();
-    if !status.success() {
-        return Err(failure(&what, status, &tail));
-    }
-    Ok(stdout)
-}
-
-/// Each line of `reader` until its end, invalid UTF-8 replaced (so a stray byte never stops the
-/// reading and leaves the child blocked on a full pipe).
-fn for_each_line(reader: impl Read, mut f: impl FnMut(&str)) {
-    let mut reader = BufReader::new(reader);
-    let mut buffer = Vec::new();
-    loop {
-        buffer.clear();
-        match reader.read_until(b'\n', &mut buffer) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => f(String::from_utf8_lossy(&buffer).trim_end_matches(['\n', '\r'])),
-        }
-    }
 }
 
 /// `42.3 s`, `3 min 05 s`.

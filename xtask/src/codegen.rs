@@ -2,32 +2,37 @@
 //! `--check`, compares) everything under `generated/` that the generator owns, and the v1 → v2
 //! migration report `schema/v1-to-v2.md`.
 
-use crate::{diff, emit, emit_methods, ir::Protocol, lower, merge, model, schema_cmd};
+use crate::emit_crates::{self, SchemaVersion};
+use crate::{diff, emit, emit_methods, ir::Protocol, lower, merge, model, schema};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// The protocol versions under `schema/`, each a stable and an unstable file.
-pub const VERSIONS: &[&str] = &["v1", "v2"];
+/// Everything under this directory is the generator's: a file it does not write is stale.
+const OWNED_DIR: &str = "generated";
 
-/// Directories whose every file the generator writes: anything else there is stale.
-const OWNED_DIRS: &[&str] = &["generated/v1/src", "generated/v2/src"];
+/// The migration report between two consecutive versions' stable schemas (`cargo xtask diff vN
+/// vM`), e.g. `schema/v1-to-v2.md`.
+pub fn migration_report_path(old: &SchemaVersion, new: &SchemaVersion) -> PathBuf {
+    PathBuf::from(format!("schema/{}-to-{}.md", old.dir, new.dir))
+}
 
-/// The migration report between the two committed stable schemas (`cargo xtask diff v1 v2`).
-pub const MIGRATION_REPORT: &str = "schema/v1-to-v2.md";
-
-/// The hand-written support modules, copied into standalone crates.
-const SUPPORT: &[(&str, &str)] = &[
-    ("mod.rs", include_str!("../../support/src/lib.rs")),
-    ("defaulted.rs", include_str!("../../support/src/defaulted.rs")),
-    ("lenient.rs", include_str!("../../support/src/lenient.rs")),
-    ("moved.rs", include_str!("../../support/src/moved.rs")),
-    ("patch.rs", include_str!("../../support/src/patch.rs")),
-    ("rpc.rs", include_str!("../../support/src/rpc.rs")),
-    ("schema.rs", include_str!("../../support/src/schema.rs")),
-    ("union.rs", include_str!("../../support/src/union.rs")),
-];
+/// The protocol versions under `schema/`: every directory named `vN`, oldest first.
+pub fn versions(root: &Path) -> Result<Vec<SchemaVersion>, String> {
+    let dir = root.join("schema");
+    let entries = fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut versions: Vec<SchemaVersion> = entries
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| SchemaVersion::parse(&e.file_name().to_string_lossy()))
+        .collect();
+    versions.sort();
+    if versions.is_empty() {
+        return Err(format!("{}: no version directory (v1, v2, …)", dir.display()));
+    }
+    Ok(versions)
+}
 
 /// Reads, parses and lowers one schema file; `name` is how it is shown (a relative path).
 pub fn load(path: &Path, name: &str) -> Result<Protocol, String> {
@@ -42,8 +47,14 @@ pub fn generate(root: &Path) -> Result<(BTreeMap<PathBuf, String>, Vec<String>),
     let mut files = BTreeMap::new();
     let mut lines = Vec::new();
     let mut errors = Vec::new();
-    let mut stables = BTreeMap::new();
-    for version in VERSIONS {
+    let mut stables = Vec::new();
+    let versions = versions(root)?;
+    files.insert(PathBuf::from("generated/Cargo.toml"), emit_crates::facade_manifest(&versions));
+    files.insert(PathBuf::from("generated/src/lib.rs"), emit_crates::facade_lib(&versions)?);
+    files.insert(PathBuf::from("generated/src/items.rs"), emit_crates::facade_items(&versions)?);
+    for v in &versions {
+        let version = &v.dir;
+        files.insert(PathBuf::from(format!("generated/{version}/Cargo.toml")), emit_crates::version_manifest(v));
         let stable_name = format!("schema/{version}/schema.json");
         let unstable_name = format!("schema/{version}/schema.unstable.json");
         let mut loaded = Vec::new();
@@ -79,11 +90,15 @@ pub fn generate(root: &Path) -> Result<(BTreeMap<PathBuf, String>, Vec<String>),
             }
             Err(e) => errors.push(e),
         }
-        files.insert(PathBuf::from(format!("generated/{version}/src/lib.rs")), version_crate(version, &sources)?);
-        stables.insert(*version, loaded.swap_remove(0));
+        files.insert(PathBuf::from(format!("generated/{version}/src/lib.rs")), emit_crates::version_lib(v, &sources)?);
+        stables.push((v, loaded.swap_remove(0)));
     }
-    if let (Some(v1), Some(v2)) = (stables.get("v1"), stables.get("v2")) {
-        files.insert(PathBuf::from(MIGRATION_REPORT), migration_report(v1, v2));
+    for pair in stables.windows(2) {
+        let [(old_version, old), (new_version, new)] = pair else { continue };
+        files.insert(
+            migration_report_path(old_version, new_version),
+            migration_report(old, new, old_version, new_version),
+        );
     }
     if !errors.is_empty() {
         return Err(errors.join("\n"));
@@ -91,36 +106,21 @@ pub fn generate(root: &Path) -> Result<(BTreeMap<PathBuf, String>, Vec<String>),
     Ok((files, lines))
 }
 
-/// `cargo xtask diff v1 v2 --format markdown` under a generated-file header.
-fn migration_report(old: &Protocol, new: &Protocol) -> String {
+/// `cargo xtask diff vN vM --format markdown` under a generated-file header.
+fn migration_report(
+    old: &Protocol,
+    new: &Protocol,
+    old_version: &SchemaVersion,
+    new_version: &SchemaVersion,
+) -> String {
     format!(
-        "<!-- @generated by `cargo xtask codegen` (`cargo xtask diff v1 v2 --format markdown`) from {} and {}; do not \
+        "<!-- @generated by `cargo xtask codegen` (`cargo xtask diff {} {} --format markdown`) from {} and {}; do not \
          edit. -->\n\n{}",
+        old_version.dir,
+        new_version.dir,
         old.source,
         new.source,
         diff::render::markdown(&diff::diff(old, new))
-    )
-}
-
-/// The root of a version crate (`acp-types-v1`, re-exported as `acp_types::v1`).
-fn version_crate(version: &str, sources: &str) -> Result<String, String> {
-    let doc = format!(
-        " ACP {version}: every type of `schema/{version}/schema.json`, plus (feature `unstable`) what only \
-         `schema.unstable.json` has. Re-exported by `acp-types` as `acp_types::{version}`."
-    );
-    emit::render(
-        sources,
-        quote::quote! {
-            #![doc = #doc]
-            // The generated code names the support items `crate::support::…`.
-            use acp_types_support as support;
-            // Formatted by prettyplease when generated; `cargo fmt` must not rewrite it.
-            #[rustfmt::skip]
-            mod types;
-            #[rustfmt::skip]
-            pub mod methods;
-            pub use types::*;
-        },
     )
 }
 
@@ -163,7 +163,7 @@ pub fn check(root: &Path) -> Result<(), String> {
 
 fn check_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Result<(), String> {
     let mut problems = Vec::new();
-    if let Err(e) = schema_cmd::verify(root) {
+    if let Err(e) = schema::verify(root) {
         problems.push(e);
     }
     for (path, text) in files {
@@ -186,8 +186,8 @@ fn check_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Result<(), Str
 
 fn stale_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Vec<PathBuf> {
     let mut stale = Vec::new();
-    for dir in OWNED_DIRS {
-        let mut stack = vec![root.join(dir)];
+    {
+        let mut stack = vec![root.join(OWNED_DIR)];
         while let Some(d) = stack.pop() {
             let Ok(entries) = fs::read_dir(&d) else {
                 continue;
@@ -216,41 +216,18 @@ pub fn standalone(schema: &Path, out: &Path) -> Result<Vec<String>, String> {
     let file_name = schema.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or(name.clone());
     let types = emit::types_module(&protocol, &file_name)?;
     let methods = emit_methods::methods_module(&protocol, &file_name)?;
-    let lib = emit::render(
-        &file_name,
-        quote::quote! {
-            //! Agent Client Protocol types generated from one schema file.
-            pub mod support;
-            mod types;
-            pub mod methods;
-            pub use support::{Defaulted, JsonObject, Meta, Patch};
-            pub use types::*;
-        },
-    )?;
     let crate_name = out
         .file_name()
         .map(|n| n.to_string_lossy().replace(|c: char| !c.is_ascii_alphanumeric(), "-"))
         .filter(|n| n.starts_with(|c: char| c.is_ascii_alphabetic()))
         .unwrap_or_else(|| "acp-types-standalone".into());
-    let manifest = format!(
-        "# @generated by `cargo xtask codegen` from {file_name}; do not edit.\n\
-         [package]\nname = \"{crate_name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
-         [features]\nunstable = []\nschemars = [\"dep:schemars\"]\n\n\
-         [dependencies]\nmemchr = \"2\"\nserde = {{ version = \"1\", features = [\"derive\"] }}\n\
-         serde_json = {{ version = \"1\", features = [\"preserve_order\", \"raw_value\"] }}\n\
-         serde_path_to_error = \"0.1\"\n\
-         schemars = {{ version = \"1\", optional = true }}\n\n\
-         [workspace]\n"
-    );
-    let mut files: Vec<(PathBuf, String)> = vec![
+    let (manifest, lib) = emit_crates::standalone(&crate_name, &file_name, &crate::project_root().join("support"))?;
+    let files: Vec<(PathBuf, String)> = vec![
         (out.join("Cargo.toml"), manifest),
         (out.join("src/lib.rs"), lib),
         (out.join("src/types.rs"), types),
         (out.join("src/methods.rs"), methods),
     ];
-    for (file, text) in SUPPORT {
-        files.push((out.join("src/support").join(file), text.to_string()));
-    }
     for (path, text) in &files {
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -264,23 +241,4 @@ pub fn standalone(schema: &Path, out: &Path) -> Result<Vec<String>, String> {
         start.elapsed().as_secs_f64() * 1e3,
         out.display()
     )])
-}
-
-#[cfg(test)]
-mod tests {
-    /// Standalone crates carry every hand-written support file.
-    #[test]
-    fn support_list_is_complete() {
-        let dir = crate::project_root().join("support/src");
-        // The support crate's root is the standalone crates' `support/mod.rs`.
-        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
-            .expect("support dir")
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().replace("lib.rs", "mod.rs"))
-            .collect();
-        on_disk.sort();
-        let mut listed: Vec<String> = super::SUPPORT.iter().map(|(n, _)| n.to_string()).collect();
-        listed.sort();
-        assert_eq!(listed, on_disk);
-    }
 }

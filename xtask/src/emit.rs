@@ -10,7 +10,7 @@ use heck::ToSnakeCase;
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 /// The first line of every generated file.
 pub fn header(sources: &str) -> String {
@@ -82,10 +82,42 @@ pub(crate) fn ident(name: &str) -> syn::Ident {
     }
 }
 
+/// The Rust wrapper of a lenient field that has a shared `lenient_fns::*` function; a field with
+/// a schema default gets a function of its own instead (its default is its own). Declared in the
+/// order of the functions' names, which is their order in the generated file.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum LenientShape {
+    /// `Option<T>`: a required nullable or an optional field.
+    Optional,
+    /// `Patch<T>`.
+    Patch,
+    /// `T`.
+    Required,
+}
+
+impl LenientShape {
+    fn of(presence: &Presence) -> Option<LenientShape> {
+        match presence {
+            Presence::Required => Some(LenientShape::Required),
+            Presence::RequiredNullable | Presence::Optional => Some(LenientShape::Optional),
+            Presence::Patch => Some(LenientShape::Patch),
+            Presence::Defaulted(_) => None,
+        }
+    }
+
+    fn prefix(self) -> &'static str {
+        match self {
+            LenientShape::Optional => "option",
+            LenientShape::Patch => "patch",
+            LenientShape::Required => "required",
+        }
+    }
+}
+
 /// Lenient deserialize functions, shared by all fields of the same shape.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct LenientFn {
-    presence: &'static str,
+    shape: LenientShape,
     items: bool,
     on_null: bool,
     on_error: bool,
@@ -93,7 +125,7 @@ struct LenientFn {
 
 impl LenientFn {
     fn name(&self) -> String {
-        let mut n = self.presence.to_string();
+        let mut n = self.shape.prefix().to_string();
         if self.items {
             n.push_str("_items");
         }
@@ -109,62 +141,12 @@ impl LenientFn {
 
 struct Emitter<'a> {
     p: &'a Protocol,
-    /// (container, contained) pairs that need a `Box` to break a cycle.
-    boxed: HashSet<(TypeId, TypeId)>,
     lenient: std::cell::RefCell<BTreeSet<LenientFn>>,
 }
 
 impl<'a> Emitter<'a> {
     fn new(p: &'a Protocol) -> Self {
-        // Direct containment edges (not through Vec or Map, which already allocate).
-        let mut edges: BTreeMap<TypeId, Vec<TypeId>> = BTreeMap::new();
-        for (i, t) in p.types.iter().enumerate() {
-            let from = TypeId(i);
-            let mut add = |r: &TypeRef| {
-                if let TypeRef::Named(to) = r {
-                    edges.entry(from).or_default().push(*to);
-                }
-            };
-            match &t.kind {
-                TypeKind::Struct(s) => {
-                    s.fields.iter().for_each(|f| add(&f.ty));
-                    if let Some(fl) = &s.flatten {
-                        add(&TypeRef::Named(fl.ty));
-                    }
-                }
-                TypeKind::Newtype(r) => add(r),
-                TypeKind::Union(u) => {
-                    for v in &u.variants {
-                        if let VariantKind::Tagged { body: Some(b), .. } | VariantKind::Untagged(b) = &v.kind {
-                            add(b);
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        let reaches = |from: TypeId, target: TypeId| -> bool {
-            let mut stack = vec![from];
-            let mut seen = HashSet::new();
-            while let Some(n) = stack.pop() {
-                if n == target {
-                    return true;
-                }
-                if seen.insert(n) {
-                    stack.extend(edges.get(&n).into_iter().flatten().copied());
-                }
-            }
-            false
-        };
-        let mut boxed = HashSet::new();
-        for (from, tos) in &edges {
-            for to in tos {
-                if reaches(*to, *from) {
-                    boxed.insert((*from, *to));
-                }
-            }
-        }
-        Emitter { p, boxed, lenient: Default::default() }
+        Emitter { p, lenient: Default::default() }
     }
 
     /// `visit_type(name, visitor)`: the Rust type of a schema type name, for tools and tests.
@@ -197,12 +179,12 @@ impl<'a> Emitter<'a> {
         ident(&self.p.get(id).name)
     }
 
-    /// The Rust type of a reference made from inside type `owner`.
-    fn rust(&self, owner: TypeId, r: &TypeRef) -> TokenStream {
+    /// The Rust type of a reference; `boxed` (lowering's decision) when it is held through a `Box`.
+    fn rust(&self, r: &TypeRef, boxed: bool) -> TokenStream {
         match r {
             TypeRef::Named(id) => {
                 let name = self.name(*id);
-                if self.boxed.contains(&(owner, *id)) {
+                if boxed {
                     quote! { Box<#name> }
                 } else {
                     quote! { #name }
@@ -217,11 +199,11 @@ impl<'a> Emitter<'a> {
             TypeRef::Any | TypeRef::MethodKeyed => quote! { serde_json::Value },
             TypeRef::Object => quote! { Meta },
             TypeRef::Array(inner) => {
-                let inner = self.rust(TypeId(usize::MAX), inner);
+                let inner = self.rust(inner, false);
                 quote! { Vec<#inner> }
             }
             TypeRef::Map(inner) => {
-                let inner = self.rust(TypeId(usize::MAX), inner);
+                let inner = self.rust(inner, false);
                 quote! { std::collections::BTreeMap<String, #inner> }
             }
         }
@@ -240,7 +222,7 @@ impl<'a> Emitter<'a> {
         let docs = docs(Some(&doc_text));
         let body = match &t.kind {
             TypeKind::Struct(s) => self.structure(id, s, &name, &cfg)?,
-            TypeKind::Newtype(inner) => self.newtype(id, inner, &name, &cfg),
+            TypeKind::Newtype { inner, boxed } => self.newtype(inner, *boxed, &name, &cfg),
             TypeKind::Any => quote! {
                 #cfg
                 pub type #name = serde_json::Value;
@@ -256,145 +238,22 @@ impl<'a> Emitter<'a> {
         let t = self.p.get(id);
         let mut fields = Vec::new();
         let mut default_fns = Vec::new();
-        let mut default_inits = Vec::new();
-        let all_optional = s.flatten.is_none()
-            && s.fields.iter().all(|f| !matches!(f.presence, Presence::Required | Presence::RequiredNullable));
         for f in &s.fields {
-            let fname = ident(&f.name);
-            let fcfg = cfg_tokens(f.stability);
-            let fdocs = docs(f.origin.docs.as_deref());
-            let inner = self.rust(id, &f.ty);
-            let mut serde_args: Vec<TokenStream> = Vec::new();
-            if f.name.trim_start_matches("r#") != f.origin.wire {
-                let wire = &f.origin.wire;
-                serde_args.push(quote! { rename = #wire });
-            }
-            let default_fn = format!("default_{}_{}", t.name.to_snake_case(), f.name.trim_start_matches("r#"));
-            let ty = match &f.presence {
-                Presence::Required => inner.clone(),
-                Presence::RequiredNullable => quote! { Option<#inner> },
-                Presence::Optional => {
-                    serde_args.push(quote! { default, skip_serializing_if = "Option::is_none" });
-                    quote! { Option<#inner> }
-                }
-                Presence::Patch => {
-                    serde_args.push(quote! { default, skip_serializing_if = "Patch::is_omitted" });
-                    quote! { Patch<#inner> }
-                }
-                Presence::Defaulted(value) => {
-                    serde_args.push(quote! { default = #default_fn, skip_serializing_if = "Defaulted::is_implicit" });
-                    let expr = self
-                        .default_expr(id, &f.ty, value)
-                        .map_err(|e| format!("{}#{}: default {value}: {e}", self.p.source, f.origin.pointer))?;
-                    let fn_ident = format_ident!("{}", default_fn);
-                    default_fns.push(quote! {
-                        #fcfg
-                        fn #fn_ident() -> Defaulted<#inner> {
-                            Defaulted::implicit(#expr)
-                        }
-                    });
-                    quote! { Defaulted<#inner> }
-                }
-            };
-            if f.lenient.any() {
-                let with = match &f.presence {
-                    Presence::Defaulted(_) => {
-                        let de_fn = format!("de_{}_{}", t.name.to_snake_case(), f.name.trim_start_matches("r#"));
-                        default_fns.push(self.defaulted_lenient_fn(f, &de_fn, &default_fn, &inner, &fcfg));
-                        de_fn
-                    }
-                    Presence::Required => self.lenient_with(f, "required"),
-                    Presence::RequiredNullable | Presence::Optional => self.lenient_with(f, "option"),
-                    Presence::Patch => self.lenient_with(f, "patch"),
-                };
-                serde_args.push(quote! { deserialize_with = #with });
-            } else if matches!(f.presence, Presence::RequiredNullable)
-                || (f.presence == Presence::Required && self.accepts_absence(&f.ty))
-            {
-                serde_args.push(quote! { deserialize_with = "lenient::required" });
-            }
-            let serde_attr = if serde_args.is_empty() {
-                quote! {}
-            } else {
-                quote! { #[serde(#(#serde_args),*)] }
-            };
-            fields.push(quote! {
-                #fdocs
-                #fcfg
-                #serde_attr
-                pub #fname: #ty,
-            });
-            let init = match &f.presence {
-                Presence::Defaulted(_) => {
-                    let fn_ident = format_ident!("{}", default_fn);
-                    quote! { #fn_ident() }
-                }
-                _ => quote! { Default::default() },
-            };
-            default_inits.push(quote! { #fcfg #fname: #init, });
+            let (field, fns) = self.field(t, f)?;
+            fields.push(field);
+            default_fns.extend(fns);
         }
         if let Some(fl) = &s.flatten {
             let fname = ident(&fl.name);
-            let ty = self.rust(id, &TypeRef::Named(fl.ty));
+            let ty = self.rust(&TypeRef::Named(fl.ty), fl.boxed);
             fields.push(quote! {
                 /// The variant-dependent part of the object.
                 #[serde(flatten)]
                 pub #fname: #ty,
             });
         }
-        // `new(required…)`: struct literals would break whenever a feature adds a field.
-        let mut new_params = Vec::new();
-        let mut new_inits = Vec::new();
-        for f in &s.fields {
-            let fname = ident(&f.name);
-            let fcfg = cfg_tokens(f.stability);
-            match &f.presence {
-                Presence::Required | Presence::RequiredNullable => {
-                    let inner = self.rust(id, &f.ty);
-                    let ty = if f.presence == Presence::Required {
-                        inner
-                    } else {
-                        quote! { Option<#inner> }
-                    };
-                    new_params.push(quote! { #fcfg #fname: #ty });
-                    new_inits.push(quote! { #fcfg #fname, });
-                }
-                Presence::Defaulted(_) => {
-                    let fn_ident =
-                        format_ident!("default_{}_{}", t.name.to_snake_case(), f.name.trim_start_matches("r#"));
-                    new_inits.push(quote! { #fcfg #fname: #fn_ident(), });
-                }
-                _ => new_inits.push(quote! { #fcfg #fname: Default::default(), }),
-            }
-        }
-        if let Some(fl) = &s.flatten {
-            let fname = ident(&fl.name);
-            let ty = self.rust(id, &TypeRef::Named(fl.ty));
-            new_params.push(quote! { #fname: #ty });
-            new_inits.push(quote! { #fname, });
-        }
-        let constructor = quote! {
-            #cfg
-            impl #name {
-                /// A value with the required fields given and every optional field left out.
-                #[allow(clippy::too_many_arguments)]
-                pub fn new(#(#new_params),*) -> Self {
-                    Self { #(#new_inits)* }
-                }
-            }
-        };
-        let default_impl = if all_optional {
-            quote! {
-                #cfg
-                impl Default for #name {
-                    fn default() -> Self {
-                        Self { #(#default_inits)* }
-                    }
-                }
-            }
-        } else {
-            quote! {}
-        };
+        let constructor = self.constructor(t, s, name, cfg);
+        let default_impl = default_impl(t, s, name, cfg);
         Ok(quote! {
             #cfg
             #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -406,6 +265,117 @@ impl<'a> Emitter<'a> {
             #default_impl
             #(#default_fns)*
         })
+    }
+
+    /// One field of struct `t`, and the functions it needs (its default, its lenient decoding).
+    fn field(&self, t: &TypeDef, f: &Field) -> Result<(TokenStream, Vec<TokenStream>), String> {
+        let fname = ident(&f.name);
+        let fcfg = cfg_tokens(f.stability);
+        let fdocs = docs(f.origin.docs.as_deref());
+        let inner = self.rust(&f.ty, f.boxed);
+        let mut fns = Vec::new();
+        let mut serde_args: Vec<TokenStream> = Vec::new();
+        if f.name.trim_start_matches("r#") != f.origin.wire {
+            let wire = &f.origin.wire;
+            serde_args.push(quote! { rename = #wire });
+        }
+        let default_fn = default_fn(t, f);
+        let ty = match &f.presence {
+            Presence::Required => inner.clone(),
+            Presence::RequiredNullable => quote! { Option<#inner> },
+            Presence::Optional => {
+                serde_args.push(quote! { default, skip_serializing_if = "Option::is_none" });
+                quote! { Option<#inner> }
+            }
+            Presence::Patch => {
+                serde_args.push(quote! { default, skip_serializing_if = "Patch::is_omitted" });
+                quote! { Patch<#inner> }
+            }
+            Presence::Defaulted(value) => {
+                let default_name = default_fn.to_string();
+                serde_args.push(quote! { default = #default_name, skip_serializing_if = "Defaulted::is_implicit" });
+                let expr = self
+                    .default_expr(&f.ty, f.boxed, value)
+                    .map_err(|e| format!("{}#{}: default {value}: {e}", self.p.source, f.origin.pointer))?;
+                fns.push(quote! {
+                    #fcfg
+                    fn #default_fn() -> Defaulted<#inner> {
+                        Defaulted::implicit(#expr)
+                    }
+                });
+                quote! { Defaulted<#inner> }
+            }
+        };
+        if f.lenient.any() {
+            let with = match LenientShape::of(&f.presence) {
+                Some(shape) => self.lenient_with(f, shape),
+                None => {
+                    let de_fn = format!("de_{}_{}", t.name.to_snake_case(), f.name.trim_start_matches("r#"));
+                    fns.push(self.defaulted_lenient_fn(f, &de_fn, &default_fn, &inner, &fcfg));
+                    de_fn
+                }
+            };
+            serde_args.push(quote! { deserialize_with = #with });
+        } else if matches!(f.presence, Presence::RequiredNullable)
+            || (f.presence == Presence::Required && self.accepts_absence(&f.ty))
+        {
+            serde_args.push(quote! { deserialize_with = "lenient::required" });
+        }
+        let serde_attr = if serde_args.is_empty() {
+            quote! {}
+        } else {
+            quote! { #[serde(#(#serde_args),*)] }
+        };
+        let field = quote! {
+            #fdocs
+            #fcfg
+            #serde_attr
+            pub #fname: #ty,
+        };
+        Ok((field, fns))
+    }
+
+    /// `new(required…)`: struct literals would break whenever a feature adds a field.
+    fn constructor(&self, t: &TypeDef, s: &Struct, name: &syn::Ident, cfg: &TokenStream) -> TokenStream {
+        let mut new_params = Vec::new();
+        let mut new_inits = Vec::new();
+        for f in &s.fields {
+            let fname = ident(&f.name);
+            let fcfg = cfg_tokens(f.stability);
+            match &f.presence {
+                Presence::Required | Presence::RequiredNullable => {
+                    let inner = self.rust(&f.ty, f.boxed);
+                    let ty = if f.presence == Presence::Required {
+                        inner
+                    } else {
+                        quote! { Option<#inner> }
+                    };
+                    new_params.push(quote! { #fcfg #fname: #ty });
+                    new_inits.push(quote! { #fcfg #fname, });
+                }
+                Presence::Defaulted(_) => {
+                    let fn_ident = default_fn(t, f);
+                    new_inits.push(quote! { #fcfg #fname: #fn_ident(), });
+                }
+                Presence::Optional | Presence::Patch => new_inits.push(quote! { #fcfg #fname: Default::default(), }),
+            }
+        }
+        if let Some(fl) = &s.flatten {
+            let fname = ident(&fl.name);
+            let ty = self.rust(&TypeRef::Named(fl.ty), fl.boxed);
+            new_params.push(quote! { #fname: #ty });
+            new_inits.push(quote! { #fname, });
+        }
+        quote! {
+            #cfg
+            impl #name {
+                /// A value with the required fields given and every optional field left out.
+                #[allow(clippy::too_many_arguments)]
+                pub fn new(#(#new_params),*) -> Self {
+                    Self { #(#new_inits)* }
+                }
+            }
+        }
     }
 
     /// A short description of a type for error messages.
@@ -437,7 +407,7 @@ impl<'a> Emitter<'a> {
                 TypeKind::Struct(_) => Some("object"),
                 TypeKind::StringEnum { .. } => Some("string"),
                 TypeKind::IntEnum { .. } => Some("number"),
-                TypeKind::Newtype(inner) => self.json_kind(inner),
+                TypeKind::Newtype { inner, .. } => self.json_kind(inner),
                 TypeKind::Union(u)
                     if u.tag.is_some() && u.variants.iter().all(|v| !matches!(v.kind, VariantKind::Untagged(_))) =>
                 {
@@ -454,7 +424,7 @@ impl<'a> Emitter<'a> {
             TypeRef::Any | TypeRef::MethodKeyed | TypeRef::Null => true,
             TypeRef::Named(id) => match &self.p.get(*id).kind {
                 TypeKind::Any => true,
-                TypeKind::Newtype(inner) => self.accepts_absence(inner),
+                TypeKind::Newtype { inner, .. } => self.accepts_absence(inner),
                 _ => false,
             },
             _ => false,
@@ -466,12 +436,11 @@ impl<'a> Emitter<'a> {
         &self,
         f: &Field,
         de_fn: &str,
-        default_fn: &str,
+        default_fn: &syn::Ident,
         inner: &TokenStream,
         fcfg: &TokenStream,
     ) -> TokenStream {
         let de_fn = format_ident!("{}", de_fn);
-        let default_fn = format_ident!("{}", default_fn);
         let base = if f.lenient.skip_invalid_items {
             quote! { lenient::items }
         } else {
@@ -497,9 +466,9 @@ impl<'a> Emitter<'a> {
     }
 
     /// The `deserialize_with` path for a lenient field (shared by all fields of its shape).
-    fn lenient_with(&self, f: &Field, presence: &'static str) -> String {
+    fn lenient_with(&self, f: &Field, shape: LenientShape) -> String {
         let shape = LenientFn {
-            presence,
+            shape,
             items: f.lenient.skip_invalid_items,
             on_null: f.lenient.default_on_null,
             on_error: f.lenient.default_on_error,
@@ -526,13 +495,14 @@ impl<'a> Emitter<'a> {
             } else {
                 quote! { T }
             };
-            let (ret, chain, default) = match s.presence {
-                "required" => (value_ty.clone(), quote! { #base }, quote! { <#value_ty>::default }),
-                "option" => {
+            let (ret, chain, default) = match s.shape {
+                LenientShape::Required => (value_ty.clone(), quote! { #base }, quote! { <#value_ty>::default }),
+                LenientShape::Optional => {
                     (quote! { Option<#value_ty> }, quote! { |v| lenient::option(v, #base) }, quote! { || None })
                 }
-                // "patch", the only other shape `lenient_with` records
-                _ => (quote! { Patch<#value_ty> }, quote! { |v| lenient::patch(v, #base) }, quote! { Patch::default }),
+                LenientShape::Patch => {
+                    (quote! { Patch<#value_ty> }, quote! { |v| lenient::patch(v, #base) }, quote! { Patch::default })
+                }
             };
             let chain = if s.on_null {
                 quote! { |v| lenient::null_default(v, #default, #chain) }
@@ -544,7 +514,7 @@ impl<'a> Emitter<'a> {
             } else {
                 quote! { None }
             };
-            let needs_default = s.presence == "required" && !s.items && (s.on_null || s.on_error);
+            let needs_default = s.shape == LenientShape::Required && !s.items && (s.on_null || s.on_error);
             let bound = if needs_default {
                 quote! { T: serde::de::DeserializeOwned + Default }
             } else {
@@ -572,8 +542,8 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// A Rust expression for a schema `default` value of type `r`.
-    fn default_expr(&self, owner: TypeId, r: &TypeRef, value: &Value) -> Result<TokenStream, String> {
+    /// A Rust expression for a schema `default` value of type `r` (held through a `Box` when `boxed`).
+    fn default_expr(&self, r: &TypeRef, boxed: bool, value: &Value) -> Result<TokenStream, String> {
         Ok(match (r, value) {
             (TypeRef::Bool, Value::Bool(b)) => quote! { #b },
             (TypeRef::String, Value::String(s)) => quote! { String::from(#s) },
@@ -593,7 +563,6 @@ impl<'a> Emitter<'a> {
             (TypeRef::Object, Value::Object(m)) if m.is_empty() => quote! { Meta::new() },
             (TypeRef::Map(_), Value::Object(m)) if m.is_empty() => quote! { Default::default() },
             (TypeRef::Named(id), v) => {
-                let boxed = self.boxed.contains(&(owner, *id));
                 let expr = self.named_default(*id, v)?;
                 if boxed {
                     quote! { Box::new(#expr) }
@@ -624,26 +593,25 @@ impl<'a> Emitter<'a> {
                             return Err(format!("required field `{}` of {} is missing", f.origin.wire, t.name))
                         }
                         (None, Presence::Defaulted(_)) => {
-                            let fn_ident =
-                                format_ident!("default_{}_{}", t.name.to_snake_case(), f.name.trim_start_matches("r#"));
+                            let fn_ident = default_fn(t, f);
                             quote! { #fn_ident() }
                         }
-                        (None, _) => quote! { Default::default() },
+                        (None, Presence::Optional | Presence::Patch) => quote! { Default::default() },
                         (Some(Value::Null), Presence::Patch) => quote! { Patch::Null },
                         (Some(Value::Null), Presence::Optional | Presence::RequiredNullable) => {
                             quote! { None }
                         }
-                        (Some(v), Presence::Required) => self.default_expr(id, &f.ty, v)?,
+                        (Some(v), Presence::Required) => self.default_expr(&f.ty, f.boxed, v)?,
                         (Some(v), Presence::Optional | Presence::RequiredNullable) => {
-                            let e = self.default_expr(id, &f.ty, v)?;
+                            let e = self.default_expr(&f.ty, f.boxed, v)?;
                             quote! { Some(#e) }
                         }
                         (Some(v), Presence::Patch) => {
-                            let e = self.default_expr(id, &f.ty, v)?;
+                            let e = self.default_expr(&f.ty, f.boxed, v)?;
                             quote! { Patch::Value(#e) }
                         }
                         (Some(v), Presence::Defaulted(_)) => {
-                            let e = self.default_expr(id, &f.ty, v)?;
+                            let e = self.default_expr(&f.ty, f.boxed, v)?;
                             quote! { Defaulted::explicit(#e) }
                         }
                     };
@@ -662,16 +630,16 @@ impl<'a> Emitter<'a> {
                     Err(format!("`{s}` is not a value of {}", t.name))
                 }
             }
-            (TypeKind::Newtype(inner), v) => {
-                let e = self.default_expr(id, inner, v)?;
+            (TypeKind::Newtype { inner, boxed }, v) => {
+                let e = self.default_expr(inner, *boxed, v)?;
                 Ok(quote! { #name(#e) })
             }
             _ => Err(format!("a default for {} is not supported", t.name)),
         }
     }
 
-    fn newtype(&self, id: TypeId, inner: &TypeRef, name: &syn::Ident, cfg: &TokenStream) -> TokenStream {
-        let ty = self.rust(id, inner);
+    fn newtype(&self, inner: &TypeRef, boxed: bool, name: &syn::Ident, cfg: &TokenStream) -> TokenStream {
+        let ty = self.rust(inner, boxed);
         let (derives, extra) = match inner {
             TypeRef::String => (
                 quote! { Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize },
@@ -941,187 +909,22 @@ impl<'a> Emitter<'a> {
     }
 
     fn union(&self, id: TypeId, u: &Union, name: &syn::Ident, cfg: &TokenStream) -> TokenStream {
-        let t = self.p.get(id);
-        let union_name = &t.name;
-        let mut variants = Vec::new();
-        let mut ser_arms = Vec::new();
-        let mut tag_arms = Vec::new();
-        let mut tagged_arms = Vec::new();
-        // The variants of known tags, decoded from the rest of the object (see `union::stream`).
-        let mut known_arms = Vec::new();
-        let mut untagged = Vec::new();
-        let mut catch_all = None;
-        let mut schema_branches = Vec::new();
-        let mut has_untagged_object = false;
-        let mut ends_with_any = false;
+        let union_name = &self.p.get(id).name;
         let tag = u.tag.clone().unwrap_or_default();
+        let mut parts = UnionParts::default();
         for (i, v) in u.variants.iter().enumerate() {
-            let vn = ident(&v.name);
-            let c = cfg_tokens(v.stability);
-            let d = docs(v.origin.docs.as_deref());
-            let index = i as u32;
             match &v.kind {
-                VariantKind::Tagged { value, body } => {
-                    tag_arms.push(quote! { #c Some(#value) => #index, });
-                    match body {
-                        Some(b) => {
-                            let ty = self.rust(id, b);
-                            schema_branches.push(quote! {
-                                #c branches.push(crate::support::schema::tagged(generator.subschema_for::<#ty>(), #tag, #value));
-                            });
-                            variants.push(quote! { #d #c #vn(#ty), });
-                            ser_arms
-                                .push(quote! { #c Self::#vn(body) => union::tagged(serializer, #tag, #value, body), });
-                            let wrap = if matches!(b, TypeRef::Named(x) if self.boxed.contains(&(id, *x))) {
-                                quote! { .map(|b| Self::#vn(Box::new(b))) }
-                            } else {
-                                quote! { .map(Self::#vn) }
-                            };
-                            tagged_arms.push(quote! { #c #index => return union::body(object, #tag, #value) #wrap, });
-                            known_arms.push(quote! { #c #value => Deserialize::deserialize(body) #wrap, });
-                        }
-                        None => {
-                            schema_branches.push(quote! {
-                                #c branches.push(crate::support::schema::tag_only(#tag, #value));
-                            });
-                            variants.push(quote! { #d #c #vn, });
-                            ser_arms.push(quote! { #c Self::#vn => union::tag_only(serializer, #tag, #value), });
-                            tagged_arms.push(quote! { #c #index => return Ok(Self::#vn), });
-                            known_arms.push(quote! {
-                                #c #value => serde::de::IgnoredAny::deserialize(body).map(|_| Self::#vn),
-                            });
-                        }
-                    }
-                }
-                VariantKind::CatchAll => {
-                    let d = docs(v.origin.docs.as_deref().or(Some("Any other variant, kept whole as received.")));
-                    schema_branches.push(quote! {
-                        #c branches.push(crate::support::schema::catch_all(#tag, Self::KNOWN_TAGS));
-                    });
-                    variants.push(quote! { #d #c #vn(JsonObject), });
-                    ser_arms.push(quote! { #c Self::#vn(object) => object.serialize(serializer), });
-                    catch_all = Some((vn.clone(), c.clone()));
-                }
-                VariantKind::Untagged(b) => {
-                    match b {
-                        TypeRef::Null => {
-                            schema_branches.push(quote! { #c branches.push(serde_json::json!({ "type": "null" })); });
-                            variants.push(quote! { #d #c #vn, });
-                            ser_arms.push(quote! { #c Self::#vn => serializer.serialize_unit(), });
-                            untagged.push(quote! {
-                                #c
-                                if value.is_null() {
-                                    return Ok(Self::#vn);
-                                }
-                            });
-                        }
-                        TypeRef::Any => {
-                            schema_branches.push(quote! { #c branches.push(serde_json::json!(true)); });
-                            ends_with_any = true;
-                            variants.push(quote! { #d #c #vn(serde_json::Value), });
-                            ser_arms.push(quote! { #c Self::#vn(body) => body.serialize(serializer), });
-                            untagged.push(quote! {
-                                #c
-                                {
-                                    return Ok(Self::#vn(value));
-                                }
-                            });
-                        }
-                        _ => {
-                            if let TypeRef::Named(x) = b {
-                                has_untagged_object |= matches!(self.p.get(*x).kind, TypeKind::Struct(_));
-                            }
-                            let ty = self.rust(id, b);
-                            schema_branches.push(quote! {
-                                #c branches.push(generator.subschema_for::<#ty>().to_value());
-                            });
-                            variants.push(quote! { #d #c #vn(#ty), });
-                            ser_arms.push(quote! { #c Self::#vn(body) => body.serialize(serializer), });
-                            // serde also reads structs from arrays; a branch only sees its JSON kind.
-                            let guard = match self.json_kind(b) {
-                                Some("object") => quote! { value.is_object() },
-                                Some("array") => quote! { value.is_array() },
-                                Some("string") => quote! { value.is_string() },
-                                Some("number") => quote! { value.is_number() },
-                                Some("boolean") => quote! { value.is_boolean() },
-                                _ => quote! { true },
-                            };
-                            untagged.push(quote! {
-                                #c
-                                if #guard {
-                                    match <#ty as Deserialize>::deserialize(&value) {
-                                        Ok(body) => return Ok(Self::#vn(body)),
-                                        Err(e) => {
-                                            first.get_or_insert(e);
-                                        }
-                                    }
-                                }
-                            });
-                        }
-                    }
-                }
+                VariantKind::Tagged { value, body } => self.tagged_variant(&mut parts, v, i as u32, &tag, value, body),
+                VariantKind::CatchAll => catch_all_variant(&mut parts, v, &tag),
+                VariantKind::Untagged(body) => self.untagged_variant(&mut parts, v, body),
             }
         }
-        let known_tags: Vec<(String, Stability)> = u
-            .variants
-            .iter()
-            .filter_map(|v| match &v.kind {
-                VariantKind::Tagged { value, .. } => Some((value.clone(), v.stability)),
-                _ => None,
-            })
-            .collect();
-        let known_consts = variant_lists("KNOWN_TAGS", true, known_tags.into_iter());
-        let repair = if u.tag_lenient.default_on_error {
-            quote! { union::drop_bad_tag(&mut object, #tag); }
-        } else {
-            quote! {}
-        };
-        let tagged_part = if u.tag.is_some() {
-            let unknown = match &catch_all {
-                Some((cn, c)) => quote! { #c u32::MAX => return Ok(Self::#cn(object)), },
-                None if has_untagged_object => quote! {},
-                None => quote! {
-                    u32::MAX => {
-                        let found = object.get(#tag).and_then(serde_json::Value::as_str).unwrap_or_default();
-                        return Err(union::unknown_tag(#tag, found, Self::KNOWN_TAGS));
-                    }
-                },
-            };
-            quote! {
-                let value = match value {
-                    serde_json::Value::Object(mut object) => {
-                        #repair
-                        let which: u32 = match object.get(#tag).and_then(serde_json::Value::as_str) {
-                            #(#tag_arms)*
-                            Some(_) => u32::MAX,
-                            None => u32::MAX - 1,
-                        };
-                        match which {
-                            #(#tagged_arms)*
-                            #unknown
-                            _ => {}
-                        }
-                        serde_json::Value::Object(object)
-                    }
-                    other => other,
-                };
-            }
-        } else {
-            quote! {}
-        };
-        let fail = if ends_with_any {
-            quote! {}
-        } else if u.tag.is_some() && untagged.is_empty() {
-            quote! {
-                if value.is_object() {
-                    return Err(union::missing_tag(#tag, #union_name));
-                }
-                Err(union::no_branch(#union_name, &value, first))
-            }
-        } else {
-            quote! { Err(union::no_branch(#union_name, &value, first)) }
-        };
         let known_impl = if u.tag.is_some() {
+            let known_tags = u.variants.iter().filter_map(|v| match &v.kind {
+                VariantKind::Tagged { value, .. } => Some((value.clone(), v.stability)),
+                VariantKind::CatchAll | VariantKind::Untagged(_) => None,
+            });
+            let known_consts = variant_lists("KNOWN_TAGS", true, known_tags);
             quote! {
                 #cfg
                 impl #name {
@@ -1132,42 +935,8 @@ impl<'a> Emitter<'a> {
         } else {
             quote! {}
         };
-        // A tagged union decodes in one pass when its tag is a known string, and from a
-        // `serde_json::Value` otherwise (`union::stream`); an untagged one always from a value.
-        let deserialize_impl = if u.tag.is_some() {
-            quote! {
-                #cfg
-                impl<'de> Deserialize<'de> for #name {
-                    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                        union::stream(deserializer)
-                    }
-                }
-                #cfg
-                impl union::Streamed for #name {
-                    const TAG: &'static str = #tag;
-                    #[allow(unused_variables, unreachable_code, clippy::match_single_binding, clippy::needless_return)]
-                    fn known<'de, D: Deserializer<'de>>(tag: &str, body: D) -> Option<Result<Self, D::Error>> {
-                        Some(match tag {
-                            #(#known_arms)*
-                            _ => return None,
-                        })
-                    }
-                    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
-                        Self::from_json(value)
-                    }
-                }
-            }
-        } else {
-            quote! {
-                #cfg
-                impl<'de> Deserialize<'de> for #name {
-                    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                        let value = serde_json::Value::deserialize(deserializer)?;
-                        Self::from_json(value).map_err(serde::de::Error::custom)
-                    }
-                }
-            }
-        };
+        let deserialize_impl = union_deserialize_impl(u, &parts, name, cfg);
+        let schema_branches = &parts.schema_branches;
         let schema_impl = schema_impl(
             name,
             cfg,
@@ -1177,6 +946,8 @@ impl<'a> Emitter<'a> {
                 crate::support::schema::any_of(branches)
             }},
         );
+        let from_json = union_from_json(u, &parts, union_name, name, cfg);
+        let (variants, ser_arms) = (&parts.variants, &parts.ser_arms);
         quote! {
             #cfg
             #[derive(Debug, Clone, PartialEq)]
@@ -1194,20 +965,299 @@ impl<'a> Emitter<'a> {
                 }
             }
             #deserialize_impl
-            #cfg
-            impl #name {
-                /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
-                /// branches in schema order.
-                #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
-                pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
-                    let mut first: Option<serde_json::Error> = None;
-                    #tagged_part
-                    #(#untagged)*
-                    #fail
+            #from_json
+        }
+    }
+
+    /// `tag == value`: decoded from the rest of the object, or nothing but the tag.
+    fn tagged_variant(
+        &self,
+        parts: &mut UnionParts,
+        v: &Variant,
+        index: u32,
+        tag: &str,
+        value: &str,
+        body: &Option<TypeRef>,
+    ) {
+        let (vn, c, d) = (ident(&v.name), cfg_tokens(v.stability), docs(v.origin.docs.as_deref()));
+        parts.tag_arms.push(quote! { #c Some(#value) => #index, });
+        let Some(b) = body else {
+            parts.schema_branches.push(quote! {
+                #c branches.push(crate::support::schema::tag_only(#tag, #value));
+            });
+            parts.variants.push(quote! { #d #c #vn, });
+            parts.ser_arms.push(quote! { #c Self::#vn => union::tag_only(serializer, #tag, #value), });
+            parts.tagged_arms.push(quote! { #c #index => return Ok(Self::#vn), });
+            parts.known_arms.push(quote! {
+                #c #value => serde::de::IgnoredAny::deserialize(body).map(|_| Self::#vn),
+            });
+            return;
+        };
+        let ty = self.rust(b, v.boxed);
+        parts.schema_branches.push(quote! {
+            #c branches.push(crate::support::schema::tagged(generator.subschema_for::<#ty>(), #tag, #value));
+        });
+        parts.variants.push(quote! { #d #c #vn(#ty), });
+        parts.ser_arms.push(quote! { #c Self::#vn(body) => union::tagged(serializer, #tag, #value, body), });
+        let wrap = if v.boxed {
+            quote! { .map(|b| Self::#vn(Box::new(b))) }
+        } else {
+            quote! { .map(Self::#vn) }
+        };
+        parts.tagged_arms.push(quote! { #c #index => return union::body(object, #tag, #value) #wrap, });
+        parts.known_arms.push(quote! { #c #value => Deserialize::deserialize(body) #wrap, });
+    }
+
+    /// No tag: `null`, any value, or a body tried in schema order (guarded by its JSON kind).
+    fn untagged_variant(&self, parts: &mut UnionParts, v: &Variant, body: &TypeRef) {
+        let (vn, c, d) = (ident(&v.name), cfg_tokens(v.stability), docs(v.origin.docs.as_deref()));
+        match body {
+            TypeRef::Null => {
+                parts.schema_branches.push(quote! { #c branches.push(serde_json::json!({ "type": "null" })); });
+                parts.variants.push(quote! { #d #c #vn, });
+                parts.ser_arms.push(quote! { #c Self::#vn => serializer.serialize_unit(), });
+                parts.untagged.push(quote! {
+                    #c
+                    if value.is_null() {
+                        return Ok(Self::#vn);
+                    }
+                });
+            }
+            TypeRef::Any => {
+                parts.schema_branches.push(quote! { #c branches.push(serde_json::json!(true)); });
+                parts.ends_with_any = true;
+                parts.variants.push(quote! { #d #c #vn(serde_json::Value), });
+                parts.ser_arms.push(quote! { #c Self::#vn(body) => body.serialize(serializer), });
+                parts.untagged.push(quote! {
+                    #c
+                    {
+                        return Ok(Self::#vn(value));
+                    }
+                });
+            }
+            _ => {
+                if let TypeRef::Named(x) = body {
+                    parts.has_untagged_object |= matches!(self.p.get(*x).kind, TypeKind::Struct(_));
                 }
+                let ty = self.rust(body, v.boxed);
+                parts.schema_branches.push(quote! {
+                    #c branches.push(generator.subschema_for::<#ty>().to_value());
+                });
+                parts.variants.push(quote! { #d #c #vn(#ty), });
+                parts.ser_arms.push(quote! { #c Self::#vn(body) => body.serialize(serializer), });
+                // serde also reads structs from arrays; a branch only sees its JSON kind.
+                let guard = match self.json_kind(body) {
+                    Some("object") => quote! { value.is_object() },
+                    Some("array") => quote! { value.is_array() },
+                    Some("string") => quote! { value.is_string() },
+                    Some("number") => quote! { value.is_number() },
+                    Some("boolean") => quote! { value.is_boolean() },
+                    _ => quote! { true },
+                };
+                parts.untagged.push(quote! {
+                    #c
+                    if #guard {
+                        match <#ty as Deserialize>::deserialize(&value) {
+                            Ok(body) => return Ok(Self::#vn(body)),
+                            Err(e) => {
+                                first.get_or_insert(e);
+                            }
+                        }
+                    }
+                });
             }
         }
     }
+}
+
+/// The pieces of a union's definition and impls, gathered variant by variant (each entry under
+/// the variant's `#[cfg]`).
+#[derive(Default)]
+struct UnionParts {
+    variants: Vec<TokenStream>,
+    ser_arms: Vec<TokenStream>,
+    /// Tag value → the variant's index, when decoding from a JSON value.
+    tag_arms: Vec<TokenStream>,
+    /// Index → the variant, decoded from the rest of the object.
+    tagged_arms: Vec<TokenStream>,
+    /// The variants of known tags, decoded from the rest of the object (see `union::stream`).
+    known_arms: Vec<TokenStream>,
+    /// The untagged branches, tried in schema order.
+    untagged: Vec<TokenStream>,
+    /// The catch-all variant and its `#[cfg]`.
+    catch_all: Option<(syn::Ident, TokenStream)>,
+    schema_branches: Vec<TokenStream>,
+    has_untagged_object: bool,
+    ends_with_any: bool,
+}
+
+/// Any other tag value: the whole object, kept as received.
+fn catch_all_variant(parts: &mut UnionParts, v: &Variant, tag: &str) {
+    let (vn, c) = (ident(&v.name), cfg_tokens(v.stability));
+    let d = docs(v.origin.docs.as_deref().or(Some("Any other variant, kept whole as received.")));
+    parts.schema_branches.push(quote! {
+        #c branches.push(crate::support::schema::catch_all(#tag, Self::KNOWN_TAGS));
+    });
+    parts.variants.push(quote! { #d #c #vn(JsonObject), });
+    parts.ser_arms.push(quote! { #c Self::#vn(object) => object.serialize(serializer), });
+    parts.catch_all = Some((vn, c));
+}
+
+/// A tagged union decodes in one pass when its tag is a known string, and from a
+/// `serde_json::Value` otherwise (`union::stream`); an untagged one always from a value.
+fn union_deserialize_impl(u: &Union, parts: &UnionParts, name: &syn::Ident, cfg: &TokenStream) -> TokenStream {
+    let Some(tag) = &u.tag else {
+        return quote! {
+            #cfg
+            impl<'de> Deserialize<'de> for #name {
+                fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                    let value = serde_json::Value::deserialize(deserializer)?;
+                    Self::from_json(value).map_err(serde::de::Error::custom)
+                }
+            }
+        };
+    };
+    let known_arms = &parts.known_arms;
+    quote! {
+        #cfg
+        impl<'de> Deserialize<'de> for #name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                union::stream(deserializer)
+            }
+        }
+        #cfg
+        impl union::Streamed for #name {
+            const TAG: &'static str = #tag;
+            #[allow(unused_variables, unreachable_code, clippy::match_single_binding, clippy::needless_return)]
+            fn known<'de, D: Deserializer<'de>>(tag: &str, body: D) -> Option<Result<Self, D::Error>> {
+                Some(match tag {
+                    #(#known_arms)*
+                    _ => return None,
+                })
+            }
+            fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+                Self::from_json(value)
+            }
+        }
+    }
+}
+
+/// `from_json`: by tag first, then the catch-all, then the untagged branches in schema order.
+fn union_from_json(
+    u: &Union,
+    parts: &UnionParts,
+    union_name: &str,
+    name: &syn::Ident,
+    cfg: &TokenStream,
+) -> TokenStream {
+    let tag = u.tag.clone().unwrap_or_default();
+    let tagged_part = if u.tag.is_some() {
+        union_by_tag(u, parts, &tag)
+    } else {
+        quote! {}
+    };
+    let fail = if parts.ends_with_any {
+        quote! {}
+    } else if u.tag.is_some() && parts.untagged.is_empty() {
+        quote! {
+            if value.is_object() {
+                return Err(union::missing_tag(#tag, #union_name));
+            }
+            Err(union::no_branch(#union_name, &value, first))
+        }
+    } else {
+        quote! { Err(union::no_branch(#union_name, &value, first)) }
+    };
+    let untagged = &parts.untagged;
+    quote! {
+        #cfg
+        impl #name {
+            /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
+            /// branches in schema order.
+            #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
+            pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+                let mut first: Option<serde_json::Error> = None;
+                #tagged_part
+                #(#untagged)*
+                #fail
+            }
+        }
+    }
+}
+
+/// The part of `from_json` that decodes an object by its tag (and hands anything else on).
+fn union_by_tag(u: &Union, parts: &UnionParts, tag: &str) -> TokenStream {
+    let repair = if u.tag_lenient.default_on_error {
+        quote! { union::drop_bad_tag(&mut object, #tag); }
+    } else {
+        quote! {}
+    };
+    let unknown = match &parts.catch_all {
+        Some((cn, c)) => quote! { #c u32::MAX => return Ok(Self::#cn(object)), },
+        None if parts.has_untagged_object => quote! {},
+        None => quote! {
+            u32::MAX => {
+                let found = object.get(#tag).and_then(serde_json::Value::as_str).unwrap_or_default();
+                return Err(union::unknown_tag(#tag, found, Self::KNOWN_TAGS));
+            }
+        },
+    };
+    let (tag_arms, tagged_arms) = (&parts.tag_arms, &parts.tagged_arms);
+    quote! {
+        let value = match value {
+            serde_json::Value::Object(mut object) => {
+                #repair
+                let which: u32 = match object.get(#tag).and_then(serde_json::Value::as_str) {
+                    #(#tag_arms)*
+                    Some(_) => u32::MAX,
+                    None => u32::MAX - 1,
+                };
+                match which {
+                    #(#tagged_arms)*
+                    #unknown
+                    _ => {}
+                }
+                serde_json::Value::Object(object)
+            }
+            other => other,
+        };
+    }
+}
+
+/// `impl Default` for a struct whose every field may be omitted (nothing when one may not).
+fn default_impl(t: &TypeDef, s: &Struct, name: &syn::Ident, cfg: &TokenStream) -> TokenStream {
+    let all_optional = s.flatten.is_none()
+        && s.fields.iter().all(|f| !matches!(f.presence, Presence::Required | Presence::RequiredNullable));
+    if !all_optional {
+        return quote! {};
+    }
+    let inits = s.fields.iter().map(|f| {
+        let fname = ident(&f.name);
+        let fcfg = cfg_tokens(f.stability);
+        let init = match &f.presence {
+            Presence::Defaulted(_) => {
+                let fn_ident = default_fn(t, f);
+                quote! { #fn_ident() }
+            }
+            Presence::Required | Presence::RequiredNullable | Presence::Optional | Presence::Patch => {
+                quote! { Default::default() }
+            }
+        };
+        quote! { #fcfg #fname: #init, }
+    });
+    quote! {
+        #cfg
+        impl Default for #name {
+            fn default() -> Self {
+                Self { #(#inits)* }
+            }
+        }
+    }
+}
+
+/// The function that gives field `f` of struct `t` its schema default.
+fn default_fn(t: &TypeDef, f: &Field) -> syn::Ident {
+    format_ident!("default_{}_{}", t.name.to_snake_case(), f.name.trim_start_matches("r#"))
 }
 
 /// `impl schemars::JsonSchema` (feature `schemars`) for a type whose serde impls are hand-made.

@@ -62,9 +62,19 @@ fn stability_tokens(s: Stability) -> TokenStream {
     }
 }
 
+/// Names the generated methods module defines besides the markers.
+const RESERVED: &[&str] = &["Side", "Tables", "METHODS"];
+
 /// The `methods.rs` module of a version.
 pub fn methods_module(p: &Protocol, sources: &str) -> Result<String, String> {
     let named = name_methods(p);
+    if let Some(n) = named.iter().find(|n| RESERVED.contains(&n.marker.as_str())) {
+        return Err(format!(
+            "{sources}: the marker type of method `{}` ({} side) would be named `{}`, which the methods module \
+             already defines",
+            n.m.name, n.m.side, n.marker
+        ));
+    }
     let type_name = |id: TypeId| {
         let name = ident(&p.get(id).name);
         quote! { t::#name }
@@ -78,6 +88,7 @@ pub fn methods_module(p: &Protocol, sources: &str) -> Result<String, String> {
         let marker = format_ident!("{}", n.marker);
         let c = cfg(m.stability);
         let (wire, side) = (&m.name, &m.side);
+        let side_variant = side_variant(side);
         let params = type_name(m.params);
         let stability = stability_tokens(m.stability);
         let doc = format!(
@@ -95,7 +106,8 @@ pub fn methods_module(p: &Protocol, sources: &str) -> Result<String, String> {
             #c
             impl rpc::Method for #marker {
                 const METHOD: &'static str = #wire;
-                const SIDE: &'static str = #side;
+                type Side = Side;
+                const SIDE: Side = #side_variant;
                 const STABILITY: rpc::Stability = #stability;
                 type Params = #params;
             }
@@ -126,7 +138,7 @@ pub fn methods_module(p: &Protocol, sources: &str) -> Result<String, String> {
             }
         };
         let row = quote! {
-            rpc::MethodInfo { name: #wire, side: #side, kind: #kind, stability: #stability, params: #params_name, result: #result_name },
+            rpc::MethodInfo { name: #wire, side: #side_variant, kind: #kind, stability: #stability, params: #params_name, result: #result_name },
         };
         if m.stability != Stability::StableOnly {
             rows_on.push(row.clone());
@@ -142,20 +154,22 @@ pub fn methods_module(p: &Protocol, sources: &str) -> Result<String, String> {
     let table = if rows_on.len() == rows_off.len() && named.iter().all(|n| n.m.stability == Stability::Stable) {
         quote! {
             /// Every method of this version: wire name, receiving side, kind, stability, types.
-            pub const METHODS: &[rpc::MethodInfo] = &[#(#rows_on)*];
+            pub const METHODS: &[rpc::MethodInfo<Side>] = &[#(#rows_on)*];
         }
     } else {
         quote! {
             /// Every method of this version: wire name, receiving side, kind, stability, types.
             #[cfg(feature = "unstable")]
-            pub const METHODS: &[rpc::MethodInfo] = &[#(#rows_on)*];
+            pub const METHODS: &[rpc::MethodInfo<Side>] = &[#(#rows_on)*];
             /// Every method of this version: wire name, receiving side, kind, stability, types.
             #[cfg(not(feature = "unstable"))]
-            pub const METHODS: &[rpc::MethodInfo] = &[#(#rows_off)*];
+            pub const METHODS: &[rpc::MethodInfo<Side>] = &[#(#rows_off)*];
         }
     };
     let sides: BTreeSet<&String> = p.methods.iter().map(|m| &m.side).collect();
     let side_modules: Vec<TokenStream> = sides.iter().map(|side| side_module(p, &named, side)).collect();
+    let side_enum = side_enum(&sides);
+    let tables = tables(&sides);
     let tokens = quote! {
         //! Method tables: a marker type per method (see [`rpc::Method`]), the [`METHODS`] table, and
         //! per receiving side the decoding enums, a handler trait and its dispatch.
@@ -172,6 +186,10 @@ pub fn methods_module(p: &Protocol, sources: &str) -> Result<String, String> {
 
         #table
 
+        #side_enum
+
+        #tables
+
         #(#side_modules)*
 
         #[cfg(test)]
@@ -179,7 +197,7 @@ pub fn methods_module(p: &Protocol, sources: &str) -> Result<String, String> {
             use super::*;
 
             /// Each marker's constants agree with its row of the table.
-            fn check<M: rpc::Method>(kind: rpc::MessageKind) {
+            fn check<M: rpc::Method<Side = Side>>(kind: rpc::MessageKind) {
                 let row = METHODS
                     .iter()
                     .find(|r| r.name == M::METHOD && r.side == M::SIDE && r.kind == kind)
@@ -196,6 +214,106 @@ pub fn methods_module(p: &Protocol, sources: &str) -> Result<String, String> {
         }
     };
     render(sources, tokens)
+}
+
+/// `Side::Agent` for the `x-side` value `agent`.
+fn side_variant(side: &str) -> TokenStream {
+    let v = format_ident!("{}", naming::type_name(side));
+    quote! { Side::#v }
+}
+
+/// The end of a connection that receives a side's messages. The protocol has two ends; other
+/// `x-side` values (`protocol`: messages both ends receive; `proxy`) are none of them.
+fn role(side: &str) -> TokenStream {
+    match side {
+        "agent" => quote! { Some(rpc::Role::Agent) },
+        "client" => quote! { Some(rpc::Role::Client) },
+        _ => quote! { None },
+    }
+}
+
+/// The version's `Side` enum: one variant per `x-side` value its methods use.
+fn side_enum(sides: &BTreeSet<&String>) -> TokenStream {
+    let variants = sides.iter().map(|side| {
+        let v = format_ident!("{}", naming::type_name(side));
+        let d = format!(" `{side}`: the methods of [`{}`].", naming::field(side));
+        quote! { #[doc = #d] #v, }
+    });
+    let all = sides.iter().map(|side| side_variant(side));
+    let names = sides.iter().map(|side| {
+        let v = side_variant(side);
+        quote! { #v => #side, }
+    });
+    let roles = sides.iter().map(|side| {
+        let (v, r) = (side_variant(side), role(side));
+        quote! { #v => #r, }
+    });
+    quote! {
+        /// The sides of this version (the `x-side` values of its methods): who receives a method.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Side {
+            #(#variants)*
+        }
+
+        impl rpc::Side for Side {
+            const ALL: &'static [Self] = &[#(#all),*];
+
+            fn name(self) -> &'static str {
+                match self {
+                    #(#names)*
+                }
+            }
+
+            fn role(self) -> Option<rpc::Role> {
+                match self {
+                    #(#roles)*
+                }
+            }
+        }
+
+        impl std::fmt::Display for Side {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(rpc::Side::name(*self))
+            }
+        }
+    }
+}
+
+/// `Tables`: the version's [`METHODS`] and decoding by side and kind, as one type.
+fn tables(sides: &BTreeSet<&String>) -> TokenStream {
+    let decode = sides.iter().map(|side| {
+        let (v, m) = (side_variant(side), ident(&naming::field(side)));
+        quote! {
+            (#v, rpc::MessageKind::Request) => #m::Request::decode(method, params)?.params(),
+            (#v, rpc::MessageKind::Notification) => #m::Notification::decode(method, params)?.params(),
+        }
+    });
+    let responses = sides.iter().map(|side| {
+        let (v, m) = (side_variant(side), ident(&naming::field(side)));
+        quote! { #v => #m::Response::decode(method, result)?.result(), }
+    });
+    quote! {
+        /// This version's tables as a type (see [`rpc::Tables`]).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+        pub struct Tables;
+
+        impl rpc::Tables for Tables {
+            type Side = Side;
+            const METHODS: &'static [rpc::MethodInfo<Side>] = METHODS;
+
+            fn decode(side: Side, kind: rpc::MessageKind, method: &str, params: Option<&RawValue>) -> Result<Option<serde_json::Value>, RpcError> {
+                match (side, kind) {
+                    #(#decode)*
+                }
+            }
+
+            fn decode_response(side: Side, method: &str, result: Option<&RawValue>) -> Result<serde_json::Value, RpcError> {
+                match side {
+                    #(#responses)*
+                }
+            }
+        }
+    }
 }
 
 fn side_module(p: &Protocol, named: &[Named<'_>], side: &str) -> TokenStream {

@@ -9,6 +9,7 @@
 //! so what a run learns is kept locally and the repository stays small. A crash is saved under
 //! `.cache/fuzz/artifacts/NAME/` and fails the command with the line that reproduces it.
 
+use crate::process::{self, capture, describe};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -59,31 +60,27 @@ pub fn run(root: &Path, seconds: u64, only: Option<&str>) -> Result<Vec<String>,
 /// `rustc`'s host triple: building for an explicit target keeps the instrumentation flags off
 /// build scripts and proc macros (cargo applies RUSTFLAGS to them only without `--target`).
 fn host() -> Result<String, String> {
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let out = Command::new(&rustc).arg("-vV").output().map_err(|e| format!("cannot run {rustc}: {e}"))?;
-    String::from_utf8_lossy(&out.stdout)
+    let mut rustc = process::rustc();
+    rustc.arg("-vV");
+    capture(&mut rustc)?
         .lines()
         .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
-        .ok_or_else(|| format!("{rustc} -vV names no host"))
+        .ok_or_else(|| format!("`{}` names no host", describe(&rustc)))
 }
 
 /// Builds every target; returns the directory holding the binaries.
 fn build(root: &Path, cache: &Path) -> Result<PathBuf, String> {
     let host = host()?;
     let target_dir = cache.join("target");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(&cargo)
+    let mut cargo = process::cargo();
+    cargo
         .current_dir(root.join("fuzz"))
         .args(["build", "--release", "--bins", "--target", &host, "--target-dir"])
         .arg(&target_dir)
         // The encoded form would win over RUSTFLAGS.
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env("RUSTFLAGS", RUSTFLAGS.join(" "))
-        .status()
-        .map_err(|e| format!("cannot run {cargo}: {e}"))?;
-    if !status.success() {
-        return Err(format!("building the fuzz targets failed ({status})"));
-    }
+        .env("RUSTFLAGS", RUSTFLAGS.join(" "));
+    process::run_attached(&mut cargo).map_err(|e| format!("building the fuzz targets failed: {e}"))?;
     Ok(target_dir.join(host).join("release"))
 }
 

@@ -26,13 +26,11 @@
 //! while those are not built; [`skipped`] counts them so that CI can refuse a SKIP once the
 //! examples exist.
 
+use crate::process::{self, describe, run_with_timeout, tail, Finished, TAIL_LINES};
 use serde_json::Value;
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
-use std::thread;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The npm package of the official TypeScript SDK, installed at exactly [`TS_SDK_VERSION`].
@@ -50,9 +48,6 @@ pub const PY_SDK_VERSION: &str = "0.12.1";
 pub const TIMEOUT: Duration = Duration::from_secs(60);
 /// The prompt every scenario sends; `perm` makes the echo agents ask for permission first.
 pub const PROMPT: &str = "hello perm world";
-
-/// Lines of a failing peer's stderr (and stdout) shown in a FAIL entry.
-const TAIL_LINES: usize = 40;
 
 /// One side of a scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,6 +124,16 @@ pub fn run(root: &Path, only: Option<&str>) -> Result<Vec<String>, String> {
         return Err(message.join("\n"));
     }
     Ok(report.lines())
+}
+
+/// `cargo xtask interop` as the command line runs it: [`run`], where a `SKIP` fails too (CI runs
+/// it once the examples exist).
+pub fn run_command(root: &Path, only: Option<&str>) -> Result<Vec<String>, String> {
+    let lines = run(root, only)?;
+    match skipped(&lines) {
+        0 => Ok(lines),
+        n => Err(format!("{}\n{n} scenario(s) skipped", lines.join("\n"))),
+    }
 }
 
 /// How many result lines of [`run`] are `SKIP`s (scenarios that need examples not built yet).
@@ -255,9 +260,9 @@ fn install_ts(cache: &Path) -> Result<TsPeer, String> {
     let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())? + "\n";
     let path = node_dir.join("package.json");
     fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    let mut npm = Command::new(npm_program());
+    let mut npm = process::npm();
     npm.args(["install", "--no-audit", "--no-fund", "--loglevel=error"]).current_dir(&node_dir);
-    run_checked(&mut npm)?;
+    process::capture(&mut npm)?;
     match installed_npm_version(&installed) {
         Some(version) if version == TS_SDK_VERSION => {}
         other => {
@@ -291,13 +296,13 @@ fn install_py(cache: &Path) -> Result<PyPeer, String> {
         let _ = fs::remove_file(&marker);
         if !python.is_file() {
             fs::create_dir_all(cache).map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
-            let mut create = Command::new(python3_program());
+            let mut create = process::python3();
             create.arg("-m").arg("venv").arg(&venv);
-            run_checked(&mut create)?;
+            process::capture(&mut create)?;
         }
         let mut pip = Command::new(&python);
         pip.args(["-m", "pip", "install", "--disable-pip-version-check", "--quiet", &requirement]);
-        run_checked(&mut pip)?;
+        process::capture(&mut pip)?;
         fs::write(&marker, stamp).map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
         eprintln!("interop: installed {requirement} in {:.1} s", started.elapsed().as_secs_f64());
     }
@@ -325,14 +330,14 @@ fn install_py(cache: &Path) -> Result<PyPeer, String> {
                 "-d",
             ])
             .arg(&sdist);
-        run_checked(&mut download)?;
+        process::capture(&mut download)?;
         let archive = sdist.join(format!("{stem}.tar.gz"));
         if !archive.is_file() {
             return Err(format!("pip download did not leave {} (found: {})", archive.display(), list_dir(&sdist)));
         }
         let mut unpack = Command::new(&python);
         unpack.arg("-c").arg(UNPACK_PY).arg(&archive).arg(&sdist);
-        run_checked(&mut unpack)?;
+        process::capture(&mut unpack)?;
         if !echo_agent.is_file() {
             return Err(format!(
                 "the {requirement} sdist has no {} (unpacked: {})",
@@ -363,22 +368,6 @@ fn venv_python(venv: &Path) -> PathBuf {
     }
 }
 
-fn npm_program() -> &'static str {
-    if cfg!(windows) {
-        "npm.cmd"
-    } else {
-        "npm"
-    }
-}
-
-fn python3_program() -> &'static str {
-    if cfg!(windows) {
-        "python"
-    } else {
-        "python3"
-    }
-}
-
 fn list_dir(dir: &Path) -> String {
     match fs::read_dir(dir) {
         Ok(entries) => {
@@ -389,40 +378,6 @@ fn list_dir(dir: &Path) -> String {
         }
         Err(e) => format!("cannot list {}: {e}", dir.display()),
     }
-}
-
-/// Renders a command for messages: program and arguments, space-separated, those with
-/// whitespace or quotes in single quotes.
-fn describe(command: &Command) -> String {
-    std::iter::once(command.get_program())
-        .chain(command.get_args())
-        .map(|arg| {
-            let arg = arg.to_string_lossy();
-            if arg.is_empty() || arg.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
-                format!("'{}'", arg.replace('\'', "'\\''"))
-            } else {
-                arg.into_owned()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Runs an installation step to completion; errors name the command and show its stderr.
-fn run_checked(command: &mut Command) -> Result<(), String> {
-    let described = describe(command);
-    let output = command.stdin(Stdio::null()).output().map_err(|e| format!("cannot run `{described}`: {e}"))?;
-    if output.status.success() {
-        return Ok(());
-    }
-    let mut message = format!("`{described}` failed ({})", output.status);
-    for (name, bytes) in [("stderr", &output.stderr), ("stdout", &output.stdout)] {
-        let text = String::from_utf8_lossy(bytes);
-        if !text.trim().is_empty() {
-            message.push_str(&format!("\n{name}:\n{}", tail(&text, TAIL_LINES)));
-        }
-    }
-    Err(message)
 }
 
 // ------------------------------------------------------------------------------------------
@@ -437,10 +392,9 @@ enum Ours {
 
 fn build_examples(root: &Path) -> Ours {
     let started = Instant::now();
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut build = Command::new(cargo);
+    let mut build = process::cargo();
     build.args(["build", "--examples", "--quiet"]).current_dir(root);
-    if let Err(message) = run_checked(&mut build) {
+    if let Err(message) = process::capture(&mut build) {
         return Ours::BuildFailed(message);
     }
     eprintln!("interop: cargo build --examples in {:.1} s", started.elapsed().as_secs_f64());
@@ -566,7 +520,7 @@ fn run_scenario(env: &Env, scenario: Scenario) -> ScenarioResult {
 
 /// Checks a finished client run: exit 0, parsable output, `end_turn`, the prompt echoed.
 /// Returns the summary for the PASS line.
-fn evaluate(run: &Run) -> Result<String, String> {
+fn evaluate(run: &Finished) -> Result<String, String> {
     if run.timed_out {
         return Err(format!("timed out after {} s (killed)", TIMEOUT.as_secs()));
     }
@@ -656,101 +610,10 @@ pub fn parse_client_output(stdout: &str) -> Result<Transcript, String> {
 }
 
 // ------------------------------------------------------------------------------------------
-// Processes
-
-/// A finished (or killed) client run.
-#[derive(Debug)]
-struct Run {
-    status: Option<ExitStatus>,
-    timed_out: bool,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
-}
-
-/// Runs `command` with stdin closed and stdout/stderr captured; after `timeout` it kills the
-/// command and everything it spawned (its own process group on Unix). Stragglers left by a
-/// client that exited are killed too.
-fn run_with_timeout(command: &mut Command, timeout: Duration) -> Result<Run, String> {
-    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        command.process_group(0);
-    }
-    let started = Instant::now();
-    let mut child = command.spawn().map_err(|e| e.to_string())?;
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-
-    let deadline = started + timeout;
-    let mut timed_out = false;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() >= deadline => {
-                timed_out = true;
-                kill_tree(&mut child);
-                break child.wait().ok();
-            }
-            Ok(None) => thread::sleep(Duration::from_millis(20)),
-            Err(_) => {
-                kill_tree(&mut child);
-                break child.wait().ok();
-            }
-        }
-    };
-    let elapsed = started.elapsed();
-    // Agents the client left behind keep the pipes open: kill them before collecting.
-    kill_group(child.id());
-    let grace = Duration::from_secs(5);
-    Ok(Run { status, timed_out, stdout: collect(stdout, grace), stderr: collect(stderr, grace), elapsed })
-}
-
-fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> mpsc::Receiver<Vec<u8>> {
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let mut bytes = Vec::new();
-        if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_end(&mut bytes);
-        }
-        let _ = tx.send(bytes);
-    });
-    rx
-}
-
-fn collect(rx: mpsc::Receiver<Vec<u8>>, grace: Duration) -> String {
-    match rx.recv_timeout(grace) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(_) => "(output lost: a process outside the client's process group kept the pipe open)".into(),
-    }
-}
-
-fn kill_tree(child: &mut Child) {
-    kill_group(child.id());
-    let _ = child.kill();
-}
-
-/// Kills the process group `pgid` (the client was made its leader); a no-op elsewhere.
-fn kill_group(pgid: u32) {
-    #[cfg(unix)]
-    {
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{pgid}")])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-    }
-    #[cfg(not(unix))]
-    let _ = pgid;
-}
-
-// ------------------------------------------------------------------------------------------
 // Formatting
 
 /// The indented details of a failure: command, and the tails of stdout and stderr.
-fn details(described: &str, run: &Run) -> String {
+fn details(described: &str, run: &Finished) -> String {
     let mut out = format!("    command: {described}");
     for (name, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
         if text.trim().is_empty() {
@@ -762,17 +625,6 @@ fn details(described: &str, run: &Run) -> String {
             }
         }
     }
-    out
-}
-
-/// The last `n` lines of `text`, with a note of how many were cut.
-fn tail(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.trim_end().lines().collect();
-    if lines.len() <= n {
-        return lines.join("\n");
-    }
-    let mut out = format!("[… {} earlier lines]\n", lines.len() - n);
-    out.push_str(&lines[lines.len() - n..].join("\n"));
     out
 }
 
@@ -892,30 +744,16 @@ mod tests {
     }
 
     #[test]
-    fn describes_commands_for_a_shell() {
-        let mut command = Command::new("node");
-        command.args(["client.mjs", "--prompt", PROMPT, "--", "it's"]);
-        assert_eq!(describe(&command), "node client.mjs --prompt 'hello perm world' -- 'it'\\''s'");
-    }
-
-    #[test]
-    fn tails_and_indents() {
-        assert_eq!(tail("a\nb\nc\n", 5), "a\nb\nc");
-        assert_eq!(tail("a\nb\nc", 2), "[… 1 earlier lines]\nb\nc");
+    fn indents() {
         assert_eq!(indent_rest("x\ny"), "x\n    y");
     }
 
     #[cfg(unix)]
     #[test]
-    fn timeout_kills_the_process_group() {
-        // The shell's background child would keep stdout open if only the shell were killed.
+    fn a_timeout_fails_the_scenario() {
         let mut command = Command::new("sh");
-        command.args(["-c", "sleep 30 & echo started; sleep 30"]);
-        let started = Instant::now();
+        command.args(["-c", "echo started; sleep 30"]);
         let run = run_with_timeout(&mut command, Duration::from_millis(300)).unwrap();
-        assert!(run.timed_out);
-        assert!(started.elapsed() < Duration::from_secs(10));
-        assert_eq!(run.stdout.trim(), "started");
         assert!(evaluate(&run).unwrap_err().contains("timed out"));
     }
 

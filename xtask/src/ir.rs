@@ -28,7 +28,9 @@ impl Protocol {
     }
 }
 
-/// Which schema variant an item exists in.
+/// Which schema variant an item exists in, and so which feature settings include it: set by
+/// `merge` (a single lowered file is all [`Stability::Stable`]). What the schema says of the item
+/// is its [`Maturity`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Stability {
     /// In the stable schema (and therefore in the unstable one).
@@ -38,6 +40,14 @@ pub enum Stability {
     /// Only in the stable schema, replaced by something else in the unstable one: present when
     /// the `unstable` feature is off.
     StableOnly,
+}
+
+/// What the schema says of an item: part of the protocol, or marked **UNSTABLE** in its
+/// description ("not part of the spec yet"). Read once, by lowering; the differ compares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Maturity {
+    Stable,
+    Unstable,
 }
 
 /// Provenance shared by every named item.
@@ -56,6 +66,7 @@ pub struct TypeDef {
     pub name: String,
     pub origin: Origin,
     pub stability: Stability,
+    pub maturity: Maturity,
     /// Declared in `$defs` (as opposed to named after its parent).
     pub named: bool,
     pub kind: TypeKind,
@@ -65,7 +76,11 @@ pub struct TypeDef {
 pub enum TypeKind {
     Struct(Struct),
     /// A named scalar or collection (`SessionId`, `ProtocolVersion`, …).
-    Newtype(TypeRef),
+    Newtype {
+        inner: TypeRef,
+        /// Held through a `Box`: see [`Field::boxed`].
+        boxed: bool,
+    },
     /// A string enum; `open` carries the catch-all that keeps any other string.
     StringEnum {
         values: Vec<EnumValue>,
@@ -95,6 +110,8 @@ pub struct Flatten {
     /// Rust field name.
     pub name: String,
     pub ty: TypeId,
+    /// Held through a `Box`: see [`Field::boxed`].
+    pub boxed: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -102,9 +119,14 @@ pub struct Field {
     pub name: String,
     pub origin: Origin,
     pub stability: Stability,
+    pub maturity: Maturity,
     pub ty: TypeRef,
     pub presence: Presence,
     pub lenient: Lenient,
+    /// The value of `ty` (a named type) is held through a `Box`, because that type leads back to
+    /// the one holding it without an array or a map in between: decided by lowering (and again by
+    /// `merge`, which joins two graphs); emitters only read it.
+    pub boxed: bool,
 }
 
 /// How a field may appear on the wire.
@@ -142,6 +164,7 @@ pub struct EnumValue {
     pub name: String,
     pub origin: Origin,
     pub stability: Stability,
+    pub maturity: Maturity,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -150,6 +173,7 @@ pub struct IntValue {
     pub value: i64,
     pub origin: Origin,
     pub stability: Stability,
+    pub maturity: Maturity,
 }
 
 /// The variant that keeps an unknown value or payload as received.
@@ -158,6 +182,7 @@ pub struct CatchAll {
     pub name: String,
     pub origin: Origin,
     pub stability: Stability,
+    pub maturity: Maturity,
 }
 
 /// A union of shapes: tagged branches keyed by the tag's value, at most one catch-all for unknown
@@ -178,7 +203,10 @@ pub struct Variant {
     pub name: String,
     pub origin: Origin,
     pub stability: Stability,
+    pub maturity: Maturity,
     pub kind: VariantKind,
+    /// The body (a named type) is held through a `Box`: see [`Field::boxed`].
+    pub boxed: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]

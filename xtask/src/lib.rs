@@ -7,6 +7,7 @@ pub mod bench;
 pub mod codegen;
 pub mod diff;
 pub mod emit;
+pub mod emit_crates;
 pub mod emit_methods;
 pub mod fuzz;
 pub mod interop;
@@ -15,8 +16,9 @@ pub mod lower;
 pub mod merge;
 pub mod model;
 pub mod naming;
+pub mod process;
 pub mod samples;
-pub mod schema_cmd;
+pub mod schema;
 pub mod stats;
 
 use std::path::PathBuf;

@@ -3,7 +3,9 @@
 //! Every `$defs` entry gets its id first; then each is converted. Anonymous object, enum and
 //! union schemas become types named after their parent and property or variant. `$ref`,
 //! `allOf: [{$ref}]`, `anyOf`/`oneOf` and `not` do not survive: what they meant is recorded as
-//! presence, tags, catch-alls and untagged branches.
+//! presence, tags, catch-alls and untagged branches. The decisions that need the whole graph of
+//! types are made here too, by one analysis of how types contain each other ([`Containment`]):
+//! which cycles are errors, and which references a `Box` holds ([`place_boxes`]).
 
 use crate::ir::*;
 use crate::model::{fragment, quoted, Additional, Document, Errors, JsonType, Schema};
@@ -35,6 +37,7 @@ pub fn lower(doc: &Document) -> Result<Protocol, String> {
         let methods = l.methods();
         l.check_identifiers();
         l.check_cycles();
+        place_boxes(&mut l.types);
         Protocol { source: doc.file.clone(), types: l.types, methods }
     };
     errors.into_result(protocol)
@@ -60,6 +63,10 @@ impl<'a> Lowerer<'a> {
         Origin { wire: wire.to_string(), pointer: s.pointer.clone(), docs: s.description.clone() }
     }
 
+    fn maturity(s: &Schema) -> Maturity {
+        maturity_of(s.description.as_deref())
+    }
+
     /// Takes a Rust name for a new type; a name already taken is an error naming both schemas.
     fn reserve(&mut self, name: &str, wire: &str, s: &Schema, named: bool) -> TypeId {
         if let Some(first) = self.names.get(name).cloned() {
@@ -77,6 +84,7 @@ impl<'a> Lowerer<'a> {
             name: name.to_string(),
             origin: Self::origin(s, wire),
             stability: Stability::Stable,
+            maturity: Self::maturity(s),
             named,
             kind: TypeKind::Any,
         });
@@ -117,7 +125,7 @@ impl<'a> Lowerer<'a> {
     /// The kind of a named type (a `$defs` entry or an anonymous type being created).
     fn kind(&mut self, s: &Schema, name: &str) -> TypeKind {
         if let Some(single) = alias(s) {
-            return TypeKind::Newtype(self.type_ref(single, name));
+            return TypeKind::Newtype { inner: self.type_ref(single, name), boxed: false };
         }
         if s.is_any() {
             return TypeKind::Any;
@@ -139,7 +147,7 @@ impl<'a> Lowerer<'a> {
             self.error(&s.pointer, "allOf is only supported as a single-$ref wrapper");
             return TypeKind::Any;
         }
-        TypeKind::Newtype(self.type_ref(s, name))
+        TypeKind::Newtype { inner: self.type_ref(s, name), boxed: false }
     }
 
     fn closed_enum(&mut self, s: &Schema, values: &[Value]) -> TypeKind {
@@ -150,6 +158,7 @@ impl<'a> Lowerer<'a> {
                     name: naming::type_name(text),
                     origin: Origin { wire: text.into(), pointer: format!("{}/enum/{i}", s.pointer), docs: None },
                     stability: Stability::Stable,
+                    maturity: Maturity::Stable,
                 }),
                 None => self.error(&format!("{}/enum/{i}", s.pointer), "only string enums are supported"),
             }
@@ -176,6 +185,7 @@ impl<'a> Lowerer<'a> {
                         name: naming::type_name(b.title.as_deref().filter(|_| false).unwrap_or(text)),
                         origin: Self::origin(b, text),
                         stability: Stability::Stable,
+                        maturity: Self::maturity(b),
                     }),
                     Some(other) => self.error(&b.pointer, format!("const {other} in a string enum")),
                     None => open = Some(self.catch_all(b, &mut open)),
@@ -197,6 +207,7 @@ impl<'a> Lowerer<'a> {
                         value,
                         origin: Self::origin(b, &value.to_string()),
                         stability: Stability::Stable,
+                        maturity: Self::maturity(b),
                     }),
                     Some(None) => self.error(&b.pointer, "integer enum constant out of range"),
                     None => open = Some(self.catch_all(b, &mut open)),
@@ -225,7 +236,12 @@ impl<'a> Lowerer<'a> {
             self.error(&b.pointer, "a second catch-all branch");
         }
         let name = naming::type_name(b.title.as_deref().unwrap_or("Other"));
-        Some(CatchAll { origin: Self::origin(b, &name), name, stability: Stability::Stable })
+        Some(CatchAll {
+            origin: Self::origin(b, &name),
+            name,
+            stability: Stability::Stable,
+            maturity: Self::maturity(b),
+        })
     }
 
     fn check_unique<'n>(&mut self, s: &Schema, names: impl Iterator<Item = (&'n String, &'n String)>) {
@@ -260,8 +276,10 @@ impl<'a> Lowerer<'a> {
             let id = self.reserve(&union_name, &union_name, s, false);
             let union = self.union(s, branches, &union_name);
             self.types[id.0].kind = TypeKind::Union(union);
-            self.types[id.0].origin.docs = Some(format!("The part of [`{name}`] that depends on its variant."));
-            (Flatten { name: field, ty: id }, tag)
+            let docs = format!("The part of [`{name}`] that depends on its variant.");
+            self.types[id.0].maturity = maturity_of(Some(&docs));
+            self.types[id.0].origin.docs = Some(docs);
+            (Flatten { name: field, ty: id, boxed: false }, tag)
         });
         let tag = flatten.as_ref().and_then(|(_, t)| t.clone());
         let mut fields = Vec::new();
@@ -301,9 +319,11 @@ impl<'a> Lowerer<'a> {
             name: naming::field(wire),
             origin: Self::origin(p, wire),
             stability: Stability::Stable,
+            maturity: Self::maturity(p),
             ty,
             presence,
             lenient,
+            boxed: false,
         }
     }
 
@@ -335,7 +355,9 @@ impl<'a> Lowerer<'a> {
                     name: vname,
                     origin: Self::origin(b, &value),
                     stability: Stability::Stable,
+                    maturity: Self::maturity(b),
                     kind: VariantKind::Tagged { value, body },
+                    boxed: false,
                 });
                 continue;
             }
@@ -356,7 +378,9 @@ impl<'a> Lowerer<'a> {
                     name: vname.clone(),
                     origin: Self::origin(b, &vname),
                     stability: Stability::Stable,
+                    maturity: Self::maturity(b),
                     kind: VariantKind::CatchAll,
+                    boxed: false,
                 });
                 continue;
             }
@@ -376,7 +400,9 @@ impl<'a> Lowerer<'a> {
                 name: vname.clone(),
                 origin: Self::origin(b, &label),
                 stability: Stability::Stable,
+                maturity: Self::maturity(b),
                 kind: VariantKind::Untagged(body),
+                boxed: false,
             });
         }
         self.check_unique(s, variants.iter().map(|v| (&v.name, &v.origin.pointer)));
@@ -511,7 +537,7 @@ impl<'a> Lowerer<'a> {
                     open.iter().for_each(|c| check(&c.name, &c.origin));
                 }
                 TypeKind::Union(u) => u.variants.iter().for_each(|v| check(&v.name, &v.origin)),
-                TypeKind::Newtype(_) | TypeKind::Any => {}
+                TypeKind::Newtype { .. } | TypeKind::Any => {}
             }
         }
         for (pointer, wire, name) in bad {
@@ -524,49 +550,12 @@ impl<'a> Lowerer<'a> {
     /// A type that contains itself without going one level down into the JSON value (a `$ref`
     /// to itself, a union branch or a flattened part that leads back to it) has no finite
     /// value, and decoding one would recurse forever: an error naming the cycle. Cycles through
-    /// a field, an array item or a map value are fine (the emitter boxes them).
+    /// a field are fine ([`place_boxes`] breaks them); through an array item or a map value
+    /// they are no cycle here at all.
     fn check_cycles(&mut self) {
-        let edges: Vec<Vec<TypeId>> = self.types.iter().map(|t| same_level(&t.kind)).collect();
-        let reach = |from: TypeId| -> Vec<Option<TypeId>> {
-            // Breadth-first from `from`'s successors: parent of each node reached (for the path).
-            let mut parent: Vec<Option<TypeId>> = vec![None; edges.len()];
-            let mut queue: std::collections::VecDeque<TypeId> = edges[from.0].iter().copied().collect();
-            for n in &queue {
-                parent[n.0] = Some(from);
-            }
-            while let Some(n) = queue.pop_front() {
-                for &m in &edges[n.0] {
-                    if parent[m.0].is_none() {
-                        parent[m.0] = Some(n);
-                        queue.push_back(m);
-                    }
-                }
-            }
-            parent
-        };
-        let mut reported = vec![false; self.types.len()];
-        for i in 0..self.types.len() {
-            if reported[i] {
-                continue;
-            }
-            let parent = reach(TypeId(i));
-            if parent[i].is_none() {
-                continue;
-            }
-            // The cycle through `i`, walked back along the parents from `i` to itself.
-            let mut path = vec![TypeId(i)];
-            let mut at = parent[i];
-            while let Some(n) = at.filter(|n| n.0 != i) {
-                path.push(n);
-                at = parent[n.0];
-            }
-            for n in &path {
-                reported[n.0] = true;
-            }
-            // `i`, then the others in the order the references go, and back to `i`.
-            let cycle = std::iter::once(TypeId(i)).chain(path.iter().rev().copied());
-            let names: Vec<&str> = cycle.map(|n| self.types[n.0].name.as_str()).collect();
-            let pointer = self.types[i].origin.pointer.clone();
+        for cycle in Containment::of(&self.types).same_level_cycles() {
+            let names: Vec<&str> = cycle.iter().map(|n| self.types[n.0].name.as_str()).collect();
+            let pointer = self.types[cycle[0].0].origin.pointer.clone();
             let message = format!(
                 "`{}` is made of itself ({}) with no object property or array item in between: no finite JSON \
                  value has this type",
@@ -674,25 +663,192 @@ impl<'a> Lowerer<'a> {
     }
 }
 
-/// The types a value of this kind is made of at the same JSON level (no field, item or map
-/// value in between): a newtype's inner type, union bodies, a flattened part.
-fn same_level(kind: &TypeKind) -> Vec<TypeId> {
+/// Where a type holds another directly (no array item or map value in between, which allocate).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    /// At the same JSON level: a newtype's inner type, a union body, a flattened part.
+    Same,
+    /// One level down: the value of a field.
+    Field,
+}
+
+/// The one analysis of how types contain each other directly: the graph behind both the cycle
+/// errors ([`Lowerer::check_cycles`]) and the boxes ([`place_boxes`]).
+struct Containment {
+    /// Per type, the types it holds directly, in declaration order.
+    edges: Vec<Vec<(TypeId, Level)>>,
+}
+
+impl Containment {
+    fn of(types: &[TypeDef]) -> Self {
+        Containment { edges: types.iter().map(|t| held(&t.kind)).collect() }
+    }
+
+    fn successors(&self, n: TypeId, only_same: bool) -> impl Iterator<Item = TypeId> + '_ {
+        self.edges[n.0].iter().filter(move |(_, level)| !only_same || *level == Level::Same).map(|(to, _)| *to)
+    }
+
+    /// The cycles made of same-level edges only, each once: the types along it, from the first
+    /// type of the cycle in arena order back to itself.
+    fn same_level_cycles(&self) -> Vec<Vec<TypeId>> {
+        let mut cycles = Vec::new();
+        let mut reported = vec![false; self.edges.len()];
+        for i in 0..self.edges.len() {
+            if reported[i] {
+                continue;
+            }
+            let parent = self.same_level_parents(TypeId(i));
+            if parent[i].is_none() {
+                continue;
+            }
+            // The cycle through `i`, walked back along the parents from `i` to itself.
+            let mut path = vec![TypeId(i)];
+            let mut at = parent[i];
+            while let Some(n) = at.filter(|n| n.0 != i) {
+                path.push(n);
+                at = parent[n.0];
+            }
+            for n in &path {
+                reported[n.0] = true;
+            }
+            // `i`, then the others in the order the references go, and back to `i`.
+            cycles.push(std::iter::once(TypeId(i)).chain(path.iter().rev().copied()).collect());
+        }
+        cycles
+    }
+
+    /// Breadth-first over same-level edges from `from`'s successors: the parent of each type
+    /// reached (for the path).
+    fn same_level_parents(&self, from: TypeId) -> Vec<Option<TypeId>> {
+        let mut parent: Vec<Option<TypeId>> = vec![None; self.edges.len()];
+        let mut queue: std::collections::VecDeque<TypeId> = self.successors(from, true).collect();
+        for n in &queue {
+            parent[n.0] = Some(from);
+        }
+        while let Some(n) = queue.pop_front() {
+            for m in self.successors(n, true) {
+                if parent[m.0].is_none() {
+                    parent[m.0] = Some(n);
+                    queue.push_back(m);
+                }
+            }
+        }
+        parent
+    }
+
+    /// The strongly connected component of each type, over every edge (Kosaraju, without
+    /// recursion: schemas can chain many types). Two types share one exactly when each reaches
+    /// the other, so an edge inside a component is on a cycle.
+    fn components(&self) -> Vec<usize> {
+        let n = self.edges.len();
+        let mut reverse: Vec<Vec<TypeId>> = vec![Vec::new(); n];
+        for (from, tos) in self.edges.iter().enumerate() {
+            for (to, _) in tos {
+                reverse[to.0].push(TypeId(from));
+            }
+        }
+        // Types in the order their depth-first visits finish.
+        let mut finished = Vec::with_capacity(n);
+        let mut visited = vec![false; n];
+        for root in 0..n {
+            if visited[root] {
+                continue;
+            }
+            visited[root] = true;
+            let mut stack = vec![(root, 0)];
+            while let Some((node, next)) = stack.pop() {
+                match self.edges[node].get(next) {
+                    Some((to, _)) => {
+                        stack.push((node, next + 1));
+                        if !visited[to.0] {
+                            visited[to.0] = true;
+                            stack.push((to.0, 0));
+                        }
+                    }
+                    None => finished.push(node),
+                }
+            }
+        }
+        let mut component = vec![usize::MAX; n];
+        for (id, &root) in finished.iter().rev().enumerate() {
+            if component[root] != usize::MAX {
+                continue;
+            }
+            component[root] = id;
+            let mut stack = vec![root];
+            while let Some(node) = stack.pop() {
+                for from in &reverse[node] {
+                    if component[from.0] == usize::MAX {
+                        component[from.0] = id;
+                        stack.push(from.0);
+                    }
+                }
+            }
+        }
+        component
+    }
+}
+
+/// The types a value of this kind holds directly, and at which level.
+fn held(kind: &TypeKind) -> Vec<(TypeId, Level)> {
     let named = |r: &TypeRef| match r {
         TypeRef::Named(id) => Some(*id),
         _ => None,
     };
     match kind {
-        TypeKind::Newtype(r) => named(r).into_iter().collect(),
-        TypeKind::Union(u) => u
-            .variants
-            .iter()
-            .filter_map(|v| match &v.kind {
-                VariantKind::Tagged { body: Some(b), .. } | VariantKind::Untagged(b) => named(b),
-                _ => None,
-            })
-            .collect(),
-        TypeKind::Struct(s) => s.flatten.iter().map(|f| f.ty).collect(),
-        _ => Vec::new(),
+        TypeKind::Struct(s) => {
+            let fields = s.fields.iter().filter_map(|f| named(&f.ty)).map(|id| (id, Level::Field));
+            fields.chain(s.flatten.iter().map(|f| (f.ty, Level::Same))).collect()
+        }
+        TypeKind::Newtype { inner, .. } => named(inner).map(|id| (id, Level::Same)).into_iter().collect(),
+        TypeKind::Union(u) => {
+            u.variants.iter().filter_map(|v| variant_body(v).and_then(named)).map(|id| (id, Level::Same)).collect()
+        }
+        TypeKind::StringEnum { .. } | TypeKind::IntEnum { .. } | TypeKind::Any => Vec::new(),
+    }
+}
+
+fn variant_body(v: &Variant) -> Option<&TypeRef> {
+    match &v.kind {
+        VariantKind::Tagged { body: Some(b), .. } | VariantKind::Untagged(b) => Some(b),
+        VariantKind::Tagged { body: None, .. } | VariantKind::CatchAll => None,
+    }
+}
+
+/// Marks every reference that must be held through a `Box`: one whose type leads back to the
+/// type holding it by direct containment (else the Rust type would have infinite size). Called
+/// by lowering, and by `merge` on the merged graph; emitters only read the marks.
+pub fn place_boxes(types: &mut [TypeDef]) {
+    let component = Containment::of(types).components();
+    let on_cycle = |from: usize, to: TypeId| component[to.0] == component[from];
+    let holds = |from: usize, r: &TypeRef| matches!(r, TypeRef::Named(to) if on_cycle(from, *to));
+    for (i, t) in types.iter_mut().enumerate() {
+        match &mut t.kind {
+            TypeKind::Struct(s) => {
+                for f in &mut s.fields {
+                    f.boxed = holds(i, &f.ty);
+                }
+                if let Some(flatten) = &mut s.flatten {
+                    flatten.boxed = on_cycle(i, flatten.ty);
+                }
+            }
+            TypeKind::Newtype { inner, boxed } => *boxed = holds(i, inner),
+            TypeKind::Union(u) => {
+                for v in &mut u.variants {
+                    v.boxed = variant_body(v).is_some_and(|b| holds(i, b));
+                }
+            }
+            TypeKind::StringEnum { .. } | TypeKind::IntEnum { .. } | TypeKind::Any => {}
+        }
+    }
+}
+
+/// `Unstable` when a description carries the schema's marker.
+fn maturity_of(docs: Option<&str>) -> Maturity {
+    if naming::marked_unstable(docs) {
+        Maturity::Unstable
+    } else {
+        Maturity::Stable
     }
 }
 

@@ -1,5 +1,6 @@
 //! `cargo xtask`: the project's own tooling (code generation, schema pinning, protocol diff, stats,
-//! fuzzing, interop scenarios, benchmarks).
+//! fuzzing, interop scenarios, benchmarks). The command line only: each command's work, printing
+//! and exit status included, is in its module of the `xtask` library.
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -92,59 +93,21 @@ fn main() -> ExitCode {
     let root = xtask::project_root();
     let result = match cli.command {
         Command::Diff { old, new, format, fail_on } => {
-            return match xtask::diff::run(&root, &old, &new, format, fail_on) {
-                Ok((report, failed)) => {
-                    // A closed pipe (`| head`) is not an error worth a panic.
-                    let _ = std::io::Write::write_all(&mut std::io::stdout(), report.as_bytes());
-                    ExitCode::from(u8::from(failed))
-                }
-                Err(message) => {
-                    eprintln!("error: {message}");
-                    // Bad input, as opposed to findings (1).
-                    ExitCode::from(2)
-                }
-            };
+            return xtask::diff::run_command(&root, &old, &new, format, fail_on);
         }
-        Command::Codegen { check, schema: Some(schema), out: Some(out) } => {
-            if check {
-                Err("--check compares the committed output; it does not combine with --schema".into())
-            } else {
-                xtask::codegen::standalone(&schema, &out)
-            }
+        Command::Codegen { check: true, schema: Some(_), .. } => {
+            Err("--check compares the committed output; it does not combine with --schema".into())
         }
+        Command::Codegen { schema: Some(schema), out: Some(out), .. } => xtask::codegen::standalone(&schema, &out),
         Command::Codegen { check, .. } => xtask::codegen::run(&root, check),
         Command::Schema { command: SchemaCommand::Pull { version } } => {
-            let version = match version {
-                Some(v) => Ok(v),
-                None => xtask::schema_cmd::pinned_version(&root),
-            };
-            version.and_then(|v| xtask::schema_cmd::pull(&root, &v))
+            xtask::schema::pull_command(&root, version.as_deref())
         }
-        Command::Schema { command: SchemaCommand::Verify } => xtask::schema_cmd::verify(&root),
+        Command::Schema { command: SchemaCommand::Verify } => xtask::schema::verify(&root),
         Command::Stats => xtask::stats::report(&root),
         Command::Fuzz { seconds, only } => xtask::fuzz::run(&root, seconds, only.as_deref()),
-        Command::Bench { quick, write } => {
-            xtask::bench::run(&root, xtask::bench::Options { quick, write }).map(|report| {
-                for line in &report.table {
-                    println!("{line}");
-                }
-                if let Some(path) = &report.written {
-                    eprintln!("bench: wrote {}", path.display());
-                }
-                // The wall time comes last, after the table.
-                eprintln!("{}", report.summary());
-                Vec::new()
-            })
-        }
-        Command::Interop { only } => {
-            xtask::interop::run(&root, only.as_deref()).and_then(|lines| {
-                // Once the examples exist, a skipped scenario is a failure too.
-                match xtask::interop::skipped(&lines) {
-                    0 => Ok(lines),
-                    n => Err(format!("{}\n{n} scenario(s) skipped", lines.join("\n"))),
-                }
-            })
-        }
+        Command::Bench { quick, write } => xtask::bench::run_command(&root, xtask::bench::Options { quick, write }),
+        Command::Interop { only } => xtask::interop::run_command(&root, only.as_deref()),
     };
     match result {
         Ok(lines) => {

@@ -2,9 +2,11 @@
 //! in both has one Rust definition with its unstable-only fields, values and variants marked.
 //!
 //! Items are matched by name (types), wire name (fields, enum values) or tag value (variants).
-//! An item that differs between the two becomes two items, one per feature setting.
+//! An item that differs between the two becomes two items, one per feature setting. Boxes are
+//! placed again on the merged graph (see [`lower::place_boxes`]).
 
 use crate::ir::*;
+use crate::lower;
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -97,13 +99,15 @@ pub fn merge(stable: &Protocol, unstable: &Protocol) -> Protocol {
         }
     }
     methods.sort_by(|a, b| (&a.side, &a.name).cmp(&(&b.side, &b.name)));
+    // Joined, the two files make a new graph of types, with cycles neither had alone.
+    lower::place_boxes(&mut types);
     Protocol { source: format!("{} + {}", stable.source, unstable.source), types, methods }
 }
 
 /// Whether two kinds can share one definition (item-level differences are fine).
 fn same_shape(pa: &Protocol, a: &TypeKind, pb: &Protocol, b: &TypeKind) -> bool {
     match (a, b) {
-        (TypeKind::Newtype(x), TypeKind::Newtype(y)) => ref_key(pa, x) == ref_key(pb, y),
+        (TypeKind::Newtype { inner: x, .. }, TypeKind::Newtype { inner: y, .. }) => ref_key(pa, x) == ref_key(pb, y),
         (TypeKind::Struct(x), TypeKind::Struct(y)) => {
             x.flatten.as_ref().map(|f| &f.name) == y.flatten.as_ref().map(|f| &f.name)
         }
@@ -171,7 +175,7 @@ impl Merger<'_> {
                     fl.ty = self.id(src, fl.ty, side);
                 }
             }
-            TypeKind::Newtype(r) => *r = self.remap(r, side),
+            TypeKind::Newtype { inner, .. } => *inner = self.remap(inner, side),
             TypeKind::Union(u) => {
                 for v in &mut u.variants {
                     match &mut v.kind {

@@ -1,4 +1,5 @@
-//! Rust names from wire names: casing (via `heck`), keyword escaping, and doc text cleanup.
+//! Rust names from wire names: casing (via `heck`), keyword escaping, and doc text: cleanup for
+//! rustdoc, and the schema's marker of unstable items.
 
 use heck::{ToSnakeCase, ToUpperCamelCase};
 
@@ -154,6 +155,33 @@ pub fn docs(text: &str) -> String {
         i += 1;
     }
     out
+}
+
+/// The paragraph by which the schema marks an item unstable, and the start of the one after it.
+const UNSTABLE_MARK: &str = "**UNSTABLE**";
+const UNSTABLE_NOTE: &str = "This capability is not part of the spec yet";
+
+/// Whether a description marks its item unstable (lowering records it as the item's maturity).
+pub fn marked_unstable(docs: Option<&str>) -> bool {
+    docs.is_some_and(|d| d.contains(UNSTABLE_MARK))
+}
+
+/// A description without the paragraphs that mark it unstable: what it says of the item itself.
+pub fn without_unstable_marker(docs: Option<&str>) -> Option<String> {
+    let text = docs?;
+    let kept: Vec<&str> = text
+        .split("\n\n")
+        .filter(|p| {
+            let p = p.trim();
+            p != UNSTABLE_MARK && !p.starts_with(UNSTABLE_NOTE)
+        })
+        .collect();
+    let joined = kept.join("\n\n");
+    if joined.trim().is_empty() {
+        None
+    } else {
+        Some(joined)
+    }
 }
 
 fn starts_with(chars: &[char], prefix: &str) -> bool {

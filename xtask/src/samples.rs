@@ -61,7 +61,7 @@ impl Sampler<'_> {
         let t = self.p.get(id);
         let v = match &t.kind {
             TypeKind::Struct(s) => Value::Object(self.structure(s)),
-            TypeKind::Newtype(inner) => self.reference(inner),
+            TypeKind::Newtype { inner, .. } => self.reference(inner),
             TypeKind::Any => self.any(2),
             TypeKind::StringEnum { values, open } => {
                 let pick = self.rng.below(values.len() + usize::from(open.is_some()));

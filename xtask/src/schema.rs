@@ -9,6 +9,7 @@
 //! pinned bytes are exactly what the SDK users consume; `npm pack` checks the tarball against
 //! the registry's integrity hash, and the system `tar` unpacks it.
 
+use crate::process;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
@@ -56,6 +57,16 @@ struct Sources {
 pub fn pull(root: &Path, version: &str) -> Result<Vec<String>, String> {
     let unpacked = fetch_package(version)?;
     install_from_package(root, &unpacked.package_dir(), version)
+}
+
+/// `cargo xtask schema pull [--version X]`: [`pull`] of `version`, else of the version that
+/// schema/sources.toml pins.
+pub fn pull_command(root: &Path, version: Option<&str>) -> Result<Vec<String>, String> {
+    let version = match version {
+        Some(v) => v.to_string(),
+        None => pinned_version(root)?,
+    };
+    pull(root, &version)
 }
 
 /// `cargo xtask schema verify`: re-check sha256 of every file listed in schema/sources.toml
@@ -444,46 +455,20 @@ fn fetch_package(version: &str) -> Result<Unpacked, String> {
         .tempdir()
         .map_err(|e| format!("cannot create a temp dir: {e}"))?;
     let spec = format!("{PACKAGE}@{version}");
-    // Windows only finds npm through its .cmd shim.
-    let npm = if cfg!(windows) { "npm.cmd" } else { "npm" };
     // Not --silent: that also drops npm's reason for a failure.
-    let output = Command::new(npm)
-        .args(["pack", "--loglevel=error", &spec])
-        .current_dir(dir.path())
-        .output()
-        .map_err(|e| format!("cannot run `npm pack {spec}` (is Node.js installed?): {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "`npm pack {spec}` failed ({}): {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
+    let mut pack = process::npm();
+    pack.args(["pack", "--loglevel=error", &spec]).current_dir(dir.path());
+    let stdout = process::capture(&mut pack)?;
     let tarballs: Vec<String> = read_dir_sorted(dir.path())?
         .iter()
         .filter_map(|p| p.file_name().and_then(|n| n.to_str()).map(str::to_string))
         .filter(|n| n.ends_with(".tgz"))
         .collect();
     let [tarball] = tarballs.as_slice() else {
-        return Err(format!(
-            "`npm pack {spec}` left {} tarballs, expected one: {}",
-            tarballs.len(),
-            String::from_utf8_lossy(&output.stdout).trim()
-        ));
+        return Err(format!("`npm pack {spec}` left {} tarballs, expected one: {}", tarballs.len(), stdout.trim()));
     };
     // A relative name: GNU tar reads `C:\...` as a remote host.
-    let output = Command::new("tar")
-        .args(["-xzf", tarball.as_str()])
-        .current_dir(dir.path())
-        .output()
-        .map_err(|e| format!("cannot run `tar`: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "`tar -xzf {tarball}` failed ({}): {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
+    process::capture(Command::new("tar").args(["-xzf", tarball.as_str()]).current_dir(dir.path()))?;
     Ok(Unpacked { dir })
 }
 

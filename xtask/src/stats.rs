@@ -35,7 +35,7 @@ pub fn count(p: &Protocol) -> BTreeMap<&'static str, usize> {
                     }
                 }
             }
-            TypeKind::Newtype(inner) => {
+            TypeKind::Newtype { inner, .. } => {
                 add("newtypes", 1);
                 if matches!(inner, TypeRef::String) {
                     add("newtype string ids", 1);
@@ -68,9 +68,9 @@ pub fn count(p: &Protocol) -> BTreeMap<&'static str, usize> {
 /// One block of lines per committed schema file.
 pub fn report(root: &std::path::Path) -> Result<Vec<String>, String> {
     let mut lines = Vec::new();
-    for version in crate::codegen::VERSIONS {
+    for version in crate::codegen::versions(root)? {
         for file in ["schema.json", "schema.unstable.json"] {
-            let name = format!("schema/{version}/{file}");
+            let name = format!("schema/{}/{file}", version.dir);
             let p = crate::codegen::load(&root.join(&name), &name)?;
             lines.push(format!("{name}: {} types", p.types.len()));
             for (k, n) in count(&p) {

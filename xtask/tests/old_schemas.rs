@@ -1,5 +1,5 @@
 //! The generator accepts older published schemas with no code change: for
-//! `@agentclientprotocol/sdk` 0.4.5, 1.0.0 and 2.0.0 (fetched by `xtask::schema_cmd` into
+//! `@agentclientprotocol/sdk` 0.4.5, 1.0.0 and 2.0.0 (fetched by `xtask::schema` into
 //! `.cache/schemas`, not committed), `codegen --schema FILE --out DIR` writes a crate that compiles
 //! without warnings and passes its generated tests (each method marker agrees with the table),
 //! and whose method table has one method per distinct `x-method`.
@@ -24,8 +24,7 @@ fn older_published_schemas_generate_crates_that_compile() {
     let out_root = root.join("target/old-schemas");
     let mut crates = Vec::new();
     for version in VERSIONS {
-        let files =
-            xtask::schema_cmd::fetch_to_cache(version, &cache).unwrap_or_else(|e| panic!("fetch {version}: {e}"));
+        let files = xtask::schema::fetch_to_cache(version, &cache).unwrap_or_else(|e| panic!("fetch {version}: {e}"));
         assert!(!files.is_empty(), "{version} ships no schema");
         for file in files {
             let rel = file.strip_prefix(&cache).expect("in cache").display().to_string();

@@ -11,7 +11,10 @@ pub fn example(name: &str) -> PathBuf {
         .expect("target dir");
     let path = dir.join(name);
     if !path.exists() {
-        let status = Command::new(env!("CARGO")).args(["build", "--quiet", "--package", "acp-rpc", "--example", name]).status().expect("cargo");
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "--package", "acp-rpc", "--example", name])
+            .status()
+            .expect("cargo");
         assert!(status.success(), "cannot build example {name}");
     }
     path

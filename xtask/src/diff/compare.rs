@@ -372,7 +372,7 @@ fn unreachable(p: &Protocol) -> Vec<String> {
                 refs.extend(s.fields.iter().map(|f| &f.ty));
                 stack.extend(s.flatten.iter().map(|f| f.ty));
             }
-            TypeKind::Newtype(inner) => refs.push(inner),
+            TypeKind::Newtype { inner, .. } => refs.push(inner),
             TypeKind::Union(u) => {
                 for v in &u.variants {
                     match &v.kind {

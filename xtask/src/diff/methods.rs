@@ -245,7 +245,7 @@ impl<'a> Comparison<'a> {
                 let vals = |vs: &[IntValue]| vs.iter().map(|v| v.value).collect::<BTreeSet<_>>();
                 ox.is_some() == oy.is_some() && vals(x) == vals(y)
             }
-            (TypeKind::Newtype(x), TypeKind::Newtype(y)) => self.same_ref(x, y, assumed),
+            (TypeKind::Newtype { inner: x, .. }, TypeKind::Newtype { inner: y, .. }) => self.same_ref(x, y, assumed),
             (TypeKind::Any, TypeKind::Any) => true,
             _ => false,
         }

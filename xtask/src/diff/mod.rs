@@ -15,6 +15,7 @@ mod types;
 use crate::ir::Protocol;
 use std::fmt;
 use std::path::Path;
+use std::process::ExitCode;
 
 /// How much a finding matters, lowest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -261,4 +262,20 @@ pub fn run(root: &Path, old: &str, new: &str, format: Format, fail_on: FailOn) -
         Format::Json => render::json(&report),
     };
     Ok((text, report.fails(fail_on)))
+}
+
+/// `cargo xtask diff OLD NEW` as the command line runs it: the report on stdout; exit status 0,
+/// 1 when a finding reaches `fail_on`, 2 on bad input (the error on stderr).
+pub fn run_command(root: &Path, old: &str, new: &str, format: Format, fail_on: FailOn) -> ExitCode {
+    match run(root, old, new, format, fail_on) {
+        Ok((report, failed)) => {
+            // A closed pipe (`| head`) is not an error worth a panic.
+            let _ = std::io::Write::write_all(&mut std::io::stdout(), report.as_bytes());
+            ExitCode::from(u8::from(failed))
+        }
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
 }

@@ -6,6 +6,7 @@
 use super::compare::{rust_break, rust_note, Change, Comparison, Local, Pair, RustNote};
 use super::{Rule, Severity};
 use crate::ir::*;
+use crate::naming;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How one value's type relates across the revisions.
@@ -16,6 +17,19 @@ enum Rel {
     Widened,
     Narrowed,
     Changed,
+}
+
+/// What the schema says of one item: its maturity and its description.
+#[derive(Debug, Clone, Copy)]
+struct Said<'a> {
+    maturity: Maturity,
+    docs: Option<&'a str>,
+}
+
+impl<'a> Said<'a> {
+    fn of(maturity: Maturity, origin: &'a Origin) -> Self {
+        Said { maturity, docs: origin.docs.as_deref() }
+    }
 }
 
 /// The comparison of two references to types.
@@ -134,31 +148,6 @@ fn lenient_text(l: &Lenient) -> String {
     }
 }
 
-const UNSTABLE_MARK: &str = "**UNSTABLE**";
-const UNSTABLE_NOTE: &str = "This capability is not part of the spec yet";
-
-fn is_unstable(docs: Option<&str>) -> bool {
-    docs.is_some_and(|d| d.contains(UNSTABLE_MARK))
-}
-
-/// A description without the paragraphs that mark it unstable.
-fn without_marker(docs: Option<&str>) -> Option<String> {
-    let text = docs?;
-    let kept: Vec<&str> = text
-        .split("\n\n")
-        .filter(|p| {
-            let p = p.trim();
-            p != UNSTABLE_MARK && !p.starts_with(UNSTABLE_NOTE)
-        })
-        .collect();
-    let joined = kept.join("\n\n");
-    if joined.trim().is_empty() {
-        None
-    } else {
-        Some(joined)
-    }
-}
-
 impl Comparison<'_> {
     /// Whether two named types are compared as one: same kind, or a struct and the union that
     /// wraps it in a tagged variant.
@@ -187,16 +176,16 @@ impl Comparison<'_> {
             );
         }
         if ot.named || nt.named {
-            self.docs(&mut l, loc, ot.origin.docs.as_deref(), nt.origin.docs.as_deref());
+            self.docs(&mut l, loc, Said::of(ot.maturity, &ot.origin), Said::of(nt.maturity, &nt.origin));
         }
         match (&ot.kind, &nt.kind) {
             (TypeKind::Struct(os), TypeKind::Struct(ns)) => self.structs(&mut l, loc, os, ns),
             (TypeKind::Union(ou), TypeKind::Union(nu)) => self.unions(&mut l, loc, ou, nu),
             (TypeKind::StringEnum { values: ov, open: oo }, TypeKind::StringEnum { values: nv, open: no }) => {
-                let old: Vec<(String, Option<&str>)> =
-                    ov.iter().map(|v| (v.origin.wire.clone(), v.origin.docs.as_deref())).collect();
-                let new: Vec<(String, Option<&str>)> =
-                    nv.iter().map(|v| (v.origin.wire.clone(), v.origin.docs.as_deref())).collect();
+                let old: Vec<(String, Said)> =
+                    ov.iter().map(|v| (v.origin.wire.clone(), Said::of(v.maturity, &v.origin))).collect();
+                let new: Vec<(String, Said)> =
+                    nv.iter().map(|v| (v.origin.wire.clone(), Said::of(v.maturity, &v.origin))).collect();
                 let rust_name = |wire: &str, vs: &[EnumValue]| {
                     vs.iter().find(|v| v.origin.wire == wire).map(|v| v.name.clone()).unwrap_or_default()
                 };
@@ -204,17 +193,19 @@ impl Comparison<'_> {
                 self.enums(&mut l, loc, (&old, oo.as_ref()), (&new, no.as_ref()), true, names);
             }
             (TypeKind::IntEnum { values: ov, open: oo, .. }, TypeKind::IntEnum { values: nv, open: no, .. }) => {
-                let old: Vec<(String, Option<&str>)> =
-                    ov.iter().map(|v| (v.value.to_string(), v.origin.docs.as_deref())).collect();
-                let new: Vec<(String, Option<&str>)> =
-                    nv.iter().map(|v| (v.value.to_string(), v.origin.docs.as_deref())).collect();
+                let old: Vec<(String, Said)> =
+                    ov.iter().map(|v| (v.value.to_string(), Said::of(v.maturity, &v.origin))).collect();
+                let new: Vec<(String, Said)> =
+                    nv.iter().map(|v| (v.value.to_string(), Said::of(v.maturity, &v.origin))).collect();
                 let rust_name = |wire: &str, vs: &[IntValue]| {
                     vs.iter().find(|v| v.value.to_string() == wire).map(|v| v.name.clone()).unwrap_or_default()
                 };
                 let names = (|w: &str| rust_name(w, ov), |w: &str| rust_name(w, nv));
                 self.enums(&mut l, loc, (&old, oo.as_ref()), (&new, no.as_ref()), false, names);
             }
-            (TypeKind::Newtype(oi), TypeKind::Newtype(ni)) => self.value(&mut l, loc, oi, ni, (false, false)),
+            (TypeKind::Newtype { inner: oi, .. }, TypeKind::Newtype { inner: ni, .. }) => {
+                self.value(&mut l, loc, oi, ni, (false, false))
+            }
             (TypeKind::Any, TypeKind::Any) => {}
             (TypeKind::Struct(_), TypeKind::Union(nu)) if wrapping_variant(self.new, nu, &ot.name).is_some() => {
                 self.wrapped(&mut l, loc, a, nu, true);
@@ -286,8 +277,8 @@ impl Comparison<'_> {
     }
 
     /// Description and stability of one item.
-    fn docs(&self, l: &mut Local, loc: &str, old: Option<&str>, new: Option<&str>) {
-        let (ou, nu) = (is_unstable(old), is_unstable(new));
+    fn docs(&self, l: &mut Local, loc: &str, old: Said, new: Said) {
+        let (ou, nu) = (old.maturity == Maturity::Unstable, new.maturity == Maturity::Unstable);
         if ou != nu {
             let (message, base) = if ou {
                 ("no longer marked unstable: now part of the stable protocol", Severity::Info)
@@ -298,7 +289,7 @@ impl Comparison<'_> {
             l.changes
                 .push(Change::new(Rule::StabilityChanged, loc, message.into()).values(text(ou), text(nu)).base(base));
         }
-        let (od, nd) = (without_marker(old), without_marker(new));
+        let (od, nd) = (naming::without_unstable_marker(old.docs), naming::without_unstable_marker(new.docs));
         if od != nd {
             let message = match (&od, &nd) {
                 (None, _) => "description added",
@@ -397,7 +388,7 @@ impl Comparison<'_> {
         let arrays = matches!((&of.ty, &nf.ty), (TypeRef::Array(_), TypeRef::Array(_)));
         let absorbs = |f: &Field| f.lenient.default_on_error || (arrays && f.lenient.skip_invalid_items);
         self.value(l, at, &of.ty, &nf.ty, (absorbs(of), absorbs(nf)));
-        self.docs(l, at, of.origin.docs.as_deref(), nf.origin.docs.as_deref());
+        self.docs(l, at, Said::of(of.maturity, &of.origin), Said::of(nf.maturity, &nf.origin));
     }
 
     fn presence(&self, l: &mut Local, ty: &str, at: &str, of: &Field, nf: &Field) {
@@ -494,8 +485,8 @@ impl Comparison<'_> {
         &self,
         l: &mut Local,
         ty: &str,
-        old: (&[(String, Option<&str>)], Option<&CatchAll>),
-        new: (&[(String, Option<&str>)], Option<&CatchAll>),
+        old: (&[(String, Said)], Option<&CatchAll>),
+        new: (&[(String, Said)], Option<&CatchAll>),
         strings: bool,
         names: (F, G),
     ) {
@@ -541,7 +532,12 @@ impl Comparison<'_> {
         }
         self.openness(l, ty, oo.map(|c| c.name.as_str()), no.map(|c| c.name.as_str()), strings);
         if let (Some(o), Some(n)) = (oo, no) {
-            self.docs(l, &format!("{ty}::{}", n.name), o.origin.docs.as_deref(), n.origin.docs.as_deref());
+            self.docs(
+                l,
+                &format!("{ty}::{}", n.name),
+                Said::of(o.maturity, &o.origin),
+                Said::of(n.maturity, &n.origin),
+            );
         }
     }
 
@@ -597,7 +593,12 @@ impl Comparison<'_> {
         let (oc, nc) = (catch(ou), catch(nu));
         self.openness(l, ty, oc.as_deref(), nc.as_deref(), false);
         if let (Some(o), Some(n)) = (catch_all(ou), catch_all(nu)) {
-            self.docs(l, &format!("{ty}::{}", n.name), o.origin.docs.as_deref(), n.origin.docs.as_deref());
+            self.docs(
+                l,
+                &format!("{ty}::{}", n.name),
+                Said::of(o.maturity, &o.origin),
+                Said::of(n.maturity, &n.origin),
+            );
         }
         let matched = self.match_variants(ou, nu);
         let mut new_used = vec![false; nu.variants.len()];
@@ -735,7 +736,7 @@ impl Comparison<'_> {
     /// A matched variant; `open` says whether the old and new unions have a catch-all.
     fn variant(&self, l: &mut Local, ty: &str, ov: &Variant, nv: &Variant, open: (bool, bool), tag: Option<&str>) {
         let at = variant_at(ty, nv);
-        self.docs(l, &at, ov.origin.docs.as_deref(), nv.origin.docs.as_deref());
+        self.docs(l, &at, Said::of(ov.maturity, &ov.origin), Said::of(nv.maturity, &nv.origin));
         let tag = tag.unwrap_or("type");
         match (&ov.kind, &nv.kind) {
             (VariantKind::Untagged(a), VariantKind::Untagged(b)) => self.value(l, &at, a, b, (false, false)),
@@ -802,7 +803,7 @@ impl Comparison<'_> {
         match r {
             TypeRef::Named(id) => match &p.get(*id).kind {
                 TypeKind::Struct(s) => s.flatten.is_some() || s.fields.iter().any(|f| must_be_present(&f.presence)),
-                TypeKind::Newtype(inner) => self.has_required(p, inner),
+                TypeKind::Newtype { inner, .. } => self.has_required(p, inner),
                 TypeKind::Any => false,
                 _ => true,
             },
@@ -817,7 +818,7 @@ impl Comparison<'_> {
         let same = |pairs: Vec<Pair>| RefCmp { rel: Rel::Same, pairs, rust: false };
         let unwrap = |p: &Protocol, r: &TypeRef| match r {
             TypeRef::Named(id) => match &p.get(*id).kind {
-                TypeKind::Newtype(inner) => Some(inner.clone()),
+                TypeKind::Newtype { inner, .. } => Some(inner.clone()),
                 _ => None,
             },
             _ => None,
@@ -859,8 +860,8 @@ impl Comparison<'_> {
                 TypeKind::IntEnum { open: Some(_), repr, .. } => Shape::Int(*repr),
                 TypeKind::IntEnum { open: None, .. } => Shape::IntEnum,
                 TypeKind::Any => Shape::Any,
-                TypeKind::Newtype(inner) if depth < 16 => self.shape(p, inner, depth + 1),
-                TypeKind::Newtype(_) => Shape::Any,
+                TypeKind::Newtype { inner, .. } if depth < 16 => self.shape(p, inner, depth + 1),
+                TypeKind::Newtype { .. } => Shape::Any,
             },
             TypeRef::String => Shape::String,
             TypeRef::Bool => Shape::Bool,
@@ -925,7 +926,7 @@ fn wrapping_variant(p: &Protocol, u: &Union, name: &str) -> Option<(usize, TypeI
 fn kind_text_of(k: &TypeKind) -> &'static str {
     match k {
         TypeKind::Struct(_) => "a struct",
-        TypeKind::Newtype(_) => "a newtype",
+        TypeKind::Newtype { .. } => "a newtype",
         TypeKind::StringEnum { .. } => "a string enum",
         TypeKind::IntEnum { .. } => "an integer enum",
         TypeKind::Union(_) => "a union",

@@ -1,0 +1,301 @@
+//! Other programs, as the drivers (`schema`, `bench`, `interop`, `fuzz`) run them: which program
+//! to start (`cargo`, `rustc`, `npm`, `python3`), how a command reads in progress lines and errors,
+//! and running one to completion with its output captured, streamed, left on the terminal, or
+//! under a time limit. Every failure is an error that names the command.
+
+use std::collections::VecDeque;
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Lines of a failing command's stderr (and stdout) kept for its error.
+pub const TAIL_LINES: usize = 40;
+
+/// The cargo running us (`$CARGO`), else `cargo` from the PATH.
+pub fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
+/// The rustc cargo builds with (`$RUSTC`), else `rustc` from the PATH.
+pub fn rustc() -> Command {
+    Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
+}
+
+/// npm; Windows only finds it through its `.cmd` shim.
+pub fn npm() -> Command {
+    Command::new(if cfg!(windows) { "npm.cmd" } else { "npm" })
+}
+
+/// A Python 3 interpreter (`python` on Windows, where `python3` is often a store stub).
+pub fn python3() -> Command {
+    Command::new(if cfg!(windows) { "python" } else { "python3" })
+}
+
+/// A command as one would type it in a shell: `cd DIR && KEY=VALUE PROGRAM ARGS…`, each word
+/// with whitespace or quotes in single quotes.
+pub fn describe(command: &Command) -> String {
+    let mut words: Vec<String> = Vec::new();
+    if let Some(dir) = command.get_current_dir() {
+        words.extend(["cd".to_string(), shell_word(dir.as_os_str()), "&&".to_string()]);
+    }
+    for (key, value) in command.get_envs() {
+        if let Some(value) = value {
+            words.push(format!("{}={}", key.to_string_lossy(), shell_word(value)));
+        }
+    }
+    words.extend(std::iter::once(command.get_program()).chain(command.get_args()).map(shell_word));
+    words.join(" ")
+}
+
+fn shell_word(word: &OsStr) -> String {
+    let word = word.to_string_lossy();
+    if word.is_empty() || word.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    } else {
+        word.into_owned()
+    }
+}
+
+/// Runs `command` quietly to completion, stdin closed; its stdout, or an error with the end of
+/// its stderr and stdout.
+pub fn capture(command: &mut Command) -> Result<String, String> {
+    let what = describe(command);
+    let output = command.stdin(Stdio::null()).output().map_err(|e| cannot_run(&what, command, &e))?;
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    if !output.status.success() {
+        return Err(failure(&what, output.status, &String::from_utf8_lossy(&output.stderr), &stdout));
+    }
+    Ok(stdout)
+}
+
+/// Runs `command` to completion with its output on our terminal (cargo's progress stays visible).
+pub fn run_attached(command: &mut Command) -> Result<(), String> {
+    let what = describe(command);
+    let status = command.status().map_err(|e| cannot_run(&what, command, &e))?;
+    if !status.success() {
+        return Err(failure(&what, status, "", ""));
+    }
+    Ok(())
+}
+
+/// Runs `command`, passing its stderr through to ours as it comes and each stdout line to
+/// `on_line`; returns its stdout, or an error with the end of its stderr.
+pub fn stream(command: &mut Command, mut on_line: impl FnMut(&str)) -> Result<String, String> {
+    let what = describe(command);
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| cannot_run(&what, command, &e))?;
+    let stderr = child.stderr.take();
+    let echo = thread::spawn(move || {
+        let mut tail = VecDeque::with_capacity(TAIL_LINES);
+        if let Some(stderr) = stderr {
+            for_each_line(stderr, |line| {
+                eprintln!("{line}");
+                if tail.len() == TAIL_LINES {
+                    tail.pop_front();
+                }
+                tail.push_back(line.to_string());
+            });
+        }
+        Vec::from(tail).join("\n")
+    });
+    let mut stdout = String::new();
+    if let Some(out) = child.stdout.take() {
+        for_each_line(out, |line| {
+            on_line(line);
+            stdout.push_str(line);
+            stdout.push('\n');
+        });
+    }
+    let status = child.wait().map_err(|e| format!("cannot wait for `{what}`: {e}"))?;
+    let stderr_tail = echo.join().unwrap_or_default();
+    if !status.success() {
+        return Err(failure(&what, status, &stderr_tail, ""));
+    }
+    Ok(stdout)
+}
+
+/// Each line of `reader` until its end, invalid UTF-8 replaced (so a stray byte never stops the
+/// reading and leaves the child blocked on a full pipe).
+fn for_each_line(reader: impl Read, mut f: impl FnMut(&str)) {
+    let mut reader = BufReader::new(reader);
+    let mut buffer = Vec::new();
+    loop {
+        buffer.clear();
+        match reader.read_until(b'\n', &mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => f(String::from_utf8_lossy(&buffer).trim_end_matches(['\n', '\r'])),
+        }
+    }
+}
+
+fn cannot_run(what: &str, command: &Command, e: &std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        let program = command.get_program().to_string_lossy();
+        format!("cannot run `{what}`: {e} (is `{program}` installed and on the PATH?)")
+    } else {
+        format!("cannot run `{what}`: {e}")
+    }
+}
+
+/// The error of a command that exited unsuccessfully, with the ends of its outputs.
+fn failure(what: &str, status: ExitStatus, stderr: &str, stdout: &str) -> String {
+    let mut message = format!("`{what}` failed ({status})");
+    for (name, text) in [("stderr", stderr), ("stdout", stdout)] {
+        if !text.trim().is_empty() {
+            message.push_str(&format!("\n{name}:\n{}", tail(text, TAIL_LINES)));
+        }
+    }
+    message
+}
+
+/// The last `n` lines of `text`, with a note of how many were cut.
+pub fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    if lines.len() <= n {
+        return lines.join("\n");
+    }
+    let mut out = format!("[… {} earlier lines]\n", lines.len() - n);
+    out.push_str(&lines[lines.len() - n..].join("\n"));
+    out
+}
+
+/// A finished (or killed) run of [`run_with_timeout`].
+#[derive(Debug)]
+pub struct Finished {
+    /// `None` when the status could not be read after a kill.
+    pub status: Option<ExitStatus>,
+    pub timed_out: bool,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+/// Runs `command` with stdin closed and stdout/stderr captured; after `timeout` it kills the
+/// command and everything it spawned (its own process group on Unix). Stragglers left by a
+/// command that exited are killed too.
+pub fn run_with_timeout(command: &mut Command, timeout: Duration) -> Result<Finished, String> {
+    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        command.process_group(0);
+    }
+    let started = Instant::now();
+    let mut child = command.spawn().map_err(|e| e.to_string())?;
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+
+    let deadline = started + timeout;
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() >= deadline => {
+                timed_out = true;
+                kill_tree(&mut child);
+                break child.wait().ok();
+            }
+            Ok(None) => thread::sleep(Duration::from_millis(20)),
+            Err(_) => {
+                kill_tree(&mut child);
+                break child.wait().ok();
+            }
+        }
+    };
+    let elapsed = started.elapsed();
+    // Processes the command left behind keep the pipes open: kill them before collecting.
+    kill_group(child.id());
+    let grace = Duration::from_secs(5);
+    Ok(Finished { status, timed_out, stdout: collect(stdout, grace), stderr: collect(stderr, grace), elapsed })
+}
+
+fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        let _ = tx.send(bytes);
+    });
+    rx
+}
+
+fn collect(rx: mpsc::Receiver<Vec<u8>>, grace: Duration) -> String {
+    match rx.recv_timeout(grace) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(_) => "(output lost: a process outside the command's process group kept the pipe open)".into(),
+    }
+}
+
+fn kill_tree(child: &mut Child) {
+    kill_group(child.id());
+    let _ = child.kill();
+}
+
+/// Kills the process group `pgid` (the command was made its leader); a no-op elsewhere.
+fn kill_group(pgid: u32) {
+    #[cfg(unix)]
+    {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{pgid}")])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+    #[cfg(not(unix))]
+    let _ = pgid;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn describes_commands_for_a_shell() {
+        let mut command = Command::new("node");
+        command.args(["client.mjs", "--prompt", "hello perm world", "--", "it's"]);
+        assert_eq!(describe(&command), "node client.mjs --prompt 'hello perm world' -- 'it'\\''s'");
+        command.current_dir("/a dir").env("KEY", "x y");
+        assert!(describe(&command).starts_with("cd '/a dir' && KEY='x y' node "), "{}", describe(&command));
+    }
+
+    #[test]
+    fn tails() {
+        assert_eq!(tail("a\nb\nc\n", 5), "a\nb\nc");
+        assert_eq!(tail("a\nb\nc", 2), "[… 1 earlier lines]\nb\nc");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn failures_name_the_command_and_show_its_output() {
+        let mut command = Command::new("sh");
+        command.args(["-c", "echo out; echo oops >&2; exit 3"]);
+        let err = capture(&mut command).unwrap_err();
+        assert!(err.starts_with("`sh -c 'echo out; echo oops >&2; exit 3'` failed ("), "{err}");
+        assert!(err.contains("\nstderr:\noops") && err.contains("\nstdout:\nout"), "{err}");
+        let err = capture(&mut Command::new("/nonexistent/program")).unwrap_err();
+        assert!(err.contains("is `/nonexistent/program` installed"), "{err}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn timeout_kills_the_process_group() {
+        // The shell's background child would keep stdout open if only the shell were killed.
+        let mut command = Command::new("sh");
+        command.args(["-c", "sleep 30 & echo started; sleep 30"]);
+        let started = Instant::now();
+        let run = run_with_timeout(&mut command, Duration::from_millis(300)).unwrap();
+        assert!(run.timed_out);
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert_eq!(run.stdout.trim(), "started");
+    }
+}
