@@ -7,7 +7,7 @@ mod types_common;
 use types_common as common;
 
 use common::RoundTrip;
-use xtask::samples::{instance, Rng};
+use xtask::codegen::samples::{instance, Rng};
 
 fn seed() -> u64 {
     std::env::var("ACP_PROPTEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
@@ -26,7 +26,7 @@ fn check(version: &str, visit: impl Fn(&str, RoundTrip) -> Option<Result<(), Str
     let mut checked = 0;
     for (i, t) in protocol.types.iter().enumerate() {
         for _ in 0..24 {
-            let value = instance(&protocol, xtask::ir::TypeId(i), &mut rng);
+            let value = instance(&protocol, xtask::codegen::ir::TypeId(i), &mut rng);
             checked += 1;
             match visit(&t.name, RoundTrip(value)) {
                 Some(Ok(())) => {}

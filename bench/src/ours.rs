@@ -1,7 +1,7 @@
 //! The runtime rows for `acp-rpc`: the agent and client ends of `acp_rpc::{agent, client}`.
 
 use acp_rpc::types::support::rpc::RpcError;
-use acp_rpc::types::v1;
+use acp_rpc::types::{v1, Version};
 use acp_rpc::{Config, Context};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -61,11 +61,11 @@ async fn pair() -> acp_rpc::client::ClientConnection {
     let (client_io, agent_io) = tokio::io::duplex(64 * 1024);
     let (agent_read, agent_write) = tokio::io::split(agent_io);
     let (client_read, client_write) = tokio::io::split(client_io);
-    let (_, agent_driver) = acp_rpc::agent::serve(Agent::default(), &[1], agent_read, agent_write, big_config());
+    let (_, agent_driver) = acp_rpc::agent::serve(Agent::default(), &[Version::V1], agent_read, agent_write, big_config());
     tokio::spawn(agent_driver);
     let (conn, driver) = acp_rpc::client::connect(Client::default(), client_read, client_write, big_config());
     tokio::spawn(driver);
-    conn.initialize(1, serde_json::json!({})).await.expect("initialize");
+    conn.initialize(Version::V1, serde_json::json!({})).await.expect("initialize");
     conn
 }
 
@@ -109,7 +109,7 @@ pub fn notify_agent(count: usize) {
     rt.block_on(async {
         let agent = Agent::default();
         let initialized = agent.initialized.clone();
-        let (conn, driver) = acp_rpc::agent::serve(agent, &[1], tokio::io::stdin(), tokio::io::stdout(), big_config());
+        let (conn, driver) = acp_rpc::agent::serve(agent, &[Version::V1], tokio::io::stdin(), tokio::io::stdout(), big_config());
         let driver = tokio::spawn(driver);
         // A client drops notifications that come before the version is agreed.
         initialized.notified().await;
@@ -135,7 +135,7 @@ pub fn notify_client(exe: &std::path::Path, count: usize) -> Duration {
         let (conn, driver, mut child) =
             acp_rpc::client::spawn_agent(client, &exe.display().to_string(), &args, big_config()).expect("spawn");
         tokio::spawn(driver);
-        conn.initialize(1, serde_json::json!({})).await.expect("initialize");
+        conn.initialize(Version::V1, serde_json::json!({})).await.expect("initialize");
         done.notified().await;
         let elapsed = start.elapsed();
         drop(conn);
@@ -158,7 +158,7 @@ pub fn large_message(size: usize) -> (Duration, u64) {
         let (conn, driver) = acp_rpc::client::connect(client, client_read, client_write, big_config());
         tokio::spawn(driver);
         let agent = tokio::spawn(crate::corpus::answer_initialize(agent_read, agent_write));
-        conn.initialize(1, serde_json::json!({})).await.expect("initialize");
+        conn.initialize(Version::V1, serde_json::json!({})).await.expect("initialize");
         let (_agent_read, mut agent_write) = agent.await.expect("agent");
         crate::corpus::write_notification(&mut agent_write, crate::corpus::WARM_UP).await;
         done.notified().await;

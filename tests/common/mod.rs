@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// `target/<profile>/examples/NAME`, built on demand.
+/// `target/<profile>/examples/NAME` (an example of `acp-rpc`), built on demand.
 pub fn example(name: &str) -> PathBuf {
     let dir = std::env::current_exe()
         .ok()
@@ -11,7 +11,10 @@ pub fn example(name: &str) -> PathBuf {
         .expect("target dir");
     let path = dir.join(name);
     if !path.exists() {
-        let status = Command::new(env!("CARGO")).args(["build", "--quiet", "--example", name]).status().expect("cargo");
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "--package", "acp-rpc", "--example", name])
+            .status()
+            .expect("cargo");
         assert!(status.success(), "cannot build example {name}");
     }
     path

@@ -7,6 +7,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+// The runtime tests' helpers: the tool is tested against the examples of `acp-rpc`.
+#[path = "../../tests/common/mod.rs"]
 mod common;
 use common::example;
 

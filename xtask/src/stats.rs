@@ -1,6 +1,6 @@
 //! `cargo xtask stats`: how often each IR construct occurs in each committed schema file.
 
-use crate::ir::*;
+use crate::codegen::ir::*;
 use std::collections::BTreeMap;
 
 /// Counts of IR constructs in one protocol, by name, in a stable order.

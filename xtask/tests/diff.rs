@@ -5,8 +5,8 @@
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 use std::process::Command;
-use xtask::diff::{self, Finding, Report, Rule, Severity};
-use xtask::ir::Protocol;
+use xtask::codegen::diff::{self, Finding, Report, Rule, Severity};
+use xtask::codegen::ir::Protocol;
 
 // ---- building small schemas --------------------------------------------------------------
 
@@ -43,8 +43,8 @@ fn schema(defs: &Value) -> String {
 }
 
 fn lower(name: &str, defs: &Value) -> Protocol {
-    let doc = xtask::model::parse(name, &schema(defs)).unwrap_or_else(|e| panic!("{name}: {e}"));
-    xtask::lower::lower(&doc).unwrap_or_else(|e| panic!("{name}: {e}"))
+    let doc = xtask::codegen::load::parse(name, &schema(defs)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    xtask::codegen::lower::lower(&doc).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 fn compare(old: &Value, new: &Value) -> Report {

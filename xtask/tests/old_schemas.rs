@@ -35,7 +35,7 @@ fn older_published_schemas_generate_crates_that_compile() {
             let text = std::fs::read_to_string(&file).expect("read");
             let expected = distinct_methods(&text);
             let got: BTreeSet<(String, String)> =
-                protocol.methods.iter().map(|m| (m.name.clone(), m.side.clone())).collect();
+                protocol.methods.iter().map(|m| (m.name.clone(), m.side.wire.clone())).collect();
             // Every (method, side) pair appears once; a response type adds no method of its own.
             assert_eq!(got, expected, "{rel}: methods");
             crates.push((rel, out));

@@ -24,7 +24,7 @@ fn generate(schema: &Path) -> Result<String, String> {
         schema.strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")).expect("inside").display()
     );
     let protocol = xtask::codegen::load(schema, &name)?;
-    xtask::emit::types_module(&protocol, &name)
+    xtask::codegen::emit::types_module(&protocol, &name)
 }
 
 fn compare(actual: &str, expected_path: &Path, failures: &mut Vec<String>) {

@@ -266,13 +266,39 @@ pub enum MethodKind {
     Notification,
 }
 
+/// The side of a method (`x-side`): its wire name, and which end of a connection receives it.
+/// Decided once, by lowering; emitters and the differ match on [`Side::receiver`].
+///
+/// Ordered by wire name (the receiver follows from it), which is the order of the generated sides.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Side {
+    /// The `x-side` value: `agent`, `client`, `protocol`, or whatever a draft uses (`proxy`).
+    pub wire: String,
+    pub receiver: Receiver,
+}
+
+/// Which end of a connection receives a method. The protocol has two ends, the agent and the
+/// client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Receiver {
+    /// `agent`: the client sends it, the agent receives it.
+    Agent,
+    /// `client`: the agent sends it, the client receives it.
+    Client,
+    /// `protocol` (`$/cancel_request`): it goes both ways, so either end receives it.
+    Either,
+    /// Any other `x-side` value (`proxy`, and `both` in 1.0.0): no end of the two-party protocol,
+    /// known only by its wire name.
+    Other,
+}
+
 /// A JSON-RPC method, from `x-method`/`x-side`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Method {
     /// Wire name, e.g. `session/prompt`.
     pub name: String,
-    /// The side that receives it: `agent`, `client`, `protocol`, or whatever a draft uses.
-    pub side: String,
+    /// The side that receives it.
+    pub side: Side,
     pub kind: MethodKind,
     pub params: TypeId,
     /// The response type (requests only), matched by `x-method`, not by name.

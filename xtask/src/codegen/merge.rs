@@ -5,32 +5,64 @@
 //! An item that differs between the two becomes two items, one per feature setting. Boxes are
 //! placed again on the merged graph (see [`lower::place_boxes`]).
 
-use crate::ir::*;
-use crate::lower;
+use super::ir::*;
+use super::lower;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// Which of the two files an item comes from.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Side {
+enum File {
     Stable,
     Unstable,
 }
 
+/// One type of the merged arena.
+enum Plan {
+    /// The types of this name in both files, with one definition.
+    Merged(usize, usize),
+    /// A type of one file only, or one of two definitions of a name whose kinds differ.
+    Only(File, usize),
+}
+
+/// Name → (id for references from stable items, id for references from unstable items).
+type Table = BTreeMap<String, (Option<TypeId>, Option<TypeId>)>;
+
 /// Merges `stable` (from `schema.json`) and `unstable` (from `schema.unstable.json`).
 pub fn merge(stable: &Protocol, unstable: &Protocol) -> Protocol {
+    let (plan, table) = plan(stable, unstable);
+    let m = Merger { stable, unstable, table };
+    let mut types = Vec::new();
+    for p in &plan {
+        types.push(match *p {
+            Plan::Merged(s, u) => m.merge_type(&stable.types[s], &unstable.types[u]),
+            Plan::Only(file, i) => {
+                // A stable type the unstable file lost, or has in another shape (split), is there
+                // only with the feature off.
+                let (src, stability) = match file {
+                    File::Stable => (stable, Stability::StableOnly),
+                    File::Unstable => (unstable, Stability::Unstable),
+                };
+                let mut t = m.remap_type(&src.types[i], file);
+                t.stability = stability;
+                t
+            }
+        });
+    }
+    let methods = m.methods();
+    // Joined, the two files make a new graph of types, with cycles neither had alone.
+    lower::place_boxes(&mut types);
+    Protocol { source: format!("{} + {}", stable.source, unstable.source), types, methods }
+}
+
+/// Plans the output arena: one entry per name, two where the kinds cannot be merged.
+fn plan(stable: &Protocol, unstable: &Protocol) -> (Vec<Plan>, Table) {
     let by_name = |p: &Protocol| -> BTreeMap<String, usize> {
         p.types.iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect()
     };
     let (sn, un) = (by_name(stable), by_name(unstable));
     let names: BTreeSet<&String> = sn.keys().chain(un.keys()).collect();
-
-    // Plan the output arena: one entry per name, two where the kinds cannot be merged.
-    enum Plan {
-        Merged(usize, usize),
-        Only(Side, usize),
-    }
     let mut plan: Vec<Plan> = Vec::new();
-    // name → (id for references from stable items, id for references from unstable items)
-    let mut table: BTreeMap<String, (Option<TypeId>, Option<TypeId>)> = BTreeMap::new();
+    let mut table = Table::new();
     for name in names {
         match (sn.get(name), un.get(name)) {
             (Some(&s), Some(&u)) if same_shape(stable, &stable.types[s].kind, unstable, &unstable.types[u].kind) => {
@@ -40,68 +72,25 @@ pub fn merge(stable: &Protocol, unstable: &Protocol) -> Protocol {
             }
             (Some(&s), Some(&u)) => {
                 let a = TypeId(plan.len());
-                plan.push(Plan::Only(Side::Stable, s));
+                plan.push(Plan::Only(File::Stable, s));
                 let b = TypeId(plan.len());
-                plan.push(Plan::Only(Side::Unstable, u));
+                plan.push(Plan::Only(File::Unstable, u));
                 table.insert(name.clone(), (Some(a), Some(b)));
             }
             (Some(&s), None) => {
                 let id = TypeId(plan.len());
-                plan.push(Plan::Only(Side::Stable, s));
+                plan.push(Plan::Only(File::Stable, s));
                 table.insert(name.clone(), (Some(id), None));
             }
             (None, Some(&u)) => {
                 let id = TypeId(plan.len());
-                plan.push(Plan::Only(Side::Unstable, u));
+                plan.push(Plan::Only(File::Unstable, u));
                 table.insert(name.clone(), (None, Some(id)));
             }
             (None, None) => {}
         }
     }
-    let m = Merger { stable, unstable, table };
-    let mut types = Vec::new();
-    for p in &plan {
-        types.push(match *p {
-            Plan::Merged(s, u) => m.merge_type(&stable.types[s], &unstable.types[u]),
-            Plan::Only(side, i) => {
-                let (src, lone) = match side {
-                    Side::Stable => (stable, Stability::StableOnly),
-                    Side::Unstable => (unstable, Stability::Unstable),
-                };
-                // A type only in the stable file that the unstable file also has (split) or lost.
-                let stability = if side == Side::Stable && un.contains_key(&src.types[i].name) {
-                    Stability::StableOnly
-                } else {
-                    lone
-                };
-                let mut t = m.remap_type(&src.types[i], side);
-                t.stability = stability;
-                t
-            }
-        });
-    }
-    let mut methods = Vec::new();
-    for u in &unstable.methods {
-        let in_stable = stable.methods.iter().any(|s| s.name == u.name && s.side == u.side && s.kind == u.kind);
-        let mut method = u.clone();
-        method.params = m.id(unstable, u.params, Side::Unstable);
-        method.result = u.result.map(|r| m.id(unstable, r, Side::Unstable));
-        method.stability = if in_stable { Stability::Stable } else { Stability::Unstable };
-        methods.push(method);
-    }
-    for s in &stable.methods {
-        if !unstable.methods.iter().any(|u| u.name == s.name && u.side == s.side && u.kind == s.kind) {
-            let mut method = s.clone();
-            method.params = m.id(stable, s.params, Side::Stable);
-            method.result = s.result.map(|r| m.id(stable, r, Side::Stable));
-            method.stability = Stability::StableOnly;
-            methods.push(method);
-        }
-    }
-    methods.sort_by(|a, b| (&a.side, &a.name).cmp(&(&b.side, &b.name)));
-    // Joined, the two files make a new graph of types, with cycles neither had alone.
-    lower::place_boxes(&mut types);
-    Protocol { source: format!("{} + {}", stable.source, unstable.source), types, methods }
+    (plan, table)
 }
 
 /// Whether two kinds can share one definition (item-level differences are fine).
@@ -136,51 +125,77 @@ fn ref_key(p: &Protocol, r: &TypeRef) -> String {
 struct Merger<'a> {
     stable: &'a Protocol,
     unstable: &'a Protocol,
-    table: BTreeMap<String, (Option<TypeId>, Option<TypeId>)>,
+    table: Table,
 }
 
 impl Merger<'_> {
-    fn id(&self, src: &Protocol, id: TypeId, side: Side) -> TypeId {
+    /// The methods of both files: in both (stable), only in the unstable one, or only in the
+    /// stable one (stable-only), with their types' ids in the merged arena.
+    fn methods(&self) -> Vec<Method> {
+        let (stable, unstable) = (self.stable, self.unstable);
+        let mut methods = Vec::new();
+        for u in &unstable.methods {
+            let in_stable = stable.methods.iter().any(|s| s.name == u.name && s.side == u.side && s.kind == u.kind);
+            let mut method = u.clone();
+            method.params = self.id(unstable, u.params, File::Unstable);
+            method.result = u.result.map(|r| self.id(unstable, r, File::Unstable));
+            method.stability = if in_stable { Stability::Stable } else { Stability::Unstable };
+            methods.push(method);
+        }
+        for s in &stable.methods {
+            if !unstable.methods.iter().any(|u| u.name == s.name && u.side == s.side && u.kind == s.kind) {
+                let mut method = s.clone();
+                method.params = self.id(stable, s.params, File::Stable);
+                method.result = s.result.map(|r| self.id(stable, r, File::Stable));
+                method.stability = Stability::StableOnly;
+                methods.push(method);
+            }
+        }
+        methods.sort_by(|a, b| (&a.side, &a.name).cmp(&(&b.side, &b.name)));
+        methods
+    }
+
+    fn id(&self, src: &Protocol, id: TypeId, file: File) -> TypeId {
         let name = &src.get(id).name;
         let (s, u) = self.table.get(name).copied().unwrap_or((None, None));
-        match side {
-            Side::Stable => s.or(u),
-            Side::Unstable => u.or(s),
+        match file {
+            File::Stable => s.or(u),
+            File::Unstable => u.or(s),
         }
         .unwrap_or(id)
     }
 
-    fn remap(&self, r: &TypeRef, side: Side) -> TypeRef {
-        let src = match side {
-            Side::Stable => self.stable,
-            Side::Unstable => self.unstable,
+    fn remap(&self, r: &TypeRef, file: File) -> TypeRef {
+        let src = match file {
+            File::Stable => self.stable,
+            File::Unstable => self.unstable,
         };
         match r {
-            TypeRef::Named(id) => TypeRef::Named(self.id(src, *id, side)),
-            TypeRef::Array(inner) => TypeRef::Array(Box::new(self.remap(inner, side))),
-            TypeRef::Map(inner) => TypeRef::Map(Box::new(self.remap(inner, side))),
+            TypeRef::Named(id) => TypeRef::Named(self.id(src, *id, file)),
+            TypeRef::Array(inner) => TypeRef::Array(Box::new(self.remap(inner, file))),
+            TypeRef::Map(inner) => TypeRef::Map(Box::new(self.remap(inner, file))),
             other => other.clone(),
         }
     }
 
-    fn remap_type(&self, t: &TypeDef, side: Side) -> TypeDef {
+    fn remap_type(&self, t: &TypeDef, file: File) -> TypeDef {
         let mut t = t.clone();
         match &mut t.kind {
             TypeKind::Struct(s) => {
                 for f in &mut s.fields {
-                    f.ty = self.remap(&f.ty, side);
+                    f.ty = self.remap(&f.ty, file);
                 }
                 if let Some(fl) = &mut s.flatten {
-                    let src = if side == Side::Stable { self.stable } else { self.unstable };
-                    fl.ty = self.id(src, fl.ty, side);
+                    let src = if file == File::Stable { self.stable } else { self.unstable };
+                    fl.ty = self.id(src, fl.ty, file);
                 }
             }
-            TypeKind::Newtype { inner, .. } => *inner = self.remap(inner, side),
+            TypeKind::Newtype { inner, .. } => *inner = self.remap(inner, file),
             TypeKind::Union(u) => {
                 for v in &mut u.variants {
                     match &mut v.kind {
                         VariantKind::Tagged { body: Some(b), .. } | VariantKind::Untagged(b) => {
-                            *b = self.remap(b, side)
+                            *b = self.remap(b, file)
                         }
                         _ => {}
                     }
@@ -192,8 +207,8 @@ impl Merger<'_> {
     }
 
     fn merge_type(&self, s: &TypeDef, u: &TypeDef) -> TypeDef {
-        let s = self.remap_type(s, Side::Stable);
-        let u = self.remap_type(u, Side::Unstable);
+        let s = self.remap_type(s, File::Stable);
+        let u = self.remap_type(u, File::Unstable);
         let kind = match (&s.kind, &u.kind) {
             (TypeKind::Struct(a), TypeKind::Struct(b)) => TypeKind::Struct(Struct {
                 fields: merge_items(

@@ -1,9 +1,34 @@
-//! `cargo xtask codegen`: runs the pipeline over the committed schemas and writes (or, with
-//! `--check`, compares) everything under `generated/` that the generator owns, and the v1 → v2
-//! migration report `schema/v1-to-v2.md`.
+//! The generator. One direction of flow, each stage in its own module:
+//!
+//! ```text
+//! schema/vN/*.json ──load──▶ JSON Schema model ──lower──▶ protocol IR ──merge──▶ version IR ──emit──▶ generated/
+//!                                                          (ir)   │    (stable + unstable)
+//!                                                                 └──diff──▶ report (markdown / json / text)
+//! ```
+//!
+//! - [`mod@load`] parses a schema file into the JSON Schema model;
+//! - [`lower`] turns the model into the protocol IR ([`ir`]), making every decision that needs the
+//!   schema (names via [`naming`], presence, tags, method sides, cycles and boxes);
+//! - [`merge`] joins the stable and unstable IR of one version;
+//! - [`emit`] prints Rust from the IR, [`diff`] compares two IRs; neither reads JSON Schema;
+//! - [`samples`] makes random valid instances of IR types, for property tests.
+//!
+//! This module is the driver, `cargo xtask codegen`: it runs the pipeline over the committed
+//! schemas and writes (or, with `--check`, compares) everything under `generated/` that the
+//! generator owns, and the migration report between consecutive versions (`schema/v1-to-v2.md`).
 
-use crate::emit_crates::{self, SchemaVersion};
-use crate::{diff, emit, emit_methods, ir::Protocol, lower, merge, model, schema};
+pub mod diff;
+pub mod emit;
+pub mod ir;
+pub mod load;
+pub mod lower;
+pub mod merge;
+pub mod naming;
+pub mod samples;
+
+use crate::schema;
+use emit::crates::SchemaVersion;
+use ir::Protocol;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -37,7 +62,12 @@ pub fn versions(root: &Path) -> Result<Vec<SchemaVersion>, String> {
 /// Reads, parses and lowers one schema file; `name` is how it is shown (a relative path).
 pub fn load(path: &Path, name: &str) -> Result<Protocol, String> {
     let text = fs::read_to_string(path).map_err(|e| format!("{name}: cannot read: {e}"))?;
-    let doc = model::parse(name, &text)?;
+    load_text(&text, name)
+}
+
+/// Parses and lowers the text of one schema file; `name` is how it is shown.
+pub fn load_text(text: &str, name: &str) -> Result<Protocol, String> {
+    let doc = load::parse(name, text)?;
     lower::lower(&doc)
 }
 
@@ -49,12 +79,12 @@ pub fn generate(root: &Path) -> Result<(BTreeMap<PathBuf, String>, Vec<String>),
     let mut errors = Vec::new();
     let mut stables = Vec::new();
     let versions = versions(root)?;
-    files.insert(PathBuf::from("generated/Cargo.toml"), emit_crates::facade_manifest(&versions));
-    files.insert(PathBuf::from("generated/src/lib.rs"), emit_crates::facade_lib(&versions)?);
-    files.insert(PathBuf::from("generated/src/items.rs"), emit_crates::facade_items(&versions)?);
+    files.insert(PathBuf::from("generated/Cargo.toml"), emit::crates::facade_manifest(&versions));
+    files.insert(PathBuf::from("generated/src/lib.rs"), emit::crates::facade_lib(&versions)?);
+    files.insert(PathBuf::from("generated/src/items.rs"), emit::crates::facade_items(&versions)?);
     for v in &versions {
         let version = &v.dir;
-        files.insert(PathBuf::from(format!("generated/{version}/Cargo.toml")), emit_crates::version_manifest(v));
+        files.insert(PathBuf::from(format!("generated/{version}/Cargo.toml")), emit::crates::version_manifest(v));
         let stable_name = format!("schema/{version}/schema.json");
         let unstable_name = format!("schema/{version}/schema.unstable.json");
         let mut loaded = Vec::new();
@@ -84,13 +114,13 @@ pub fn generate(root: &Path) -> Result<(BTreeMap<PathBuf, String>, Vec<String>),
             }
             Err(e) => errors.push(e),
         }
-        match emit_methods::methods_module(&merged, &sources) {
+        match emit::methods::methods_module(&merged, &sources) {
             Ok(text) => {
                 files.insert(PathBuf::from(format!("generated/{version}/src/methods.rs")), text);
             }
             Err(e) => errors.push(e),
         }
-        files.insert(PathBuf::from(format!("generated/{version}/src/lib.rs")), emit_crates::version_lib(v, &sources)?);
+        files.insert(PathBuf::from(format!("generated/{version}/src/lib.rs")), emit::crates::version_lib(v, &sources)?);
         stables.push((v, loaded.swap_remove(0)));
     }
     for pair in stables.windows(2) {
@@ -215,13 +245,13 @@ pub fn standalone(schema: &Path, out: &Path) -> Result<Vec<String>, String> {
     let protocol = load(schema, &name)?;
     let file_name = schema.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or(name.clone());
     let types = emit::types_module(&protocol, &file_name)?;
-    let methods = emit_methods::methods_module(&protocol, &file_name)?;
+    let methods = emit::methods::methods_module(&protocol, &file_name)?;
     let crate_name = out
         .file_name()
         .map(|n| n.to_string_lossy().replace(|c: char| !c.is_ascii_alphanumeric(), "-"))
         .filter(|n| n.starts_with(|c: char| c.is_ascii_alphabetic()))
         .unwrap_or_else(|| "acp-types-standalone".into());
-    let (manifest, lib) = emit_crates::standalone(&crate_name, &file_name, &crate::project_root().join("support"))?;
+    let (manifest, lib) = emit::crates::standalone(&crate_name, &file_name, &crate::project_root().join("support"))?;
     let files: Vec<(PathBuf, String)> = vec![
         (out.join("Cargo.toml"), manifest),
         (out.join("src/lib.rs"), lib),

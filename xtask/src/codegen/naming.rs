@@ -55,7 +55,31 @@ pub fn is_identifier(name: &str) -> bool {
 /// Schema prose as rustdoc: bare URLs become autolinks and brackets that are not Markdown links
 /// are escaped, so `cargo doc` reads it without warnings.
 pub fn docs(text: &str) -> String {
-    // A fence without a language would be compiled as a Rust doctest: schema prose is not Rust.
+    let text = &label_fences(text);
+    let defined = reference_definitions(text);
+    let mut out = String::with_capacity(text.len());
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    let mut in_code = false;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '`' {
+            in_code = !in_code;
+        } else if !in_code {
+            if let Some(next) = rewrite_at(&chars, i, &defined, &mut out) {
+                i = next;
+                continue;
+            }
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
+/// A fence without a language would be compiled as a Rust doctest: schema prose is not Rust, so
+/// such a fence becomes ` ```text `.
+fn label_fences(text: &str) -> String {
     let fenced: Vec<String> = text
         .lines()
         .scan(false, |open, line| {
@@ -73,88 +97,79 @@ pub fn docs(text: &str) -> String {
             })
         })
         .collect();
-    let text = &fenced.join("\n");
-    let defined: Vec<String> = text
-        .lines()
+    fenced.join("\n")
+}
+
+/// The labels of Markdown reference definitions (`[label]: url`).
+fn reference_definitions(text: &str) -> Vec<String> {
+    text.lines()
         .filter_map(|l| {
             let l = l.trim_start();
             let rest = l.strip_prefix('[')?;
             let end = rest.find("]:")?;
             Some(rest[..end].to_string())
         })
-        .collect();
-    let mut out = String::with_capacity(text.len());
-    let chars: Vec<char> = text.chars().collect();
-    let mut i = 0;
-    let mut in_code = false;
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '`' {
-            in_code = !in_code;
-            out.push(c);
-            i += 1;
-            continue;
-        }
-        if in_code {
-            out.push(c);
-            i += 1;
-            continue;
-        }
-        if c == '\\' && i + 1 < chars.len() && (chars[i + 1] == '[' || chars[i + 1] == ']') {
+        .collect()
+}
+
+/// Outside code spans: what `docs` writes instead of the character at `i`, and where it goes on
+/// from (`None`: the character as it is).
+fn rewrite_at(chars: &[char], i: usize, defined: &[String], out: &mut String) -> Option<usize> {
+    match chars[i] {
+        '\\' if matches!(chars.get(i + 1), Some('[' | ']')) => {
             out.push('\\');
             out.push(chars[i + 1]);
-            i += 2;
-            continue;
+            Some(i + 2)
         }
-        if c == '[' {
-            // A Markdown link `[text](url)`, `[text][ref]` or a reference definition stays as is.
-            if let Some(close) = chars[i + 1..].iter().position(|&c| c == ']').map(|p| i + 1 + p) {
-                let inner: String = chars[i + 1..close].iter().collect();
-                let next = chars.get(close + 1).copied();
-                let is_link = matches!(next, Some('(') | Some('[') | Some(':')) || defined.contains(&inner);
-                if !is_link {
-                    out.push_str("\\[");
-                    i += 1;
-                    continue;
-                }
-            }
+        '[' if !is_link(chars, i, defined) => {
+            out.push_str("\\[");
+            Some(i + 1)
         }
-        if c == ']' {
-            // Closing bracket of an escaped opening one.
-            let open_escaped = out.rfind("\\[").map(|p| !out[p..].contains(']')).unwrap_or(false);
-            if open_escaped {
-                out.push_str("\\]");
-                i += 1;
-                continue;
-            }
+        // The closing bracket of an escaped opening one.
+        ']' if out.rfind("\\[").is_some_and(|p| !out[p..].contains(']')) => {
+            out.push_str("\\]");
+            Some(i + 1)
         }
-        if (c == 'h') && starts_with(&chars[i..], "http") {
-            let prev = if i > 0 { chars[i - 1] } else { ' ' };
-            if prev != '(' && prev != '<' && prev != ':' && prev != '"' {
-                let end = chars[i..]
-                    .iter()
-                    .position(|c| c.is_whitespace() || matches!(c, ')' | '>' | '"' | '\''))
-                    .map(|p| i + p)
-                    .unwrap_or(chars.len());
-                let mut url: String = chars[i..end].iter().collect();
-                let mut tail = String::new();
-                while url.ends_with(['.', ',', ';']) {
-                    tail.insert(0, url.pop().unwrap_or('.'));
-                }
-                if url.starts_with("http://") || url.starts_with("https://") {
-                    out.push('<');
-                    out.push_str(&url);
-                    out.push('>');
-                    out.push_str(&tail);
-                    i = end;
-                    continue;
-                }
-            }
-        }
-        out.push(c);
-        i += 1;
+        'h' if starts_with(&chars[i..], "http") => autolink(chars, i, out),
+        _ => None,
     }
-    out
+}
+
+/// Whether the bracket at `i` starts a Markdown link `[text](url)`, `[text][ref]` or a reference
+/// definition (which stay as they are); one that is never closed is left alone too.
+fn is_link(chars: &[char], i: usize, defined: &[String]) -> bool {
+    let Some(close) = chars[i + 1..].iter().position(|&c| c == ']').map(|p| i + 1 + p) else {
+        return true;
+    };
+    let inner: String = chars[i + 1..close].iter().collect();
+    let next = chars.get(close + 1).copied();
+    matches!(next, Some('(') | Some('[') | Some(':')) || defined.contains(&inner)
+}
+
+/// A bare URL at `i` as an autolink `<url>` (trailing punctuation left outside); where it ends.
+fn autolink(chars: &[char], i: usize, out: &mut String) -> Option<usize> {
+    let prev = if i > 0 { chars[i - 1] } else { ' ' };
+    if prev == '(' || prev == '<' || prev == ':' || prev == '"' {
+        return None;
+    }
+    let end = chars[i..]
+        .iter()
+        .position(|c| c.is_whitespace() || matches!(c, ')' | '>' | '"' | '\''))
+        .map(|p| i + p)
+        .unwrap_or(chars.len());
+    let mut url: String = chars[i..end].iter().collect();
+    let mut tail = String::new();
+    while url.ends_with(['.', ',', ';']) {
+        tail.insert(0, url.pop().unwrap_or('.'));
+    }
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return None;
+    }
+    out.push('<');
+    out.push_str(&url);
+    out.push('>');
+    out.push_str(&tail);
+    Some(end)
 }
 
 /// The paragraph by which the schema marks an item unstable, and the start of the one after it.

@@ -4,7 +4,7 @@
 //! required and optional fields, omitted/`null`/value for patch fields, every variant of every
 //! union, unknown tags for catch-alls (with extra nested fields) and unknown values for open enums.
 
-use crate::ir::*;
+use super::ir::*;
 use serde_json::{Map, Number, Value};
 
 /// A small deterministic generator (xorshift64*): the seed makes a failure reproducible.

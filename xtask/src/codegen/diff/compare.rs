@@ -8,7 +8,7 @@
 //! way absorbs a rejection; findings combine the two.
 
 use super::{Finding, Report, Rule, Severity};
-use crate::ir::*;
+use crate::codegen::ir::*;
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
 pub(super) type Pair = (TypeId, TypeId);
@@ -51,17 +51,18 @@ pub(super) fn plural(side: &str) -> String {
     }
 }
 
-/// Who sends a method's params. `x-side` names the receiver; `protocol` methods go both ways.
-pub(super) fn params_dirs(side: &str) -> Vec<Dir> {
-    match side {
-        "agent" => vec![Dir::new("client", "agent")],
-        "client" => vec![Dir::new("agent", "client")],
-        "protocol" => vec![Dir::new("agent", "client"), Dir::new("client", "agent")],
-        other => vec![Dir::new("peer", other)],
+/// Who sends a method's params. `x-side` names the receiver; `protocol` methods go both ways
+/// ([`Receiver::Either`]); a side that is neither end gets its params from a "peer".
+pub(super) fn params_dirs(side: &Side) -> Vec<Dir> {
+    match side.receiver {
+        Receiver::Agent => vec![Dir::new("client", "agent")],
+        Receiver::Client => vec![Dir::new("agent", "client")],
+        Receiver::Either => vec![Dir::new("agent", "client"), Dir::new("client", "agent")],
+        Receiver::Other => vec![Dir::new("peer", &side.wire)],
     }
 }
 
-pub(super) fn result_dirs(side: &str) -> Vec<Dir> {
+pub(super) fn result_dirs(side: &Side) -> Vec<Dir> {
     params_dirs(side).iter().map(Dir::reversed).collect()
 }
 

@@ -3,8 +3,7 @@
 //! root. Each is lowered as one file; stable and unstable files are never merged here.
 
 use crate::codegen;
-use crate::ir::Protocol;
-use crate::{lower, model};
+use crate::codegen::ir::Protocol;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -14,8 +13,7 @@ pub fn load(root: &Path, spec: &str) -> Result<Protocol, String> {
         Source::File(path, name) => codegen::load(&path, &name),
         Source::Git { rev, path } => {
             let text = git_show(root, &rev, &path)?;
-            let doc = model::parse(spec, &text)?;
-            lower::lower(&doc)
+            codegen::load_text(&text, spec)
         }
     }
 }

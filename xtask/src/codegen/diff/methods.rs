@@ -4,7 +4,7 @@
 
 use super::compare::{dirs_label, params_dirs, plural, Comparison, Dir, Pair};
 use super::{Finding, Rule, Severity};
-use crate::ir::*;
+use crate::codegen::ir::*;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// A method, matched or not, with the label findings show.
@@ -23,7 +23,7 @@ impl<'a> Comparison<'a> {
         let mut uses: BTreeMap<&str, BTreeSet<(&str, MethodKind)>> = BTreeMap::new();
         for p in [old, new] {
             for m in &p.methods {
-                uses.entry(m.name.as_str()).or_default().insert((m.side.as_str(), m.kind));
+                uses.entry(m.name.as_str()).or_default().insert((m.side.wire.as_str(), m.kind));
             }
         }
         let label = |m: &Method| {
@@ -34,7 +34,7 @@ impl<'a> Comparison<'a> {
             let kinds: BTreeSet<MethodKind> = all.iter().map(|(_, k)| *k).collect();
             let mut parts = Vec::new();
             if sides.len() > 1 {
-                parts.push(m.side.clone());
+                parts.push(m.side.wire.clone());
             }
             if kinds.len() > 1 {
                 parts.push(kind_text(m.kind).to_string());
@@ -123,9 +123,11 @@ impl<'a> Comparison<'a> {
     fn method_added(&mut self, m: &Method, label: &str) {
         let what = kind_text(m.kind);
         // `protocol` methods are handled by whichever peer receives them.
-        let (handler, receivers) = match m.side.as_str() {
-            "protocol" => ("either side".to_string(), "peers".to_string()),
-            side => (format!("the {side}"), plural(side)),
+        let (handler, receivers) = match m.side.receiver {
+            Receiver::Either => ("either side".to_string(), "peers".to_string()),
+            Receiver::Agent | Receiver::Client | Receiver::Other => {
+                (format!("the {}", m.side.wire), plural(&m.side.wire))
+            }
         };
         let effect = match m.kind {
             MethodKind::Request => format!("old {receivers} answer -32601 (method not found)"),
@@ -167,13 +169,13 @@ impl<'a> Comparison<'a> {
         breaks.sort();
         breaks.dedup();
         if o.side != n.side {
-            let message = format!("now handled by the {} instead of the {}", n.side, o.side);
+            let message = format!("now handled by the {} instead of the {}", n.side.wire, o.side.wire);
             let mut all = old_dirs.clone();
             all.extend(new_dirs.iter().cloned());
             let f = self.method_finding(Rule::MethodSideChanged, &p.label, &all, message);
             f.severity = Severity::Breaking;
-            f.old = Some(o.side.clone());
-            f.new = Some(n.side.clone());
+            f.old = Some(o.side.wire.clone());
+            f.new = Some(n.side.wire.clone());
             f.breaks = breaks.clone();
             f.rust = Some("the method moves to the other side's handler trait and message enums".into());
         }
@@ -268,5 +270,5 @@ fn kind_text(k: MethodKind) -> &'static str {
 }
 
 fn method_text(m: &Method) -> String {
-    format!("{} handled by the {}", kind_text(m.kind), m.side)
+    format!("{} handled by the {}", kind_text(m.kind), m.side.wire)
 }

@@ -12,7 +12,7 @@ mod methods;
 pub mod render;
 mod types;
 
-use crate::ir::Protocol;
+use crate::codegen::ir::Protocol;
 use std::fmt;
 use std::path::Path;
 use std::process::ExitCode;

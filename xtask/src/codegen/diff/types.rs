@@ -5,8 +5,8 @@
 
 use super::compare::{rust_break, rust_note, Change, Comparison, Local, Pair, RustNote};
 use super::{Rule, Severity};
-use crate::ir::*;
-use crate::naming;
+use crate::codegen::ir::*;
+use crate::codegen::naming;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How one value's type relates across the revisions.

@@ -3,7 +3,7 @@
 //! `Cargo.toml` and `src/lib.rs`, and the standalone crate of `codegen --schema FILE --out DIR`.
 //! Every file starts with the generated-file header, manifests included.
 
-use crate::emit::render;
+use super::render;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use std::path::Path;

@@ -3,9 +3,9 @@
 //! `decode`, a handler trait whose defaults answer method-not-found, and the dispatch functions.
 //! Reads only the IR's methods and the names of their params and result types.
 
-use crate::emit::{cfg, docs, ident, render};
-use crate::ir::*;
-use crate::naming;
+use super::{cfg_for, docs, ident, render};
+use crate::codegen::ir::*;
+use crate::codegen::naming;
 use heck::ToSnakeCase;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -45,7 +45,7 @@ fn name_methods(p: &Protocol) -> Vec<Named<'_>> {
             } else if clash.iter().filter(|o| o.kind == m.kind).count() == 1 {
                 format!("{b}{}", kind_word(m.kind))
             } else {
-                format!("{b}{}{}", kind_word(m.kind), naming::type_name(&m.side))
+                format!("{b}{}{}", kind_word(m.kind), naming::type_name(&m.side.wire))
             };
             let same_side = clash.iter().filter(|o| o.side == m.side).count();
             let handler =
@@ -55,11 +55,25 @@ fn name_methods(p: &Protocol) -> Vec<Named<'_>> {
         .collect()
 }
 
+/// The `rpc::Stability` of a method: a stable-only method is stable where it exists.
 fn stability_tokens(s: Stability) -> TokenStream {
     match s {
         Stability::Unstable => quote! { rpc::Stability::Unstable },
-        _ => quote! { rpc::Stability::Stable },
+        Stability::Stable | Stability::StableOnly => quote! { rpc::Stability::Stable },
     }
+}
+
+fn kind_tokens(k: MethodKind) -> TokenStream {
+    match k {
+        MethodKind::Request => quote! { rpc::MessageKind::Request },
+        MethodKind::Notification => quote! { rpc::MessageKind::Notification },
+    }
+}
+
+/// A schema type by path (`t::Name`): a marker may share its name with a schema type.
+fn type_path(p: &Protocol, id: TypeId) -> TokenStream {
+    let name = ident(&p.get(id).name);
+    quote! { t::#name }
 }
 
 /// Names the generated methods module defines besides the markers.
@@ -72,104 +86,16 @@ pub fn methods_module(p: &Protocol, sources: &str) -> Result<String, String> {
         return Err(format!(
             "{sources}: the marker type of method `{}` ({} side) would be named `{}`, which the methods module \
              already defines",
-            n.m.name, n.m.side, n.marker
+            n.m.name, n.m.side.wire, n.marker
         ));
     }
-    let type_name = |id: TypeId| {
-        let name = ident(&p.get(id).name);
-        quote! { t::#name }
-    };
-    let mut markers = Vec::new();
-    let mut rows_on = Vec::new();
-    let mut rows_off = Vec::new();
-    let mut marker_checks = Vec::new();
-    for n in &named {
-        let m = n.m;
-        let marker = format_ident!("{}", n.marker);
-        let c = cfg(m.stability);
-        let (wire, side) = (&m.name, &m.side);
-        let side_variant = side_variant(side);
-        let params = type_name(m.params);
-        let stability = stability_tokens(m.stability);
-        let doc = format!(
-            " `{wire}`: {} received by the {side} side.",
-            if m.kind == MethodKind::Request { "a request" } else { "a notification" }
-        );
-        let params_docs = docs(p.get(m.params).origin.docs.as_deref());
-        markers.push(quote! {
-            #[doc = #doc]
-            #[doc = ""]
-            #params_docs
-            #c
-            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-            pub struct #marker;
-            #c
-            impl rpc::Method for #marker {
-                const METHOD: &'static str = #wire;
-                type Side = Side;
-                const SIDE: Side = #side_variant;
-                const STABILITY: rpc::Stability = #stability;
-                type Params = #params;
-            }
-        });
-        let kind = match m.kind {
-            MethodKind::Request => quote! { rpc::MessageKind::Request },
-            MethodKind::Notification => quote! { rpc::MessageKind::Notification },
-        };
-        let params_name = &p.get(m.params).name;
-        let result_name = match m.result {
-            Some(r) => {
-                let r_ident = type_name(r);
-                markers.push(quote! {
-                    #c
-                    impl rpc::Request for #marker {
-                        type Response = #r_ident;
-                    }
-                });
-                let name = &p.get(r).name;
-                quote! { Some(#name) }
-            }
-            None => {
-                markers.push(quote! {
-                    #c
-                    impl rpc::Notification for #marker {}
-                });
-                quote! { None }
-            }
-        };
-        let row = quote! {
-            rpc::MethodInfo { name: #wire, side: #side_variant, kind: #kind, stability: #stability, params: #params_name, result: #result_name },
-        };
-        if m.stability != Stability::StableOnly {
-            rows_on.push(row.clone());
-        }
-        if m.stability != Stability::Unstable {
-            rows_off.push(row);
-        }
-        marker_checks.push(quote! {
-            #c
-            check::<#marker>(#kind);
-        });
-    }
-    let table = if rows_on.len() == rows_off.len() && named.iter().all(|n| n.m.stability == Stability::Stable) {
-        quote! {
-            /// Every method of this version: wire name, receiving side, kind, stability, types.
-            pub const METHODS: &[rpc::MethodInfo<Side>] = &[#(#rows_on)*];
-        }
-    } else {
-        quote! {
-            /// Every method of this version: wire name, receiving side, kind, stability, types.
-            #[cfg(feature = "unstable")]
-            pub const METHODS: &[rpc::MethodInfo<Side>] = &[#(#rows_on)*];
-            /// Every method of this version: wire name, receiving side, kind, stability, types.
-            #[cfg(not(feature = "unstable"))]
-            pub const METHODS: &[rpc::MethodInfo<Side>] = &[#(#rows_off)*];
-        }
-    };
-    let sides: BTreeSet<&String> = p.methods.iter().map(|m| &m.side).collect();
+    let markers = named.iter().map(|n| marker(p, n));
+    let table = methods_table(p, &named);
+    let sides: BTreeSet<&Side> = p.methods.iter().map(|m| &m.side).collect();
     let side_modules: Vec<TokenStream> = sides.iter().map(|side| side_module(p, &named, side)).collect();
     let side_enum = side_enum(&sides);
     let tables = tables(&sides);
+    let tests = marker_tests(&named);
     let tokens = quote! {
         //! Method tables: a marker type per method (see [`rpc::Method`]), the [`METHODS`] table, and
         //! per receiving side the decoding enums, a handler trait and its dispatch.
@@ -192,6 +118,115 @@ pub fn methods_module(p: &Protocol, sources: &str) -> Result<String, String> {
 
         #(#side_modules)*
 
+        #tests
+    };
+    render(sources, tokens)
+}
+
+/// A method's marker type: `rpc::Method`, and `rpc::Request` (with its response) or
+/// `rpc::Notification`.
+fn marker(p: &Protocol, n: &Named<'_>) -> TokenStream {
+    let m = n.m;
+    let marker = format_ident!("{}", n.marker);
+    let c = cfg_for(m.stability);
+    let wire = &m.name;
+    let side_variant = side_variant(&m.side);
+    let params = type_path(p, m.params);
+    let stability = stability_tokens(m.stability);
+    let doc = format!(
+        " `{wire}`: {} received by the {} side.",
+        if m.kind == MethodKind::Request { "a request" } else { "a notification" },
+        m.side.wire
+    );
+    let params_docs = docs(p.get(m.params).origin.docs.as_deref());
+    let kind_impl = match m.result {
+        Some(r) => {
+            let r_ident = type_path(p, r);
+            quote! {
+                #c
+                impl rpc::Request for #marker {
+                    type Response = #r_ident;
+                }
+            }
+        }
+        None => quote! {
+            #c
+            impl rpc::Notification for #marker {}
+        },
+    };
+    quote! {
+        #[doc = #doc]
+        #[doc = ""]
+        #params_docs
+        #c
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+        pub struct #marker;
+        #c
+        impl rpc::Method for #marker {
+            const METHOD: &'static str = #wire;
+            type Side = Side;
+            const SIDE: Side = #side_variant;
+            const STABILITY: rpc::Stability = #stability;
+            type Params = #params;
+        }
+        #kind_impl
+    }
+}
+
+/// `METHODS`: one row per method, once per feature setting when the two lists differ.
+fn methods_table(p: &Protocol, named: &[Named<'_>]) -> TokenStream {
+    let mut rows_on = Vec::new();
+    let mut rows_off = Vec::new();
+    for n in named {
+        let m = n.m;
+        let (wire, side_variant) = (&m.name, side_variant(&m.side));
+        let (kind, stability) = (kind_tokens(m.kind), stability_tokens(m.stability));
+        let params_name = &p.get(m.params).name;
+        let result_name = match m.result {
+            Some(r) => {
+                let name = &p.get(r).name;
+                quote! { Some(#name) }
+            }
+            None => quote! { None },
+        };
+        let row = quote! {
+            rpc::MethodInfo { name: #wire, side: #side_variant, kind: #kind, stability: #stability, params: #params_name, result: #result_name },
+        };
+        if m.stability != Stability::StableOnly {
+            rows_on.push(row.clone());
+        }
+        if m.stability != Stability::Unstable {
+            rows_off.push(row);
+        }
+    }
+    if rows_on.len() == rows_off.len() && named.iter().all(|n| n.m.stability == Stability::Stable) {
+        quote! {
+            /// Every method of this version: wire name, receiving side, kind, stability, types.
+            pub const METHODS: &[rpc::MethodInfo<Side>] = &[#(#rows_on)*];
+        }
+    } else {
+        quote! {
+            /// Every method of this version: wire name, receiving side, kind, stability, types.
+            #[cfg(feature = "unstable")]
+            pub const METHODS: &[rpc::MethodInfo<Side>] = &[#(#rows_on)*];
+            /// Every method of this version: wire name, receiving side, kind, stability, types.
+            #[cfg(not(feature = "unstable"))]
+            pub const METHODS: &[rpc::MethodInfo<Side>] = &[#(#rows_off)*];
+        }
+    }
+}
+
+/// The generated test that each marker's constants agree with its row of the table.
+fn marker_tests(named: &[Named<'_>]) -> TokenStream {
+    let marker_checks = named.iter().map(|n| {
+        let marker = format_ident!("{}", n.marker);
+        let (c, kind) = (cfg_for(n.m.stability), kind_tokens(n.m.kind));
+        quote! {
+            #c
+            check::<#marker>(#kind);
+        }
+    });
+    quote! {
         #[cfg(test)]
         mod tests {
             use super::*;
@@ -212,37 +247,36 @@ pub fn methods_module(p: &Protocol, sources: &str) -> Result<String, String> {
                 #(#marker_checks)*
             }
         }
-    };
-    render(sources, tokens)
+    }
 }
 
 /// `Side::Agent` for the `x-side` value `agent`.
-fn side_variant(side: &str) -> TokenStream {
-    let v = format_ident!("{}", naming::type_name(side));
+fn side_variant(side: &Side) -> TokenStream {
+    let v = format_ident!("{}", naming::type_name(&side.wire));
     quote! { Side::#v }
 }
 
 /// The end of a connection that receives a side's messages. The protocol has two ends; other
 /// `x-side` values (`protocol`: messages both ends receive; `proxy`) are none of them.
-fn role(side: &str) -> TokenStream {
-    match side {
-        "agent" => quote! { Some(rpc::Role::Agent) },
-        "client" => quote! { Some(rpc::Role::Client) },
-        _ => quote! { None },
+fn role(side: &Side) -> TokenStream {
+    match side.receiver {
+        Receiver::Agent => quote! { Some(rpc::Role::Agent) },
+        Receiver::Client => quote! { Some(rpc::Role::Client) },
+        Receiver::Either | Receiver::Other => quote! { None },
     }
 }
 
 /// The version's `Side` enum: one variant per `x-side` value its methods use.
-fn side_enum(sides: &BTreeSet<&String>) -> TokenStream {
+fn side_enum(sides: &BTreeSet<&Side>) -> TokenStream {
     let variants = sides.iter().map(|side| {
-        let v = format_ident!("{}", naming::type_name(side));
-        let d = format!(" `{side}`: the methods of [`{}`].", naming::field(side));
+        let v = format_ident!("{}", naming::type_name(&side.wire));
+        let d = format!(" `{}`: the methods of [`{}`].", side.wire, naming::field(&side.wire));
         quote! { #[doc = #d] #v, }
     });
     let all = sides.iter().map(|side| side_variant(side));
     let names = sides.iter().map(|side| {
-        let v = side_variant(side);
-        quote! { #v => #side, }
+        let (v, wire) = (side_variant(side), &side.wire);
+        quote! { #v => #wire, }
     });
     let roles = sides.iter().map(|side| {
         let (v, r) = (side_variant(side), role(side));
@@ -280,16 +314,16 @@ fn side_enum(sides: &BTreeSet<&String>) -> TokenStream {
 }
 
 /// `Tables`: the version's [`METHODS`] and decoding by side and kind, as one type.
-fn tables(sides: &BTreeSet<&String>) -> TokenStream {
+fn tables(sides: &BTreeSet<&Side>) -> TokenStream {
     let decode = sides.iter().map(|side| {
-        let (v, m) = (side_variant(side), ident(&naming::field(side)));
+        let (v, m) = (side_variant(side), ident(&naming::field(&side.wire)));
         quote! {
             (#v, rpc::MessageKind::Request) => #m::Request::decode(method, params)?.params(),
             (#v, rpc::MessageKind::Notification) => #m::Notification::decode(method, params)?.params(),
         }
     });
     let responses = sides.iter().map(|side| {
-        let (v, m) = (side_variant(side), ident(&naming::field(side)));
+        let (v, m) = (side_variant(side), ident(&naming::field(&side.wire)));
         quote! { #v => #m::Response::decode(method, result)?.result(), }
     });
     quote! {
@@ -316,323 +350,365 @@ fn tables(sides: &BTreeSet<&String>) -> TokenStream {
     }
 }
 
-fn side_module(p: &Protocol, named: &[Named<'_>], side: &str) -> TokenStream {
-    let module = ident(&naming::field(side));
+/// The module of one receiving side: the request, notification and response enums, the handler
+/// trait and the dispatch functions.
+fn side_module(p: &Protocol, named: &[Named<'_>], side: &Side) -> TokenStream {
+    let module = ident(&naming::field(&side.wire));
     let of = |kind: MethodKind| -> Vec<&Named<'_>> {
-        named.iter().filter(|n| n.m.side == side && n.m.kind == kind).collect()
+        named.iter().filter(|n| n.m.side == *side && n.m.kind == kind).collect()
     };
     let requests = of(MethodKind::Request);
     let notifications = of(MethodKind::Notification);
-    let ty = |id: TypeId| {
-        let name = ident(&p.get(id).name);
-        quote! { t::#name }
-    };
-
-    // Request enum
-    let req_variants = requests.iter().map(|n| {
-        let v = format_ident!("{}", n.variant);
-        let t = ty(n.m.params);
-        let c = cfg(n.m.stability);
-        let d = format!(" `{}`", n.m.name);
-        quote! { #[doc = #d] #c #v(#t), }
-    });
-    let decode_arms = |list: &[&Named<'_>], wrong: &[&Named<'_>], wrong_kind: TokenStream| {
-        let ok = list.iter().map(|n| {
-            let v = format_ident!("{}", n.variant);
-            let c = cfg(n.m.stability);
-            let wire = &n.m.name;
-            quote! { #c #wire => rpc::decode_raw(method, params).map(Self::#v), }
-        });
-        // A name that is both a request and a notification of this side is decoded as the kind asked.
-        let bad = wrong.iter().filter(|w| !list.iter().any(|n| n.m.name == w.m.name)).map(|n| {
-            let c = cfg(n.m.stability);
-            let wire = &n.m.name;
-            quote! { #c #wire => Err(RpcError::wrong_kind(method, #wrong_kind)), }
-        });
-        quote! { #(#ok)* #(#bad)* }
-    };
-    let req_decode = decode_arms(&requests, &notifications, quote! { rpc::MessageKind::Notification });
-    let note_decode = decode_arms(&notifications, &requests, quote! { rpc::MessageKind::Request });
-    let method_arms = |list: &[&Named<'_>]| {
-        list.iter()
-            .map(|n| {
-                let v = format_ident!("{}", n.variant);
-                let c = cfg(n.m.stability);
-                let wire = &n.m.name;
-                quote! { #c Self::#v(_) => #wire, }
-            })
-            .collect::<Vec<_>>()
-    };
-    let params_arms = |list: &[&Named<'_>]| {
-        list.iter()
-            .map(|n| {
-                let v = format_ident!("{}", n.variant);
-                let c = cfg(n.m.stability);
-                quote! { #c Self::#v(p) => rpc::encode(p).map(Some), }
-            })
-            .collect::<Vec<_>>()
-    };
-    let req_method = method_arms(&requests);
-    let req_params = params_arms(&requests);
-    let note_variants = notifications.iter().map(|n| {
-        let v = format_ident!("{}", n.variant);
-        let t = ty(n.m.params);
-        let c = cfg(n.m.stability);
-        let d = format!(" `{}`", n.m.name);
-        quote! { #[doc = #d] #c #v(#t), }
-    });
-    let note_method = method_arms(&notifications);
-    let note_params = params_arms(&notifications);
-
-    // Response enum
-    let resp_variants = requests.iter().map(|n| {
-        let v = format_ident!("{}", n.variant);
-        let c = cfg(n.m.stability);
-        let t = n.m.result.map(ty).map_or_else(|| quote! { serde_json::Value }, |t| quote! { #t });
-        let d = format!(" The response to `{}`.", n.m.name);
-        quote! { #[doc = #d] #c #v(#t), }
-    });
-    let resp_decode = requests.iter().map(|n| {
-        let v = format_ident!("{}", n.variant);
-        let c = cfg(n.m.stability);
-        let wire = &n.m.name;
-        quote! { #c #wire => rpc::decode_raw(method, result).map(Self::#v), }
-    });
-    let resp_method = requests.iter().map(|n| {
-        let v = format_ident!("{}", n.variant);
-        let c = cfg(n.m.stability);
-        let wire = &n.m.name;
-        quote! { #c Self::#v(_) => Some(#wire), }
-    });
-    let resp_result = requests.iter().map(|n| {
-        let v = format_ident!("{}", n.variant);
-        let c = cfg(n.m.stability);
-        quote! { #c Self::#v(r) => rpc::encode(r), }
-    });
-
-    // Handler trait
-    let handler_methods = requests.iter().chain(&notifications).map(|n| {
-        let f = ident(&naming::field(&n.handler));
-        let c = cfg(n.m.stability);
-        let params = ty(n.m.params);
-        let wire = &n.m.name;
-        let d = docs(p.get(n.m.params).origin.docs.as_deref());
-        match n.m.kind {
-            MethodKind::Request => {
-                let result = n.m.result.map(ty).map_or_else(|| quote! { serde_json::Value }, |t| quote! { #t });
-                let head = format!(" `{wire}`. The default answers method-not-found (-32601).");
-                quote! {
-                    #[doc = #head]
-                    #[doc = ""]
-                    #d
-                    #c
-                    fn #f(&self, params: #params, cx: Cx) -> impl std::future::Future<Output = Result<#result, RpcError>> + Send {
-                        let _ = (params, cx);
-                        async { Err(RpcError::method_not_found(#wire)) }
-                    }
-                }
-            }
-            MethodKind::Notification => {
-                let head = format!(" `{wire}`. The default ignores it.");
-                quote! {
-                    #[doc = #head]
-                    #[doc = ""]
-                    #d
-                    #c
-                    fn #f(&self, params: #params, cx: Cx) -> impl std::future::Future<Output = ()> + Send {
-                        let _ = (params, cx);
-                        async {}
-                    }
-                }
-            }
-        }
-    });
-    let dispatch_req = requests.iter().map(|n| {
-        let v = format_ident!("{}", n.variant);
-        let f = ident(&naming::field(&n.handler));
-        let c = cfg(n.m.stability);
-        quote! { #c Request::#v(p) => handler.#f(p, cx).await.map(Response::#v), }
-    });
-    let dispatch_note = notifications.iter().map(|n| {
-        let v = format_ident!("{}", n.variant);
-        let f = ident(&naming::field(&n.handler));
-        let c = cfg(n.m.stability);
-        quote! { #c Notification::#v(p) => handler.#f(p, cx).await, }
-    });
-    let side_doc = format!(" Messages received by the `{side}` side.");
+    let request_enum = request_enum(p, &requests, &notifications);
+    let notification_enum = notification_enum(p, &notifications, &requests);
+    let response_enum = response_enum(p, &requests);
+    let handler_trait = handler_trait(p, &requests, &notifications);
+    let dispatch_fns = dispatch_fns(&requests, &notifications);
+    let side_doc = format!(" Messages received by the `{}` side.", side.wire);
     quote! {
         #[doc = #side_doc]
         pub mod #module {
             use super::*;
 
-            /// A request this side receives, decoded by its method.
-            #[derive(Debug, Clone, PartialEq)]
-            pub enum Request {
-                #(#req_variants)*
-                /// An extension method (its name starts with `_`), kept as received.
-                Ext {
-                    /// The method name, underscore included.
-                    method: String,
-                    /// The raw params.
-                    params: Option<serde_json::Value>,
-                },
+            #request_enum
+
+            #notification_enum
+
+            #response_enum
+
+            #handler_trait
+
+            #dispatch_fns
+        }
+    }
+}
+
+/// The variants of a request or notification enum: one per method, holding its params.
+fn message_variants(p: &Protocol, list: &[&Named<'_>]) -> Vec<TokenStream> {
+    list.iter()
+        .map(|n| {
+            let v = format_ident!("{}", n.variant);
+            let t = type_path(p, n.m.params);
+            let c = cfg_for(n.m.stability);
+            let d = format!(" `{}`", n.m.name);
+            quote! { #[doc = #d] #c #v(#t), }
+        })
+        .collect()
+}
+
+/// The `decode_raw` arms of the methods in `list`, and an error for those of the other kind.
+fn decode_arms(list: &[&Named<'_>], wrong: &[&Named<'_>], wrong_kind: TokenStream) -> TokenStream {
+    let ok = list.iter().map(|n| {
+        let v = format_ident!("{}", n.variant);
+        let c = cfg_for(n.m.stability);
+        let wire = &n.m.name;
+        quote! { #c #wire => rpc::decode_raw(method, params).map(Self::#v), }
+    });
+    // A name that is both a request and a notification of this side is decoded as the kind asked.
+    let bad = wrong.iter().filter(|w| !list.iter().any(|n| n.m.name == w.m.name)).map(|n| {
+        let c = cfg_for(n.m.stability);
+        let wire = &n.m.name;
+        quote! { #c #wire => Err(RpcError::wrong_kind(method, #wrong_kind)), }
+    });
+    quote! { #(#ok)* #(#bad)* }
+}
+
+/// `method()` arms: the wire name of each variant.
+fn method_arms(list: &[&Named<'_>]) -> Vec<TokenStream> {
+    list.iter()
+        .map(|n| {
+            let v = format_ident!("{}", n.variant);
+            let c = cfg_for(n.m.stability);
+            let wire = &n.m.name;
+            quote! { #c Self::#v(_) => #wire, }
+        })
+        .collect()
+}
+
+/// `params()` arms: each variant's params as JSON.
+fn params_arms(list: &[&Named<'_>]) -> Vec<TokenStream> {
+    list.iter()
+        .map(|n| {
+            let v = format_ident!("{}", n.variant);
+            let c = cfg_for(n.m.stability);
+            quote! { #c Self::#v(p) => rpc::encode(p).map(Some), }
+        })
+        .collect()
+}
+
+/// `Request`: the requests this side receives, decoded by method, with an extension variant.
+fn request_enum(p: &Protocol, requests: &[&Named<'_>], notifications: &[&Named<'_>]) -> TokenStream {
+    let variants = message_variants(p, requests);
+    let decode = decode_arms(requests, notifications, quote! { rpc::MessageKind::Notification });
+    let (method, params) = (method_arms(requests), params_arms(requests));
+    quote! {
+        /// A request this side receives, decoded by its method.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum Request {
+            #(#variants)*
+            /// An extension method (its name starts with `_`), kept as received.
+            Ext {
+                /// The method name, underscore included.
+                method: String,
+                /// The raw params.
+                params: Option<serde_json::Value>,
+            },
+        }
+
+        impl Request {
+            /// Decodes `params` by `method`: -32601 for a method this side does not receive as a
+            /// request, -32602 (with the field path) for params that do not decode.
+            pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Self, RpcError> {
+                Self::decode_raw(method, rpc::RawParams::Borrowed(params))
             }
 
-            impl Request {
-                /// Decodes `params` by `method`: -32601 for a method this side does not receive as a
-                /// request, -32602 (with the field path) for params that do not decode.
-                pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Self, RpcError> {
-                    Self::decode_raw(method, rpc::RawParams::Borrowed(params))
-                }
-
-                /// [`Request::decode`], the params borrowed or handed over: owned, a large message's
-                /// longest string is moved into the value, not copied ([`rpc::decode_raw`]).
-                pub fn decode_raw(method: &str, params: rpc::RawParams<'_>) -> Result<Self, RpcError> {
-                    match method {
-                        #req_decode
-                        _ if method.starts_with('_') => Ok(Self::Ext { method: method.to_string(), params: rpc::raw_to_value(params.get()) }),
-                        _ => Err(RpcError::method_not_found(method)),
-                    }
-                }
-
-                /// The wire method name.
-                pub fn method(&self) -> &str {
-                    match self {
-                        #(#req_method)*
-                        Self::Ext { method, .. } => method,
-                    }
-                }
-
-                /// The params as JSON.
-                pub fn params(&self) -> Result<Option<serde_json::Value>, RpcError> {
-                    match self {
-                        #(#req_params)*
-                        Self::Ext { params, .. } => Ok(params.clone()),
-                    }
-                }
-            }
-
-            /// A notification this side receives, decoded by its method.
-            #[derive(Debug, Clone, PartialEq)]
-            pub enum Notification {
-                #(#note_variants)*
-                /// An extension notification (its name starts with `_`), kept as received.
-                Ext {
-                    /// The method name, underscore included.
-                    method: String,
-                    /// The raw params.
-                    params: Option<serde_json::Value>,
-                },
-            }
-
-            impl Notification {
-                /// Decodes `params` by `method` (errors as for [`Request::decode`]).
-                pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Self, RpcError> {
-                    Self::decode_raw(method, rpc::RawParams::Borrowed(params))
-                }
-
-                /// [`Notification::decode`], the params borrowed or handed over (see
-                /// [`Request::decode_raw`]).
-                pub fn decode_raw(method: &str, params: rpc::RawParams<'_>) -> Result<Self, RpcError> {
-                    match method {
-                        #note_decode
-                        _ if method.starts_with('_') => Ok(Self::Ext { method: method.to_string(), params: rpc::raw_to_value(params.get()) }),
-                        _ => Err(RpcError::method_not_found(method)),
-                    }
-                }
-
-                /// The wire method name.
-                pub fn method(&self) -> &str {
-                    match self {
-                        #(#note_method)*
-                        Self::Ext { method, .. } => method,
-                    }
-                }
-
-                /// The params as JSON.
-                pub fn params(&self) -> Result<Option<serde_json::Value>, RpcError> {
-                    match self {
-                        #(#note_params)*
-                        Self::Ext { params, .. } => Ok(params.clone()),
-                    }
-                }
-            }
-
-            /// A response this side sends (and its peer decodes, knowing the method it called).
-            #[derive(Debug, Clone, PartialEq)]
-            pub enum Response {
-                #(#resp_variants)*
-                /// The result of an extension method.
-                Ext(serde_json::Value),
-            }
-
-            impl Response {
-                /// Decodes the `result` of a call to `method`; `_`-prefixed methods give [`Response::Ext`].
-                pub fn decode(method: &str, result: Option<&RawValue>) -> Result<Self, RpcError> {
-                    Self::decode_raw(method, rpc::RawParams::Borrowed(result))
-                }
-
-                /// [`Response::decode`], the result borrowed or handed over (see
-                /// [`Request::decode_raw`]).
-                pub fn decode_raw(method: &str, result: rpc::RawParams<'_>) -> Result<Self, RpcError> {
-                    match method {
-                        #(#resp_decode)*
-                        _ if method.starts_with('_') => Ok(Self::Ext(rpc::raw_to_value(result.get()).unwrap_or(serde_json::Value::Null))),
-                        _ => Err(RpcError::method_not_found(method)),
-                    }
-                }
-
-                /// The method this answers (`None` for an extension method).
-                pub fn method(&self) -> Option<&'static str> {
-                    match self {
-                        #(#resp_method)*
-                        Self::Ext(_) => None,
-                    }
-                }
-
-                /// The result as JSON.
-                pub fn result(&self) -> Result<serde_json::Value, RpcError> {
-                    match self {
-                        #(#resp_result)*
-                        Self::Ext(v) => Ok(v.clone()),
-                    }
+            /// [`Request::decode`], the params borrowed or handed over: owned, a large message's
+            /// longest string is moved into the value, not copied ([`rpc::decode_raw`]).
+            pub fn decode_raw(method: &str, params: rpc::RawParams<'_>) -> Result<Self, RpcError> {
+                match method {
+                    #decode
+                    _ if method.starts_with('_') => Ok(Self::Ext { method: method.to_string(), params: rpc::raw_to_value(params.get()) }),
+                    _ => Err(RpcError::method_not_found(method)),
                 }
             }
 
-            /// What this side does with each message. Every method has a default (requests answer
-            /// method-not-found, notifications are ignored), so a method added to the schema never
-            /// breaks an implementation. `Cx` is whatever the caller passes along (a connection
-            /// handle, a cancellation token, `()`).
-            pub trait Handler<Cx: Send + 'static = ()>: Send + Sync {
-                #(#handler_methods)*
+            /// The wire method name.
+            pub fn method(&self) -> &str {
+                match self {
+                    #(#method)*
+                    Self::Ext { method, .. } => method,
+                }
+            }
 
-                /// An extension request (`_vendor/...`); the default answers method-not-found.
-                fn ext_method(&self, method: String, params: Option<serde_json::Value>, cx: Cx) -> impl std::future::Future<Output = Result<serde_json::Value, RpcError>> + Send {
+            /// The params as JSON.
+            pub fn params(&self) -> Result<Option<serde_json::Value>, RpcError> {
+                match self {
+                    #(#params)*
+                    Self::Ext { params, .. } => Ok(params.clone()),
+                }
+            }
+        }
+    }
+}
+
+/// `Notification`: the notifications this side receives, decoded by method, with an extension
+/// variant.
+fn notification_enum(p: &Protocol, notifications: &[&Named<'_>], requests: &[&Named<'_>]) -> TokenStream {
+    let variants = message_variants(p, notifications);
+    let decode = decode_arms(notifications, requests, quote! { rpc::MessageKind::Request });
+    let (method, params) = (method_arms(notifications), params_arms(notifications));
+    quote! {
+        /// A notification this side receives, decoded by its method.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum Notification {
+            #(#variants)*
+            /// An extension notification (its name starts with `_`), kept as received.
+            Ext {
+                /// The method name, underscore included.
+                method: String,
+                /// The raw params.
+                params: Option<serde_json::Value>,
+            },
+        }
+
+        impl Notification {
+            /// Decodes `params` by `method` (errors as for [`Request::decode`]).
+            pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Self, RpcError> {
+                Self::decode_raw(method, rpc::RawParams::Borrowed(params))
+            }
+
+            /// [`Notification::decode`], the params borrowed or handed over (see
+            /// [`Request::decode_raw`]).
+            pub fn decode_raw(method: &str, params: rpc::RawParams<'_>) -> Result<Self, RpcError> {
+                match method {
+                    #decode
+                    _ if method.starts_with('_') => Ok(Self::Ext { method: method.to_string(), params: rpc::raw_to_value(params.get()) }),
+                    _ => Err(RpcError::method_not_found(method)),
+                }
+            }
+
+            /// The wire method name.
+            pub fn method(&self) -> &str {
+                match self {
+                    #(#method)*
+                    Self::Ext { method, .. } => method,
+                }
+            }
+
+            /// The params as JSON.
+            pub fn params(&self) -> Result<Option<serde_json::Value>, RpcError> {
+                match self {
+                    #(#params)*
+                    Self::Ext { params, .. } => Ok(params.clone()),
+                }
+            }
+        }
+    }
+}
+
+/// The Rust type of a request's result (raw JSON when the schema gives none).
+fn result_type(p: &Protocol, m: &Method) -> TokenStream {
+    m.result.map(|r| type_path(p, r)).map_or_else(|| quote! { serde_json::Value }, |t| quote! { #t })
+}
+
+/// `Response`: what this side answers to each of its requests, decoded by the method called.
+fn response_enum(p: &Protocol, requests: &[&Named<'_>]) -> TokenStream {
+    let variants = requests.iter().map(|n| {
+        let v = format_ident!("{}", n.variant);
+        let c = cfg_for(n.m.stability);
+        let t = result_type(p, n.m);
+        let d = format!(" The response to `{}`.", n.m.name);
+        quote! { #[doc = #d] #c #v(#t), }
+    });
+    let decode = requests.iter().map(|n| {
+        let (v, c, wire) = (format_ident!("{}", n.variant), cfg_for(n.m.stability), &n.m.name);
+        quote! { #c #wire => rpc::decode_raw(method, result).map(Self::#v), }
+    });
+    let method = requests.iter().map(|n| {
+        let (v, c, wire) = (format_ident!("{}", n.variant), cfg_for(n.m.stability), &n.m.name);
+        quote! { #c Self::#v(_) => Some(#wire), }
+    });
+    let result = requests.iter().map(|n| {
+        let (v, c) = (format_ident!("{}", n.variant), cfg_for(n.m.stability));
+        quote! { #c Self::#v(r) => rpc::encode(r), }
+    });
+    quote! {
+        /// A response this side sends (and its peer decodes, knowing the method it called).
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum Response {
+            #(#variants)*
+            /// The result of an extension method.
+            Ext(serde_json::Value),
+        }
+
+        impl Response {
+            /// Decodes the `result` of a call to `method`; `_`-prefixed methods give [`Response::Ext`].
+            pub fn decode(method: &str, result: Option<&RawValue>) -> Result<Self, RpcError> {
+                Self::decode_raw(method, rpc::RawParams::Borrowed(result))
+            }
+
+            /// [`Response::decode`], the result borrowed or handed over (see
+            /// [`Request::decode_raw`]).
+            pub fn decode_raw(method: &str, result: rpc::RawParams<'_>) -> Result<Self, RpcError> {
+                match method {
+                    #(#decode)*
+                    _ if method.starts_with('_') => Ok(Self::Ext(rpc::raw_to_value(result.get()).unwrap_or(serde_json::Value::Null))),
+                    _ => Err(RpcError::method_not_found(method)),
+                }
+            }
+
+            /// The method this answers (`None` for an extension method).
+            pub fn method(&self) -> Option<&'static str> {
+                match self {
+                    #(#method)*
+                    Self::Ext(_) => None,
+                }
+            }
+
+            /// The result as JSON.
+            pub fn result(&self) -> Result<serde_json::Value, RpcError> {
+                match self {
+                    #(#result)*
+                    Self::Ext(v) => Ok(v.clone()),
+                }
+            }
+        }
+    }
+}
+
+/// `Handler`: one method per protocol method, each with a default (method-not-found for a
+/// request, nothing for a notification), and the two extension methods.
+fn handler_trait(p: &Protocol, requests: &[&Named<'_>], notifications: &[&Named<'_>]) -> TokenStream {
+    let methods = requests.iter().chain(notifications).map(|n| handler_method(p, n));
+    quote! {
+        /// What this side does with each message. Every method has a default (requests answer
+        /// method-not-found, notifications are ignored), so a method added to the schema never
+        /// breaks an implementation. `Cx` is whatever the caller passes along (a connection
+        /// handle, a cancellation token, `()`).
+        pub trait Handler<Cx: Send + 'static = ()>: Send + Sync {
+            #(#methods)*
+
+            /// An extension request (`_vendor/...`); the default answers method-not-found.
+            fn ext_method(&self, method: String, params: Option<serde_json::Value>, cx: Cx) -> impl std::future::Future<Output = Result<serde_json::Value, RpcError>> + Send {
+                let _ = (params, cx);
+                async move { Err(RpcError::method_not_found(&method)) }
+            }
+
+            /// An extension notification; the default ignores it.
+            fn ext_notification(&self, method: String, params: Option<serde_json::Value>, cx: Cx) -> impl std::future::Future<Output = ()> + Send {
+                let _ = (method, params, cx);
+                async {}
+            }
+        }
+    }
+}
+
+/// One handler method, with its default.
+fn handler_method(p: &Protocol, n: &Named<'_>) -> TokenStream {
+    let f = ident(&naming::field(&n.handler));
+    let c = cfg_for(n.m.stability);
+    let params = type_path(p, n.m.params);
+    let wire = &n.m.name;
+    let d = docs(p.get(n.m.params).origin.docs.as_deref());
+    match n.m.kind {
+        MethodKind::Request => {
+            let result = result_type(p, n.m);
+            let head = format!(" `{wire}`. The default answers method-not-found (-32601).");
+            quote! {
+                #[doc = #head]
+                #[doc = ""]
+                #d
+                #c
+                fn #f(&self, params: #params, cx: Cx) -> impl std::future::Future<Output = Result<#result, RpcError>> + Send {
                     let _ = (params, cx);
-                    async move { Err(RpcError::method_not_found(&method)) }
+                    async { Err(RpcError::method_not_found(#wire)) }
                 }
-
-                /// An extension notification; the default ignores it.
-                fn ext_notification(&self, method: String, params: Option<serde_json::Value>, cx: Cx) -> impl std::future::Future<Output = ()> + Send {
-                    let _ = (method, params, cx);
+            }
+        }
+        MethodKind::Notification => {
+            let head = format!(" `{wire}`. The default ignores it.");
+            quote! {
+                #[doc = #head]
+                #[doc = ""]
+                #d
+                #c
+                fn #f(&self, params: #params, cx: Cx) -> impl std::future::Future<Output = ()> + Send {
+                    let _ = (params, cx);
                     async {}
                 }
             }
+        }
+    }
+}
 
-            /// Calls the handler method for `request`.
-            pub async fn dispatch_request<H: Handler<Cx>, Cx: Send + 'static>(handler: &H, request: Request, cx: Cx) -> Result<Response, RpcError> {
-                match request {
-                    #(#dispatch_req)*
-                    Request::Ext { method, params } => handler.ext_method(method, params, cx).await.map(Response::Ext),
-                }
+/// `dispatch_request` and `dispatch_notification`: a decoded message to its handler method.
+fn dispatch_fns(requests: &[&Named<'_>], notifications: &[&Named<'_>]) -> TokenStream {
+    let dispatch_req = requests.iter().map(|n| {
+        let v = format_ident!("{}", n.variant);
+        let f = ident(&naming::field(&n.handler));
+        let c = cfg_for(n.m.stability);
+        quote! { #c Request::#v(p) => handler.#f(p, cx).await.map(Response::#v), }
+    });
+    let dispatch_note = notifications.iter().map(|n| {
+        let v = format_ident!("{}", n.variant);
+        let f = ident(&naming::field(&n.handler));
+        let c = cfg_for(n.m.stability);
+        quote! { #c Notification::#v(p) => handler.#f(p, cx).await, }
+    });
+    quote! {
+        /// Calls the handler method for `request`.
+        pub async fn dispatch_request<H: Handler<Cx>, Cx: Send + 'static>(handler: &H, request: Request, cx: Cx) -> Result<Response, RpcError> {
+            match request {
+                #(#dispatch_req)*
+                Request::Ext { method, params } => handler.ext_method(method, params, cx).await.map(Response::Ext),
             }
+        }
 
-            /// Calls the handler method for `notification`.
-            pub async fn dispatch_notification<H: Handler<Cx>, Cx: Send + 'static>(handler: &H, notification: Notification, cx: Cx) {
-                match notification {
-                    #(#dispatch_note)*
-                    Notification::Ext { method, params } => handler.ext_notification(method, params, cx).await,
-                }
+        /// Calls the handler method for `notification`.
+        pub async fn dispatch_notification<H: Handler<Cx>, Cx: Send + 'static>(handler: &H, notification: Notification, cx: Cx) {
+            match notification {
+                #(#dispatch_note)*
+                Notification::Ext { method, params } => handler.ext_notification(method, params, cx).await,
             }
         }
     }
