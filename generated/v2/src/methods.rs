@@ -1238,30 +1238,46 @@ impl rpc::Tables for Tables {
         method: &str,
         params: Option<&RawValue>,
     ) -> Result<Option<serde_json::Value>, RpcError> {
-        match (side, kind) {
-            (Side::Agent, rpc::MessageKind::Request) => {
-                agent::Request::decode(method, params)?.params()
+        match side {
+            Side::Agent => {
+                match kind {
+                    rpc::MessageKind::Request => {
+                        agent::Request::decode(method, params)?.params()
+                    }
+                    rpc::MessageKind::Notification => {
+                        agent::Notification::decode(method, params)?.params()
+                    }
+                }
             }
-            (Side::Agent, rpc::MessageKind::Notification) => {
-                agent::Notification::decode(method, params)?.params()
+            Side::Client => {
+                match kind {
+                    rpc::MessageKind::Request => {
+                        client::Request::decode(method, params)?.params()
+                    }
+                    rpc::MessageKind::Notification => {
+                        client::Notification::decode(method, params)?.params()
+                    }
+                }
             }
-            (Side::Client, rpc::MessageKind::Request) => {
-                client::Request::decode(method, params)?.params()
+            Side::Protocol => {
+                match kind {
+                    rpc::MessageKind::Request => {
+                        protocol::Request::decode(method, params)?.params()
+                    }
+                    rpc::MessageKind::Notification => {
+                        protocol::Notification::decode(method, params)?.params()
+                    }
+                }
             }
-            (Side::Client, rpc::MessageKind::Notification) => {
-                client::Notification::decode(method, params)?.params()
-            }
-            (Side::Protocol, rpc::MessageKind::Request) => {
-                protocol::Request::decode(method, params)?.params()
-            }
-            (Side::Protocol, rpc::MessageKind::Notification) => {
-                protocol::Notification::decode(method, params)?.params()
-            }
-            (Side::Proxy, rpc::MessageKind::Request) => {
-                proxy::Request::decode(method, params)?.params()
-            }
-            (Side::Proxy, rpc::MessageKind::Notification) => {
-                proxy::Notification::decode(method, params)?.params()
+            Side::Proxy => {
+                match kind {
+                    rpc::MessageKind::Request => {
+                        proxy::Request::decode(method, params)?.params()
+                    }
+                    rpc::MessageKind::Notification => {
+                        proxy::Notification::decode(method, params)?.params()
+                    }
+                }
             }
         }
     }

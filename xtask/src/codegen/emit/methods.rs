@@ -318,14 +318,21 @@ fn tables(sides: &BTreeSet<&Side>) -> TokenStream {
     let decode = sides.iter().map(|side| {
         let (v, m) = (side_variant(side), ident(&naming::field(&side.wire)));
         quote! {
-            (#v, rpc::MessageKind::Request) => #m::Request::decode(method, params)?.params(),
-            (#v, rpc::MessageKind::Notification) => #m::Notification::decode(method, params)?.params(),
+            #v => match kind {
+                rpc::MessageKind::Request => #m::Request::decode(method, params)?.params(),
+                rpc::MessageKind::Notification => #m::Notification::decode(method, params)?.params(),
+            },
         }
     });
     let responses = sides.iter().map(|side| {
         let (v, m) = (side_variant(side), ident(&naming::field(&side.wire)));
         quote! { #v => #m::Response::decode(method, result)?.result(), }
     });
+    // A draft without methods has no sides: the matches below are then on an empty enum.
+    let (unused_decode, unused_response) = match sides.is_empty() {
+        true => (quote! { let _ = (kind, method, params); }, quote! { let _ = (method, result); }),
+        false => (quote! {}, quote! {}),
+    };
     quote! {
         /// This version's tables as a type (see [`rpc::Tables`]).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -336,12 +343,14 @@ fn tables(sides: &BTreeSet<&Side>) -> TokenStream {
             const METHODS: &'static [rpc::MethodInfo<Side>] = METHODS;
 
             fn decode(side: Side, kind: rpc::MessageKind, method: &str, params: Option<&RawValue>) -> Result<Option<serde_json::Value>, RpcError> {
-                match (side, kind) {
+                #unused_decode
+                match side {
                     #(#decode)*
                 }
             }
 
             fn decode_response(side: Side, method: &str, result: Option<&RawValue>) -> Result<serde_json::Value, RpcError> {
+                #unused_response
                 match side {
                     #(#responses)*
                 }
