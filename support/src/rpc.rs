@@ -250,14 +250,21 @@ impl From<Box<RawValue>> for RawParams<'static> {
     }
 }
 
-/// Decodes the params (or result) of `method` from raw JSON; absent and `null` read as `{}`
-/// when the type accepts an empty object (all its fields optional), so a peer may omit them.
+/// Decodes the params (or result) of `method` from raw JSON; absent reads as `{}` when the type
+/// accepts an empty object (all its fields optional), so a peer may omit them, and so does `null`
+/// unless the type takes `null` itself (a unit result, an any-JSON value).
 ///
 /// Every ACP params and result type is an object; serde would also fill a struct from an array
 /// by position, which the schemas do not allow, so an array is refused up front.
 pub fn decode_params<T: DeserializeOwned>(method: &str, params: Option<&RawValue>) -> Result<T, RpcError> {
     let text = match params.map(RawValue::get) {
-        None | Some("null") => "{}",
+        None => "{}",
+        // A `null` result is the value of a unit response type (requests whose schema result is
+        // `null`, in the earliest drafts); any other type reads it as `{}`.
+        Some("null") => match serde_json::from_str::<T>("null") {
+            Ok(value) => return Ok(value),
+            Err(_) => "{}",
+        },
         Some(text) => text,
     };
     if text.trim_start().starts_with('[') {
@@ -374,4 +381,32 @@ pub fn encode<T: Serialize>(value: &T) -> Result<Value, RpcError> {
 /// Raw params as an owned value (extension methods keep them as received).
 pub fn raw_to_value(params: Option<&RawValue>) -> Option<Value> {
     params.and_then(|p| serde_json::from_str(p.get()).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_string()).expect("JSON")
+    }
+
+    /// A unit result type, as the earliest drafts' `null` responses get.
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Unit(());
+
+    #[derive(Debug, Default, PartialEq, serde::Deserialize)]
+    struct AllOptional {
+        #[serde(default)]
+        a: Option<String>,
+    }
+
+    #[test]
+    fn null_is_a_unit_result_and_an_empty_object_for_the_rest() {
+        assert_eq!(decode_params::<Unit>("authenticate", Some(&raw("null"))), Ok(Unit(())));
+        assert_eq!(decode_params::<AllOptional>("m", Some(&raw("null"))), Ok(AllOptional::default()));
+        assert_eq!(decode_params::<AllOptional>("m", None), Ok(AllOptional::default()));
+        assert_eq!(decode_params::<Value>("_x", Some(&raw("null"))), Ok(Value::Null));
+        assert_eq!(decode_params::<Unit>("authenticate", Some(&raw("{}"))).map_err(|e| e.code), Err(-32602));
+    }
 }

@@ -5,6 +5,7 @@
 use super::Lowerer;
 use crate::codegen::ir::*;
 use crate::codegen::load::{quoted, JsonType, Schema};
+use crate::codegen::naming;
 
 impl<'a> Lowerer<'a> {
     /// The `params`/`result` of a JSON-RPC envelope: a union of method types, told apart only by
@@ -40,6 +41,7 @@ impl<'a> Lowerer<'a> {
             }
         }
         self.attach_responses(&mut methods, &responses);
+        self.attach_by_position(&mut methods);
         for m in &methods {
             if m.kind == MethodKind::Request && m.result.is_none() {
                 let pointer = self.types[m.params.0].origin.pointer.clone();
@@ -62,6 +64,7 @@ impl<'a> Lowerer<'a> {
         }
         let [mut requests, mut notifications, mut responses] = [Vec::new(), Vec::new(), Vec::new()];
         for (kind, members) in envelopes {
+            let members = self.expand_unions(members);
             let target = match kind {
                 Envelope::Request => &mut requests,
                 Envelope::Notification => &mut notifications,
@@ -70,6 +73,119 @@ impl<'a> Lowerer<'a> {
             target.extend(members);
         }
         [requests, notifications, responses]
+    }
+
+    /// The method definitions behind `members`: a `$ref` to a definition without `x-method` that
+    /// is itself a union (`params: AgentRequest` in 0.5.x) stands for that union's members.
+    fn expand_unions(&self, members: Vec<String>) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
+        let mut stack: Vec<String> = members.into_iter().rev().collect();
+        while let Some(reference) = stack.pop() {
+            if !seen.insert(reference.clone()) {
+                continue;
+            }
+            match self.def_schema(&reference) {
+                Some(def) if def.x_method.is_none() => {
+                    let mut nested = Vec::new();
+                    collect_refs(def.branches().unwrap_or_default(), &mut nested);
+                    stack.extend(nested.into_iter().rev());
+                }
+                _ => out.push(reference),
+            }
+        }
+        out
+    }
+
+    /// The earliest drafts (0.1.x, 0.2.x) give some responses no `x-method`, and some requests a
+    /// `null` result (a `{"type": "null"}` branch). Their response unions list the responses "to
+    /// the corresponding" request variants: branch i of a response union answers branch i of a
+    /// request union. A pair is taken only when it is certain: the two unions have as many
+    /// branches, every response branch that has an `x-method` stands where the request of that
+    /// method does (one at least), and exactly one request union fits. Then each request still
+    /// without a response gets the branch at its position: the type it refers to, or, for `null`,
+    /// a unit type named after the branch's title.
+    fn attach_by_position(&mut self, methods: &mut [Method]) {
+        if methods.iter().all(|m| m.kind != MethodKind::Request || m.result.is_some()) {
+            return;
+        }
+        let params: Vec<TypeId> = methods.iter().filter(|m| m.kind == MethodKind::Request).map(|m| m.params).collect();
+        let unions: Vec<&'a Schema> = self.doc.defs.iter().filter_map(|(_, d)| d.branches().map(|_| d)).collect();
+        let requests: Vec<&'a Schema> = unions.iter().copied().filter(|u| self.all_params(u, &params)).collect();
+        let responses: Vec<&'a Schema> =
+            unions.iter().copied().filter(|u| self.is_response_union(u, &params)).collect();
+        for response in responses {
+            let fits: Vec<&'a Schema> = requests.iter().copied().filter(|q| self.aligned(q, response)).collect();
+            let [request] = fits.as_slice() else {
+                continue;
+            };
+            let pairs = request.branches().unwrap_or_default().iter().zip(response.branches().unwrap_or_default());
+            for (asked, answer) in pairs {
+                let Some((_, name, side, _)) = asked.reference.as_deref().and_then(|r| self.method_def(r)) else {
+                    continue;
+                };
+                let waiting = methods.iter_mut().find(|m| {
+                    m.name == name && m.side.wire == side && m.kind == MethodKind::Request && m.result.is_none()
+                });
+                if let Some(method) = waiting {
+                    method.result = self.positional_result(answer, &method.name);
+                }
+            }
+        }
+    }
+
+    /// The result type a positional response branch gives: the type it refers to, or a unit type.
+    fn positional_result(&mut self, answer: &Schema, method: &str) -> Option<TypeId> {
+        if answer.types.as_deref() == Some(&[JsonType::Null]) {
+            let title = answer.title.clone().unwrap_or_else(|| format!("{}Response", naming::type_name(method)));
+            let name = naming::type_name(&title);
+            let id = self.reserve(&name, &title, answer, false);
+            self.types[id.0].kind = TypeKind::Newtype { inner: TypeRef::Null, boxed: false };
+            return Some(id);
+        }
+        let reference = answer.reference.as_deref()?;
+        reference.rsplit('/').next().and_then(|n| self.ids.get(n)).copied()
+    }
+
+    /// A union whose method-tagged members are all request params.
+    fn all_params(&self, union: &Schema, params: &[TypeId]) -> bool {
+        let ids = self.method_members(union);
+        !ids.is_empty() && ids.iter().all(|id| params.contains(id))
+    }
+
+    /// A union with a `null` or method-tagged member that is no request's params.
+    fn is_response_union(&self, union: &Schema, params: &[TypeId]) -> bool {
+        let ids = self.method_members(union);
+        let branches = union.branches().unwrap_or_default();
+        !ids.is_empty()
+            && ids.iter().all(|id| !params.contains(id))
+            && branches.iter().any(|b| b.types.as_deref() == Some(&[JsonType::Null]) || b.reference.is_some())
+    }
+
+    /// The type ids of a union's direct `$ref` branches that carry an `x-method`.
+    fn method_members(&self, union: &Schema) -> Vec<TypeId> {
+        let branches = union.branches().unwrap_or_default();
+        branches
+            .iter()
+            .filter_map(|b| b.reference.as_deref().and_then(|r| self.method_def(r)))
+            .map(|(_, _, _, id)| id)
+            .collect()
+    }
+
+    /// Branch i of `response` answers branch i of `request`, as far as `x-method`s tell.
+    fn aligned(&self, request: &Schema, response: &Schema) -> bool {
+        let (asked, answers) = (request.branches().unwrap_or_default(), response.branches().unwrap_or_default());
+        let method_of = |b: &Schema| b.reference.as_deref().and_then(|r| self.method_def(r)).map(|(_, m, s, _)| (m, s));
+        let mut anchors = 0;
+        for (q, r) in asked.iter().zip(answers) {
+            if let Some(answered) = method_of(r) {
+                if method_of(q) != Some(answered) {
+                    return false;
+                }
+                anchors += 1;
+            }
+        }
+        asked.len() == answers.len() && anchors > 0
     }
 
     /// Early drafts (0.4.x) have no JSON-RPC envelopes, only the message unions themselves,

@@ -8,6 +8,7 @@ use crate::codegen::ir::*;
 use crate::codegen::load::{Additional, JsonType, Schema};
 use crate::codegen::naming;
 use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
 
 impl Lowerer<'_> {
     /// The kind of a named type (a `$defs` entry or an anonymous type being created).
@@ -213,6 +214,7 @@ impl Lowerer<'_> {
     /// or untagged, in schema order.
     fn union(&mut self, s: &Schema, branches: &[Schema], name: &str) -> Union {
         let tag = self.tag_of(s, branches);
+        let labels = untagged_labels(branches, tag.as_deref());
         let mut variants = Vec::new();
         let mut catch_all_seen = false;
         for (i, b) in branches.iter().enumerate() {
@@ -227,7 +229,7 @@ impl Lowerer<'_> {
                 let vname = naming::type_name(b.title.as_deref().unwrap_or("Other"));
                 variants.push(Self::variant(b, vname.clone(), &vname, VariantKind::CatchAll));
             } else {
-                variants.push(self.untagged_variant(b, i, name));
+                variants.push(self.untagged_variant(b, &labels[i], name));
             }
         }
         self.check_unique(s, variants.iter().map(|v| (&v.name, &v.origin.pointer)));
@@ -258,22 +260,15 @@ impl Lowerer<'_> {
         Self::variant(b, vname, &wire, VariantKind::Tagged { value, body })
     }
 
-    /// A branch without the tag, named by its title, the type it refers to, its JSON type, or
-    /// its position.
-    fn untagged_variant(&mut self, b: &Schema, index: usize, union_name: &str) -> Variant {
-        let label = b
-            .title
-            .clone()
-            .or_else(|| single_ref(b).and_then(|r| r.rsplit('/').next().map(str::to_string)))
-            .or_else(|| b.types.as_ref().and_then(|t| t.first()).map(|t| format!("{t:?}")))
-            .unwrap_or_else(|| format!("Variant{index}"));
-        let vname = naming::type_name(&label);
+    /// A branch without the tag, named by its label (see [`untagged_labels`]).
+    fn untagged_variant(&mut self, b: &Schema, label: &str, union_name: &str) -> Variant {
+        let vname = naming::type_name(label);
         let body = if b.types.as_deref() == Some(&[JsonType::Null]) {
             TypeRef::Null
         } else {
             self.type_ref(b, &format!("{union_name}{vname}"))
         };
-        Self::variant(b, vname, &label, VariantKind::Untagged(body))
+        Self::variant(b, vname, label, VariantKind::Untagged(body))
     }
 
     /// A tagged branch without its tag: a `$ref` to a struct, an inline struct, or nothing.
@@ -394,6 +389,74 @@ fn alias(s: &Schema) -> Option<&Schema> {
 
 fn single_ref(s: &Schema) -> Option<&str> {
     s.reference.as_deref().or_else(|| alias(s).and_then(single_ref))
+}
+
+/// The labels (variant names before casing) of a union's untagged branches, by branch index; the
+/// tagged and catch-all branches get an empty label here (they are named by their tag value or
+/// title).
+///
+/// The naming policy, deterministic and collision-free for every branch list: a branch is named by
+/// its `title`, else the `$defs` name it refers to, else its JSON type (`Object`, `Array`, …).
+/// When two or more branches would get the same name, each of them is named instead by what tells
+/// it apart from the others of that group, the first that does: a property it requires and none of
+/// the others requires (`result` / `error` for a response and an error object), a string `const`
+/// property value, the `$defs` name of its array items; and if nothing does, its name followed by
+/// its position (`Object0`, `Object1`). A name that still collides is an error naming both
+/// branches (`check_unique`).
+fn untagged_labels(branches: &[Schema], tag: Option<&str>) -> Vec<String> {
+    let untagged = |b: &Schema| {
+        let tagged = const_property(b).is_some_and(|(t, _)| Some(t.as_str()) == tag);
+        !tagged && !tag.is_some_and(|t| open_tag(b, t))
+    };
+    let mut labels: Vec<String> =
+        branches.iter().enumerate().map(|(i, b)| if untagged(b) { plain_label(b, i) } else { String::new() }).collect();
+    let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, label) in labels.iter().enumerate() {
+        if !label.is_empty() {
+            groups.entry(naming::type_name(label)).or_default().push(i);
+        }
+    }
+    for group in groups.into_values().filter(|g| g.len() > 1) {
+        let members: Vec<&Schema> = group.iter().map(|&i| &branches[i]).collect();
+        let distinct: Vec<Option<String>> = (0..members.len()).map(|k| distinguishing(&members, k)).collect();
+        let unique: BTreeSet<&String> = distinct.iter().flatten().collect();
+        let all_told_apart = distinct.iter().all(Option::is_some) && unique.len() == members.len();
+        for (k, &i) in group.iter().enumerate() {
+            labels[i] = match (&distinct[k], all_told_apart) {
+                (Some(label), true) => label.clone(),
+                _ => format!("{}{i}", labels[i]),
+            };
+        }
+    }
+    labels
+}
+
+/// A branch's own name: its title, the `$defs` name it refers to, its JSON type, or its position.
+fn plain_label(b: &Schema, index: usize) -> String {
+    b.title
+        .clone()
+        .or_else(|| single_ref(b).and_then(|r| r.rsplit('/').next().map(str::to_string)))
+        .or_else(|| b.types.as_ref().and_then(|t| t.first()).map(|t| format!("{t:?}")))
+        .unwrap_or_else(|| format!("Variant{index}"))
+}
+
+/// What tells `members[k]` apart from the other members: a property only it requires, a string
+/// `const` property value, or the `$defs` name of its array items.
+fn distinguishing(members: &[&Schema], k: usize) -> Option<String> {
+    let b = members[k];
+    let others = || members.iter().enumerate().filter(move |(j, _)| *j != k).map(|(_, o)| *o);
+    let required = b.required.iter().find(|p| others().all(|o| !o.required.contains(p)));
+    let constant = || {
+        const_property(b)
+            .map(|(_, v)| v)
+            .filter(|v| others().all(|o| const_property(o).map(|(_, w)| w) != Some(v.clone())))
+    };
+    let items = || {
+        let of =
+            |s: &Schema| s.items.as_deref().and_then(single_ref).and_then(|r| r.rsplit('/').next()).map(str::to_string);
+        of(b).filter(|n| others().all(|o| of(o).as_ref() != Some(n))).map(|n| format!("{n}List"))
+    };
+    required.cloned().or_else(constant).or_else(items)
 }
 
 /// A property of `s` with a string `const`: `(property, value)`.
