@@ -1,7 +1,8 @@
 //! What the generated types promise beyond round trips: lenient decoding exactly where the schema
 //! asks for it (each `x-deserialize-*` keyword on a bad value), open enums and catch-all unions
-//! that keep what they do not know, three-state patch fields, schema defaults, and errors for a
-//! known tag with a bad body.
+//! that keep what they do not know (the schema's catch-alls, and those the generator adds to v1's
+//! closed types, which record what they keep), three-state patch fields, schema defaults, and
+//! errors for a known tag with a bad body.
 
 #[allow(unused_imports)]
 use acp_types::lenient::{collect, LenientEvent};
@@ -56,9 +57,10 @@ mod v1 {
 
     #[test]
     fn skip_invalid_items_drops_only_the_bad_item() {
+        // A priority of the wrong JSON type fails the item; an unknown string does not (below).
         let value = json!({ "entries": [
             { "content": "a", "priority": "high", "status": "pending" },
-            { "content": "b", "priority": "urgent", "status": "pending" },
+            { "content": "b", "priority": 3, "status": "pending" },
             { "content": "c", "priority": "low", "status": "completed" }
         ]});
         let (plan, events) = collect(|| decode::<Plan>(value));
@@ -66,6 +68,37 @@ mod v1 {
         let kept: Vec<&str> = plan.entries.iter().map(|e| e.content.as_str()).collect();
         assert_eq!(kept, ["a", "c"]);
         assert!(matches!(&events[..], [LenientEvent::SkippedItem { index: 1, .. }]), "{events:?}");
+    }
+
+    #[test]
+    fn skip_invalid_items_keeps_an_item_with_an_unknown_value() {
+        let value = json!({ "entries": [{ "content": "b", "priority": "urgent", "status": "pending" }] });
+        let (plan, events) = collect(|| decode::<Plan>(value.clone()));
+        let plan = plan.expect("decodes");
+        assert_eq!(plan.entries[0].priority, PlanEntryPriority::Other("urgent".into()));
+        let expected = LenientEvent::NotInSchema { ty: "PlanEntryPriority", tag: None, value: "\"urgent\"".into() };
+        assert_eq!(events, vec![expected]);
+        assert_eq!(serde_json::to_value(&plan).expect("encodes"), value);
+    }
+
+    #[test]
+    fn default_on_error_keeps_an_unknown_string_and_defaults_a_wrong_type() {
+        // `ToolCallUpdate.status` carries x-deserialize-default-on-error.
+        let update = |status: Value| json!({ "sessionId": "s", "update": { "sessionUpdate": "tool_call_update", "toolCallId": "t", "status": status } });
+        let (note, events) = collect(|| decode::<SessionNotification>(update(json!("paused"))));
+        let note = note.expect("decodes");
+        let SessionUpdate::ToolCallUpdate(u) = &note.update else { panic!("wrong variant") };
+        assert_eq!(u.status, Patch::Value(ToolCallStatus::Other("paused".into())));
+        assert!(
+            matches!(&events[..], [LenientEvent::NotInSchema { ty: "ToolCallStatus", tag: None, .. }]),
+            "{events:?}"
+        );
+        assert_eq!(serde_json::to_value(&note).expect("encodes"), update(json!("paused")));
+        // A number is not a string at all: the default (omitted) stands in for it.
+        let (note, events) = collect(|| decode::<SessionNotification>(update(json!(42))));
+        let SessionUpdate::ToolCallUpdate(u) = &note.expect("decodes").update else { panic!("wrong variant") };
+        assert!(u.status.is_omitted());
+        assert!(matches!(&events[..], [LenientEvent::DefaultOnError { value, .. }] if value == "42"), "{events:?}");
     }
 
     #[test]
@@ -90,9 +123,52 @@ mod v1 {
     }
 
     #[test]
-    fn closed_enums_reject_unknown_values() {
-        let err = decode::<PlanEntryPriority>(json!("urgent")).expect_err("closed");
-        assert!(err.contains("unknown variant `urgent`"), "{err}");
+    fn closed_enums_keep_unknown_values_and_record_them() {
+        // The schema lists three priorities; the generator adds the catch-all `Other`.
+        let (kept, events) = collect(|| decode::<PlanEntryPriority>(json!("urgent")));
+        assert_eq!(kept, Ok(PlanEntryPriority::Other("urgent".into())));
+        assert_eq!(events.len(), 1, "{events:?}");
+        // `ToolKind` has a value `other`, so its added catch-all is `Unknown`.
+        assert_eq!(decode::<ToolKind>(json!("other")), Ok(ToolKind::Other));
+        assert_eq!(decode::<ToolKind>(json!("_mykind")), Ok(ToolKind::Unknown("_mykind".into())));
+        // A known value records nothing; a value of the wrong JSON type is still an error.
+        assert_eq!(collect(|| decode::<PlanEntryPriority>(json!("high"))).1, vec![]);
+        let err = decode::<PlanEntryPriority>(json!(3)).expect_err("not a string");
+        assert!(err.contains("invalid type: integer `3`"), "{err}");
+    }
+
+    #[test]
+    fn closed_unions_keep_unknown_variants_whole_and_record_them() {
+        let value = json!({ "sessionId": "s", "update": { "sessionUpdate": "future_thing", "z": 1, "a": { "y": [1, null], "b": true } } });
+        let (note, events) = collect(|| decode::<SessionNotification>(value.clone()));
+        let note = note.expect("kept by the added catch-all");
+        let SessionUpdate::Other(object) = &note.update else { panic!("expected the catch-all, got {note:?}") };
+        assert_eq!(object.get("sessionUpdate"), Some(&json!("future_thing")));
+        let expected = LenientEvent::NotInSchema {
+            ty: "SessionUpdate",
+            tag: Some("sessionUpdate"),
+            value: "\"future_thing\"".into(),
+        };
+        assert_eq!(events, vec![expected]);
+        // Written back as received, key order included.
+        assert_eq!(serde_json::to_string(&note).expect("encodes"), value.to_string());
+        // A known tag with a bad body is still an error, and so is a tag that is not a string.
+        assert!(decode::<ContentBlock>(json!({ "type": "text", "text": 5 })).is_err());
+        assert!(decode::<ContentBlock>(json!({ "type": 5 })).is_err());
+    }
+
+    #[test]
+    fn an_added_catch_all_comes_after_the_untagged_branches() {
+        // The schema's untagged stdio branch still takes what it accepts, a `type` beside it or not.
+        let stdio = json!({ "type": "stdio", "name": "fs", "command": "/bin/mcp", "args": [], "env": [] });
+        let (server, events) = collect(|| decode::<McpServer>(stdio));
+        assert!(matches!(server, Ok(McpServer::Stdio(_))), "{server:?}");
+        assert_eq!(events, vec![]);
+        // What no branch accepts, the added catch-all keeps.
+        let ws = json!({ "type": "websocket", "name": "w", "url": "wss://x" });
+        let (server, events) = collect(|| decode::<McpServer>(ws.clone()));
+        assert_eq!(server, Ok(McpServer::Other(ws.as_object().cloned().unwrap_or_default())));
+        assert!(matches!(&events[..], [LenientEvent::NotInSchema { ty: "McpServer", tag: Some("type"), .. }]));
     }
 
     #[test]

@@ -7,6 +7,11 @@
 //! The generated code composes the small functions below into one `deserialize_with` function per
 //! field shape. Every default taken and item dropped is recorded as a [`LenientEvent`] that
 //! [`collect`] can return, so tools can warn about what was repaired.
+//!
+//! Recorded the same way: a value that no branch of the schema accepts and that a catch-all the
+//! generator added keeps ([`LenientEvent::NotInSchema`]): a tag or enum value that a newer
+//! revision of the schema may define. Nothing is repaired there (the value is written back as
+//! received), but it is not this schema's.
 
 use serde::de::{DeserializeOwned, Deserializer, Error as _};
 use serde::Deserialize;
@@ -34,6 +39,16 @@ pub enum LenientEvent {
     },
     /// A `null` field took its default.
     DefaultOnNull,
+    /// A value that only a catch-all added by the generator accepts, kept as received: an enum
+    /// value, or a union's tag value, that this schema does not list.
+    NotInSchema {
+        /// The Rust (and schema) name of the type that kept it, e.g. `ContentBlock`.
+        ty: &'static str,
+        /// The union's tag property (`type`, `sessionUpdate`); `None` for an enum value.
+        tag: Option<&'static str>,
+        /// The unknown value (the tag's, for a union), as JSON text: `"future_thing"`.
+        value: String,
+    },
 }
 
 thread_local! {
@@ -51,6 +66,18 @@ fn record(event: LenientEvent) {
 /// Records a default taken outside a field's own `deserialize_with` (a union's lenient tag).
 pub fn note_default_on_error(error: String, value: String) {
     record(LenientEvent::DefaultOnError { error, value });
+}
+
+/// Records a value kept by a catch-all the generator added; `value` is its JSON text.
+pub fn note_not_in_schema(ty: &'static str, tag: Option<&'static str>, value: String) {
+    record(LenientEvent::NotInSchema { ty, tag, value });
+}
+
+/// [`note_not_in_schema`] for a string value.
+pub fn note_not_in_schema_str(ty: &'static str, tag: Option<&'static str>, value: &str) {
+    if EVENTS.with(|events| events.borrow().is_some()) {
+        note_not_in_schema(ty, tag, Value::from(value).to_string());
+    }
 }
 
 /// Runs `f` and returns what it returned together with every lenient repair made while it ran on

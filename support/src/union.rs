@@ -1,6 +1,6 @@
 //! Encoding and decoding helpers for the generated enums: tagged unions (told apart by a `const`
 //! property such as `type` or `sessionUpdate`), their catch-alls, untagged unions and string or
-//! integer enums with an open catch-all.
+//! integer enums with a catch-all.
 
 use serde::de::{self, Deserialize, DeserializeOwned, Deserializer, Visitor};
 use serde::ser::{self, Serialize, SerializeMap, Serializer};
@@ -77,6 +77,34 @@ pub fn drop_bad_tag(object: &mut JsonObject, tag: &str) {
             super::lenient::note_default_on_error(format!("{tag} must be a string or null"), bad.to_string());
         }
     }
+}
+
+/// For a catch-all the generator added: an object whose tag is a string (one no variant names,
+/// and no untagged branch took) is kept whole, and recorded as
+/// [`LenientEvent::NotInSchema`](super::lenient::LenientEvent::NotInSchema); anything else is
+/// handed back.
+pub fn not_in_schema(value: Value, tag: &'static str, union: &'static str) -> Result<JsonObject, Value> {
+    match value {
+        Value::Object(object) => match object.get(tag).and_then(Value::as_str) {
+            Some(found) => {
+                super::lenient::note_not_in_schema_str(union, Some(tag), found);
+                Ok(object)
+            }
+            None => Err(Value::Object(object)),
+        },
+        other => Err(other),
+    }
+}
+
+/// One untagged branch tried: the lenient events it recorded are forgotten when it fails, so that
+/// only the branch that decodes the value reports its repairs.
+pub fn attempt<T>(decode: impl FnOnce() -> Result<T, serde_json::Error>) -> Result<T, serde_json::Error> {
+    let mark = super::lenient::mark();
+    let result = decode();
+    if result.is_err() {
+        super::lenient::rewind(mark);
+    }
+    result
 }
 
 /// The error for an object whose tag is absent or not a string and that no untagged branch takes.

@@ -18,6 +18,8 @@ use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::marker::PhantomData;
 
+mod not_in_schema;
+
 /// The verdict on one message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -95,7 +97,8 @@ pub struct Difference {
 }
 
 /// A lenient repair (`x-deserialize-*`): the message counts as valid, but a value was replaced by
-/// its default or an item was dropped.
+/// its default or an item was dropped; or a value this schema does not list (a newer revision may)
+/// that a catch-all the generator added kept as received. Also an unstable method.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Warning {
     /// JSON path of the repaired value, when it could be located.
@@ -422,10 +425,15 @@ impl Checker {
             Ok(raw) => raw,
             Err(e) => return report.error("params", e.to_string()),
         };
-        let (decoded, events) = lenient::collect(|| tables.decode(receiver, kind, &method, raw.as_deref()));
+        let decode = |raw: Option<&RawValue>| lenient::collect(|| tables.decode(receiver, kind, &method, raw));
+        let (decoded, events) = decode(raw.as_deref());
         match decoded {
             Err(e) => rpc_problem(report, "params", &e),
-            Ok(reencoded) => compare(report, "params", params.as_ref(), reencoded.as_ref(), events),
+            Ok(reencoded) => {
+                let again = |changed: &Value| decode(serde_json::value::to_raw_value(changed).ok().as_deref()).1;
+                let events = not_in_schema(report, "params", params.as_ref(), events, &again);
+                compare(report, "params", params.as_ref(), reencoded.as_ref(), events)
+            }
         }
     }
 
@@ -507,10 +515,17 @@ impl Checker {
             Ok(raw) => raw,
             Err(e) => return report.error("result", e.to_string()),
         };
-        let (decoded, events) = lenient::collect(|| tables.decode_response(receiver, &method, Some(&raw)).map(Some));
+        let decode =
+            |raw: &RawValue| lenient::collect(|| tables.decode_response(receiver, &method, Some(raw)).map(Some));
+        let (decoded, events) = decode(&raw);
         match decoded {
             Err(e) => rpc_problem(report, "result", &e),
             Ok(reencoded) => {
+                let again = |changed: &Value| match serde_json::value::to_raw_value(changed) {
+                    Ok(raw) => decode(&raw).1,
+                    Err(_) => Vec::new(),
+                };
+                let events = not_in_schema(report, "result", Some(&result), events, &again);
                 compare(report, "result", Some(&result), reencoded.as_ref(), events);
                 if method == "initialize" && self.forced.is_none() {
                     let answered = result.get("protocolVersion").and_then(Value::as_u64);
@@ -735,6 +750,20 @@ fn compare(
     }
 }
 
+/// A warning for each value that only a catch-all the generator added kept (the value is written
+/// back as received, but this schema does not list it); the other events are handed back.
+fn not_in_schema(
+    report: &mut Report,
+    root: &str,
+    received: Option<&Value>,
+    events: Vec<LenientEvent>,
+    decode: &dyn Fn(&Value) -> Vec<LenientEvent>,
+) -> Vec<LenientEvent> {
+    let (found, rest) = not_in_schema::locate(root, received, events, decode);
+    report.warnings.extend(found.into_iter().map(|f| Warning { path: f.path, reason: f.reason }));
+    rest
+}
+
 /// Lenient repairs that left no trace in the JSON (or could not be located).
 fn note_events(report: &mut Report, events: Vec<LenientEvent>) {
     for event in events {
@@ -746,6 +775,7 @@ fn note_events(report: &mut Report, events: Vec<LenientEvent>) {
                 format!("skip-invalid-items: item [{index}] dropped ({error})")
             }
             LenientEvent::DefaultOnNull => "default-on-null: null replaced by the default".into(),
+            LenientEvent::NotInSchema { ty, value, .. } => format!("{ty}: {value} not in this schema; kept"),
         };
         report.warnings.push(Warning { path: None, reason });
     }

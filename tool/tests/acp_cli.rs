@@ -88,9 +88,33 @@ fn lenient_repairs_are_ok_with_a_warning_naming_the_field() {
         .collect();
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert_eq!(warnings[0].0, "params.update.content[1]");
-    assert!(warnings[0].1.starts_with("skip-invalid-items: item dropped (unknown type `hologram`"), "{warnings:?}");
+    assert!(warnings[0].1.starts_with("skip-invalid-items: item dropped (path: invalid type"), "{warnings:?}");
     assert_eq!(warnings[1].0, "params.update.status");
     assert!(warnings[1].1.starts_with("default-on-error: 42 replaced by the default"), "{warnings:?}");
+}
+
+#[test]
+fn values_not_in_the_schema_are_ok_with_a_warning_naming_the_field() {
+    // A newer v1 peer: an unknown `sessionUpdate`, tool kind, content block and stop reason, each
+    // kept by a catch-all the generator added.
+    let (reports, summary, code) = json_reports("future.jsonl");
+    assert_eq!(code, Some(0));
+    assert_eq!(summary["summary"]["ok"], 8, "{summary}");
+    let warnings: Vec<(Value, Value)> = reports
+        .iter()
+        .inspect(|r| assert_eq!(r["status"], "ok", "{r}"))
+        .flat_map(|r| r["warnings"].as_array().cloned().unwrap_or_default())
+        .map(|w| (w["path"].clone(), w["reason"].clone()))
+        .collect();
+    let expected = [
+        ("params.update.sessionUpdate", "\"future_thing\" not in this schema; kept"),
+        // `title` holds the same text first; the warning names the field the value was kept in.
+        ("params.update.kind", "\"future_kind\" not in this schema; kept"),
+        ("params.update.content[1].type", "\"hologram\" not in this schema; kept"),
+        ("result.stopReason", "\"future_reason\" not in this schema; kept"),
+    ];
+    let expected: Vec<(Value, Value)> = expected.iter().map(|(p, r)| (Value::from(*p), Value::from(*r))).collect();
+    assert_eq!(warnings, expected);
 }
 
 #[test]

@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod codegen;
 pub mod fuzz;
+pub mod history;
 pub mod interop;
 pub mod process;
 pub mod schema;

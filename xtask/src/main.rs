@@ -86,6 +86,12 @@ enum SchemaCommand {
     },
     /// Re-check the sha256 of every committed schema file.
     Verify,
+    /// Every schema file ever published on npm (all versions of the SDK and its predecessor):
+    /// generate a crate from each distinct one, check them all with `-D warnings`, test a few, diff
+    /// consecutive ones. One PASS/FAIL line each; the table goes to .cache/schemas/history/report.md.
+    ///
+    /// Exit status: 0; 1 when anything failed.
+    History,
 }
 
 fn main() -> ExitCode {
@@ -104,6 +110,7 @@ fn main() -> ExitCode {
             xtask::schema::pull_command(&root, version.as_deref())
         }
         Command::Schema { command: SchemaCommand::Verify } => xtask::schema::verify(&root),
+        Command::Schema { command: SchemaCommand::History } => return xtask::history::run_command(&root),
         Command::Stats => xtask::stats::report(&root),
         Command::Fuzz { seconds, only } => xtask::fuzz::run(&root, seconds, only.as_deref()),
         Command::Bench { quick, write } => xtask::bench::run_command(&root, xtask::bench::Options { quick, write }),

@@ -2,7 +2,8 @@
 //!
 //! Owns `schema/v1/*.json`, `schema/v2/*.json` and `schema/sources.toml`, which records where
 //! each committed file came from (npm package, version, path inside the tarball, sha256,
-//! licence). Also fetches older published schemas into a local cache for tests, never into
+//! licence). Also fetches older published schemas into a local cache for tests and for
+//! `cargo xtask schema history` (which lists every published version here), never into
 //! `schema/`.
 //!
 //! The schemas are taken from the npm tarball rather than the git repository so that the
@@ -12,13 +13,16 @@
 use crate::process;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 
 /// The npm package that ships the schemas.
 pub const PACKAGE: &str = "@agentclientprotocol/sdk";
+
+/// The package that shipped them before [`PACKAGE`] (its versions 0.1.2 to 0.4.5).
+pub const PREDECESSOR: &str = "@zed-industries/agent-client-protocol";
 
 /// The committed schema files, relative to the workspace root; each is shipped at
 /// `package/<same path>` in the tarball.
@@ -55,8 +59,8 @@ struct Sources {
 /// schema/v2/*, rewrite schema/sources.toml. Returns human-readable lines to print (one per file
 /// written: path, sha256 prefix).
 pub fn pull(root: &Path, version: &str) -> Result<Vec<String>, String> {
-    let unpacked = fetch_package(version)?;
-    install_from_package(root, &unpacked.package_dir(), version)
+    let unpacked = fetch_packages(PACKAGE, &[version])?;
+    install_from_package(root, &unpacked.package_dir(0), version)
 }
 
 /// `cargo xtask schema pull [--version X]`: [`pull`] of `version`, else of the version that
@@ -136,47 +140,113 @@ pub fn verify(root: &Path) -> Result<Vec<String>, String> {
     }
 }
 
-/// Fetch every `schema*.json` under package/schema/ of the given version into
-/// `cache_dir/<version>/<path inside package/>` unless already there (a cache: a second call
+/// Fetch every `schema*.json` of the [`PACKAGE`] tarball of the given version (at any depth)
+/// into `cache_dir/<version>/<path inside package/>` unless already there (a cache: a second call
 /// does not run npm). Returns the absolute paths of the schema files, sorted. Never writes into
 /// schema/.
 pub fn fetch_to_cache(version: &str, cache_dir: &Path) -> Result<Vec<PathBuf>, String> {
-    validate_version(version)?;
-    let cache_dir =
-        std::path::absolute(cache_dir).map_err(|e| format!("cannot resolve {}: {e}", cache_dir.display()))?;
-    let target = cache_dir.join(version);
+    let fetched = fetch_versions_to_cache(PACKAGE, &[version], cache_dir).into_iter().next();
+    let files = fetched.unwrap_or_else(|| Err(format!("fetching {PACKAGE}@{version} gave no result")))?;
+    if files.is_empty() {
+        let dir = cache_dir.join(version);
+        return Err(format!("{} holds no schema*.json; delete it to fetch again", dir.display()));
+    }
+    Ok(files)
+}
+
+/// [`fetch_to_cache`] for many versions of any package: the versions not cached yet are packed
+/// by one `npm pack` call (one per version only when that call fails, to tell which version is
+/// at fault). Returns, for each version in the order given, its schema files (possibly none)
+/// or why it could not be fetched.
+pub fn fetch_versions_to_cache(
+    package: &str,
+    versions: &[&str],
+    cache_dir: &Path,
+) -> Vec<Result<Vec<PathBuf>, String>> {
+    let cache_dir = match std::path::absolute(cache_dir) {
+        Ok(dir) => dir,
+        Err(e) => {
+            let error = format!("cannot resolve {}: {e}", cache_dir.display());
+            return versions.iter().map(|_| Err(error.clone())).collect();
+        }
+    };
+    let mut errors: BTreeMap<&str, String> = BTreeMap::new();
+    for version in versions {
+        if let Err(e) = validate_version(version) {
+            errors.insert(version, e);
+        }
+    }
     // The version directory only ever appears by a rename of a complete staging directory, so
     // its existence means a finished fetch.
-    if target.is_dir() {
-        return list_cached(&target);
+    let missing: Vec<&str> =
+        versions.iter().copied().filter(|v| !errors.contains_key(v) && !cache_dir.join(v).is_dir()).collect();
+    if let Err(e) = fetch_into_cache(package, &missing, &cache_dir) {
+        if let [version] = missing.as_slice() {
+            errors.insert(version, e);
+        } else {
+            for version in missing.iter().filter(|v| !cache_dir.join(v).is_dir()) {
+                if let Err(e) = fetch_into_cache(package, &[version], &cache_dir) {
+                    errors.insert(version, e);
+                }
+            }
+        }
     }
+    versions
+        .iter()
+        .map(|version| match errors.get(version) {
+            Some(e) => Err(e.clone()),
+            None => list_cached(&cache_dir.join(version)),
+        })
+        .collect()
+}
 
-    let unpacked = fetch_package(version)?;
-    let package_dir = unpacked.package_dir();
-    let shipped = shipped_schema_files(&package_dir)?;
-    if shipped.is_empty() {
-        return Err(format!("{PACKAGE}@{version} ships no schema*.json under package/schema/"));
+/// Packs `versions` of `package` (one `npm pack` call) and moves each one's schema files into
+/// `cache_dir/<version>/`.
+fn fetch_into_cache(package: &str, versions: &[&str], cache_dir: &Path) -> Result<(), String> {
+    if versions.is_empty() {
+        return Ok(());
     }
-    fs::create_dir_all(&cache_dir).map_err(|e| format!("cannot create {}: {e}", cache_dir.display()))?;
-    let staging = tempfile::Builder::new()
-        .prefix(".staging-")
-        .tempdir_in(&cache_dir)
-        .map_err(|e| format!("cannot create a staging dir in {}: {e}", cache_dir.display()))?;
-    for rel in &shipped {
-        let to = join_rel(staging.path(), rel);
-        if let Some(parent) = to.parent() {
-            fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    let unpacked = fetch_packages(package, versions)?;
+    fs::create_dir_all(cache_dir).map_err(|e| format!("cannot create {}: {e}", cache_dir.display()))?;
+    for (i, version) in versions.iter().enumerate() {
+        let package_dir = unpacked.package_dir(i);
+        let staging = tempfile::Builder::new()
+            .prefix(".staging-")
+            .tempdir_in(cache_dir)
+            .map_err(|e| format!("cannot create a staging dir in {}: {e}", cache_dir.display()))?;
+        for rel in shipped_schema_files(&package_dir)? {
+            let to = join_rel(staging.path(), &rel);
+            if let Some(parent) = to.parent() {
+                fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+            }
+            fs::copy(join_rel(&package_dir, &rel), &to)
+                .map_err(|e| format!("cannot copy package/{rel} of {package}@{version} to {}: {e}", to.display()))?;
         }
-        fs::copy(join_rel(&package_dir, rel), &to)
-            .map_err(|e| format!("cannot copy package/{rel} to {}: {e}", to.display()))?;
-    }
-    if let Err(e) = fs::rename(staging.path(), &target) {
-        // Parallel tests may fetch the same version; whoever renames first wins.
-        if !target.is_dir() {
-            return Err(format!("cannot move the fetched schemas to {}: {e}", target.display()));
+        let target = cache_dir.join(version);
+        if let Err(e) = fs::rename(staging.path(), &target) {
+            // Parallel tests may fetch the same version; whoever renames first wins.
+            if !target.is_dir() {
+                return Err(format!("cannot move the fetched schemas to {}: {e}", target.display()));
+            }
         }
     }
-    list_cached(&target)
+    Ok(())
+}
+
+/// Every published version of `package` (`npm view PACKAGE versions --json`), as npm lists them.
+pub fn published_versions(package: &str) -> Result<Vec<String>, String> {
+    let mut view = process::npm();
+    view.args(["view", "--json", "--loglevel=error", package, "versions"]);
+    let stdout = process::capture(&mut view)?;
+    // npm prints a bare string when there is only one version.
+    match serde_json::from_str::<serde_json::Value>(&stdout) {
+        Ok(serde_json::Value::String(version)) => Ok(vec![version]),
+        Ok(serde_json::Value::Array(items)) => items
+            .into_iter()
+            .map(|v| v.as_str().map(str::to_string).ok_or_else(|| format!("`npm view {package}` listed {v}")))
+            .collect(),
+        _ => Err(format!("`npm view {package} versions --json` printed no version list: {}", stdout.trim())),
+    }
 }
 
 /// The version recorded in schema/sources.toml (all files share one version).
@@ -383,13 +453,10 @@ fn committed_schema_files(root: &Path) -> Result<Vec<String>, String> {
     Ok(found)
 }
 
-/// `schema*.json` anywhere under `package/schema/`, relative to `package/`, sorted.
+/// `schema*.json` at any depth under `package/`, as `/`-separated paths relative to it, sorted.
 fn shipped_schema_files(package_dir: &Path) -> Result<Vec<String>, String> {
     let mut found = Vec::new();
-    let schema = package_dir.join("schema");
-    if schema.is_dir() {
-        walk_schema_files(&schema, "schema", &mut found)?;
-    }
+    walk_schema_files(package_dir, "", &mut found)?;
     found.sort();
     Ok(found)
 }
@@ -399,7 +466,7 @@ fn walk_schema_files(dir: &Path, rel: &str, out: &mut Vec<String>) -> Result<(),
         let Some(name) = entry.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
-        let child = format!("{rel}/{name}");
+        let child = if rel.is_empty() { name.to_string() } else { format!("{rel}/{name}") };
         if entry.is_dir() {
             walk_schema_files(&entry, &child, out)?;
         } else if name.starts_with("schema") && name.ends_with(".json") {
@@ -411,9 +478,6 @@ fn walk_schema_files(dir: &Path, rel: &str, out: &mut Vec<String>) -> Result<(),
 
 fn list_cached(version_dir: &Path) -> Result<Vec<PathBuf>, String> {
     let files = shipped_schema_files(version_dir)?;
-    if files.is_empty() {
-        return Err(format!("{} holds no schema*.json; delete it to fetch again", version_dir.display()));
-    }
     Ok(files.iter().map(|rel| join_rel(version_dir, rel)).collect())
 }
 
@@ -437,38 +501,58 @@ fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(paths)
 }
 
-/// An unpacked tarball; the temp dir lives as long as this value.
+/// Unpacked tarballs, the i-th requested version in `<temp dir>/<i>/package/`; the temp dir
+/// lives as long as this value.
 struct Unpacked {
     dir: tempfile::TempDir,
 }
 
 impl Unpacked {
-    fn package_dir(&self) -> PathBuf {
-        self.dir.path().join("package")
+    fn package_dir(&self, i: usize) -> PathBuf {
+        self.dir.path().join(i.to_string()).join("package")
     }
 }
 
-fn fetch_package(version: &str) -> Result<Unpacked, String> {
-    validate_version(version)?;
+/// What `npm pack --json` says of one tarball it wrote.
+#[derive(Deserialize)]
+struct Packed {
+    name: String,
+    version: String,
+    filename: String,
+}
+
+/// `npm pack` of every version in one call (npm fetches them far faster than one process per
+/// version), each tarball unpacked into its own directory.
+fn fetch_packages(package: &str, versions: &[&str]) -> Result<Unpacked, String> {
+    for version in versions {
+        validate_version(version)?;
+    }
     let dir = tempfile::Builder::new()
         .prefix("acp-schema-")
         .tempdir()
         .map_err(|e| format!("cannot create a temp dir: {e}"))?;
-    let spec = format!("{PACKAGE}@{version}");
+    let specs: Vec<String> = versions.iter().map(|v| format!("{package}@{v}")).collect();
     // Not --silent: that also drops npm's reason for a failure.
     let mut pack = process::npm();
-    pack.args(["pack", "--loglevel=error", &spec]).current_dir(dir.path());
+    pack.args(["pack", "--json", "--loglevel=error"]).args(&specs).current_dir(dir.path());
     let stdout = process::capture(&mut pack)?;
-    let tarballs: Vec<String> = read_dir_sorted(dir.path())?
-        .iter()
-        .filter_map(|p| p.file_name().and_then(|n| n.to_str()).map(str::to_string))
-        .filter(|n| n.ends_with(".tgz"))
-        .collect();
-    let [tarball] = tarballs.as_slice() else {
-        return Err(format!("`npm pack {spec}` left {} tarballs, expected one: {}", tarballs.len(), stdout.trim()));
-    };
-    // A relative name: GNU tar reads `C:\...` as a remote host.
-    process::capture(Command::new("tar").args(["-xzf", tarball.as_str()]).current_dir(dir.path()))?;
+    let packed: Vec<Packed> = serde_json::from_str(&stdout).map_err(|e| {
+        format!("`npm pack --json {}` printed no tarball list ({e}): {}", specs.join(" "), stdout.trim())
+    })?;
+    for (i, version) in versions.iter().enumerate() {
+        // npm resolves ranges and tags too; only the exact version is taken.
+        let tarball = packed
+            .iter()
+            .find(|p| p.name == package && p.version == *version)
+            .map(|p| p.filename.as_str())
+            .filter(|name| Path::new(name).file_name().is_some_and(|n| n == *name) && name.ends_with(".tgz"))
+            .ok_or_else(|| format!("`npm pack {package}@{version}` wrote no tarball of that exact version"))?;
+        let into = dir.path().join(i.to_string());
+        fs::create_dir(&into).map_err(|e| format!("cannot create {}: {e}", into.display()))?;
+        // A relative name: GNU tar reads `C:\...` as a remote host.
+        let relative = Path::new("..").join(tarball);
+        process::capture(Command::new("tar").arg("-xzf").arg(&relative).current_dir(&into))?;
+    }
     Ok(Unpacked { dir })
 }
 
@@ -485,7 +569,8 @@ fn validate_version(version: &str) -> Result<(), String> {
     }
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
+/// The lowercase hex sha256 of `bytes`, as `schema/sources.toml` records it.
+pub fn sha256_hex(bytes: &[u8]) -> String {
     format!("{:x}", Sha256::digest(bytes))
 }
 

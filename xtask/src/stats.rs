@@ -41,19 +41,34 @@ pub fn count(p: &Protocol) -> BTreeMap<&'static str, usize> {
                     add("newtype string ids", 1);
                 }
             }
-            TypeKind::StringEnum { open: Some(_), .. } => add("open string enums", 1),
-            TypeKind::StringEnum { open: None, .. } => add("closed string enums", 1),
-            TypeKind::IntEnum { open, .. } => {
-                add(if open.is_some() { "open integer enums" } else { "closed integer enums" }, 1)
-            }
+            TypeKind::StringEnum { catch_all, .. } => add(
+                if catch_all.source.declared() {
+                    "open string enums"
+                } else {
+                    "closed string enums (catch-all added by the generator)"
+                },
+                1,
+            ),
+            TypeKind::IntEnum { catch_all, .. } => add(
+                if catch_all.source.declared() {
+                    "open integer enums"
+                } else {
+                    "closed integer enums (catch-all added by the generator)"
+                },
+                1,
+            ),
             TypeKind::Union(u) => {
                 add("x-deserialize-default-on-error", usize::from(u.tag_lenient.default_on_error));
                 let tagged = u.variants.iter().any(|v| matches!(v.kind, VariantKind::Tagged { .. }));
-                let catch_all = u.variants.iter().any(|v| matches!(v.kind, VariantKind::CatchAll));
+                let catch_all = u.variants.iter().any(|v| v.kind == VariantKind::CatchAll(CatchAllSource::Schema));
+                let added = u.variants.iter().any(|v| v.kind == VariantKind::CatchAll(CatchAllSource::Generator));
                 let untagged = u.variants.iter().any(|v| matches!(v.kind, VariantKind::Untagged(_)));
                 add(if tagged { "tagged unions" } else { "untagged unions" }, 1);
                 if catch_all {
                     add("unions with a catch-all", 1);
+                }
+                if added {
+                    add("unions with a catch-all added by the generator", 1);
                 }
                 if tagged && untagged {
                     add("tagged unions with untagged branches", 1);

@@ -395,7 +395,9 @@ impl AgentResponse {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
-            match <AgentResponseResult as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <AgentResponseResult as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Result(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -403,7 +405,9 @@ impl AgentResponse {
             }
         }
         if value.is_object() {
-            match <AgentResponseError as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <AgentResponseError as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Error(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -785,6 +789,12 @@ pub enum AuthMethod {
     ///
     /// This is the default when no `type` is specified.
     Agent(AuthMethodAgent),
+    /// Any other variant, kept whole as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(JsonObject),
 }
 impl AuthMethod {
     /// The tag values this union knows.
@@ -811,6 +821,7 @@ impl schemars::JsonSchema for AuthMethod {
                     ),
                 );
             branches.push(generator.subschema_for::<AuthMethodAgent>().to_value());
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
             crate::support::schema::any_of(branches)
         }
     }
@@ -820,6 +831,7 @@ impl Serialize for AuthMethod {
         match self {
             Self::Terminal(body) => union::tagged(serializer, "type", "terminal", body),
             Self::Agent(body) => body.serialize(serializer),
+            Self::Other(object) => object.serialize(serializer),
         }
     }
 }
@@ -852,8 +864,8 @@ impl union::Streamed for AuthMethod {
     }
 }
 impl AuthMethod {
-    /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
-    /// branches in schema order.
+    /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
+    /// then the catch-all the generator added.
     #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
@@ -879,13 +891,19 @@ impl AuthMethod {
             other => other,
         };
         if value.is_object() {
-            match <AuthMethodAgent as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <AuthMethodAgent as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Agent(body)),
                 Err(e) => {
                     first.get_or_insert(e);
                 }
             }
         }
+        let value = match union::not_in_schema(value, "type", "AuthMethod") {
+            Ok(object) => return Ok(Self::Other(object)),
+            Err(value) => value,
+        };
         Err(union::no_branch("AuthMethod", &value, first))
     }
 }
@@ -1456,7 +1474,9 @@ impl AvailableCommandInput {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
-            match <UnstructuredCommandInput as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <UnstructuredCommandInput as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Unstructured(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -1969,7 +1989,9 @@ impl ClientResponse {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
-            match <ClientResponseResult as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <ClientResponseResult as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Result(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -1977,7 +1999,9 @@ impl ClientResponse {
             }
         }
         if value.is_object() {
-            match <ClientResponseError as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <ClientResponseError as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Error(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -2492,6 +2516,12 @@ pub enum ContentBlock {
     ///
     /// Requires the `embeddedContext` prompt capability when included in prompts.
     Resource(EmbeddedResource),
+    /// Any other variant, kept whole as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(JsonObject),
 }
 impl ContentBlock {
     /// The tag values this union knows.
@@ -2555,6 +2585,7 @@ impl schemars::JsonSchema for ContentBlock {
                         "resource",
                     ),
                 );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
             crate::support::schema::any_of(branches)
         }
     }
@@ -2569,6 +2600,7 @@ impl Serialize for ContentBlock {
                 union::tagged(serializer, "type", "resource_link", body)
             }
             Self::Resource(body) => union::tagged(serializer, "type", "resource", body),
+            Self::Other(object) => object.serialize(serializer),
         }
     }
 }
@@ -2605,8 +2637,8 @@ impl union::Streamed for ContentBlock {
     }
 }
 impl ContentBlock {
-    /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
-    /// branches in schema order.
+    /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
+    /// then the catch-all the generator added.
     #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
@@ -2636,18 +2668,15 @@ impl ContentBlock {
                         return union::body(object, "type", "resource")
                             .map(Self::Resource);
                     }
-                    u32::MAX => {
-                        let found = object
-                            .get("type")
-                            .and_then(serde_json::Value::as_str)
-                            .unwrap_or_default();
-                        return Err(union::unknown_tag("type", found, Self::KNOWN_TAGS));
-                    }
                     _ => {}
                 }
                 serde_json::Value::Object(object)
             }
             other => other,
+        };
+        let value = match union::not_in_schema(value, "type", "ContentBlock") {
+            Ok(object) => return Ok(Self::Other(object)),
+            Err(value) => value,
         };
         if value.is_object() {
             return Err(union::missing_tag("type", "ContentBlock"));
@@ -3541,7 +3570,7 @@ impl ElicitationContentValue {
             }
         }
         if value.is_array() {
-            match <Vec<String> as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <Vec<String> as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::StringArray(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -3655,7 +3684,9 @@ impl ElicitationFormModeKind {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
-            match <ElicitationSessionScope as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <ElicitationSessionScope as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Session(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -3663,7 +3694,9 @@ impl ElicitationFormModeKind {
             }
         }
         if value.is_object() {
-            match <ElicitationRequestScope as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <ElicitationRequestScope as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Request(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -4016,22 +4049,35 @@ fn default_elicitation_schema_properties() -> Defaulted<
     Defaulted::implicit(Default::default())
 }
 /// Type discriminator for elicitation schemas.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ElicitationSchemaType {
     /// Object schema type.
     Object,
+    /// Any other value, kept as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(String),
 }
 impl union::WireStr for ElicitationSchemaType {
     const VARIANTS: &'static [&'static str] = &["object"];
     fn from_wire(value: &str) -> Option<Self> {
         match value {
             "object" => Some(Self::Object),
-            _ => None,
+            other => Some(Self::Other(other.to_string())),
+        }
+    }
+    fn from_wire_owned(value: String) -> Option<Self> {
+        match Self::from_wire(&value) {
+            Some(Self::Other(_)) | None => Some(Self::Other(value)),
+            known => known,
         }
     }
     fn as_wire(&self) -> &str {
         match self {
             Self::Object => "object",
+            Self::Other(other) => other,
         }
     }
 }
@@ -4048,7 +4094,11 @@ impl Serialize for ElicitationSchemaType {
 }
 impl<'de> Deserialize<'de> for ElicitationSchemaType {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::deserialize_str(deserializer)
+        let value = union::deserialize_str(deserializer)?;
+        if let Self::Other(other) = &value {
+            lenient::note_not_in_schema_str("ElicitationSchemaType", None, other);
+        }
+        Ok(value)
     }
 }
 impl std::fmt::Display for ElicitationSchemaType {
@@ -4066,7 +4116,7 @@ impl schemars::JsonSchema for ElicitationSchemaType {
     }
     #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
 }
 /// Session-scoped elicitation, optionally tied to a specific tool call.
@@ -4209,7 +4259,9 @@ impl ElicitationUrlModeKind {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
-            match <ElicitationSessionScope as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <ElicitationSessionScope as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Session(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -4217,7 +4269,9 @@ impl ElicitationUrlModeKind {
             }
         }
         if value.is_object() {
-            match <ElicitationRequestScope as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <ElicitationRequestScope as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Request(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -4311,7 +4365,9 @@ impl EmbeddedResourceResource {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
-            match <TextResourceContents as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <TextResourceContents as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::TextResourceContents(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -4319,7 +4375,9 @@ impl EmbeddedResourceResource {
             }
         }
         if value.is_object() {
-            match <BlobResourceContents as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <BlobResourceContents as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::BlobResourceContents(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -5048,7 +5106,9 @@ impl IdleStateUpdateStopReason {
             other => other,
         };
         if value.is_object() {
-            match <IdleStateUpdateStopReasonNone as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <IdleStateUpdateStopReasonNone as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::None(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -6367,6 +6427,12 @@ pub enum McpServer {
     ///
     /// All Agents MUST support this transport.
     Stdio(McpServerStdio),
+    /// Any other variant, kept whole as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(JsonObject),
 }
 impl McpServer {
     /// The tag values this union knows.
@@ -6413,6 +6479,7 @@ impl schemars::JsonSchema for McpServer {
                     ),
                 );
             branches.push(generator.subschema_for::<McpServerStdio>().to_value());
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
             crate::support::schema::any_of(branches)
         }
     }
@@ -6425,6 +6492,7 @@ impl Serialize for McpServer {
             #[cfg(feature = "unstable")]
             Self::Acp(body) => union::tagged(serializer, "type", "acp", body),
             Self::Stdio(body) => body.serialize(serializer),
+            Self::Other(object) => object.serialize(serializer),
         }
     }
 }
@@ -6460,8 +6528,8 @@ impl union::Streamed for McpServer {
     }
 }
 impl McpServer {
-    /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
-    /// branches in schema order.
+    /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
+    /// then the catch-all the generator added.
     #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
@@ -6490,13 +6558,19 @@ impl McpServer {
             other => other,
         };
         if value.is_object() {
-            match <McpServerStdio as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <McpServerStdio as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Stdio(body)),
                 Err(e) => {
                     first.get_or_insert(e);
                 }
             }
         }
+        let value = match union::not_in_schema(value, "type", "McpServer") {
+            Ok(object) => return Ok(Self::Other(object)),
+            Err(value) => value,
+        };
         Err(union::no_branch("McpServer", &value, first))
     }
 }
@@ -6920,7 +6994,9 @@ impl MessageMcpResponse {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
-            match <MessageMcpResponseResult as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <MessageMcpResponseResult as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Result(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -6928,7 +7004,9 @@ impl MessageMcpResponse {
             }
         }
         if value.is_object() {
-            match <MessageMcpResponseError as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <MessageMcpResponseError as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Error(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -7101,7 +7179,9 @@ impl MultiSelectItems {
             other => other,
         };
         if value.is_object() {
-            match <TitledMultiSelectItems as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <TitledMultiSelectItems as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Titled(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -7588,7 +7668,7 @@ impl std::fmt::Display for PermissionOptionId {
 /// The type of permission option being presented to the user.
 ///
 /// Helps clients choose appropriate icons and UI treatment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum PermissionOptionKind {
     /// Allow this operation only this time.
     AllowOnce,
@@ -7598,6 +7678,12 @@ pub enum PermissionOptionKind {
     RejectOnce,
     /// Reject this operation and remember the choice.
     RejectAlways,
+    /// Any other value, kept as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(String),
 }
 impl union::WireStr for PermissionOptionKind {
     const VARIANTS: &'static [&'static str] = &[
@@ -7612,7 +7698,13 @@ impl union::WireStr for PermissionOptionKind {
             "allow_always" => Some(Self::AllowAlways),
             "reject_once" => Some(Self::RejectOnce),
             "reject_always" => Some(Self::RejectAlways),
-            _ => None,
+            other => Some(Self::Other(other.to_string())),
+        }
+    }
+    fn from_wire_owned(value: String) -> Option<Self> {
+        match Self::from_wire(&value) {
+            Some(Self::Other(_)) | None => Some(Self::Other(value)),
+            known => known,
         }
     }
     fn as_wire(&self) -> &str {
@@ -7621,6 +7713,7 @@ impl union::WireStr for PermissionOptionKind {
             Self::AllowAlways => "allow_always",
             Self::RejectOnce => "reject_once",
             Self::RejectAlways => "reject_always",
+            Self::Other(other) => other,
         }
     }
 }
@@ -7637,7 +7730,11 @@ impl Serialize for PermissionOptionKind {
 }
 impl<'de> Deserialize<'de> for PermissionOptionKind {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::deserialize_str(deserializer)
+        let value = union::deserialize_str(deserializer)?;
+        if let Self::Other(other) = &value {
+            lenient::note_not_in_schema_str("PermissionOptionKind", None, other);
+        }
+        Ok(value)
     }
 }
 impl std::fmt::Display for PermissionOptionKind {
@@ -7655,7 +7752,7 @@ impl schemars::JsonSchema for PermissionOptionKind {
     }
     #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
 }
 /// An execution plan for accomplishing complex tasks.
@@ -7782,7 +7879,7 @@ impl PlanEntry {
 /// Used to indicate the relative importance or urgency of different
 /// tasks in the execution plan.
 /// See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/agent-plan#plan-entries)
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum PlanEntryPriority {
     /// High priority task - critical to the overall goal.
     High,
@@ -7790,6 +7887,12 @@ pub enum PlanEntryPriority {
     Medium,
     /// Low priority task - nice to have but not essential.
     Low,
+    /// Any other value, kept as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(String),
 }
 impl union::WireStr for PlanEntryPriority {
     const VARIANTS: &'static [&'static str] = &["high", "medium", "low"];
@@ -7798,7 +7901,13 @@ impl union::WireStr for PlanEntryPriority {
             "high" => Some(Self::High),
             "medium" => Some(Self::Medium),
             "low" => Some(Self::Low),
-            _ => None,
+            other => Some(Self::Other(other.to_string())),
+        }
+    }
+    fn from_wire_owned(value: String) -> Option<Self> {
+        match Self::from_wire(&value) {
+            Some(Self::Other(_)) | None => Some(Self::Other(value)),
+            known => known,
         }
     }
     fn as_wire(&self) -> &str {
@@ -7806,6 +7915,7 @@ impl union::WireStr for PlanEntryPriority {
             Self::High => "high",
             Self::Medium => "medium",
             Self::Low => "low",
+            Self::Other(other) => other,
         }
     }
 }
@@ -7822,7 +7932,11 @@ impl Serialize for PlanEntryPriority {
 }
 impl<'de> Deserialize<'de> for PlanEntryPriority {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::deserialize_str(deserializer)
+        let value = union::deserialize_str(deserializer)?;
+        if let Self::Other(other) = &value {
+            lenient::note_not_in_schema_str("PlanEntryPriority", None, other);
+        }
+        Ok(value)
     }
 }
 impl std::fmt::Display for PlanEntryPriority {
@@ -7840,14 +7954,14 @@ impl schemars::JsonSchema for PlanEntryPriority {
     }
     #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
 }
 /// Status of a plan entry in the execution flow.
 ///
 /// Tracks the lifecycle of each task from planning through completion.
 /// See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/agent-plan#plan-entries)
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum PlanEntryStatus {
     /// The task has not started yet.
     Pending,
@@ -7855,6 +7969,12 @@ pub enum PlanEntryStatus {
     InProgress,
     /// The task has been successfully completed.
     Completed,
+    /// Any other value, kept as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(String),
 }
 impl union::WireStr for PlanEntryStatus {
     const VARIANTS: &'static [&'static str] = &["pending", "in_progress", "completed"];
@@ -7863,7 +7983,13 @@ impl union::WireStr for PlanEntryStatus {
             "pending" => Some(Self::Pending),
             "in_progress" => Some(Self::InProgress),
             "completed" => Some(Self::Completed),
-            _ => None,
+            other => Some(Self::Other(other.to_string())),
+        }
+    }
+    fn from_wire_owned(value: String) -> Option<Self> {
+        match Self::from_wire(&value) {
+            Some(Self::Other(_)) | None => Some(Self::Other(value)),
+            known => known,
         }
     }
     fn as_wire(&self) -> &str {
@@ -7871,6 +7997,7 @@ impl union::WireStr for PlanEntryStatus {
             Self::Pending => "pending",
             Self::InProgress => "in_progress",
             Self::Completed => "completed",
+            Self::Other(other) => other,
         }
     }
 }
@@ -7887,7 +8014,11 @@ impl Serialize for PlanEntryStatus {
 }
 impl<'de> Deserialize<'de> for PlanEntryStatus {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::deserialize_str(deserializer)
+        let value = union::deserialize_str(deserializer)?;
+        if let Self::Other(other) = &value {
+            lenient::note_not_in_schema_str("PlanEntryStatus", None, other);
+        }
+        Ok(value)
     }
 }
 impl std::fmt::Display for PlanEntryStatus {
@@ -7905,7 +8036,7 @@ impl schemars::JsonSchema for PlanEntryStatus {
     }
     #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
 }
 /// **UNSTABLE**
@@ -8160,6 +8291,12 @@ pub enum PlanUpdateContent {
     File(PlanFile),
     /// Raw markdown content for the plan.
     Markdown(PlanMarkdown),
+    /// Any other variant, kept whole as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(JsonObject),
 }
 #[cfg(feature = "unstable")]
 impl PlanUpdateContent {
@@ -8203,6 +8340,7 @@ impl schemars::JsonSchema for PlanUpdateContent {
                         "markdown",
                     ),
                 );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
             crate::support::schema::any_of(branches)
         }
     }
@@ -8214,6 +8352,7 @@ impl Serialize for PlanUpdateContent {
             Self::Items(body) => union::tagged(serializer, "type", "items", body),
             Self::File(body) => union::tagged(serializer, "type", "file", body),
             Self::Markdown(body) => union::tagged(serializer, "type", "markdown", body),
+            Self::Other(object) => object.serialize(serializer),
         }
     }
 }
@@ -8251,8 +8390,8 @@ impl union::Streamed for PlanUpdateContent {
 }
 #[cfg(feature = "unstable")]
 impl PlanUpdateContent {
-    /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
-    /// branches in schema order.
+    /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
+    /// then the catch-all the generator added.
     #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
@@ -8275,18 +8414,15 @@ impl PlanUpdateContent {
                         return union::body(object, "type", "markdown")
                             .map(Self::Markdown);
                     }
-                    u32::MAX => {
-                        let found = object
-                            .get("type")
-                            .and_then(serde_json::Value::as_str)
-                            .unwrap_or_default();
-                        return Err(union::unknown_tag("type", found, Self::KNOWN_TAGS));
-                    }
                     _ => {}
                 }
                 serde_json::Value::Object(object)
             }
             other => other,
+        };
+        let value = match union::not_in_schema(value, "type", "PlanUpdateContent") {
+            Ok(object) => return Ok(Self::Other(object)),
+            Err(value) => value,
         };
         if value.is_object() {
             return Err(union::missing_tag("type", "PlanUpdateContent"));
@@ -8801,7 +8937,9 @@ impl ProxyResponse {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
-            match <ProxyResponseResult as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <ProxyResponseResult as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Result(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -8809,7 +8947,9 @@ impl ProxyResponse {
             }
         }
         if value.is_object() {
-            match <ProxyResponseError as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <ProxyResponseError as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Error(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -9204,6 +9344,12 @@ pub enum RequestPermissionOutcome {
     Cancelled,
     /// The user selected one of the provided options.
     Selected(SelectedPermissionOutcome),
+    /// Any other variant, kept whole as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(JsonObject),
 }
 impl RequestPermissionOutcome {
     /// The tag values this union knows.
@@ -9230,6 +9376,8 @@ impl schemars::JsonSchema for RequestPermissionOutcome {
                         "selected",
                     ),
                 );
+            branches
+                .push(crate::support::schema::catch_all("outcome", Self::KNOWN_TAGS));
             crate::support::schema::any_of(branches)
         }
     }
@@ -9241,6 +9389,7 @@ impl Serialize for RequestPermissionOutcome {
             Self::Selected(body) => {
                 union::tagged(serializer, "outcome", "selected", body)
             }
+            Self::Other(object) => object.serialize(serializer),
         }
     }
 }
@@ -9276,8 +9425,8 @@ impl union::Streamed for RequestPermissionOutcome {
     }
 }
 impl RequestPermissionOutcome {
-    /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
-    /// branches in schema order.
+    /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
+    /// then the catch-all the generator added.
     #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
@@ -9298,20 +9447,19 @@ impl RequestPermissionOutcome {
                         return union::body(object, "outcome", "selected")
                             .map(Self::Selected);
                     }
-                    u32::MAX => {
-                        let found = object
-                            .get("outcome")
-                            .and_then(serde_json::Value::as_str)
-                            .unwrap_or_default();
-                        return Err(
-                            union::unknown_tag("outcome", found, Self::KNOWN_TAGS),
-                        );
-                    }
                     _ => {}
                 }
                 serde_json::Value::Object(object)
             }
             other => other,
+        };
+        let value = match union::not_in_schema(
+            value,
+            "outcome",
+            "RequestPermissionOutcome",
+        ) {
+            Ok(object) => return Ok(Self::Other(object)),
+            Err(value) => value,
         };
         if value.is_object() {
             return Err(union::missing_tag("outcome", "RequestPermissionOutcome"));
@@ -9628,12 +9776,18 @@ impl Default for ResumeSessionResponse {
     }
 }
 /// The sender or recipient of messages and data in a conversation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Role {
     /// The assistant side of a conversation.
     Assistant,
     /// The user side of a conversation.
     User,
+    /// Any other value, kept as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(String),
 }
 impl union::WireStr for Role {
     const VARIANTS: &'static [&'static str] = &["assistant", "user"];
@@ -9641,13 +9795,20 @@ impl union::WireStr for Role {
         match value {
             "assistant" => Some(Self::Assistant),
             "user" => Some(Self::User),
-            _ => None,
+            other => Some(Self::Other(other.to_string())),
+        }
+    }
+    fn from_wire_owned(value: String) -> Option<Self> {
+        match Self::from_wire(&value) {
+            Some(Self::Other(_)) | None => Some(Self::Other(value)),
+            known => known,
         }
     }
     fn as_wire(&self) -> &str {
         match self {
             Self::Assistant => "assistant",
             Self::User => "user",
+            Self::Other(other) => other,
         }
     }
 }
@@ -9664,7 +9825,11 @@ impl Serialize for Role {
 }
 impl<'de> Deserialize<'de> for Role {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::deserialize_str(deserializer)
+        let value = union::deserialize_str(deserializer)?;
+        if let Self::Other(other) = &value {
+            lenient::note_not_in_schema_str("Role", None, other);
+        }
+        Ok(value)
     }
 }
 impl std::fmt::Display for Role {
@@ -9682,7 +9847,7 @@ impl schemars::JsonSchema for Role {
     }
     #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
 }
 /// Foreground work is in progress.
@@ -10423,6 +10588,12 @@ pub enum SessionConfigOptionType {
     Select(SessionConfigSelect),
     /// Boolean on/off toggle.
     Boolean(SessionConfigBoolean),
+    /// Any other variant, kept whole as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(JsonObject),
 }
 impl SessionConfigOptionType {
     /// The tag values this union knows.
@@ -10456,6 +10627,7 @@ impl schemars::JsonSchema for SessionConfigOptionType {
                         "boolean",
                     ),
                 );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
             crate::support::schema::any_of(branches)
         }
     }
@@ -10465,6 +10637,7 @@ impl Serialize for SessionConfigOptionType {
         match self {
             Self::Select(body) => union::tagged(serializer, "type", "select", body),
             Self::Boolean(body) => union::tagged(serializer, "type", "boolean", body),
+            Self::Other(object) => object.serialize(serializer),
         }
     }
 }
@@ -10498,8 +10671,8 @@ impl union::Streamed for SessionConfigOptionType {
     }
 }
 impl SessionConfigOptionType {
-    /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
-    /// branches in schema order.
+    /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
+    /// then the catch-all the generator added.
     #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
@@ -10521,18 +10694,19 @@ impl SessionConfigOptionType {
                     1u32 => {
                         return union::body(object, "type", "boolean").map(Self::Boolean);
                     }
-                    u32::MAX => {
-                        let found = object
-                            .get("type")
-                            .and_then(serde_json::Value::as_str)
-                            .unwrap_or_default();
-                        return Err(union::unknown_tag("type", found, Self::KNOWN_TAGS));
-                    }
                     _ => {}
                 }
                 serde_json::Value::Object(object)
             }
             other => other,
+        };
+        let value = match union::not_in_schema(
+            value,
+            "type",
+            "SessionConfigOptionType",
+        ) {
+            Ok(object) => return Ok(Self::Other(object)),
+            Err(value) => value,
         };
         if value.is_object() {
             return Err(union::missing_tag("type", "SessionConfigOptionType"));
@@ -10742,7 +10916,9 @@ impl SessionConfigSelectOptions {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_array() {
-            match <Vec<SessionConfigSelectOption> as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <Vec<
+                SessionConfigSelectOption,
+            > as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::Ungrouped(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -10750,7 +10926,9 @@ impl SessionConfigSelectOptions {
             }
         }
         if value.is_array() {
-            match <Vec<SessionConfigSelectGroup> as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <Vec<
+                SessionConfigSelectGroup,
+            > as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::Grouped(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -11874,6 +12052,12 @@ pub enum SessionUpdate {
     /// One content block appended to a sent or received session message.
     #[cfg(feature = "unstable")]
     SessionMessageChunk(SessionMessageChunk),
+    /// Any other variant, kept whole as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(JsonObject),
 }
 impl SessionUpdate {
     /// The tag values this union knows.
@@ -12086,6 +12270,10 @@ impl schemars::JsonSchema for SessionUpdate {
                         "session_message_chunk",
                     ),
                 );
+            branches
+                .push(
+                    crate::support::schema::catch_all("sessionUpdate", Self::KNOWN_TAGS),
+                );
             crate::support::schema::any_of(branches)
         }
     }
@@ -12163,6 +12351,7 @@ impl Serialize for SessionUpdate {
             Self::SessionMessageChunk(body) => {
                 union::tagged(serializer, "sessionUpdate", "session_message_chunk", body)
             }
+            Self::Other(object) => object.serialize(serializer),
         }
     }
 }
@@ -12244,8 +12433,8 @@ impl union::Streamed for SessionUpdate {
     }
 }
 impl SessionUpdate {
-    /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
-    /// branches in schema order.
+    /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
+    /// then the catch-all the generator added.
     #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
@@ -12396,20 +12585,15 @@ impl SessionUpdate {
                             )
                             .map(Self::SessionMessageChunk);
                     }
-                    u32::MAX => {
-                        let found = object
-                            .get("sessionUpdate")
-                            .and_then(serde_json::Value::as_str)
-                            .unwrap_or_default();
-                        return Err(
-                            union::unknown_tag("sessionUpdate", found, Self::KNOWN_TAGS),
-                        );
-                    }
                     _ => {}
                 }
                 serde_json::Value::Object(object)
             }
             other => other,
+        };
+        let value = match union::not_in_schema(value, "sessionUpdate", "SessionUpdate") {
+            Ok(object) => return Ok(Self::Other(object)),
+            Err(value) => value,
         };
         if value.is_object() {
             return Err(union::missing_tag("sessionUpdate", "SessionUpdate"));
@@ -12561,6 +12745,12 @@ pub enum SetSessionConfigOptionRequestType {
     /// values with string payloads also gracefully deserialize into this
     /// variant.
     ValueId(SetSessionConfigOptionRequestTypeValueId),
+    /// Any other variant, kept whole as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(JsonObject),
 }
 impl SetSessionConfigOptionRequestType {
     /// The tag values this union knows.
@@ -12593,6 +12783,7 @@ impl schemars::JsonSchema for SetSessionConfigOptionRequestType {
                         .subschema_for::<SetSessionConfigOptionRequestTypeValueId>()
                         .to_value(),
                 );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
             crate::support::schema::any_of(branches)
         }
     }
@@ -12602,6 +12793,7 @@ impl Serialize for SetSessionConfigOptionRequestType {
         match self {
             Self::Boolean(body) => union::tagged(serializer, "type", "boolean", body),
             Self::ValueId(body) => body.serialize(serializer),
+            Self::Other(object) => object.serialize(serializer),
         }
     }
 }
@@ -12634,8 +12826,8 @@ impl union::Streamed for SetSessionConfigOptionRequestType {
     }
 }
 impl SetSessionConfigOptionRequestType {
-    /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
-    /// branches in schema order.
+    /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
+    /// then the catch-all the generator added.
     #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
@@ -12660,15 +12852,23 @@ impl SetSessionConfigOptionRequestType {
             other => other,
         };
         if value.is_object() {
-            match <SetSessionConfigOptionRequestTypeValueId as Deserialize>::deserialize(
+            match union::attempt(|| <SetSessionConfigOptionRequestTypeValueId as Deserialize>::deserialize(
                 &value,
-            ) {
+            )) {
                 Ok(body) => return Ok(Self::ValueId(body)),
                 Err(e) => {
                     first.get_or_insert(e);
                 }
             }
         }
+        let value = match union::not_in_schema(
+            value,
+            "type",
+            "SetSessionConfigOptionRequestType",
+        ) {
+            Ok(object) => return Ok(Self::Other(object)),
+            Err(value) => value,
+        };
         Err(union::no_branch("SetSessionConfigOptionRequestType", &value, first))
     }
 }
@@ -13075,7 +13275,7 @@ impl StateUpdate {
 /// Reasons why an agent stops processing a prompt turn.
 ///
 /// See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v1/prompt-turn#stop-reasons)
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum StopReason {
     /// The turn ended successfully.
     EndTurn,
@@ -13095,6 +13295,12 @@ pub enum StopReason {
     /// Agents should catch these exceptions and return this semantically meaningful
     /// response to confirm successful cancellation.
     Cancelled,
+    /// Any other value, kept as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(String),
 }
 impl union::WireStr for StopReason {
     const VARIANTS: &'static [&'static str] = &[
@@ -13111,7 +13317,13 @@ impl union::WireStr for StopReason {
             "max_turn_requests" => Some(Self::MaxTurnRequests),
             "refusal" => Some(Self::Refusal),
             "cancelled" => Some(Self::Cancelled),
-            _ => None,
+            other => Some(Self::Other(other.to_string())),
+        }
+    }
+    fn from_wire_owned(value: String) -> Option<Self> {
+        match Self::from_wire(&value) {
+            Some(Self::Other(_)) | None => Some(Self::Other(value)),
+            known => known,
         }
     }
     fn as_wire(&self) -> &str {
@@ -13121,6 +13333,7 @@ impl union::WireStr for StopReason {
             Self::MaxTurnRequests => "max_turn_requests",
             Self::Refusal => "refusal",
             Self::Cancelled => "cancelled",
+            Self::Other(other) => other,
         }
     }
 }
@@ -13137,7 +13350,11 @@ impl Serialize for StopReason {
 }
 impl<'de> Deserialize<'de> for StopReason {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::deserialize_str(deserializer)
+        let value = union::deserialize_str(deserializer)?;
+        if let Self::Other(other) = &value {
+            lenient::note_not_in_schema_str("StopReason", None, other);
+        }
+        Ok(value)
     }
 }
 impl std::fmt::Display for StopReason {
@@ -13155,11 +13372,11 @@ impl schemars::JsonSchema for StopReason {
     }
     #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
 }
 /// String format types for string properties in elicitation schemas.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum StringFormat {
     /// Email address format.
     Email,
@@ -13169,6 +13386,12 @@ pub enum StringFormat {
     Date,
     /// Date-time format (ISO 8601).
     DateTime,
+    /// Any other value, kept as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(String),
 }
 impl union::WireStr for StringFormat {
     const VARIANTS: &'static [&'static str] = &["email", "uri", "date", "date-time"];
@@ -13178,7 +13401,13 @@ impl union::WireStr for StringFormat {
             "uri" => Some(Self::Uri),
             "date" => Some(Self::Date),
             "date-time" => Some(Self::DateTime),
-            _ => None,
+            other => Some(Self::Other(other.to_string())),
+        }
+    }
+    fn from_wire_owned(value: String) -> Option<Self> {
+        match Self::from_wire(&value) {
+            Some(Self::Other(_)) | None => Some(Self::Other(value)),
+            known => known,
         }
     }
     fn as_wire(&self) -> &str {
@@ -13187,6 +13416,7 @@ impl union::WireStr for StringFormat {
             Self::Uri => "uri",
             Self::Date => "date",
             Self::DateTime => "date-time",
+            Self::Other(other) => other,
         }
     }
 }
@@ -13203,7 +13433,11 @@ impl Serialize for StringFormat {
 }
 impl<'de> Deserialize<'de> for StringFormat {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::deserialize_str(deserializer)
+        let value = union::deserialize_str(deserializer)?;
+        if let Self::Other(other) = &value {
+            lenient::note_not_in_schema_str("StringFormat", None, other);
+        }
+        Ok(value)
     }
 }
 impl std::fmt::Display for StringFormat {
@@ -13221,7 +13455,7 @@ impl schemars::JsonSchema for StringFormat {
     }
     #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
 }
 /// String item schema for multi-select enum properties.
@@ -14168,6 +14402,12 @@ pub enum ToolCallContent {
     ///
     /// See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
     Terminal(Terminal),
+    /// Any other variant, kept whole as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(JsonObject),
 }
 impl ToolCallContent {
     /// The tag values this union knows.
@@ -14209,6 +14449,7 @@ impl schemars::JsonSchema for ToolCallContent {
                         "terminal",
                     ),
                 );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
             crate::support::schema::any_of(branches)
         }
     }
@@ -14219,6 +14460,7 @@ impl Serialize for ToolCallContent {
             Self::Content(body) => union::tagged(serializer, "type", "content", body),
             Self::Diff(body) => union::tagged(serializer, "type", "diff", body),
             Self::Terminal(body) => union::tagged(serializer, "type", "terminal", body),
+            Self::Other(object) => object.serialize(serializer),
         }
     }
 }
@@ -14253,8 +14495,8 @@ impl union::Streamed for ToolCallContent {
     }
 }
 impl ToolCallContent {
-    /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
-    /// branches in schema order.
+    /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
+    /// then the catch-all the generator added.
     #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
@@ -14279,18 +14521,15 @@ impl ToolCallContent {
                         return union::body(object, "type", "terminal")
                             .map(Self::Terminal);
                     }
-                    u32::MAX => {
-                        let found = object
-                            .get("type")
-                            .and_then(serde_json::Value::as_str)
-                            .unwrap_or_default();
-                        return Err(union::unknown_tag("type", found, Self::KNOWN_TAGS));
-                    }
                     _ => {}
                 }
                 serde_json::Value::Object(object)
             }
             other => other,
+        };
+        let value = match union::not_in_schema(value, "type", "ToolCallContent") {
+            Ok(object) => return Ok(Self::Other(object)),
+            Err(value) => value,
         };
         if value.is_object() {
             return Err(union::missing_tag("type", "ToolCallContent"));
@@ -14382,7 +14621,7 @@ impl ToolCallLocation {
 /// Tool calls progress through different statuses during their lifecycle.
 ///
 /// See protocol docs: [Status](https://agentclientprotocol.com/protocol/v1/tool-calls#status)
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ToolCallStatus {
     /// The tool call hasn't started running yet because the input is either
     /// streaming or we're awaiting approval.
@@ -14393,6 +14632,12 @@ pub enum ToolCallStatus {
     Completed,
     /// The tool call failed with an error.
     Failed,
+    /// Any other value, kept as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(String),
 }
 impl union::WireStr for ToolCallStatus {
     const VARIANTS: &'static [&'static str] = &[
@@ -14407,7 +14652,13 @@ impl union::WireStr for ToolCallStatus {
             "in_progress" => Some(Self::InProgress),
             "completed" => Some(Self::Completed),
             "failed" => Some(Self::Failed),
-            _ => None,
+            other => Some(Self::Other(other.to_string())),
+        }
+    }
+    fn from_wire_owned(value: String) -> Option<Self> {
+        match Self::from_wire(&value) {
+            Some(Self::Other(_)) | None => Some(Self::Other(value)),
+            known => known,
         }
     }
     fn as_wire(&self) -> &str {
@@ -14416,6 +14667,7 @@ impl union::WireStr for ToolCallStatus {
             Self::InProgress => "in_progress",
             Self::Completed => "completed",
             Self::Failed => "failed",
+            Self::Other(other) => other,
         }
     }
 }
@@ -14432,7 +14684,11 @@ impl Serialize for ToolCallStatus {
 }
 impl<'de> Deserialize<'de> for ToolCallStatus {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::deserialize_str(deserializer)
+        let value = union::deserialize_str(deserializer)?;
+        if let Self::Other(other) = &value {
+            lenient::note_not_in_schema_str("ToolCallStatus", None, other);
+        }
+        Ok(value)
     }
 }
 impl std::fmt::Display for ToolCallStatus {
@@ -14450,7 +14706,7 @@ impl schemars::JsonSchema for ToolCallStatus {
     }
     #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
 }
 /// An update to an existing tool call.
@@ -14563,7 +14819,7 @@ impl ToolCallUpdate {
 /// display tool execution progress.
 ///
 /// See protocol docs: [Creating](https://agentclientprotocol.com/protocol/v1/tool-calls#creating)
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ToolKind {
     /// Reading files or data.
     Read,
@@ -14585,6 +14841,12 @@ pub enum ToolKind {
     SwitchMode,
     /// Other tool types (default).
     Other,
+    /// Any other value, kept as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Unknown(String),
 }
 impl union::WireStr for ToolKind {
     const VARIANTS: &'static [&'static str] = &[
@@ -14611,7 +14873,13 @@ impl union::WireStr for ToolKind {
             "fetch" => Some(Self::Fetch),
             "switch_mode" => Some(Self::SwitchMode),
             "other" => Some(Self::Other),
-            _ => None,
+            other => Some(Self::Unknown(other.to_string())),
+        }
+    }
+    fn from_wire_owned(value: String) -> Option<Self> {
+        match Self::from_wire(&value) {
+            Some(Self::Unknown(_)) | None => Some(Self::Unknown(value)),
+            known => known,
         }
     }
     fn as_wire(&self) -> &str {
@@ -14626,6 +14894,7 @@ impl union::WireStr for ToolKind {
             Self::Fetch => "fetch",
             Self::SwitchMode => "switch_mode",
             Self::Other => "other",
+            Self::Unknown(other) => other,
         }
     }
 }
@@ -14642,7 +14911,11 @@ impl Serialize for ToolKind {
 }
 impl<'de> Deserialize<'de> for ToolKind {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::deserialize_str(deserializer)
+        let value = union::deserialize_str(deserializer)?;
+        if let Self::Unknown(other) = &value {
+            lenient::note_not_in_schema_str("ToolKind", None, other);
+        }
+        Ok(value)
     }
 }
 impl std::fmt::Display for ToolKind {
@@ -14660,7 +14933,7 @@ impl schemars::JsonSchema for ToolKind {
     }
     #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
 }
 /// **UNSTABLE**

@@ -329,7 +329,9 @@ impl AgentResponse {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
-            match <AgentResponseResult as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <AgentResponseResult as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Result(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -337,7 +339,9 @@ impl AgentResponse {
             }
         }
         if value.is_object() {
-            match <AgentResponseError as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <AgentResponseError as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Error(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -2441,7 +2445,9 @@ impl ClientResponse {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
-            match <ClientResponseResult as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <ClientResponseResult as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Result(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -2449,7 +2455,9 @@ impl ClientResponse {
             }
         }
         if value.is_object() {
-            match <ClientResponseError as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <ClientResponseError as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Error(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -4488,7 +4496,7 @@ impl ElicitationContentValue {
             }
         }
         if value.is_array() {
-            match <Vec<String> as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <Vec<String> as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::StringArray(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -4602,7 +4610,9 @@ impl ElicitationFormModeKind {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
-            match <ElicitationSessionScope as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <ElicitationSessionScope as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Session(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -4610,7 +4620,9 @@ impl ElicitationFormModeKind {
             }
         }
         if value.is_object() {
-            match <ElicitationRequestScope as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <ElicitationRequestScope as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Request(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -4924,22 +4936,35 @@ impl ElicitationSchema {
     }
 }
 /// Type discriminator for elicitation schemas.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ElicitationSchemaType {
     /// Object schema type.
     Object,
+    /// Any other value, kept as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(String),
 }
 impl union::WireStr for ElicitationSchemaType {
     const VARIANTS: &'static [&'static str] = &["object"];
     fn from_wire(value: &str) -> Option<Self> {
         match value {
             "object" => Some(Self::Object),
-            _ => None,
+            other => Some(Self::Other(other.to_string())),
+        }
+    }
+    fn from_wire_owned(value: String) -> Option<Self> {
+        match Self::from_wire(&value) {
+            Some(Self::Other(_)) | None => Some(Self::Other(value)),
+            known => known,
         }
     }
     fn as_wire(&self) -> &str {
         match self {
             Self::Object => "object",
+            Self::Other(other) => other,
         }
     }
 }
@@ -4956,7 +4981,11 @@ impl Serialize for ElicitationSchemaType {
 }
 impl<'de> Deserialize<'de> for ElicitationSchemaType {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::deserialize_str(deserializer)
+        let value = union::deserialize_str(deserializer)?;
+        if let Self::Other(other) = &value {
+            lenient::note_not_in_schema_str("ElicitationSchemaType", None, other);
+        }
+        Ok(value)
     }
 }
 impl std::fmt::Display for ElicitationSchemaType {
@@ -4974,7 +5003,7 @@ impl schemars::JsonSchema for ElicitationSchemaType {
     }
     #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
 }
 /// Session-scoped elicitation, optionally tied to a specific tool call.
@@ -5115,7 +5144,9 @@ impl ElicitationUrlModeKind {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
-            match <ElicitationSessionScope as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <ElicitationSessionScope as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Session(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -5123,7 +5154,9 @@ impl ElicitationUrlModeKind {
             }
         }
         if value.is_object() {
-            match <ElicitationRequestScope as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <ElicitationRequestScope as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Request(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -5219,7 +5252,9 @@ impl EmbeddedResourceResource {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
-            match <TextResourceContents as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <TextResourceContents as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::TextResourceContents(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -5227,7 +5262,9 @@ impl EmbeddedResourceResource {
             }
         }
         if value.is_object() {
-            match <BlobResourceContents as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <BlobResourceContents as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::BlobResourceContents(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -5498,9 +5535,9 @@ impl ErrorData {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
-            match <UnsupportedProtocolVersionErrorData as Deserialize>::deserialize(
+            match union::attempt(|| <UnsupportedProtocolVersionErrorData as Deserialize>::deserialize(
                 &value,
-            ) {
+            )) {
                 Ok(body) => return Ok(Self::UnsupportedProtocolVersion(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -5508,7 +5545,9 @@ impl ErrorData {
             }
         }
         if value.is_object() {
-            match <SessionNotFoundErrorData as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <SessionNotFoundErrorData as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::SessionNotFound(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -6133,7 +6172,9 @@ impl IdleStateUpdateStopReason {
             other => other,
         };
         if value.is_object() {
-            match <IdleStateUpdateStopReasonNone as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <IdleStateUpdateStopReasonNone as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::None(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -7776,7 +7817,9 @@ impl MessageMcpResponse {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
-            match <MessageMcpResponseResult as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <MessageMcpResponseResult as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Result(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -7784,7 +7827,9 @@ impl MessageMcpResponse {
             }
         }
         if value.is_object() {
-            match <MessageMcpResponseError as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <MessageMcpResponseError as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Error(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -7967,7 +8012,9 @@ impl MultiSelectItems {
             other => other,
         };
         if value.is_object() {
-            match <TitledMultiSelectItems as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <TitledMultiSelectItems as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Titled(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -9713,7 +9760,9 @@ impl ProxyResponse {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
-            match <ProxyResponseResult as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <ProxyResponseResult as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Result(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -9721,7 +9770,9 @@ impl ProxyResponse {
             }
         }
         if value.is_object() {
-            match <ProxyResponseError as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <ProxyResponseError as Deserialize>::deserialize(
+                &value,
+            )) {
                 Ok(body) => return Ok(Self::Error(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -11950,7 +12001,9 @@ impl SessionConfigSelectOptions {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_array() {
-            match <Vec<SessionConfigSelectOption> as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <Vec<
+                SessionConfigSelectOption,
+            > as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::Ungrouped(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -11958,7 +12011,9 @@ impl SessionConfigSelectOptions {
             }
         }
         if value.is_array() {
-            match <Vec<SessionConfigSelectGroup> as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <Vec<
+                SessionConfigSelectGroup,
+            > as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::Grouped(body)),
                 Err(e) => {
                     first.get_or_insert(e);

@@ -81,16 +81,17 @@ pub enum TypeKind {
         /// Held through a `Box`: see [`Field::boxed`].
         boxed: bool,
     },
-    /// A string enum; `open` carries the catch-all that keeps any other string.
+    /// A string enum. Always open: `catch_all` keeps any other string (the schema's plain-string
+    /// branch, or one the generator adds; see [`CatchAllSource`]).
     StringEnum {
         values: Vec<EnumValue>,
-        open: Option<CatchAll>,
+        catch_all: CatchAll,
     },
-    /// An integer enum (error codes); `open` keeps any other integer.
+    /// An integer enum (error codes). Always open: `catch_all` keeps any other integer.
     IntEnum {
         repr: IntKind,
         values: Vec<IntValue>,
-        open: Option<CatchAll>,
+        catch_all: CatchAll,
     },
     Union(Union),
     /// Any JSON value (the schema is `{}`), e.g. `ExtRequest`.
@@ -176,17 +177,50 @@ pub struct IntValue {
     pub maturity: Maturity,
 }
 
-/// The variant that keeps an unknown value or payload as received.
+/// The variant of an enum that keeps an unknown value as received.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CatchAll {
     pub name: String,
     pub origin: Origin,
     pub stability: Stability,
     pub maturity: Maturity,
+    pub source: CatchAllSource,
+}
+
+/// Where a catch-all comes from.
+///
+/// A peer built on a newer revision of the same protocol version may send a value the schema
+/// does not list yet (a new `sessionUpdate`, a new `ToolKind`). Where the schema declares no
+/// catch-all, lowering adds one, so that such a value is kept and written back unchanged instead
+/// of failing the whole message. Emitted code records each value that only an added catch-all
+/// keeps (`support::lenient::LenientEvent::NotInSchema`), so `acp check` can warn about it; the
+/// differ ignores added catch-alls, because to other implementations the type is still closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CatchAllSource {
+    /// A branch of the schema: a plain string (or integer) beside the constants, or a branch
+    /// whose tag is a plain string. Named by its title (`Other` without one).
+    Schema,
+    /// Added by lowering to an enum or tagged union whose schema has no catch-all. Named
+    /// `Other`, else `Unknown`, `Unknown2`, `Unknown3`, …: the first no sibling variant has (see
+    /// `lower::catch_alls`).
+    Generator,
+}
+
+impl CatchAllSource {
+    /// Whether the schema declares the catch-all (as opposed to the generator adding it).
+    pub fn declared(self) -> bool {
+        self == CatchAllSource::Schema
+    }
 }
 
 /// A union of shapes: tagged branches keyed by the tag's value, at most one catch-all for unknown
 /// tags, and untagged branches tried in order when there is no tag.
+///
+/// A tagged union always has a catch-all, except when one of its untagged branches takes any JSON
+/// value (nothing would reach it). A catch-all the schema declares takes any object whose tag is
+/// a string no variant names, before the untagged branches; one the generator added
+/// ([`CatchAllSource::Generator`]) is tried last, after them, so that every value a branch of the
+/// schema accepts decodes as it did without it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Union {
     /// The discriminating property, when any branch is tagged.
@@ -213,8 +247,8 @@ pub struct Variant {
 pub enum VariantKind {
     /// `tag == value`; the body is the rest of the object (`None`: nothing but the tag).
     Tagged { value: String, body: Option<TypeRef> },
-    /// Any other tag value: the whole object, tag included, kept as received.
-    CatchAll,
+    /// Any other tag value (a string): the whole object, tag included, kept as received.
+    CatchAll(CatchAllSource),
     /// No tag: tried in schema order.
     Untagged(TypeRef),
 }
@@ -285,9 +319,9 @@ pub enum Receiver {
     Agent,
     /// `client`: the agent sends it, the client receives it.
     Client,
-    /// `protocol` (`$/cancel_request`): it goes both ways, so either end receives it.
+    /// `protocol` (`$/cancel_request`) or `both`: it goes both ways, so either end receives it.
     Either,
-    /// Any other `x-side` value (`proxy`, and `both` in 1.0.0): no end of the two-party protocol,
+    /// Any other `x-side` value (`proxy`): no end of the two-party protocol,
     /// known only by its wire name.
     Other,
 }

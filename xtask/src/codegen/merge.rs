@@ -101,11 +101,13 @@ fn same_shape(pa: &Protocol, a: &TypeKind, pb: &Protocol, b: &TypeKind) -> bool 
             x.flatten.as_ref().map(|f| &f.name) == y.flatten.as_ref().map(|f| &f.name)
         }
         (TypeKind::Any, TypeKind::Any) => true,
-        (TypeKind::StringEnum { open: x, .. }, TypeKind::StringEnum { open: y, .. }) => {
-            x.as_ref().map(|c| &c.name) == y.as_ref().map(|c| &c.name)
+        // A catch-all named or sourced differently (declared in one file, added in the other) is
+        // different Rust: one definition per feature setting.
+        (TypeKind::StringEnum { catch_all: x, .. }, TypeKind::StringEnum { catch_all: y, .. }) => {
+            (&x.name, x.source) == (&y.name, y.source)
         }
-        (TypeKind::IntEnum { repr: r1, open: x, .. }, TypeKind::IntEnum { repr: r2, open: y, .. }) => {
-            r1 == r2 && x.as_ref().map(|c| &c.name) == y.as_ref().map(|c| &c.name)
+        (TypeKind::IntEnum { repr: r1, catch_all: x, .. }, TypeKind::IntEnum { repr: r2, catch_all: y, .. }) => {
+            r1 == r2 && (&x.name, x.source) == (&y.name, y.source)
         }
         (TypeKind::Union(x), TypeKind::Union(y)) => x.tag == y.tag,
         _ => false,
@@ -220,23 +222,25 @@ impl Merger<'_> {
                 ),
                 flatten: b.flatten.clone(),
             }),
-            (TypeKind::StringEnum { values: a, open }, TypeKind::StringEnum { values: b, .. }) => {
+            (TypeKind::StringEnum { values: a, catch_all }, TypeKind::StringEnum { values: b, .. }) => {
                 TypeKind::StringEnum {
                     values: merge_items(a, b, |v| v.origin.wire.clone(), |_, _| true, |v, st| v.stability = st),
-                    open: open.clone(),
+                    catch_all: catch_all.clone(),
                 }
             }
-            (TypeKind::IntEnum { repr, values: a, open }, TypeKind::IntEnum { values: b, .. }) => TypeKind::IntEnum {
-                repr: *repr,
-                values: merge_items(
-                    a,
-                    b,
-                    |v| v.origin.wire.clone(),
-                    |x, y| x.value == y.value,
-                    |v, st| v.stability = st,
-                ),
-                open: open.clone(),
-            },
+            (TypeKind::IntEnum { repr, values: a, catch_all }, TypeKind::IntEnum { values: b, .. }) => {
+                TypeKind::IntEnum {
+                    repr: *repr,
+                    values: merge_items(
+                        a,
+                        b,
+                        |v| v.origin.wire.clone(),
+                        |x, y| x.value == y.value,
+                        |v, st| v.stability = st,
+                    ),
+                    catch_all: catch_all.clone(),
+                }
+            }
             (TypeKind::Union(a), TypeKind::Union(b)) => TypeKind::Union(Union {
                 tag: b.tag.clone(),
                 tag_lenient: b.tag_lenient,
@@ -245,10 +249,11 @@ impl Merger<'_> {
                     &b.variants,
                     |v| match &v.kind {
                         VariantKind::Tagged { value, .. } => format!("tag:{value}"),
-                        VariantKind::CatchAll => "catch-all".into(),
+                        VariantKind::CatchAll(_) => "catch-all".into(),
                         VariantKind::Untagged(_) => format!("untagged:{}", v.name),
                     },
-                    |x, y| x.kind == y.kind,
+                    // A catch-all added in one file and declared in the other is two variants.
+                    |x, y| x.kind == y.kind && x.name == y.name,
                     |v, st| v.stability = st,
                 ),
             }),

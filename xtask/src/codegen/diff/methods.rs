@@ -226,7 +226,7 @@ impl<'a> Comparison<'a> {
                 x.tag == y.tag
                     && x.variants.len() == y.variants.len()
                     && x.variants.iter().zip(&y.variants).all(|(v, w)| match (&v.kind, &w.kind) {
-                        (VariantKind::CatchAll, VariantKind::CatchAll) => true,
+                        (VariantKind::CatchAll(a), VariantKind::CatchAll(b)) => a == b,
                         (VariantKind::Untagged(r), VariantKind::Untagged(s)) => self.same_ref(r, s, assumed),
                         (VariantKind::Tagged { value: va, body: ba }, VariantKind::Tagged { value: vb, body: bb }) => {
                             va == vb
@@ -239,13 +239,16 @@ impl<'a> Comparison<'a> {
                         _ => false,
                     })
             }
-            (TypeKind::StringEnum { values: x, open: ox }, TypeKind::StringEnum { values: y, open: oy }) => {
+            (TypeKind::StringEnum { values: x, catch_all: ox }, TypeKind::StringEnum { values: y, catch_all: oy }) => {
                 let wires = |vs: &[EnumValue]| vs.iter().map(|v| v.origin.wire.clone()).collect::<BTreeSet<_>>();
-                ox.is_some() == oy.is_some() && wires(x) == wires(y)
+                ox.source == oy.source && wires(x) == wires(y)
             }
-            (TypeKind::IntEnum { values: x, open: ox, .. }, TypeKind::IntEnum { values: y, open: oy, .. }) => {
+            (
+                TypeKind::IntEnum { values: x, catch_all: ox, .. },
+                TypeKind::IntEnum { values: y, catch_all: oy, .. },
+            ) => {
                 let vals = |vs: &[IntValue]| vs.iter().map(|v| v.value).collect::<BTreeSet<_>>();
-                ox.is_some() == oy.is_some() && vals(x) == vals(y)
+                ox.source == oy.source && vals(x) == vals(y)
             }
             (TypeKind::Newtype { inner: x, .. }, TypeKind::Newtype { inner: y, .. }) => self.same_ref(x, y, assumed),
             (TypeKind::Any, TypeKind::Any) => true,

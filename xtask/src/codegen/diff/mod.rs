@@ -123,7 +123,7 @@ rules! {
     EnumValueRemoved = "enum-value-removed":
         "An enum value is gone. Breaking (old senders → new receivers) for a closed enum; warning for an open one.";
     EnumOpened = "enum-opened":
-        "An enum or union gained a catch-all: new receivers accept any value. Info (warning if Rust loses `Copy`).";
+        "An enum or union gained a catch-all: new receivers accept any value. Info (warning if the Rust catch-all variant, added by the generator before, is renamed).";
     EnumClosed = "enum-closed":
         "An enum or union lost its catch-all. Breaking: old senders → new receivers.";
     VariantAdded = "variant-added":

@@ -2,12 +2,36 @@
 //! untagged variant holds), enum values by wire string; presence, nullability, defaults, lenient
 //! decoding, descriptions and stability; and how two references to types relate (same, wider,
 //! narrower, unrelated).
+//!
+//! Openness is the schema's: a catch-all the generator added ([`CatchAllSource::Generator`])
+//! leaves a type closed on the wire (other implementations refuse what it keeps); it shows only
+//! in the Rust notes.
 
 use super::compare::{rust_break, rust_note, Change, Comparison, Local, Pair, RustNote};
 use super::{Rule, Severity};
 use crate::codegen::ir::*;
 use crate::codegen::naming;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// A type's catch-all as the differ sees it: its Rust name, and whether the schema declares it.
+#[derive(Debug, Clone, Copy)]
+struct Catch<'a> {
+    name: &'a str,
+    declared: bool,
+}
+
+impl<'a> Catch<'a> {
+    fn of_enum(c: &'a CatchAll) -> Self {
+        Catch { name: &c.name, declared: c.source.declared() }
+    }
+
+    fn of_union(u: &'a Union) -> Option<Self> {
+        u.variants.iter().find_map(|v| match v.kind {
+            VariantKind::CatchAll(source) => Some(Catch { name: &v.name, declared: source.declared() }),
+            _ => None,
+        })
+    }
+}
 
 /// How one value's type relates across the revisions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -181,7 +205,10 @@ impl Comparison<'_> {
         match (&ot.kind, &nt.kind) {
             (TypeKind::Struct(os), TypeKind::Struct(ns)) => self.structs(&mut l, loc, os, ns),
             (TypeKind::Union(ou), TypeKind::Union(nu)) => self.unions(&mut l, loc, ou, nu),
-            (TypeKind::StringEnum { values: ov, open: oo }, TypeKind::StringEnum { values: nv, open: no }) => {
+            (
+                TypeKind::StringEnum { values: ov, catch_all: oo },
+                TypeKind::StringEnum { values: nv, catch_all: no },
+            ) => {
                 let old: Vec<(String, Said)> =
                     ov.iter().map(|v| (v.origin.wire.clone(), Said::of(v.maturity, &v.origin))).collect();
                 let new: Vec<(String, Said)> =
@@ -190,9 +217,12 @@ impl Comparison<'_> {
                     vs.iter().find(|v| v.origin.wire == wire).map(|v| v.name.clone()).unwrap_or_default()
                 };
                 let names = (|w: &str| rust_name(w, ov), |w: &str| rust_name(w, nv));
-                self.enums(&mut l, loc, (&old, oo.as_ref()), (&new, no.as_ref()), true, names);
+                self.enums(&mut l, loc, (&old, oo), (&new, no), true, names);
             }
-            (TypeKind::IntEnum { values: ov, open: oo, .. }, TypeKind::IntEnum { values: nv, open: no, .. }) => {
+            (
+                TypeKind::IntEnum { values: ov, catch_all: oo, .. },
+                TypeKind::IntEnum { values: nv, catch_all: no, .. },
+            ) => {
                 let old: Vec<(String, Said)> =
                     ov.iter().map(|v| (v.value.to_string(), Said::of(v.maturity, &v.origin))).collect();
                 let new: Vec<(String, Said)> =
@@ -201,7 +231,7 @@ impl Comparison<'_> {
                     vs.iter().find(|v| v.value.to_string() == wire).map(|v| v.name.clone()).unwrap_or_default()
                 };
                 let names = (|w: &str| rust_name(w, ov), |w: &str| rust_name(w, nv));
-                self.enums(&mut l, loc, (&old, oo.as_ref()), (&new, no.as_ref()), false, names);
+                self.enums(&mut l, loc, (&old, oo), (&new, no), false, names);
             }
             (TypeKind::Newtype { inner: oi, .. }, TypeKind::Newtype { inner: ni, .. }) => {
                 self.value(&mut l, loc, oi, ni, (false, false))
@@ -261,7 +291,7 @@ impl Comparison<'_> {
                     .rust(rust_break(format!("`{ty}` becomes a struct")))
                 };
                 l.changes.push(change);
-            } else if !matches!(v.kind, VariantKind::CatchAll) {
+            } else if !matches!(v.kind, VariantKind::CatchAll(_)) {
                 let (rule, text, rejects) = if tagged {
                     (Rule::VariantAdded, format!("new variant {}", variant_text(p, v)), (true, false))
                 } else {
@@ -485,8 +515,8 @@ impl Comparison<'_> {
         &self,
         l: &mut Local,
         ty: &str,
-        old: (&[(String, Said)], Option<&CatchAll>),
-        new: (&[(String, Said)], Option<&CatchAll>),
+        old: (&[(String, Said)], &CatchAll),
+        new: (&[(String, Said)], &CatchAll),
         strings: bool,
         names: (F, G),
     ) {
@@ -497,7 +527,7 @@ impl Comparison<'_> {
             match nv.iter().find(|(w, _)| w == wire) {
                 Some((_, nd)) => self.docs(l, &at, *docs, *nd),
                 None => {
-                    let open = no.is_some();
+                    let open = no.source.declared();
                     let message = if open {
                         format!("value {} is removed; new receivers keep it as unknown", shown(wire))
                     } else {
@@ -517,7 +547,7 @@ impl Comparison<'_> {
                 continue;
             }
             let at = format!("{ty}::{wire}");
-            let open = oo.is_some();
+            let open = oo.source.declared();
             let message = if open {
                 format!("new value {} (old receivers keep it as unknown)", shown(wire))
             } else {
@@ -530,8 +560,9 @@ impl Comparison<'_> {
                     .rust(rust_note(format!("exhaustive matches on `{ty}` need an arm for `{}`", (names.1)(wire)))),
             );
         }
-        self.openness(l, ty, oo.map(|c| c.name.as_str()), no.map(|c| c.name.as_str()), strings);
-        if let (Some(o), Some(n)) = (oo, no) {
+        self.openness(l, ty, Some(Catch::of_enum(oo)), Some(Catch::of_enum(no)));
+        if oo.source.declared() && no.source.declared() {
+            let (o, n) = (oo, no);
             self.docs(
                 l,
                 &format!("{ty}::{}", n.name),
@@ -541,14 +572,18 @@ impl Comparison<'_> {
         }
     }
 
-    /// A catch-all gained or lost (enums and unions).
-    fn openness(&self, l: &mut Local, ty: &str, old: Option<&str>, new: Option<&str>, copy_lost: bool) {
-        match (old, new) {
+    /// A catch-all the schema declares gained or lost (enums and unions). In Rust, the type may
+    /// have had (or keep) a catch-all the generator added: then only its name can change.
+    fn openness(&self, l: &mut Local, ty: &str, old: Option<Catch>, new: Option<Catch>) {
+        let declared = |c: Option<Catch<'_>>| c.filter(|c| c.declared).map(|c| c.name.to_string());
+        let renamed = |from: &str, to: &str| {
+            (from != to).then(|| format!("the catch-all variant `{ty}::{from}` is now `{ty}::{to}`"))
+        };
+        match (declared(old), declared(new)) {
             (None, Some(name)) => {
-                let rust = if copy_lost {
-                    rust_break(format!("`{ty}` gains the catch-all variant `{name}` and is no longer `Copy`"))
-                } else {
-                    rust_note(format!("`{ty}` gains the catch-all variant `{name}`"))
+                let rust = match old {
+                    Some(added) => renamed(added.name, &name).and_then(rust_break),
+                    None => rust_note(format!("`{ty}` gains the catch-all variant `{name}`")),
                 };
                 l.changes.push(
                     Change::new(Rule::EnumOpened, ty, "now open: new receivers accept unknown values".into())
@@ -556,12 +591,18 @@ impl Comparison<'_> {
                         .rust(rust),
                 );
             }
-            (Some(name), None) => l.changes.push(
-                Change::new(Rule::EnumClosed, ty, "now closed: unknown values are rejected".into())
-                    .values(Some("open".into()), Some("closed".into()))
-                    .rejects(false, true)
-                    .rust(rust_break(format!("the catch-all variant `{ty}::{name}` is gone"))),
-            ),
+            (Some(name), None) => {
+                let rust = match new {
+                    Some(added) => renamed(&name, added.name).and_then(rust_break),
+                    None => rust_break(format!("the catch-all variant `{ty}::{name}` is gone")),
+                };
+                l.changes.push(
+                    Change::new(Rule::EnumClosed, ty, "now closed: unknown values are rejected".into())
+                        .values(Some("open".into()), Some("closed".into()))
+                        .rejects(false, true)
+                        .rust(rust),
+                )
+            }
             _ => {}
         }
     }
@@ -588,11 +629,11 @@ impl Comparison<'_> {
                     .base(if lost { Severity::Warning } else { Severity::Info }),
             );
         }
-        let catch =
-            |u: &Union| u.variants.iter().find(|v| matches!(v.kind, VariantKind::CatchAll)).map(|v| v.name.clone());
-        let (oc, nc) = (catch(ou), catch(nu));
-        self.openness(l, ty, oc.as_deref(), nc.as_deref(), false);
-        if let (Some(o), Some(n)) = (catch_all(ou), catch_all(nu)) {
+        let (oc, nc) = (Catch::of_union(ou), Catch::of_union(nu));
+        self.openness(l, ty, oc, nc);
+        // Open on the wire: the schema declares the catch-all.
+        let (oc, nc) = (oc.filter(|c| c.declared), nc.filter(|c| c.declared));
+        if let (Some(o), Some(n)) = (declared_catch_all(ou), declared_catch_all(nu)) {
             self.docs(
                 l,
                 &format!("{ty}::{}", n.name),
@@ -603,7 +644,7 @@ impl Comparison<'_> {
         let matched = self.match_variants(ou, nu);
         let mut new_used = vec![false; nu.variants.len()];
         for (i, ov) in ou.variants.iter().enumerate() {
-            if matches!(ov.kind, VariantKind::CatchAll) {
+            if matches!(ov.kind, VariantKind::CatchAll(_)) {
                 continue;
             }
             match matched.get(&i) {
@@ -629,7 +670,7 @@ impl Comparison<'_> {
             }
         }
         for (j, nv) in nu.variants.iter().enumerate() {
-            if new_used[j] || matches!(nv.kind, VariantKind::CatchAll) {
+            if new_used[j] || matches!(nv.kind, VariantKind::CatchAll(_)) {
                 continue;
             }
             let at = variant_at(ty, nv);
@@ -714,7 +755,7 @@ impl Comparison<'_> {
             _ => None,
         };
         for (i, ov) in ou.variants.iter().enumerate() {
-            if out.contains_key(&i) || matches!(ov.kind, VariantKind::CatchAll) {
+            if out.contains_key(&i) || matches!(ov.kind, VariantKind::CatchAll(_)) {
                 continue;
             }
             let Some(name) = held(self.old, ov) else {
@@ -855,10 +896,10 @@ impl Comparison<'_> {
             TypeRef::Named(id) => match &p.get(*id).kind {
                 TypeKind::Struct(_) => Shape::Struct,
                 TypeKind::Union(_) => Shape::Union,
-                TypeKind::StringEnum { open: Some(_), .. } => Shape::String,
-                TypeKind::StringEnum { open: None, .. } => Shape::StrEnum,
-                TypeKind::IntEnum { open: Some(_), repr, .. } => Shape::Int(*repr),
-                TypeKind::IntEnum { open: None, .. } => Shape::IntEnum,
+                TypeKind::StringEnum { catch_all, .. } if catch_all.source.declared() => Shape::String,
+                TypeKind::StringEnum { .. } => Shape::StrEnum,
+                TypeKind::IntEnum { catch_all, repr, .. } if catch_all.source.declared() => Shape::Int(*repr),
+                TypeKind::IntEnum { .. } => Shape::IntEnum,
                 TypeKind::Any => Shape::Any,
                 TypeKind::Newtype { inner, .. } if depth < 16 => self.shape(p, inner, depth + 1),
                 TypeKind::Newtype { .. } => Shape::Any,
@@ -934,8 +975,8 @@ fn kind_text_of(k: &TypeKind) -> &'static str {
     }
 }
 
-fn catch_all(u: &Union) -> Option<&Variant> {
-    u.variants.iter().find(|v| matches!(v.kind, VariantKind::CatchAll))
+fn declared_catch_all(u: &Union) -> Option<&Variant> {
+    u.variants.iter().find(|v| v.kind == VariantKind::CatchAll(CatchAllSource::Schema))
 }
 
 fn renamed_variant(ty: &str, ov: &Variant, nv: &Variant) -> Option<RustNote> {
@@ -954,7 +995,7 @@ fn variant_text(p: &Protocol, v: &Variant) -> String {
     match &v.kind {
         VariantKind::Tagged { value, .. } => format!("\"{value}\""),
         VariantKind::Untagged(r) => format!("`{}` ({})", v.name, describe(p, r)),
-        VariantKind::CatchAll => format!("`{}`", v.name),
+        VariantKind::CatchAll(_) => format!("`{}`", v.name),
     }
 }
 

@@ -86,11 +86,12 @@ impl Emitter<'_> {
                 }
                 Ok(quote! { #name { #(#inits)* } })
             }
-            (TypeKind::StringEnum { values, open }, Value::String(s)) => {
+            (TypeKind::StringEnum { values, catch_all: c }, Value::String(s)) => {
                 if let Some(v) = values.iter().find(|v| &v.origin.wire == s) {
                     let variant = ident(&v.name);
                     Ok(quote! { #name::#variant })
-                } else if let Some(c) = open {
+                } else if c.source.declared() {
+                    // A value only an added catch-all keeps is not the schema's: a bad default.
                     let variant = ident(&c.name);
                     Ok(quote! { #name::#variant(String::from(#s)) })
                 } else {

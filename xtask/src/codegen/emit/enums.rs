@@ -1,5 +1,6 @@
-//! Emitting enums: string enums (`union::WireStr`, open ones with a catch-all that keeps any other
-//! string) and integer enums (error codes, open ones keeping any other integer).
+//! Emitting enums: string enums (`union::WireStr`, with a catch-all that keeps any other string)
+//! and integer enums (error codes, with a catch-all keeping any other integer). A value that only
+//! a catch-all the generator added keeps is recorded (`lenient::note_not_in_schema`).
 
 use super::{cfg_for, docs, ident, int_type, schema_impl, variant_lists};
 use crate::codegen::ir::*;
@@ -7,13 +8,8 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 /// A string enum: the enum, its `union::WireStr` (wire string ↔ variant), `as_str`, serde and
-/// `Display` through the wire string, and its schema.
-pub(super) fn string_enum(
-    values: &[EnumValue],
-    open: Option<&CatchAll>,
-    name: &syn::Ident,
-    cfg: &TokenStream,
-) -> TokenStream {
+/// `Display` through the wire string, and its schema. The catch-all keeps any other string.
+pub(super) fn string_enum(values: &[EnumValue], c: &CatchAll, name: &syn::Ident, cfg: &TokenStream) -> TokenStream {
     let variants = values.iter().map(|v| {
         let vn = ident(&v.name);
         let d = docs(v.origin.docs.as_deref().or(Some(&format!("`{}`", v.origin.wire))));
@@ -29,20 +25,19 @@ pub(super) fn string_enum(
         quote! { #c Self::#vn => #wire, }
     });
     let variant_consts = variant_lists("VARIANTS", false, values.iter().map(|v| (v.origin.wire.clone(), v.stability)));
-    let StringCatchAll { variant, from_wire, as_wire, from_wire_owned, derives } = StringCatchAll::of(open);
-    let open_flag = open.is_some();
+    let (cn, d) = (ident(&c.name), catch_all_docs(c));
     let schema_impl = schema_impl(
         name,
         cfg,
-        quote! { crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, #open_flag) },
+        quote! { crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true) },
     );
-    let wire_impls = string_enum_wire_impls(name, cfg);
+    let wire_impls = string_enum_wire_impls(name, c, cfg);
     quote! {
         #cfg
-        #[derive(#derives)]
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum #name {
             #(#variants)*
-            #variant
+            #d #cn(String),
         }
         #cfg
         impl union::WireStr for #name {
@@ -50,14 +45,19 @@ pub(super) fn string_enum(
             fn from_wire(value: &str) -> Option<Self> {
                 match value {
                     #(#from_arms)*
-                    #from_wire
+                    other => Some(Self::#cn(other.to_string())),
                 }
             }
-            #from_wire_owned
+            fn from_wire_owned(value: String) -> Option<Self> {
+                match Self::from_wire(&value) {
+                    Some(Self::#cn(_)) | None => Some(Self::#cn(value)),
+                    known => known,
+                }
+            }
             fn as_wire(&self) -> &str {
                 match self {
                     #(#as_arms)*
-                    #as_wire
+                    Self::#cn(other) => other,
                 }
             }
         }
@@ -66,53 +66,21 @@ pub(super) fn string_enum(
     }
 }
 
-/// What a string enum's catch-all adds (or, for a closed enum, what stands in its place).
-struct StringCatchAll {
-    /// The variant that keeps any other string.
-    variant: TokenStream,
-    /// The last arm of `from_wire`.
-    from_wire: TokenStream,
-    /// The last arm of `as_wire`.
-    as_wire: TokenStream,
-    /// `from_wire_owned`, which keeps the received string instead of copying it.
-    from_wire_owned: TokenStream,
-    /// A closed enum is `Copy`; an open one holds a `String`.
-    derives: TokenStream,
-}
-
-impl StringCatchAll {
-    fn of(open: Option<&CatchAll>) -> Self {
-        let Some(c) = open else {
-            return StringCatchAll {
-                variant: quote! {},
-                from_wire: quote! { _ => None, },
-                as_wire: quote! {},
-                from_wire_owned: quote! {},
-                derives: quote! { Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash },
-            };
-        };
-        let cn = ident(&c.name);
-        let d = catch_all_docs(c);
-        StringCatchAll {
-            variant: quote! { #d #cn(String), },
-            from_wire: quote! { other => Some(Self::#cn(other.to_string())), },
-            as_wire: quote! { Self::#cn(other) => other, },
-            from_wire_owned: quote! {
-                fn from_wire_owned(value: String) -> Option<Self> {
-                    match Self::from_wire(&value) {
-                        Some(Self::#cn(_)) | None => Some(Self::#cn(value)),
-                        known => known,
-                    }
-                }
-            },
-            derives: quote! { Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash },
-        }
-    }
-}
-
 /// `as_str`, `Serialize`, `Deserialize` and `Display` of a string enum, all through its
-/// `union::WireStr`.
-fn string_enum_wire_impls(name: &syn::Ident, cfg: &TokenStream) -> TokenStream {
+/// `union::WireStr`. A value kept by a catch-all the generator added is recorded.
+fn string_enum_wire_impls(name: &syn::Ident, c: &CatchAll, cfg: &TokenStream) -> TokenStream {
+    let deserialize = if c.source.declared() {
+        quote! { union::deserialize_str(deserializer) }
+    } else {
+        let (cn, ty) = (ident(&c.name), name.to_string());
+        quote! {
+            let value = union::deserialize_str(deserializer)?;
+            if let Self::#cn(other) = &value {
+                lenient::note_not_in_schema_str(#ty, None, other);
+            }
+            Ok(value)
+        }
+    };
     quote! {
         #cfg
         impl #name {
@@ -130,7 +98,7 @@ fn string_enum_wire_impls(name: &syn::Ident, cfg: &TokenStream) -> TokenStream {
         #cfg
         impl<'de> Deserialize<'de> for #name {
             fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                union::deserialize_str(deserializer)
+                #deserialize
             }
         }
         #cfg
@@ -147,11 +115,12 @@ fn int_literal(v: i64) -> TokenStream {
     v.to_string().parse().unwrap_or_else(|_| quote! { 0 })
 }
 
-/// An integer enum: the enum, `code()`, serde through the integer, and its schema.
+/// An integer enum: the enum, `code()`, serde through the integer, and its schema. The catch-all
+/// keeps any other integer.
 pub(super) fn int_enum(
     repr: IntKind,
     values: &[IntValue],
-    open: Option<&CatchAll>,
+    c: &CatchAll,
     name: &syn::Ident,
     cfg: &TokenStream,
 ) -> TokenStream {
@@ -166,22 +135,16 @@ pub(super) fn int_enum(
         let (vn, c, l) = (ident(&v.name), cfg_for(v.stability), int_literal(v.value));
         quote! { #c Self::#vn => #l, }
     });
-    let (catch_variant, catch_to) = match open {
-        Some(c) => {
-            let (cn, d) = (ident(&c.name), catch_all_docs(c));
-            (quote! { #d #cn(#ty), }, quote! { Self::#cn(other) => *other, })
-        }
-        None => (quote! {}, quote! {}),
-    };
-    let schema_impl = int_enum_schema_impl(values, open, name, cfg);
-    let serde_impls = int_enum_serde_impls(values, open, &ty, name, cfg);
+    let (cn, d) = (ident(&c.name), catch_all_docs(c));
+    let schema_impl = int_enum_schema_impl(values, name, cfg);
+    let serde_impls = int_enum_serde_impls(values, c, &ty, name, cfg);
     quote! {
         #schema_impl
         #cfg
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum #name {
             #(#variants)*
-            #catch_variant
+            #d #cn(#ty),
         }
         #cfg
         impl #name {
@@ -189,7 +152,7 @@ pub(super) fn int_enum(
             pub fn code(&self) -> #ty {
                 match self {
                     #(#to_arms)*
-                    #catch_to
+                    Self::#cn(other) => *other,
                 }
             }
         }
@@ -197,34 +160,29 @@ pub(super) fn int_enum(
     }
 }
 
-/// The schema of an integer enum: its known values (each under its `#[cfg]`), open or not.
-fn int_enum_schema_impl(
-    values: &[IntValue],
-    open: Option<&CatchAll>,
-    name: &syn::Ident,
-    cfg: &TokenStream,
-) -> TokenStream {
+/// The schema of an integer enum: its known values (each under its `#[cfg]`), and any other
+/// integer.
+fn int_enum_schema_impl(values: &[IntValue], name: &syn::Ident, cfg: &TokenStream) -> TokenStream {
     let known = values.iter().map(|v| {
         let (c, l) = (cfg_for(v.stability), int_literal(v.value));
         quote! { #c known.push(#l); }
     });
-    let open_flag = open.is_some();
     schema_impl(
         name,
         cfg,
         quote! {{
             let mut known: Vec<i64> = Vec::new();
             #(#known)*
-            crate::support::schema::int_enum(&known, #open_flag)
+            crate::support::schema::int_enum(&known, true)
         }},
     )
 }
 
 /// `Serialize` and `Deserialize` of an integer enum: through `code()`, and from the integer (an
-/// unknown value is the catch-all's, or an error for a closed enum).
+/// unknown value is the catch-all's, recorded when the generator added the catch-all).
 fn int_enum_serde_impls(
     values: &[IntValue],
-    open: Option<&CatchAll>,
+    c: &CatchAll,
     ty: &TokenStream,
     name: &syn::Ident,
     cfg: &TokenStream,
@@ -233,12 +191,17 @@ fn int_enum_serde_impls(
         let (vn, c, l) = (ident(&v.name), cfg_for(v.stability), int_literal(v.value));
         quote! { #c #l => Ok(Self::#vn), }
     });
-    let catch_from = match open {
-        Some(c) => {
-            let cn = ident(&c.name);
-            quote! { other => Ok(Self::#cn(other)), }
+    let cn = ident(&c.name);
+    let catch_from = if c.source.declared() {
+        quote! { other => Ok(Self::#cn(other)), }
+    } else {
+        let type_name = name.to_string();
+        quote! {
+            other => {
+                lenient::note_not_in_schema(#type_name, None, other.to_string());
+                Ok(Self::#cn(other))
+            }
         }
-        None => quote! { other => Err(serde::de::Error::custom(format_args!("unknown value {other}"))), },
     };
     quote! {
         #cfg

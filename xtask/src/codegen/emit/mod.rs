@@ -188,8 +188,8 @@ impl<'a> Emitter<'a> {
                 #cfg
                 pub type #name = serde_json::Value;
             },
-            TypeKind::StringEnum { values, open } => enums::string_enum(values, open.as_ref(), &name, &cfg),
-            TypeKind::IntEnum { repr, values, open } => enums::int_enum(*repr, values, open.as_ref(), &name, &cfg),
+            TypeKind::StringEnum { values, catch_all } => enums::string_enum(values, catch_all, &name, &cfg),
+            TypeKind::IntEnum { repr, values, catch_all } => enums::int_enum(*repr, values, catch_all, &name, &cfg),
             TypeKind::Union(u) => self.union(id, u, &name, &cfg),
         };
         Ok(quote! { #docs #body })

@@ -1,6 +1,7 @@
 //! Emitting unions: the enum of variants (tagged, catch-all, untagged), its `Serialize`, its
 //! `Deserialize` (in one pass by a known tag, else through `from_json`), `from_json` itself and
-//! the `schemars` schema.
+//! the `schemars` schema. A catch-all the schema declares takes an unknown tag at once; one the
+//! generator added comes last, after the untagged branches, and records what it keeps.
 
 use super::{cfg_for, docs, ident, schema_impl, variant_lists, Emitter};
 use crate::codegen::ir::*;
@@ -17,14 +18,14 @@ impl Emitter<'_> {
         for (i, v) in u.variants.iter().enumerate() {
             match &v.kind {
                 VariantKind::Tagged { value, body } => self.tagged_variant(&mut parts, v, i as u32, &tag, value, body),
-                VariantKind::CatchAll => catch_all_variant(&mut parts, v, &tag),
+                VariantKind::CatchAll(source) => catch_all_variant(&mut parts, v, *source, &tag),
                 VariantKind::Untagged(body) => self.untagged_variant(&mut parts, v, body),
             }
         }
         let known_impl = if u.tag.is_some() {
             let known_tags = u.variants.iter().filter_map(|v| match &v.kind {
                 VariantKind::Tagged { value, .. } => Some((value.clone(), v.stability)),
-                VariantKind::CatchAll | VariantKind::Untagged(_) => None,
+                VariantKind::CatchAll(_) | VariantKind::Untagged(_) => None,
             });
             let known_consts = variant_lists("KNOWN_TAGS", true, known_tags);
             quote! {
@@ -147,7 +148,8 @@ impl Emitter<'_> {
                 });
                 parts.variants.push(quote! { #d #c #vn(#ty), });
                 parts.ser_arms.push(quote! { #c Self::#vn(body) => body.serialize(serializer), });
-                // serde also reads structs from arrays; a branch only sees its JSON kind.
+                // serde also reads structs from arrays; a branch only sees its JSON kind. What a
+                // branch that fails recorded (`lenient`) is forgotten (scalars record nothing).
                 let guard = match self.json_kind(body) {
                     Some("object") => quote! { value.is_object() },
                     Some("array") => quote! { value.is_array() },
@@ -156,10 +158,16 @@ impl Emitter<'_> {
                     Some("boolean") => quote! { value.is_boolean() },
                     _ => quote! { true },
                 };
+                let decode = match body {
+                    TypeRef::String | TypeRef::Bool | TypeRef::Int(_) | TypeRef::Float(_) => {
+                        quote! { <#ty as Deserialize>::deserialize(&value) }
+                    }
+                    _ => quote! { union::attempt(|| <#ty as Deserialize>::deserialize(&value)) },
+                };
                 parts.untagged.push(quote! {
                     #c
                     if #guard {
-                        match <#ty as Deserialize>::deserialize(&value) {
+                        match #decode {
                             Ok(body) => return Ok(Self::#vn(body)),
                             Err(e) => {
                                 first.get_or_insert(e);
@@ -210,15 +218,16 @@ struct UnionParts {
     known_arms: Vec<TokenStream>,
     /// The untagged branches, tried in schema order.
     untagged: Vec<TokenStream>,
-    /// The catch-all variant and its `#[cfg]`.
-    catch_all: Option<(syn::Ident, TokenStream)>,
+    /// The catch-all variant, its `#[cfg]` and where it comes from (two when the stable and
+    /// unstable schemas differ in it, each under its `#[cfg]`).
+    catch_alls: Vec<(syn::Ident, TokenStream, CatchAllSource)>,
     schema_branches: Vec<TokenStream>,
     has_untagged_object: bool,
     ends_with_any: bool,
 }
 
 /// Any other tag value: the whole object, kept as received.
-fn catch_all_variant(parts: &mut UnionParts, v: &Variant, tag: &str) {
+fn catch_all_variant(parts: &mut UnionParts, v: &Variant, source: CatchAllSource, tag: &str) {
     let (vn, c) = (ident(&v.name), cfg_for(v.stability));
     let d = docs(v.origin.docs.as_deref().or(Some("Any other variant, kept whole as received.")));
     parts.schema_branches.push(quote! {
@@ -226,7 +235,7 @@ fn catch_all_variant(parts: &mut UnionParts, v: &Variant, tag: &str) {
     });
     parts.variants.push(quote! { #d #c #vn(JsonObject), });
     parts.ser_arms.push(quote! { #c Self::#vn(object) => object.serialize(serializer), });
-    parts.catch_all = Some((vn, c));
+    parts.catch_alls.push((vn, c, source));
 }
 
 /// A tagged union decodes in one pass when its tag is a known string, and from a
@@ -295,16 +304,38 @@ fn union_from_json(
         quote! { Err(union::no_branch(#union_name, &value, first)) }
     };
     let untagged = &parts.untagged;
+    // A catch-all the generator added takes an object with a string tag that nothing above took.
+    let added: Vec<TokenStream> = parts
+        .catch_alls
+        .iter()
+        .filter(|(_, _, source)| *source == CatchAllSource::Generator)
+        .map(|(cn, c, _)| {
+            quote! {
+                #c
+                let value = match union::not_in_schema(value, #tag, #union_name) {
+                    Ok(object) => return Ok(Self::#cn(object)),
+                    Err(value) => value,
+                };
+            }
+        })
+        .collect();
+    let doc = docs(Some(if added.is_empty() {
+        "Decodes from a JSON value: by tag first, then the catch-all, then the untagged\n\
+         branches in schema order."
+    } else {
+        "Decodes from a JSON value: by tag first, then the untagged branches in schema order,\n\
+         then the catch-all the generator added."
+    }));
     quote! {
         #cfg
         impl #name {
-            /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
-            /// branches in schema order.
+            #doc
             #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
             pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
                 let mut first: Option<serde_json::Error> = None;
                 #tagged_part
                 #(#untagged)*
+                #(#added)*
                 #fail
             }
         }
@@ -318,10 +349,17 @@ fn union_by_tag(u: &Union, parts: &UnionParts, tag: &str) -> TokenStream {
     } else {
         quote! {}
     };
-    let unknown = match &parts.catch_all {
-        Some((cn, c)) => quote! { #c u32::MAX => return Ok(Self::#cn(object)), },
-        None if parts.has_untagged_object => quote! {},
-        None => quote! {
+    let declared: Vec<TokenStream> = parts
+        .catch_alls
+        .iter()
+        .filter(|(_, _, source)| source.declared())
+        .map(|(cn, c, _)| quote! { #c u32::MAX => return Ok(Self::#cn(object)), })
+        .collect();
+    let unknown = match parts.catch_alls.is_empty() {
+        // An added catch-all decides after the untagged branches (`union_from_json`).
+        false => quote! { #(#declared)* },
+        true if parts.has_untagged_object => quote! {},
+        true => quote! {
             u32::MAX => {
                 let found = object.get(#tag).and_then(serde_json::Value::as_str).unwrap_or_default();
                 return Err(union::unknown_tag(#tag, found, Self::KNOWN_TAGS));

@@ -174,7 +174,7 @@ fn held(kind: &TypeKind) -> Vec<(TypeId, Level)> {
 fn variant_body(v: &Variant) -> Option<&TypeRef> {
     match &v.kind {
         VariantKind::Tagged { body: Some(b), .. } | VariantKind::Untagged(b) => Some(b),
-        VariantKind::Tagged { body: None, .. } | VariantKind::CatchAll => None,
+        VariantKind::Tagged { body: None, .. } | VariantKind::CatchAll(_) => None,
     }
 }
 

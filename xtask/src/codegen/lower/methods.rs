@@ -242,13 +242,13 @@ impl<'a> Lowerer<'a> {
 
 /// Who receives a method with this `x-side` value: the one place in the generator that reads
 /// those values. The protocol has two ends, the agent and the client; `protocol` methods
-/// (`$/cancel_request`) go both ways, so either end receives them. Any other value (`proxy`, and
-/// `both` in 1.0.0) names neither end and is known by its wire name only.
+/// (`$/cancel_request`) and `both` ones (`mcp/message` in 1.0.0) go both ways, so either end
+/// receives them. Any other value (`proxy`) names neither end and is known by its wire name only.
 fn receiving_side(wire: &str) -> Side {
     let receiver = match wire {
         "agent" => Receiver::Agent,
         "client" => Receiver::Client,
-        "protocol" => Receiver::Either,
+        "protocol" | "both" => Receiver::Either,
         _ => Receiver::Other,
     };
     Side { wire: wire.to_string(), receiver }

@@ -3,7 +3,8 @@
 //! Every `$defs` entry gets its id first; then each is converted (`types`). Anonymous object,
 //! enum and union schemas become types named after their parent and property or variant. `$ref`,
 //! `allOf: [{$ref}]`, `anyOf`/`oneOf` and `not` do not survive: what they meant is recorded as
-//! presence, tags, catch-alls and untagged branches. Methods and their sides come from
+//! presence, tags, catch-alls (the schema's, or ones `catch_alls` adds so that values a newer
+//! revision sends are kept) and untagged branches. Methods and their sides come from
 //! `x-method`/`x-side` and the envelopes that carry them (`methods`). The decisions that need the
 //! whole graph of types are made here too, by one analysis of how types contain each other
 //! (`cycles`): which cycles are errors, and which references a `Box` holds ([`place_boxes`]).
@@ -12,6 +13,7 @@
 //! This module holds the entry point, [`lower`], and the context every part shares (`Lowerer`):
 //! the document, the reserved ids and names, and the errors collected so far.
 
+mod catch_alls;
 mod cycles;
 mod methods;
 mod types;

@@ -1,8 +1,10 @@
 //! Lowering the types: a `$defs` entry or an anonymous schema becomes a struct (with its fields'
-//! presence and lenient decoding), a string or integer enum (open when it has a catch-all), a
-//! tagged or untagged union, a newtype, or `Any`; and how a field, item or branch refers to its
-//! type ([`TypeRef`]).
+//! presence and lenient decoding), a string or integer enum (always open: the schema's catch-all
+//! or an added one), a tagged union (with a catch-all, the schema's or an added one) or an
+//! untagged union, a newtype, or `Any`; and how a field, item or branch refers to its type
+//! ([`TypeRef`]).
 
+use super::catch_alls::Keeps;
 use super::{maturity_of, Lowerer};
 use crate::codegen::ir::*;
 use crate::codegen::load::{Additional, JsonType, Schema};
@@ -53,7 +55,8 @@ impl Lowerer<'_> {
             }
         }
         self.check_unique(s, out.iter().map(|v| (&v.name, &v.origin.pointer)));
-        TypeKind::StringEnum { values: out, open: None }
+        let catch_all = Self::added_catch_all(s, out.iter().map(|v| &v.name), Keeps::Value);
+        TypeKind::StringEnum { values: out, catch_all }
     }
 
     /// `anyOf`/`oneOf` of string (or integer) constants, with at most one plain catch-all branch.
@@ -74,8 +77,8 @@ impl Lowerer<'_> {
         None
     }
 
-    /// Branches that are string constants (and at most one plain string): an open or closed
-    /// string enum.
+    /// Branches that are string constants (and at most one plain string, the catch-all; without
+    /// one, a catch-all is added).
     fn string_constants(&mut self, s: &Schema, branches: &[Schema]) -> TypeKind {
         let mut values = Vec::new();
         let mut open = None;
@@ -93,11 +96,12 @@ impl Lowerer<'_> {
         }
         let open = open.flatten();
         self.check_enum_names(s, values.iter().map(|v| (&v.name, &v.origin.pointer)), open.as_ref());
-        TypeKind::StringEnum { values, open }
+        let catch_all = open.unwrap_or_else(|| Self::added_catch_all(s, values.iter().map(|v| &v.name), Keeps::Value));
+        TypeKind::StringEnum { values, catch_all }
     }
 
-    /// Branches that are integer constants (error codes, and at most one plain integer): an open
-    /// or closed integer enum, its Rust integer from the first `format`.
+    /// Branches that are integer constants (error codes, and at most one plain integer, the
+    /// catch-all; without one, a catch-all is added), its Rust integer from the first `format`.
     fn int_constants(&mut self, s: &Schema, branches: &[Schema]) -> TypeKind {
         let repr = branches.iter().find_map(|b| b.format.as_deref()).map_or(IntKind::I64, |f| int_kind(Some(f), None));
         let mut values = Vec::new();
@@ -117,7 +121,8 @@ impl Lowerer<'_> {
         }
         let open = open.flatten();
         self.check_enum_names(s, values.iter().map(|v| (&v.name, &v.origin.pointer)), open.as_ref());
-        TypeKind::IntEnum { repr, values, open }
+        let catch_all = open.unwrap_or_else(|| Self::added_catch_all(s, values.iter().map(|v| &v.name), Keeps::Value));
+        TypeKind::IntEnum { repr, values, catch_all }
     }
 
     fn catch_all(&mut self, b: &Schema, previous: &mut Option<Option<CatchAll>>) -> Option<CatchAll> {
@@ -130,6 +135,7 @@ impl Lowerer<'_> {
             name,
             stability: Stability::Stable,
             maturity: Self::maturity(b),
+            source: CatchAllSource::Schema,
         })
     }
 
@@ -211,7 +217,8 @@ impl Lowerer<'_> {
     }
 
     /// A union of branches: tagged by the union's tag, the catch-all (the tag as a plain string),
-    /// or untagged, in schema order.
+    /// or untagged, in schema order. A tagged union without a catch-all gets one added last
+    /// (unless an untagged branch takes any value).
     fn union(&mut self, s: &Schema, branches: &[Schema], name: &str) -> Union {
         let tag = self.tag_of(s, branches);
         let labels = untagged_labels(branches, tag.as_deref());
@@ -227,18 +234,39 @@ impl Lowerer<'_> {
                 }
                 catch_all_seen = true;
                 let vname = naming::type_name(b.title.as_deref().unwrap_or("Other"));
-                variants.push(Self::variant(b, vname.clone(), &vname, VariantKind::CatchAll));
+                variants.push(Self::variant(b, vname.clone(), &vname, VariantKind::CatchAll(CatchAllSource::Schema)));
             } else {
                 variants.push(self.untagged_variant(b, &labels[i], name));
             }
         }
         self.check_unique(s, variants.iter().map(|v| (&v.name, &v.origin.pointer)));
+        let untagged_any = branches.iter().zip(&variants).any(|(b, v)| match &v.kind {
+            VariantKind::Untagged(TypeRef::Any) => true,
+            VariantKind::Untagged(_) => self.is_any_def(b),
+            _ => false,
+        });
+        if tag.is_some() && !catch_all_seen && !untagged_any {
+            let c = Self::added_catch_all(s, variants.iter().map(|v| &v.name), Keeps::Variant);
+            variants.push(Variant {
+                name: c.name,
+                origin: c.origin,
+                stability: c.stability,
+                maturity: c.maturity,
+                kind: VariantKind::CatchAll(c.source),
+                boxed: false,
+            });
+        }
         let tag_lenient = tag
             .as_ref()
             .and_then(|t| s.properties.iter().flatten().find(|(p, _)| p == t))
             .map(|(_, p)| lenient_of(p))
             .unwrap_or_default();
         Union { tag, tag_lenient, variants }
+    }
+
+    /// An untagged branch that refers to a `$defs` entry taking any JSON value (`{}`).
+    fn is_any_def(&self, b: &Schema) -> bool {
+        single_ref(b).and_then(|r| self.def_schema(r)).is_some_and(Schema::is_any)
     }
 
     fn variant(b: &Schema, name: String, wire: &str, kind: VariantKind) -> Variant {

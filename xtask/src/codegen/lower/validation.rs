@@ -57,13 +57,13 @@ impl Lowerer<'_> {
                         check(&flatten.name, &t.origin);
                     }
                 }
-                TypeKind::StringEnum { values, open } => {
+                TypeKind::StringEnum { values, catch_all } => {
                     values.iter().for_each(|v| check(&v.name, &v.origin));
-                    open.iter().for_each(|c| check(&c.name, &c.origin));
+                    check(&catch_all.name, &catch_all.origin);
                 }
-                TypeKind::IntEnum { values, open, .. } => {
+                TypeKind::IntEnum { values, catch_all, .. } => {
                     values.iter().for_each(|v| check(&v.name, &v.origin));
-                    open.iter().for_each(|c| check(&c.name, &c.origin));
+                    check(&catch_all.name, &catch_all.origin);
                 }
                 TypeKind::Union(u) => u.variants.iter().for_each(|v| check(&v.name, &v.origin)),
                 TypeKind::Newtype { .. } | TypeKind::Any => {}

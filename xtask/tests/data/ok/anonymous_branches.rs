@@ -49,7 +49,7 @@ impl Alike {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
-            match <AlikeObject0 as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <AlikeObject0 as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::Object0(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -57,7 +57,7 @@ impl Alike {
             }
         }
         if value.is_object() {
-            match <AlikeObject1 as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <AlikeObject1 as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::Object1(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -148,7 +148,7 @@ impl Batch {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_array() {
-            match <Vec<Reply> as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <Vec<Reply> as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::ReplyList(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -156,7 +156,7 @@ impl Batch {
             }
         }
         if value.is_array() {
-            match <Vec<Alike> as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <Vec<Alike> as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::AlikeList(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -211,7 +211,7 @@ impl Reply {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
-            match <ReplyResult as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <ReplyResult as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::Result(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -219,7 +219,7 @@ impl Reply {
             }
         }
         if value.is_object() {
-            match <ReplyError as Deserialize>::deserialize(&value) {
+            match union::attempt(|| <ReplyError as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::Error(body)),
                 Err(e) => {
                     first.get_or_insert(e);

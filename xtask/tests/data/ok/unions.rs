@@ -113,12 +113,18 @@ impl Block {
         Err(union::no_branch("Block", &value, first))
     }
 }
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Closed {
     /// `a`
     A,
     /// `b`
     B,
+    /// Any other value, kept as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(String),
 }
 impl union::WireStr for Closed {
     const VARIANTS: &'static [&'static str] = &["a", "b"];
@@ -126,13 +132,20 @@ impl union::WireStr for Closed {
         match value {
             "a" => Some(Self::A),
             "b" => Some(Self::B),
-            _ => None,
+            other => Some(Self::Other(other.to_string())),
+        }
+    }
+    fn from_wire_owned(value: String) -> Option<Self> {
+        match Self::from_wire(&value) {
+            Some(Self::Other(_)) | None => Some(Self::Other(value)),
+            known => known,
         }
     }
     fn as_wire(&self) -> &str {
         match self {
             Self::A => "a",
             Self::B => "b",
+            Self::Other(other) => other,
         }
     }
 }
@@ -149,7 +162,11 @@ impl Serialize for Closed {
 }
 impl<'de> Deserialize<'de> for Closed {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::deserialize_str(deserializer)
+        let value = union::deserialize_str(deserializer)?;
+        if let Self::Other(other) = &value {
+            lenient::note_not_in_schema_str("Closed", None, other);
+        }
+        Ok(value)
     }
 }
 impl std::fmt::Display for Closed {
@@ -167,7 +184,7 @@ impl schemars::JsonSchema for Closed {
     }
     #[allow(unused_variables, clippy::vec_init_then_push)]
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, false)
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
 }
 #[cfg(feature = "schemars")]
@@ -350,6 +367,286 @@ impl schemars::JsonSchema for Kind {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
 }
+/// Tagged branches beside an untagged one: the added catch-all comes after the untagged branch.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Server {
+    Http(ServerHttp),
+    Stdio(ServerStdio),
+    /// Any other variant, kept whole as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(JsonObject),
+}
+impl Server {
+    /// The tag values this union knows.
+    pub const KNOWN_TAGS: &'static [&'static str] = &["http"];
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Server {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Server".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "Server").into()
+    }
+    #[allow(unused_variables, clippy::vec_init_then_push)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ServerHttp>(),
+                        "type",
+                        "http",
+                    ),
+                );
+            branches.push(generator.subschema_for::<ServerStdio>().to_value());
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
+impl Serialize for Server {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Http(body) => union::tagged(serializer, "type", "http", body),
+            Self::Stdio(body) => body.serialize(serializer),
+            Self::Other(object) => object.serialize(serializer),
+        }
+    }
+}
+impl<'de> Deserialize<'de> for Server {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        union::stream(deserializer)
+    }
+}
+impl union::Streamed for Server {
+    const TAG: &'static str = "type";
+    #[allow(
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
+    )]
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "http" => Deserialize::deserialize(body).map(Self::Http),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
+    }
+}
+impl Server {
+    /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
+    /// then the catch-all the generator added.
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
+    pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        let mut first: Option<serde_json::Error> = None;
+        let value = match value {
+            serde_json::Value::Object(mut object) => {
+                let which: u32 = match object
+                    .get("type")
+                    .and_then(serde_json::Value::as_str)
+                {
+                    Some("http") => 0u32,
+                    Some(_) => u32::MAX,
+                    None => u32::MAX - 1,
+                };
+                match which {
+                    0u32 => return union::body(object, "type", "http").map(Self::Http),
+                    _ => {}
+                }
+                serde_json::Value::Object(object)
+            }
+            other => other,
+        };
+        if value.is_object() {
+            match union::attempt(|| <ServerStdio as Deserialize>::deserialize(&value)) {
+                Ok(body) => return Ok(Self::Stdio(body)),
+                Err(e) => {
+                    first.get_or_insert(e);
+                }
+            }
+        }
+        let value = match union::not_in_schema(value, "type", "Server") {
+            Ok(object) => return Ok(Self::Other(object)),
+            Err(value) => value,
+        };
+        Err(union::no_branch("Server", &value, first))
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+pub struct ServerHttp {
+    pub url: String,
+}
+impl ServerHttp {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(url: String) -> Self {
+        Self { url }
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+pub struct ServerStdio {
+    pub command: String,
+}
+impl ServerStdio {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(command: String) -> Self {
+        Self { command }
+    }
+}
+/// A tagged union without a catch-all, whose tags take the names `Other` and `Unknown`: the generator adds `Unknown2`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    Circle(ShapeCircle),
+    Other,
+    Unknown,
+    /// Any other variant, kept whole as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Unknown2(JsonObject),
+}
+impl Shape {
+    /// The tag values this union knows.
+    pub const KNOWN_TAGS: &'static [&'static str] = &["circle", "other", "unknown"];
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Shape {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Shape".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "Shape").into()
+    }
+    #[allow(unused_variables, clippy::vec_init_then_push)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ShapeCircle>(),
+                        "kind",
+                        "circle",
+                    ),
+                );
+            branches.push(crate::support::schema::tag_only("kind", "other"));
+            branches.push(crate::support::schema::tag_only("kind", "unknown"));
+            branches.push(crate::support::schema::catch_all("kind", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
+impl Serialize for Shape {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Circle(body) => union::tagged(serializer, "kind", "circle", body),
+            Self::Other => union::tag_only(serializer, "kind", "other"),
+            Self::Unknown => union::tag_only(serializer, "kind", "unknown"),
+            Self::Unknown2(object) => object.serialize(serializer),
+        }
+    }
+}
+impl<'de> Deserialize<'de> for Shape {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        union::stream(deserializer)
+    }
+}
+impl union::Streamed for Shape {
+    const TAG: &'static str = "kind";
+    #[allow(
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
+    )]
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "circle" => Deserialize::deserialize(body).map(Self::Circle),
+                "other" => serde::de::IgnoredAny::deserialize(body).map(|_| Self::Other),
+                "unknown" => {
+                    serde::de::IgnoredAny::deserialize(body).map(|_| Self::Unknown)
+                }
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
+    }
+}
+impl Shape {
+    /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
+    /// then the catch-all the generator added.
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
+    pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        let mut first: Option<serde_json::Error> = None;
+        let value = match value {
+            serde_json::Value::Object(mut object) => {
+                let which: u32 = match object
+                    .get("kind")
+                    .and_then(serde_json::Value::as_str)
+                {
+                    Some("circle") => 0u32,
+                    Some("other") => 1u32,
+                    Some("unknown") => 2u32,
+                    Some(_) => u32::MAX,
+                    None => u32::MAX - 1,
+                };
+                match which {
+                    0u32 => {
+                        return union::body(object, "kind", "circle").map(Self::Circle);
+                    }
+                    1u32 => return Ok(Self::Other),
+                    2u32 => return Ok(Self::Unknown),
+                    _ => {}
+                }
+                serde_json::Value::Object(object)
+            }
+            other => other,
+        };
+        let value = match union::not_in_schema(value, "kind", "Shape") {
+            Ok(object) => return Ok(Self::Unknown2(object)),
+            Err(value) => value,
+        };
+        if value.is_object() {
+            return Err(union::missing_tag("kind", "Shape"));
+        }
+        Err(union::no_branch("Shape", &value, first))
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+pub struct ShapeCircle {
+    pub r: f64,
+}
+impl ShapeCircle {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(r: f64) -> Self {
+        Self { r }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Text {
@@ -363,7 +660,19 @@ impl Text {
     }
 }
 /// Every type name of the schema (with the features enabled), sorted.
-pub const TYPE_NAMES: &[&str] = &["Block", "Closed", "Code", "Id", "Kind", "Text"];
+pub const TYPE_NAMES: &[&str] = &[
+    "Block",
+    "Closed",
+    "Code",
+    "Id",
+    "Kind",
+    "Server",
+    "ServerHttp",
+    "ServerStdio",
+    "Shape",
+    "ShapeCircle",
+    "Text",
+];
 /// Calls `visitor` with the Rust type that the schema names `name`; `None` for an unknown
 /// name. Tools use it to decode a value whose type is known only by name.
 pub fn visit_type<V: crate::support::TypeVisitor>(
@@ -376,6 +685,11 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "Code" => Some(visitor.visit::<Code>("Code")),
         "Id" => Some(visitor.visit::<Id>("Id")),
         "Kind" => Some(visitor.visit::<Kind>("Kind")),
+        "Server" => Some(visitor.visit::<Server>("Server")),
+        "ServerHttp" => Some(visitor.visit::<ServerHttp>("ServerHttp")),
+        "ServerStdio" => Some(visitor.visit::<ServerStdio>("ServerStdio")),
+        "Shape" => Some(visitor.visit::<Shape>("Shape")),
+        "ShapeCircle" => Some(visitor.visit::<ShapeCircle>("ShapeCircle")),
         "Text" => Some(visitor.visit::<Text>("Text")),
         _ => None,
     }

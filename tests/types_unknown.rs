@@ -1,0 +1,148 @@
+//! Forward compatibility within a version: a peer built on a newer revision of the same schema
+//! sends a tag or enum value that ours does not list. For every message type (a method's params or
+//! result) and every enum and tagged union it can contain, a message with an unknown value at that
+//! place (`xtask::codegen::samples::unknown_cases`, from the generator's IR) decodes, keeps the
+//! value in the catch-all (the schema's, or the one the generator added), and re-encodes to the
+//! same text, byte for byte. A value that only an added catch-all keeps is recorded
+//! (`LenientEvent::NotInSchema`, which `acp check` turns into a warning); one the schema's own
+//! catch-all keeps is not.
+//!
+//! These messages do not validate against the v1 schema (that is the point), so they are made
+//! here rather than kept in `tests/corpus/`, and the differential test, whose official v1 types
+//! reject them, does not see them.
+
+mod types_common;
+use types_common as common;
+
+use acp_types::lenient::{collect, LenientEvent};
+use acp_types::TypeVisitor;
+use common::reverse_keys;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use xtask::codegen::ir::TypeId;
+use xtask::codegen::samples::{unknown_cases, Rng, UnknownCase};
+
+/// What a decode recorded, comparable with what a case expects: (type, tag, value).
+type Recorded = Vec<(String, Option<String>, String)>;
+
+fn recorded(events: Vec<LenientEvent>) -> Recorded {
+    events
+        .into_iter()
+        .map(|e| match e {
+            LenientEvent::NotInSchema { ty, tag, value } => (ty.to_string(), tag.map(str::to_string), value),
+            other => (format!("{other:?}"), None, String::new()),
+        })
+        .collect()
+}
+
+/// One case: the message's text and what decoding it must record.
+struct Check {
+    text: String,
+    reversed: String,
+    expected: Recorded,
+}
+
+impl TypeVisitor for Check {
+    type Output = Result<(), String>;
+
+    fn visit<T>(self, name: &'static str) -> Result<(), String>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug + Clone + 'static,
+    {
+        let text = &self.text;
+        let (decoded, events) = collect(|| serde_json::from_str::<T>(text));
+        let decoded = decoded.map_err(|e| format!("{name}: decode failed: {e}\n  json: {text}"))?;
+        let events = recorded(events);
+        if events != self.expected {
+            return Err(format!("{name}: recorded {events:?}, expected {:?}\n  json: {text}", self.expected));
+        }
+        let back = serde_json::to_string(&decoded).map_err(|e| format!("{name}: encode failed: {e}"))?;
+        if &back != text {
+            return Err(format!("{name}: encode(decode(json)) != json\n  json: {text}\n  back: {back}"));
+        }
+        // The general path (whole values) and a tag read after its body agree with one pass.
+        let general: T = acp_types::support::detailed(|| serde_json::from_str(text))
+            .map_err(|e| format!("{name}: decode under `detailed` failed: {e}\n  json: {text}"))?;
+        let late: T = serde_json::from_str(&self.reversed)
+            .map_err(|e| format!("{name}: decode with keys reversed failed: {e}\n  json: {}", self.reversed))?;
+        if general != decoded || late != decoded {
+            return Err(format!("{name}: the ways of decoding differ\n  json: {text}"));
+        }
+        Ok(())
+    }
+}
+
+/// How many cases were checked, over how many types, and how many of each an added catch-all
+/// keeps.
+#[derive(Debug)]
+struct Counts {
+    cases: usize,
+    added_cases: usize,
+    types: usize,
+    added_types: usize,
+}
+
+/// Checks every case of one schema file (the unstable one with the `unstable` feature).
+fn check(version: &str, visit: impl Fn(&str, Check) -> Option<Result<(), String>>) -> Counts {
+    let file = if cfg!(feature = "unstable") { "schema.unstable.json" } else { "schema.json" };
+    let name = format!("schema/{version}/{file}");
+    let protocol =
+        xtask::codegen::load(&xtask::project_root().join(&name), &name).expect("the committed schema lowers");
+    // Deterministic: the seed only fills in the parts around the unknown value.
+    let cases = unknown_cases(&protocol, &mut Rng::new(18));
+    let mut failures = Vec::new();
+    for case in &cases {
+        let UnknownCase { root, target, value, tag, unknown, added, .. } = case;
+        let (root, target) = (&protocol.get(*root).name, &protocol.get(*target).name);
+        let expected = match added {
+            true => vec![(target.clone(), tag.clone(), unknown.to_string())],
+            false => Vec::new(),
+        };
+        let check = Check { text: value.to_string(), reversed: reverse_keys(value).to_string(), expected };
+        match visit(root, check) {
+            Some(Ok(())) => {}
+            Some(Err(e)) => failures.push(format!("{target} in {root}: {e}")),
+            None => failures.push(format!("no Rust type for {root}")),
+        }
+    }
+    let total = failures.len();
+    failures.truncate(10);
+    assert!(failures.is_empty(), "{name}: {total} of {} cases fail:\n{}", cases.len(), failures.join("\n"));
+    let types: BTreeSet<TypeId> = cases.iter().map(|c| c.target).collect();
+    let added_types: BTreeSet<TypeId> = cases.iter().filter(|c| c.added).map(|c| c.target).collect();
+    let counts = Counts {
+        cases: cases.len(),
+        added_cases: cases.iter().filter(|c| c.added).count(),
+        types: types.len(),
+        added_types: added_types.len(),
+    };
+    eprintln!("{name}: {counts:?}");
+    counts
+}
+
+#[test]
+fn v1_unknown_values_are_kept_and_written_back() {
+    let counts = check("v1", acp_types::v1::visit_type);
+    // v1 declares few catch-alls: most of its enums and unions get theirs from the generator.
+    assert!(counts.added_types * 2 > counts.types, "{counts:?}");
+}
+
+#[test]
+fn v2_unknown_values_are_kept_and_written_back() {
+    let counts = check("v2", acp_types::v2::visit_type);
+    assert!(counts.cases > counts.added_cases, "{counts:?}");
+}
+
+#[test]
+fn a_session_update_of_a_newer_v1_is_one_of_the_cases() {
+    let name = "schema/v1/schema.json";
+    let protocol = xtask::codegen::load(&xtask::project_root().join(name), name).expect("lowers");
+    let cases = unknown_cases(&protocol, &mut Rng::new(18));
+    let case = cases
+        .iter()
+        .find(|c| protocol.get(c.root).name == "SessionNotification" && protocol.get(c.target).name == "SessionUpdate")
+        .expect("a case");
+    assert!(case.added && case.tag.as_deref() == Some("sessionUpdate"));
+    assert_eq!(case.value["update"]["sessionUpdate"], case.unknown);
+    assert!(matches!(case.unknown, Value::String(_)));
+}
