@@ -10,6 +10,7 @@
 //! (`crates/`), their target dir (`target/`) and `report.md`.
 
 use crate::codegen::diff::{self, Severity};
+use crate::codegen::emit::crates::Workspace;
 use crate::codegen::{self, ir::Protocol};
 use crate::{process, schema};
 use std::cmp::Ordering;
@@ -229,30 +230,6 @@ fn slug(text: &str) -> String {
     out.trim_end_matches('-').to_string()
 }
 
-/// A standalone crate's manifest without its empty `[workspace]` table, so that the crate can be
-/// a member of the history workspace (a manifest without one is returned unchanged).
-pub fn without_workspace_table(manifest: &str) -> Result<String, String> {
-    let lines: Vec<&str> = manifest.lines().collect();
-    let Some(at) = lines.iter().position(|l| l.trim() == "[workspace]") else {
-        if lines.iter().any(|l| l.trim_start().starts_with("[workspace")) {
-            return Err("the manifest has a `[workspace.…]` table; a member of a workspace cannot".into());
-        }
-        return Ok(manifest.to_string());
-    };
-    let rest = &lines[at + 1..];
-    if let Some(next) = rest.iter().find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#')) {
-        if !next.trim_start().starts_with('[') || next.trim_start().starts_with("[workspace") {
-            return Err(format!("the manifest's `[workspace]` table is not empty (`{}`)", next.trim()));
-        }
-    }
-    let mut kept: Vec<&str> = lines[..at].to_vec();
-    kept.extend(rest);
-    while kept.last().is_some_and(|l| l.trim().is_empty()) {
-        kept.pop();
-    }
-    Ok(kept.join("\n") + "\n")
-}
-
 // ------------------------------------------------------------------------------------------
 // The command
 
@@ -446,14 +423,7 @@ fn write_crate(crates_dir: &Path, schema_file: &Path, crate_name: &str) -> Resul
         .tempdir_in(crates_dir)
         .map_err(|e| format!("cannot create a staging dir in {}: {e}", crates_dir.display()))?;
     let out = staging.path().join(crate_name);
-    catch(|| codegen::standalone(schema_file, &out))?;
-    // A workspace member cannot have a `[workspace]` table of its own. (`standalone` could leave
-    // it out on request; until then it is taken out here.)
-    let manifest_path = out.join("Cargo.toml");
-    let manifest =
-        fs::read_to_string(&manifest_path).map_err(|e| format!("cannot read {}: {e}", manifest_path.display()))?;
-    fs::write(&manifest_path, without_workspace_table(&manifest)?)
-        .map_err(|e| format!("cannot write {}: {e}", manifest_path.display()))?;
+    catch(|| codegen::standalone_in(schema_file, &out, Workspace::Member))?;
     sync_dir(&out, &crates_dir.join(crate_name))
 }
 

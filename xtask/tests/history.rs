@@ -5,8 +5,7 @@
 
 use std::path::PathBuf;
 use xtask::history::{
-    also_in_text, compare_versions, crate_names, distinct, pairs, sort_versions, tested, without_workspace_table,
-    Origin, Shipped,
+    also_in_text, compare_versions, crate_names, distinct, pairs, sort_versions, tested, Origin, Shipped,
 };
 
 fn origin(package: &str, version: &str, path: &str) -> Origin {
@@ -139,21 +138,13 @@ fn crate_names_are_unique_cargo_names() {
 }
 
 #[test]
-fn standalone_manifests_join_the_history_workspace() {
+fn standalone_manifests_are_a_workspace_or_a_member() {
+    use xtask::codegen::emit::crates::{standalone, Workspace};
     let support = std::env::temp_dir().join("support");
-    let (manifest, _) = xtask::codegen::emit::crates::standalone("sdk-2-4-0", "schema.json", &support).expect("emits");
-    let member = without_workspace_table(&manifest).expect("a standalone manifest can become a member");
+    let (own, _) = standalone("sdk-2-4-0", "schema.json", &support, Workspace::Own).expect("emits");
+    assert!(own.ends_with("\n[workspace]\n"), "{own}");
+    let (member, _) = standalone("sdk-2-4-0", "schema.json", &support, Workspace::Member).expect("emits");
     assert!(!member.contains("[workspace"), "{member}");
     assert!(member.contains("[package]\nname = \"sdk-2-4-0\""), "{member}");
-    assert_eq!(without_workspace_table(&member).unwrap(), member, "nothing left to remove");
-
-    let middle = "[package]\nname = \"x\"\n\n[workspace]\n\n[dependencies]\nserde = \"1\"\n";
-    assert_eq!(
-        without_workspace_table(middle).unwrap(),
-        "[package]\nname = \"x\"\n\n\n[dependencies]\nserde = \"1\"\n"
-    );
-    let members = "[package]\nname = \"x\"\n[workspace]\nmembers = [\"a\"]\n";
-    assert!(without_workspace_table(members).unwrap_err().contains("not empty"));
-    let inherited = "[package]\nname = \"x\"\n[workspace.dependencies]\nserde = \"1\"\n";
-    assert!(without_workspace_table(inherited).is_err());
+    assert_eq!(format!("{member}\n[workspace]\n"), own);
 }

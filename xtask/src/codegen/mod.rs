@@ -240,6 +240,11 @@ fn stale_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Vec<PathBuf> {
 
 /// `cargo xtask codegen --schema FILE --out DIR`: a standalone crate for one schema file.
 pub fn standalone(schema: &Path, out: &Path) -> Result<Vec<String>, String> {
+    standalone_in(schema, out, emit::crates::Workspace::Own)
+}
+
+/// [`standalone`], the crate a workspace of its own or a member of the caller's.
+pub fn standalone_in(schema: &Path, out: &Path, workspace: emit::crates::Workspace) -> Result<Vec<String>, String> {
     let start = Instant::now();
     let name = schema.display().to_string();
     let protocol = load(schema, &name)?;
@@ -251,7 +256,8 @@ pub fn standalone(schema: &Path, out: &Path) -> Result<Vec<String>, String> {
         .map(|n| n.to_string_lossy().replace(|c: char| !c.is_ascii_alphanumeric(), "-"))
         .filter(|n| n.starts_with(|c: char| c.is_ascii_alphabetic()))
         .unwrap_or_else(|| "acp-types-standalone".into());
-    let (manifest, lib) = emit::crates::standalone(&crate_name, &file_name, &crate::project_root().join("support"))?;
+    let support = crate::project_root().join("support");
+    let (manifest, lib) = emit::crates::standalone(&crate_name, &file_name, &support, workspace)?;
     let files: Vec<(PathBuf, String)> = vec![
         (out.join("Cargo.toml"), manifest),
         (out.join("src/lib.rs"), lib),

@@ -266,10 +266,23 @@ fn version_enum(versions: &[SchemaVersion]) -> TokenStream {
     }
 }
 
+/// Whether a standalone crate is a workspace of its own, or a member of one the caller writes
+/// (`cargo xtask schema history` checks all published schemas as one workspace).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workspace {
+    Own,
+    Member,
+}
+
 /// The standalone crate of one schema file: its `Cargo.toml` (depending on the support crate at
 /// `support`, the project's `support/`, by path: one copy of that code, compiled one way) and
 /// `src/lib.rs`.
-pub fn standalone(crate_name: &str, file_name: &str, support: &Path) -> Result<(String, String), String> {
+pub fn standalone(
+    crate_name: &str,
+    file_name: &str,
+    support: &Path,
+    workspace: Workspace,
+) -> Result<(String, String), String> {
     let support = support.display().to_string().replace('\\', "/");
     let manifest = format!(
         "{}[package]\nname = \"{crate_name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
@@ -277,9 +290,12 @@ pub fn standalone(crate_name: &str, file_name: &str, support: &Path) -> Result<(
          [dependencies]\nacp-types-support = {{ path = \"{support}\" }}\n\
          serde = {{ version = \"1\", features = [\"derive\"] }}\n\
          serde_json = {{ version = \"1\", features = [\"preserve_order\", \"raw_value\"] }}\n\
-         schemars = {{ version = \"1\", optional = true }}\n\n\
-         [workspace]\n",
-        manifest_header(file_name)
+         schemars = {{ version = \"1\", optional = true }}\n{}",
+        manifest_header(file_name),
+        match workspace {
+            Workspace::Own => "\n[workspace]\n",
+            Workspace::Member => "",
+        }
     );
     let lib = render(
         file_name,
