@@ -445,73 +445,67 @@ fn params_arms(list: &[&Named<'_>]) -> Vec<TokenStream> {
         .collect()
 }
 
+/// The texts that differ between the `Request` and the `Notification` enum of a side.
+struct MessageEnum {
+    name: &'static str,
+    doc: &'static str,
+    ext_doc: &'static str,
+    decode_doc: &'static [&'static str],
+    decode_raw_doc: &'static [&'static str],
+    /// The kind a method of the other list is, for `RpcError::wrong_kind`.
+    other_kind: TokenStream,
+}
+
 /// `Request`: the requests this side receives, decoded by method, with an extension variant.
 fn request_enum(p: &Protocol, requests: &[&Named<'_>], notifications: &[&Named<'_>]) -> TokenStream {
-    let variants = message_variants(p, requests);
-    let decode = decode_arms(requests, notifications, quote! { rpc::MessageKind::Notification });
-    let (method, params) = (method_arms(requests), params_arms(requests));
-    quote! {
-        /// A request this side receives, decoded by its method.
-        #[derive(Debug, Clone, PartialEq)]
-        pub enum Request {
-            #(#variants)*
-            /// An extension method (its name starts with `_`), kept as received.
-            Ext {
-                /// The method name, underscore included.
-                method: String,
-                /// The raw params.
-                params: Option<serde_json::Value>,
-            },
-        }
-
-        impl Request {
-            /// Decodes `params` by `method`: -32601 for a method this side does not receive as a
-            /// request, -32602 (with the field path) for params that do not decode.
-            pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Self, RpcError> {
-                Self::decode_raw(method, rpc::RawParams::Borrowed(params))
-            }
-
-            /// [`Request::decode`], the params borrowed or handed over: owned, a large message's
-            /// longest string is moved into the value, not copied ([`rpc::decode_raw`]).
-            pub fn decode_raw(method: &str, params: rpc::RawParams<'_>) -> Result<Self, RpcError> {
-                match method {
-                    #decode
-                    _ if method.starts_with('_') => Ok(Self::Ext { method: method.to_string(), params: rpc::raw_to_value(params.get()) }),
-                    _ => Err(RpcError::method_not_found(method)),
-                }
-            }
-
-            /// The wire method name.
-            pub fn method(&self) -> &str {
-                match self {
-                    #(#method)*
-                    Self::Ext { method, .. } => method,
-                }
-            }
-
-            /// The params as JSON.
-            pub fn params(&self) -> Result<Option<serde_json::Value>, RpcError> {
-                match self {
-                    #(#params)*
-                    Self::Ext { params, .. } => Ok(params.clone()),
-                }
-            }
-        }
-    }
+    let spec = MessageEnum {
+        name: "Request",
+        doc: " A request this side receives, decoded by its method.",
+        ext_doc: " An extension method (its name starts with `_`), kept as received.",
+        decode_doc: &[
+            " Decodes `params` by `method`: -32601 for a method this side does not receive as a",
+            " request, -32602 (with the field path) for params that do not decode.",
+        ],
+        decode_raw_doc: &[
+            " [`Request::decode`], the params borrowed or handed over: owned, a large message's",
+            " longest string is moved into the value, not copied ([`rpc::decode_raw`]).",
+        ],
+        other_kind: quote! { rpc::MessageKind::Notification },
+    };
+    message_enum(p, requests, notifications, spec)
 }
 
 /// `Notification`: the notifications this side receives, decoded by method, with an extension
 /// variant.
 fn notification_enum(p: &Protocol, notifications: &[&Named<'_>], requests: &[&Named<'_>]) -> TokenStream {
-    let variants = message_variants(p, notifications);
-    let decode = decode_arms(notifications, requests, quote! { rpc::MessageKind::Request });
-    let (method, params) = (method_arms(notifications), params_arms(notifications));
+    let spec = MessageEnum {
+        name: "Notification",
+        doc: " A notification this side receives, decoded by its method.",
+        ext_doc: " An extension notification (its name starts with `_`), kept as received.",
+        decode_doc: &[" Decodes `params` by `method` (errors as for [`Request::decode`])."],
+        decode_raw_doc: &[
+            " [`Notification::decode`], the params borrowed or handed over (see",
+            " [`Request::decode_raw`]).",
+        ],
+        other_kind: quote! { rpc::MessageKind::Request },
+    };
+    message_enum(p, notifications, requests, spec)
+}
+
+/// A message enum of one kind: its variants, `decode`/`decode_raw` by method (a method of the
+/// other kind is `wrong_kind`), `method()` and `params()`.
+fn message_enum(p: &Protocol, list: &[&Named<'_>], others: &[&Named<'_>], spec: MessageEnum) -> TokenStream {
+    let variants = message_variants(p, list);
+    let decode = decode_arms(list, others, spec.other_kind);
+    let (method, params) = (method_arms(list), params_arms(list));
+    let (name, doc, ext_doc) = (format_ident!("{}", spec.name), spec.doc, spec.ext_doc);
+    let (decode_doc, decode_raw_doc) = (spec.decode_doc, spec.decode_raw_doc);
     quote! {
-        /// A notification this side receives, decoded by its method.
+        #[doc = #doc]
         #[derive(Debug, Clone, PartialEq)]
-        pub enum Notification {
+        pub enum #name {
             #(#variants)*
-            /// An extension notification (its name starts with `_`), kept as received.
+            #[doc = #ext_doc]
             Ext {
                 /// The method name, underscore included.
                 method: String,
@@ -520,14 +514,13 @@ fn notification_enum(p: &Protocol, notifications: &[&Named<'_>], requests: &[&Na
             },
         }
 
-        impl Notification {
-            /// Decodes `params` by `method` (errors as for [`Request::decode`]).
+        impl #name {
+            #(#[doc = #decode_doc])*
             pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Self, RpcError> {
                 Self::decode_raw(method, rpc::RawParams::Borrowed(params))
             }
 
-            /// [`Notification::decode`], the params borrowed or handed over (see
-            /// [`Request::decode_raw`]).
+            #(#[doc = #decode_raw_doc])*
             pub fn decode_raw(method: &str, params: rpc::RawParams<'_>) -> Result<Self, RpcError> {
                 match method {
                     #decode
