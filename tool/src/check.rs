@@ -19,6 +19,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 mod not_in_schema;
+mod schema;
 
 /// The verdict on one message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -432,7 +433,13 @@ impl Checker {
             Ok(reencoded) => {
                 let again = |changed: &Value| decode(serde_json::value::to_raw_value(changed).ok().as_deref()).1;
                 let events = not_in_schema(report, "params", params.as_ref(), events, &again);
-                compare(report, "params", params.as_ref(), reencoded.as_ref(), events)
+                compare(report, "params", params.as_ref(), reencoded.as_ref(), events);
+                if let Some(row) = row {
+                    let empty = Value::Object(Map::new());
+                    // Absent and `null` params read as `{}`, as the typed decoding reads them.
+                    let params = params.as_ref().filter(|p| !p.is_null()).unwrap_or(&empty);
+                    validate(report, self.decoding_version(), row.params, "params", params);
+                }
             }
         }
     }
@@ -510,7 +517,8 @@ impl Checker {
             return;
         }
         let tables = tables(self.decoding_version());
-        let receiver = Receiver::of(tables.find(&method, MessageKind::Request), requester);
+        let row = tables.find(&method, MessageKind::Request);
+        let receiver = Receiver::of(row, requester);
         let raw = match serde_json::value::to_raw_value(&result) {
             Ok(raw) => raw,
             Err(e) => return report.error("result", e.to_string()),
@@ -527,6 +535,9 @@ impl Checker {
                 };
                 let events = not_in_schema(report, "result", Some(&result), events, &again);
                 compare(report, "result", Some(&result), reencoded.as_ref(), events);
+                if let Some(def) = row.and_then(|row| row.result) {
+                    validate(report, self.decoding_version(), def, "result", &result);
+                }
                 if method == "initialize" && self.forced.is_none() {
                     let answered = result.get("protocolVersion").and_then(Value::as_u64);
                     match answered.map(|v| u16::try_from(v).ok().and_then(Version::from_number)) {
@@ -560,6 +571,9 @@ struct Row {
     /// The end that receives the method, when it is one of the two.
     receiver: Option<Role>,
     stability: Stability,
+    /// The schema names (`$defs`) of the params and result types.
+    params: &'static str,
+    result: Option<&'static str>,
 }
 
 impl Row {
@@ -620,7 +634,13 @@ impl<T: Tables> VersionTables for Of<T> {
             .position(|r| r.name == method && r.kind == kind)
             .or_else(|| rows.iter().position(|r| r.name == method))?;
         let row = &rows[index];
-        Some(Row { index, receiver: rpc::Side::role(row.side), stability: row.stability })
+        Some(Row {
+            index,
+            receiver: rpc::Side::role(row.side),
+            stability: row.stability,
+            params: row.params,
+            result: row.result,
+        })
     }
 
     fn decode(
@@ -762,6 +782,32 @@ fn not_in_schema(
     let (found, rest) = not_in_schema::locate(root, received, events, decode);
     report.warnings.extend(found.into_iter().map(|f| Warning { path: f.path, reason: f.reason }));
     rest
+}
+
+/// Validates `instance` (at `root`) against `#/$defs/{def}` of `version`'s JSON Schema; each
+/// violation is an error, except where a warning already explains it: a violation at or under a
+/// value lenient decoding repaired or a catch-all kept, or a union (`anyOf`/`oneOf`) failing
+/// because of such a value inside it.
+fn validate(report: &mut Report, version: Version, def: &str, root: &str, instance: &Value) {
+    let warned: Vec<&str> = report.warnings.iter().filter_map(|w| w.path.as_deref()).collect();
+    let explained = |v: &schema::Violation| {
+        warned
+            .iter()
+            .any(|w| within(&v.path, w) || (matches!(v.keyword.as_str(), "anyOf" | "oneOf") && within(w, &v.path)))
+    };
+    let errors: Vec<Problem> = schema::violations(version, def, root, instance)
+        .into_iter()
+        .filter(|v| !explained(v))
+        .map(|v| Problem { path: v.path, reason: v.reason })
+        .collect();
+    for problem in errors {
+        report.error(problem.path, problem.reason);
+    }
+}
+
+/// Whether the value at `path` is the one at `ancestor` or inside it.
+fn within(path: &str, ancestor: &str) -> bool {
+    path.strip_prefix(ancestor).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
 }
 
 /// Lenient repairs that left no trace in the JSON (or could not be located).
@@ -939,6 +985,24 @@ mod tests {
         // The oldest were forgotten, the newest are still matched.
         assert_eq!(checker.check_line(total + 1, response(0).to_string().as_bytes()).status, Status::Unmatched);
         assert_eq!(checker.check_line(total + 2, response(total - 1).to_string().as_bytes()).status, Status::Ok);
+    }
+
+    #[test]
+    fn schema_constraints_the_types_do_not_enforce_are_errors() {
+        let reports = check(&[
+            serde_json::json!({"from":"client","message":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"c","version":"1"}}}}),
+            serde_json::json!({"from":"client","message":{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}}),
+            serde_json::json!({"from":"client","message":{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"x","annotations":{"priority":2}}]}}}),
+        ]);
+        assert_eq!(reports[1].status, Status::Error, "{}", reports[1]);
+        assert_eq!(reports[1].problems.len(), 1, "{}", reports[1]);
+        let problem = &reports[1].problems[0];
+        assert_eq!(problem.path, "params.prompt", "{}", reports[1]);
+        assert!(problem.reason.contains("`minItems`"), "{}", reports[1]);
+        assert!(problem.reason.contains("(The blocks of content that compose the user's message.)"), "{}", reports[1]);
+        // Through a `$ref` and two unions, to the value itself.
+        assert_eq!(reports[2].problems[0].path, "params.prompt[0].annotations.priority", "{}", reports[2]);
+        assert!(reports[2].problems[0].reason.contains("`maximum`"), "{}", reports[2]);
     }
 
     #[test]

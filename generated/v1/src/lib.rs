@@ -5,4 +5,6 @@ use acp_types_support as support;
 mod types;
 #[rustfmt::skip]
 pub mod methods;
+#[rustfmt::skip]
+pub mod schema_json;
 pub use types::*;

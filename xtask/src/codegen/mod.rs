@@ -121,6 +121,16 @@ pub fn generate(root: &Path) -> Result<(BTreeMap<PathBuf, String>, Vec<String>),
             Err(e) => errors.push(e),
         }
         files.insert(PathBuf::from(format!("generated/{version}/src/lib.rs")), emit::crates::version_lib(v, &sources)?);
+        let texts = [&stable_name, &unstable_name].map(|name| fs::read_to_string(root.join(name)));
+        match texts {
+            [Ok(stable_text), Ok(unstable_text)] => {
+                files.insert(
+                    PathBuf::from(format!("generated/{version}/src/schema_json.rs")),
+                    emit::crates::schema_json_module(v, &sources, &stable_text, &unstable_text),
+                );
+            }
+            [Err(e), _] | [_, Err(e)] => errors.push(format!("cannot read schema/{version}/: {e}")),
+        }
         stables.push((v, loaded.swap_remove(0)));
     }
     for pair in stables.windows(2) {

@@ -134,9 +134,39 @@ pub fn version_lib(version: &SchemaVersion, sources: &str) -> Result<String, Str
             mod types;
             #[rustfmt::skip]
             pub mod methods;
+            #[rustfmt::skip]
+            pub mod schema_json;
             pub use types::*;
         },
     )
+}
+
+/// `generated/vN/src/schema_json.rs`: the text of the version's schema files as constants
+/// (`SCHEMA`, and `SCHEMA_UNSTABLE` with the `unstable` feature), so that a tool can validate
+/// against them without reading `schema/` at run time. `stable` and `unstable` are the files'
+/// texts, embedded byte for byte.
+pub fn schema_json_module(version: &SchemaVersion, sources: &str, stable: &str, unstable: &str) -> String {
+    let dir = &version.dir;
+    let mut out = super::header(sources);
+    out.push_str(&format!(
+        "//! The JSON Schemas of {dir}, as published (`schema/{dir}/`), for validating messages against them.\n\n\
+         /// The text of `schema/{dir}/schema.json`.\n\
+         pub const SCHEMA: &str = {};\n\n\
+         /// The text of `schema/{dir}/schema.unstable.json`.\n\
+         #[cfg(feature = \"unstable\")]\n\
+         pub const SCHEMA_UNSTABLE: &str = {};\n",
+        raw_string(stable),
+        raw_string(unstable)
+    ));
+    out
+}
+
+/// `text` as a Rust raw string literal, with one `#` more than its longest run after a `"`.
+fn raw_string(text: &str) -> String {
+    let longest =
+        text.split('"').skip(1).map(|after| after.bytes().take_while(|&b| b == b'#').count()).max().unwrap_or(0);
+    let hashes = "#".repeat(longest + 1);
+    format!("r{hashes}\"{text}\"{hashes}")
 }
 
 /// `generated/src/lib.rs`: the facade's documentation and its items, which are in a module of
