@@ -12,6 +12,7 @@
 use crate::codegen::diff::{self, Severity};
 use crate::codegen::emit::crates::Workspace;
 use crate::codegen::{self, ir::Protocol};
+use crate::files::{files_under, write_if_changed};
 use crate::{process, schema};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -432,14 +433,7 @@ fn sync_dir(from: &Path, to: &Path) -> Result<(), String> {
     let wanted = files_under(from)?;
     for rel in &wanted {
         let bytes = fs::read(from.join(rel)).map_err(|e| format!("cannot read {}: {e}", from.join(rel).display()))?;
-        let target = to.join(rel);
-        if fs::read(&target).ok().as_deref() == Some(bytes.as_slice()) {
-            continue;
-        }
-        if let Some(parent) = target.parent() {
-            fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-        }
-        fs::write(&target, bytes).map_err(|e| format!("cannot write {}: {e}", target.display()))?;
+        write_if_changed(&to.join(rel), &bytes)?;
     }
     for rel in files_under(to)? {
         if !wanted.contains(&rel) {
@@ -447,28 +441,6 @@ fn sync_dir(from: &Path, to: &Path) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// The files under `dir` (none if it does not exist), relative to it.
-fn files_under(dir: &Path) -> Result<BTreeSet<PathBuf>, String> {
-    let mut found = BTreeSet::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(current) = stack.pop() {
-        let entries = match fs::read_dir(&current) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(format!("cannot list {}: {e}", current.display())),
-        };
-        for entry in entries {
-            let path = entry.map_err(|e| format!("cannot list {}: {e}", current.display()))?.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if let Ok(rel) = path.strip_prefix(dir) {
-                found.insert(rel.to_path_buf());
-            }
-        }
-    }
-    Ok(found)
 }
 
 /// The workspace root listing the crates that generated, with the main workspace's lock file
@@ -497,13 +469,6 @@ fn write_workspace(root: &Path, crates_dir: &Path, results: &[FileResult]) -> Re
     write_if_changed(&crates_dir.join("Cargo.toml"), manifest.as_bytes())?;
     let lock = fs::read(root.join("Cargo.lock")).map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
     write_if_changed(&crates_dir.join("Cargo.lock"), &lock)
-}
-
-fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    if fs::read(path).ok().as_deref() == Some(bytes) {
-        return Ok(());
-    }
-    fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// `cargo` in the history workspace, with its own target dir and warnings denied.

@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod codegen;
+pub mod files;
 pub mod fuzz;
 pub mod history;
 pub mod interop;

@@ -26,7 +26,7 @@ pub mod merge;
 pub mod naming;
 pub mod samples;
 
-use crate::schema;
+use crate::{files, schema};
 use emit::crates::SchemaVersion;
 use ir::Protocol;
 use std::collections::BTreeMap;
@@ -178,16 +178,9 @@ pub fn run(root: &Path, check_only: bool) -> Result<Vec<String>, String> {
         return Ok(lines);
     }
     for (path, text) in &files {
-        let full = root.join(path);
-        if fs::read_to_string(&full).ok().as_deref() == Some(text.as_str()) {
-            continue;
-        }
-        if let Some(dir) = full.parent() {
-            fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        }
-        fs::write(&full, text).map_err(|e| format!("{}: {e}", full.display()))?;
+        files::write_if_changed(&root.join(path), text.as_bytes())?;
     }
-    for stale in stale_files(root, &files) {
+    for stale in stale_files(root, &files)? {
         fs::remove_file(root.join(&stale)).map_err(|e| format!("{}: {e}", stale.display()))?;
     }
     lines.push(format!("wrote {} files in {:.0} ms", files.len(), start.elapsed().as_secs_f64() * 1e3));
@@ -214,7 +207,7 @@ fn check_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Result<(), Str
             Err(_) => problems.push(format!("{} is missing", path.display())),
         }
     }
-    for stale in stale_files(root, files) {
+    for stale in stale_files(root, files)? {
         problems.push(format!("{} is no longer generated", stale.display()));
     }
     if problems.is_empty() {
@@ -224,28 +217,9 @@ fn check_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Result<(), Str
     }
 }
 
-fn stale_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Vec<PathBuf> {
-    let mut stale = Vec::new();
-    {
-        let mut stack = vec![root.join(OWNED_DIR)];
-        while let Some(d) = stack.pop() {
-            let Ok(entries) = fs::read_dir(&d) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else if let Ok(rel) = path.strip_prefix(root) {
-                    if !files.contains_key(rel) {
-                        stale.push(rel.to_path_buf());
-                    }
-                }
-            }
-        }
-    }
-    stale.sort();
-    stale
+fn stale_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Result<Vec<PathBuf>, String> {
+    let owned = files::files_under(&root.join(OWNED_DIR))?;
+    Ok(owned.into_iter().map(|rel| Path::new(OWNED_DIR).join(rel)).filter(|p| !files.contains_key(p)).collect())
 }
 
 /// `cargo xtask codegen --schema FILE --out DIR`: a standalone crate for one schema file.
