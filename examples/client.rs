@@ -146,9 +146,8 @@ async fn run_v1(
     let session =
         conn.conn.request::<v1::methods::SessionNew>(&v1::NewSessionRequest::new(cwd_text, vec![])).await.map_err(e)?;
     let params = v1::PromptRequest::new(session.session_id, serde_json::from_value(prompt).map_err(|e| e.to_string())?);
-    let done = conn.conn.request::<v1::methods::SessionPrompt>(&params).await.map_err(e)?;
-    // The updates the agent sent before its answer have all been handled after this.
-    conn.conn.sync_notifications().await;
+    // Completes with the answer, once every update the agent sent before it was handled.
+    let done = conn.prompt_v1(&params).await.map_err(e)?;
     while let Ok(update) = updates.try_recv() {
         print(update);
     }
@@ -168,17 +167,14 @@ async fn run_v2(
         .await
         .map_err(e)?;
     let params = v2::PromptRequest::new(session.session_id, serde_json::from_value(prompt).map_err(|e| e.to_string())?);
-    conn.conn.request::<v2::methods::SessionPrompt>(&params).await.map_err(e)?;
-    // v2 ends the turn with a `state_update` to idle, which carries the stop reason.
-    while let Some(update) = updates.recv().await {
-        let stop = (update["sessionUpdate"] == "state_update" && update["state"] == "idle")
-            .then(|| update["stopReason"].clone());
+    // Completes at the `idle` that ends this prompt's turn (an idle snapshot, such as the one
+    // some agents send after `session/new`, is not a turn end), once every update was handled.
+    let end = conn.prompt_v2(&params).await.map_err(e)?;
+    while let Ok(update) = updates.try_recv() {
         print(update);
-        if let Some(stop) = stop {
-            return Ok(stop.as_str().unwrap_or("none").to_string());
-        }
     }
-    Err("the agent closed the connection before the turn ended".into())
+    let idle = serde_json::to_value(&end.idle).map_err(|e| e.to_string())?;
+    Ok(idle["stopReason"].as_str().unwrap_or("none").to_string())
 }
 
 /// Logs (e.g. a response to an unknown id) go to stderr: stdout is the protocol's.

@@ -1,10 +1,13 @@
 //! An ACP agent on stdio that speaks v1 and v2: it streams each prompt's text back as agent
 //! message chunks and ends the turn with `end_turn`. The word `perm` makes it ask
 //! `session/request_permission` first; `read PATH` makes it call `fs/read_text_file` (v1, when the
-//! client advertised it); `slow` makes it wait 10 s, which `session/cancel` cuts short.
+//! client advertised it); `slow` makes it wait 10 s, which `session/cancel` cuts short. In v2 the
+//! runtime runs each turn's lifecycle (the user message, `running`, then `idle` with the stop
+//! reason `prompt_turn` returns).
 //!
 //! `cargo run --example echo_agent`
 
+use acp_rpc::turn::Turn;
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, v2};
 use acp_rpc::Context;
@@ -94,6 +97,7 @@ impl v1::methods::agent::Handler<Context> for Echo {
 impl v2::methods::agent::Handler<Context> for Echo {
     async fn initialize(&self, _: v2::InitializeRequest, _: Context) -> Result<v2::InitializeResponse, RpcError> {
         let info = v2::Implementation::new("echo_agent".into(), env!("CARGO_PKG_VERSION").into());
+        // `capabilities.session` is filled in by the runtime, which runs the prompt turns.
         Ok(v2::InitializeResponse::new(v2::ProtocolVersion(2), info))
     }
 
@@ -101,69 +105,45 @@ impl v2::methods::agent::Handler<Context> for Echo {
         let n = self.sessions.fetch_add(1, Ordering::Relaxed);
         Ok(v2::NewSessionResponse::new(v2::SessionId(format!("sess-{n}"))))
     }
+}
 
-    /// v2 acknowledges the prompt at once and reports the turn through `session/update`s, the last
-    /// one a `state_update` to idle with the stop reason.
-    async fn session_prompt(&self, params: v2::PromptRequest, cx: Context) -> Result<v2::PromptResponse, RpcError> {
+/// v2: the runtime has inserted the prompt, answered with its `messageId` and reported
+/// `running`; this is the turn, and the runtime reports `idle` with the stop reason returned.
+impl acp_rpc::agent::Agent for Echo {
+    async fn prompt_turn(&self, params: v2::PromptRequest, turn: Turn) -> Result<v2::IdleStateUpdate, RpcError> {
+        use v2::methods::SessionRequestPermission;
         let text = prompt_text(params.prompt.iter().map(|b| match b {
             v2::ContentBlock::Text(t) => Some(t.text.as_str()),
             _ => None,
         }));
-        let n = self.sessions.fetch_add(1, Ordering::Relaxed);
-        let message = v2::MessageId(format!("msg-{n}"));
-        let turn = cx.clone();
-        let session = params.session_id.clone();
-        let reply = message.clone();
-        tokio::spawn(async move {
-            if let Err(e) = v2_turn(&turn, session, reply, text).await {
-                tracing::warn!("echo_agent: turn failed: {e}");
+        let rpc = |e: acp_rpc::Error| e.to_rpc();
+        let stopped = |stop| Ok(v2::IdleStateUpdate::new(stop));
+        if text.split_whitespace().any(|w| w == "perm") {
+            let options = vec![
+                v2::PermissionOption::new(
+                    v2::PermissionOptionId("allow".into()),
+                    "Allow".into(),
+                    v2::PermissionOptionKind::AllowOnce,
+                ),
+                v2::PermissionOption::new(
+                    v2::PermissionOptionId("reject".into()),
+                    "Reject".into(),
+                    v2::PermissionOptionKind::RejectOnce,
+                ),
+            ];
+            let asked = v2::RequestPermissionRequest::new(turn.session_id.clone(), "Echo the prompt".into(), options);
+            let answer = turn.cx.request::<SessionRequestPermission>(&asked).await.map_err(rpc)?;
+            if let v2::RequestPermissionOutcome::Cancelled(_) = answer.outcome {
+                return stopped(v2::IdleStateUpdateStopReason::Cancelled);
             }
-        });
-        Ok(v2::PromptResponse::new(message))
-    }
-}
-
-async fn v2_turn(
-    cx: &Context,
-    session: v2::SessionId,
-    message: v2::MessageId,
-    text: String,
-) -> Result<(), acp_rpc::Error> {
-    use v2::methods::{SessionRequestPermission, SessionUpdate};
-    let update = |u: v2::SessionUpdate| v2::UpdateSessionNotification::new(session.clone(), u);
-    let running = v2::StateUpdate::Running(v2::RunningStateUpdate::new());
-    cx.notify::<SessionUpdate>(&update(v2::SessionUpdate::StateUpdate(running))).await?;
-    let mut stop = v2::IdleStateUpdateStopReason::EndTurn;
-    if text.split_whitespace().any(|w| w == "perm") {
-        let options = vec![
-            v2::PermissionOption::new(
-                v2::PermissionOptionId("allow".into()),
-                "Allow".into(),
-                v2::PermissionOptionKind::AllowOnce,
-            ),
-            v2::PermissionOption::new(
-                v2::PermissionOptionId("reject".into()),
-                "Reject".into(),
-                v2::PermissionOptionKind::RejectOnce,
-            ),
-        ];
-        let asked = v2::RequestPermissionRequest::new(session.clone(), "Echo the prompt".into(), options);
-        if let v2::RequestPermissionOutcome::Cancelled(_) =
-            cx.request::<SessionRequestPermission>(&asked).await?.outcome
-        {
-            stop = v2::IdleStateUpdateStopReason::Cancelled;
         }
+        if text.split_whitespace().any(|w| w == "slow") && slow(&turn.cx).await {
+            return stopped(v2::IdleStateUpdateStopReason::Cancelled);
+        }
+        let chunk = v2::ContentChunk::new(turn.new_message_id(), v2::ContentBlock::Text(v2::TextContent::new(text)));
+        turn.update(v2::SessionUpdate::AgentMessageChunk(chunk)).await.map_err(rpc)?;
+        stopped(v2::IdleStateUpdateStopReason::EndTurn)
     }
-    if stop == v2::IdleStateUpdateStopReason::EndTurn && text.split_whitespace().any(|w| w == "slow") && slow(cx).await
-    {
-        stop = v2::IdleStateUpdateStopReason::Cancelled;
-    }
-    if stop == v2::IdleStateUpdateStopReason::EndTurn {
-        let chunk = v2::ContentChunk::new(message, v2::ContentBlock::Text(v2::TextContent::new(text)));
-        cx.notify::<SessionUpdate>(&update(v2::SessionUpdate::AgentMessageChunk(chunk))).await?;
-    }
-    let idle = v2::StateUpdate::Idle(v2::IdleStateUpdate::new(stop));
-    cx.notify::<SessionUpdate>(&update(v2::SessionUpdate::StateUpdate(idle))).await
 }
 
 /// Logs (e.g. a response to an unknown id) go to stderr: stdout is the protocol's.

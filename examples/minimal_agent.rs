@@ -1,14 +1,16 @@
 use acp_rpc::types::{support::rpc::RpcError, v1, v2, Version};
 use acp_rpc::Context;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-struct Agent;
+#[derive(Default)]
+struct Agent(AtomicU64);
 
 impl v1::methods::agent::Handler<Context> for Agent {
     async fn initialize(&self, _: v1::InitializeRequest, _: Context) -> Result<v1::InitializeResponse, RpcError> {
         Ok(v1::InitializeResponse::new(v1::ProtocolVersion(1)))
     }
     async fn session_new(&self, _: v1::NewSessionRequest, _: Context) -> Result<v1::NewSessionResponse, RpcError> {
-        Ok(v1::NewSessionResponse::new(v1::SessionId("only".into())))
+        Ok(v1::NewSessionResponse::new(v1::SessionId(format!("s{}", self.0.fetch_add(1, Ordering::Relaxed)))))
     }
     async fn session_prompt(&self, p: v1::PromptRequest, cx: Context) -> Result<v1::PromptResponse, RpcError> {
         for block in p.prompt {
@@ -20,8 +22,9 @@ impl v1::methods::agent::Handler<Context> for Agent {
     }
 }
 impl v2::methods::agent::Handler<Context> for Agent {} // v1 only: we never negotiate 2
+impl acp_rpc::agent::Agent for Agent {}
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    acp_rpc::agent::serve_stdio(Agent, &[Version::V1]).await
+    acp_rpc::agent::serve_stdio(Agent::default(), &[Version::V1]).await
 }

@@ -20,9 +20,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let new = v1::NewSessionRequest::new(std::env::current_dir()?.display().to_string(), vec![]);
     let session = conn.conn.request::<v1::methods::SessionNew>(&new).await?;
     let hello = vec![v1::ContentBlock::Text(v1::TextContent::new("hello".into()))];
-    let done =
-        conn.conn.request::<v1::methods::SessionPrompt>(&v1::PromptRequest::new(session.session_id, hello)).await?;
-    conn.conn.sync_notifications().await;
+    // Completes when the turn ends, after every update of it was printed.
+    let done = conn.prompt_v1(&v1::PromptRequest::new(session.session_id, hello)).await?;
     println!("stop reason: {}", done.stop_reason);
     Ok(())
 }

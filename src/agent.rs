@@ -1,20 +1,52 @@
 //! Serving an agent: one binary speaks v1 and v2. On `initialize` the agent answers the highest
 //! version it supports that is at most the one requested (-32022 when there is none), and decodes
 //! everything after with that version's generated tables.
+//!
+//! The runtime keeps the protocol's lifecycle rules for the agent:
+//! - v1: a `session/prompt` answered while (or after) its session was cancelled ends `cancelled`,
+//!   whatever the handler returned;
+//! - v2: the initialize answer advertises `capabilities.session` (unless [`Agent::V2_SESSIONS`] is
+//!   false), and `session/prompt` is a turn the runtime runs (see [`crate::turn`]): the user
+//!   message is inserted and reported, the request answered with its `messageId`, `running` and
+//!   `idle` reported around [`Agent::prompt_turn`], which returns the outcome.
 
 use crate::connection::{BoxFuture, Config, Connection, Raw, RequestContext, Service};
 use crate::session::{session_of, Context, Negotiated, Sessions};
-use acp_types::support::rpc::RpcError;
+use crate::turn::{MessageIds, SessionLocks, Turn};
+use acp_types::support::rpc::{decode_params, RpcError};
+use acp_types::support::Patch;
 use acp_types::{v1, v2, Version};
+use futures_util::FutureExt as _;
 use serde_json::json;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::sync::CancellationToken;
 
 /// An agent: the generated handler traits of both versions (every method has a default, so an
-/// agent implements only what it supports; an empty `impl` for a version it does not speak).
-pub trait Agent: v1::methods::agent::Handler<Context> + v2::methods::agent::Handler<Context> + 'static {}
-impl<T: v1::methods::agent::Handler<Context> + v2::methods::agent::Handler<Context> + 'static> Agent for T {}
+/// agent implements only what it supports; an empty `impl` for a version it does not speak), and
+/// the v2 prompt turn.
+pub trait Agent: v1::methods::agent::Handler<Context> + v2::methods::agent::Handler<Context> + 'static {
+    /// Whether the v2 `initialize` answer advertises the session methods when the handler left
+    /// `capabilities.session` out (an omitted one means the agent serves no `session/*` at all).
+    const V2_SESSIONS: bool = true;
+
+    /// One v2 prompt turn: the work a `session/prompt` starts, after the runtime has inserted
+    /// and reported the user message, answered the request and reported `running`. Returns the
+    /// `idle` update that ends it (its stop reason, and usage where known). The runtime reports
+    /// `cancelled` instead when the turn was cancelled, and an `error` stop reason when this
+    /// fails; it drops the work `Config::cancel_grace` after a cancel that it ignores.
+    /// (The v2 handler's own `session_prompt` is not called while [`Agent::V2_SESSIONS`] holds.)
+    fn prompt_turn(
+        &self,
+        prompt: v2::PromptRequest,
+        turn: Turn,
+    ) -> impl Future<Output = Result<v2::IdleStateUpdate, RpcError>> + Send {
+        let _ = (prompt, turn);
+        async { Err(RpcError::internal("this agent does not implement v2 prompt turns (Agent::prompt_turn)")) }
+    }
+}
 
 /// -32600 for anything but `initialize` before `initialize` has succeeded.
 pub fn not_initialized(method: &str) -> RpcError {
@@ -34,6 +66,9 @@ struct AgentService<A> {
     versions: Vec<Version>,
     version: Negotiated,
     sessions: Arc<Sessions>,
+    /// v2: one turn at a time per session, and the `messageId`s of inserted messages.
+    turns: Arc<SessionLocks>,
+    ids: Arc<MessageIds>,
     conn: Connection,
 }
 
@@ -60,6 +95,8 @@ where
         versions,
         version: Negotiated::default(),
         sessions: Arc::default(),
+        turns: Arc::default(),
+        ids: Arc::default(),
         conn,
     })
 }
@@ -72,35 +109,44 @@ pub async fn serve_stdio<A: Agent>(agent: A, versions: &[Version]) -> std::io::R
 
 impl<A: Agent> Service for AgentService<A> {
     fn request(&self, method: String, params: Option<Raw>, cx: RequestContext) -> BoxFuture<Result<Raw, RpcError>> {
+        let session = session_of(params.as_deref());
+        if method == "session/close" {
+            // Closing a session ends its turns (`cancelled`).
+            if let Some(session) = &session {
+                self.sessions.cancel(session);
+            }
+        }
         let agent = self.agent.clone();
         let versions = self.versions.clone();
-        let version = self.version.clone();
-        let sessions = self.sessions.clone();
+        let negotiated = self.version.clone();
+        let (sessions, turns, ids) = (self.sessions.clone(), self.turns.clone(), self.ids.clone());
         // Registered now, while the reader is still on this message: a `session/cancel` right
         // behind it must find it.
         let turn = cx.cancel.child_token();
-        let registered = session_of(params.as_deref()).map(|s| sessions.register(s, turn.clone()));
+        let registered = session.map(|s| self.sessions.register(s, turn.clone()));
         Box::pin(async move {
             let _registered = registered;
             if method == "initialize" {
-                let requested = requested_version(params.as_deref())?;
-                let chosen = versions.iter().copied().filter(|v| v.number() <= requested).max().ok_or_else(|| {
-                    let supported: Vec<u16> = versions.iter().map(|v| v.number()).collect();
-                    RpcError::new(-32022, "unsupported protocol version")
-                        .with_data(json!({ "requested": requested, "supported": supported }))
-                })?;
-                let acx = Context { conn: cx.conn, version: chosen, cancel: turn };
-                let mut result = dispatch(&*agent, chosen, &method, params, acx).await?;
-                // The answer states the negotiated version, whatever the handler filled in.
-                result["protocolVersion"] = json!(chosen.number());
-                version.set(chosen);
-                return to_raw(result);
+                let cx = Context { conn: cx.conn, version: Version::V1, cancel: turn };
+                return initialize(&*agent, &versions, &negotiated, params, cx).await;
             }
-            let Some(v) = version.get() else {
+            let Some(v) = negotiated.get() else {
                 return Err(not_initialized(&method));
             };
-            let acx = Context { conn: cx.conn, version: v, cancel: turn };
-            to_raw(dispatch(&*agent, v, &method, params, acx).await?)
+            if v == Version::V2 && method == "session/prompt" && A::V2_SESSIONS {
+                return v2_prompt(agent, params, cx, sessions, turns, ids).await;
+            }
+            let acx = Context { conn: cx.conn, version: v, cancel: turn.clone() };
+            let result = dispatch(&*agent, v, &method, params, acx).await;
+            if v == Version::V1 && method == "session/prompt" && turn.is_cancelled() {
+                // "the Agent MUST respond to the session/prompt with StopReason::Cancelled",
+                // errors of the aborted work included (v1 `CancelNotification`); what else the
+                // handler answered (usage, `_meta`) is kept.
+                let mut answer = result.ok().filter(serde_json::Value::is_object).unwrap_or_else(|| json!({}));
+                answer["stopReason"] = json!("cancelled");
+                return to_raw(answer);
+            }
+            to_raw(result?)
         })
     }
 
@@ -130,6 +176,108 @@ impl<A: Agent> Service for AgentService<A> {
             }
         })
     }
+}
+
+/// `initialize`: the version chosen, the handler of that version called, and its answer made to
+/// state the version (and, in v2, the session capability).
+async fn initialize<A: Agent>(
+    agent: &A,
+    versions: &[Version],
+    negotiated: &Negotiated,
+    params: Option<Raw>,
+    cx: Context,
+) -> Result<Raw, RpcError> {
+    let requested = requested_version(params.as_deref())?;
+    let chosen = versions.iter().copied().filter(|v| v.number() <= requested).max().ok_or_else(|| {
+        let supported: Vec<u16> = versions.iter().map(|v| v.number()).collect();
+        RpcError::new(-32022, "unsupported protocol version")
+            .with_data(json!({ "requested": requested, "supported": supported }))
+    })?;
+    let mut result = dispatch(agent, chosen, "initialize", params, Context { version: chosen, ..cx }).await?;
+    // The answer states the negotiated version, whatever the handler filled in.
+    result["protocolVersion"] = json!(chosen.number());
+    if chosen == Version::V2 && A::V2_SESSIONS && result.is_object() {
+        // v2: "Omitted and `null` are equivalent and mean the agent does not support the
+        // `session/*` methods" (`AgentCapabilities.session`); the runtime serves them.
+        let capabilities = &mut result["capabilities"];
+        if !capabilities.is_object() {
+            *capabilities = json!({});
+        }
+        if capabilities["session"].is_null() {
+            capabilities["session"] = json!({});
+        }
+    }
+    negotiated.set(chosen);
+    to_raw(result)
+}
+
+/// A v2 `session/prompt`: the prompt checked, the user message inserted and reported, the
+/// answer (its `messageId`) returned, and the turn started once the answer is queued.
+async fn v2_prompt<A: Agent>(
+    agent: Arc<A>,
+    params: Option<Raw>,
+    cx: RequestContext,
+    sessions: Arc<Sessions>,
+    turns: Arc<SessionLocks>,
+    ids: Arc<MessageIds>,
+) -> Result<Raw, RpcError> {
+    let prompt: v2::PromptRequest = decode_params("session/prompt", params.as_deref())?;
+    if prompt.prompt.is_empty() {
+        // "Clients MUST NOT send an empty array. Agents MAY reject one with `-32602` without
+        // inserting it." (v2 `PromptRequest.prompt`)
+        return Err(RpcError::invalid_params("session/prompt", "prompt", "an empty prompt (minItems: 1)"));
+    }
+    let message_id = ids.next();
+    let cancel = CancellationToken::new();
+    let registered = sessions.register(prompt.session_id.0.clone(), cancel.clone());
+    let context = Context { conn: cx.conn.clone(), version: Version::V2, cancel };
+    let turn = Turn::new(context, prompt.session_id.clone(), message_id.clone(), ids);
+    let mut inserted = v2::UserMessage::new(message_id.clone());
+    inserted.content = Patch::Value(prompt.prompt.clone());
+    turn.update(v2::SessionUpdate::UserMessage(inserted)).await.map_err(|e| e.to_rpc())?;
+    let serial = turns.of(&prompt.session_id.0);
+    cx.after_response(async move {
+        let _registered = registered;
+        let _serial = serial.lock_owned().await;
+        run_turn(&*agent, prompt, turn).await;
+    });
+    to_raw(acp_types::support::rpc::encode(&v2::PromptResponse::new(message_id))?)
+}
+
+/// The turn: `running`, the handler, `idle` with its stop reason.
+async fn run_turn<A: Agent>(agent: &A, prompt: v2::PromptRequest, turn: Turn) {
+    let state = |s: v2::StateUpdate| v2::SessionUpdate::StateUpdate(s);
+    if turn.update(state(v2::StateUpdate::Running(v2::RunningStateUpdate::new()))).await.is_err() {
+        return; // the connection is gone
+    }
+    let conn = turn.cx.conn.clone();
+    let cancel = turn.cx.cancel.clone();
+    let grace = conn.cancel_grace();
+    let work = AssertUnwindSafe(agent.prompt_turn(prompt, turn.clone())).catch_unwind();
+    let outcome = tokio::select! {
+        done = work => done.unwrap_or_else(|_| Err(RpcError::internal("the prompt turn panicked"))),
+        _ = async { cancel.cancelled().await; tokio::time::sleep(grace).await } => {
+            Err(RpcError::new(RpcError::REQUEST_CANCELLED, "the turn did not stop within the grace period"))
+        }
+        _ = conn.closed() => return,
+    };
+    let stop = match outcome {
+        _ if turn.is_cancelled() => v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::Cancelled),
+        Ok(idle) => idle,
+        Err(e) => {
+            let mut error = v2::ErrorStopReason::new();
+            error.error = Patch::Value(v2::Error::new(error_code(e.code), e.message.clone()));
+            v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::Error(error))
+        }
+    };
+    if let Err(e) = turn.update(state(v2::StateUpdate::Idle(stop))).await {
+        tracing::warn!("acp: cannot report the end of a turn: {e}");
+    }
+}
+
+/// A JSON-RPC error code as v2's `ErrorCode` (a named one where the schema names it).
+fn error_code(code: i32) -> v2::ErrorCode {
+    serde_json::from_value(json!(code)).unwrap_or(v2::ErrorCode::Other(code))
 }
 
 async fn dispatch<A: Agent>(

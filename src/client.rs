@@ -1,9 +1,12 @@
 //! Connecting a client to an agent: the client asks for a protocol version in `initialize` and
 //! decodes the agent's requests and notifications with the version the agent answered. Cancelling
-//! a session answers the agent's pending permission requests for it with `cancelled`.
+//! a session answers the agent's pending permission requests for it with `cancelled`. A prompt
+//! ([`ClientConnection::prompt_v1`], [`ClientConnection::prompt_v2`]) completes when its turn
+//! ends, once the client's handler has seen every update before that end.
 
 use crate::connection::{BoxFuture, Config, Connection, Error, Raw, RequestContext, Service};
 use crate::session::{session_of, Context, Negotiated, Sessions};
+use crate::turn::{TurnEnd, TurnWaiters};
 use acp_types::support::rpc::RpcError;
 use acp_types::{v1, v2, Version};
 use serde_json::json;
@@ -23,6 +26,7 @@ pub struct ClientConnection {
     pub conn: Connection,
     version: Negotiated,
     sessions: Arc<Sessions>,
+    turns: Arc<TurnWaiters>,
 }
 
 impl ClientConnection {
@@ -53,6 +57,33 @@ impl ClientConnection {
         }
     }
 
+    /// A v1 prompt turn: sends `session/prompt` and returns its answer (the stop reason, and
+    /// usage where the agent reports it) once the client's handler has handled every update the
+    /// agent sent before it.
+    pub async fn prompt_v1(&self, prompt: &v1::PromptRequest) -> Result<v1::PromptResponse, Error> {
+        let done = self.conn.request::<v1::methods::SessionPrompt>(prompt).await?;
+        self.conn.sync_notifications().await;
+        Ok(done)
+    }
+
+    /// A v2 prompt turn: sends `session/prompt` and waits for the end of the turn it starts:
+    /// the first `idle` state update after this prompt's `running` (an `idle` snapshot before
+    /// that, such as the one after `session/new`, is not counted), once the client's handler has
+    /// handled it and every update before it.
+    pub async fn prompt_v2(&self, prompt: &v2::PromptRequest) -> Result<TurnEnd, Error> {
+        // Waiting starts before the request: `running` may come before the answer.
+        let waiting = self.turns.wait(&prompt.session_id.0);
+        let answer = self.conn.request::<v2::methods::SessionPrompt>(prompt).await?;
+        let mut waiting = waiting;
+        tokio::select! {
+            idle = &mut waiting.done => match idle {
+                Ok(idle) => Ok(TurnEnd { message_id: answer.message_id, idle }),
+                Err(_) => Err(Error::Closed),
+            },
+            _ = self.conn.closed() => Err(Error::Closed),
+        }
+    }
+
     /// The negotiated version (`None` before `initialize`).
     pub fn version(&self) -> Option<Version> {
         self.version.get()
@@ -72,6 +103,7 @@ struct ClientService<C> {
     client: Arc<C>,
     version: Negotiated,
     sessions: Arc<Sessions>,
+    turns: Arc<TurnWaiters>,
     conn: Connection,
 }
 
@@ -90,10 +122,16 @@ where
     let client = Arc::new(client);
     let version = Negotiated::default();
     let sessions: Arc<Sessions> = Arc::default();
-    let (v, s) = (version.clone(), sessions.clone());
-    let (conn, driver) =
-        Connection::new(reader, writer, config, move |conn| ClientService { client, version: v, sessions: s, conn });
-    (ClientConnection { conn, version, sessions }, driver)
+    let turns: Arc<TurnWaiters> = Arc::default();
+    let (v, s, t) = (version.clone(), sessions.clone(), turns.clone());
+    let (conn, driver) = Connection::new(reader, writer, config, move |conn| ClientService {
+        client,
+        version: v,
+        sessions: s,
+        turns: t,
+        conn,
+    });
+    (ClientConnection { conn, version, sessions, turns }, driver)
 }
 
 /// Spawns an agent process (`program args…`) with piped stdin/stdout (its stderr passes through)
@@ -181,6 +219,7 @@ impl<C: Client> Service for ClientService<C> {
             return Box::pin(async {});
         };
         let client = self.client.clone();
+        let turns = self.turns.clone();
         let cx = Context { conn: self.conn.clone(), version, cancel: Default::default() };
         Box::pin(async move {
             let ignored = |e: RpcError| tracing::warn!("acp: notification {method} ignored: {e}");
@@ -190,7 +229,20 @@ impl<C: Client> Service for ClientService<C> {
                     Err(e) => ignored(e),
                 },
                 Version::V2 => match v2::methods::client::Notification::decode_raw(&method, params.into()) {
-                    Ok(n) => v2::methods::client::dispatch_notification(&*client, n, cx).await,
+                    Ok(n) => {
+                        let state = match &n {
+                            v2::methods::client::Notification::SessionUpdate(u) => match &u.update {
+                                v2::SessionUpdate::StateUpdate(state) => Some((u.session_id.0.clone(), state.clone())),
+                                _ => None,
+                            },
+                            _ => None,
+                        };
+                        v2::methods::client::dispatch_notification(&*client, n, cx).await;
+                        // After the handler: a prompt that ends here sees its updates handled.
+                        if let Some((session, state)) = state {
+                            turns.observe(&session, &state);
+                        }
+                    }
                     Err(e) => ignored(e),
                 },
             }

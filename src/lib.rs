@@ -4,7 +4,8 @@
 //!
 //! - [`framing`]: linear-time line framing with a maximum message size;
 //! - [`connection`]: correlation, concurrent dispatch, cancellation, faults;
-//! - [`agent`] and [`client`]: the two ends, v1 and v2 in one process, with version negotiation.
+//! - [`agent`] and [`client`]: the two ends, v1 and v2 in one process, with version negotiation;
+//! - [`turn`]: the v2 prompt turn (running, idle, cancellation), kept by the runtime at both ends.
 //!
 //! The `acp` command (`check`, `tap`) is the `acp-tool` package, beside this one.
 
@@ -13,6 +14,7 @@ pub mod client;
 pub mod connection;
 pub mod framing;
 pub mod session;
+pub mod turn;
 
 pub use connection::{Config, Connection, Error};
 pub use session::Context;

@@ -41,13 +41,22 @@ impl Connection {
             self.send_error(Some(id.get()), error).await;
             return;
         }
-        let cx = RequestContext { conn: self.clone(), cancel: token.clone(), id: id.get().to_string() };
+        let after = Arc::default();
+        let cx = RequestContext { conn: self.clone(), cancel: token.clone(), id: id.get().to_string(), after };
+        let after = cx.after.clone();
         let work = service.request(method, params, cx);
-        self.inner.tasks.spawn(self.clone().answer(work, token, key, id));
+        self.inner.tasks.spawn(self.clone().answer(work, token, key, id, after));
     }
 
     /// The task of one request: runs its handler and writes the answer.
-    async fn answer(self, work: BoxFuture<Result<Raw, RpcError>>, token: CancellationToken, key: String, id: Raw) {
+    async fn answer(
+        self,
+        work: BoxFuture<Result<Raw, RpcError>>,
+        token: CancellationToken,
+        key: String,
+        id: Raw,
+        after: Arc<std::sync::Mutex<Option<BoxFuture<()>>>>,
+    ) {
         let grace = self.inner.config.cancel_grace;
         // One task per request, the handler polled inside it: a panic is caught and becomes
         // -32603, not a dead loop. (A second task for the handler doubled the tasks a burst
@@ -68,7 +77,13 @@ impl Connection {
                 return;
             }
         };
-        let _ = self.send(message).await;
+        if self.send(message).await.is_ok() {
+            // Taken out before spawning: the lock is not held across an await.
+            let after = lock(&after).take();
+            if let Some(after) = after {
+                tokio::spawn(after);
+            }
+        }
     }
 
     /// `$/cancel_request`: cancels the handler of the request it names, if one is running.

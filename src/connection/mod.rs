@@ -146,6 +146,18 @@ pub struct RequestContext {
     pub cancel: CancellationToken,
     /// The request id, as JSON text.
     pub id: String,
+    /// Work to start once the response is queued (see [`RequestContext::after_response`]).
+    pub(crate) after: Arc<Mutex<Option<BoxFuture<()>>>>,
+}
+
+impl RequestContext {
+    /// Starts `work` once this request's successful response is queued for writing, so that
+    /// everything `work` sends reaches the peer after the response (a v2 prompt turn, which
+    /// outlives its `session/prompt` request). Not started when the request fails or is
+    /// cancelled; a later call replaces an earlier one.
+    pub fn after_response(&self, work: impl Future<Output = ()> + Send + 'static) {
+        *lock(&self.after) = Some(Box::pin(work));
+    }
 }
 
 /// A handle to a connection: cheap to clone, usable from any task.
@@ -226,5 +238,10 @@ impl Connection {
     /// Resolves when the connection closes.
     pub async fn closed(&self) {
         self.inner.closed.cancelled().await
+    }
+
+    /// How long cancelled work may take to wrap up ([`Config::cancel_grace`]).
+    pub fn cancel_grace(&self) -> Duration {
+        self.inner.config.cancel_grace
     }
 }
