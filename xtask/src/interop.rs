@@ -7,6 +7,7 @@
 //! | `.cache/interop/node/` | npm project with `@agentclientprotocol/sdk` [`TS_SDK_VERSION`] (and its `zod` peer dependency, pinned) |
 //! | `.cache/interop/venv/` | Python venv with `agent-client-protocol` [`PY_SDK_VERSION`] from PyPI |
 //! | `.cache/interop/sdist/` | that package's source distribution, unpacked, for `examples/echo_agent.py` |
+//! | `.cache/interop/rust-sdk/` | the crates.io source of `agent-client-protocol` [`RS_SDK_VERSION`] (the official Rust SDK) and its four examples built in `target/` |
 //!
 //! Each step leaves a marker naming the version it installed, so a second run reuses the
 //! cache (delete `.cache/interop/` to start over). Our drivers on top of the SDKs live in
@@ -22,11 +23,21 @@
 //! when the client exits 0 within [`TIMEOUT`], its output parses ([`parse_client_output`]),
 //! the stop reason is `end_turn` and the agent's text chunks contain the prompt.
 //!
+//! The Rust SDK's examples are run as they are: `simple_agent` (v1, answers only `initialize`),
+//! `simple_agent_v2` (v2 only, echoes `Echo: PROMPT`), and the one-shot clients
+//! `yolo_one_shot_client` (v1) and `v2_one_shot_client` (v2), both
+//! `CLIENT --command "AGENT_CMD ARGS..." PROMPT` (the command split into words as a shell would,
+//! leading `NAME=value` words taken as environment variables). Their output has its own readers:
+//! [`parse_yolo_output`] and [`parse_v2_one_shot_output`]. Against `simple_agent`, our client
+//! passes when it fails the way it must: `session/new` answered with -32601 ([`Expect`]).
+//!
 //! Scenarios that need the project's own examples (`echo_agent`, `client`) report `SKIP`
 //! while those are not built; [`skipped`] counts them so that CI can refuse a SKIP once the
 //! examples exist.
 
+use crate::files;
 use crate::process::{self, describe, run_with_timeout, tail, Finished, TAIL_LINES};
+use heck::ToSnakeCase;
 use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -43,6 +54,17 @@ pub const ZOD_VERSION: &str = "4.6.7";
 pub const PY_SDK_PACKAGE: &str = "agent-client-protocol";
 /// Version of [`PY_SDK_PACKAGE`].
 pub const PY_SDK_VERSION: &str = "0.12.1";
+/// The crates.io crate of the official Rust SDK. Its published source ships the examples run
+/// here, and a `Cargo.lock` that pins their build (`--locked`).
+pub const RS_SDK_CRATE: &str = "agent-client-protocol";
+/// Version of [`RS_SDK_CRATE`]; `interop/rust/Cargo.toml` pins the same one, and
+/// `interop/rust/Cargo.lock` the crates fetched with it.
+pub const RS_SDK_VERSION: &str = "5.0.0";
+/// The features the four examples need (`v2_session_coordination` is not run).
+pub const RS_SDK_FEATURES: &str = "process,stdio,unstable_protocol_v2";
+/// The examples built: the agent and the one-shot client of each protocol version.
+pub const RS_SDK_EXAMPLES: [&str; 4] =
+    ["simple_agent", "simple_agent_v2", "yolo_one_shot_client", "v2_one_shot_client"];
 
 /// Wall-clock limit of one scenario; the client and everything it spawned are killed then.
 pub const TIMEOUT: Duration = Duration::from_secs(60);
@@ -58,6 +80,9 @@ pub enum Peer {
     Py,
     /// The project's own examples (`client`, `echo_agent`).
     Ours,
+    /// The Rust SDK's examples: `simple_agent` or `simple_agent_v2`, `yolo_one_shot_client` or
+    /// `v2_one_shot_client`, by protocol version.
+    Rs,
 }
 
 impl Peer {
@@ -66,8 +91,19 @@ impl Peer {
             Peer::Ts => "ts",
             Peer::Py => "py",
             Peer::Ours => "our",
+            Peer::Rs => "rs",
         }
     }
+}
+
+/// What a scenario's client run must show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// Exit 0, the turn ended `end_turn`, the agent's text contains the prompt.
+    EndTurn,
+    /// The agent does not implement `method`: the client exits unsuccessfully, prints nothing on
+    /// stdout and reports the error `code` on stderr (without naming another method).
+    Rejected { method: &'static str, code: i64 },
 }
 
 /// A client driving an agent through one prompt turn at one protocol version.
@@ -76,11 +112,16 @@ pub struct Scenario {
     pub client: Peer,
     pub agent: Peer,
     pub protocol_version: u32,
+    pub expect: Expect,
 }
 
 impl Scenario {
     const fn new(client: Peer, agent: Peer, protocol_version: u32) -> Self {
-        Scenario { client, agent, protocol_version }
+        Scenario { client, agent, protocol_version, expect: Expect::EndTurn }
+    }
+
+    const fn expecting(self, expect: Expect) -> Self {
+        Scenario { expect, ..self }
     }
 
     /// `ts-client -> our-agent v1`: what `only` filters on and result lines start with.
@@ -94,14 +135,16 @@ impl Scenario {
 }
 
 /// Every scenario, in the order they run. The Python SDK speaks v1 only; the TypeScript SDK
-/// also speaks the v2 draft (its `experimental/v2` entrypoint and `agentProtocolRouter`).
+/// also speaks the v2 draft (its `experimental/v2` entrypoint and `agentProtocolRouter`); each
+/// Rust SDK example speaks one version.
 pub const SCENARIOS: &[Scenario] = &[
-    // Sanity: the drivers against each other, no Rust involved.
+    // Sanity: the drivers and SDK examples against each other, none of our code involved.
     Scenario::new(Peer::Ts, Peer::Ts, 1),
     Scenario::new(Peer::Ts, Peer::Ts, 2),
     Scenario::new(Peer::Py, Peer::Py, 1),
     Scenario::new(Peer::Ts, Peer::Py, 1),
     Scenario::new(Peer::Py, Peer::Ts, 1),
+    Scenario::new(Peer::Rs, Peer::Rs, 2),
     // The official peers against our examples.
     Scenario::new(Peer::Ts, Peer::Ours, 1),
     Scenario::new(Peer::Ts, Peer::Ours, 2),
@@ -109,6 +152,11 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario::new(Peer::Ours, Peer::Ts, 1),
     Scenario::new(Peer::Ours, Peer::Ts, 2),
     Scenario::new(Peer::Ours, Peer::Py, 1),
+    Scenario::new(Peer::Rs, Peer::Ours, 1),
+    Scenario::new(Peer::Rs, Peer::Ours, 2),
+    // `simple_agent` answers only `initialize`.
+    Scenario::new(Peer::Ours, Peer::Rs, 1).expecting(Expect::Rejected { method: "session/new", code: -32601 }),
+    Scenario::new(Peer::Ours, Peer::Rs, 2),
 ];
 
 /// `cargo xtask interop [--only SUBSTRING]`: install the peers (or reuse the cache), build
@@ -202,8 +250,9 @@ pub fn run_report(root: &Path, only: Option<&str>) -> Result<Report, String> {
     let cache = root.join(".cache").join("interop");
     let ts = if selected.iter().any(|s| s.uses(Peer::Ts)) { Some(install_ts(&cache)?) } else { None };
     let py = if selected.iter().any(|s| s.uses(Peer::Py)) { Some(install_py(&cache)?) } else { None };
+    let rs = if selected.iter().any(|s| s.uses(Peer::Rs)) { Some(install_rs(root, &cache)?) } else { None };
     let ours = if selected.iter().any(|s| s.uses(Peer::Ours)) { Some(build_examples(root)) } else { None };
-    let env = Env { root: root.to_path_buf(), ts, py, ours };
+    let env = Env { root: root.to_path_buf(), ts, py, rs, ours };
 
     let mut report = Report::default();
     for scenario in selected {
@@ -360,6 +409,112 @@ with tarfile.open(sys.argv[1]) as archive:
         archive.extractall(sys.argv[2])
 "#;
 
+/// The built examples of the Rust SDK.
+#[derive(Debug, Clone)]
+struct RsPeer {
+    /// `.cache/interop/rust-sdk/target/debug/examples`.
+    examples: PathBuf,
+}
+
+impl RsPeer {
+    fn example(&self, name: &str) -> PathBuf {
+        self.examples.join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
+    }
+
+    fn agent(&self, protocol_version: u32) -> Result<PathBuf, Unavailable> {
+        match protocol_version {
+            1 => Ok(self.example("simple_agent")),
+            2 => Ok(self.example("simple_agent_v2")),
+            n => Err(Unavailable::Fail(format!("the Rust SDK has no example agent for v{n}"))),
+        }
+    }
+
+    fn client(&self, protocol_version: u32) -> Result<PathBuf, Unavailable> {
+        match protocol_version {
+            1 => Ok(self.example("yolo_one_shot_client")),
+            2 => Ok(self.example("v2_one_shot_client")),
+            n => Err(Unavailable::Fail(format!("the Rust SDK has no example client for v{n}"))),
+        }
+    }
+}
+
+/// Fetches the Rust SDK's crate with `cargo metadata --locked` on `interop/rust/` (which depends
+/// on it, pinned, and has a lockfile), copies its source into `.cache/interop/rust-sdk/` (cargo's
+/// own copy stays untouched) and builds the examples there with the crate's shipped lockfile.
+fn install_rs(root: &Path, cache: &Path) -> Result<RsPeer, String> {
+    let dir = cache.join("rust-sdk");
+    let target = dir.join("target");
+    let peer = RsPeer { examples: target.join("debug").join("examples") };
+    let marker = dir.join(".installed");
+    let stamp = format!("{RS_SDK_CRATE}@{RS_SDK_VERSION} --features {RS_SDK_FEATURES} {}\n", RS_SDK_EXAMPLES.join(" "));
+    if fs::read_to_string(&marker).ok().as_deref() == Some(stamp.as_str())
+        && RS_SDK_EXAMPLES.iter().all(|name| peer.example(name).is_file())
+    {
+        return Ok(peer);
+    }
+
+    let started = Instant::now();
+    eprintln!("interop: building the {RS_SDK_CRATE} {RS_SDK_VERSION} examples in {}", dir.display());
+    fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let _ = fs::remove_file(&marker);
+    let mut metadata = process::cargo();
+    metadata
+        .args(["metadata", "--locked", "--format-version", "1", "--manifest-path"])
+        .arg(root.join("interop").join("rust").join("Cargo.toml"));
+    let fetched = crate_dir(&process::capture(&mut metadata)?, RS_SDK_CRATE, RS_SDK_VERSION)?;
+
+    // A copy, so that the build writes nothing into cargo's registry; `[workspace]` keeps it out
+    // of this repository's workspace, which encloses `.cache/`.
+    let source = dir.join(format!("{RS_SDK_CRATE}-{RS_SDK_VERSION}"));
+    if source.exists() {
+        fs::remove_dir_all(&source).map_err(|e| format!("cannot remove {}: {e}", source.display()))?;
+    }
+    for file in files::files_under(&fetched)? {
+        let (from, to) = (fetched.join(&file), source.join(&file));
+        if let Some(parent) = to.parent() {
+            fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        fs::copy(&from, &to).map_err(|e| format!("cannot copy {} to {}: {e}", from.display(), to.display()))?;
+    }
+    let manifest = source.join("Cargo.toml");
+    let text = fs::read_to_string(&manifest).map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
+    fs::write(&manifest, format!("{text}\n# Added by `cargo xtask interop`.\n[workspace]\n"))
+        .map_err(|e| format!("cannot write {}: {e}", manifest.display()))?;
+
+    // No debug info: with it, the build took 60 s and 1.4 GB here; without, 40 s and 0.6 GB.
+    let mut build = process::cargo();
+    build
+        .args(["build", "--quiet", "--locked", "--config", "profile.dev.debug=0", "--features", RS_SDK_FEATURES])
+        .args(RS_SDK_EXAMPLES.iter().flat_map(|name| ["--example", name]))
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(&target);
+    process::capture(&mut build)?;
+    if let Some(missing) = RS_SDK_EXAMPLES.iter().map(|name| peer.example(name)).find(|path| !path.is_file()) {
+        return Err(format!("the build of the {RS_SDK_CRATE} examples left no {}", missing.display()));
+    }
+    fs::write(&marker, stamp).map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
+    eprintln!(
+        "interop: built the {RS_SDK_CRATE} {RS_SDK_VERSION} examples in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(peer)
+}
+
+/// The source directory of package `name` at `version` in `cargo metadata` output.
+fn crate_dir(metadata: &str, name: &str, version: &str) -> Result<PathBuf, String> {
+    let value: Value = serde_json::from_str(metadata).map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    let packages = value.get("packages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let manifest = packages
+        .iter()
+        .filter(|p| p.get("name").and_then(Value::as_str) == Some(name))
+        .filter(|p| p.get("version").and_then(Value::as_str) == Some(version))
+        .find_map(|p| p.get("manifest_path").and_then(Value::as_str))
+        .ok_or_else(|| format!("cargo metadata lists no {name} {version}"))?;
+    Path::new(manifest).parent().map(Path::to_path_buf).ok_or_else(|| format!("bad manifest path {manifest}"))
+}
+
 fn venv_python(venv: &Path) -> PathBuf {
     if cfg!(windows) {
         venv.join("Scripts").join("python.exe")
@@ -417,6 +572,7 @@ struct Env {
     root: PathBuf,
     ts: Option<TsPeer>,
     py: Option<PyPeer>,
+    rs: Option<RsPeer>,
     ours: Option<Ours>,
 }
 
@@ -433,7 +589,7 @@ fn path_arg(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
-fn agent_argv(env: &Env, agent: Peer) -> Result<Argv, Unavailable> {
+fn agent_argv(env: &Env, agent: Peer, protocol_version: u32) -> Result<Argv, Unavailable> {
     match agent {
         Peer::Ts => Ok(vec!["node".into(), path_arg(&env.root.join("interop").join("ts").join("agent.mjs"))]),
         Peer::Py => {
@@ -445,25 +601,32 @@ fn agent_argv(env: &Env, agent: Peer) -> Result<Argv, Unavailable> {
             Ours::Built { .. } => Err(Unavailable::Skip("examples not built".into())),
             Ours::BuildFailed(message) => Err(Unavailable::Fail(message.clone())),
         },
+        Peer::Rs => Ok(vec![path_arg(&env.rs.as_ref().expect("rust peer built").agent(protocol_version)?)]),
     }
 }
 
-fn client_argv(env: &Env, client: Peer) -> Result<Argv, Unavailable> {
-    match client {
-        Peer::Ts => Ok(vec!["node".into(), path_arg(&env.root.join("interop").join("ts").join("client.mjs"))]),
+/// The full command line of a scenario: the client's, with the agent's inside.
+fn client_argv(env: &Env, client: Peer, agent: Argv, protocol_version: u32) -> Result<Argv, Unavailable> {
+    let driver = match client {
+        Peer::Ts => vec!["node".into(), path_arg(&env.root.join("interop").join("ts").join("client.mjs"))],
         Peer::Py => {
             let py = env.py.as_ref().expect("python peer installed");
-            Ok(vec![path_arg(&py.python), path_arg(&env.root.join("interop").join("py").join("client.py"))])
+            vec![path_arg(&py.python), path_arg(&env.root.join("interop").join("py").join("client.py"))]
         }
         Peer::Ours => match env.ours.as_ref().expect("examples built") {
-            Ours::Built { client: Some(path), .. } => Ok(vec![path_arg(path)]),
-            Ours::Built { .. } => Err(Unavailable::Skip("examples not built".into())),
-            Ours::BuildFailed(message) => Err(Unavailable::Fail(message.clone())),
+            Ours::Built { client: Some(path), .. } => vec![path_arg(path)],
+            Ours::Built { .. } => return Err(Unavailable::Skip("examples not built".into())),
+            Ours::BuildFailed(message) => return Err(Unavailable::Fail(message.clone())),
         },
-    }
+        Peer::Rs => {
+            let client = env.rs.as_ref().expect("rust peer built").client(protocol_version)?;
+            return Ok(rs_scenario_argv(&client, &agent));
+        }
+    };
+    Ok(scenario_argv(driver, agent, protocol_version))
 }
 
-/// The full command line of a scenario:
+/// The command line of a scenario whose client follows the drivers' contract:
 /// `CLIENT [--protocol-version N] --prompt PROMPT -- AGENT...` (the flag only when N ≠ 1).
 fn scenario_argv(client: Argv, agent: Argv, protocol_version: u32) -> Argv {
     let mut argv = client;
@@ -478,10 +641,31 @@ fn scenario_argv(client: Argv, agent: Argv, protocol_version: u32) -> Argv {
     argv
 }
 
+/// The command line of a scenario whose client is a Rust SDK example:
+/// `CLIENT --command 'AGENT...' PROMPT`.
+fn rs_scenario_argv(client: &Path, agent: &[String]) -> Argv {
+    vec![path_arg(client), "--command".into(), command_string(agent), PROMPT.into()]
+}
+
+/// `argv` as one string that `shell_words::split` (the SDK's `AcpAgent::from_str`) splits back:
+/// words with anything but `[A-Za-z0-9_./:@%+,=-]` in single quotes.
+fn command_string(argv: &[String]) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_./:@%+,=-".contains(c);
+    argv.iter()
+        .map(|word| {
+            if !word.is_empty() && word.chars().all(safe) {
+                word.clone()
+            } else {
+                format!("'{}'", word.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn prepare(env: &Env, scenario: Scenario) -> Result<Command, Unavailable> {
-    let client = client_argv(env, scenario.client)?;
-    let agent = agent_argv(env, scenario.agent)?;
-    let argv = scenario_argv(client, agent, scenario.protocol_version);
+    let agent = agent_argv(env, scenario.agent, scenario.protocol_version)?;
+    let argv = client_argv(env, scenario.client, agent, scenario.protocol_version)?;
     let mut command = Command::new(&argv[0]);
     command.args(&argv[1..]).current_dir(&env.root);
     if let Some(ts) = &env.ts {
@@ -499,7 +683,7 @@ fn run_scenario(env: &Env, scenario: Scenario) -> ScenarioResult {
             let described = describe(&command);
             match run_with_timeout(&mut command, TIMEOUT) {
                 Err(why) => (Verdict::Fail, format!("FAIL {name}: cannot run `{described}`: {why}")),
-                Ok(run) => match evaluate(&run) {
+                Ok(run) => match evaluate(&run, Output::of(scenario), scenario.expect) {
                     Ok(summary) => {
                         (Verdict::Pass, format!("PASS {name} ({summary}, {:.1} s)", run.elapsed.as_secs_f64()))
                     }
@@ -518,36 +702,99 @@ fn run_scenario(env: &Env, scenario: Scenario) -> ScenarioResult {
     ScenarioResult { name, verdict, line }
 }
 
-/// Checks a finished client run: exit 0, parsable output, `end_turn`, the prompt echoed.
-/// Returns the summary for the PASS line.
-fn evaluate(run: &Finished) -> Result<String, String> {
+/// How a client reports the turn it ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Output {
+    /// The drivers' contract: updates as JSON lines, then `{"stopReason": ...}`
+    /// ([`parse_client_output`]).
+    Contract,
+    /// `yolo_one_shot_client` ([`parse_yolo_output`]).
+    YoloOneShot,
+    /// `v2_one_shot_client` ([`parse_v2_one_shot_output`]).
+    V2OneShot,
+}
+
+impl Output {
+    fn of(scenario: Scenario) -> Self {
+        match (scenario.client, scenario.protocol_version) {
+            (Peer::Rs, 1) => Output::YoloOneShot,
+            (Peer::Rs, _) => Output::V2OneShot,
+            _ => Output::Contract,
+        }
+    }
+
+    fn parse(self, stdout: &str, stderr: &str) -> Result<Turn, String> {
+        match self {
+            Output::Contract => parse_client_output(stdout).map(|transcript| transcript.turn()),
+            Output::YoloOneShot => parse_yolo_output(stdout, stderr),
+            Output::V2OneShot => parse_v2_one_shot_output(stdout, stderr),
+        }
+    }
+}
+
+/// Checks a finished client run against what the scenario expects (for [`Expect::EndTurn`]: exit
+/// 0, readable output, `end_turn`, the prompt echoed). Returns the summary for the PASS line.
+fn evaluate(run: &Finished, output: Output, expect: Expect) -> Result<String, String> {
     if run.timed_out {
         return Err(format!("timed out after {} s (killed)", TIMEOUT.as_secs()));
     }
-    match run.status {
-        Some(status) if status.success() => {}
-        Some(status) => return Err(format!("client exited with {status}")),
-        None => return Err("client exit status unknown".into()),
+    let status = run.status.ok_or_else(|| "client exit status unknown".to_string())?;
+    match expect {
+        Expect::EndTurn if status.success() => check_turn(&output.parse(&run.stdout, &run.stderr)?, PROMPT),
+        Expect::EndTurn => match run.stderr.lines().rev().map(str::trim).find(|line| !line.is_empty()) {
+            Some(line) => Err(format!("client exited with {status}: {line}")),
+            None => Err(format!("client exited with {status}")),
+        },
+        Expect::Rejected { method, code } => check_rejected(status.success(), &run.stdout, &run.stderr, method, code),
     }
-    let transcript = parse_client_output(&run.stdout)?;
-    check_transcript(&transcript, PROMPT)
 }
 
-/// The judgement on a parsed transcript, separate from process handling for unit tests.
-fn check_transcript(transcript: &Transcript, prompt: &str) -> Result<String, String> {
-    let stop = transcript.stop_reason.as_deref().unwrap_or("null");
+/// The judgement on a client's account of the turn, separate from process handling for unit tests.
+fn check_turn(turn: &Turn, prompt: &str) -> Result<String, String> {
+    let stop = turn.stop_reason.as_deref().unwrap_or("null");
     if stop != "end_turn" {
         return Err(format!("stopReason {stop}, expected end_turn"));
     }
-    let text = transcript.agent_text();
-    if !text.contains(prompt) {
-        return Err(format!("the agent_message_chunk texts {text:?} do not contain the prompt {prompt:?}"));
+    if !turn.agent_text.contains(prompt) {
+        return Err(format!("the agent's text {:?} does not contain the prompt {prompt:?}", turn.agent_text));
     }
-    Ok(format!(
-        "{} update{}, stopReason {stop}",
-        transcript.updates.len(),
-        if transcript.updates.len() == 1 { "" } else { "s" }
-    ))
+    Ok(match turn.updates {
+        Some(n) => format!("{n} update{}, stopReason {stop}", if n == 1 { "" } else { "s" }),
+        None => format!("stopReason {stop}"),
+    })
+}
+
+/// The judgement on a client run that must fail on `method` with error `code`: not exit 0,
+/// nothing on stdout (no update, no stop reason), and a stderr line with the code that names no
+/// other method (our client's error names none; should it name one, it must be `method`).
+fn check_rejected(succeeded: bool, stdout: &str, stderr: &str, method: &str, code: i64) -> Result<String, String> {
+    if succeeded {
+        return Err(format!("client exited 0, expected it to fail on {method} with {code}"));
+    }
+    if !stdout.trim().is_empty() {
+        return Err(format!("client printed on stdout, expected nothing before {method} failed with {code}"));
+    }
+    let code_text = code.to_string();
+    let Some(line) = stderr.lines().map(str::trim).find(|line| line.contains(&code_text)) else {
+        return Err(format!("stderr reports no error {code} (expected for {method})"));
+    };
+    let is_method = |word: &&str| *word == "initialize" || *word == "authenticate" || word.starts_with("session/");
+    let words = line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '/'));
+    if let Some(other) = words.filter(is_method).find(|word| *word != method) {
+        return Err(format!("the error {code} is {other}'s, expected {method}'s: {line}"));
+    }
+    Ok(format!("{method} answered {code} as expected: {line}"))
+}
+
+/// A client's account of one turn, whatever its output format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Turn {
+    /// How many updates the client printed (`None` when it prints only the agent's text).
+    pub updates: Option<usize>,
+    /// The agent's text: its text message chunks, concatenated.
+    pub agent_text: String,
+    /// The final stop reason as on the wire (`end_turn`); `None` when there was none.
+    pub stop_reason: Option<String>,
 }
 
 /// What a client driver printed: the updates, then the final stop reason.
@@ -569,6 +816,10 @@ impl Transcript {
             .filter(|c| c.get("type").and_then(Value::as_str) == Some("text"))
             .filter_map(|c| c.get("text").and_then(Value::as_str))
             .collect()
+    }
+
+    pub fn turn(&self) -> Turn {
+        Turn { updates: Some(self.updates.len()), agent_text: self.agent_text(), stop_reason: self.stop_reason.clone() }
     }
 }
 
@@ -607,6 +858,113 @@ pub fn parse_client_output(stdout: &str) -> Result<Transcript, String> {
         }
     }
     Ok(Transcript { updates: parsed, stop_reason })
+}
+
+/// Reads `yolo_one_shot_client`'s output: on stdout each update's Rust `{:?}` on one line, such as
+/// `AgentMessageChunk(ContentChunk { content: Text(TextContent { annotations: None, text: "hi",
+/// meta: None }), message_id: None, meta: None })`; on stderr, once the turn ended,
+/// `Stop reason: EndTurn`.
+pub fn parse_yolo_output(stdout: &str, stderr: &str) -> Result<Turn, String> {
+    const TEXT_CHUNK: &str = "AgentMessageChunk(ContentChunk { content: Text(TextContent {";
+    let mut updates = 0;
+    let mut agent_text = String::new();
+    for (no, line) in stdout.lines().enumerate().map(|(i, line)| (i + 1, line.trim())) {
+        if line.is_empty() {
+            continue;
+        }
+        let debug = parse_debug_line(line).map_err(|e| format!("stdout line {no}: {e}: {line}"))?;
+        if !(debug.skeleton.starts_with(|c: char| c.is_ascii_uppercase()) && debug.skeleton.ends_with(')')) {
+            return Err(format!("stdout line {no} is not a session update's {{:?}}: {line}"));
+        }
+        updates += 1;
+        if debug.skeleton.starts_with(TEXT_CHUNK) {
+            match debug.strings.iter().find(|(field, _)| field == "text") {
+                Some((_, text)) => agent_text.push_str(text),
+                None => return Err(format!("stdout line {no} is a text chunk without a text: {line}")),
+            }
+        }
+    }
+    let stop = stderr
+        .lines()
+        .rev()
+        .find_map(|line| line.trim().strip_prefix("Stop reason:"))
+        .ok_or_else(|| "stderr has no `Stop reason: ...` line (the turn did not end)".to_string())?;
+    Ok(Turn { updates: Some(updates), agent_text, stop_reason: Some(stop.trim().to_snake_case()) })
+}
+
+/// Reads `v2_one_shot_client`'s output: on stdout the agent's text, printed once the session went
+/// idle (its message chunks with `agent_message` snapshots applied, control characters other than
+/// newline and tab removed); on stderr `Session is idle: Some(EndTurn)` (or `None`).
+pub fn parse_v2_one_shot_output(stdout: &str, stderr: &str) -> Result<Turn, String> {
+    let idle = stderr
+        .lines()
+        .rev()
+        .find_map(|line| line.trim().strip_prefix("Session is idle:"))
+        .map(str::trim)
+        .ok_or_else(|| "stderr has no `Session is idle: ...` line (the turn did not end)".to_string())?;
+    let stop_reason = match idle {
+        "None" => None,
+        some => match some.strip_prefix("Some(").and_then(|rest| rest.strip_suffix(')')) {
+            Some(reason) => Some(reason.to_snake_case()),
+            None => return Err(format!("cannot read the stop reason of `Session is idle: {some}`")),
+        },
+    };
+    let agent_text = stdout.strip_suffix('\n').unwrap_or(stdout).to_string();
+    Ok(Turn { updates: None, agent_text, stop_reason })
+}
+
+/// One line of Rust `{:?}` output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct DebugLine {
+    /// The line with every string literal emptied to `""`.
+    skeleton: String,
+    /// Each string literal, unescaped, with the field it is the value of (`""` when it is not a
+    /// field's direct value, as in `Some("x")`).
+    strings: Vec<(String, String)>,
+}
+
+/// Splits a `{:?}` line into its shape and its strings, undoing `str::escape_debug`.
+fn parse_debug_line(line: &str) -> Result<DebugLine, String> {
+    let mut skeleton = String::new();
+    let mut strings = Vec::new();
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c != '"' {
+            skeleton.push(c);
+            continue;
+        }
+        let field = skeleton
+            .strip_suffix(": ")
+            .and_then(|before| before.rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next())
+            .unwrap_or_default()
+            .to_string();
+        skeleton.push_str("\"\"");
+        let mut value = String::new();
+        loop {
+            match chars.next().ok_or("unterminated string")? {
+                '"' => break,
+                '\\' => value.push(match chars.next().ok_or("unterminated string")? {
+                    'n' => '\n',
+                    'r' => '\r',
+                    't' => '\t',
+                    '0' => '\0',
+                    'u' => {
+                        let rest = chars.as_str();
+                        let (hex, after) =
+                            rest.strip_prefix('{').and_then(|r| r.split_once('}')).ok_or("bad \\u escape")?;
+                        let code = u32::from_str_radix(hex, 16).map_err(|_| format!("bad \\u{{{hex}}} escape"))?;
+                        chars = after.chars();
+                        char::from_u32(code).ok_or(format!("bad \\u{{{hex}}} escape"))?
+                    }
+                    other @ ('\\' | '"' | '\'') => other,
+                    other => return Err(format!("unknown escape \\{other}")),
+                }),
+                other => value.push(other),
+            }
+        }
+        strings.push((field, value));
+    }
+    Ok(DebugLine { skeleton, strings })
 }
 
 // ------------------------------------------------------------------------------------------
@@ -658,7 +1016,7 @@ mod tests {
         assert_eq!(t.updates.len(), 3);
         assert_eq!(t.stop_reason.as_deref(), Some("end_turn"));
         assert_eq!(t.agent_text(), "hello perm world");
-        assert_eq!(check_transcript(&t, PROMPT).unwrap(), "3 updates, stopReason end_turn");
+        assert_eq!(check_turn(&t.turn(), PROMPT).unwrap(), "3 updates, stopReason end_turn");
     }
 
     #[test]
@@ -666,11 +1024,11 @@ mod tests {
         let t = parse_client_output("{\"stopReason\":\"cancelled\"}").unwrap();
         assert!(t.updates.is_empty());
         assert_eq!(t.stop_reason.as_deref(), Some("cancelled"));
-        let err = check_transcript(&t, PROMPT).unwrap_err();
+        let err = check_turn(&t.turn(), PROMPT).unwrap_err();
         assert!(err.contains("stopReason cancelled"), "{err}");
         let t = parse_client_output("{\"stopReason\":null}").unwrap();
         assert_eq!(t.stop_reason, None);
-        assert!(check_transcript(&t, PROMPT).unwrap_err().contains("null"));
+        assert!(check_turn(&t.turn(), PROMPT).unwrap_err().contains("null"));
     }
 
     #[test]
@@ -702,8 +1060,8 @@ mod tests {
         );
         let t = parse_client_output(out).unwrap();
         assert_eq!(t.agent_text(), "hello");
-        let err = check_transcript(&t, PROMPT).unwrap_err();
-        assert!(err.contains("do not contain the prompt"), "{err}");
+        let err = check_turn(&t.turn(), PROMPT).unwrap_err();
+        assert!(err.contains("does not contain the prompt"), "{err}");
     }
 
     #[test]
@@ -715,8 +1073,12 @@ mod tests {
         assert_eq!(sorted.len(), names.len());
         assert!(names.contains(&"ts-client -> our-agent v1".to_string()));
         assert!(names.contains(&"our-client -> py-agent v1".to_string()));
-        assert_eq!(names.iter().filter(|n| n.contains("our-")).count(), 6);
-        assert_eq!(names.iter().filter(|n| !n.contains("our-")).count(), 5);
+        assert!(names.contains(&"rs-client -> our-agent v2".to_string()));
+        assert_eq!(names.iter().filter(|n| n.contains("our-")).count(), 10);
+        assert_eq!(names.iter().filter(|n| !n.contains("our-")).count(), 6);
+        let rejected: Vec<String> =
+            SCENARIOS.iter().filter(|s| s.expect != Expect::EndTurn).map(Scenario::name).collect();
+        assert_eq!(rejected, ["our-client -> rs-agent v1"]);
     }
 
     #[test]
@@ -754,7 +1116,7 @@ mod tests {
         let mut command = Command::new("sh");
         command.args(["-c", "echo started; sleep 30"]);
         let run = run_with_timeout(&mut command, Duration::from_millis(300)).unwrap();
-        assert!(evaluate(&run).unwrap_err().contains("timed out"));
+        assert!(evaluate(&run, Output::Contract, Expect::EndTurn).unwrap_err().contains("timed out"));
     }
 
     #[cfg(unix)]
@@ -765,7 +1127,128 @@ mod tests {
         let run = run_with_timeout(&mut command, TIMEOUT).unwrap();
         assert!(!run.timed_out);
         assert_eq!(run.stderr.trim(), "oops");
-        assert!(evaluate(&run).unwrap_err().contains("exited with"));
+        let err = evaluate(&run, Output::Contract, Expect::EndTurn).unwrap_err();
+        assert!(err.contains("exited with") && err.ends_with(": oops"), "{err}");
         assert!(details("sh -c …", &run).contains("      oops"));
+    }
+
+    /// What `yolo_one_shot_client` printed against our `echo_agent` (stdout, and stderr's end).
+    const YOLO_STDOUT: &str = "AgentMessageChunk(ContentChunk { content: Text(TextContent { annotations: None, \
+        text: \"hello perm world\", meta: None }), message_id: None, meta: None })\n";
+    const YOLO_STDERR: &str = "✅ Auto-approving permission request: RequestPermissionRequest { .. }\n\
+        ✅ Agent completed!\nStop reason: EndTurn\n";
+
+    #[test]
+    fn reads_the_yolo_client() {
+        let turn = parse_yolo_output(YOLO_STDOUT, YOLO_STDERR).unwrap();
+        assert_eq!(turn, Turn { updates: Some(1), agent_text: PROMPT.into(), stop_reason: Some("end_turn".into()) });
+        assert_eq!(check_turn(&turn, PROMPT).unwrap(), "1 update, stopReason end_turn");
+
+        let stdout = concat!(
+            "StateUpdate(Running(RunningStateUpdate { meta: None }))\n",
+            "AgentMessageChunk(ContentChunk { content: Text(TextContent { annotations: Some(Annotations { ",
+            "last_modified: Some(\"x, text: \\\"no\"), meta: None }), text: \"a \\\"b\\\"\\n\\\\ \\u{1b}\", meta: None }), ",
+            "message_id: Some(MessageId(\"m\")), meta: None })\n",
+            "AgentMessageChunk(ContentChunk { content: Image(ImageContent { data: \"\", mime_type: \"image/png\" }) })\n",
+            "UserMessageChunk(ContentChunk { content: Text(TextContent { annotations: None, text: \"user\", meta: None }) })\n",
+        );
+        let turn = parse_yolo_output(stdout, "Stop reason: MaxTurnRequests").unwrap();
+        assert_eq!(turn.updates, Some(4));
+        assert_eq!(turn.agent_text, "a \"b\"\n\\ \u{1b}");
+        assert_eq!(turn.stop_reason.as_deref(), Some("max_turn_requests"));
+    }
+
+    #[test]
+    fn rejects_bad_yolo_output() {
+        let cases = [
+            (YOLO_STDOUT, "✓ Session created\n", "no `Stop reason"),
+            ("Error: Error { code: -32601 }\n", YOLO_STDERR, "not a session update"),
+            ("AgentMessageChunk(ContentChunk { content: Text(TextContent { text: \"x", YOLO_STDERR, "unterminated"),
+            ("AgentMessageChunk(ContentChunk { content: Text(TextContent { text: \"\\q\" }) })", YOLO_STDERR, "escape"),
+            (
+                "AgentMessageChunk(ContentChunk { content: Text(TextContent { text: \"\\u{d800}\" }) })",
+                YOLO_STDERR,
+                "escape",
+            ),
+            (
+                "AgentMessageChunk(ContentChunk { content: Text(TextContent { meta: None }) })",
+                YOLO_STDERR,
+                "without a text",
+            ),
+        ];
+        for (stdout, stderr, expected) in cases {
+            let err = parse_yolo_output(stdout, stderr).unwrap_err();
+            assert!(err.contains(expected), "{stdout:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn reads_the_v2_one_shot_client() {
+        let stderr = "Prompt accepted; waiting for session output and completion...\nSession is idle: Some(EndTurn)\n";
+        let turn = parse_v2_one_shot_output("Echo: hello perm world\n", stderr).unwrap();
+        assert_eq!(turn.agent_text, "Echo: hello perm world");
+        assert_eq!(check_turn(&turn, PROMPT).unwrap(), "stopReason end_turn");
+        let turn = parse_v2_one_shot_output("two\nlines\n\n", "Session is idle: None").unwrap();
+        assert_eq!((turn.agent_text.as_str(), turn.stop_reason), ("two\nlines\n", None));
+        let err = parse_v2_one_shot_output("", "Prompt accepted; waiting").unwrap_err();
+        assert!(err.contains("no `Session is idle"), "{err}");
+        let err = parse_v2_one_shot_output("", "Session is idle: EndTurn").unwrap_err();
+        assert!(err.contains("cannot read the stop reason"), "{err}");
+    }
+
+    #[test]
+    fn a_rejected_session_new() {
+        let stderr = "client: peer error: Method not found (-32601)\n";
+        let ok = check_rejected(false, "", stderr, "session/new", -32601).unwrap();
+        assert_eq!(ok, "session/new answered -32601 as expected: client: peer error: Method not found (-32601)");
+        let named = "client: session/new: Method not found (-32601)";
+        assert!(check_rejected(false, "\n", named, "session/new", -32601).is_ok());
+        let cases = [
+            (true, "", stderr, "exited 0"),
+            (false, "{\"stopReason\":\"end_turn\"}\n", stderr, "printed on stdout"),
+            (false, "", "client: peer error: Invalid params (-32602)", "no error -32601"),
+            (false, "", "client: initialize: Method not found (-32601)", "initialize's"),
+        ];
+        for (succeeded, stdout, stderr, expected) in cases {
+            let err = check_rejected(succeeded, stdout, stderr, "session/new", -32601).unwrap_err();
+            assert!(err.contains(expected), "{stderr:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn rust_sdk_clients_get_one_command_string() {
+        let agent = ["/a dir/echo_agent".to_string(), "it's".into(), "--x=1".into(), String::new()];
+        let argv = rs_scenario_argv(Path::new("/sdk/yolo_one_shot_client"), &agent);
+        assert_eq!(argv, ["/sdk/yolo_one_shot_client", "--command", r"'/a dir/echo_agent' 'it'\''s' --x=1 ''", PROMPT]);
+        assert_eq!(command_string(&["/x/simple_agent_v2".into()]), "/x/simple_agent_v2");
+    }
+
+    #[test]
+    fn finds_the_crate_in_cargo_metadata() {
+        let metadata = r#"{"packages": [
+            {"name": "agent-client-protocol", "version": "4.0.0", "manifest_path": "/old/Cargo.toml"},
+            {"name": "agent-client-protocol", "version": "5.0.0", "manifest_path": "/reg/agent-client-protocol-5.0.0/Cargo.toml"}
+        ]}"#;
+        assert_eq!(crate_dir(metadata, RS_SDK_CRATE, "5.0.0").unwrap(), Path::new("/reg/agent-client-protocol-5.0.0"));
+        assert!(crate_dir(metadata, RS_SDK_CRATE, "6.0.0").unwrap_err().contains("lists no"));
+        assert!(crate_dir("warning", RS_SDK_CRATE, "5.0.0").unwrap_err().contains("no JSON"));
+    }
+
+    /// `interop/rust/` fetches the version the examples are built from.
+    #[test]
+    fn the_fetch_package_pins_the_sdk_version() {
+        let dir = crate::project_root().join("interop").join("rust");
+        let manifest: toml::Value = toml::from_str(&fs::read_to_string(dir.join("Cargo.toml")).unwrap()).unwrap();
+        let dependency = &manifest["dependencies"][RS_SDK_CRATE]["version"];
+        assert_eq!(dependency.as_str(), Some(format!("={RS_SDK_VERSION}").as_str()));
+        let lock: toml::Value = toml::from_str(&fs::read_to_string(dir.join("Cargo.lock")).unwrap()).unwrap();
+        let locked: Vec<&str> = lock["package"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["name"].as_str() == Some(RS_SDK_CRATE))
+            .filter_map(|p| p["version"].as_str())
+            .collect();
+        assert_eq!(locked, [RS_SDK_VERSION]);
     }
 }

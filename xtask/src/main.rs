@@ -27,7 +27,7 @@ enum Command {
         #[arg(long, requires = "schema")]
         out: Option<PathBuf>,
     },
-    /// Interop scenarios against the official TypeScript and Python SDKs (installed into .cache/interop).
+    /// Interop scenarios against the official TypeScript, Python and Rust SDKs (installed into .cache/interop).
     Interop {
         /// Only the scenarios whose name contains this.
         #[arg(long)]
