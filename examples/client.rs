@@ -119,7 +119,7 @@ async fn run(args: Args) -> Result<String, String> {
         acp_rpc::client::spawn_agent(client, &args.agent[0], &args.agent[1..], acp_rpc::Config::default())
             .map_err(|e| format!("cannot start the agent: {e}"))?;
     tokio::spawn(driver);
-    let e = |e: acp_rpc::Error| e.to_string();
+    let e = |step: &'static str| move |e: acp_rpc::Error| format!("{step}: {e}");
     let cwd_text = cwd.display().to_string();
     let init = match args.version {
         Version::V1 => json!({ "clientCapabilities": { "fs": { "readTextFile": true } } }),
@@ -127,7 +127,7 @@ async fn run(args: Args) -> Result<String, String> {
             json!({ "info": { "name": "acp-rpc example client", "version": env!("CARGO_PKG_VERSION") } })
         }
     };
-    conn.initialize(args.version, init).await.map_err(e)?;
+    conn.initialize(args.version, init).await.map_err(e("initialize"))?;
     let prompt = json!([{ "type": "text", "text": args.prompt }]);
     let version = conn.version().ok_or("no protocol version after initialize")?;
     match version {
@@ -142,12 +142,15 @@ async fn run_v1(
     cwd_text: String,
     prompt: serde_json::Value,
 ) -> Result<String, String> {
-    let e = |e: acp_rpc::Error| e.to_string();
-    let session =
-        conn.conn.request::<v1::methods::SessionNew>(&v1::NewSessionRequest::new(cwd_text, vec![])).await.map_err(e)?;
+    let e = |step: &'static str| move |e: acp_rpc::Error| format!("{step}: {e}");
+    let session = conn
+        .conn
+        .request::<v1::methods::SessionNew>(&v1::NewSessionRequest::new(cwd_text, vec![]))
+        .await
+        .map_err(e("session/new"))?;
     let params = v1::PromptRequest::new(session.session_id, serde_json::from_value(prompt).map_err(|e| e.to_string())?);
     // Completes with the answer, once every update the agent sent before it was handled.
-    let done = conn.prompt_v1(&params).await.map_err(e)?;
+    let done = conn.prompt_v1(&params).await.map_err(e("session/prompt"))?;
     while let Ok(update) = updates.try_recv() {
         print(update);
     }
@@ -160,16 +163,16 @@ async fn run_v2(
     cwd_text: String,
     prompt: serde_json::Value,
 ) -> Result<String, String> {
-    let e = |e: acp_rpc::Error| e.to_string();
+    let e = |step: &'static str| move |e: acp_rpc::Error| format!("{step}: {e}");
     let session = conn
         .conn
         .request::<v2::methods::SessionNew>(&v2::NewSessionRequest::new(v2::AbsolutePath(cwd_text)))
         .await
-        .map_err(e)?;
+        .map_err(e("session/new"))?;
     let params = v2::PromptRequest::new(session.session_id, serde_json::from_value(prompt).map_err(|e| e.to_string())?);
     // Completes at the `idle` that ends this prompt's turn (an idle snapshot, such as the one
     // some agents send after `session/new`, is not a turn end), once every update was handled.
-    let end = conn.prompt_v2(&params).await.map_err(e)?;
+    let end = conn.prompt_v2(&params).await.map_err(e("session/prompt"))?;
     while let Ok(update) = updates.try_recv() {
         print(update);
     }

@@ -11,6 +11,7 @@ use acp_rpc::turn::Turn;
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, v2};
 use acp_rpc::Context;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -19,6 +20,15 @@ use std::time::Duration;
 struct Echo {
     sessions: AtomicU64,
     can_read_files: Mutex<bool>,
+    /// v2: the open sessions and their cwd, for `session/list`, `session/resume` and
+    /// `session/close` (the baseline that `capabilities.session` advertises).
+    open: Mutex<BTreeMap<String, v2::AbsolutePath>>,
+}
+
+impl Echo {
+    fn open(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, v2::AbsolutePath>> {
+        self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 fn prompt_text<'a>(blocks: impl Iterator<Item = Option<&'a str>>) -> String {
@@ -101,9 +111,55 @@ impl v2::methods::agent::Handler<Context> for Echo {
         Ok(v2::InitializeResponse::new(v2::ProtocolVersion(2), info))
     }
 
-    async fn session_new(&self, _: v2::NewSessionRequest, _: Context) -> Result<v2::NewSessionResponse, RpcError> {
-        let n = self.sessions.fetch_add(1, Ordering::Relaxed);
-        Ok(v2::NewSessionResponse::new(v2::SessionId(format!("sess-{n}"))))
+    async fn session_new(&self, params: v2::NewSessionRequest, _: Context) -> Result<v2::NewSessionResponse, RpcError> {
+        let id = format!("sess-{}", self.sessions.fetch_add(1, Ordering::Relaxed));
+        self.open().insert(id.clone(), params.cwd);
+        Ok(v2::NewSessionResponse::new(v2::SessionId(id)))
+    }
+
+    async fn session_list(
+        &self,
+        params: v2::ListSessionsRequest,
+        _: Context,
+    ) -> Result<v2::ListSessionsResponse, RpcError> {
+        let wanted = match params.cwd {
+            acp_rpc::types::Patch::Value(cwd) => Some(cwd),
+            _ => None,
+        };
+        let sessions = self
+            .open()
+            .iter()
+            .filter(|(_, cwd)| wanted.as_ref().is_none_or(|w| w == *cwd))
+            .map(|(id, cwd)| v2::SessionInfo::new(v2::SessionId(id.clone()), cwd.clone()))
+            .collect();
+        Ok(v2::ListSessionsResponse::new(sessions))
+    }
+
+    /// Nothing is retained to replay; the current state (idle: turns end before their session
+    /// can be resumed elsewhere) is reported before the answer, as the schema requires.
+    async fn session_resume(
+        &self,
+        params: v2::ResumeSessionRequest,
+        cx: Context,
+    ) -> Result<v2::ResumeSessionResponse, RpcError> {
+        if !self.open().contains_key(&params.session_id.0) {
+            return Err(RpcError::new(RpcError::RESOURCE_NOT_FOUND, format!("no session {}", params.session_id.0)));
+        }
+        let idle =
+            v2::StateUpdate::Idle(v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::None(Default::default())));
+        let snapshot = v2::UpdateSessionNotification::new(params.session_id, v2::SessionUpdate::StateUpdate(idle));
+        cx.notify::<v2::methods::SessionUpdate>(&snapshot).await.map_err(|e| e.to_rpc())?;
+        Ok(v2::ResumeSessionResponse::new())
+    }
+
+    /// The runtime has ended the session's turns (`cancelled`) before this is called.
+    async fn session_close(
+        &self,
+        params: v2::CloseSessionRequest,
+        _: Context,
+    ) -> Result<v2::CloseSessionResponse, RpcError> {
+        self.open().remove(&params.session_id.0);
+        Ok(v2::CloseSessionResponse::new())
     }
 }
 

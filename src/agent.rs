@@ -123,6 +123,7 @@ impl<A: Agent> Service for AgentService<A> {
         // Registered now, while the reader is still on this message: a `session/cancel` right
         // behind it must find it.
         let turn = cx.cancel.child_token();
+        let session_id = session.clone();
         let registered = session.map(|s| self.sessions.register(s, turn.clone()));
         Box::pin(async move {
             let _registered = registered;
@@ -136,6 +137,14 @@ impl<A: Agent> Service for AgentService<A> {
             if v == Version::V2 && method == "session/prompt" && A::V2_SESSIONS {
                 return v2_prompt(agent, params, cx, sessions, turns, ids).await;
             }
+            // "When closing cancels active foreground work, the Agent MUST send the final updates
+            // for that work and the idle `state_update` with `stopReason: \"cancelled\"` before
+            // responding successfully to `session/close`" (v2 `CloseSessionRequest`): the
+            // session's turns, cancelled above, end before the handler answers.
+            let _closing = match (&method[..], &session_id) {
+                ("session/close", Some(session)) => Some(turns.of(session).lock_owned().await),
+                _ => None,
+            };
             let acx = Context { conn: cx.conn, version: v, cancel: turn.clone() };
             let result = dispatch(&*agent, v, &method, params, acx).await;
             if v == Version::V1 && method == "session/prompt" && turn.is_cancelled() {
@@ -247,6 +256,9 @@ async fn v2_prompt<A: Agent>(
 /// The turn: `running`, the handler, `idle` with its stop reason.
 async fn run_turn<A: Agent>(agent: &A, prompt: v2::PromptRequest, turn: Turn) {
     let state = |s: v2::StateUpdate| v2::SessionUpdate::StateUpdate(s);
+    if turn.is_cancelled() {
+        return; // cancelled while queued behind another turn: no foreground work started
+    }
     if turn.update(state(v2::StateUpdate::Running(v2::RunningStateUpdate::new()))).await.is_err() {
         return; // the connection is gone
     }

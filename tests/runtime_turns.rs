@@ -36,6 +36,13 @@ impl v2::methods::agent::Handler<Context> for Agent {
     async fn session_new(&self, _: v2::NewSessionRequest, _: Context) -> Result<v2::NewSessionResponse, RpcError> {
         Ok(v2::NewSessionResponse::new(v2::SessionId("s".into())))
     }
+    async fn session_close(
+        &self,
+        _: v2::CloseSessionRequest,
+        _: Context,
+    ) -> Result<v2::CloseSessionResponse, RpcError> {
+        Ok(v2::CloseSessionResponse::new())
+    }
 }
 
 impl acp_rpc::agent::Agent for Agent {
@@ -46,8 +53,10 @@ impl acp_rpc::agent::Agent for Agent {
         };
         match text.as_str() {
             // Ends only when cancelled, and then claims `end_turn`: the runtime says `cancelled`.
+            // (wrapping up takes a moment, within the grace period).
             "wait" => {
                 turn.cancelled().await;
+                tokio::time::sleep(Duration::from_millis(100)).await;
                 Ok(v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::EndTurn))
             }
             // Never stops: the runtime gives up after the grace period.
@@ -187,6 +196,21 @@ async fn v2_user_message_is_reported_once_with_the_answers_message_id_then_runni
     assert!(answer < running && running < chunk, "answer, running, then the turn's work: {seen:#?}");
     assert_eq!(seen.last().expect("idle")["params"]["update"]["stopReason"], "max_tokens", "the handler's stop reason");
     assert_ne!(seen[chunk]["params"]["update"]["messageId"], message_id.as_str(), "the agent's message has its own id");
+}
+
+#[tokio::test]
+async fn v2_closing_a_session_ends_its_turn_cancelled_before_the_close_is_answered() {
+    let mut peer = raw_client();
+    v2_session(&mut peer).await;
+    peer.send(json!({ "jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+        "params": { "sessionId": "s", "prompt": [{ "type": "text", "text": "wait" }] } }))
+        .await;
+    peer.until(|m| state(m) == Some("running")).await;
+    peer.send(json!({ "jsonrpc": "2.0", "id": 3, "method": "session/close", "params": { "sessionId": "s" } })).await;
+    let seen = peer.until(|m| m["id"] == 3).await;
+    let idle = seen.iter().position(|m| state(m) == Some("idle")).expect("the turn ended before the close answer");
+    assert_eq!(seen[idle]["params"]["update"]["stopReason"], "cancelled");
+    assert!(seen.last().expect("answer")["result"].is_object(), "{seen:#?}");
 }
 
 #[tokio::test]
