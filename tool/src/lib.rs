@@ -6,4 +6,5 @@
 //!   logs and checks every line.
 
 pub mod check;
+pub mod rules;
 pub mod tap;

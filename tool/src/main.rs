@@ -1,6 +1,7 @@
 //! `acp`: check recorded ACP traffic, or watch it live, against the protocol's generated types.
 
 use acp_tool::check::{Checker, Summary};
+use acp_tool::rules::Tier;
 use acp_types::Version;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{Read, Write};
@@ -20,8 +21,10 @@ enum Command {
     ///
     /// Every message is decoded with the method tables of the version negotiated by `initialize`
     /// and re-encoded; each gets `ok`, `extension`, `error` (with the JSON path and the reason),
-    /// `lossy` (re-encoding changes the JSON) or `unmatched` (a response to no request). Exit
-    /// status: 1 when any message is `error`, 2 when a file cannot be read, 0 otherwise.
+    /// `lossy` (re-encoding changes the JSON) or `unmatched` (a response to no request), and the
+    /// protocol rules it breaks (`acp conform` lists them). Exit
+    /// status: 1 when any message is `error` (or a MUST rule is broken at the end), 2 when a file
+    /// cannot be read, 0 otherwise.
     Check {
         /// Transcript files (`-` reads standard input).
         #[arg(required = true, value_name = "FILE")]
@@ -115,14 +118,27 @@ fn check(files: &[PathBuf], version: Option<Version>, format: Format) -> ExitCod
                 }
             };
         }
-        any_error |= summary.error > 0;
+        // What never happened: a turn that never ended, a line never answered.
+        let end = checker.finish();
+        summary.violations += end.len();
+        if format == Format::Text {
+            for violation in &end {
+                let _ = writeln!(out, "  end  {violation}");
+            }
+        }
+        any_error |= summary.error > 0 || end.iter().any(|v| v.tier == Tier::Must);
         let version = checker.version().map_or_else(|| "unknown".to_string(), |v| v.number().to_string());
         let _ = match format {
             Format::Text => writeln!(out, "{name}: {summary} (protocol version {version})"),
             Format::Json => writeln!(
                 out,
                 "{}",
-                serde_json::json!({ "file": name, "protocolVersion": checker.version().map(Version::number), "summary": summary })
+                serde_json::json!({
+                    "file": name,
+                    "protocolVersion": checker.version().map(Version::number),
+                    "summary": summary,
+                    "violations": end,
+                })
             ),
         };
     }
