@@ -15,6 +15,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 const TURN_CONTENT: &[&str] =
     &["user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan"];
 
+/// The v2 stop reasons (`schema/v2/schema.json#/$defs/IdleStateUpdate/anyOf`): the field is a
+/// plain string in the types, so no catch-all reports other values.
+const STOP_REASONS: &[&str] = &["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"];
+
 /// Counts and findings, apart from the conversation's state so both can be borrowed at once.
 #[derive(Debug, Default)]
 struct Tally {
@@ -411,6 +415,15 @@ impl Judge {
                         }
                         Some("idle") => {
                             let stop = update.get("stopReason").and_then(Value::as_str);
+                            if let Some(stop) = stop {
+                                tally.exercise(rules::UNDERSCORE, Role::Agent);
+                                if !STOP_REASONS.contains(&stop) && !stop.starts_with('_') {
+                                    let detail = format!(
+                                        "stopReason {stop:?} is no stop reason of v2, and a custom one begins with `_`"
+                                    );
+                                    tally.violate(report, rules::UNDERSCORE, Role::Agent, detail);
+                                }
+                            }
                             if let Some(running) = state.running {
                                 tally.exercise(rules::V2_RUNNING_IDLE, Role::Agent);
                                 tally.exercise(rules::V2_STOP_REASON, Role::Agent);
@@ -627,18 +640,19 @@ impl Judge {
                 *n = n.saturating_sub(1);
             }
         };
-        if not_json > 0 && (code == Some(-32700) || not_rpc == 0) {
+        let notified = self.notified.get(&from).copied().unwrap_or_default() > 0;
+        if not_json > 0 && (code == Some(-32700) || (not_rpc == 0 && !notified)) {
             take(&mut self.not_json);
             if code != Some(-32700) && from == Role::Agent {
                 let got = code.map_or("a result".to_string(), |c| format!("error {c}"));
                 let detail = format!("a line that was not JSON answered with {got}, not -32700");
                 self.tally.violate(report, rules::PARSE_ERROR, from, detail);
             }
-        } else if not_rpc > 0 {
+        } else if not_rpc > 0 && (code == Some(-32600) || !notified) {
             take(&mut self.not_rpc);
-        } else if self.notified.get(&from).copied().unwrap_or_default() > 0 {
+        } else if notified {
             let detail = format!(
-                "a response with id null from the {from}, with no malformed line to answer: it answers a notification"
+                "a response with id null from the {from} that answers no malformed line (not -32700): it answers a notification"
             );
             self.tally.violate(report, rules::NO_RESPONSE_TO_NOTIFICATION, from, detail);
         } else {

@@ -56,6 +56,8 @@ pub struct Agent {
     client: ClientSide,
     /// Sessions a `session/cancel` was sent for: their permission requests are answered `cancelled`.
     cancelled: HashSet<String>,
+    /// The agent's requests read but not answered yet.
+    deferred: Vec<Value>,
     closed: bool,
 }
 
@@ -89,6 +91,7 @@ impl Agent {
             next_id: 0,
             client,
             cancelled: HashSet::new(),
+            deferred: Vec::new(),
             closed: false,
         })
     }
@@ -155,13 +158,21 @@ impl Agent {
         if self.closed {
             return Event::Closed;
         }
-        let line = match tokio::time::timeout_at(deadline, self.lines.recv()).await {
-            Err(_) => return Event::Timeout,
-            Ok(None) => {
-                self.closed = true;
-                return Event::Closed;
+        // Lines already there are read before the agent's requests are answered, as a client
+        // busy elsewhere would: an agent reusing the id of a pending request is then seen doing so.
+        let line = match self.lines.try_recv() {
+            Ok(line) => line,
+            Err(_) => {
+                self.answer_deferred().await;
+                match tokio::time::timeout_at(deadline, self.lines.recv()).await {
+                    Err(_) => return Event::Timeout,
+                    Ok(None) => {
+                        self.closed = true;
+                        return Event::Closed;
+                    }
+                    Ok(Some(line)) => line,
+                }
             }
-            Ok(Some(line)) => line,
         };
         self.count += 1;
         if let Some(len) = line.over_long {
@@ -177,15 +188,24 @@ impl Agent {
             return Event::Junk;
         };
         self.transcript.push(json!({ "from": "agent", "message": message }));
-        if let (Some(method), Some(id)) = (message.get("method").and_then(Value::as_str), message.get("id")) {
-            let answer = self.answer(method, message.get("params").unwrap_or(&Value::Null)).await;
-            let reply = match answer {
-                Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
-                Err((code, text)) => json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": text } }),
+        if message.get("method").is_some_and(Value::is_string) && message.get("id").is_some() {
+            self.deferred.push(message.clone());
+        }
+        Event::Message(message)
+    }
+
+    /// Answers the agent's requests read so far.
+    async fn answer_deferred(&mut self) {
+        for request in std::mem::take(&mut self.deferred) {
+            let method = request["method"].as_str().unwrap_or_default();
+            let reply = match self.answer(method, request.get("params").unwrap_or(&Value::Null)) {
+                Ok(result) => json!({ "jsonrpc": "2.0", "id": request["id"], "result": result }),
+                Err((code, text)) => {
+                    json!({ "jsonrpc": "2.0", "id": request["id"], "error": { "code": code, "message": text } })
+                }
             };
             self.send(reply).await;
         }
-        Event::Message(message)
     }
 
     /// Waits until a message satisfies `done`, or the deadline; whether one did.
@@ -221,7 +241,7 @@ impl Agent {
     }
 
     /// What the client answers to the agent's request `method`.
-    async fn answer(&mut self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
+    fn answer(&mut self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
         let not_found = || Err((-32601, format!("Method not found: {method}")));
         match method {
             "session/request_permission" => {
@@ -274,6 +294,7 @@ impl Agent {
     /// Ends the scenario: closes stdin, reads what is left for a moment, kills the process
     /// group and reaps the agent.
     pub async fn stop(&mut self) {
+        self.answer_deferred().await;
         self.stdin = None;
         self.quiet(Duration::from_millis(50)).await;
         #[cfg(unix)]

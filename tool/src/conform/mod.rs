@@ -106,6 +106,7 @@ async fn conform(options: &Options, scratch: &std::path::Path) -> Result<Results
     let mut results = Results::default();
     let full = ClientSide { fs: true, terminal: true, scratch: scratch.to_path_buf() };
     let answers = negotiate(options, &full, &mut results).await?;
+    before_initialize(options, &full, &mut results).await;
     for version in Version::ALL.iter().copied() {
         let number = u64::from(version.number());
         if !options.versions.contains(&version) {
@@ -123,6 +124,12 @@ async fn conform(options: &Options, scratch: &std::path::Path) -> Result<Results
                 skip_version(&mut results, version, why);
                 continue;
             }
+        }
+        if version == Version::V2 {
+            results.skip_reason(
+                rules::CAP_SESSION,
+                "the agent advertised `capabilities.session` (the rule binds an agent only when it does not)",
+            );
         }
         main_scenario(options, version, &full, &mut results).await;
         if version == Version::V1 {
@@ -341,6 +348,20 @@ async fn main_scenario(options: &Options, version: Version, client: &ClientSide,
         }
     }
     end(agent, &name, results).await;
+}
+
+/// A request before `initialize`: the agent answers it with an error (`init.first`).
+async fn before_initialize(options: &Options, client: &ClientSide, results: &mut Results) {
+    let Ok(mut agent) = Agent::spawn(&options.agent, client.clone()) else { return };
+    let params = json!({ "cwd": client.scratch.display().to_string(), "mcpServers": [] });
+    let line = agent.line();
+    let id = agent.request("session/new", params).await;
+    if agent.response(&id, Instant::now() + options.timeout).await.is_none() && !agent.closed() {
+        let detail =
+            format!("`session/new` before `initialize` (line {line}) not answered within {:?}", options.timeout);
+        agent.checker.note_violation(rules::INIT_FIRST, Role::Agent, line, detail);
+    }
+    end(agent, "before initialize", results).await;
 }
 
 /// v1 with no client capabilities: the agent must not call `fs/*` or `terminal/*`.

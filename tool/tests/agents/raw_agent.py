@@ -178,11 +178,12 @@ class Agent:
         self.idle(session, "end_turn")
 
     def idle(self, session, stop):
-        update = {"sessionUpdate": "state_update", "state": "idle"}
-        if self.broken == "ext.underscore":
-            stop = "aborted"
-        if self.broken != "turn.v2-stop-reason":
-            update["stopReason"] = stop
+        update = {"sessionUpdate": "state_update", "state": "idle", "stopReason": stop}
+        # Only the turn that ends normally is broken (a cancelled one has rules of its own).
+        if stop == "end_turn" and self.broken == "ext.underscore":
+            update["stopReason"] = "aborted"
+        if stop == "end_turn" and self.broken == "turn.v2-stop-reason":
+            del update["stopReason"]
         self.update(session, update)
 
     def cancel(self, session):
