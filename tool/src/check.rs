@@ -19,7 +19,10 @@ use std::fmt;
 use std::marker::PhantomData;
 
 mod not_in_schema;
+mod rules;
 mod schema;
+
+use crate::rules::{Rule, Tier};
 
 /// The verdict on one message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -129,6 +132,50 @@ pub struct Report {
     pub differences: Vec<Difference>,
     /// Lenient repairs; the message still counts as `ok`.
     pub warnings: Vec<Warning>,
+    /// Rules of [`crate::rules`] this message breaks (a MUST one makes it an `error`).
+    pub violations: Vec<RuleViolation>,
+}
+
+/// A rule broken: which, by whom, where and how.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuleViolation {
+    /// The rule's id ([`crate::rules::RULES`]).
+    pub rule: &'static str,
+    /// The rule's tier.
+    pub tier: Tier,
+    /// The side that broke it.
+    pub by: Role,
+    /// The line of the message that breaks it (for an end-of-conversation finding: the line of
+    /// its cause, 0 when there is none).
+    pub line: usize,
+    /// What happened.
+    pub detail: String,
+}
+
+impl RuleViolation {
+    /// A violation of the rule `rule` (an id of [`crate::rules::RULES`]; an unknown one counts as MUST).
+    pub fn new(rule: &'static str, by: Role, line: usize, detail: String) -> Self {
+        let tier = crate::rules::find(rule).map_or(Tier::Must, |r| r.tier);
+        RuleViolation { rule, tier, by, line, detail }
+    }
+}
+
+impl fmt::Display for RuleViolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "rule {} ({}, {}): {}", self.rule, self.tier, self.by, self.detail)
+    }
+}
+
+/// How one rule fared over a conversation: PASS when exercised without a violation, FAIL with
+/// a violation, SKIP when never exercised.
+#[derive(Debug, Clone)]
+pub struct RuleResult {
+    /// The rule.
+    pub rule: &'static Rule,
+    /// How many times it could have been broken.
+    pub exercised: usize,
+    /// Where it was.
+    pub violations: Vec<RuleViolation>,
 }
 
 impl Report {
@@ -143,6 +190,7 @@ impl Report {
             problems: Vec::new(),
             differences: Vec::new(),
             warnings: Vec::new(),
+            violations: Vec::new(),
         }
     }
 
@@ -169,6 +217,8 @@ pub struct Summary {
     pub unmatched: usize,
     /// Lenient repairs, over all messages.
     pub warnings: usize,
+    /// Rule violations, over all messages and the end of the conversation.
+    pub violations: usize,
 }
 
 impl Summary {
@@ -176,6 +226,7 @@ impl Summary {
     pub fn add(&mut self, report: &Report) {
         self.messages += 1;
         self.warnings += report.warnings.len();
+        self.violations += report.violations.len();
         match report.status {
             Status::Ok => self.ok += 1,
             Status::Extension => self.extension += 1,
@@ -199,7 +250,11 @@ impl fmt::Display for Summary {
             self.unmatched,
             self.warnings,
             if self.warnings == 1 { "" } else { "s" }
-        )
+        )?;
+        if self.violations > 0 {
+            write!(f, "; {} rule violation{}", self.violations, if self.violations == 1 { "" } else { "s" })?;
+        }
+        Ok(())
     }
 }
 
@@ -208,6 +263,10 @@ impl fmt::Display for Summary {
 struct Pending {
     method: String,
     line: usize,
+    /// The `sessionId` of the params, if any.
+    session: Option<String>,
+    /// The `protocolVersion` of an `initialize` request.
+    requested: Option<u64>,
 }
 
 /// Checks the messages of one conversation, in order. Keeps the negotiated version and the
@@ -224,6 +283,9 @@ pub struct Checker {
     /// skipped when met), to forget the oldest beyond [`MAX_PENDING`].
     order: VecDeque<((Option<Role>, String), usize)>,
     max_pending: usize,
+    /// The request the message being checked answers (set by `check_response`).
+    answered: Option<Pending>,
+    judge: rules::Judge,
 }
 
 /// Unanswered requests remembered at most, by default: a live peer (`acp tap`) that never
@@ -242,7 +304,42 @@ impl Checker {
             pending: HashMap::new(),
             order: VecDeque::new(),
             max_pending: MAX_PENDING,
+            answered: None,
+            judge: rules::Judge::new(version.is_some()),
         }
+    }
+
+    /// The end of the conversation: findings about what never happened (a turn that never
+    /// ended, a user message never reported, a line never answered). Call once.
+    pub fn finish(&mut self) -> Vec<RuleViolation> {
+        self.judge.finish()
+    }
+
+    /// How every rule of [`crate::rules::RULES`] fared so far, both sides together.
+    pub fn rule_results(&self) -> Vec<RuleResult> {
+        self.judge.results(None)
+    }
+
+    /// How every rule fared so far for the messages `side` sent.
+    pub fn rule_results_of(&self, side: Role) -> Vec<RuleResult> {
+        self.judge.results(Some(side))
+    }
+
+    /// Treats `method` as one the receiver does not implement, so that `rpc.method-not-found`
+    /// applies to it (a driver's probe with a `_` name no one implements).
+    pub fn treat_as_unknown(&mut self, method: &str) {
+        self.judge.treat_as_unknown(method);
+    }
+
+    /// Records a finding a driver makes beyond single messages (a timeout, a comparison of
+    /// several conversations): `rule` broken by `by`, caused at `line`.
+    pub fn note_violation(&mut self, rule: &'static str, by: Role, line: usize, detail: String) {
+        self.judge.note(rule, by, line, detail);
+    }
+
+    /// Records that `rule` could have been broken by `by` and was not (a driver's own check).
+    pub fn note_exercised(&mut self, rule: &'static str, by: Role) {
+        self.judge.exercise(rule, by);
     }
 
     /// Remembers at most `max` unanswered requests instead of [`MAX_PENDING`].
@@ -320,6 +417,7 @@ impl Checker {
             Ok(text) => text.trim_end_matches('\r'),
             Err(e) => {
                 report.error("", format!("not UTF-8: {e}"));
+                self.judge.invalid(&mut report, true);
                 return report;
             }
         };
@@ -327,6 +425,7 @@ impl Checker {
             Ok(value) => self.check_value(line_no, from, value),
             Err(e) => {
                 report.error("", format!("invalid JSON: {e}"));
+                self.judge.invalid(&mut report, true);
                 report
             }
         }
@@ -336,11 +435,24 @@ impl Checker {
     pub fn check_value(&mut self, line_no: usize, from: Option<Role>, message: Value) -> Report {
         let mut report = Report::new(line_no);
         report.from = from;
-        let Value::Object(mut message) = message else {
+        let Value::Object(message) = message else {
             let what = if message.is_array() { "a batch (array); ACP has no batches" } else { "not a JSON object" };
             report.error("", format!("not a JSON-RPC message: {what}"));
+            self.judge.invalid(&mut report, false);
             return report;
         };
+        self.answered = None;
+        self.check_object(&mut report, message.clone());
+        if report.kind == Kind::Invalid {
+            self.judge.invalid(&mut report, false);
+        } else {
+            let answered = self.answered.take();
+            self.judge.observe(&mut report, self.version(), &message, answered.as_ref());
+        }
+        report
+    }
+
+    fn check_object(&mut self, report: &mut Report, mut message: Map<String, Value>) {
         match message.get("jsonrpc") {
             Some(Value::String(v)) if v == "2.0" => {}
             Some(other) => report.error("jsonrpc", format!("expected \"2.0\", found {other}")),
@@ -357,7 +469,7 @@ impl Checker {
             Some(Value::String(method)) => {
                 report.kind = if id.is_some() { Kind::Request } else { Kind::Notification };
                 let params = message.remove("params");
-                self.check_call(&mut report, method, id, params);
+                self.check_call(report, method, id, params);
             }
             Some(other) => {
                 report.error("method", format!("must be a string, found {other}"));
@@ -367,15 +479,14 @@ impl Checker {
                 (None, None) => report.error("", "not a JSON-RPC message: no `method`, `result` or `error`"),
                 (Some(result), None) => {
                     report.kind = Kind::Response;
-                    self.check_response(&mut report, id, Ok(result));
+                    self.check_response(report, id, Ok(result));
                 }
                 (None, Some(error)) => {
                     report.kind = Kind::ErrorResponse;
-                    self.check_response(&mut report, id, Err(error));
+                    self.check_response(report, id, Err(error));
                 }
             },
         }
-        report
     }
 
     fn check_call(&mut self, report: &mut Report, method: String, id: Option<Value>, params: Option<Value>) {
@@ -398,10 +509,20 @@ impl Checker {
         report.from = from;
         if let Some(id) = &id {
             let key = (from, id.to_string());
-            if let Some(previous) = self.pending.get(&key) {
-                report.error("id", format!("{id} is still in use by `{}` (line {})", previous.method, previous.line));
+            if let Some(from) = from {
+                self.judge.exercise(crate::rules::UNIQUE_IDS, from);
             }
-            self.remember(key, Pending { method: method.clone(), line: report.line });
+            if let Some(previous) = self.pending.get(&key) {
+                let detail = format!("{id} is still in use by `{}` (line {})", previous.method, previous.line);
+                report.error("id", detail.clone());
+                if let Some(from) = from {
+                    self.judge.violation(report, crate::rules::UNIQUE_IDS, from, detail);
+                }
+            }
+            let param = |name: &str| params.as_ref().and_then(|p| p.get(name));
+            let session = param("sessionId").and_then(Value::as_str).map(str::to_string);
+            let requested = param("protocolVersion").and_then(Value::as_u64);
+            self.remember(key, Pending { method: method.clone(), line: report.line, session, requested });
         }
         if report.status == Status::Error {
             return;
@@ -432,7 +553,8 @@ impl Checker {
             Err(e) => rpc_problem(report, "params", &e),
             Ok(reencoded) => {
                 let again = |changed: &Value| decode(serde_json::value::to_raw_value(changed).ok().as_deref()).1;
-                let events = not_in_schema(report, "params", params.as_ref(), events, &again);
+                let (events, unknown) = not_in_schema(report, "params", params.as_ref(), events, &again);
+                self.judge.unknown_values(report, &unknown);
                 compare(report, "params", params.as_ref(), reencoded.as_ref(), events);
                 if let Some(row) = row {
                     let empty = Value::Object(Map::new());
@@ -452,6 +574,8 @@ impl Checker {
             let Some((key, line)) = self.order.pop_front() else { break };
             if self.pending.get(&key).is_some_and(|p| p.line == line) {
                 self.pending.remove(&key);
+                // A late answer to it would look like an answer to nothing.
+                self.judge.forgot();
             }
         }
         // Answered requests leave stale entries behind; drop them once they are the majority.
@@ -505,7 +629,8 @@ impl Checker {
         };
         report.from = report.from.or(requester.map(Role::peer));
         report.method = Some(pending.method.clone());
-        let method = pending.method;
+        let method = pending.method.clone();
+        self.answered = Some(pending);
         let Ok(result) = payload else {
             return;
         };
@@ -533,7 +658,8 @@ impl Checker {
                     Ok(raw) => decode(&raw).1,
                     Err(_) => Vec::new(),
                 };
-                let events = not_in_schema(report, "result", Some(&result), events, &again);
+                let (events, unknown) = not_in_schema(report, "result", Some(&result), events, &again);
+                self.judge.unknown_values(report, &unknown);
                 compare(report, "result", Some(&result), reencoded.as_ref(), events);
                 if let Some(def) = row.and_then(|row| row.result) {
                     validate(report, self.decoding_version(), def, "result", &result);
@@ -771,17 +897,19 @@ fn compare(
 }
 
 /// A warning for each value that only a catch-all the generator added kept (the value is written
-/// back as received, but this schema does not list it); the other events are handed back.
+/// back as received, but this schema does not list it); the other events are handed back, with
+/// the values (path, JSON text) for the rules.
 fn not_in_schema(
     report: &mut Report,
     root: &str,
     received: Option<&Value>,
     events: Vec<LenientEvent>,
     decode: &dyn Fn(&Value) -> Vec<LenientEvent>,
-) -> Vec<LenientEvent> {
+) -> (Vec<LenientEvent>, Vec<(Option<String>, String)>) {
     let (found, rest) = not_in_schema::locate(root, received, events, decode);
+    let values = found.iter().map(|f| (f.path.clone(), f.value.clone())).collect();
     report.warnings.extend(found.into_iter().map(|f| Warning { path: f.path, reason: f.reason }));
-    rest
+    (rest, values)
 }
 
 /// Validates `instance` (at `root`) against `#/$defs/{def}` of `version`'s JSON Schema; each
@@ -928,6 +1056,9 @@ impl fmt::Display for Report {
                 Some(path) => write!(f, "\n         warning: {path}: {}", w.reason)?,
                 None => write!(f, "\n         warning: {}", w.reason)?,
             }
+        }
+        for v in &self.violations {
+            write!(f, "\n         {v}")?;
         }
         Ok(())
     }

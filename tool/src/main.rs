@@ -1,6 +1,7 @@
 //! `acp`: check recorded ACP traffic, or watch it live, against the protocol's generated types.
 
 use acp_tool::check::{Checker, Summary};
+use acp_tool::rules::Tier;
 use acp_types::Version;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{Read, Write};
@@ -20,8 +21,10 @@ enum Command {
     ///
     /// Every message is decoded with the method tables of the version negotiated by `initialize`
     /// and re-encoded; each gets `ok`, `extension`, `error` (with the JSON path and the reason),
-    /// `lossy` (re-encoding changes the JSON) or `unmatched` (a response to no request). Exit
-    /// status: 1 when any message is `error`, 2 when a file cannot be read, 0 otherwise.
+    /// `lossy` (re-encoding changes the JSON) or `unmatched` (a response to no request), and the
+    /// protocol rules it breaks (`acp conform` lists them). Exit
+    /// status: 1 when any message is `error` (or a MUST rule is broken at the end), 2 when a file
+    /// cannot be read, 0 otherwise.
     Check {
         /// Transcript files (`-` reads standard input).
         #[arg(required = true, value_name = "FILE")]
@@ -50,13 +53,42 @@ enum Command {
         #[arg(last = true, required = true, value_name = "AGENT_CMD")]
         agent: Vec<String>,
     },
+    /// Drive an agent as a client through scenarios that exercise every protocol rule binding
+    /// an agent, and print PASS / FAIL / SKIP per rule with the evidence.
+    ///
+    /// A fresh agent process per scenario: version negotiation (1, 2, 65535, 0), unknown and `_`
+    /// methods, notifications, a line that is not JSON, two sessions, a prompt turn, a cancelled
+    /// turn (with --cancel-prompt), capability-gated methods. Exit status: 0 when every MUST rule
+    /// passes, 1 when one fails, 2 when the agent cannot be started.
+    Conform {
+        /// Drive only this protocol version (default: every version the agent supports).
+        #[arg(long, value_name = "N", value_parser = parse_version)]
+        protocol_version: Option<Version>,
+        /// The text of the prompt turn.
+        #[arg(long, value_name = "TEXT", default_value = "hello")]
+        prompt: String,
+        /// A prompt that keeps the agent busy: sent, then cancelled after 300 ms (without it the
+        /// cancellation rules SKIP).
+        #[arg(long, value_name = "TEXT")]
+        cancel_prompt: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Seconds every wait lasts at most.
+        #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+        timeout: f64,
+        /// The agent command and its arguments.
+        #[arg(last = true, required = true, value_name = "AGENT_CMD")]
+        agent: Vec<String>,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
-    /// One line per message, indented lines for problems, a summary line per file.
+    /// One line per message (conform: per rule), indented lines for problems, a summary line.
     Text,
-    /// One JSON object per message, then one `{"file", "summary"}` object per file.
+    /// One JSON object per message, then one `{"file", "summary"}` object per file (conform: one
+    /// object with the rules, the negotiations and the transcripts).
     Json,
 }
 
@@ -64,6 +96,23 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Check { files, protocol_version, format } => check(&files, protocol_version, format),
         Command::Tap { log, protocol_version, agent } => acp_tool::tap::run(log, protocol_version, agent),
+        Command::Conform { protocol_version, prompt, cancel_prompt, format, timeout, agent } => {
+            let timeout = match std::time::Duration::try_from_secs_f64(timeout) {
+                Ok(t) if !t.is_zero() => t,
+                _ => {
+                    eprintln!("acp conform: --timeout must be a positive number of seconds");
+                    return ExitCode::from(2);
+                }
+            };
+            acp_tool::conform::run(acp_tool::conform::Options {
+                versions: protocol_version.map_or_else(|| Version::ALL.to_vec(), |v| vec![v]),
+                prompt,
+                cancel_prompt,
+                timeout,
+                json: format == Format::Json,
+                agent,
+            })
+        }
     }
 }
 
@@ -115,14 +164,27 @@ fn check(files: &[PathBuf], version: Option<Version>, format: Format) -> ExitCod
                 }
             };
         }
-        any_error |= summary.error > 0;
+        // What never happened: a turn that never ended, a line never answered.
+        let end = checker.finish();
+        summary.violations += end.len();
+        if format == Format::Text {
+            for violation in &end {
+                let _ = writeln!(out, "  end  {violation}");
+            }
+        }
+        any_error |= summary.error > 0 || end.iter().any(|v| v.tier == Tier::Must);
         let version = checker.version().map_or_else(|| "unknown".to_string(), |v| v.number().to_string());
         let _ = match format {
             Format::Text => writeln!(out, "{name}: {summary} (protocol version {version})"),
             Format::Json => writeln!(
                 out,
                 "{}",
-                serde_json::json!({ "file": name, "protocolVersion": checker.version().map(Version::number), "summary": summary })
+                serde_json::json!({
+                    "file": name,
+                    "protocolVersion": checker.version().map(Version::number),
+                    "summary": summary,
+                    "violations": end,
+                })
             ),
         };
     }

@@ -56,7 +56,8 @@ impl Tap {
         let problem = report.status == Status::Error
             || report.status == Status::Lossy
             || report.status == Status::Unmatched
-            || !report.warnings.is_empty();
+            || !report.warnings.is_empty()
+            || !report.violations.is_empty();
         if problem {
             eprintln!("acp tap: {}", report.to_string().trim_start());
         }
@@ -191,6 +192,9 @@ pub fn run(log: Option<PathBuf>, version: Option<Version>, agent: Vec<String>) -
         let checking = tokio::task::spawn_blocking(move || {
             while let Some(line) = queue.blocking_recv() {
                 tap.observe(line.from, &line.bytes, line.truncated);
+            }
+            for violation in tap.checker.finish() {
+                eprintln!("acp tap: end  {violation}");
             }
         });
         let to_agent =

@@ -47,7 +47,7 @@ fn each_fault_is_reported_with_its_path_and_reason() {
     let cases = [
         ("missing-field.jsonl", 6, "error", "params.update.toolCallId", "missing field", 1),
         ("wrong-enum-type.jsonl", 6, "error", "result.stopReason", "invalid type: integer `5`, expected one of", 1),
-        ("unknown-id.jsonl", 5, "unmatched", "id", "no request of the client with id 7 is pending", 0),
+        ("unknown-id.jsonl", 5, "error", "id", "no request of the client with id 7 is pending", 1),
         ("before-initialize.jsonl", 1, "error", "method", "`session/new` sent before `initialize`", 1),
         ("malformed.jsonl", 3, "error", "", "invalid JSON: EOF while parsing an object", 1),
     ];
@@ -153,14 +153,44 @@ fn unreadable_input_exits_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read no-such-file.jsonl"));
 }
 
+/// The rules the v2 `echo_agent` broke when `echo-v2.jsonl` was recorded: it did not advertise
+/// `capabilities.session` (so the client's calls and the agent's answers both break
+/// `cap.session`) and never reported the inserted user message. To be emptied when the
+/// recording is remade from the fixed agent.
+const ECHO_V2_KNOWN: &[&str] = &["cap.session", "turn.v2-user-message"];
+
+/// The rule ids of the violations in `reports` and the summary's end-of-conversation ones.
+fn violated_rules(reports: &[Value], summary: &Value) -> Vec<String> {
+    let mut rules: Vec<String> = reports
+        .iter()
+        .chain(std::iter::once(summary))
+        .flat_map(|r| r["violations"].as_array().cloned().unwrap_or_default())
+        .filter_map(|v| v["rule"].as_str().map(str::to_string))
+        .collect();
+    rules.sort();
+    rules.dedup();
+    rules
+}
+
 #[test]
 fn committed_recordings_check_clean() {
     for file in ["echo-v1.jsonl", "echo-v2.jsonl"] {
         let (reports, summary, code) = json_reports(file);
-        assert_eq!(code, Some(0), "{file}");
         assert!(reports.len() >= 10, "{file}: {} messages", reports.len());
-        assert!(reports.iter().all(|r| r["status"] == "ok" && r["warnings"] == serde_json::json!([])), "{file}");
+        assert!(
+            reports.iter().all(|r| r["problems"] == serde_json::json!([]) && r["warnings"] == serde_json::json!([])),
+            "{file}"
+        );
         assert_eq!(summary["protocolVersion"], if file.contains("v1") { 1 } else { 2 });
+        let broken = violated_rules(&reports, &summary);
+        if file.contains("v1") {
+            assert_eq!(code, Some(0), "{file}");
+            assert!(reports.iter().all(|r| r["status"] == "ok"), "{file}");
+            assert_eq!(broken, Vec::<String>::new(), "{file}");
+        } else {
+            assert_eq!(code, Some(1), "{file}");
+            assert_eq!(broken, ECHO_V2_KNOWN, "{file}");
+        }
     }
 }
 
@@ -223,11 +253,18 @@ fn tap_between_the_examples_changes_nothing_and_logs_a_clean_transcript() {
         assert_eq!(tapped, direct, "v{version}: the tap changed the session");
         let out = Command::new(ACP).args(["check", "--format", "json"]).arg(&log).output().expect("acp check");
         let text = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(out.status.code(), Some(0), "v{version}:\n{text}");
         let reports: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("json")).collect();
         let (summary, messages) = reports.split_last().expect("summary");
         assert_eq!(summary["protocolVersion"], version);
-        assert_eq!(summary["summary"]["ok"], messages.len(), "v{version}:\n{text}");
+        // Schema-clean both ways; the v2 echo agent still breaks the rules `ECHO_V2_KNOWN` names.
+        let known: &[&str] = if version == 1 { &[] } else { ECHO_V2_KNOWN };
+        let broken = violated_rules(messages, summary);
+        assert!(broken.iter().all(|rule| known.contains(&rule.as_str())), "v{version}: {broken:?}\n{text}");
+        assert!(messages.iter().all(|m| m["problems"] == serde_json::json!([])), "v{version}:\n{text}");
+        if broken.is_empty() {
+            assert_eq!(out.status.code(), Some(0), "v{version}:\n{text}");
+            assert_eq!(summary["summary"]["ok"], messages.len(), "v{version}:\n{text}");
+        }
         // Both directions are there, and the turn with its permission request and file read (v1).
         let methods: Vec<&str> = messages.iter().filter_map(|m| m["method"].as_str()).collect();
         for expected in ["initialize", "session/new", "session/prompt", "session/update", "session/request_permission"]
@@ -287,4 +324,53 @@ fn help_follows_clap_conventions() {
     }
     let out = Command::new(ACP).arg("check").output().expect("acp");
     assert_eq!(out.status.code(), Some(2), "a usage error is clap's exit status 2");
+}
+
+#[test]
+fn each_rule_transcript_breaks_its_rule_and_clean_ones_break_none() {
+    // (file, the one rule broken, by whom, at which line (0: at the end), exit status)
+    let cases = [
+        ("rule-v1-update-after-response.jsonl", "turn.v1-updates-before-response", "agent", 8, 1),
+        ("rule-v1-cancel-not-cancelled.jsonl", "turn.v1-cancelled", "agent", 8, 1),
+        ("rule-v1-session-ids-reused.jsonl", "session.distinct-ids", "agent", 6, 1),
+        ("rule-v1-fs-without-capability.jsonl", "cap.client-fs", "agent", 6, 1),
+        ("rule-v1-notification-answered.jsonl", "rpc.no-response-to-notification", "agent", 6, 1),
+        ("rule-v1-permission-after-cancel.jsonl", "turn.cancel-permission", "client", 8, 1),
+        ("rule-v2-no-running.jsonl", "turn.v2-running-idle", "agent", 8, 1),
+        ("rule-v2-never-idle.jsonl", "turn.v2-running-idle", "agent", 7, 1),
+        ("rule-v2-user-message-missing.jsonl", "turn.v2-user-message", "agent", 8, 1),
+        ("rule-v2-cancel-ignored.jsonl", "turn.v2-cancelled", "agent", 10, 1),
+        ("unknown-id.jsonl", "rpc.response-to-pending", "agent", 5, 1),
+        ("before-initialize.jsonl", "init.first", "client", 1, 1),
+    ];
+    for (file, rule, by, line, exit) in cases {
+        let (reports, summary, code) = json_reports(file);
+        assert_eq!(violated_rules(&reports, &summary), [rule], "{file}");
+        let violation = reports
+            .iter()
+            .chain(std::iter::once(&summary))
+            .flat_map(|r| r["violations"].as_array().cloned().unwrap_or_default())
+            .next()
+            .unwrap_or_default();
+        assert_eq!(
+            (violation["by"].as_str(), violation["line"].as_u64()),
+            (Some(by), Some(line)),
+            "{file}: {violation}"
+        );
+        assert_eq!(code, Some(exit), "{file}");
+    }
+    for file in ["clean-v1-turns.jsonl", "clean-v2-turns.jsonl", "echo-v1.jsonl"] {
+        let (reports, summary, code) = json_reports(file);
+        assert_eq!(violated_rules(&reports, &summary), Vec::<String>::new(), "{file}");
+        assert_eq!(code, Some(0), "{file}");
+    }
+}
+
+#[test]
+fn an_empty_v2_prompt_is_an_error_citing_min_items() {
+    let (fault, code) = the_fault("rule-v2-empty-prompt.jsonl");
+    assert_eq!((fault["line"].as_u64(), fault["status"].as_str()), (Some(5), Some("error")), "{fault}");
+    assert_eq!(fault["problems"][0]["path"], "params.prompt", "{fault}");
+    assert!(fault["problems"][0]["reason"].as_str().unwrap_or_default().contains("`minItems`"), "{fault}");
+    assert_eq!(code, Some(1));
 }

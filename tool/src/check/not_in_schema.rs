@@ -24,6 +24,8 @@ pub(super) struct Found {
     /// Path from the message root (`params.update.sessionUpdate`); `None` when not found.
     pub path: Option<String>,
     pub reason: String,
+    /// The value, as JSON text.
+    pub value: String,
 }
 
 /// Turns the [`LenientEvent::NotInSchema`] among `events` into [`Found`] places in `received`
@@ -60,9 +62,9 @@ pub(super) fn locate(
                 if let Some(tag) = tag {
                     place.push(Step::Key(tag.to_string()));
                 }
-                found.push(Found { path: Some(show(root, &place)), reason });
+                found.push(Found { path: Some(show(root, &place)), reason, value });
             }
-            None => found.push(Found { path: None, reason: format!("{ty}: {reason}") }),
+            None => found.push(Found { path: None, reason: format!("{ty}: {reason}"), value }),
         }
     }
     (found, rest)

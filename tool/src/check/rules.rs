@@ -1,0 +1,778 @@
+//! The rules of [`crate::rules`] judged on one conversation, fed every message in order by the
+//! [`Checker`](super::Checker). Keeps what the rules need (capabilities, sessions, turns, pending
+//! permission requests), counts per rule and side how often a rule could have been broken
+//! (exercised) and records where it was. End-of-conversation findings come from [`Judge::finish`].
+
+use super::{tables, Kind, Pending, Report, RuleResult, RuleViolation, Status};
+use crate::rules::{self, Tier};
+use acp_types::support::rpc::{MessageKind, Role};
+use acp_types::Version;
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// `session/update` kinds that belong to a v1 prompt turn (others, such as
+/// `available_commands_update`, may come at any time).
+const TURN_CONTENT: &[&str] =
+    &["user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan"];
+
+/// The v2 stop reasons (`schema/v2/schema.json#/$defs/IdleStateUpdate/anyOf`): the field is a
+/// plain string in the types, so no catch-all reports other values.
+const STOP_REASONS: &[&str] = &["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"];
+
+/// Counts and findings, apart from the conversation's state so both can be borrowed at once.
+#[derive(Debug, Default)]
+struct Tally {
+    exercised: HashMap<(&'static str, Role), usize>,
+    violations: Vec<RuleViolation>,
+}
+
+impl Tally {
+    fn exercise(&mut self, rule: &'static str, by: Role) {
+        *self.exercised.entry((rule, by)).or_default() += 1;
+    }
+
+    /// A violation found on `report`'s message: a MUST one makes the message an error.
+    fn violate(&mut self, report: &mut Report, rule: &'static str, by: Role, detail: String) {
+        let violation = RuleViolation::new(rule, by, report.line, detail);
+        if violation.tier == Tier::Must {
+            report.status = Status::Error;
+        }
+        report.violations.push(violation.clone());
+        self.violations.push(violation);
+    }
+
+    /// A violation found at the end of the conversation (`line`: where its cause is).
+    fn late(&mut self, rule: &'static str, by: Role, line: usize, detail: String) -> RuleViolation {
+        let violation = RuleViolation::new(rule, by, line, detail);
+        self.violations.push(violation.clone());
+        violation
+    }
+}
+
+#[derive(Debug, Default)]
+struct Session {
+    /// `session/prompt` requests awaiting their response.
+    prompts: Vec<Prompt>,
+    /// Line of the last `session/prompt` response (v1).
+    answered: Option<usize>,
+    /// Line of the `running` (or `requires_action`) that started the foreground work (v2).
+    running: Option<usize>,
+    /// A prompt was sent and its turn has not ended (v2).
+    open: bool,
+    /// Line of the last `session/prompt`.
+    prompted: usize,
+    /// Line of a `session/cancel` sent during the turn (v2).
+    cancel: Option<usize>,
+    /// Message ids of user messages reported (v2).
+    reported: HashSet<String>,
+    /// Message ids of accepted prompts not reported yet, with the response's line (v2).
+    awaiting: Vec<(String, usize)>,
+}
+
+#[derive(Debug)]
+struct Prompt {
+    id: String,
+    line: usize,
+    /// Line of the `session/cancel` sent while it was pending.
+    cancelled: Option<usize>,
+    /// Its turn ended (a turn-ending idle) before its response came (v2).
+    ended: bool,
+}
+
+#[derive(Debug)]
+struct Permission {
+    session: Option<String>,
+    line: usize,
+    /// Line of the `session/cancel` (v1) or `$/cancel_request` (v2) that asks for `cancelled`.
+    cancelled: Option<usize>,
+}
+
+/// The rules' view of one conversation.
+#[derive(Debug, Default)]
+pub(super) struct Judge {
+    tally: Tally,
+    /// The transcript may start after `initialize` (a forced version): lifecycle rules are off.
+    forced: bool,
+    version: Option<Version>,
+    client_requests: usize,
+    initialize_line: Option<usize>,
+    /// The `initialize` params (client capabilities) and result (agent capabilities).
+    client_init: Option<Value>,
+    agent_init: Option<Value>,
+    session_ids: HashSet<String>,
+    sessions: HashMap<String, Session>,
+    /// The agent's pending `session/request_permission` requests, by id (JSON text).
+    permissions: HashMap<String, Permission>,
+    /// Lines sent to a side that were not JSON, or not JSON-RPC, not answered yet.
+    not_json: HashMap<Role, usize>,
+    not_rpc: HashMap<Role, usize>,
+    /// Notifications received, per side.
+    notified: HashMap<Role, usize>,
+    /// Methods the receiver is known not to implement (`acp conform`'s probes).
+    unknown: HashSet<String>,
+    /// The checker forgot pending requests (beyond its bound).
+    forgot: bool,
+}
+
+impl Judge {
+    pub(super) fn new(forced: bool) -> Self {
+        Judge { forced, ..Judge::default() }
+    }
+
+    /// Treats `method` as one the receiver does not implement: it is answered with -32601.
+    pub(super) fn treat_as_unknown(&mut self, method: &str) {
+        self.unknown.insert(method.to_string());
+    }
+
+    /// A finding of a driver (a timeout, a cross-check over several conversations).
+    pub(super) fn note(&mut self, rule: &'static str, by: Role, line: usize, detail: String) {
+        self.tally.exercise(rule, by);
+        self.tally.late(rule, by, line, detail);
+    }
+
+    /// A violation found by the checker itself on `report`'s message.
+    pub(super) fn violation(&mut self, report: &mut Report, rule: &'static str, by: Role, detail: String) {
+        self.tally.violate(report, rule, by, detail);
+    }
+
+    /// Requests were forgotten: unmatched responses no longer prove anything.
+    pub(super) fn forgot(&mut self) {
+        self.forgot = true;
+    }
+
+    /// An opportunity a driver saw, without a violation.
+    pub(super) fn exercise(&mut self, rule: &'static str, by: Role) {
+        self.tally.exercise(rule, by);
+    }
+
+    /// Whether `rule` applies now: to the negotiated version, or, before one is known, when it
+    /// applies to every version.
+    fn applies(&self, rule: &str) -> bool {
+        let Some(rule) = rules::find(rule) else { return false };
+        match self.version {
+            Some(version) => rule.applies_to(version),
+            None => Version::ALL.iter().all(|v| rule.applies_to(*v)),
+        }
+    }
+
+    fn known(&self, method: &str) -> bool {
+        tables(self.version.unwrap_or(Version::V1)).find(method, MessageKind::Request).is_some()
+    }
+
+    /// A line that is not JSON (`not_json`), or JSON but not a JSON-RPC message.
+    pub(super) fn invalid(&mut self, report: &mut Report, not_json: bool) {
+        let Some(from) = report.from else { return };
+        self.tally.exercise(rules::JSON_ONLY, from);
+        let what = if not_json { "a line that is not JSON" } else { "JSON that is not a JSON-RPC message" };
+        self.tally.violate(report, rules::JSON_ONLY, from, format!("the {from} wrote {what}"));
+        if from == Role::Client {
+            if not_json {
+                self.tally.exercise(rules::PARSE_ERROR, Role::Agent);
+                *self.not_json.entry(Role::Agent).or_default() += 1;
+            } else {
+                *self.not_rpc.entry(Role::Agent).or_default() += 1;
+            }
+        }
+    }
+
+    /// Values only a catch-all kept (`path`, JSON text of the value), in `report`'s message.
+    pub(super) fn unknown_values(&mut self, report: &mut Report, found: &[(Option<String>, String)]) {
+        let Some(from) = report.from else { return };
+        for (path, value) in found {
+            self.tally.exercise(rules::UNDERSCORE, from);
+            let custom = serde_json::from_str::<Value>(value)
+                .ok()
+                .is_some_and(|v| v.as_str().is_some_and(|s| s.starts_with('_')));
+            if !custom {
+                let at = path.as_deref().map(|p| format!(" at `{p}`")).unwrap_or_default();
+                let detail = format!("{value}{at} is not in this schema, and a custom value begins with `_`");
+                self.tally.violate(report, rules::UNDERSCORE, from, detail);
+            }
+        }
+    }
+
+    /// Judges one message (`message` as received; `answered`: for a response, the request it
+    /// answers).
+    pub(super) fn observe(
+        &mut self,
+        report: &mut Report,
+        version: Option<Version>,
+        message: &Map<String, Value>,
+        answered: Option<&Pending>,
+    ) {
+        self.version = version;
+        let Some(from) = report.from else { return };
+        self.tally.exercise(rules::JSON_ONLY, from);
+        match report.kind {
+            Kind::Request | Kind::Notification => self.call(report, from, message),
+            Kind::Response | Kind::ErrorResponse => self.response(report, from, message, answered),
+            Kind::Invalid => {}
+        }
+    }
+
+    fn call(&mut self, report: &mut Report, from: Role, message: &Map<String, Value>) {
+        let method = report.method.clone().unwrap_or_default();
+        let params = message.get("params").unwrap_or(&Value::Null);
+        let line = report.line;
+        if self.applies(rules::UNDERSCORE) {
+            self.tally.exercise(rules::UNDERSCORE, from);
+            if !method.starts_with('_') && !method.starts_with("$/") && !self.known(&method) {
+                let version = self.version.map_or_else(|| "this version".to_string(), |v| v.to_string());
+                let detail =
+                    format!("`{method}` is no method of {version}, and a custom method's name begins with `_`");
+                self.tally.violate(report, rules::UNDERSCORE, from, detail);
+            }
+        }
+        let session = params.get("sessionId").and_then(Value::as_str).map(str::to_string);
+        if report.kind == Kind::Notification {
+            self.tally.exercise(rules::NO_RESPONSE_TO_NOTIFICATION, from.peer());
+            *self.notified.entry(from.peer()).or_default() += 1;
+            match (from, method.as_str()) {
+                (Role::Client, "session/cancel") => {
+                    if let Some(session) = session {
+                        self.cancel(&session, line);
+                    }
+                }
+                (Role::Agent, "$/cancel_request") if self.version == Some(Version::V2) => {
+                    let id = params.get("requestId").map(Value::to_string).unwrap_or_default();
+                    if let Some(permission) = self.permissions.get_mut(&id) {
+                        permission.cancelled.get_or_insert(line);
+                    }
+                }
+                (Role::Agent, "session/update") => {
+                    if let Some(session) = session {
+                        self.update(report, &session, params.get("update").unwrap_or(&Value::Null));
+                    }
+                }
+                _ => {}
+            }
+            return;
+        }
+        let id = message.get("id").map(Value::to_string).unwrap_or_default();
+        if from == Role::Client && !self.forced {
+            if self.client_requests == 0 {
+                self.tally.exercise(rules::INIT_FIRST, Role::Client);
+                if method != "initialize" {
+                    let detail = format!("the client's first request is `{method}`, not `initialize`");
+                    self.tally.violate(report, rules::INIT_FIRST, Role::Client, detail);
+                }
+            }
+            self.client_requests += 1;
+        }
+        if from == Role::Client && method == "initialize" {
+            self.tally.exercise(rules::INIT_ONCE, Role::Client);
+            match self.initialize_line {
+                Some(first) => {
+                    let detail = format!("`initialize` again (first at line {first})");
+                    self.tally.violate(report, rules::INIT_ONCE, Role::Client, detail);
+                }
+                None => self.initialize_line = Some(line),
+            }
+            self.client_init = Some(params.clone());
+        }
+        self.gated_call(report, from, &method);
+        match (from, method.as_str()) {
+            (Role::Client, "session/prompt") => {
+                self.prompt_content(report, params);
+                if let Some(session) = session {
+                    let state = self.sessions.entry(session).or_default();
+                    state.prompts.push(Prompt { id, line, cancelled: None, ended: false });
+                    state.open = true;
+                    state.prompted = line;
+                }
+            }
+            (Role::Agent, "session/request_permission") => {
+                self.permissions.insert(id, Permission { session, line, cancelled: None });
+            }
+            _ => {}
+        }
+    }
+
+    /// The capability a call needs, checked on the caller.
+    fn gated_call(&mut self, report: &mut Report, from: Role, method: &str) {
+        let version = self.version;
+        match (from, version) {
+            (Role::Client, Some(Version::V2)) if method.starts_with("session/") => {
+                if let Some(init) = &self.agent_init {
+                    self.tally.exercise(rules::CAP_SESSION, Role::Client);
+                    if !advertises_sessions(init) {
+                        let detail =
+                            format!("`{method}` called, but the agent did not advertise `capabilities.session`");
+                        self.tally.violate(report, rules::CAP_SESSION, Role::Client, detail);
+                    }
+                }
+            }
+            (Role::Client, Some(Version::V1)) if method == "session/load" => {
+                if let Some(init) = &self.agent_init {
+                    self.tally.exercise(rules::CAP_LOAD_SESSION, Role::Client);
+                    if !advertises_load(init) {
+                        let detail =
+                            "`session/load` called, but the agent did not advertise `agentCapabilities.loadSession`";
+                        self.tally.violate(report, rules::CAP_LOAD_SESSION, Role::Client, detail.into());
+                    }
+                }
+            }
+            (Role::Agent, Some(Version::V1)) if method.starts_with("fs/") || method.starts_with("terminal/") => {
+                let Some(init) = &self.client_init else { return };
+                let caps = init.get("clientCapabilities").unwrap_or(&Value::Null);
+                let (rule, path, granted) = match method {
+                    "fs/read_text_file" => (rules::CAP_CLIENT_FS, "fs.readTextFile", &caps["fs"]["readTextFile"]),
+                    "fs/write_text_file" => (rules::CAP_CLIENT_FS, "fs.writeTextFile", &caps["fs"]["writeTextFile"]),
+                    m if m.starts_with("terminal/") => (rules::CAP_CLIENT_TERMINAL, "terminal", &caps["terminal"]),
+                    _ => return,
+                };
+                self.tally.exercise(rule, Role::Agent);
+                if granted != &Value::Bool(true) {
+                    let detail =
+                        format!("`{method}` called, but the client did not advertise `clientCapabilities.{path}`");
+                    self.tally.violate(report, rule, Role::Agent, detail);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Prompt content beyond the baseline (text, resource links) needs the agent's prompt capabilities.
+    fn prompt_content(&mut self, report: &mut Report, params: &Value) {
+        let Some(init) = &self.agent_init else { return };
+        let Some(blocks) = params.get("prompt").and_then(Value::as_array) else { return };
+        for (i, block) in blocks.iter().enumerate() {
+            let kind = block.get("type").and_then(Value::as_str).unwrap_or_default();
+            let key = match kind {
+                "image" => "image",
+                "audio" => "audio",
+                "resource" => "embeddedContext",
+                _ => continue,
+            };
+            self.tally.exercise(rules::CAP_PROMPT_CONTENT, Role::Client);
+            let (granted, path) = match self.version {
+                Some(Version::V2) => {
+                    (init["capabilities"]["session"]["prompt"][key].is_object(), "capabilities.session.prompt")
+                }
+                _ => (
+                    init["agentCapabilities"]["promptCapabilities"][key] == Value::Bool(true),
+                    "agentCapabilities.promptCapabilities",
+                ),
+            };
+            if !granted {
+                let detail =
+                    format!("params.prompt[{i}] is a `{kind}` block, but the agent did not advertise `{path}.{key}`");
+                self.tally.violate(report, rules::CAP_PROMPT_CONTENT, Role::Client, detail);
+            }
+        }
+    }
+
+    fn cancel(&mut self, session: &str, line: usize) {
+        let Some(state) = self.sessions.get_mut(session) else { return };
+        match self.version {
+            Some(Version::V1) => {
+                for prompt in &mut state.prompts {
+                    prompt.cancelled.get_or_insert(line);
+                }
+                for permission in self.permissions.values_mut() {
+                    if permission.session.as_deref() == Some(session) {
+                        permission.cancelled.get_or_insert(line);
+                    }
+                }
+            }
+            Some(Version::V2) if state.running.is_some() || state.open => {
+                state.cancel.get_or_insert(line);
+            }
+            _ => {}
+        }
+    }
+
+    fn update(&mut self, report: &mut Report, session: &str, update: &Value) {
+        let kind = update.get("sessionUpdate").and_then(Value::as_str).unwrap_or_default();
+        let line = report.line;
+        let tally = &mut self.tally;
+        match self.version {
+            Some(Version::V1) if TURN_CONTENT.contains(&kind) => {
+                let Some(state) = self.sessions.get(session) else { return };
+                if !state.prompts.is_empty() {
+                    tally.exercise(rules::V1_UPDATES_BEFORE_RESPONSE, Role::Agent);
+                } else if let Some(answered) = state.answered {
+                    tally.exercise(rules::V1_UPDATES_BEFORE_RESPONSE, Role::Agent);
+                    let detail = format!(
+                        "`{kind}` update for session {session:?} after the `session/prompt` response (line {answered}), \
+                         with no prompt of the session pending"
+                    );
+                    tally.violate(report, rules::V1_UPDATES_BEFORE_RESPONSE, Role::Agent, detail);
+                }
+            }
+            Some(Version::V2) => {
+                let state = self.sessions.entry(session.to_string()).or_default();
+                match kind {
+                    "user_message" | "user_message_chunk" => {
+                        if let Some(id) = update.get("messageId").and_then(Value::as_str) {
+                            state.awaiting.retain(|(awaited, _)| awaited != id);
+                            state.reported.insert(id.to_string());
+                        }
+                    }
+                    "state_update" => match update.get("state").and_then(Value::as_str) {
+                        Some("running" | "requires_action") => {
+                            state.running.get_or_insert(line);
+                        }
+                        Some("idle") => {
+                            let stop = update.get("stopReason").and_then(Value::as_str);
+                            if let Some(stop) = stop {
+                                tally.exercise(rules::UNDERSCORE, Role::Agent);
+                                if !STOP_REASONS.contains(&stop) && !stop.starts_with('_') {
+                                    let detail = format!(
+                                        "stopReason {stop:?} is no stop reason of v2, and a custom one begins with `_`"
+                                    );
+                                    tally.violate(report, rules::UNDERSCORE, Role::Agent, detail);
+                                }
+                            }
+                            if let Some(running) = state.running {
+                                tally.exercise(rules::V2_RUNNING_IDLE, Role::Agent);
+                                tally.exercise(rules::V2_STOP_REASON, Role::Agent);
+                                if stop.is_none() {
+                                    let detail = format!(
+                                        "the idle that ends the foreground work of session {session:?} (running at line \
+                                         {running}) carries no `stopReason`"
+                                    );
+                                    tally.violate(report, rules::V2_STOP_REASON, Role::Agent, detail);
+                                }
+                                end_turn(tally, report, session, state, stop);
+                            } else if let (Some(stop), true) = (stop, state.open) {
+                                tally.exercise(rules::V2_RUNNING_IDLE, Role::Agent);
+                                let since = state.prompted;
+                                let detail = format!(
+                                    "idle with stopReason {stop:?} ends a turn of session {session:?}, but no `running` \
+                                     was reported for it (prompt at line {since})"
+                                );
+                                tally.violate(report, rules::V2_RUNNING_IDLE, Role::Agent, detail);
+                                end_turn(tally, report, session, state, Some(stop));
+                            }
+                            // Otherwise a snapshot (after `session/new`, a repeat): no turn ends.
+                        }
+                        _ => {}
+                    },
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn response(&mut self, report: &mut Report, from: Role, message: &Map<String, Value>, answered: Option<&Pending>) {
+        let result = message.get("result");
+        let error = message.get("error");
+        let code = error.and_then(|e| e.get("code")).and_then(Value::as_i64);
+        let answer = match (result, code) {
+            (Some(_), _) => "a result".to_string(),
+            (None, Some(code)) => format!("error {code}"),
+            (None, None) => "a malformed error".to_string(),
+        };
+        let id = message.get("id").filter(|id| !id.is_null());
+        let Some(id) = id else {
+            return self.null_id(report, from, code);
+        };
+        self.tally.exercise(rules::RESPONSE_TO_PENDING, from);
+        let Some(pending) = answered else {
+            if report.status == Status::Unmatched && !self.forced && !self.forgot {
+                let detail = format!("no request of the {} with id {id} is pending", from.peer());
+                self.tally.violate(report, rules::RESPONSE_TO_PENDING, from, detail);
+            }
+            return;
+        };
+        let ok = result.is_some() && error.is_none();
+        let method = pending.method.as_str();
+        if from == Role::Agent
+            && !self.forced
+            && method != "initialize"
+            && !method.starts_with('_')
+            && self.initialize_line.is_none_or(|first| pending.line < first)
+        {
+            self.tally.exercise(rules::INIT_FIRST, Role::Agent);
+            if ok {
+                let detail =
+                    format!("`{method}` (line {}), sent before `initialize`, answered with a result", pending.line);
+                self.tally.violate(report, rules::INIT_FIRST, Role::Agent, detail);
+            }
+        }
+        let unknown = self.unknown.contains(method)
+            || (!method.starts_with('_') && !method.starts_with("$/") && !self.known(method));
+        if unknown {
+            self.tally.exercise(rules::METHOD_NOT_FOUND, from);
+            if code != Some(-32601) {
+                let detail = format!(
+                    "`{method}` (line {}) is unknown to the {from}: expected error -32601, got {answer}",
+                    pending.line
+                );
+                self.tally.violate(report, rules::METHOD_NOT_FOUND, from, detail);
+            }
+        }
+        let result = result.unwrap_or(&Value::Null);
+        match (from, method) {
+            (Role::Agent, "initialize") if ok => {
+                self.agent_init = Some(result.clone());
+                self.tally.exercise(rules::INIT_VERSION, Role::Agent);
+                let answered = result.get("protocolVersion").and_then(Value::as_u64);
+                let newest = Version::ALL.iter().map(|v| u64::from(v.number())).max().unwrap_or(1);
+                if let (Some(requested), Some(answered)) = (pending.requested, answered) {
+                    if answered == requested && requested > newest {
+                        let detail = format!(
+                            "answered protocolVersion {answered}, the one requested, which is no published version (the newest is {newest})"
+                        );
+                        self.tally.violate(report, rules::INIT_VERSION, Role::Agent, detail);
+                    }
+                }
+            }
+            (Role::Agent, "session/new" | "session/fork") if ok => {
+                if let Some(session) = result.get("sessionId").and_then(Value::as_str) {
+                    self.tally.exercise(rules::DISTINCT_SESSIONS, Role::Agent);
+                    if !self.session_ids.insert(session.to_string()) {
+                        let detail = format!("sessionId {session:?} was already returned on this connection");
+                        self.tally.violate(report, rules::DISTINCT_SESSIONS, Role::Agent, detail);
+                    }
+                }
+            }
+            (Role::Agent, "session/prompt") => {
+                self.prompt_answered(report, pending, &id.to_string(), ok, result, &answer)
+            }
+            (Role::Client, "session/request_permission") => {
+                if let Some(permission) = self.permissions.remove(&id.to_string()) {
+                    if let Some(cancel) = permission.cancelled {
+                        self.tally.exercise(rules::CANCEL_PERMISSION, Role::Client);
+                        let outcome = result["outcome"]["outcome"].as_str();
+                        if outcome != Some("cancelled") {
+                            let detail = format!(
+                                "the permission request (line {}) answered with {} after the cancel at line {cancel}, \
+                                 not the `cancelled` outcome",
+                                permission.line,
+                                outcome.map_or(answer.clone(), |o| format!("outcome {o:?}"))
+                            );
+                            self.tally.violate(report, rules::CANCEL_PERMISSION, Role::Client, detail);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        self.gated_answer(report, from, method, pending.line, ok);
+    }
+
+    /// The agent serving a method it did not advertise.
+    fn gated_answer(&mut self, report: &mut Report, from: Role, method: &str, line: usize, ok: bool) {
+        let Some(init) = &self.agent_init else { return };
+        if from != Role::Agent {
+            return;
+        }
+        let (rule, capability) = match self.version {
+            Some(Version::V2) if method.starts_with("session/") && !advertises_sessions(init) => {
+                (rules::CAP_SESSION, "capabilities.session")
+            }
+            Some(Version::V1) if method == "session/load" && !advertises_load(init) => {
+                (rules::CAP_LOAD_SESSION, "agentCapabilities.loadSession")
+            }
+            _ => return,
+        };
+        self.tally.exercise(rule, Role::Agent);
+        if ok {
+            let detail = format!("served `{method}` (line {line}) with a result, but did not advertise `{capability}`");
+            self.tally.violate(report, rule, Role::Agent, detail);
+        }
+    }
+
+    fn prompt_answered(
+        &mut self,
+        report: &mut Report,
+        pending: &Pending,
+        id: &str,
+        ok: bool,
+        result: &Value,
+        answer: &str,
+    ) {
+        let Some(session) = &pending.session else { return };
+        let state = self.sessions.entry(session.clone()).or_default();
+        let prompt = state.prompts.iter().position(|p| p.id == id).map(|i| state.prompts.remove(i));
+        let tally = &mut self.tally;
+        match self.version {
+            Some(Version::V1) => {
+                state.answered = Some(report.line);
+                if let Some(cancel) = prompt.as_ref().and_then(|p| p.cancelled) {
+                    tally.exercise(rules::V1_CANCELLED, Role::Agent);
+                    let stop = result.get("stopReason").and_then(Value::as_str);
+                    if !ok || stop != Some("cancelled") {
+                        let got = stop.map_or(answer.to_string(), |s| format!("stopReason {s:?}"));
+                        let detail = format!(
+                            "after `session/cancel` (line {cancel}), the `session/prompt` (line {}) ended with {got}, \
+                             not stopReason \"cancelled\"",
+                            pending.line
+                        );
+                        tally.violate(report, rules::V1_CANCELLED, Role::Agent, detail);
+                    }
+                }
+            }
+            Some(Version::V2) => {
+                if let Some(message) = result.get("messageId").and_then(Value::as_str).filter(|_| ok) {
+                    tally.exercise(rules::V2_USER_MESSAGE, Role::Agent);
+                    if state.reported.contains(message) {
+                    } else if prompt.as_ref().is_some_and(|p| p.ended) {
+                        let detail = format!(
+                            "the turn of the `session/prompt` (line {}) ended before its response, and no user message \
+                             with messageId {message:?} was reported",
+                            pending.line
+                        );
+                        tally.violate(report, rules::V2_USER_MESSAGE, Role::Agent, detail);
+                    } else {
+                        state.awaiting.push((message.to_string(), report.line));
+                    }
+                }
+                if !ok && state.running.is_none() {
+                    // Rejected, not inserted: no turn, unless another prompt is pending.
+                    state.open = !state.prompts.is_empty();
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// A response with a null (or no) id: an answer to a line that could not be read, or to a
+    /// notification.
+    fn null_id(&mut self, report: &mut Report, from: Role, code: Option<i64>) {
+        let not_json = self.not_json.get(&from).copied().unwrap_or_default();
+        let not_rpc = self.not_rpc.get(&from).copied().unwrap_or_default();
+        let take = |map: &mut HashMap<Role, usize>| {
+            if let Some(n) = map.get_mut(&from) {
+                *n = n.saturating_sub(1);
+            }
+        };
+        let notified = self.notified.get(&from).copied().unwrap_or_default() > 0;
+        if not_json > 0 && (code == Some(-32700) || (not_rpc == 0 && !notified)) {
+            take(&mut self.not_json);
+            if code != Some(-32700) && from == Role::Agent {
+                let got = code.map_or("a result".to_string(), |c| format!("error {c}"));
+                let detail = format!("a line that was not JSON answered with {got}, not -32700");
+                self.tally.violate(report, rules::PARSE_ERROR, from, detail);
+            }
+        } else if not_rpc > 0 && (code == Some(-32600) || !notified) {
+            take(&mut self.not_rpc);
+        } else if notified {
+            let detail = format!(
+                "a response with id null from the {from} that answers no malformed line (not -32700): it answers a notification"
+            );
+            self.tally.violate(report, rules::NO_RESPONSE_TO_NOTIFICATION, from, detail);
+        } else {
+            self.tally.exercise(rules::RESPONSE_TO_PENDING, from);
+            let detail = "a response with id null, and nothing it could answer".to_string();
+            self.tally.violate(report, rules::RESPONSE_TO_PENDING, from, detail);
+        }
+    }
+
+    /// End-of-conversation findings: turns that never ended, messages never reported, cancels
+    /// never honoured, lines never answered. Each is reported once.
+    pub(super) fn finish(&mut self) -> Vec<RuleViolation> {
+        let mut found = Vec::new();
+        let mut sessions: Vec<(String, Session)> = std::mem::take(&mut self.sessions).into_iter().collect();
+        sessions.sort_by(|a, b| a.0.cmp(&b.0));
+        let tally = &mut self.tally;
+        for (session, state) in sessions {
+            match self.version {
+                Some(Version::V1) => {
+                    for prompt in &state.prompts {
+                        if let Some(cancel) = prompt.cancelled {
+                            tally.exercise(rules::V1_CANCELLED, Role::Agent);
+                            let detail = format!(
+                                "the `session/prompt` (line {}) of session {session:?} was never answered after \
+                                 `session/cancel` (line {cancel})",
+                                prompt.line
+                            );
+                            found.push(tally.late(rules::V1_CANCELLED, Role::Agent, prompt.line, detail));
+                        }
+                    }
+                }
+                Some(Version::V2) => {
+                    if let Some(running) = state.running {
+                        tally.exercise(rules::V2_RUNNING_IDLE, Role::Agent);
+                        let detail = format!("`running` (line {running}) for session {session:?} never reached idle");
+                        found.push(tally.late(rules::V2_RUNNING_IDLE, Role::Agent, running, detail));
+                    }
+                    if let Some(cancel) = state.cancel {
+                        tally.exercise(rules::V2_CANCELLED, Role::Agent);
+                        let detail = format!(
+                            "after `session/cancel` (line {cancel}) the turn of session {session:?} never ended idle \
+                             with stopReason \"cancelled\""
+                        );
+                        found.push(tally.late(rules::V2_CANCELLED, Role::Agent, cancel, detail));
+                    }
+                    for (message, line) in &state.awaiting {
+                        let detail = format!(
+                            "no `user_message` or `user_message_chunk` with messageId {message:?} (the `session/prompt` \
+                             response at line {line}) for session {session:?}"
+                        );
+                        found.push(tally.late(rules::V2_USER_MESSAGE, Role::Agent, *line, detail));
+                    }
+                }
+                None => {}
+            }
+        }
+        let unanswered = self.not_json.remove(&Role::Agent).unwrap_or_default();
+        if unanswered > 0 {
+            let detail = format!("{unanswered} line(s) that were not JSON never answered with -32700");
+            found.push(tally.late(rules::PARSE_ERROR, Role::Agent, 0, detail));
+        }
+        found
+    }
+
+    /// Per rule, for `side` (or both): how often exercised, and the violations.
+    pub(super) fn results(&self, side: Option<Role>) -> Vec<RuleResult> {
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for ((rule, by), n) in &self.tally.exercised {
+            if side.is_none_or(|s| s == *by) {
+                *counts.entry(rule).or_default() += n;
+            }
+        }
+        rules::RULES
+            .iter()
+            .map(|rule| {
+                let violations: Vec<RuleViolation> = self
+                    .tally
+                    .violations
+                    .iter()
+                    .filter(|v| v.rule == rule.id && side.is_none_or(|s| s == v.by))
+                    .cloned()
+                    .collect();
+                let exercised = counts.get(rule.id).copied().unwrap_or_default().max(violations.len());
+                RuleResult { rule, exercised, violations }
+            })
+            .collect()
+    }
+}
+
+/// The turn of `session` ended (a turn-ending idle with `stop`).
+fn end_turn(tally: &mut Tally, report: &mut Report, session: &str, state: &mut Session, stop: Option<&str>) {
+    if let Some(cancel) = state.cancel.take() {
+        tally.exercise(rules::V2_CANCELLED, Role::Agent);
+        if stop != Some("cancelled") {
+            let got = stop.map_or("no stopReason".to_string(), |s| format!("stopReason {s:?}"));
+            let detail =
+                format!("after `session/cancel` (line {cancel}) the turn of session {session:?} ended with {got}, not \"cancelled\"");
+            tally.violate(report, rules::V2_CANCELLED, Role::Agent, detail);
+        }
+    }
+    for (message, line) in std::mem::take(&mut state.awaiting) {
+        let detail = format!(
+            "the turn of session {session:?} ended without a `user_message` or `user_message_chunk` with messageId \
+             {message:?} (the `session/prompt` response at line {line})"
+        );
+        tally.violate(report, rules::V2_USER_MESSAGE, Role::Agent, detail);
+    }
+    for prompt in &mut state.prompts {
+        prompt.ended = true;
+    }
+    state.running = None;
+    state.open = false;
+}
+
+/// v2: `capabilities.session` is an object.
+fn advertises_sessions(init: &Value) -> bool {
+    init["capabilities"]["session"].is_object()
+}
+
+/// v1: `agentCapabilities.loadSession` is `true`.
+fn advertises_load(init: &Value) -> bool {
+    init["agentCapabilities"]["loadSession"] == Value::Bool(true)
+}

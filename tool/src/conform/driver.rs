@@ -1,0 +1,354 @@
+//! One agent process driven as a raw JSON-RPC client over its stdin/stdout: every line either
+//! way is checked (schema and rules) and kept in a transcript; the agent's requests are answered
+//! as a small client would (a scratch directory for `fs/*`, an honest error for `terminal/*`,
+//! permissions allowed once, or `cancelled` after a cancel). Raw, so that malformed lines can be
+//! sent too. The process runs in its own process group, killed when the scenario ends.
+
+use crate::check::{Checker, Role};
+use serde_json::{json, Value};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// Longest line read from an agent; the rest of a longer one is dropped (and reported).
+const MAX_LINE: u64 = 16 << 20;
+
+/// What the client side advertises and holds.
+#[derive(Debug, Clone)]
+pub struct ClientSide {
+    /// `fs/read_text_file` and `fs/write_text_file` are served (v1 `clientCapabilities.fs`).
+    pub fs: bool,
+    /// `terminal/*` is advertised (v1 `clientCapabilities.terminal`).
+    pub terminal: bool,
+    /// The directory sessions work in; `fs/*` is served inside it only.
+    pub scratch: PathBuf,
+}
+
+/// One line from the agent.
+#[derive(Debug)]
+pub enum Event {
+    /// A JSON value (a message, or JSON that is not one).
+    Message(Value),
+    /// A line that is not JSON.
+    Junk,
+    /// Stdout closed: the agent exited.
+    Closed,
+    /// Nothing before the deadline.
+    Timeout,
+}
+
+/// A running agent and the conversation with it.
+pub struct Agent {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<Line>,
+    /// Schema and rules, fed every line in order.
+    pub checker: Checker,
+    /// One `{"from", "message"}` (or `{"from", "line"}`) record per line.
+    pub transcript: Vec<Value>,
+    count: usize,
+    next_id: i64,
+    client: ClientSide,
+    /// Sessions a `session/cancel` was sent for: their permission requests are answered `cancelled`.
+    cancelled: HashSet<String>,
+    /// The agent's requests read but not answered yet.
+    deferred: Vec<Value>,
+    closed: bool,
+}
+
+struct Line {
+    bytes: Vec<u8>,
+    /// Length of a line longer than [`MAX_LINE`] (only its start is kept).
+    over_long: Option<usize>,
+}
+
+impl Agent {
+    /// Starts `command` in a process group of its own.
+    pub fn spawn(command: &[String], client: ClientSide) -> Result<Agent, String> {
+        let (program, args) = command.split_first().ok_or("no agent command")?;
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).kill_on_drop(true);
+        #[cfg(unix)]
+        cmd.process_group(0);
+        let mut child = cmd.spawn().map_err(|e| format!("cannot start {program}: {e}"))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err("the agent's pipes are missing".into());
+        };
+        let (tx, lines) = mpsc::channel(1024);
+        tokio::spawn(read_lines(stdout, tx));
+        Ok(Agent {
+            child,
+            stdin: Some(stdin),
+            lines,
+            checker: Checker::new(None),
+            transcript: Vec::new(),
+            count: 0,
+            next_id: 0,
+            client,
+            cancelled: HashSet::new(),
+            deferred: Vec::new(),
+            closed: false,
+        })
+    }
+
+    /// The line number the next message gets.
+    pub fn line(&self) -> usize {
+        self.count + 1
+    }
+
+    /// Whether the agent closed its stdout.
+    pub fn closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Sends a message (checked and recorded first).
+    pub async fn send(&mut self, message: Value) {
+        let text = message.to_string();
+        self.count += 1;
+        self.checker.check_value(self.count, Some(Role::Client), message.clone());
+        self.transcript.push(json!({ "from": "client", "message": message }));
+        self.write(text.as_bytes()).await;
+    }
+
+    /// Sends a line as it is (malformed on purpose).
+    pub async fn send_raw(&mut self, line: &str) {
+        self.count += 1;
+        self.checker.check_message(self.count, Some(Role::Client), line.as_bytes());
+        self.transcript.push(json!({ "from": "client", "line": line }));
+        self.write(line.as_bytes()).await;
+    }
+
+    async fn write(&mut self, line: &[u8]) {
+        if let Some(stdin) = &mut self.stdin {
+            let mut bytes = line.to_vec();
+            bytes.push(b'\n');
+            // An agent that stopped reading is seen as one that stops answering.
+            if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
+                self.stdin = None;
+            }
+        }
+    }
+
+    /// Sends a request; its id.
+    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = Value::from(self.next_id);
+        self.next_id += 1;
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })).await;
+        id
+    }
+
+    /// Sends a notification.
+    pub async fn notify(&mut self, method: &str, params: Value) {
+        if method == "session/cancel" {
+            if let Some(session) = params.get("sessionId").and_then(Value::as_str) {
+                self.cancelled.insert(session.to_string());
+            }
+        }
+        self.send(json!({ "jsonrpc": "2.0", "method": method, "params": params })).await;
+    }
+
+    /// The next line from the agent before `deadline`, checked and recorded; the agent's
+    /// requests are answered on the way.
+    pub async fn next(&mut self, deadline: Instant) -> Event {
+        if self.closed {
+            return Event::Closed;
+        }
+        // Lines already there are read before the agent's requests are answered, as a client
+        // busy elsewhere would: an agent reusing the id of a pending request is then seen doing so.
+        let line = match self.lines.try_recv() {
+            Ok(line) => line,
+            Err(_) => {
+                self.answer_deferred().await;
+                match tokio::time::timeout_at(deadline, self.lines.recv()).await {
+                    Err(_) => return Event::Timeout,
+                    Ok(None) => {
+                        self.closed = true;
+                        return Event::Closed;
+                    }
+                    Ok(Some(line)) => line,
+                }
+            }
+        };
+        self.count += 1;
+        if let Some(len) = line.over_long {
+            self.checker.over_long(self.count, Some(Role::Agent), len, MAX_LINE as usize);
+            self.transcript
+                .push(json!({ "from": "agent", "line": String::from_utf8_lossy(&line.bytes), "truncated": len }));
+            return Event::Junk;
+        }
+        let text = String::from_utf8_lossy(&line.bytes).trim_end_matches('\r').to_string();
+        self.checker.check_message(self.count, Some(Role::Agent), &line.bytes);
+        let Ok(message) = serde_json::from_str::<Value>(&text) else {
+            self.transcript.push(json!({ "from": "agent", "line": text }));
+            return Event::Junk;
+        };
+        self.transcript.push(json!({ "from": "agent", "message": message }));
+        if message.get("method").is_some_and(Value::is_string) && message.get("id").is_some() {
+            self.deferred.push(message.clone());
+        }
+        Event::Message(message)
+    }
+
+    /// Answers the agent's requests read so far.
+    async fn answer_deferred(&mut self) {
+        for request in std::mem::take(&mut self.deferred) {
+            let method = request["method"].as_str().unwrap_or_default();
+            let reply = match self.answer(method, request.get("params").unwrap_or(&Value::Null)) {
+                Ok(result) => json!({ "jsonrpc": "2.0", "id": request["id"], "result": result }),
+                Err((code, text)) => {
+                    json!({ "jsonrpc": "2.0", "id": request["id"], "error": { "code": code, "message": text } })
+                }
+            };
+            self.send(reply).await;
+        }
+    }
+
+    /// Waits until a message satisfies `done`, or the deadline; whether one did.
+    pub async fn wait_for(&mut self, deadline: Instant, mut done: impl FnMut(&Value) -> bool) -> bool {
+        loop {
+            match self.next(deadline).await {
+                Event::Message(message) if done(&message) => return true,
+                Event::Message(_) | Event::Junk => {}
+                Event::Closed | Event::Timeout => return false,
+            }
+        }
+    }
+
+    /// The response to the request `id`, if it comes before the deadline.
+    pub async fn response(&mut self, id: &Value, deadline: Instant) -> Option<Value> {
+        let mut found = None;
+        let matched = self
+            .wait_for(deadline, |m| {
+                let is = m.get("method").is_none() && m.get("id") == Some(id);
+                if is {
+                    found = Some(m.clone());
+                }
+                is
+            })
+            .await;
+        found.filter(|_| matched)
+    }
+
+    /// Reads (and answers) whatever comes for `period`.
+    pub async fn quiet(&mut self, period: Duration) {
+        let deadline = Instant::now() + period;
+        while !matches!(self.next(deadline).await, Event::Closed | Event::Timeout) {}
+    }
+
+    /// What the client answers to the agent's request `method`.
+    fn answer(&mut self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
+        let not_found = || Err((-32601, format!("Method not found: {method}")));
+        match method {
+            "session/request_permission" => {
+                let session = params.get("sessionId").and_then(Value::as_str).unwrap_or_default();
+                if self.cancelled.contains(session) {
+                    return Ok(json!({ "outcome": { "outcome": "cancelled" } }));
+                }
+                let options = params.get("options").and_then(Value::as_array).cloned().unwrap_or_default();
+                let allow = options.iter().find(|o| o["kind"] == "allow_once").or(options.first());
+                match allow.and_then(|o| o.get("optionId")) {
+                    Some(option) => Ok(json!({ "outcome": { "outcome": "selected", "optionId": option } })),
+                    None => Ok(json!({ "outcome": { "outcome": "cancelled" } })),
+                }
+            }
+            "fs/read_text_file" if self.client.fs => {
+                let path = self.inside_scratch(params)?;
+                let text = std::fs::read_to_string(&path).map_err(|e| (-32002, format!("{}: {e}", path.display())))?;
+                Ok(json!({ "content": text }))
+            }
+            "fs/write_text_file" if self.client.fs => {
+                let path = self.inside_scratch(params)?;
+                let content = params.get("content").and_then(Value::as_str).unwrap_or_default();
+                std::fs::write(&path, content).map_err(|e| (-32603, format!("{}: {e}", path.display())))?;
+                Ok(json!({}))
+            }
+            m if m.starts_with("terminal/") && self.client.terminal => Err((
+                -32603,
+                "acp conform advertises terminals to see that the agent may use them, but runs no commands".into(),
+            )),
+            _ => not_found(),
+        }
+    }
+
+    /// The `path` of `params`, if inside the scratch directory.
+    fn inside_scratch(&self, params: &Value) -> Result<PathBuf, (i64, String)> {
+        let path = Path::new(params.get("path").and_then(Value::as_str).unwrap_or_default());
+        let inside = path.is_absolute()
+            && path.starts_with(&self.client.scratch)
+            && !path.components().any(|c| matches!(c, std::path::Component::ParentDir));
+        if inside {
+            Ok(path.to_path_buf())
+        } else {
+            Err((
+                -32602,
+                format!("{} is outside the scratch directory {}", path.display(), self.client.scratch.display()),
+            ))
+        }
+    }
+
+    /// Ends the scenario: closes stdin, reads what is left for a moment, kills the process
+    /// group and reaps the agent.
+    pub async fn stop(&mut self) {
+        self.answer_deferred().await;
+        self.stdin = None;
+        self.quiet(Duration::from_millis(50)).await;
+        #[cfg(unix)]
+        if let Some(pid) = self.child.id().and_then(|pid| i32::try_from(pid).ok()) {
+            // SAFETY: `killpg` only sends a signal; the group is the agent's own (`process_group(0)`).
+            unsafe {
+                libc::killpg(pid, libc::SIGKILL);
+            }
+        }
+        let _ = self.child.start_kill();
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
+    }
+}
+
+/// Reads the agent's stdout line by line; a line longer than [`MAX_LINE`] is cut.
+async fn read_lines(stdout: tokio::process::ChildStdout, lines: mpsc::Sender<Line>) {
+    let mut reader = BufReader::new(stdout);
+    loop {
+        let mut bytes = Vec::new();
+        let read = (&mut reader).take(MAX_LINE).read_until(b'\n', &mut bytes).await;
+        let mut over_long = None;
+        match read {
+            Ok(0) | Err(_) => break,
+            Ok(n) if n as u64 == MAX_LINE && bytes.last() != Some(&b'\n') => {
+                // Skip the rest of the line, counting it.
+                let mut rest = 0usize;
+                loop {
+                    let buf = match reader.fill_buf().await {
+                        Ok([]) | Err(_) => break,
+                        Ok(buf) => buf,
+                    };
+                    let (used, end) = match memchr::memchr(b'\n', buf) {
+                        Some(i) => (i + 1, true),
+                        None => (buf.len(), false),
+                    };
+                    rest += used;
+                    reader.consume(used);
+                    if end {
+                        break;
+                    }
+                }
+                bytes.truncate(acp_rpc::framing::PREFIX);
+                over_long = Some(n + rest);
+            }
+            Ok(_) => {}
+        }
+        if bytes.last() == Some(&b'\n') {
+            bytes.pop();
+        }
+        if bytes.iter().all(u8::is_ascii_whitespace) && over_long.is_none() {
+            continue;
+        }
+        if lines.send(Line { bytes, over_long }).await.is_err() {
+            break;
+        }
+    }
+}

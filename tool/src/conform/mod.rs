@@ -1,0 +1,424 @@
+//! `acp conform`: drives an agent through scenarios that give every rule binding an agent the
+//! chance to be broken, checks all traffic with the [`Checker`](crate::check::Checker) (schema and
+//! rules), and prints one verdict per rule. A fresh agent process per scenario, so that no state
+//! leaks from one to the next:
+//!
+//! - negotiation: `initialize` asking for 1, 2, 65535 and 0, then a cross-check of the answers;
+//! - per protocol version: a main scenario (unknown and `_` methods, notifications, a line that
+//!   is not JSON, two sessions, a prompt turn, a cancelled turn with `--cancel-prompt`, a
+//!   `session/load` the agent did not advertise) and, in v1, a turn with no client capabilities.
+
+mod driver;
+mod report;
+
+use crate::check::{Role, RuleViolation};
+use crate::rules;
+use acp_types::Version;
+use driver::{Agent, ClientSide};
+use report::Results;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Quiet period after the last expected message, to see what comes late.
+const QUIET: Duration = Duration::from_millis(250);
+/// Time a turn runs before `session/cancel`.
+const BEFORE_CANCEL: Duration = Duration::from_millis(300);
+/// An `initialize` probe of a version no one publishes, and one below every version.
+const FUTURE: u64 = 65535;
+const BELOW: u64 = 0;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The versions to drive (both by default).
+    pub versions: Vec<Version>,
+    /// The text of the prompt turn.
+    pub prompt: String,
+    /// The text of a prompt that keeps the agent busy (the cancelled turn); none: cancel rules SKIP.
+    pub cancel_prompt: Option<String>,
+    /// Every wait.
+    pub timeout: Duration,
+    /// JSON output.
+    pub json: bool,
+    /// The agent command.
+    pub agent: Vec<String>,
+}
+
+/// Why a run stopped early: the agent cannot be started.
+struct Unstartable(String);
+
+/// Runs the scenarios and prints the verdicts; exit 0 (every MUST passes), 1 (one fails),
+/// 2 (the agent cannot be started).
+pub fn run(options: Options) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("acp conform: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let scratch = match tempdir() {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("acp conform: cannot create a scratch directory: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = runtime.block_on(conform(&options, &scratch));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let results = match outcome {
+        Ok(results) => results,
+        Err(Unstartable(why)) => {
+            eprintln!("acp conform: {why}");
+            return ExitCode::from(2);
+        }
+    };
+    let exit = u8::from(results.must_failed());
+    if options.json {
+        println!("{}", results.json(exit));
+    } else {
+        print!("{}", results.text());
+    }
+    ExitCode::from(exit)
+}
+
+/// A fresh scratch directory (absolute, canonical: `fs/*` paths are compared with it).
+fn tempdir() -> std::io::Result<PathBuf> {
+    let base = std::env::temp_dir().canonicalize()?;
+    for n in 0..1000u32 {
+        let dir = base.join(format!("acp-conform-{}-{n}", std::process::id()));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => {
+                std::fs::write(dir.join("notes.txt"), "a scratch file of acp conform\n")?;
+                return Ok(dir);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other("no free name"))
+}
+
+async fn conform(options: &Options, scratch: &std::path::Path) -> Result<Results, Unstartable> {
+    let mut results = Results::default();
+    let full = ClientSide { fs: true, terminal: true, scratch: scratch.to_path_buf() };
+    let answers = negotiate(options, &full, &mut results).await?;
+    before_initialize(options, &full, &mut results).await;
+    for version in Version::ALL.iter().copied() {
+        let number = u64::from(version.number());
+        if !options.versions.contains(&version) {
+            skip_version(&mut results, version, format!("--protocol-version selects another version than {version}"));
+            continue;
+        }
+        match answers.get(&number) {
+            Some(Answer::Version(v)) if *v == number => {}
+            other => {
+                let why = match other {
+                    Some(Answer::Version(v)) => format!("the agent negotiated {v} when asked for {number}"),
+                    Some(Answer::Error(code)) => format!("the agent answered error {code} when asked for {number}"),
+                    _ => format!("the agent did not answer `initialize` for {number}"),
+                };
+                skip_version(&mut results, version, why);
+                continue;
+            }
+        }
+        if version == Version::V2 {
+            results.skip_reason(
+                rules::CAP_SESSION,
+                "the agent advertised `capabilities.session` (the rule binds an agent only when it does not)",
+            );
+        }
+        main_scenario(options, version, &full, &mut results).await;
+        if version == Version::V1 {
+            let bare = ClientSide { fs: false, terminal: false, scratch: scratch.to_path_buf() };
+            no_capabilities(options, &bare, &mut results).await;
+        }
+    }
+    if options.cancel_prompt.is_none() {
+        for rule in [rules::V1_CANCELLED, rules::V2_CANCELLED] {
+            results.skip_reason(rule, "no --cancel-prompt given (a prompt that keeps the agent busy)");
+        }
+    }
+    results.skip_reason(rules::CAP_CLIENT_FS, "the agent never called `fs/*`");
+    results.skip_reason(rules::CAP_CLIENT_TERMINAL, "the agent never called `terminal/*`");
+    Ok(results)
+}
+
+fn skip_version(results: &mut Results, version: Version, why: String) {
+    for rule in rules::RULES.iter().filter(|r| r.versions == [version]) {
+        results.skip_reason(rule.id, why.clone());
+    }
+}
+
+/// An agent's answer to `initialize`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Version(u64),
+    Error(i64),
+    None,
+}
+
+/// `initialize` params for a requested version: the fields of both versions' shapes, so that
+/// an agent reads whichever it expects.
+fn initialize_params(requested: u64, client: &ClientSide) -> Value {
+    let info = json!({ "name": "acp conform", "version": env!("CARGO_PKG_VERSION") });
+    let fs = json!({ "readTextFile": client.fs, "writeTextFile": client.fs });
+    if requested >= 2 {
+        json!({ "protocolVersion": requested, "info": info, "capabilities": {} })
+    } else {
+        json!({
+            "protocolVersion": requested,
+            "clientCapabilities": { "fs": fs, "terminal": client.terminal },
+            "clientInfo": info,
+        })
+    }
+}
+
+/// Starts an agent and sends `initialize`; `Unstartable` when it cannot be started or exits
+/// before answering.
+async fn start(
+    options: &Options,
+    client: &ClientSide,
+    requested: u64,
+) -> Result<(Agent, Option<Value>, Value), Unstartable> {
+    let mut agent = Agent::spawn(&options.agent, client.clone()).map_err(Unstartable)?;
+    let id = agent.request("initialize", initialize_params(requested, client)).await;
+    let response = agent.response(&id, Instant::now() + options.timeout).await;
+    if response.is_none() && agent.closed() {
+        agent.stop().await;
+        return Err(Unstartable(format!(
+            "the agent exited before answering `initialize` ({})",
+            options.agent.join(" ")
+        )));
+    }
+    Ok((agent, response, id))
+}
+
+/// Negotiation probes, one process each, and the cross-check of their answers.
+async fn negotiate(
+    options: &Options,
+    client: &ClientSide,
+    results: &mut Results,
+) -> Result<std::collections::BTreeMap<u64, Answer>, Unstartable> {
+    let mut answers = std::collections::BTreeMap::new();
+    for requested in [1, 2, FUTURE, BELOW] {
+        let (mut agent, response, _) = start(options, client, requested).await?;
+        let answer = match &response {
+            Some(r) => match (r["result"]["protocolVersion"].as_u64(), r["error"]["code"].as_i64()) {
+                (Some(v), _) => Answer::Version(v),
+                (None, Some(code)) => Answer::Error(code),
+                (None, None) => Answer::None,
+            },
+            None => Answer::None,
+        };
+        if requested == 1 && answer == Answer::None && !agent.closed() {
+            agent.stop().await;
+            return Err(Unstartable(format!("the agent did not answer `initialize` within {:?}", options.timeout)));
+        }
+        agent.stop().await;
+        let name = format!("initialize {requested}");
+        results.negotiation.push(json!({ "requested": requested, "response": response }));
+        finish(&name, agent, results);
+        answers.insert(requested, answer);
+    }
+    cross_check(&answers, results);
+    Ok(answers)
+}
+
+/// `init.version` over the answers: each must be the highest version the agent evidently
+/// supports (it answered it to some request) at or below the request, or, when there is none,
+/// its lowest one or error -32022; and the answer to 65535 is not 65535 (ACP-INIT-003).
+fn cross_check(answers: &std::collections::BTreeMap<u64, Answer>, results: &mut Results) {
+    let newest = Version::ALL.iter().map(|v| u64::from(v.number())).max().unwrap_or(1);
+    let supported: Vec<u64> = answers
+        .values()
+        .filter_map(|a| match a {
+            Answer::Version(v) if (1..=newest).contains(v) => Some(*v),
+            _ => None,
+        })
+        .collect();
+    for (&requested, &answer) in answers {
+        let best = supported.iter().copied().filter(|s| *s <= requested).max();
+        let name = format!("initialize {requested}");
+        let detail = match answer {
+            Answer::Version(v) if v == requested && v > newest => {
+                Some(format!("answered {v}, the version requested, which is no published version"))
+            }
+            Answer::Version(v) => match best {
+                Some(best) if best != v => Some(format!(
+                    "asked for {requested}, answered {v}, but it supports {best} (its answer to another request), \
+                     the highest at or below the request"
+                )),
+                _ => None,
+            },
+            Answer::Error(code) => match best {
+                Some(best) => Some(format!("asked for {requested}, answered error {code}, but it supports {best}")),
+                None if code != -32022 => Some(format!(
+                    "asked for {requested}, below every version it supports, answered error {code}: expected its \
+                     version or -32022"
+                )),
+                None => None,
+            },
+            Answer::None => Some(format!("no answer to `initialize` asking for {requested}")),
+        };
+        match detail {
+            Some(detail) => results.violate(&name, RuleViolation::new(rules::INIT_VERSION, Role::Agent, 1, detail)),
+            None => results.exercise(rules::INIT_VERSION),
+        }
+    }
+}
+
+/// Stops nothing: records the scenario's agent-side results and transcript.
+fn finish(name: &str, mut agent: Agent, results: &mut Results) {
+    agent.checker.finish();
+    results.add(name, agent.checker.rule_results_of(Role::Agent));
+    results.scenarios.push(json!({ "name": name, "transcript": agent.transcript }));
+}
+
+/// A request and its response; a timeout is a violation of `rule` (the request must be answered).
+async fn call(agent: &mut Agent, options: &Options, method: &str, params: Value, rule: &'static str) -> Option<Value> {
+    let line = agent.line();
+    let id = agent.request(method, params).await;
+    let response = agent.response(&id, Instant::now() + options.timeout).await;
+    if response.is_none() {
+        let detail = format!("`{method}` (line {line}) not answered within {:?}", options.timeout);
+        agent.checker.note_violation(rule, Role::Agent, line, detail);
+    }
+    response
+}
+
+async fn main_scenario(options: &Options, version: Version, client: &ClientSide, results: &mut Results) {
+    let name = format!("{version} main");
+    let Ok((mut agent, Some(init), _)) = start(options, client, u64::from(version.number())).await else {
+        results.violate(
+            &name,
+            RuleViolation::new(rules::INIT_VERSION, Role::Agent, 1, "no answer to `initialize`".into()),
+        );
+        return;
+    };
+    let init = init["result"].clone();
+    // Unknown methods, notifications, a line that is not JSON; the barrier's answer comes after
+    // any answer to those.
+    for method in ["_acp_conform/no_such_method", "acp_conform/no_such_method", "_acp_conform/barrier"] {
+        agent.checker.treat_as_unknown(method);
+    }
+    call(&mut agent, options, "_acp_conform/no_such_method", json!({}), rules::METHOD_NOT_FOUND).await;
+    call(&mut agent, options, "acp_conform/no_such_method", json!({}), rules::METHOD_NOT_FOUND).await;
+    agent.notify("_acp_conform/notice", json!({})).await;
+    agent.notify("acp_conform/notice", json!({})).await;
+    agent.send_raw("{\"jsonrpc\": \"2.0\", \"id\": 99, \"method\": ").await;
+    call(&mut agent, options, "_acp_conform/barrier", json!({}), rules::METHOD_NOT_FOUND).await;
+    agent.quiet(QUIET).await;
+
+    let cwd = client.scratch.display().to_string();
+    let new_params = match version {
+        Version::V1 => json!({ "cwd": cwd, "mcpServers": [] }),
+        Version::V2 => json!({ "cwd": cwd }),
+    };
+    if version == Version::V2 && !init["capabilities"]["session"].is_object() {
+        // One probe: an agent that does not advertise sessions does not serve them.
+        call(&mut agent, options, "session/new", new_params, rules::CAP_SESSION).await;
+        let why = "the agent did not advertise `capabilities.session`";
+        for rule in rules::RULES.iter().filter(|r| r.versions == [Version::V2] && r.id != rules::CAP_SESSION) {
+            results.skip_reason(rule.id, why);
+        }
+        results.skip_reason(rules::DISTINCT_SESSIONS, why);
+        return end(agent, &name, results).await;
+    }
+    let mut sessions = Vec::new();
+    for _ in 0..2 {
+        let response = call(&mut agent, options, "session/new", new_params.clone(), rules::DISTINCT_SESSIONS).await;
+        if let Some(id) = response.as_ref().and_then(|r| r["result"]["sessionId"].as_str()) {
+            sessions.push(id.to_string());
+        }
+    }
+    if let Some(session) = sessions.first() {
+        turn(&mut agent, options, version, session, &options.prompt, false).await;
+    }
+    if let (Some(text), Some(session)) = (&options.cancel_prompt, sessions.get(1)) {
+        turn(&mut agent, options, version, session, text, true).await;
+    }
+    if version == Version::V1 && init["agentCapabilities"]["loadSession"] != Value::Bool(true) {
+        if let Some(session) = sessions.first() {
+            let params = json!({ "sessionId": session, "cwd": cwd, "mcpServers": [] });
+            call(&mut agent, options, "session/load", params, rules::CAP_LOAD_SESSION).await;
+        }
+    }
+    end(agent, &name, results).await;
+}
+
+/// A request before `initialize`: the agent answers it with an error (`init.first`).
+async fn before_initialize(options: &Options, client: &ClientSide, results: &mut Results) {
+    let Ok(mut agent) = Agent::spawn(&options.agent, client.clone()) else { return };
+    let params = json!({ "cwd": client.scratch.display().to_string(), "mcpServers": [] });
+    let line = agent.line();
+    let id = agent.request("session/new", params).await;
+    if agent.response(&id, Instant::now() + options.timeout).await.is_none() && !agent.closed() {
+        let detail =
+            format!("`session/new` before `initialize` (line {line}) not answered within {:?}", options.timeout);
+        agent.checker.note_violation(rules::INIT_FIRST, Role::Agent, line, detail);
+    }
+    end(agent, "before initialize", results).await;
+}
+
+/// v1 with no client capabilities: the agent must not call `fs/*` or `terminal/*`.
+async fn no_capabilities(options: &Options, client: &ClientSide, results: &mut Results) {
+    let name = "v1 no client capabilities".to_string();
+    let Ok((mut agent, Some(_), _)) = start(options, client, 1).await else { return };
+    let params = json!({ "cwd": client.scratch.display().to_string(), "mcpServers": [] });
+    let response = call(&mut agent, options, "session/new", params, rules::DISTINCT_SESSIONS).await;
+    if let Some(session) = response.as_ref().and_then(|r| r["result"]["sessionId"].as_str()) {
+        let session = session.to_string();
+        turn(&mut agent, options, Version::V1, &session, &options.prompt, false).await;
+    }
+    end(agent, &name, results).await;
+}
+
+async fn end(mut agent: Agent, name: &str, results: &mut Results) {
+    agent.stop().await;
+    finish(name, agent, results);
+}
+
+/// A prompt turn on `session`; with `cancel`, `session/cancel` after a moment. Waits for the
+/// response (v1) or the response and the turn-ending idle (v2), then a quiet period.
+async fn turn(agent: &mut Agent, options: &Options, version: Version, session: &str, text: &str, cancel: bool) {
+    let params = json!({ "sessionId": session, "prompt": [{ "type": "text", "text": text }] });
+    let id = agent.request("session/prompt", params).await;
+    let deadline = Instant::now() + options.timeout;
+    let mut answered = false;
+    let mut running = false;
+    let mut ended = false;
+    let mut watch = |m: &Value| {
+        if m.get("method").is_none() && m.get("id") == Some(&id) {
+            answered = true;
+        }
+        let update = &m["params"]["update"];
+        if m["method"] == "session/update"
+            && m["params"]["sessionId"] == session
+            && update["sessionUpdate"] == "state_update"
+        {
+            match update["state"].as_str() {
+                Some("running" | "requires_action") => running = true,
+                Some("idle") if running || update["stopReason"].is_string() => ended = true,
+                _ => {}
+            }
+        }
+        answered && (version == Version::V1 || ended)
+    };
+    if cancel {
+        let early = Instant::now() + BEFORE_CANCEL;
+        if agent.wait_for(early, &mut watch).await {
+            // Over before the cancel could be sent: the prompt did not keep the agent busy.
+            agent.quiet(QUIET).await;
+            return;
+        }
+        agent.notify("session/cancel", json!({ "sessionId": session })).await;
+    }
+    // A turn that never ends is judged by the checker at the end (v2: `running` never idle; v1:
+    // a cancelled prompt never answered).
+    agent.wait_for(deadline, &mut watch).await;
+    agent.quiet(QUIET).await;
+}

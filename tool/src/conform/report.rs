@@ -1,0 +1,154 @@
+//! The verdict of `acp conform`: the agent-side results of every scenario's checker, merged per
+//! rule, with the driver's own findings; printed one line per rule (text) or as one JSON object.
+
+use crate::check::{RuleResult, RuleViolation};
+use crate::rules::{self, Binds, Rule, Tier};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// A violation and the scenario it was found in.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub scenario: String,
+    pub violation: RuleViolation,
+}
+
+/// One rule's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    Fail,
+    Skip,
+}
+
+/// Results merged over the scenarios.
+#[derive(Debug, Default)]
+pub struct Results {
+    exercised: BTreeMap<&'static str, usize>,
+    found: BTreeMap<&'static str, Vec<Found>>,
+    /// Why a rule was not exercised, when a scenario knows.
+    skipped: BTreeMap<&'static str, String>,
+    /// `acp conform --format json`: the negotiations and the transcripts.
+    pub negotiation: Vec<Value>,
+    pub scenarios: Vec<Value>,
+}
+
+impl Results {
+    /// Adds a scenario's agent-side results.
+    pub fn add(&mut self, scenario: &str, results: Vec<RuleResult>) {
+        for result in results {
+            *self.exercised.entry(result.rule.id).or_default() += result.exercised;
+            let found = self.found.entry(result.rule.id).or_default();
+            found.extend(
+                result.violations.into_iter().map(|violation| Found { scenario: scenario.to_string(), violation }),
+            );
+        }
+    }
+
+    /// A rule exercised by the driver itself.
+    pub fn exercise(&mut self, rule: &'static str) {
+        *self.exercised.entry(rule).or_default() += 1;
+    }
+
+    /// A violation found by the driver itself (a timeout, a cross-check).
+    pub fn violate(&mut self, scenario: &str, violation: RuleViolation) {
+        self.exercise(violation.rule);
+        self.found.entry(violation.rule).or_default().push(Found { scenario: scenario.to_string(), violation });
+    }
+
+    /// Says why `rule` may go unexercised (kept unless a reason is already there).
+    pub fn skip_reason(&mut self, rule: &'static str, reason: impl Into<String>) {
+        self.skipped.entry(rule).or_insert_with(|| reason.into());
+    }
+
+    /// The rules that bind the agent.
+    fn rules() -> impl Iterator<Item = &'static Rule> {
+        rules::RULES.iter().filter(|r| r.binds != Binds::Client)
+    }
+
+    pub fn verdict(&self, rule: &Rule) -> Verdict {
+        if self.found.get(rule.id).is_some_and(|f| !f.is_empty()) {
+            Verdict::Fail
+        } else if self.exercised.get(rule.id).copied().unwrap_or_default() > 0 {
+            Verdict::Pass
+        } else {
+            Verdict::Skip
+        }
+    }
+
+    /// Whether a MUST rule failed.
+    pub fn must_failed(&self) -> bool {
+        Self::rules().any(|r| r.tier == Tier::Must && self.verdict(r) == Verdict::Fail)
+    }
+
+    fn skip_text(&self, rule: &Rule) -> String {
+        self.skipped.get(rule.id).cloned().unwrap_or_else(|| "never exercised by the scenarios run".into())
+    }
+
+    /// One line per rule, then a summary line.
+    pub fn text(&self) -> String {
+        let width = Self::rules().map(|r| r.id.len()).max().unwrap_or_default();
+        let mut out = String::new();
+        let mut counts = [0usize; 3];
+        for rule in Self::rules() {
+            let verdict = self.verdict(rule);
+            let (word, evidence) = match verdict {
+                Verdict::Pass => {
+                    let n = self.exercised.get(rule.id).copied().unwrap_or_default();
+                    ("PASS", format!("{n} check{}", if n == 1 { "" } else { "s" }))
+                }
+                Verdict::Fail => {
+                    let found = &self.found[rule.id];
+                    let first = &found[0];
+                    let line = if first.violation.line > 0 {
+                        format!(", line {}", first.violation.line)
+                    } else {
+                        String::new()
+                    };
+                    let more = if found.len() > 1 { format!(" (+{} more)", found.len() - 1) } else { String::new() };
+                    ("FAIL", format!("[{}{line}] {}{more}", first.scenario, first.violation.detail))
+                }
+                Verdict::Skip => ("SKIP", self.skip_text(rule)),
+            };
+            counts[verdict as usize] += 1;
+            let _ = writeln!(out, "{word}  {:<6}  {:<width$}  {evidence}", rule.tier.to_string(), rule.id);
+        }
+        let _ = writeln!(
+            out,
+            "{} pass, {} fail, {} skip; {}",
+            counts[0],
+            counts[1],
+            counts[2],
+            if self.must_failed() { "a MUST rule fails" } else { "every MUST rule exercised passes" }
+        );
+        out
+    }
+
+    /// The same as JSON, with the negotiations and transcripts.
+    pub fn json(&self, exit: u8) -> Value {
+        let rules: Vec<Value> = Self::rules()
+            .map(|rule| {
+                let verdict = self.verdict(rule);
+                let violations: Vec<Value> = self
+                    .found
+                    .get(rule.id)
+                    .into_iter()
+                    .flatten()
+                    .map(|f| json!({ "scenario": f.scenario, "line": f.violation.line, "detail": f.violation.detail }))
+                    .collect();
+                json!({
+                    "id": rule.id,
+                    "tier": rule.tier,
+                    "binds": rule.binds,
+                    "status": match verdict { Verdict::Pass => "PASS", Verdict::Fail => "FAIL", Verdict::Skip => "SKIP" },
+                    "exercised": self.exercised.get(rule.id).copied().unwrap_or_default(),
+                    "violations": violations,
+                    "skipped": (verdict == Verdict::Skip).then(|| self.skip_text(rule)),
+                    "tck": rule.tck,
+                })
+            })
+            .collect();
+        json!({ "rules": rules, "negotiation": self.negotiation, "scenarios": self.scenarios, "exit": exit })
+    }
+}

@@ -1,0 +1,389 @@
+//! The protocol's rules beyond what the JSON Schemas check: lifecycle, ordering, capability
+//! gating, JSON-RPC hygiene. One table, one row per rule: its id, its tier, the side it binds
+//! (the sender whose behaviour it judges), the versions it applies to, and the sentence it comes
+//! from. `check::rules` judges traffic against them; `acp conform` reports them one per line.
+//!
+//! The `tck` column names the requirements of the official conformance kit
+//! (`agentclientprotocol/acp-tck`, `src/tck/v1/requirements.py`, `src/tck/v2/requirements.py`)
+//! that a rule matches; ids, tiers and wording there are facts cited, not code reused.
+
+use acp_types::support::rpc::Role;
+use acp_types::Version;
+use serde::Serialize;
+use std::fmt;
+
+/// How strong a rule is (RFC 2119).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Tier {
+    /// MUST / MUST NOT: a violation makes the message an error.
+    Must,
+    /// SHOULD / SHOULD NOT: a violation is a warning-level finding.
+    Should,
+}
+
+impl fmt::Display for Tier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Tier::Must => "MUST",
+            Tier::Should => "SHOULD",
+        })
+    }
+}
+
+/// The side whose behaviour a rule judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Binds {
+    /// Only the agent.
+    Agent,
+    /// Only the client.
+    Client,
+    /// Whichever side sends (or answers) the message.
+    Both,
+}
+
+impl Binds {
+    /// Whether the rule can be broken by `role`.
+    pub fn binds(self, role: Role) -> bool {
+        matches!((self, role), (Binds::Both, _) | (Binds::Agent, Role::Agent) | (Binds::Client, Role::Client))
+    }
+}
+
+impl fmt::Display for Binds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Binds::Agent => "agent",
+            Binds::Client => "client",
+            Binds::Both => "both",
+        })
+    }
+}
+
+/// One rule of the protocol.
+#[derive(Debug)]
+pub struct Rule {
+    /// Stable id, `area.name` (`turn.v1-cancelled`).
+    pub id: &'static str,
+    /// MUST or SHOULD.
+    pub tier: Tier,
+    /// The side it judges.
+    pub binds: Binds,
+    /// The protocol versions it applies to.
+    pub versions: &'static [Version],
+    /// The sentence it comes from, quoted (or, marked so, what it is derived from).
+    pub sentence: &'static str,
+    /// Where the sentence is: a JSON pointer into a schema, or a page of the protocol's docs.
+    pub source: &'static str,
+    /// The acp-tck requirement ids it matches.
+    pub tck: &'static [&'static str],
+}
+
+impl Rule {
+    /// Whether the rule applies to `version`.
+    pub fn applies_to(&self, version: Version) -> bool {
+        self.versions.contains(&version)
+    }
+}
+
+const BOTH: &[Version] = &[Version::V1, Version::V2];
+const V1: &[Version] = &[Version::V1];
+const V2: &[Version] = &[Version::V2];
+
+pub const JSON_ONLY: &str = "rpc.json-only";
+pub const UNIQUE_IDS: &str = "rpc.unique-ids";
+pub const RESPONSE_TO_PENDING: &str = "rpc.response-to-pending";
+pub const NO_RESPONSE_TO_NOTIFICATION: &str = "rpc.no-response-to-notification";
+pub const METHOD_NOT_FOUND: &str = "rpc.method-not-found";
+pub const PARSE_ERROR: &str = "rpc.parse-error";
+pub const UNDERSCORE: &str = "ext.underscore";
+pub const INIT_FIRST: &str = "init.first";
+pub const INIT_ONCE: &str = "init.once";
+pub const INIT_VERSION: &str = "init.version";
+pub const DISTINCT_SESSIONS: &str = "session.distinct-ids";
+pub const CAP_SESSION: &str = "cap.session";
+pub const CAP_LOAD_SESSION: &str = "cap.load-session";
+pub const CAP_CLIENT_FS: &str = "cap.client-fs";
+pub const CAP_CLIENT_TERMINAL: &str = "cap.client-terminal";
+pub const CAP_PROMPT_CONTENT: &str = "cap.prompt-content";
+pub const V1_UPDATES_BEFORE_RESPONSE: &str = "turn.v1-updates-before-response";
+pub const V1_CANCELLED: &str = "turn.v1-cancelled";
+pub const CANCEL_PERMISSION: &str = "turn.cancel-permission";
+pub const V2_RUNNING_IDLE: &str = "turn.v2-running-idle";
+pub const V2_STOP_REASON: &str = "turn.v2-stop-reason";
+pub const V2_USER_MESSAGE: &str = "turn.v2-user-message";
+pub const V2_CANCELLED: &str = "turn.v2-cancelled";
+
+/// Every rule, in the order reports list them.
+pub static RULES: &[Rule] = &[
+    Rule {
+        id: JSON_ONLY,
+        tier: Tier::Must,
+        binds: Binds::Both,
+        versions: BOTH,
+        sentence: "The agent MUST NOT write anything to its stdout that is not a valid ACP message. \
+                   The client MUST NOT write anything to the agent's stdin that is not a valid ACP message. \
+                   (Each line one JSON-RPC 2.0 message.)",
+        source: "agentclientprotocol.com/protocol/v1/transports#stdio, /protocol/v2/transports#stdio",
+        tck: &["ACP-TRANSPORT-001", "ACP-TRANSPORT-201"],
+    },
+    Rule {
+        id: UNIQUE_IDS,
+        tier: Tier::Must,
+        binds: Binds::Both,
+        versions: BOTH,
+        sentence: "The Server MUST reply with the same value in the Response object [as the Request's id]: \
+                   a sender does not reuse an id while a request with it is pending, or answers cannot be matched.",
+        source: "jsonrpc.org/specification#request_object (id); derived",
+        tck: &[],
+    },
+    Rule {
+        id: RESPONSE_TO_PENDING,
+        tier: Tier::Must,
+        binds: Binds::Both,
+        versions: BOTH,
+        sentence:
+            "id: This member is REQUIRED. It MUST be the same as the value of the id member in the Request Object.",
+        source: "jsonrpc.org/specification#response_object",
+        tck: &["ACP-JSONRPC-001"],
+    },
+    Rule {
+        id: NO_RESPONSE_TO_NOTIFICATION,
+        tier: Tier::Must,
+        binds: Binds::Both,
+        versions: BOTH,
+        sentence: "The Server MUST NOT reply to a Notification, including those that are within a batch request.",
+        source: "jsonrpc.org/specification#notification; agentclientprotocol.com/protocol/v2/transports",
+        tck: &["ACP-JSONRPC-003", "ACP-CANCEL-205", "ACP-BATCH-202"],
+    },
+    Rule {
+        id: METHOD_NOT_FOUND,
+        tier: Tier::Should,
+        binds: Binds::Both,
+        versions: BOTH,
+        sentence: "If the receiving end doesn't recognize the custom method name, it should respond with the \
+                   standard \"Method not found\" error. (-32601: The method does not exist or is not available.)",
+        source:
+            "agentclientprotocol.com/protocol/v1/extensibility#custom-requests; schema/v2/schema.json#/$defs/ErrorCode",
+        tck: &["ACP-JSONRPC-004", "ACP-EXT-001"],
+    },
+    Rule {
+        id: PARSE_ERROR,
+        // JSON-RPC 2.0 defines -32700 with `id: null` for invalid JSON, but a line that is not JSON
+        // cannot be shown to be a call (which alone MUST be answered), and the kit only records
+        // what agents do (ACP-INFO-PARSE-001: reference SDKs differ): a SHOULD.
+        tier: Tier::Should,
+        binds: Binds::Agent,
+        versions: BOTH,
+        sentence: "-32700 Parse error: Invalid JSON was received by the server. [...] If there was an error in \
+                   detecting the id in the Request object (e.g. Parse error/Invalid Request), it MUST be Null.",
+        source: "jsonrpc.org/specification#error_object (5.1), #response_object",
+        tck: &["ACP-INFO-PARSE-001"],
+    },
+    Rule {
+        id: UNDERSCORE,
+        // An unprefixed unknown value may come from a newer revision of the schema ("reserved for
+        // future ACP variants"): a finding, not an error.
+        tier: Tier::Should,
+        binds: Binds::Both,
+        versions: BOTH,
+        sentence: "Values beginning with `_` are reserved for implementation-specific extensions. Unknown \
+                   values that do not begin with `_` are reserved for future ACP variants. (Custom methods \
+                   are named with a leading `_`.)",
+        source: "schema/v2/schema.json#/$defs/IdleStateUpdate/anyOf/6 (and every `other` variant); \
+                 agentclientprotocol.com/protocol/v2/extensibility",
+        tck: &["ACP-STATE-203", "ACP-CANCEL-207", "ACP-ENUM-201", "ACP-ENUM-202", "ACP-CLIENTCAP-202"],
+    },
+    Rule {
+        id: INIT_FIRST,
+        tier: Tier::Must,
+        binds: Binds::Both,
+        versions: BOTH,
+        sentence: "Before a Session can be created, Clients MUST initialize the connection by calling the \
+                   initialize method. (`initialize` is the client's first request; the agent answers any \
+                   request before it with an error.)",
+        source: "agentclientprotocol.com/protocol/v1/initialization",
+        tck: &["ACP-INIT-001"],
+    },
+    Rule {
+        id: INIT_ONCE,
+        // No sentence says "once"; a second `initialize` would renegotiate version and
+        // capabilities mid-connection, which nothing in the protocol provides for.
+        tier: Tier::Should,
+        binds: Binds::Client,
+        versions: BOTH,
+        sentence: "(Derived) `initialize` negotiates the connection's protocol version and capabilities; \
+                   it is sent at most once per connection.",
+        source: "agentclientprotocol.com/protocol/v1/initialization, /protocol/v2/initialization",
+        tck: &[],
+    },
+    Rule {
+        id: INIT_VERSION,
+        tier: Tier::Must,
+        binds: Binds::Agent,
+        versions: BOTH,
+        sentence: "The protocol version the client specified if supported by the agent, or the latest protocol \
+                   version supported by the agent. / The highest protocol version supported by the agent that \
+                   is at or below the version requested by the client. If no such version exists, \
+                   initialization fails with error code -32022.",
+        source: "schema/v1/schema.json#/$defs/InitializeResponse/properties/protocolVersion; \
+                 schema/v2/schema.json#/$defs/InitializeResponse/properties/protocolVersion",
+        tck: &["ACP-INIT-002", "ACP-INIT-003", "ACP-INIT-201", "ACP-INIT-202"],
+    },
+    Rule {
+        id: DISTINCT_SESSIONS,
+        tier: Tier::Must,
+        binds: Binds::Agent,
+        versions: BOTH,
+        sentence: "Unique identifier for the created session. Used in all subsequent requests for this conversation.",
+        source: "schema/v1/schema.json#/$defs/NewSessionResponse/properties/sessionId",
+        tck: &["ACP-SESSION-002"],
+    },
+    Rule {
+        id: CAP_SESSION,
+        tier: Tier::Must,
+        binds: Binds::Both,
+        versions: V2,
+        sentence: "Omitted and `null` are equivalent and mean the agent does not support the `session/*` \
+                   methods. (The client calls them only when `capabilities.session` is advertised; an agent \
+                   that does not advertise it does not serve them.)",
+        source: "schema/v2/schema.json#/$defs/AgentCapabilities/properties/session",
+        tck: &["ACP-SESSION-001"],
+    },
+    Rule {
+        id: CAP_LOAD_SESSION,
+        tier: Tier::Must,
+        binds: Binds::Both,
+        versions: V1,
+        sentence: "Whether the agent supports `session/load`. (The client calls it only when advertised; an \
+                   agent that does not advertise it does not serve it.)",
+        source: "schema/v1/schema.json#/$defs/AgentCapabilities/properties/loadSession",
+        tck: &["ACP-LOAD-001"],
+    },
+    Rule {
+        id: CAP_CLIENT_FS,
+        tier: Tier::Must,
+        binds: Binds::Agent,
+        versions: V1,
+        sentence: "Whether the Client supports `fs/read_text_file` requests. / Whether the Client supports \
+                   `fs/write_text_file` requests. (The agent calls them only when advertised.)",
+        source: "schema/v1/schema.json#/$defs/FileSystemCapabilities",
+        tck: &["ACP-CLIENTCAP-001"],
+    },
+    Rule {
+        id: CAP_CLIENT_TERMINAL,
+        tier: Tier::Must,
+        binds: Binds::Agent,
+        versions: V1,
+        sentence: "Whether the Client support all `terminal/*` methods. (The agent calls them only when advertised.)",
+        source: "schema/v1/schema.json#/$defs/ClientCapabilities/properties/terminal",
+        tck: &["ACP-CLIENTCAP-002"],
+    },
+    Rule {
+        id: CAP_PROMPT_CONTENT,
+        tier: Tier::Must,
+        binds: Binds::Client,
+        versions: BOTH,
+        sentence: "As a baseline, the Agent MUST support `text` and `resource_link` content blocks, while other \
+                   variants are optionally enabled via `PromptCapabilities`. The Client MUST adapt its \
+                   interface according to `PromptCapabilities`.",
+        source: "schema/v2/schema.json#/$defs/PromptRequest/properties/prompt",
+        tck: &["ACP-PROMPTCAP-001", "ACP-PROMPTCAP-002", "ACP-PROMPTCAP-003"],
+    },
+    Rule {
+        id: V1_UPDATES_BEFORE_RESPONSE,
+        tier: Tier::Must,
+        binds: Binds::Agent,
+        versions: V1,
+        sentence: "The Agent MAY send `session/update` notifications with content or tool call updates after \
+                   receiving the `session/cancel` notification, but it MUST ensure that it does so before \
+                   responding to the `session/prompt` request.",
+        source: "agentclientprotocol.com/protocol/v1/prompt-turn#cancellation",
+        tck: &["ACP-CANCEL-002"],
+    },
+    Rule {
+        id: V1_CANCELLED,
+        tier: Tier::Must,
+        binds: Binds::Agent,
+        versions: V1,
+        sentence: "This stop reason MUST be returned when the client sends a `session/cancel` notification, \
+                   even if the cancellation causes exceptions in underlying operations.",
+        source: "schema/v1/schema.json#/$defs/StopReason/oneOf/4",
+        tck: &["ACP-CANCEL-001"],
+    },
+    Rule {
+        id: CANCEL_PERMISSION,
+        tier: Tier::Must,
+        binds: Binds::Client,
+        versions: BOTH,
+        sentence: "When a client sends a `session/cancel` notification to cancel an ongoing prompt turn, it MUST \
+                   respond to all pending `session/request_permission` requests with this `cancelled` outcome. \
+                   / The client answers a request the agent cancels with `$/cancel_request` with this outcome.",
+        source: "schema/v1/schema.json#/$defs/RequestPermissionOutcome/oneOf/0; \
+                 schema/v2/schema.json#/$defs/RequestPermissionOutcome/anyOf/0",
+        tck: &[],
+    },
+    Rule {
+        id: V2_RUNNING_IDLE,
+        tier: Tier::Must,
+        binds: Binds::Agent,
+        versions: V2,
+        sentence: "The agent MUST report `running` when foreground work starts, or `requires_action` if it starts \
+                   blocked on user action, and `idle` when it ends.",
+        source: "schema/v2/schema.json#/$defs/StateUpdate",
+        tck: &["ACP-STATE-201", "ACP-STATE-202"],
+    },
+    Rule {
+        id: V2_STOP_REASON,
+        tier: Tier::Should,
+        binds: Binds::Agent,
+        versions: V2,
+        sentence: "Agents SHOULD include a `stopReason` when the idle transition ends foreground work.",
+        source: "schema/v2/schema.json#/$defs/IdleStateUpdate",
+        tck: &["ACP-STATE-203"],
+    },
+    Rule {
+        id: V2_USER_MESSAGE,
+        tier: Tier::Must,
+        binds: Binds::Agent,
+        versions: V2,
+        sentence: "The corresponding user-message session update carries this same identifier and may arrive \
+                   before or after this response. Agents must echo the message during the live session.",
+        source: "schema/v2/schema.json#/$defs/PromptResponse/properties/messageId",
+        tck: &["ACP-PROMPT-203"],
+    },
+    Rule {
+        id: V2_CANCELLED,
+        tier: Tier::Must,
+        binds: Binds::Agent,
+        versions: V2,
+        sentence: "Agents MUST report this stop reason on an idle `state_update` when cancellation ends active \
+                   foreground work, even if aborting causes exceptions.",
+        source: "schema/v2/schema.json#/$defs/IdleStateUpdate/anyOf/4",
+        tck: &["ACP-CANCEL-201", "ACP-CANCEL-203"],
+    },
+];
+
+/// The rule with this id.
+pub fn find(id: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|rule| rule.id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_named_area_dot_name() {
+        let mut ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), RULES.len());
+        for rule in RULES {
+            assert!(rule.id.split_once('.').is_some_and(|(a, n)| !a.is_empty() && !n.is_empty()), "{}", rule.id);
+            assert!(!rule.versions.is_empty() && !rule.sentence.is_empty() && !rule.source.is_empty(), "{}", rule.id);
+        }
+        assert_eq!(find(V1_CANCELLED).map(|r| r.tier), Some(Tier::Must));
+        assert!(find("no.such-rule").is_none());
+    }
+}
