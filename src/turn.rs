@@ -7,12 +7,13 @@
 //! - Agent side ([`Turn`]): the runtime inserts the message (a `user_message` update with the
 //!   prompt's content and the answer's `messageId`), answers, reports `running`, runs
 //!   [`Agent::prompt_turn`](crate::agent::Agent::prompt_turn) with a cancellation of the turn's own
-//!   (reached by `session/cancel`, `session/close` and the connection closing), and reports
-//!   `idle` with the stop reason the handler returned (`cancelled` when the turn was cancelled,
-//!   `error` when the handler failed). Turns of one session run one after the other.
-//! - Client side ([`TurnWaiters`]): a prompt completes at the first `idle` after that prompt's
-//!   `running` (or `requires_action`); an `idle` snapshot with no such start (the one an agent
-//!   sends after `session/new`, a resume's) is not a turn end.
+//!   (reached by `session/cancel` and `session/close`; the turn is dropped when the connection
+//!   closes), and reports `idle` with the stop reason the handler returned (`cancelled` when the
+//!   turn was cancelled, `error` when the handler failed). Turns of one session run one after the
+//!   other.
+//! - Client side (`ClientConnection::prompt_v2`): a prompt completes at the first `idle` after
+//!   that prompt's `running` (or `requires_action`); an `idle` snapshot with no such start (the
+//!   one an agent sends after `session/new`, a resume's) is not a turn end.
 
 use crate::connection::Error;
 use crate::session::Context;
@@ -31,7 +32,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[derive(Clone)]
 pub struct Turn {
     /// The connection and the negotiated version; `cancel` is the turn's own, cancelled by
-    /// `session/cancel` or `session/close` for this session, or when the connection closes.
+    /// `session/cancel` or `session/close` for this session.
     pub cx: Context,
     /// The session prompted.
     pub session_id: v2::SessionId,

@@ -153,12 +153,6 @@ fn unreadable_input_exits_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read no-such-file.jsonl"));
 }
 
-/// The rules the v2 `echo_agent` broke when `echo-v2.jsonl` was recorded: it did not advertise
-/// `capabilities.session` (so the client's calls and the agent's answers both break
-/// `cap.session`) and never reported the inserted user message. To be emptied when the
-/// recording is remade from the fixed agent.
-const ECHO_V2_KNOWN: &[&str] = &["cap.session", "turn.v2-user-message"];
-
 /// The rule ids of the violations in `reports` and the summary's end-of-conversation ones.
 fn violated_rules(reports: &[Value], summary: &Value) -> Vec<String> {
     let mut rules: Vec<String> = reports
@@ -182,15 +176,10 @@ fn committed_recordings_check_clean() {
             "{file}"
         );
         assert_eq!(summary["protocolVersion"], if file.contains("v1") { 1 } else { 2 });
-        let broken = violated_rules(&reports, &summary);
-        if file.contains("v1") {
-            assert_eq!(code, Some(0), "{file}");
-            assert!(reports.iter().all(|r| r["status"] == "ok"), "{file}");
-            assert_eq!(broken, Vec::<String>::new(), "{file}");
-        } else {
-            assert_eq!(code, Some(1), "{file}");
-            assert_eq!(broken, ECHO_V2_KNOWN, "{file}");
-        }
+        // Our agents keep the rules: no violation, every message ok, exit 0.
+        assert_eq!(violated_rules(&reports, &summary), Vec::<String>::new(), "{file}");
+        assert!(reports.iter().all(|r| r["status"] == "ok"), "{file}");
+        assert_eq!(code, Some(0), "{file}");
     }
 }
 
@@ -256,15 +245,11 @@ fn tap_between_the_examples_changes_nothing_and_logs_a_clean_transcript() {
         let reports: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("json")).collect();
         let (summary, messages) = reports.split_last().expect("summary");
         assert_eq!(summary["protocolVersion"], version);
-        // Schema-clean both ways; the v2 echo agent still breaks the rules `ECHO_V2_KNOWN` names.
-        let known: &[&str] = if version == 1 { &[] } else { ECHO_V2_KNOWN };
-        let broken = violated_rules(messages, summary);
-        assert!(broken.iter().all(|rule| known.contains(&rule.as_str())), "v{version}: {broken:?}\n{text}");
+        // Clean both ways: the schema and the rules.
+        assert_eq!(violated_rules(messages, summary), Vec::<String>::new(), "v{version}:\n{text}");
         assert!(messages.iter().all(|m| m["problems"] == serde_json::json!([])), "v{version}:\n{text}");
-        if broken.is_empty() {
-            assert_eq!(out.status.code(), Some(0), "v{version}:\n{text}");
-            assert_eq!(summary["summary"]["ok"], messages.len(), "v{version}:\n{text}");
-        }
+        assert_eq!(out.status.code(), Some(0), "v{version}:\n{text}");
+        assert_eq!(summary["summary"]["ok"], messages.len(), "v{version}:\n{text}");
         // Both directions are there, and the turn with its permission request and file read (v1).
         let methods: Vec<&str> = messages.iter().filter_map(|m| m["method"].as_str()).collect();
         for expected in ["initialize", "session/new", "session/prompt", "session/update", "session/request_permission"]

@@ -1,9 +1,12 @@
 //! `acp conform` against raw agents (tool/tests/agents/raw_agent.py): the well-behaved one
 //! passes every MUST rule; each `--break RULE` variant fails that rule, named on a FAIL line,
-//! and no other; an agent that cannot be started exits 2.
+//! and no other; an agent that cannot be started exits 2. Our own example agents pass too.
 
 use serde_json::Value;
 use std::path::PathBuf;
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
 use std::process::{Command, Output};
 
 const ACP: &str = env!("CARGO_BIN_EXE_acp");
@@ -131,4 +134,30 @@ fn an_agent_that_cannot_be_started_exits_2() {
     let out = Command::new(ACP).args(["conform", "--", "python3", "-c", "pass"]).output().expect("acp runs");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("exited before answering `initialize`"));
+}
+
+/// `acp conform` against our example agents (issue 19's Done-when): `echo_agent` in v1 and v2 with
+/// a cancelled turn, `minimal_agent` in v1; no MUST fails, and the session and turn rules of the
+/// version are all exercised (none skipped for want of a capability).
+#[test]
+fn our_example_agents_pass() {
+    let runs: [(&str, &str, &[&str]); 3] = [
+        ("echo_agent", "1", &["turn.v1-cancelled", "turn.v1-updates-before-response"]),
+        ("echo_agent", "2", &["turn.v2-cancelled", "turn.v2-running-idle", "turn.v2-user-message"]),
+        ("minimal_agent", "1", &["turn.v1-updates-before-response"]),
+    ];
+    for (agent, version, exercised) in runs {
+        let mut args = vec!["conform", "--timeout", "5", "--protocol-version", version];
+        if agent == "echo_agent" {
+            args.extend(["--cancel-prompt", "slow"]);
+        }
+        let out = Command::new(ACP).args(&args).arg("--").arg(common::example(agent)).output().expect("acp runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{agent} v{version}:\n{text}");
+        assert_eq!(failing(&out), Vec::<String>::new(), "{agent} v{version}:\n{text}");
+        for rule in ["session.distinct-ids", "init.version", "init.first"].iter().chain(exercised) {
+            let verdicts = verdicts(&out);
+            assert!(verdicts.iter().any(|(v, _, r)| v == "PASS" && r == rule), "{agent} v{version}: {rule}:\n{text}");
+        }
+    }
 }
