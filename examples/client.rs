@@ -5,22 +5,16 @@
 //!
 //! `cargo run --example client -- [--protocol-version N] --prompt TEXT -- AGENT_CMD [ARGS…]`
 
+use acp_rpc::client::ClientConnection;
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, v2, Version};
 use acp_rpc::Context;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tokio::sync::mpsc;
 
 struct Client {
     cwd: PathBuf,
-    /// Every session update, as JSON, in arrival order.
-    updates: mpsc::UnboundedSender<serde_json::Value>,
-}
-
-fn print(update: serde_json::Value) {
-    println!("{update}");
 }
 
 impl v1::methods::client::Handler<Context> for Client {
@@ -54,10 +48,6 @@ impl v1::methods::client::Handler<Context> for Client {
             std::fs::read_to_string(&path).map_err(|e| RpcError::new(RpcError::RESOURCE_NOT_FOUND, e.to_string()))?;
         Ok(v1::ReadTextFileResponse::new(content))
     }
-
-    async fn session_update(&self, params: v1::SessionNotification, _: Context) {
-        let _ = self.updates.send(serde_json::to_value(&params.update).unwrap_or_default());
-    }
 }
 
 impl v2::methods::client::Handler<Context> for Client {
@@ -75,10 +65,6 @@ impl v2::methods::client::Handler<Context> for Client {
             None => v2::RequestPermissionOutcome::Cancelled(v2::CancelledPermissionOutcome::default()),
         };
         Ok(v2::RequestPermissionResponse::new(outcome))
-    }
-
-    async fn session_update(&self, params: v2::UpdateSessionNotification, _: Context) {
-        let _ = self.updates.send(serde_json::to_value(&params.update).unwrap_or_default());
     }
 }
 
@@ -113,71 +99,56 @@ fn parse_args() -> Result<Args, String> {
 
 async fn run(args: Args) -> Result<String, String> {
     let cwd = std::env::current_dir().and_then(|d| d.canonicalize()).map_err(|e| e.to_string())?;
-    let (tx, mut updates) = mpsc::unbounded_channel();
-    let client = Client { cwd: cwd.clone(), updates: tx };
     let (conn, driver, _child) =
-        acp_rpc::client::spawn_agent(client, &args.agent[0], &args.agent[1..], acp_rpc::Config::default())
+        acp_rpc::client::spawn_agent(Client { cwd: cwd.clone() }, &args.agent[0], &args.agent[1..], Default::default())
             .map_err(|e| format!("cannot start the agent: {e}"))?;
     tokio::spawn(driver);
-    let e = |step: &'static str| move |e: acp_rpc::Error| format!("{step}: {e}");
-    let cwd_text = cwd.display().to_string();
-    let init = match args.version {
-        Version::V1 => json!({ "clientCapabilities": { "fs": { "readTextFile": true } } }),
-        Version::V2 => {
-            json!({ "info": { "name": "acp-rpc example client", "version": env!("CARGO_PKG_VERSION") } })
-        }
-    };
-    conn.initialize(args.version, init).await.map_err(e("initialize"))?;
-    let prompt = json!([{ "type": "text", "text": args.prompt }]);
-    let version = conn.version().ok_or("no protocol version after initialize")?;
-    match version {
-        Version::V1 => run_v1(&conn, &mut updates, cwd_text, prompt).await,
-        Version::V2 => run_v2(&conn, &mut updates, cwd_text, prompt).await,
+    let cwd = cwd.display().to_string();
+    match args.version {
+        Version::V1 => run_v1(&conn, cwd, args.prompt).await,
+        Version::V2 => run_v2(&conn, cwd, args.prompt).await,
     }
 }
 
-async fn run_v1(
-    conn: &acp_rpc::client::ClientConnection,
-    updates: &mut mpsc::UnboundedReceiver<serde_json::Value>,
-    cwd_text: String,
-    prompt: serde_json::Value,
-) -> Result<String, String> {
-    let e = |step: &'static str| move |e: acp_rpc::Error| format!("{step}: {e}");
-    let session = conn
-        .conn
-        .request::<v1::methods::SessionNew>(&v1::NewSessionRequest::new(cwd_text, vec![]))
-        .await
-        .map_err(e("session/new"))?;
-    let params = v1::PromptRequest::new(session.session_id, serde_json::from_value(prompt).map_err(|e| e.to_string())?);
-    // Completes with the answer, once every update the agent sent before it was handled.
-    let done = conn.prompt_v1(&params).await.map_err(e("session/prompt"))?;
-    while let Ok(update) = updates.try_recv() {
-        print(update);
+fn step(step: &'static str) -> impl Fn(acp_rpc::Error) -> String {
+    move |e| format!("{step}: {e}")
+}
+
+/// Prints an update as one JSON line.
+fn print(update: &impl serde::Serialize) {
+    println!("{}", serde_json::to_string(update).unwrap_or_default());
+}
+
+async fn run_v1(conn: &ClientConnection, cwd: String, prompt: String) -> Result<String, String> {
+    let mut init = v1::InitializeRequest::new(v1::ProtocolVersion(1));
+    init.client_capabilities.fs.read_text_file = true.into();
+    conn.initialize_v1(init).await.map_err(step("initialize"))?;
+    let new = v1::NewSessionRequest::new(cwd, vec![]);
+    let mut session = conn.new_session_v1(new).await.map_err(step("session/new"))?;
+    let mut turn = session.prompt(vec![v1::ContentBlock::Text(v1::TextContent::new(prompt))]).await;
+    while let Some(update) = turn.next().await {
+        print(&update);
     }
+    let done = turn.outcome().await.map_err(step("session/prompt"))?;
     Ok(done.stop_reason.as_str().to_string())
 }
 
-async fn run_v2(
-    conn: &acp_rpc::client::ClientConnection,
-    updates: &mut mpsc::UnboundedReceiver<serde_json::Value>,
-    cwd_text: String,
-    prompt: serde_json::Value,
-) -> Result<String, String> {
-    let e = |step: &'static str| move |e: acp_rpc::Error| format!("{step}: {e}");
-    let session = conn
-        .conn
-        .request::<v2::methods::SessionNew>(&v2::NewSessionRequest::new(v2::AbsolutePath(cwd_text)))
-        .await
-        .map_err(e("session/new"))?;
-    let params = v2::PromptRequest::new(session.session_id, serde_json::from_value(prompt).map_err(|e| e.to_string())?);
-    // Completes at the `idle` that ends this prompt's turn (an idle snapshot, such as the one
-    // some agents send after `session/new`, is not a turn end), once every update was handled.
-    let end = conn.prompt_v2(&params).await.map_err(e("session/prompt"))?;
-    while let Ok(update) = updates.try_recv() {
-        print(update);
+async fn run_v2(conn: &ClientConnection, cwd: String, prompt: String) -> Result<String, String> {
+    let info = v2::Implementation::new("acp-rpc example client".into(), env!("CARGO_PKG_VERSION").into());
+    conn.initialize_v2(v2::InitializeRequest::new(v2::ProtocolVersion(2), info)).await.map_err(step("initialize"))?;
+    let new = v2::NewSessionRequest::new(v2::AbsolutePath(cwd));
+    let mut session = conn.new_session_v2(new).await.map_err(step("session/new"))?;
+    // Updates before the prompt (an idle snapshot after `session/new`, say) are not the turn's.
+    while let Some(update) = session.next_update() {
+        print(&update);
     }
-    let idle = serde_json::to_value(&end.idle).map_err(|e| e.to_string())?;
-    Ok(idle["stopReason"].as_str().unwrap_or("none").to_string())
+    let mut turn = session.prompt(vec![v2::ContentBlock::Text(v2::TextContent::new(prompt))]).await;
+    while let Some(update) = turn.next().await {
+        print(&update);
+    }
+    // The turn ends at the `idle` after this prompt's `running`, never at a snapshot.
+    let end = turn.outcome().await.map_err(step("session/prompt"))?;
+    Ok(end.idle.stop_reason.tag().unwrap_or("none").to_string())
 }
 
 /// Logs (e.g. a response to an unknown id) go to stderr: stdout is the protocol's.

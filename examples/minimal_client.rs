@@ -1,13 +1,8 @@
-use acp_rpc::types::{v1, v2, Version};
+use acp_rpc::types::{v1, v2};
 use acp_rpc::Context;
 
 struct Client;
-
-impl v1::methods::client::Handler<Context> for Client {
-    async fn session_update(&self, n: v1::SessionNotification, _: Context) {
-        println!("{}", serde_json::to_string(&n.update).unwrap_or_default());
-    }
-}
+impl v1::methods::client::Handler<Context> for Client {} // no permissions, files or terminals
 impl v2::methods::client::Handler<Context> for Client {}
 
 #[tokio::main]
@@ -16,12 +11,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (agent, args) = argv.split_first().ok_or("usage: minimal_client AGENT_CMD [ARGS…]")?;
     let (conn, driver, _child) = acp_rpc::client::spawn_agent(Client, agent, args, Default::default())?;
     tokio::spawn(driver);
-    conn.initialize(Version::V1, serde_json::json!({})).await?;
-    let new = v1::NewSessionRequest::new(std::env::current_dir()?.display().to_string(), vec![]);
-    let session = conn.conn.request::<v1::methods::SessionNew>(&new).await?;
-    let hello = vec![v1::ContentBlock::Text(v1::TextContent::new("hello".into()))];
-    // Completes when the turn ends, after every update of it was printed.
-    let done = conn.prompt_v1(&v1::PromptRequest::new(session.session_id, hello)).await?;
-    println!("stop reason: {}", done.stop_reason);
+    conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(1))).await?;
+    let cwd = std::env::current_dir()?.display().to_string();
+    let mut session = conn.new_session_v1(v1::NewSessionRequest::new(cwd, vec![])).await?;
+    let hello = v1::ContentBlock::Text(v1::TextContent::new("hello".into()));
+    let mut turn = session.prompt(vec![hello]).await;
+    while let Some(update) = turn.next().await {
+        println!("{}", serde_json::to_string(&update)?);
+    }
+    println!("stop reason: {}", turn.outcome().await?.stop_reason);
     Ok(())
 }

@@ -6,6 +6,7 @@
 
 use crate::connection::{BoxFuture, Config, Connection, Error, Raw, RequestContext, Service};
 use crate::session::{session_of, Context, Negotiated, Sessions};
+use crate::sessions::{self, Routes};
 use crate::turn::{TurnEnd, TurnWaiters};
 use acp_types::support::rpc::RpcError;
 use acp_types::{v1, v2, Version};
@@ -27,9 +28,63 @@ pub struct ClientConnection {
     version: Negotiated,
     sessions: Arc<Sessions>,
     turns: Arc<TurnWaiters>,
+    routes: Arc<Routes>,
 }
 
 impl ClientConnection {
+    /// `initialize` asking for v1 with `request` (its `protocolVersion` is set to 1 here); the
+    /// agent's answer, or an error when it answers another version.
+    pub async fn initialize_v1(&self, mut request: v1::InitializeRequest) -> Result<v1::InitializeResponse, Error> {
+        request.protocol_version = v1::ProtocolVersion(1);
+        self.initialize_typed(Version::V1, &request).await
+    }
+
+    /// `initialize` asking for v2 with `request`; the agent's answer, or an error when it
+    /// answers another version (an agent that speaks only v1 answers 1).
+    pub async fn initialize_v2(&self, mut request: v2::InitializeRequest) -> Result<v2::InitializeResponse, Error> {
+        request.protocol_version = v2::ProtocolVersion(2);
+        self.initialize_typed(Version::V2, &request).await
+    }
+
+    async fn initialize_typed<Q: serde::Serialize, A: serde::de::DeserializeOwned>(
+        &self,
+        version: Version,
+        request: &Q,
+    ) -> Result<A, Error> {
+        let params = serde_json::to_value(request).map_err(|e| Error::Invalid(e.to_string()))?;
+        let answer = self.initialize(version, params).await?;
+        if self.version() != Some(version) {
+            return Err(Error::Invalid(format!(
+                "the agent answered protocol version {}, not {}",
+                answer["protocolVersion"],
+                version.number()
+            )));
+        }
+        serde_json::from_value(answer)
+            .map_err(|e| Error::Invalid(format!("the answer to initialize does not decode: {e}")))
+    }
+
+    /// `session/new` (v1), and a handle on the session its answer names.
+    pub async fn new_session_v1(&self, request: v1::NewSessionRequest) -> Result<sessions::v1::Session, Error> {
+        let _opening = self.routes.opening();
+        let answer = self.conn.request::<v1::methods::SessionNew>(&request).await?;
+        // The updates the agent sent before its answer are routed (held) by now.
+        self.conn.sync_notifications().await;
+        Ok(sessions::v1::Session::open(self, answer.session_id))
+    }
+
+    /// `session/new` (v2), and a handle on the session its answer names.
+    pub async fn new_session_v2(&self, request: v2::NewSessionRequest) -> Result<sessions::v2::Session, Error> {
+        let _opening = self.routes.opening();
+        let answer = self.conn.request::<v2::methods::SessionNew>(&request).await?;
+        self.conn.sync_notifications().await;
+        Ok(sessions::v2::Session::open(self, answer.session_id))
+    }
+
+    pub(crate) fn routes(&self) -> &Routes {
+        &self.routes
+    }
+
     /// Sends `initialize` asking for `version` with the given params (the matching version's
     /// `InitializeRequest` as JSON; `protocolVersion` is set here) and returns the agent's answer.
     /// From then on the agent's messages decode with the version it answered.
@@ -104,6 +159,7 @@ struct ClientService<C> {
     version: Negotiated,
     sessions: Arc<Sessions>,
     turns: Arc<TurnWaiters>,
+    routes: Arc<Routes>,
     conn: Connection,
 }
 
@@ -123,15 +179,17 @@ where
     let version = Negotiated::default();
     let sessions: Arc<Sessions> = Arc::default();
     let turns: Arc<TurnWaiters> = Arc::default();
-    let (v, s, t) = (version.clone(), sessions.clone(), turns.clone());
+    let routes: Arc<Routes> = Arc::default();
+    let (v, s, t, r) = (version.clone(), sessions.clone(), turns.clone(), routes.clone());
     let (conn, driver) = Connection::new(reader, writer, config, move |conn| ClientService {
         client,
         version: v,
         sessions: s,
         turns: t,
+        routes: r,
         conn,
     });
-    (ClientConnection { conn, version, sessions, turns }, driver)
+    (ClientConnection { conn, version, sessions, turns, routes }, driver)
 }
 
 /// Spawns an agent process (`program args…`) with piped stdin/stdout (its stderr passes through)
@@ -219,26 +277,46 @@ impl<C: Client> Service for ClientService<C> {
             return Box::pin(async {});
         };
         let client = self.client.clone();
-        let turns = self.turns.clone();
+        let (turns, routes) = (self.turns.clone(), self.routes.clone());
         let cx = Context { conn: self.conn.clone(), version, cancel: Default::default() };
         Box::pin(async move {
             let ignored = |e: RpcError| tracing::warn!("acp: notification {method} ignored: {e}");
             match version {
                 Version::V1 => match v1::methods::client::Notification::decode_raw(&method, params.into()) {
-                    Ok(n) => v1::methods::client::dispatch_notification(&*client, n, cx).await,
+                    Ok(n) => {
+                        // A copy for the session's handle, if it has one.
+                        let routed = match &n {
+                            v1::methods::client::Notification::SessionUpdate(u) if routes.wants_v1(&u.session_id.0) => {
+                                Some((u.session_id.0.clone(), u.update.clone()))
+                            }
+                            _ => None,
+                        };
+                        v1::methods::client::dispatch_notification(&*client, n, cx).await;
+                        if let Some((session, update)) = routed {
+                            routes.send_v1(&session, update);
+                        }
+                    }
                     Err(e) => ignored(e),
                 },
                 Version::V2 => match v2::methods::client::Notification::decode_raw(&method, params.into()) {
                     Ok(n) => {
-                        let state = match &n {
-                            v2::methods::client::Notification::SessionUpdate(u) => match &u.update {
-                                v2::SessionUpdate::StateUpdate(state) => Some((u.session_id.0.clone(), state.clone())),
-                                _ => None,
-                            },
-                            _ => None,
+                        let (routed, state) = match &n {
+                            v2::methods::client::Notification::SessionUpdate(u) => {
+                                let session = &u.session_id.0;
+                                let state = match &u.update {
+                                    v2::SessionUpdate::StateUpdate(state) => Some((session.clone(), state.clone())),
+                                    _ => None,
+                                };
+                                (routes.wants_v2(session).then(|| (session.clone(), u.update.clone())), state)
+                            }
+                            _ => (None, None),
                         };
                         v2::methods::client::dispatch_notification(&*client, n, cx).await;
-                        // After the handler: a prompt that ends here sees its updates handled.
+                        // After the handler: a prompt that ends here sees its updates handled
+                        // (and routed to its session's handle).
+                        if let Some((session, update)) = routed {
+                            routes.send_v2(&session, update);
+                        }
                         if let Some((session, state)) = state {
                             turns.observe(&session, &state);
                         }

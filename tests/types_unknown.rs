@@ -146,3 +146,18 @@ fn a_session_update_of_a_newer_v1_is_one_of_the_cases() {
     assert_eq!(case.value["update"]["sessionUpdate"], case.unknown);
     assert!(matches!(case.unknown, Value::String(_)));
 }
+
+#[test]
+fn a_tagged_union_tells_its_tag_without_encoding() {
+    use acp_types::{v1, v2};
+    let chunk = v1::SessionUpdate::AgentMessageChunk(v1::ContentChunk::new(v1::ContentBlock::Text(
+        v1::TextContent::new("x".into()),
+    )));
+    assert_eq!(chunk.tag(), Some("agent_message_chunk"));
+    let future: v1::SessionUpdate =
+        serde_json::from_value(serde_json::json!({ "sessionUpdate": "future_thing", "a": 1 })).expect("kept");
+    assert_eq!(future.tag(), Some("future_thing"), "the catch-all's tag is the one received");
+    assert_eq!(v2::IdleStateUpdateStopReason::Cancelled.tag(), Some("cancelled"));
+    let none = v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::None(Default::default()));
+    assert_eq!(none.stop_reason.tag(), None, "an idle without a stop reason has no tag");
+}

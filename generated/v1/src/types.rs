@@ -799,6 +799,14 @@ pub enum AuthMethod {
 impl AuthMethod {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["terminal"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Terminal { .. } => Some("terminal"),
+            Self::Agent { .. } => None,
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for AuthMethod {
@@ -2532,6 +2540,17 @@ impl ContentBlock {
         "resource_link",
         "resource",
     ];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Text { .. } => Some("text"),
+            Self::Image { .. } => Some("image"),
+            Self::Audio { .. } => Some("audio"),
+            Self::ResourceLink { .. } => Some("resource_link"),
+            Self::Resource { .. } => Some("resource"),
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for ContentBlock {
@@ -2818,6 +2837,14 @@ pub enum CreateElicitationRequestMode {
 impl CreateElicitationRequestMode {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["form", "url"];
+    /// The `mode` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Form { .. } => Some("form"),
+            Self::Url { .. } => Some("url"),
+            Self::Other(object) => object.get("mode").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for CreateElicitationRequestMode {
@@ -2978,6 +3005,17 @@ pub enum CreateElicitationResponseAction {
 impl CreateElicitationResponseAction {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["accept", "decline", "cancel"];
+    /// The `action` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Accept { .. } => Some("accept"),
+            Self::Decline { .. } => Some("decline"),
+            Self::Cancel { .. } => Some("cancel"),
+            Self::Other(object) => {
+                object.get("action").and_then(serde_json::Value::as_str)
+            }
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for CreateElicitationResponseAction {
@@ -3780,6 +3818,17 @@ impl ElicitationPropertySchema {
         "boolean",
         "array",
     ];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::String { .. } => Some("string"),
+            Self::Number { .. } => Some("number"),
+            Self::Integer { .. } => Some("integer"),
+            Self::Boolean { .. } => Some("boolean"),
+            Self::Array { .. } => Some("array"),
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for ElicitationPropertySchema {
@@ -4962,6 +5011,21 @@ impl IdleStateUpdateStopReason {
         "cancelled",
         "error",
     ];
+    /// The `stopReason` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::EndTurn { .. } => Some("end_turn"),
+            Self::MaxTokens { .. } => Some("max_tokens"),
+            Self::MaxTurnRequests { .. } => Some("max_turn_requests"),
+            Self::Refusal { .. } => Some("refusal"),
+            Self::Cancelled { .. } => Some("cancelled"),
+            Self::Error { .. } => Some("error"),
+            Self::Other(object) => {
+                object.get("stopReason").and_then(serde_json::Value::as_str)
+            }
+            Self::None { .. } => None,
+        }
+    }
 }
 #[cfg(feature = "unstable")]
 #[cfg(feature = "schemars")]
@@ -6440,6 +6504,17 @@ impl McpServer {
     pub const KNOWN_TAGS: &'static [&'static str] = &["http", "sse", "acp"];
     #[cfg(not(feature = "unstable"))]
     pub const KNOWN_TAGS: &'static [&'static str] = &["http", "sse"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Http { .. } => Some("http"),
+            Self::Sse { .. } => Some("sse"),
+            #[cfg(feature = "unstable")]
+            Self::Acp { .. } => Some("acp"),
+            Self::Stdio { .. } => None,
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for McpServer {
@@ -7086,6 +7161,14 @@ pub enum MultiSelectItems {
 impl MultiSelectItems {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["string"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::String { .. } => Some("string"),
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Titled { .. } => None,
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for MultiSelectItems {
@@ -8302,6 +8385,15 @@ pub enum PlanUpdateContent {
 impl PlanUpdateContent {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["items", "file", "markdown"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Items { .. } => Some("items"),
+            Self::File { .. } => Some("file"),
+            Self::Markdown { .. } => Some("markdown"),
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "unstable")]
 #[cfg(feature = "schemars")]
@@ -9354,6 +9446,16 @@ pub enum RequestPermissionOutcome {
 impl RequestPermissionOutcome {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["cancelled", "selected"];
+    /// The `outcome` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Cancelled { .. } => Some("cancelled"),
+            Self::Selected { .. } => Some("selected"),
+            Self::Other(object) => {
+                object.get("outcome").and_then(serde_json::Value::as_str)
+            }
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for RequestPermissionOutcome {
@@ -10598,6 +10700,14 @@ pub enum SessionConfigOptionType {
 impl SessionConfigOptionType {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["select", "boolean"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Select { .. } => Some("select"),
+            Self::Boolean { .. } => Some("boolean"),
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for SessionConfigOptionType {
@@ -12100,6 +12210,38 @@ impl SessionUpdate {
         "compaction_update",
         "compaction_summary_chunk",
     ];
+    /// The `sessionUpdate` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::UserMessageChunk { .. } => Some("user_message_chunk"),
+            Self::AgentMessageChunk { .. } => Some("agent_message_chunk"),
+            Self::AgentThoughtChunk { .. } => Some("agent_thought_chunk"),
+            Self::ToolCall { .. } => Some("tool_call"),
+            Self::ToolCallUpdate { .. } => Some("tool_call_update"),
+            Self::Plan { .. } => Some("plan"),
+            #[cfg(feature = "unstable")]
+            Self::PlanUpdate { .. } => Some("plan_update"),
+            #[cfg(feature = "unstable")]
+            Self::PlanRemoved { .. } => Some("plan_removed"),
+            Self::AvailableCommandsUpdate { .. } => Some("available_commands_update"),
+            Self::CurrentModeUpdate { .. } => Some("current_mode_update"),
+            Self::ConfigOptionUpdate { .. } => Some("config_option_update"),
+            Self::SessionInfoUpdate { .. } => Some("session_info_update"),
+            Self::UsageUpdate { .. } => Some("usage_update"),
+            Self::Notice { .. } => Some("notice"),
+            Self::CompactionUpdate { .. } => Some("compaction_update"),
+            Self::CompactionSummaryChunk { .. } => Some("compaction_summary_chunk"),
+            #[cfg(feature = "unstable")]
+            Self::SubagentUpdate { .. } => Some("subagent_update"),
+            #[cfg(feature = "unstable")]
+            Self::SessionMessage { .. } => Some("session_message"),
+            #[cfg(feature = "unstable")]
+            Self::SessionMessageChunk { .. } => Some("session_message_chunk"),
+            Self::Other(object) => {
+                object.get("sessionUpdate").and_then(serde_json::Value::as_str)
+            }
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for SessionUpdate {
@@ -12755,6 +12897,14 @@ pub enum SetSessionConfigOptionRequestType {
 impl SetSessionConfigOptionRequestType {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["boolean"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Boolean { .. } => Some("boolean"),
+            Self::ValueId { .. } => None,
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for SetSessionConfigOptionRequestType {
@@ -13127,6 +13277,18 @@ impl StateUpdate {
         "requires_action",
         "unknown",
     ];
+    /// The `state` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Running { .. } => Some("running"),
+            Self::Idle { .. } => Some("idle"),
+            Self::RequiresAction { .. } => Some("requires_action"),
+            Self::Unknown { .. } => Some("unknown"),
+            Self::Other(object) => {
+                object.get("state").and_then(serde_json::Value::as_str)
+            }
+        }
+    }
 }
 #[cfg(feature = "unstable")]
 #[cfg(feature = "schemars")]
@@ -14412,6 +14574,15 @@ pub enum ToolCallContent {
 impl ToolCallContent {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["content", "diff", "terminal"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Content { .. } => Some("content"),
+            Self::Diff { .. } => Some("diff"),
+            Self::Terminal { .. } => Some("terminal"),
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for ToolCallContent {

@@ -816,6 +816,14 @@ pub enum AuthMethod {
 impl AuthMethod {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["terminal", "agent"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Terminal { .. } => Some("terminal"),
+            Self::Agent { .. } => Some("agent"),
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for AuthMethod {
@@ -1374,6 +1382,13 @@ pub enum AvailableCommand {
 impl AvailableCommand {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["command"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Command { .. } => Some("command"),
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for AvailableCommand {
@@ -1489,6 +1504,13 @@ pub enum AvailableCommandInput {
 impl AvailableCommandInput {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["text"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Text { .. } => Some("text"),
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for AvailableCommandInput {
@@ -1756,6 +1778,16 @@ impl BackgroundWork {
     ];
     #[cfg(not(feature = "unstable"))]
     pub const KNOWN_TAGS: &'static [&'static str] = &["terminal", "tool_call"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Terminal { .. } => Some("terminal"),
+            Self::ToolCall { .. } => Some("tool_call"),
+            #[cfg(feature = "unstable")]
+            Self::Subagent { .. } => Some("subagent"),
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for BackgroundWork {
@@ -3116,6 +3148,17 @@ impl ContentBlock {
         "resource_link",
         "resource",
     ];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Text { .. } => Some("text"),
+            Self::Image { .. } => Some("image"),
+            Self::Audio { .. } => Some("audio"),
+            Self::ResourceLink { .. } => Some("resource_link"),
+            Self::Resource { .. } => Some("resource"),
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for ContentBlock {
@@ -3405,6 +3448,14 @@ pub enum CreateElicitationRequestMode {
 impl CreateElicitationRequestMode {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["form", "url"];
+    /// The `mode` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Form { .. } => Some("form"),
+            Self::Url { .. } => Some("url"),
+            Self::Other(object) => object.get("mode").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for CreateElicitationRequestMode {
@@ -3563,6 +3614,17 @@ pub enum CreateElicitationResponseAction {
 impl CreateElicitationResponseAction {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["accept", "decline", "cancel"];
+    /// The `action` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Accept { .. } => Some("accept"),
+            Self::Decline { .. } => Some("decline"),
+            Self::Cancel { .. } => Some("cancel"),
+            Self::Other(object) => {
+                object.get("action").and_then(serde_json::Value::as_str)
+            }
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for CreateElicitationResponseAction {
@@ -3867,6 +3929,19 @@ impl DiffChangeOperation {
         "move",
         "copy",
     ];
+    /// The `operation` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Add { .. } => Some("add"),
+            Self::Delete { .. } => Some("delete"),
+            Self::Modify { .. } => Some("modify"),
+            Self::Move { .. } => Some("move"),
+            Self::Copy { .. } => Some("copy"),
+            Self::Other(object) => {
+                object.get("operation").and_then(serde_json::Value::as_str)
+            }
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for DiffChangeOperation {
@@ -4706,6 +4781,17 @@ impl ElicitationPropertySchema {
         "boolean",
         "array",
     ];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::String { .. } => Some("string"),
+            Self::Number { .. } => Some("number"),
+            Self::Integer { .. } => Some("integer"),
+            Self::Boolean { .. } => Some("boolean"),
+            Self::Array { .. } => Some("array"),
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for ElicitationPropertySchema {
@@ -6033,6 +6119,21 @@ impl IdleStateUpdateStopReason {
         "cancelled",
         "error",
     ];
+    /// The `stopReason` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::EndTurn { .. } => Some("end_turn"),
+            Self::MaxTokens { .. } => Some("max_tokens"),
+            Self::MaxTurnRequests { .. } => Some("max_turn_requests"),
+            Self::Refusal { .. } => Some("refusal"),
+            Self::Cancelled { .. } => Some("cancelled"),
+            Self::Error { .. } => Some("error"),
+            Self::Other(object) => {
+                object.get("stopReason").and_then(serde_json::Value::as_str)
+            }
+            Self::None { .. } => None,
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for IdleStateUpdateStopReason {
@@ -7238,6 +7339,16 @@ impl McpServer {
     pub const KNOWN_TAGS: &'static [&'static str] = &["http", "acp", "stdio"];
     #[cfg(not(feature = "unstable"))]
     pub const KNOWN_TAGS: &'static [&'static str] = &["http", "stdio"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Http { .. } => Some("http"),
+            #[cfg(feature = "unstable")]
+            Self::Acp { .. } => Some("acp"),
+            Self::Stdio { .. } => Some("stdio"),
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for McpServer {
@@ -7919,6 +8030,14 @@ pub enum MultiSelectItems {
 impl MultiSelectItems {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["string"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::String { .. } => Some("string"),
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Titled { .. } => None,
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for MultiSelectItems {
@@ -9055,6 +9174,17 @@ impl PlanUpdateContent {
     pub const KNOWN_TAGS: &'static [&'static str] = &["items", "file", "markdown"];
     #[cfg(not(feature = "unstable"))]
     pub const KNOWN_TAGS: &'static [&'static str] = &["items"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Items { .. } => Some("items"),
+            #[cfg(feature = "unstable")]
+            Self::File { .. } => Some("file"),
+            #[cfg(feature = "unstable")]
+            Self::Markdown { .. } => Some("markdown"),
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for PlanUpdateContent {
@@ -10044,6 +10174,13 @@ pub enum ReplayFrom {
 impl ReplayFrom {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["start"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Start { .. } => Some("start"),
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for ReplayFrom {
@@ -10269,6 +10406,16 @@ pub enum RequestPermissionOutcome {
 impl RequestPermissionOutcome {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["cancelled", "selected"];
+    /// The `outcome` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Cancelled { .. } => Some("cancelled"),
+            Self::Selected { .. } => Some("selected"),
+            Self::Other(object) => {
+                object.get("outcome").and_then(serde_json::Value::as_str)
+            }
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for RequestPermissionOutcome {
@@ -10502,6 +10649,14 @@ pub enum RequestPermissionSubject {
 impl RequestPermissionSubject {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["tool_call", "command"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::ToolCall { .. } => Some("tool_call"),
+            Self::Command { .. } => Some("command"),
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for RequestPermissionSubject {
@@ -11733,6 +11888,14 @@ pub enum SessionConfigOptionType {
 impl SessionConfigOptionType {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["select", "boolean"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Select { .. } => Some("select"),
+            Self::Boolean { .. } => Some("boolean"),
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for SessionConfigOptionType {
@@ -13090,6 +13253,41 @@ impl SessionUpdate {
         "compaction_update",
         "compaction_summary_chunk",
     ];
+    /// The `sessionUpdate` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::UserMessageChunk { .. } => Some("user_message_chunk"),
+            Self::UserMessage { .. } => Some("user_message"),
+            Self::AgentMessageChunk { .. } => Some("agent_message_chunk"),
+            Self::AgentMessage { .. } => Some("agent_message"),
+            Self::AgentThoughtChunk { .. } => Some("agent_thought_chunk"),
+            Self::AgentThought { .. } => Some("agent_thought"),
+            Self::StateUpdate { .. } => Some("state_update"),
+            Self::ToolCallContentChunk { .. } => Some("tool_call_content_chunk"),
+            Self::ToolCallUpdate { .. } => Some("tool_call_update"),
+            Self::TerminalUpdate { .. } => Some("terminal_update"),
+            Self::TerminalOutputChunk { .. } => Some("terminal_output_chunk"),
+            Self::PlanUpdate { .. } => Some("plan_update"),
+            #[cfg(feature = "unstable")]
+            Self::PlanRemoved { .. } => Some("plan_removed"),
+            Self::AvailableCommandsUpdate { .. } => Some("available_commands_update"),
+            Self::ConfigOptionUpdate { .. } => Some("config_option_update"),
+            Self::SessionInfoUpdate { .. } => Some("session_info_update"),
+            Self::UsageUpdate { .. } => Some("usage_update"),
+            Self::Notice { .. } => Some("notice"),
+            Self::CompactionUpdate { .. } => Some("compaction_update"),
+            Self::CompactionSummaryChunk { .. } => Some("compaction_summary_chunk"),
+            #[cfg(feature = "unstable")]
+            Self::SubagentUpdate { .. } => Some("subagent_update"),
+            #[cfg(feature = "unstable")]
+            Self::SessionMessage { .. } => Some("session_message"),
+            #[cfg(feature = "unstable")]
+            Self::SessionMessageChunk { .. } => Some("session_message_chunk"),
+            Self::Other(object) => {
+                object.get("sessionUpdate").and_then(serde_json::Value::as_str)
+            }
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for SessionUpdate {
@@ -13825,6 +14023,14 @@ pub enum SetSessionConfigOptionRequestType {
 impl SetSessionConfigOptionRequestType {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["id", "boolean"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Id { .. } => Some("id"),
+            Self::Boolean { .. } => Some("boolean"),
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for SetSessionConfigOptionRequestType {
@@ -14165,6 +14371,19 @@ impl StateUpdate {
         "idle",
         "requires_action",
     ];
+    /// The `state` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Running { .. } => Some("running"),
+            Self::Idle { .. } => Some("idle"),
+            Self::RequiresAction { .. } => Some("requires_action"),
+            #[cfg(feature = "unstable")]
+            Self::Unknown { .. } => Some("unknown"),
+            Self::Other(object) => {
+                object.get("state").and_then(serde_json::Value::as_str)
+            }
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for StateUpdate {
@@ -15555,6 +15774,15 @@ pub enum ToolCallContent {
 impl ToolCallContent {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["content", "diff", "terminal"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Content { .. } => Some("content"),
+            Self::Diff { .. } => Some("diff"),
+            Self::Terminal { .. } => Some("terminal"),
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for ToolCallContent {

@@ -28,11 +28,13 @@ impl Emitter<'_> {
                 VariantKind::CatchAll(_) | VariantKind::Untagged(_) => None,
             });
             let known_consts = variant_lists("KNOWN_TAGS", true, known_tags);
+            let tag_fn = tag_fn(u, &tag);
             quote! {
                 #cfg
                 impl #name {
                     /// The tag values this union knows.
                     #known_consts
+                    #tag_fn
                 }
             }
         } else {
@@ -224,6 +226,30 @@ struct UnionParts {
     schema_branches: Vec<TokenStream>,
     has_untagged_object: bool,
     ends_with_any: bool,
+}
+
+/// `tag()`: the value's tag as on the wire, so that code can tell variants apart (or print
+/// them) without encoding the value; `None` for a branch without one.
+fn tag_fn(u: &Union, tag: &str) -> TokenStream {
+    let arms = u.variants.iter().map(|v| {
+        let (vn, c) = (ident(&v.name), cfg_for(v.stability));
+        match &v.kind {
+            VariantKind::Tagged { value, .. } => quote! { #c Self::#vn { .. } => Some(#value), },
+            VariantKind::CatchAll(_) => {
+                quote! { #c Self::#vn(object) => object.get(#tag).and_then(serde_json::Value::as_str), }
+            }
+            VariantKind::Untagged(_) => quote! { #c Self::#vn { .. } => None, },
+        }
+    });
+    let doc = format!(" The `{tag}` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.");
+    quote! {
+        #[doc = #doc]
+        pub fn tag(&self) -> Option<&str> {
+            match self {
+                #(#arms)*
+            }
+        }
+    }
 }
 
 /// Any other tag value: the whole object, kept as received.

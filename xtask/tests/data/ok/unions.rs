@@ -15,6 +15,14 @@ pub enum Block {
 impl Block {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["text", "ping"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Text { .. } => Some("text"),
+            Self::Ping { .. } => Some("ping"),
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for Block {
@@ -382,6 +390,14 @@ pub enum Server {
 impl Server {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["http"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Http { .. } => Some("http"),
+            Self::Stdio { .. } => None,
+            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for Server {
@@ -525,6 +541,17 @@ pub enum Shape {
 impl Shape {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["circle", "other", "unknown"];
+    /// The `kind` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Circle { .. } => Some("circle"),
+            Self::Other { .. } => Some("other"),
+            Self::Unknown { .. } => Some("unknown"),
+            Self::Unknown2(object) => {
+                object.get("kind").and_then(serde_json::Value::as_str)
+            }
+        }
+    }
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for Shape {

@@ -1,0 +1,133 @@
+//! The client's typed session API (`acp_rpc::sessions`): `initialize_v1`/`initialize_v2` with the
+//! version's own types, a handle per session, and each prompt's turn as a stream of typed updates,
+//! in order, then its outcome.
+
+use acp_rpc::turn::Turn;
+use acp_rpc::types::support::rpc::RpcError;
+use acp_rpc::types::{v1, v2, Version};
+use acp_rpc::Context;
+
+/// Echoes each word of a prompt as one chunk; v2 also sends an idle snapshot after `session/new`.
+struct Words;
+
+fn words_of(text: &str) -> Vec<String> {
+    text.split_whitespace().map(str::to_string).collect()
+}
+
+impl v1::methods::agent::Handler<Context> for Words {
+    async fn initialize(&self, _: v1::InitializeRequest, _: Context) -> Result<v1::InitializeResponse, RpcError> {
+        Ok(v1::InitializeResponse::new(v1::ProtocolVersion(1)))
+    }
+    async fn session_new(&self, _: v1::NewSessionRequest, cx: Context) -> Result<v1::NewSessionResponse, RpcError> {
+        let hello = v1::ContentChunk::new(v1::ContentBlock::Text(v1::TextContent::new("welcome".into())));
+        let note = v1::SessionNotification::new(v1::SessionId("s".into()), v1::SessionUpdate::AgentMessageChunk(hello));
+        cx.notify::<v1::methods::SessionUpdate>(&note).await.map_err(|e| e.to_rpc())?;
+        Ok(v1::NewSessionResponse::new(v1::SessionId("s".into())))
+    }
+    async fn session_prompt(&self, p: v1::PromptRequest, cx: Context) -> Result<v1::PromptResponse, RpcError> {
+        let Some(v1::ContentBlock::Text(text)) = p.prompt.first() else { return Err(RpcError::internal("text")) };
+        for word in words_of(&text.text) {
+            let chunk = v1::ContentChunk::new(v1::ContentBlock::Text(v1::TextContent::new(word)));
+            let note = v1::SessionNotification::new(p.session_id.clone(), v1::SessionUpdate::AgentMessageChunk(chunk));
+            cx.notify::<v1::methods::SessionUpdate>(&note).await.map_err(|e| e.to_rpc())?;
+        }
+        Ok(v1::PromptResponse::new(v1::StopReason::MaxTokens))
+    }
+}
+
+impl v2::methods::agent::Handler<Context> for Words {
+    async fn initialize(&self, _: v2::InitializeRequest, _: Context) -> Result<v2::InitializeResponse, RpcError> {
+        Ok(v2::InitializeResponse::new(v2::ProtocolVersion(2), v2::Implementation::new("w".into(), "0".into())))
+    }
+    async fn session_new(&self, _: v2::NewSessionRequest, cx: Context) -> Result<v2::NewSessionResponse, RpcError> {
+        let idle = v2::StateUpdate::Idle(v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::EndTurn));
+        let note = v2::UpdateSessionNotification::new(v2::SessionId("s".into()), v2::SessionUpdate::StateUpdate(idle));
+        cx.notify::<v2::methods::SessionUpdate>(&note).await.map_err(|e| e.to_rpc())?;
+        Ok(v2::NewSessionResponse::new(v2::SessionId("s".into())))
+    }
+}
+
+impl acp_rpc::agent::Agent for Words {
+    async fn prompt_turn(&self, p: v2::PromptRequest, turn: Turn) -> Result<v2::IdleStateUpdate, RpcError> {
+        let Some(v2::ContentBlock::Text(text)) = p.prompt.first() else { return Err(RpcError::internal("text")) };
+        let id = turn.new_message_id();
+        for word in words_of(&text.text) {
+            let chunk = v2::ContentChunk::new(id.clone(), v2::ContentBlock::Text(v2::TextContent::new(word)));
+            turn.update(v2::SessionUpdate::AgentMessageChunk(chunk)).await.map_err(|e| e.to_rpc())?;
+        }
+        Ok(v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::Refusal))
+    }
+}
+
+struct Client;
+impl v1::methods::client::Handler<Context> for Client {}
+impl v2::methods::client::Handler<Context> for Client {}
+
+fn connect(versions: &'static [Version]) -> acp_rpc::client::ClientConnection {
+    let (a, b) = tokio::io::duplex(1 << 16);
+    let (ar, aw) = tokio::io::split(a);
+    let (br, bw) = tokio::io::split(b);
+    tokio::spawn(acp_rpc::agent::serve(Words, versions, ar, aw, Default::default()).1);
+    let (conn, driver) = acp_rpc::client::connect(Client, br, bw, Default::default());
+    tokio::spawn(driver);
+    conn
+}
+
+fn text(update: &v1::SessionUpdate) -> Option<&str> {
+    match update {
+        v1::SessionUpdate::AgentMessageChunk(c) => match &c.content {
+            v1::ContentBlock::Text(t) => Some(&t.text),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn a_v1_turn_streams_its_updates_in_order_then_its_answer() {
+    let conn = connect(Version::ALL);
+    let answer = conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(7))).await.expect("initialize");
+    assert_eq!(answer.protocol_version, v1::ProtocolVersion(1));
+    let mut session = conn.new_session_v1(v1::NewSessionRequest::new("/".into(), vec![])).await.expect("session");
+    assert_eq!(session.id, v1::SessionId("s".into()));
+    for round in 0..2 {
+        let prompt = vec![v1::ContentBlock::Text(v1::TextContent::new("one two three".into()))];
+        let mut turn = session.prompt(prompt).await;
+        let mut seen = Vec::new();
+        while let Some(update) = turn.next().await {
+            seen.push(text(&update).unwrap_or_default().to_string());
+        }
+        // The update sent with `session/new` waits in the session, before the first turn's.
+        let expected: &[&str] = if round == 0 { &["welcome", "one", "two", "three"] } else { &["one", "two", "three"] };
+        assert_eq!(seen, expected, "round {round}");
+        assert_eq!(turn.outcome().await.expect("answer").stop_reason, v1::StopReason::MaxTokens);
+    }
+}
+
+#[tokio::test]
+async fn a_v2_turn_ends_at_its_idle_not_at_the_snapshot_after_session_new() {
+    let conn = connect(Version::ALL);
+    let info = v2::Implementation::new("c".into(), "0".into());
+    conn.initialize_v2(v2::InitializeRequest::new(v2::ProtocolVersion(2), info)).await.expect("initialize");
+    let mut session = conn.new_session_v2(v2::NewSessionRequest::new(v2::AbsolutePath("/".into()))).await.expect("new");
+    let mut turn = session.prompt(vec![v2::ContentBlock::Text(v2::TextContent::new("a b".into()))]).await;
+    let mut tags = Vec::new();
+    while let Some(update) = turn.next().await {
+        tags.push(update.tag().unwrap_or("?").to_string());
+    }
+    // The snapshot is in the stream (it came first) but did not end the turn.
+    let expected =
+        ["state_update", "user_message", "state_update", "agent_message_chunk", "agent_message_chunk", "state_update"];
+    assert_eq!(tags, expected);
+    let end = turn.outcome().await.expect("end");
+    assert_eq!(end.idle.stop_reason, v2::IdleStateUpdateStopReason::Refusal);
+}
+
+#[tokio::test]
+async fn initialize_v2_against_a_v1_agent_is_a_clear_error() {
+    let conn = connect(&[Version::V1]);
+    let info = v2::Implementation::new("c".into(), "0".into());
+    let error =
+        conn.initialize_v2(v2::InitializeRequest::new(v2::ProtocolVersion(2), info)).await.expect_err("v1 only");
+    assert!(error.to_string().contains("answered protocol version 1, not 2"), "{error}");
+}
