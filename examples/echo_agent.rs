@@ -1,9 +1,9 @@
 //! An ACP agent on stdio that speaks v1 and v2: it streams each prompt's text back as agent
 //! message chunks and ends the turn with `end_turn`. The word `perm` makes it ask
 //! `session/request_permission` first; `read PATH` makes it call `fs/read_text_file` (v1, when the
-//! client advertised it); `slow` makes it wait 10 s, which `session/cancel` cuts short. In v2 the
-//! runtime runs each turn's lifecycle (the user message, `running`, then `idle` with the stop
-//! reason `prompt_turn` returns).
+//! client advertised it: the runtime's helpers check); `slow` makes it wait 10 s, which
+//! `session/cancel` cuts short. In v2 the runtime runs each turn's lifecycle (the user message,
+//! `running`, then `idle` with the stop reason `prompt_turn` returns).
 //!
 //! `cargo run --example echo_agent`
 
@@ -19,7 +19,6 @@ use std::time::Duration;
 #[derive(Default)]
 struct Echo {
     sessions: AtomicU64,
-    can_read_files: Mutex<bool>,
     /// v2: the open sessions and their cwd, for `session/list`, `session/resume` and
     /// `session/close` (the baseline that `capabilities.session` advertises).
     open: Mutex<BTreeMap<String, v2::AbsolutePath>>,
@@ -44,8 +43,7 @@ async fn slow(cx: &Context) -> bool {
 }
 
 impl v1::methods::agent::Handler<Context> for Echo {
-    async fn initialize(&self, params: v1::InitializeRequest, _: Context) -> Result<v1::InitializeResponse, RpcError> {
-        *self.can_read_files.lock().unwrap_or_else(|p| p.into_inner()) = *params.client_capabilities.fs.read_text_file;
+    async fn initialize(&self, _: v1::InitializeRequest, _: Context) -> Result<v1::InitializeResponse, RpcError> {
         Ok(v1::InitializeResponse::new(v1::ProtocolVersion(1)))
     }
 
@@ -55,17 +53,17 @@ impl v1::methods::agent::Handler<Context> for Echo {
     }
 
     async fn session_prompt(&self, params: v1::PromptRequest, cx: Context) -> Result<v1::PromptResponse, RpcError> {
-        use v1::methods::{FsReadTextFile, SessionRequestPermission, SessionUpdate};
         let text = prompt_text(params.prompt.iter().map(|b| match b {
             v1::ContentBlock::Text(t) => Some(t.text.as_str()),
             _ => None,
         }));
-        let session = params.session_id.clone();
+        let client = cx.v1()?;
+        let session = &params.session_id;
         let say = |text: String| {
-            let chunk = v1::ContentChunk::new(v1::ContentBlock::Text(v1::TextContent::new(text)));
-            v1::SessionNotification::new(session.clone(), v1::SessionUpdate::AgentMessageChunk(chunk))
+            v1::SessionUpdate::AgentMessageChunk(v1::ContentChunk::new(v1::ContentBlock::Text(v1::TextContent::new(
+                text,
+            ))))
         };
-        let rpc = |e: acp_rpc::Error| e.to_rpc();
         if text.split_whitespace().any(|w| w == "perm") {
             let options = vec![
                 v1::PermissionOption::new(
@@ -80,26 +78,24 @@ impl v1::methods::agent::Handler<Context> for Echo {
                 ),
             ];
             let tool_call = v1::ToolCallUpdate::new(v1::ToolCallId("echo-1".into()));
-            let asked = v1::RequestPermissionRequest::new(session.clone(), tool_call, options);
-            let answer = cx.request::<SessionRequestPermission>(&asked).await.map_err(rpc)?;
-            if matches!(answer.outcome, v1::RequestPermissionOutcome::Cancelled) {
+            let outcome = client.ask_permission(session, tool_call, options).await?;
+            if matches!(outcome, v1::RequestPermissionOutcome::Cancelled) {
                 return Ok(v1::PromptResponse::new(v1::StopReason::Cancelled));
             }
         }
         let words: Vec<&str> = text.split_whitespace().collect();
         if let Some(path) = words.windows(2).find(|w| w[0] == "read").map(|w| w[1]) {
-            if *self.can_read_files.lock().unwrap_or_else(|p| p.into_inner()) {
-                let file = cx
-                    .request::<FsReadTextFile>(&v1::ReadTextFileRequest::new(session.clone(), path.into()))
-                    .await
-                    .map_err(rpc)?;
-                cx.notify::<SessionUpdate>(&say(file.content)).await.map_err(rpc)?;
+            match client.read_text_file(session, path).await {
+                Ok(content) => client.update(session, say(content)).await?,
+                // Nothing was sent: the client did not advertise `fs.readTextFile`.
+                Err(acp_rpc::Error::NotAdvertised(_)) => {}
+                Err(e) => return Err(e.into()),
             }
         }
         if words.contains(&"slow") && slow(&cx).await {
             return Ok(v1::PromptResponse::new(v1::StopReason::Cancelled));
         }
-        cx.notify::<SessionUpdate>(&say(text)).await.map_err(rpc)?;
+        client.update(session, say(text)).await?;
         Ok(v1::PromptResponse::new(if cx.is_cancelled() { v1::StopReason::Cancelled } else { v1::StopReason::EndTurn }))
     }
 }
@@ -167,12 +163,10 @@ impl v2::methods::agent::Handler<Context> for Echo {
 /// `running`; this is the turn, and the runtime reports `idle` with the stop reason returned.
 impl acp_rpc::agent::Agent for Echo {
     async fn prompt_turn(&self, params: v2::PromptRequest, turn: Turn) -> Result<v2::IdleStateUpdate, RpcError> {
-        use v2::methods::SessionRequestPermission;
         let text = prompt_text(params.prompt.iter().map(|b| match b {
             v2::ContentBlock::Text(t) => Some(t.text.as_str()),
             _ => None,
         }));
-        let rpc = |e: acp_rpc::Error| e.to_rpc();
         let stopped = |stop| Ok(v2::IdleStateUpdate::new(stop));
         if text.split_whitespace().any(|w| w == "perm") {
             let options = vec![
@@ -187,9 +181,7 @@ impl acp_rpc::agent::Agent for Echo {
                     v2::PermissionOptionKind::RejectOnce,
                 ),
             ];
-            let asked = v2::RequestPermissionRequest::new(turn.session_id.clone(), "Echo the prompt".into(), options);
-            let answer = turn.cx.request::<SessionRequestPermission>(&asked).await.map_err(rpc)?;
-            if let v2::RequestPermissionOutcome::Cancelled(_) = answer.outcome {
+            if let v2::RequestPermissionOutcome::Cancelled(_) = turn.ask_permission("Echo the prompt", options).await? {
                 return stopped(v2::IdleStateUpdateStopReason::Cancelled);
             }
         }
@@ -197,7 +189,7 @@ impl acp_rpc::agent::Agent for Echo {
             return stopped(v2::IdleStateUpdateStopReason::Cancelled);
         }
         let chunk = v2::ContentChunk::new(turn.new_message_id(), v2::ContentBlock::Text(v2::TextContent::new(text)));
-        turn.update(v2::SessionUpdate::AgentMessageChunk(chunk)).await.map_err(rpc)?;
+        turn.update(v2::SessionUpdate::AgentMessageChunk(chunk)).await?;
         stopped(v2::IdleStateUpdateStopReason::EndTurn)
     }
 }

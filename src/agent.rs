@@ -9,6 +9,13 @@
 //!   false), and `session/prompt` is a turn the runtime runs (see [`crate::turn`]): the user
 //!   message is inserted and reported, the request answered with its `messageId`, `running` and
 //!   `idle` reported around [`Agent::prompt_turn`], which returns the outcome.
+//!
+//! It also keeps what the client advertised in `initialize`, for the typed calls to the client on
+//! the handler's [`Context`] ([`Context::v1`], [`Context::v2`]), which check it before sending.
+
+mod helpers;
+
+pub use helpers::{ClientCapabilities, ClientV1, ClientV2, TerminalHandle};
 
 use crate::connection::{BoxFuture, Config, Connection, Raw, RequestContext, Service};
 use crate::session::{session_of, Context, Negotiated, Sessions};
@@ -202,6 +209,8 @@ async fn initialize<A: Agent>(
         RpcError::new(-32022, "unsupported protocol version")
             .with_data(json!({ "requested": requested, "supported": supported }))
     })?;
+    let advertised = ClientCapabilities::of_initialize(chosen, params.as_deref());
+    let conn = cx.conn.clone();
     let mut result = dispatch(agent, chosen, "initialize", params, Context { version: chosen, ..cx }).await?;
     // The answer states the negotiated version, whatever the handler filled in.
     result["protocolVersion"] = json!(chosen.number());
@@ -215,6 +224,9 @@ async fn initialize<A: Agent>(
         if capabilities["session"].is_null() {
             capabilities["session"] = json!({});
         }
+    }
+    if let Some(advertised) = advertised {
+        conn.set_client_capabilities(advertised);
     }
     negotiated.set(chosen);
     to_raw(result)

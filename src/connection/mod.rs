@@ -32,6 +32,7 @@ use tokio::sync::{mpsc, oneshot, Notify};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::agent::ClientCapabilities;
 use notifications::Note;
 
 /// Raw params or result, as received.
@@ -95,6 +96,17 @@ pub enum Error {
     Cancelled,
     /// The params could not be encoded, or the answer did not decode as the method's response.
     Invalid(String),
+    /// Not sent: the client did not advertise the capability the call needs, named by its path
+    /// in the `initialize` params (e.g. `clientCapabilities.fs.readTextFile`).
+    NotAdvertised(&'static str),
+    /// Not sent: the helpers of one protocol version used on a connection that negotiated
+    /// another (e.g. [`Context::v1`](crate::Context::v1) in a v2 handler).
+    WrongVersion {
+        /// The version of the helpers.
+        wanted: acp_types::Version,
+        /// The connection's.
+        negotiated: acp_types::Version,
+    },
 }
 
 impl Error {
@@ -105,6 +117,7 @@ impl Error {
             Error::Closed => RpcError::internal("connection closed"),
             Error::Cancelled => RpcError::new(RpcError::REQUEST_CANCELLED, "request cancelled"),
             Error::Invalid(m) => RpcError::internal(m.clone()),
+            Error::NotAdvertised(_) | Error::WrongVersion { .. } => RpcError::internal(self.to_string()),
         }
     }
 }
@@ -116,6 +129,10 @@ impl std::fmt::Display for Error {
             Error::Closed => f.write_str("connection closed"),
             Error::Cancelled => f.write_str("request cancelled"),
             Error::Invalid(m) => f.write_str(m),
+            Error::NotAdvertised(capability) => write!(f, "the client did not advertise {capability}"),
+            Error::WrongVersion { wanted, negotiated } => {
+                write!(f, "the v{} helpers on a connection that speaks v{}", wanted.number(), negotiated.number())
+            }
         }
     }
 }
@@ -125,6 +142,13 @@ impl std::error::Error for Error {}
 impl From<RpcError> for Error {
     fn from(e: RpcError) -> Self {
         Error::Rpc(e)
+    }
+}
+
+/// So that `?` passes a failed call on from a handler (see [`Error::to_rpc`]).
+impl From<Error> for RpcError {
+    fn from(e: Error) -> Self {
+        e.to_rpc()
     }
 }
 
@@ -187,6 +211,9 @@ struct Inner {
     /// The handlers of the peer's requests, awaited (briefly) before closing.
     tasks: TaskTracker,
     config: Config,
+    /// What the client advertised in its last successful `initialize` (kept by the agent side;
+    /// read through [`Context::client_capabilities`](crate::Context::client_capabilities)).
+    client_capabilities: Mutex<Option<ClientCapabilities>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -224,6 +251,7 @@ impl Connection {
                 peer_done: CancellationToken::new(),
                 tasks: TaskTracker::new(),
                 config,
+                client_capabilities: Mutex::new(None),
             }),
         };
         let service: Arc<dyn Service> = Arc::new(service(conn.clone()));
@@ -243,5 +271,13 @@ impl Connection {
     /// How long cancelled work may take to wrap up ([`Config::cancel_grace`]).
     pub fn cancel_grace(&self) -> Duration {
         self.inner.config.cancel_grace
+    }
+
+    pub(crate) fn client_capabilities(&self) -> Option<ClientCapabilities> {
+        lock(&self.inner.client_capabilities).clone()
+    }
+
+    pub(crate) fn set_client_capabilities(&self, capabilities: ClientCapabilities) {
+        *lock(&self.inner.client_capabilities) = Some(capabilities);
     }
 }
