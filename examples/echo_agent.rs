@@ -161,7 +161,7 @@ impl v2::methods::agent::Handler<Context> for Echo {
 
 /// v2: the runtime has inserted the prompt, answered with its `messageId` and reported
 /// `running`; this is the turn, and the runtime reports `idle` with the stop reason returned.
-impl acp_rpc::agent::Agent for Echo {
+impl acp_rpc::agent::PromptTurn for Echo {
     async fn prompt_turn(&self, params: v2::PromptRequest, turn: Turn) -> Result<v2::IdleStateUpdate, RpcError> {
         let text = prompt_text(params.prompt.iter().map(|b| match b {
             v2::ContentBlock::Text(t) => Some(t.text.as_str()),

@@ -1,4 +1,4 @@
-use acp_rpc::types::{support::rpc::RpcError, v1, v2, Version};
+use acp_rpc::types::{support::rpc::RpcError, v1, Version};
 use acp_rpc::Context;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -21,10 +21,9 @@ impl v1::methods::agent::Handler<Context> for Agent {
         Ok(v1::PromptResponse::new(v1::StopReason::EndTurn))
     }
 }
-impl v2::methods::agent::Handler<Context> for Agent {} // v1 only: we never negotiate 2
-impl acp_rpc::agent::Agent for Agent {}
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    acp_rpc::agent::serve_stdio(Agent::default(), &[Version::V1]).await
+    // v1 only: one handler, served as `V1(…)`.
+    acp_rpc::agent::serve_stdio(acp_rpc::agent::V1(Agent::default()), &[Version::V1]).await
 }

@@ -1,15 +1,14 @@
-use acp_rpc::types::{v1, v2};
+use acp_rpc::types::v1;
 use acp_rpc::Context;
 
 struct Client;
 impl v1::methods::client::Handler<Context> for Client {} // no permissions, files or terminals
-impl v2::methods::client::Handler<Context> for Client {}
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let (agent, args) = argv.split_first().ok_or("usage: minimal_client AGENT_CMD [ARGS…]")?;
-    let (conn, driver, _child) = acp_rpc::client::spawn_agent(Client, agent, args, Default::default())?;
+    let (conn, driver, _child) = acp_rpc::client::spawn_agent(acp_rpc::V1(Client), agent, args, Default::default())?;
     tokio::spawn(driver);
     conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(1))).await?;
     let cwd = std::env::current_dir()?.display().to_string();

@@ -5,15 +5,17 @@
 //! The runtime keeps the protocol's lifecycle rules for the agent:
 //! - v1: a `session/prompt` answered while (or after) its session was cancelled ends `cancelled`,
 //!   whatever the handler returned;
-//! - v2: the initialize answer advertises `capabilities.session` (unless [`Agent::V2_SESSIONS`] is
+//! - v2: the initialize answer advertises `capabilities.session` (unless [`PromptTurn::V2_SESSIONS`] is
 //!   false), and `session/prompt` is a turn the runtime runs (see [`crate::turn`]): the user
 //!   message is inserted and reported, the request answered with its `messageId`, `running` and
-//!   `idle` reported around [`Agent::prompt_turn`], which returns the outcome.
+//!   `idle` reported around [`PromptTurn::prompt_turn`], which returns the outcome.
 //!
 //! It also keeps what the client advertised in `initialize`, for the typed calls to the client on
 //! the handler's [`Context`] ([`Context::v1`], [`Context::v2`]), which check it before sending.
 
 mod helpers;
+mod speaks;
+pub use speaks::{Speaks, V1, V2};
 
 pub use helpers::{ClientCapabilities, ClientV1, ClientV2, TerminalHandle};
 
@@ -31,10 +33,9 @@ use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
-/// An agent: the generated handler traits of both versions (every method has a default, so an
-/// agent implements only what it supports; an empty `impl` for a version it does not speak), and
-/// the v2 prompt turn.
-pub trait Agent: v1::methods::agent::Handler<Context> + v2::methods::agent::Handler<Context> + 'static {
+/// The v2 prompt turn: what an agent that speaks v2 adds to its v2 handler. The runtime answers
+/// `session/prompt` itself (see [`crate::turn`]) and runs [`PromptTurn::prompt_turn`] as the turn.
+pub trait PromptTurn: Send + Sync + 'static {
     /// Whether the v2 `initialize` answer advertises the session methods when the handler left
     /// `capabilities.session` out (an omitted one means the agent serves no `session/*` at all).
     const V2_SESSIONS: bool = true;
@@ -44,16 +45,24 @@ pub trait Agent: v1::methods::agent::Handler<Context> + v2::methods::agent::Hand
     /// `idle` update that ends it (its stop reason, and usage where known). The runtime reports
     /// `cancelled` instead when the turn was cancelled, and an `error` stop reason when this
     /// fails; it drops the work `Config::cancel_grace` after a cancel that it ignores.
-    /// (The v2 handler's own `session_prompt` is not called while [`Agent::V2_SESSIONS`] holds.)
+    /// (The v2 handler's own `session_prompt` is not called while [`PromptTurn::V2_SESSIONS`]
+    /// holds.)
     fn prompt_turn(
         &self,
         prompt: v2::PromptRequest,
         turn: Turn,
     ) -> impl Future<Output = Result<v2::IdleStateUpdate, RpcError>> + Send {
         let _ = (prompt, turn);
-        async { Err(RpcError::internal("this agent does not implement v2 prompt turns (Agent::prompt_turn)")) }
+        async { Err(RpcError::internal("this agent does not implement v2 prompt turns (PromptTurn::prompt_turn)")) }
     }
 }
+
+/// An agent that speaks v1 and v2: the generated handler traits of both versions (every method
+/// has a default, so an agent implements only what it supports) and the v2 prompt turn. An agent
+/// that speaks one version implements that version's handler alone and is served as
+/// [`V1`]`(agent)` or [`V2`]`(agent)`.
+pub trait Agent: v1::methods::agent::Handler<Context> + v2::methods::agent::Handler<Context> + PromptTurn {}
+impl<T: v1::methods::agent::Handler<Context> + v2::methods::agent::Handler<Context> + PromptTurn> Agent for T {}
 
 /// -32600 for anything but `initialize` before `initialize` has succeeded.
 pub fn not_initialized(method: &str) -> RpcError {
@@ -89,12 +98,13 @@ pub fn serve<A, R, W>(
     config: Config,
 ) -> (Connection, impl Future<Output = std::io::Result<()>> + Send)
 where
-    A: Agent,
+    A: Speaks,
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let agent = Arc::new(agent);
-    let mut versions = versions.to_vec();
+    // Narrowed to what the agent speaks: a `V1(agent)` served with `Version::ALL` negotiates 1.
+    let mut versions: Vec<Version> = versions.iter().copied().filter(|v| A::VERSIONS.contains(v)).collect();
     versions.sort();
     versions.dedup();
     Connection::new(reader, writer, config, move |conn| AgentService {
@@ -109,12 +119,12 @@ where
 }
 
 /// Serves `agent` on this process's stdin/stdout (all logging goes to stderr, never stdout).
-pub async fn serve_stdio<A: Agent>(agent: A, versions: &[Version]) -> std::io::Result<()> {
+pub async fn serve_stdio<A: Speaks>(agent: A, versions: &[Version]) -> std::io::Result<()> {
     let (_, driver) = serve(agent, versions, tokio::io::stdin(), tokio::io::stdout(), Config::default());
     driver.await
 }
 
-impl<A: Agent> Service for AgentService<A> {
+impl<A: Speaks> Service for AgentService<A> {
     fn request(&self, method: String, params: Option<Raw>, cx: RequestContext) -> BoxFuture<Result<Raw, RpcError>> {
         let session = session_of(params.as_deref());
         if method == "session/close" {
@@ -153,7 +163,7 @@ impl<A: Agent> Service for AgentService<A> {
                 _ => None,
             };
             let acx = Context { conn: cx.conn, version: v, cancel: turn.clone() };
-            let result = dispatch(&*agent, v, &method, params, acx).await;
+            let result = agent.handle_request(v, &method, params, acx).await;
             if v == Version::V1 && method == "session/prompt" && turn.is_cancelled() {
                 // "the Agent MUST respond to the session/prompt with StopReason::Cancelled",
                 // errors of the aborted work included (v1 `CancelNotification`); what else the
@@ -178,25 +188,13 @@ impl<A: Agent> Service for AgentService<A> {
         };
         let agent = self.agent.clone();
         let cx = Context { conn: self.conn.clone(), version, cancel: Default::default() };
-        Box::pin(async move {
-            let ignored = |e: RpcError| tracing::warn!("acp: notification {method} ignored: {e}");
-            match version {
-                Version::V1 => match v1::methods::agent::Notification::decode_raw(&method, params.into()) {
-                    Ok(n) => v1::methods::agent::dispatch_notification(&*agent, n, cx).await,
-                    Err(e) => ignored(e),
-                },
-                Version::V2 => match v2::methods::agent::Notification::decode_raw(&method, params.into()) {
-                    Ok(n) => v2::methods::agent::dispatch_notification(&*agent, n, cx).await,
-                    Err(e) => ignored(e),
-                },
-            }
-        })
+        Box::pin(async move { agent.handle_notification(version, &method, params, cx).await })
     }
 }
 
 /// `initialize`: the version chosen, the handler of that version called, and its answer made to
 /// state the version (and, in v2, the session capability).
-async fn initialize<A: Agent>(
+async fn initialize<A: Speaks>(
     agent: &A,
     versions: &[Version],
     negotiated: &Negotiated,
@@ -211,7 +209,7 @@ async fn initialize<A: Agent>(
     })?;
     let advertised = ClientCapabilities::of_initialize(chosen, params.as_deref());
     let conn = cx.conn.clone();
-    let mut result = dispatch(agent, chosen, "initialize", params, Context { version: chosen, ..cx }).await?;
+    let mut result = agent.handle_request(chosen, "initialize", params, Context { version: chosen, ..cx }).await?;
     // The answer states the negotiated version, whatever the handler filled in.
     result["protocolVersion"] = json!(chosen.number());
     if chosen == Version::V2 && A::V2_SESSIONS && result.is_object() {
@@ -234,7 +232,7 @@ async fn initialize<A: Agent>(
 
 /// A v2 `session/prompt`: the prompt checked, the user message inserted and reported, the
 /// answer (its `messageId`) returned, and the turn started once the answer is queued.
-async fn v2_prompt<A: Agent>(
+async fn v2_prompt<A: Speaks>(
     agent: Arc<A>,
     params: Option<Raw>,
     cx: RequestContext,
@@ -266,7 +264,7 @@ async fn v2_prompt<A: Agent>(
 }
 
 /// The turn: `running`, the handler, `idle` with its stop reason.
-async fn run_turn<A: Agent>(agent: &A, prompt: v2::PromptRequest, turn: Turn) {
+async fn run_turn<A: Speaks>(agent: &A, prompt: v2::PromptRequest, turn: Turn) {
     let state = |s: v2::StateUpdate| v2::SessionUpdate::StateUpdate(s);
     if turn.is_cancelled() {
         return; // cancelled while queued behind another turn: no foreground work started
@@ -277,7 +275,7 @@ async fn run_turn<A: Agent>(agent: &A, prompt: v2::PromptRequest, turn: Turn) {
     let conn = turn.cx.conn.clone();
     let cancel = turn.cx.cancel.clone();
     let grace = conn.cancel_grace();
-    let work = AssertUnwindSafe(agent.prompt_turn(prompt, turn.clone())).catch_unwind();
+    let work = AssertUnwindSafe(agent.handle_turn(prompt, turn.clone())).catch_unwind();
     let outcome = tokio::select! {
         done = work => done.unwrap_or_else(|_| Err(RpcError::internal("the prompt turn panicked"))),
         _ = async { cancel.cancelled().await; tokio::time::sleep(grace).await } => {
@@ -302,25 +300,6 @@ async fn run_turn<A: Agent>(agent: &A, prompt: v2::PromptRequest, turn: Turn) {
 /// A JSON-RPC error code as v2's `ErrorCode` (a named one where the schema names it).
 fn error_code(code: i32) -> v2::ErrorCode {
     serde_json::from_value(json!(code)).unwrap_or(v2::ErrorCode::Other(code))
-}
-
-async fn dispatch<A: Agent>(
-    agent: &A,
-    version: Version,
-    method: &str,
-    params: Option<Raw>,
-    cx: Context,
-) -> Result<serde_json::Value, RpcError> {
-    match version {
-        Version::V1 => {
-            let request = v1::methods::agent::Request::decode_raw(method, params.into())?;
-            v1::methods::agent::dispatch_request(agent, request, cx).await?.result()
-        }
-        Version::V2 => {
-            let request = v2::methods::agent::Request::decode_raw(method, params.into())?;
-            v2::methods::agent::dispatch_request(agent, request, cx).await?.result()
-        }
-    }
 }
 
 /// The `protocolVersion` an `initialize` asks for: a `uint16`, as in both schemas, so that 70000

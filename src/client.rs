@@ -4,6 +4,7 @@
 //! ([`ClientConnection::prompt_v1`], [`ClientConnection::prompt_v2`]) completes when its turn
 //! ends, once the client's handler has seen every update before that end.
 
+use crate::agent::{V1, V2};
 use crate::connection::{BoxFuture, Config, Connection, Error, Raw, RequestContext, Service};
 use crate::session::{session_of, Context, Negotiated, Sessions};
 use crate::sessions::{self, Routes};
@@ -16,9 +17,127 @@ use std::process::Stdio;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-/// A client: the generated client-side handler traits of both versions.
-pub trait Client: v1::methods::client::Handler<Context> + v2::methods::client::Handler<Context> + 'static {}
-impl<T: v1::methods::client::Handler<Context> + v2::methods::client::Handler<Context> + 'static> Client for T {}
+/// A client: the generated client-side handler traits of both versions (every method has a
+/// default), or one version's handler alone, connected as [`V1`]`(client)` or [`V2`]`(client)`.
+/// Implemented for those; not meant to be implemented by hand.
+pub trait Client: Send + Sync + 'static {
+    /// The protocol versions this client can decode the agent's messages with.
+    const VERSIONS: &'static [Version];
+
+    /// A request of the agent, decoded and handled; the result as JSON.
+    fn handle_request(
+        &self,
+        version: Version,
+        method: &str,
+        params: Option<Raw>,
+        cx: Context,
+    ) -> impl Future<Output = Result<serde_json::Value, RpcError>> + Send;
+
+    /// A v1 notification of the agent, decoded.
+    fn handle_v1(&self, note: v1::methods::client::Notification, cx: Context) -> impl Future<Output = ()> + Send;
+
+    /// A v2 notification of the agent, decoded.
+    fn handle_v2(&self, note: v2::methods::client::Notification, cx: Context) -> impl Future<Output = ()> + Send;
+}
+
+async fn v1_request<H: v1::methods::client::Handler<Context>>(
+    handler: &H,
+    method: &str,
+    params: Option<Raw>,
+    cx: Context,
+) -> Result<serde_json::Value, RpcError> {
+    let r = v1::methods::client::Request::decode_raw(method, params.into())?;
+    v1::methods::client::dispatch_request(handler, r, cx).await?.result()
+}
+
+async fn v2_request<H: v2::methods::client::Handler<Context>>(
+    handler: &H,
+    method: &str,
+    params: Option<Raw>,
+    cx: Context,
+) -> Result<serde_json::Value, RpcError> {
+    let r = v2::methods::client::Request::decode_raw(method, params.into())?;
+    v2::methods::client::dispatch_request(handler, r, cx).await?.result()
+}
+
+fn not_spoken(version: Version) -> RpcError {
+    RpcError::internal(format!("this client does not speak v{}", version.number()))
+}
+
+impl<T: v1::methods::client::Handler<Context> + v2::methods::client::Handler<Context> + 'static> Client for T {
+    const VERSIONS: &'static [Version] = Version::ALL;
+
+    async fn handle_request(
+        &self,
+        version: Version,
+        method: &str,
+        params: Option<Raw>,
+        cx: Context,
+    ) -> Result<serde_json::Value, RpcError> {
+        match version {
+            Version::V1 => v1_request(self, method, params, cx).await,
+            Version::V2 => v2_request(self, method, params, cx).await,
+        }
+    }
+
+    async fn handle_v1(&self, note: v1::methods::client::Notification, cx: Context) {
+        v1::methods::client::dispatch_notification(self, note, cx).await
+    }
+
+    async fn handle_v2(&self, note: v2::methods::client::Notification, cx: Context) {
+        v2::methods::client::dispatch_notification(self, note, cx).await
+    }
+}
+
+impl<C: v1::methods::client::Handler<Context> + 'static> Client for V1<C> {
+    const VERSIONS: &'static [Version] = &[Version::V1];
+
+    async fn handle_request(
+        &self,
+        version: Version,
+        method: &str,
+        params: Option<Raw>,
+        cx: Context,
+    ) -> Result<serde_json::Value, RpcError> {
+        match version {
+            Version::V1 => v1_request(&self.0, method, params, cx).await,
+            other => Err(not_spoken(other)),
+        }
+    }
+
+    async fn handle_v1(&self, note: v1::methods::client::Notification, cx: Context) {
+        v1::methods::client::dispatch_notification(&self.0, note, cx).await
+    }
+
+    async fn handle_v2(&self, _: v2::methods::client::Notification, _: Context) {
+        tracing::warn!("acp: a v2 notification ignored: {}", not_spoken(Version::V2));
+    }
+}
+
+impl<C: v2::methods::client::Handler<Context> + 'static> Client for V2<C> {
+    const VERSIONS: &'static [Version] = &[Version::V2];
+
+    async fn handle_request(
+        &self,
+        version: Version,
+        method: &str,
+        params: Option<Raw>,
+        cx: Context,
+    ) -> Result<serde_json::Value, RpcError> {
+        match version {
+            Version::V2 => v2_request(&self.0, method, params, cx).await,
+            other => Err(not_spoken(other)),
+        }
+    }
+
+    async fn handle_v1(&self, _: v1::methods::client::Notification, _: Context) {
+        tracing::warn!("acp: a v1 notification ignored: {}", not_spoken(Version::V1));
+    }
+
+    async fn handle_v2(&self, note: v2::methods::client::Notification, cx: Context) {
+        v2::methods::client::dispatch_notification(&self.0, note, cx).await
+    }
+}
 
 /// The client's end of a connection.
 #[derive(Clone)]
@@ -29,6 +148,8 @@ pub struct ClientConnection {
     sessions: Arc<Sessions>,
     turns: Arc<TurnWaiters>,
     routes: Arc<Routes>,
+    /// The versions the client's handler speaks.
+    speaks: &'static [Version],
 }
 
 impl ClientConnection {
@@ -94,6 +215,9 @@ impl ClientConnection {
             serde_json::Value::Null => serde_json::Map::new(),
             other => return Err(Error::Invalid(format!("initialize params must be a JSON object, not {other}"))),
         };
+        if !self.speaks.contains(&version) {
+            return Err(Error::Invalid(format!("this client's handler does not speak v{}", version.number())));
+        }
         params.insert("protocolVersion".into(), json!(version.number()));
         self.version.set(version);
         let raw = serde_json::value::to_raw_value(&params).map_err(|e| Error::Invalid(e.to_string()))?;
@@ -101,7 +225,8 @@ impl ClientConnection {
         let answer: serde_json::Value =
             serde_json::from_str(answer.get()).map_err(|e| Error::Invalid(e.to_string()))?;
         let answered = answer["protocolVersion"].as_u64();
-        match answered.and_then(|v| u16::try_from(v).ok()).and_then(Version::from_number) {
+        let spoken = answered.and_then(|v| u16::try_from(v).ok()).and_then(Version::from_number);
+        match spoken.filter(|v| self.speaks.contains(v)) {
             Some(v) => {
                 self.version.set(v);
                 Ok(answer)
@@ -189,7 +314,7 @@ where
         routes: r,
         conn,
     });
-    (ClientConnection { conn, version, sessions, turns, routes }, driver)
+    (ClientConnection { conn, version, sessions, turns, routes, speaks: C::VERSIONS }, driver)
 }
 
 /// Spawns an agent process (`program args…`) with piped stdin/stdout (its stderr passes through)
@@ -248,16 +373,7 @@ impl<C: Client> Service for ClientService<C> {
                     return Err(not_initialized(&method));
                 };
                 let ccx = Context { conn: cx.conn, version, cancel: turn.clone() };
-                let result = match version {
-                    Version::V1 => {
-                        let r = v1::methods::client::Request::decode_raw(&method, params.into())?;
-                        v1::methods::client::dispatch_request(&*client, r, ccx).await?.result()?
-                    }
-                    Version::V2 => {
-                        let r = v2::methods::client::Request::decode_raw(&method, params.into())?;
-                        v2::methods::client::dispatch_request(&*client, r, ccx).await?.result()?
-                    }
-                };
+                let result = client.handle_request(version, &method, params, ccx).await?;
                 serde_json::value::to_raw_value(&result).map_err(|e| RpcError::internal(e.to_string()))
             };
             if method == "session/request_permission" {
@@ -291,7 +407,7 @@ impl<C: Client> Service for ClientService<C> {
                             }
                             _ => None,
                         };
-                        v1::methods::client::dispatch_notification(&*client, n, cx).await;
+                        client.handle_v1(n, cx).await;
                         if let Some((session, update)) = routed {
                             routes.send_v1(&session, update);
                         }
@@ -311,7 +427,7 @@ impl<C: Client> Service for ClientService<C> {
                             }
                             _ => (None, None),
                         };
-                        v2::methods::client::dispatch_notification(&*client, n, cx).await;
+                        client.handle_v2(n, cx).await;
                         // After the handler: a prompt that ends here sees its updates handled
                         // (and routed to its session's handle).
                         if let Some((session, update)) = routed {

@@ -19,6 +19,7 @@ pub mod session;
 pub mod sessions;
 pub mod turn;
 
+pub use agent::{V1, V2};
 pub use connection::{Config, Connection, Error};
 pub use session::Context;
 

@@ -6,7 +6,7 @@
 //!
 //! - Agent side ([`Turn`]): the runtime inserts the message (a `user_message` update with the
 //!   prompt's content and the answer's `messageId`), answers, reports `running`, runs
-//!   [`Agent::prompt_turn`](crate::agent::Agent::prompt_turn) with a cancellation of the turn's own
+//!   [`PromptTurn::prompt_turn`](crate::agent::PromptTurn::prompt_turn) with a cancellation of the turn's own
 //!   (reached by `session/cancel` and `session/close`; the turn is dropped when the connection
 //!   closes), and reports `idle` with the stop reason the handler returned (`cancelled` when the
 //!   turn was cancelled, `error` when the handler failed). Turns of one session run one after the

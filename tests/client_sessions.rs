@@ -47,7 +47,7 @@ impl v2::methods::agent::Handler<Context> for Words {
     }
 }
 
-impl acp_rpc::agent::Agent for Words {
+impl acp_rpc::agent::PromptTurn for Words {
     async fn prompt_turn(&self, p: v2::PromptRequest, turn: Turn) -> Result<v2::IdleStateUpdate, RpcError> {
         let Some(v2::ContentBlock::Text(text)) = p.prompt.first() else { return Err(RpcError::internal("text")) };
         let id = turn.new_message_id();

@@ -150,7 +150,7 @@ impl v1::methods::agent::Handler<Context> for WaitAgent {
     }
 }
 impl v2::methods::agent::Handler<Context> for WaitAgent {}
-impl acp_rpc::agent::Agent for WaitAgent {}
+impl acp_rpc::agent::PromptTurn for WaitAgent {}
 
 #[tokio::test]
 async fn session_cancel_right_after_prompt_is_lost() {

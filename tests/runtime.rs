@@ -120,7 +120,7 @@ impl v1::methods::agent::Handler<Context> for TestAgent {
     }
 }
 impl v2::methods::agent::Handler<Context> for TestAgent {}
-impl acp_rpc::agent::Agent for TestAgent {}
+impl acp_rpc::agent::PromptTurn for TestAgent {}
 
 #[derive(Default)]
 struct TestClient {
@@ -202,7 +202,7 @@ impl v2::methods::agent::Handler<Context> for SharedAgent {
         Ok(v2::InitializeResponse::new(v2::ProtocolVersion(2), v2::Implementation::new("t".into(), "0".into())))
     }
 }
-impl acp_rpc::agent::Agent for SharedAgent {}
+impl acp_rpc::agent::PromptTurn for SharedAgent {}
 
 /// Our client and our agent, connected.
 async fn pair(client: impl acp_rpc::client::Client) -> (acp_rpc::client::ClientConnection, Arc<TestAgent>) {

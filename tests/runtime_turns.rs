@@ -45,7 +45,7 @@ impl v2::methods::agent::Handler<Context> for Agent {
     }
 }
 
-impl acp_rpc::agent::Agent for Agent {
+impl acp_rpc::agent::PromptTurn for Agent {
     async fn prompt_turn(&self, prompt: v2::PromptRequest, turn: Turn) -> Result<v2::IdleStateUpdate, RpcError> {
         let text = match prompt.prompt.first() {
             Some(v2::ContentBlock::Text(t)) => t.text.clone(),

@@ -36,7 +36,7 @@ impl v1::methods::agent::Handler<Context> for Prompts {
     }
 }
 impl v2::methods::agent::Handler<Context> for Prompts {}
-impl acp_rpc::agent::Agent for Prompts {}
+impl acp_rpc::agent::PromptTurn for Prompts {}
 
 /// A `session/update` from a newer v1: an unknown `sessionUpdate` with fields of its own, in an
 /// order no sorting gives; `filler` makes it as long as needed.

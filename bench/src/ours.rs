@@ -28,7 +28,7 @@ impl v1::methods::agent::Handler<Context> for Agent {
     }
 }
 impl acp_rpc::types::v2::methods::agent::Handler<Context> for Agent {}
-impl acp_rpc::agent::Agent for Agent {}
+impl acp_rpc::agent::PromptTurn for Agent {}
 
 /// Counts `session/update` notifications and wakes the waiter at `target`.
 #[derive(Clone, Default)]
