@@ -9,7 +9,69 @@
 //!   `session/new`, and each prompt's turn as a stream of typed updates, then its outcome;
 //! - [`turn`]: the v2 prompt turn (running, idle, cancellation), kept by the runtime at both ends.
 //!
-//! The `acp` command (`check`, `tap`) is the `acp-tool` package, beside this one.
+//! The `acp` command (`check`, `tap`, `conform`) is the `acp-tool` package, beside this one.
+//!
+//! # Writing an agent
+//!
+//! Implement the generated handler trait of the version you speak (every method has a default
+//! answer, -32601, so implement what you support) and serve it. On the handler's [`Context`]:
+//! `cx.v1()?` / `cx.v2()?` call the client (updates, permission, files, terminals), each checked
+//! against what the client advertised; `cx.cancelled()` resolves when the request or its session is
+//! cancelled. Session ids must be distinct.
+//!
+//! ```no_run
+//! use acp_rpc::types::{support::rpc::RpcError, v1, Version};
+//! use acp_rpc::Context;
+//!
+//! struct Agent;
+//! impl v1::methods::agent::Handler<Context> for Agent {
+//!     async fn initialize(&self, _: v1::InitializeRequest, _: Context) -> Result<v1::InitializeResponse, RpcError> {
+//!         Ok(v1::InitializeResponse::new(v1::ProtocolVersion(1)))
+//!     }
+//!     async fn session_prompt(&self, p: v1::PromptRequest, cx: Context) -> Result<v1::PromptResponse, RpcError> {
+//!         let echo = v1::SessionUpdate::AgentMessageChunk(v1::ContentChunk::new(p.prompt[0].clone()));
+//!         cx.v1()?.update(&p.session_id, echo).await?;
+//!         Ok(v1::PromptResponse::new(v1::StopReason::EndTurn))
+//!     }
+//! }
+//!
+//! # async fn run() -> std::io::Result<()> {
+//! acp_rpc::agent::serve_stdio(acp_rpc::V1(Agent), &[Version::V1]).await
+//! # }
+//! ```
+//!
+//! In v2 a prompt is a turn that outlives its request: implement
+//! [`PromptTurn`](agent::PromptTurn) beside the v2 handler; the runtime answers `session/prompt`,
+//! reports the user message, `running` and `idle`, and runs `prompt_turn` with a
+//! [`Turn`](turn::Turn) whose cancellation `session/cancel` reaches. An agent that speaks both
+//! versions implements both handlers and `PromptTurn`, and is served as it is.
+//!
+//! # Writing a client
+//!
+//! Implement the client handler of your version for what the agent asks of you (permission, files,
+//! terminals; defaults refuse), spawn or connect the agent, and drive sessions: `initialize_v1` /
+//! `initialize_v2`, `new_session_v1` / `new_session_v2`, then per prompt a turn: its typed updates
+//! in order, then its outcome. A spawned agent runs in its own process group, ended with it.
+//!
+//! ```no_run
+//! use acp_rpc::types::v1;
+//! use acp_rpc::Context;
+//!
+//! struct Client;
+//! impl v1::methods::client::Handler<Context> for Client {}
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let (conn, driver, _agent) = acp_rpc::client::spawn_agent(acp_rpc::V1(Client), "my-agent", &[], Default::default())?;
+//! tokio::spawn(driver);
+//! conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(1))).await?;
+//! let mut session = conn.new_session_v1(v1::NewSessionRequest::new("/work".into(), vec![])).await?;
+//! let mut turn = session.prompt(vec![v1::ContentBlock::Text(v1::TextContent::new("hi".into()))]).await;
+//! while let Some(update) = turn.next().await {
+//!     println!("{:?}", update.tag());
+//! }
+//! println!("{}", turn.outcome().await?.stop_reason);
+//! # Ok(()) }
+//! ```
 
 pub mod agent;
 pub mod client;
