@@ -7,6 +7,7 @@ use crate::support::{lenient, union, Defaulted, JsonObject, Meta, Patch};
 /// Authentication-related capabilities supported by the agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AgentAuthCapabilities {
     /// **UNSTABLE**
     ///
@@ -76,6 +77,7 @@ impl Default for AgentAuthCapabilities {
 /// See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#agent-capabilities)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AgentCapabilities {
     /// Whether the agent supports `session/load`.
     #[serde(
@@ -308,6 +310,7 @@ fn de_agent_capabilities_auth<'de, D: Deserializer<'de>>(
 /// A JSON-RPC notification object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AgentNotification {
     /// The notification method name.
     pub method: String,
@@ -328,6 +331,7 @@ impl AgentNotification {
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AgentRequest {
     /// The request id used to correlate the matching response.
     pub id: RequestId,
@@ -420,6 +424,7 @@ impl AgentResponse {
 /// A failed JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AgentResponseError {
     /// The id of the request this response answers.
     pub id: RequestId,
@@ -436,6 +441,7 @@ impl AgentResponseError {
 /// A successful JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AgentResponseResult {
     /// The id of the request this response answers.
     pub id: RequestId,
@@ -453,6 +459,7 @@ impl AgentResponseResult {
 /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Annotations {
     /// Intended recipients for this content, such as the user or assistant.
     #[serde(
@@ -526,6 +533,7 @@ impl Default for Annotations {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ArchiveSessionRequest {
     /// The ID of the session to archive.
     #[serde(rename = "sessionId")]
@@ -562,6 +570,7 @@ impl ArchiveSessionRequest {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ArchiveSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -593,6 +602,7 @@ impl Default for ArchiveSessionResponse {
 /// Audio provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AudioContent {
     /// Optional annotations that help clients decide how to display or route this content.
     #[serde(
@@ -644,6 +654,7 @@ impl AudioContent {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AuthAccount {
     /// Human-readable name for the account, suitable for display on its own,
     /// for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.
@@ -721,6 +732,7 @@ impl AuthAccount {
 /// additional client-side support.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AuthCapabilities {
     /// Whether the client supports `terminal` authentication methods.
     ///
@@ -920,6 +932,7 @@ impl AuthMethod {
 /// This is the default authentication method type.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AuthMethodAgent {
     /// Unique identifier for this authentication method.
     pub id: AuthMethodId,
@@ -1003,6 +1016,7 @@ impl std::fmt::Display for AuthMethodId {
 /// The client MUST NOT pass this method to `authenticate`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AuthMethodTerminal {
     /// Unique identifier for this authentication method.
     pub id: AuthMethodId,
@@ -1163,6 +1177,7 @@ impl schemars::JsonSchema for AuthState {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AuthStatusCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1204,6 +1219,7 @@ impl Default for AuthStatusCapabilities {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AuthStatusRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1240,6 +1256,7 @@ impl Default for AuthStatusRequest {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AuthStatusResponse {
     /// Whether the agent can start sessions without the user signing in first.
     ///
@@ -1294,6 +1311,7 @@ impl AuthStatusResponse {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AuthStatusUpdateNotification {
     /// Whether the agent can start sessions without the user signing in first.
     ///
@@ -1341,6 +1359,7 @@ impl AuthStatusUpdateNotification {
 /// Specifies which authentication method to use.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AuthenticateRequest {
     /// The ID of the authentication method to use.
     /// Must be one of the methods advertised in the initialize response.
@@ -1372,6 +1391,7 @@ impl AuthenticateRequest {
 /// Response to the `authenticate` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AuthenticateResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1401,6 +1421,7 @@ impl Default for AuthenticateResponse {
 /// Information about a command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AvailableCommand {
     /// Command name (e.g., `create_plan`, `research_codebase`).
     pub name: String,
@@ -1497,6 +1518,7 @@ impl AvailableCommandInput {
 /// Available commands are ready or have changed
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AvailableCommandsUpdate {
     /// Commands the agent can execute
     #[serde(
@@ -1530,6 +1552,7 @@ impl AvailableCommandsUpdate {
 /// Binary resource contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct BlobResourceContents {
     /// Base64-encoded bytes for a binary resource payload.
     pub blob: String,
@@ -1573,6 +1596,7 @@ impl BlobResourceContents {
 /// Supplying `{}` means the client supports boolean session configuration options.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct BooleanConfigOptionCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1602,6 +1626,7 @@ impl Default for BooleanConfigOptionCapabilities {
 /// Schema for boolean properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct BooleanPropertySchema {
     /// Optional title for the property.
     ///
@@ -1672,6 +1697,7 @@ impl Default for BooleanPropertySchema {
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CancelNotification {
     /// The ID of the session to cancel operations for.
     #[serde(rename = "sessionId")]
@@ -1704,6 +1730,7 @@ impl CancelNotification {
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/cancellation)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CancelRequestNotification {
     /// The ID of the request to cancel.
     #[serde(rename = "requestId")]
@@ -1739,6 +1766,7 @@ impl CancelRequestNotification {
 /// See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#client-capabilities)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ClientCapabilities {
     /// File system capabilities supported by the client.
     /// Determines which file operations the agent can request.
@@ -1910,6 +1938,7 @@ fn de_client_capabilities_auth<'de, D: Deserializer<'de>>(
 /// A JSON-RPC notification object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ClientNotification {
     /// The notification method name.
     pub method: String,
@@ -1930,6 +1959,7 @@ impl ClientNotification {
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ClientRequest {
     /// The request id used to correlate the matching response.
     pub id: RequestId,
@@ -2022,6 +2052,7 @@ impl ClientResponse {
 /// A failed JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ClientResponseError {
     /// The id of the request this response answers.
     pub id: RequestId,
@@ -2038,6 +2069,7 @@ impl ClientResponseError {
 /// A successful JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ClientResponseResult {
     /// The id of the request this response answers.
     pub id: RequestId,
@@ -2055,6 +2087,7 @@ impl ClientResponseResult {
 /// Session-related capabilities supported by the client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ClientSessionCapabilities {
     /// Support for ID-addressed context compaction updates. Omitted or `null`
     /// means unsupported. `{}` advertises the complete compaction contract.
@@ -2129,6 +2162,7 @@ impl Default for ClientSessionCapabilities {
 /// Only available if the Agent supports the `sessionCapabilities.close` capability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CloseSessionRequest {
     /// The ID of the session to close.
     #[serde(rename = "sessionId")]
@@ -2159,6 +2193,7 @@ impl CloseSessionRequest {
 /// Response from closing a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CloseSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2316,6 +2351,7 @@ impl schemars::JsonSchema for CompactionStatus {
 /// the `session.compaction` Client capability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CompactionSummaryChunk {
     /// ID of the compaction whose summary receives this content.
     #[serde(rename = "compactionId")]
@@ -2352,6 +2388,7 @@ impl CompactionSummaryChunk {
 /// `summary: []` also clears the summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CompactionUpdate {
     /// The Agent-owned ID of this compaction, unique within the session.
     #[serde(rename = "compactionId")]
@@ -2397,6 +2434,7 @@ impl CompactionUpdate {
 /// Notification sent by the agent when a URL-based elicitation is complete.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CompleteElicitationNotification {
     /// The ID of the elicitation that completed.
     #[serde(rename = "elicitationId")]
@@ -2429,6 +2467,7 @@ impl CompleteElicitationNotification {
 /// Session configuration options have been updated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ConfigOptionUpdate {
     /// The full set of configuration options and their current values.
     #[serde(
@@ -2462,6 +2501,7 @@ impl ConfigOptionUpdate {
 /// Standard content block (text, images, resources).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Content {
     /// The actual content block.
     pub content: ContentBlock,
@@ -2706,6 +2746,7 @@ impl ContentBlock {
 /// A streamed item of content
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ContentChunk {
     /// A single item of content
     pub content: ContentBlock,
@@ -2747,6 +2788,7 @@ impl ContentChunk {
 /// Cost information for a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Cost {
     /// Total cumulative cost for session.
     pub amount: f64,
@@ -2784,6 +2826,7 @@ impl Cost {
 /// Elicitations are tied to a session (optionally a tool call) or a request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CreateElicitationRequest {
     /// A human-readable message describing what input is needed.
     pub message: String,
@@ -2953,6 +2996,7 @@ impl CreateElicitationRequestMode {
 /// Response from the client to an elicitation request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CreateElicitationResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3128,6 +3172,7 @@ impl CreateElicitationResponseAction {
 /// Request to create a new terminal and execute a command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CreateTerminalRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -3196,6 +3241,7 @@ impl CreateTerminalRequest {
 /// Response containing the ID of the created terminal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CreateTerminalResponse {
     /// The unique identifier for the created terminal.
     #[serde(rename = "terminalId")]
@@ -3228,6 +3274,7 @@ impl CreateTerminalResponse {
 /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CurrentModeUpdate {
     /// The ID of the current mode
     #[serde(rename = "currentModeId")]
@@ -3260,6 +3307,7 @@ impl CurrentModeUpdate {
 /// Only available if the Agent supports the `sessionCapabilities.delete` capability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct DeleteSessionRequest {
     /// The ID of the session to delete.
     #[serde(rename = "sessionId")]
@@ -3290,6 +3338,7 @@ impl DeleteSessionRequest {
 /// Response from deleting a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct DeleteSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3323,6 +3372,7 @@ impl Default for DeleteSessionResponse {
 /// See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-calls#content)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Diff {
     /// The absolute file path being modified.
     pub path: String,
@@ -3370,6 +3420,7 @@ impl Diff {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct DisableProviderRequest {
     /// Provider ID to disable.
     #[serde(rename = "providerId")]
@@ -3406,6 +3457,7 @@ impl DisableProviderRequest {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct DisableProviderResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3437,6 +3489,7 @@ impl Default for DisableProviderResponse {
 /// The user accepted the elicitation and provided content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ElicitationAcceptAction {
     /// The user-provided content, if any, as an object matching the requested schema.
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
@@ -3461,6 +3514,7 @@ impl Default for ElicitationAcceptAction {
 /// Elicitation capabilities supported by the client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ElicitationCapabilities {
     /// Whether the client supports form-based elicitation.
     ///
@@ -3623,6 +3677,7 @@ impl ElicitationContentValue {
 /// Supplying `{}` means the client supports form-based elicitation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ElicitationFormCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3654,6 +3709,7 @@ impl Default for ElicitationFormCapabilities {
 /// Form-based elicitation mode where the client renders a form from the provided schema.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ElicitationFormMode {
     /// A JSON Schema describing the form fields to present to the user.
     #[serde(rename = "requestedSchema")]
@@ -3982,6 +4038,7 @@ impl ElicitationPropertySchema {
 /// (e.g., during auth/configuration phases before any session is started).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ElicitationRequestScope {
     /// The request this elicitation is tied to.
     #[serde(rename = "requestId")]
@@ -4000,6 +4057,7 @@ impl ElicitationRequestScope {
 /// as required by the elicitation specification.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ElicitationSchema {
     /// Type discriminator. Always `"object"`.
     #[serde(
@@ -4175,6 +4233,7 @@ impl schemars::JsonSchema for ElicitationSchemaType {
 /// during a tool call and needs to redirect it to the user.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ElicitationSessionScope {
     /// The session this elicitation is tied to.
     #[serde(rename = "sessionId")]
@@ -4206,6 +4265,7 @@ impl ElicitationSessionScope {
 /// Supplying `{}` means the client supports URL-based elicitation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ElicitationUrlCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4237,6 +4297,7 @@ impl Default for ElicitationUrlCapabilities {
 /// URL-based elicitation mode where the client directs the user to a URL.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ElicitationUrlMode {
     /// The unique identifier for this elicitation.
     #[serde(rename = "elicitationId")]
@@ -4333,6 +4394,7 @@ impl ElicitationUrlModeKind {
 /// The contents of a resource, embedded into a prompt or tool call result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct EmbeddedResource {
     /// Optional annotations that help clients decide how to display or route this content.
     #[serde(
@@ -4439,6 +4501,7 @@ impl EmbeddedResourceResource {
 /// A titled enum option with a const value, human-readable title, and optional description.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct EnumOption {
     /// The constant value for this option.
     pub r#const: String,
@@ -4483,6 +4546,7 @@ impl EnumOption {
 /// An environment variable to set when launching an MCP server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct EnvVariable {
     /// The name of the environment variable.
     pub name: String,
@@ -4520,6 +4584,7 @@ impl EnvVariable {
 /// See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Error {
     /// A number indicating the error type that occurred.
     /// This must be an integer as defined in the JSON-RPC specification.
@@ -4643,6 +4708,7 @@ impl<'de> Deserialize<'de> for ErrorCode {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ErrorStopReason {
     /// The failure, as a JSON-RPC error object.
     ///
@@ -4692,6 +4758,7 @@ pub type ExtResponse = serde_json::Value;
 /// See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/v1/initialization#filesystem)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct FileSystemCapabilities {
     /// Whether the Client supports `fs/read_text_file` requests.
     #[serde(
@@ -4779,6 +4846,7 @@ fn de_file_system_capabilities_write_text_file<'de, D: Deserializer<'de>>(
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ForkSessionRequest {
     /// The ID of the session to fork.
     #[serde(rename = "sessionId")]
@@ -4854,6 +4922,7 @@ impl ForkSessionRequest {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ForkSessionResponse {
     /// Unique identifier for the newly created forked session.
     #[serde(rename = "sessionId")]
@@ -4904,6 +4973,7 @@ impl ForkSessionResponse {
 /// An HTTP header to set when making requests to the MCP server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct HttpHeader {
     /// The name of the HTTP header.
     pub name: String,
@@ -4939,6 +5009,7 @@ impl HttpHeader {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct IdleStateUpdate {
     /// **UNSTABLE** Token usage for completed foreground work.
     ///
@@ -5186,6 +5257,7 @@ impl IdleStateUpdateStopReason {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct IdleStateUpdateStopReasonNone {
     #[serde(rename = "stopReason", default, skip_serializing_if = "Patch::is_omitted")]
     pub stop_reason: Patch<()>,
@@ -5211,6 +5283,7 @@ impl Default for IdleStateUpdateStopReasonNone {
 /// An image provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ImageContent {
     /// Optional annotations that help clients decide how to display or route this content.
     #[serde(
@@ -5262,6 +5335,7 @@ impl ImageContent {
 /// title for UI representation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Implementation {
     /// Intended for programmatic or logical use, but can be used as a display
     /// name fallback if title isn't present.
@@ -5345,6 +5419,7 @@ pub struct InitializeProxyResponse(pub InitializeResponse);
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct InitializeRequest {
     /// The latest protocol version supported by the client.
     #[serde(rename = "protocolVersion")]
@@ -5429,6 +5504,7 @@ fn de_initialize_request_client_capabilities<'de, D: Deserializer<'de>>(
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct InitializeResponse {
     /// The protocol version the client specified if supported by the agent,
     /// or the latest protocol version supported by the agent.
@@ -5646,6 +5722,7 @@ fn de_initialize_response_auth_methods<'de, D: Deserializer<'de>>(
 /// Schema for integer properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct IntegerPropertySchema {
     /// Optional title for the property.
     ///
@@ -5728,6 +5805,7 @@ impl Default for IntegerPropertySchema {
 /// Request to kill a terminal without releasing it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct KillTerminalRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -5762,6 +5840,7 @@ impl KillTerminalRequest {
 /// Response to `terminal/kill` method
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct KillTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5796,6 +5875,7 @@ impl Default for KillTerminalResponse {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ListProvidersRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5832,6 +5912,7 @@ impl Default for ListProvidersRequest {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ListProvidersResponse {
     /// Configurable providers with current routing info suitable for UI display.
     pub providers: Vec<ProviderInfo>,
@@ -5864,6 +5945,7 @@ impl ListProvidersResponse {
 /// Only available if the Agent supports the `sessionCapabilities.list` capability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ListSessionsRequest {
     /// Filter sessions by working directory. Must be an absolute path.
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
@@ -5923,6 +6005,7 @@ impl Default for ListSessionsRequest {
 /// Response from listing sessions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ListSessionsResponse {
     /// Array of session information objects
     #[serde(deserialize_with = "lenient_fns::required_items_on_error")]
@@ -6068,6 +6151,7 @@ impl schemars::JsonSchema for LlmProtocol {
 /// See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct LoadSessionRequest {
     /// List of MCP servers to connect to for this session.
     #[serde(rename = "mcpServers", deserialize_with = "lenient_fns::required_on_null")]
@@ -6135,6 +6219,7 @@ impl LoadSessionRequest {
 /// Response from loading an existing session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct LoadSessionResponse {
     /// Initial mode state if supported by the Agent
     ///
@@ -6191,6 +6276,7 @@ impl Default for LoadSessionResponse {
 /// Supplying `{}` means the agent supports the logout method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct LogoutCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6222,6 +6308,7 @@ impl Default for LogoutCapabilities {
 /// Terminates the current authenticated session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct LogoutRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6251,6 +6338,7 @@ impl Default for LogoutRequest {
 /// Response to the `logout` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct LogoutResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6280,6 +6368,7 @@ impl Default for LogoutResponse {
 /// MCP capabilities supported by the agent
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct McpCapabilities {
     /// Agent supports `http` MCP servers.
     #[serde(
@@ -6391,6 +6480,7 @@ fn de_mcp_capabilities_acp<'de, D: Deserializer<'de>>(
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct McpError {
     /// Inner MCP error code. Never an ACP error code.
     pub code: i32,
@@ -6660,6 +6750,7 @@ impl McpServer {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct McpServerAcp {
     /// Human-readable name identifying this MCP server.
     pub name: String,
@@ -6746,6 +6837,7 @@ impl std::fmt::Display for McpServerAcpId {
 /// HTTP transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct McpServerHttp {
     /// Human-readable name identifying this MCP server.
     pub name: String,
@@ -6782,6 +6874,7 @@ impl McpServerHttp {
 /// SSE transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct McpServerSse {
     /// Human-readable name identifying this MCP server.
     pub name: String,
@@ -6818,6 +6911,7 @@ impl McpServerSse {
 /// Stdio transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct McpServerStdio {
     /// Human-readable name identifying this MCP server.
     pub name: String,
@@ -6908,6 +7002,7 @@ impl std::fmt::Display for MessageId {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct MessageMcpNotification {
     /// The declared ACP MCP server handling the associated request.
     #[serde(rename = "serverId")]
@@ -6961,6 +7056,7 @@ impl MessageMcpNotification {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct MessageMcpRequest {
     /// The declared ACP MCP server receiving this request.
     #[serde(rename = "serverId")]
@@ -7095,6 +7191,7 @@ impl MessageMcpResponse {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct MessageMcpResponseError {
     /// Required, non-null MCP error object.
     pub error: McpError,
@@ -7122,6 +7219,7 @@ impl MessageMcpResponseError {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct MessageMcpResponseResult {
     /// Required, even if JSON null.
     #[serde(deserialize_with = "lenient::required")]
@@ -7277,6 +7375,7 @@ impl MultiSelectItems {
 /// Schema for multi-select (array) properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct MultiSelectPropertySchema {
     /// Optional title for the property.
     ///
@@ -7352,6 +7451,7 @@ impl MultiSelectPropertySchema {
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct NewSessionRequest {
     /// The working directory for this session. Must be an absolute path.
     pub cwd: String,
@@ -7414,6 +7514,7 @@ impl NewSessionRequest {
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct NewSessionResponse {
     /// Unique identifier for the created session.
     ///
@@ -7473,6 +7574,7 @@ impl NewSessionResponse {
 /// See RFD: [Session Notices](https://agentclientprotocol.com/rfds/session-notices)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Notice {
     /// Presentation severity hint.
     pub severity: NoticeSeverity,
@@ -7592,6 +7694,7 @@ impl schemars::JsonSchema for NoticeSeverity {
 /// Schema for number (floating-point) properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct NumberPropertySchema {
     /// Optional title for the property.
     ///
@@ -7674,6 +7777,7 @@ impl Default for NumberPropertySchema {
 /// An option presented to the user when requesting permission.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PermissionOption {
     /// Unique identifier for this permission option.
     #[serde(rename = "optionId")]
@@ -7847,6 +7951,7 @@ impl schemars::JsonSchema for PermissionOptionKind {
 /// See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Plan {
     /// The list of tasks to be accomplished.
     ///
@@ -7885,6 +7990,7 @@ impl Plan {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PlanCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7920,6 +8026,7 @@ impl Default for PlanCapabilities {
 /// See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/agent-plan#plan-entries)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PlanEntry {
     /// Human-readable description of what this task aims to accomplish.
     pub content: String,
@@ -8130,6 +8237,7 @@ impl schemars::JsonSchema for PlanEntryStatus {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PlanFile {
     /// The plan ID to update.
     #[serde(rename = "planId")]
@@ -8215,6 +8323,7 @@ impl std::fmt::Display for PlanId {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PlanItems {
     /// The plan ID to update.
     #[serde(rename = "planId")]
@@ -8258,6 +8367,7 @@ impl PlanItems {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PlanMarkdown {
     /// The plan ID to update.
     #[serde(rename = "planId")]
@@ -8297,6 +8407,7 @@ impl PlanMarkdown {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PlanRemoved {
     /// The plan ID to remove.
     #[serde(rename = "planId")]
@@ -8333,6 +8444,7 @@ impl PlanRemoved {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PlanUpdate {
     /// The updated plan content.
     pub plan: PlanUpdateContent,
@@ -8536,6 +8648,7 @@ impl PlanUpdateContent {
 /// See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#prompt-capabilities)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PromptCapabilities {
     /// Agent supports `image` content blocks.
     #[serde(
@@ -8640,6 +8753,7 @@ fn de_prompt_capabilities_embedded_context<'de, D: Deserializer<'de>>(
 /// See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/prompt-turn#1-user-message)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PromptRequest {
     /// The ID of the session to send this user message to
     #[serde(rename = "sessionId")]
@@ -8687,6 +8801,7 @@ impl PromptRequest {
 /// See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/prompt-turn#4-check-for-completion)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PromptResponse {
     /// Indicates why the agent stopped processing the turn.
     #[serde(rename = "stopReason")]
@@ -8761,6 +8876,7 @@ impl From<u16> for ProtocolVersion {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ProviderCurrentConfig {
     /// Protocol currently used by this provider.
     #[serde(rename = "apiType")]
@@ -8847,6 +8963,7 @@ impl std::fmt::Display for ProviderId {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ProviderInfo {
     /// Provider identifier, for example "main" or "openai".
     #[serde(rename = "providerId")]
@@ -8902,6 +9019,7 @@ impl ProviderInfo {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ProvidersCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -8934,6 +9052,7 @@ impl Default for ProvidersCapabilities {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ProxyNotification {
     /// The notification method name.
     pub method: String,
@@ -8956,6 +9075,7 @@ impl ProxyNotification {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ProxyRequest {
     /// The request id used to correlate the matching response.
     pub id: RequestId,
@@ -9055,6 +9175,7 @@ impl ProxyResponse {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ProxyResponseError {
     /// The id of the request this response answers.
     pub id: RequestId,
@@ -9073,6 +9194,7 @@ impl ProxyResponseError {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ProxyResponseResult {
     /// The id of the request this response answers.
     pub id: RequestId,
@@ -9102,6 +9224,7 @@ impl ProxyResponseResult {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ProxySuccessorNotification {
     /// Method name of the wrapped notification.
     pub method: String,
@@ -9162,6 +9285,7 @@ impl ProxySuccessorNotification {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ProxySuccessorRequest {
     /// Method name of the wrapped request.
     pub method: String,
@@ -9213,6 +9337,7 @@ pub type ProxySuccessorResponse = serde_json::Value;
 /// Only available if the client supports the `fs.readTextFile` capability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ReadTextFileRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -9254,6 +9379,7 @@ impl ReadTextFileRequest {
 /// Response containing the contents of a text file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ReadTextFileResponse {
     /// Content payload returned by this response.
     pub content: String,
@@ -9283,6 +9409,7 @@ impl ReadTextFileResponse {
 /// Request to release a terminal and free its resources.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ReleaseTerminalRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -9317,6 +9444,7 @@ impl ReleaseTerminalRequest {
 /// Response to terminal/release method
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ReleaseTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -9576,6 +9704,7 @@ impl RequestPermissionOutcome {
 /// See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct RequestPermissionRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -9617,6 +9746,7 @@ impl RequestPermissionRequest {
 /// Response to a permission request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct RequestPermissionResponse {
     /// The user's decision on the permission request.
     pub outcome: RequestPermissionOutcome,
@@ -9647,6 +9777,7 @@ impl RequestPermissionResponse {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct RequiresActionStateUpdate {
     /// The _meta property is reserved by ACP for additional metadata.
     /// Implementations MUST NOT make assumptions about values at these keys.
@@ -9676,6 +9807,7 @@ impl Default for RequiresActionStateUpdate {
 /// A resource that the server is capable of reading, included in a prompt or tool call result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ResourceLink {
     /// Optional annotations that help clients decide how to display or route this content.
     #[serde(
@@ -9754,6 +9886,7 @@ impl ResourceLink {
 /// Only available if the Agent supports the `sessionCapabilities.resume` capability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ResumeSessionRequest {
     /// The ID of the session to resume.
     #[serde(rename = "sessionId")]
@@ -9826,6 +9959,7 @@ impl ResumeSessionRequest {
 /// Response from resuming an existing session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ResumeSessionResponse {
     /// Initial mode state if supported by the Agent
     ///
@@ -9956,6 +10090,7 @@ impl schemars::JsonSchema for Role {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct RunningStateUpdate {
     /// The _meta property is reserved by ACP for additional metadata.
     /// Implementations MUST NOT make assumptions about values at these keys.
@@ -9985,6 +10120,7 @@ impl Default for RunningStateUpdate {
 /// The user selected one of the provided options.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SelectedPermissionOutcome {
     /// The ID of the option the user selected.
     #[serde(rename = "optionId")]
@@ -10020,6 +10156,7 @@ impl SelectedPermissionOutcome {
 /// complete ordered additional-root list associated with a listed session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionAdditionalDirectoriesCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -10057,6 +10194,7 @@ impl Default for SessionAdditionalDirectoriesCapabilities {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionArchiveCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -10184,6 +10322,7 @@ impl schemars::JsonSchema for SessionArchiveFilter {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionCancelCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -10223,6 +10362,7 @@ impl Default for SessionCancelCapabilities {
 /// See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#session-capabilities)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionCapabilities {
     /// Whether the agent supports `session/list`.
     ///
@@ -10424,6 +10564,7 @@ impl Default for SessionCapabilities {
 /// Supplying `{}` means the agent supports closing sessions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionCloseCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -10453,6 +10594,7 @@ impl Default for SessionCloseCapabilities {
 /// A boolean on/off toggle session configuration option payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionConfigBoolean {
     /// The current value of the boolean option.
     #[serde(rename = "currentValue")]
@@ -10542,6 +10684,7 @@ impl std::fmt::Display for SessionConfigId {
 /// A session configuration option selector and its current state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionConfigOption {
     /// Unique identifier for the configuration option.
     pub id: SessionConfigId,
@@ -10827,6 +10970,7 @@ impl SessionConfigOptionType {
 /// Session configuration option capabilities supported by the client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionConfigOptionsCapabilities {
     /// Whether the client supports boolean session configuration options.
     ///
@@ -10874,6 +11018,7 @@ impl Default for SessionConfigOptionsCapabilities {
 /// A single-value selector (dropdown) session configuration option payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionConfigSelect {
     /// The currently selected value.
     #[serde(rename = "currentValue")]
@@ -10894,6 +11039,7 @@ impl SessionConfigSelect {
 /// A group of possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionConfigSelectGroup {
     /// Unique identifier for this group.
     pub group: SessionConfigGroupId,
@@ -10934,6 +11080,7 @@ impl SessionConfigSelectGroup {
 /// A possible value for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionConfigSelectOption {
     /// Unique identifier for this option value.
     pub value: SessionConfigValueId,
@@ -11090,6 +11237,7 @@ impl std::fmt::Display for SessionConfigValueId {
 /// Supplying `{}` means the agent supports deleting sessions from `session/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionDeleteCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -11126,6 +11274,7 @@ impl Default for SessionDeleteCapabilities {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionForkCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -11199,6 +11348,7 @@ impl std::fmt::Display for SessionId {
 /// Information about a session returned by session/list
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionInfo {
     /// Unique identifier for the session
     #[serde(rename = "sessionId")]
@@ -11282,6 +11432,7 @@ impl SessionInfo {
 /// Clients can use it to keep session titles and state current.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionInfoUpdate {
     /// Human-readable title for the session. Set to null to clear.
     #[serde(
@@ -11336,6 +11487,7 @@ impl Default for SessionInfoUpdate {
 /// Supplying `{}` means the agent supports listing sessions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionListCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -11370,6 +11522,7 @@ impl Default for SessionListCapabilities {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionMessage {
     /// Identifier of this message within the enclosing session's transcript.
     #[serde(rename = "messageId")]
@@ -11464,6 +11617,7 @@ impl SessionMessage {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionMessageChunk {
     /// Identifier of this message within the enclosing session's transcript.
     #[serde(rename = "messageId")]
@@ -11498,6 +11652,7 @@ impl SessionMessageChunk {
 /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionMode {
     /// Stable identifier used to refer to this protocol object in later messages.
     pub id: SessionModeId,
@@ -11575,6 +11730,7 @@ impl std::fmt::Display for SessionModeId {
 /// The set of modes and the one currently active.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionModeState {
     /// The current mode the Agent is in.
     #[serde(rename = "currentModeId")]
@@ -11619,6 +11775,7 @@ impl SessionModeState {
 /// See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionNotification {
     /// The ID of the session this update pertains to.
     #[serde(rename = "sessionId")]
@@ -11654,6 +11811,7 @@ impl SessionNotification {
 /// Supplying `{}` means the agent supports resuming sessions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionResumeCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -11780,6 +11938,7 @@ impl schemars::JsonSchema for SessionStatus {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionStatusCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -11822,6 +11981,7 @@ impl Default for SessionStatusCapabilities {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionStatusRequest {
     /// The ID of the session to check.
     #[serde(rename = "sessionId")]
@@ -11861,6 +12021,7 @@ impl SessionStatusRequest {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionStatusResponse {
     /// Whether the Agent has the session in memory.
     ///
@@ -11901,6 +12062,7 @@ impl SessionStatusResponse {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionSystemPromptCapabilities {
     /// Delivery modes the agent supports in addition to `append`.
     ///
@@ -11955,6 +12117,7 @@ impl Default for SessionSystemPromptCapabilities {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionSystemPromptModeCapabilities {
     /// Whether the agent supports `override` mode.
     ///
@@ -12011,6 +12174,7 @@ impl Default for SessionSystemPromptModeCapabilities {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionSystemPromptOverrideCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -12050,6 +12214,7 @@ impl Default for SessionSystemPromptOverrideCapabilities {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionTitleCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -12753,6 +12918,7 @@ impl SessionUpdate {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SetProviderRequest {
     /// Provider ID to configure.
     #[serde(rename = "providerId")]
@@ -12806,6 +12972,7 @@ impl SetProviderRequest {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SetProviderResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -12837,6 +13004,7 @@ impl Default for SetProviderResponse {
 /// Request parameters for setting a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SetSessionConfigOptionRequest {
     /// The ID of the session to set the configuration option for.
     #[serde(rename = "sessionId")]
@@ -13025,6 +13193,7 @@ impl SetSessionConfigOptionRequestType {
 /// A boolean value (`type: "boolean"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SetSessionConfigOptionRequestTypeBoolean {
     /// The boolean value.
     pub value: bool,
@@ -13043,6 +13212,7 @@ impl SetSessionConfigOptionRequestTypeBoolean {
 /// variant.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SetSessionConfigOptionRequestTypeValueId {
     /// The value ID.
     pub value: SessionConfigValueId,
@@ -13057,6 +13227,7 @@ impl SetSessionConfigOptionRequestTypeValueId {
 /// Response to `session/set_config_option` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SetSessionConfigOptionResponse {
     /// The full set of configuration options and their current values.
     #[serde(
@@ -13090,6 +13261,7 @@ impl SetSessionConfigOptionResponse {
 /// Request parameters for setting a session mode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SetSessionModeRequest {
     /// The ID of the session to set the mode for.
     #[serde(rename = "sessionId")]
@@ -13124,6 +13296,7 @@ impl SetSessionModeRequest {
 /// Response to `session/set_mode` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SetSessionModeResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -13166,6 +13339,7 @@ impl Default for SetSessionModeResponse {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SetSessionTitleRequest {
     /// The ID of the session to retitle.
     #[serde(rename = "sessionId")]
@@ -13210,6 +13384,7 @@ impl SetSessionTitleRequest {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SetSessionTitleResponse {
     /// The title the Agent stored.
     ///
@@ -13623,6 +13798,7 @@ impl schemars::JsonSchema for StringFormat {
 /// String item schema for multi-select enum properties.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct StringMultiSelectItems {
     /// Allowed enum values.
     pub r#enum: Vec<String>,
@@ -13657,6 +13833,7 @@ impl StringMultiSelectItems {
 /// with `"type": "string"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct StringPropertySchema {
     /// Optional title for the property.
     ///
@@ -13777,6 +13954,7 @@ impl Default for StringPropertySchema {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SubagentCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -13814,6 +13992,7 @@ impl Default for SubagentCapabilities {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SubagentSessionCapabilities {
     /// Permits the client to cancel this child's current work without ending
     /// the session. Omitted or `null` means unsupported. An object (including
@@ -13883,6 +14062,7 @@ impl Default for SubagentSessionCapabilities {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SubagentUpdate {
     /// The opaque session ID identifying the child in all ACP messages.
     #[serde(rename = "sessionId")]
@@ -13998,6 +14178,7 @@ impl SubagentUpdate {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SystemPrompt {
     /// How the Agent combines `content` with its own instructions.
     ///
@@ -14144,6 +14325,7 @@ impl schemars::JsonSchema for SystemPromptMode {
 /// See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Terminal {
     /// Identifier of the terminal instance to embed in the content stream.
     #[serde(rename = "terminalId")]
@@ -14174,6 +14356,7 @@ impl Terminal {
 /// Exit status of a terminal command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct TerminalExitStatus {
     /// The process exit code (may be null if terminated by signal).
     #[serde(
@@ -14263,6 +14446,7 @@ impl std::fmt::Display for TerminalId {
 /// Request to get the current output and status of a terminal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct TerminalOutputRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -14297,6 +14481,7 @@ impl TerminalOutputRequest {
 /// Response containing the terminal output and exit status.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct TerminalOutputResponse {
     /// The terminal output captured so far.
     pub output: String,
@@ -14338,6 +14523,7 @@ impl TerminalOutputResponse {
 /// Text provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct TextContent {
     /// Optional annotations that help clients decide how to display or route this content.
     #[serde(
@@ -14375,6 +14561,7 @@ impl TextContent {
 /// Text-based resource contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct TextResourceContents {
     /// MIME type describing the encoded media payload.
     #[serde(
@@ -14416,6 +14603,7 @@ impl TextResourceContents {
 /// Items definition for titled multi-select enum properties.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct TitledMultiSelectItems {
     /// Titled enum options.
     #[serde(rename = "anyOf")]
@@ -14453,6 +14641,7 @@ impl TitledMultiSelectItems {
 /// See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v1/tool-calls)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ToolCall {
     /// Unique identifier for this tool call within the session.
     #[serde(rename = "toolCallId")]
@@ -14753,6 +14942,7 @@ impl std::fmt::Display for ToolCallId {
 /// See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v1/tool-calls#following-the-agent)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ToolCallLocation {
     /// The absolute file path being accessed or modified.
     pub path: String,
@@ -14888,6 +15078,7 @@ impl schemars::JsonSchema for ToolCallStatus {
 /// See protocol docs: [Updating](https://agentclientprotocol.com/protocol/v1/tool-calls#updating)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ToolCallUpdate {
     /// The ID of the tool call being updated.
     #[serde(rename = "toolCallId")]
@@ -15123,6 +15314,7 @@ impl schemars::JsonSchema for ToolKind {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct UnarchiveSessionRequest {
     /// The ID of the session to unarchive.
     #[serde(rename = "sessionId")]
@@ -15159,6 +15351,7 @@ impl UnarchiveSessionRequest {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct UnarchiveSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -15203,6 +15396,7 @@ impl Default for UnarchiveSessionResponse {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct UnknownStateUpdate {
     /// The _meta property is reserved by ACP for additional metadata.
     /// Implementations MUST NOT make assumptions about values at these keys.
@@ -15232,6 +15426,7 @@ impl Default for UnknownStateUpdate {
 /// All text that was typed after the command name is provided as input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct UnstructuredCommandInput {
     /// A hint to display when the input hasn't been provided yet
     pub hint: String,
@@ -15266,6 +15461,7 @@ impl UnstructuredCommandInput {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Usage {
     /// Sum of all token types across session.
     #[serde(rename = "totalTokens")]
@@ -15332,6 +15528,7 @@ impl Usage {
 /// Context window and cost update for a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct UsageUpdate {
     /// Tokens currently in context.
     pub used: u64,
@@ -15372,6 +15569,7 @@ impl UsageUpdate {
 /// Request to wait for a terminal command to exit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct WaitForTerminalExitRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -15406,6 +15604,7 @@ impl WaitForTerminalExitRequest {
 /// Response containing the exit status of a terminal command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct WaitForTerminalExitResponse {
     /// The process exit code (may be null if terminated by signal).
     #[serde(
@@ -15460,6 +15659,7 @@ impl Default for WaitForTerminalExitResponse {
 /// Only available if the client supports the `fs.writeTextFile` capability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct WriteTextFileRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -15496,6 +15696,7 @@ impl WriteTextFileRequest {
 /// Response to `fs/write_text_file`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct WriteTextFileResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at

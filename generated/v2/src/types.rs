@@ -51,6 +51,7 @@ impl std::fmt::Display for AbsolutePath {
 /// `initialize` response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AgentAuthCapabilities {
     /// **UNSTABLE**
     ///
@@ -108,6 +109,7 @@ impl Default for AgentAuthCapabilities {
 /// See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#agent-capabilities)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AgentCapabilities {
     /// Session capabilities supported by the agent.
     ///
@@ -201,6 +203,7 @@ impl Default for AgentCapabilities {
 /// content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AgentMessage {
     /// A unique identifier for the message.
     #[serde(rename = "messageId")]
@@ -242,6 +245,7 @@ impl AgentMessage {
 /// A JSON-RPC notification object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AgentNotification {
     /// The notification method name.
     pub method: String,
@@ -262,6 +266,7 @@ impl AgentNotification {
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AgentRequest {
     /// The request id used to correlate the matching response.
     pub id: RequestId,
@@ -354,6 +359,7 @@ impl AgentResponse {
 /// A failed JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AgentResponseError {
     /// The id of the request this response answers.
     ///
@@ -448,6 +454,7 @@ impl AgentResponseErrorId {
 /// A successful JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AgentResponseResult {
     /// The id of the request this response answers.
     pub id: RequestId,
@@ -477,6 +484,7 @@ impl AgentResponseResult {
 /// content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AgentThought {
     /// A unique identifier for the thought message.
     #[serde(rename = "messageId")]
@@ -518,6 +526,7 @@ impl AgentThought {
 /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Annotations {
     /// Intended recipients for this content, such as the user or assistant.
     ///
@@ -600,6 +609,7 @@ impl Default for Annotations {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ArchiveSessionRequest {
     /// The ID of the session to archive.
     #[serde(rename = "sessionId")]
@@ -636,6 +646,7 @@ impl ArchiveSessionRequest {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ArchiveSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -667,6 +678,7 @@ impl Default for ArchiveSessionResponse {
 /// Audio provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AudioContent {
     /// Base64-encoded media payload.
     pub data: String,
@@ -720,6 +732,7 @@ impl AudioContent {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AuthAccount {
     /// Human-readable name for the account, suitable for display on its own,
     /// for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.
@@ -937,6 +950,7 @@ impl AuthMethod {
 /// The `type` discriminator value is `agent`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AuthMethodAgent {
     /// Unique identifier for this authentication method.
     #[serde(rename = "methodId")]
@@ -1023,6 +1037,7 @@ impl std::fmt::Display for AuthMethodId {
 /// The client MUST NOT pass this method to `auth/login`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AuthMethodTerminal {
     /// Unique identifier for this authentication method.
     #[serde(rename = "methodId")]
@@ -1187,6 +1202,7 @@ impl schemars::JsonSchema for AuthState {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AuthStatusCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1228,6 +1244,7 @@ impl Default for AuthStatusCapabilities {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AuthStatusRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1264,6 +1281,7 @@ impl Default for AuthStatusRequest {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AuthStatusResponse {
     /// Whether the agent can start sessions without the user signing in first.
     ///
@@ -1318,6 +1336,7 @@ impl AuthStatusResponse {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AuthStatusUpdateNotification {
     /// Whether the agent can start sessions without the user signing in first.
     ///
@@ -1607,6 +1626,7 @@ impl AvailableCommandInput {
 /// Available commands are ready or have changed
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AvailableCommandsUpdate {
     /// Commands the agent can execute.
     #[serde(
@@ -1645,6 +1665,7 @@ impl AvailableCommandsUpdate {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct BackgroundSubagent {
     /// The ID of the listed session.
     #[serde(rename = "sessionId")]
@@ -1676,6 +1697,7 @@ impl BackgroundSubagent {
 /// A listed terminal running in the background.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct BackgroundTerminal {
     /// The ID of the listed terminal.
     #[serde(rename = "terminalId")]
@@ -1706,6 +1728,7 @@ impl BackgroundTerminal {
 /// A listed tool call whose work continues in the background.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct BackgroundToolCall {
     /// The ID of the listed tool call.
     #[serde(rename = "toolCallId")]
@@ -1922,6 +1945,7 @@ impl BackgroundWork {
 /// Binary resource contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct BlobResourceContents {
     /// Base64-encoded bytes for a binary resource payload.
     pub blob: String,
@@ -1965,6 +1989,7 @@ impl BlobResourceContents {
 /// Schema for boolean properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct BooleanPropertySchema {
     /// Optional title for the property.
     ///
@@ -2033,6 +2058,7 @@ impl Default for BooleanPropertySchema {
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/cancellation)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CancelRequestNotification {
     /// The ID of the request to cancel: a request that the sender of this notification issued.
     /// Receivers match it only against requests they received from that sender.
@@ -2066,6 +2092,7 @@ impl CancelRequestNotification {
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CancelSessionNotification {
     /// The ID of the session to cancel operations for.
     #[serde(rename = "sessionId")]
@@ -2108,6 +2135,7 @@ impl CancelSessionNotification {
 /// See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CancelTerminalRequest {
     /// The ID of the session that owns the terminal.
     #[serde(rename = "sessionId")]
@@ -2142,6 +2170,7 @@ impl CancelTerminalRequest {
 /// Response from cancelling a terminal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CancelTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2182,6 +2211,7 @@ impl Default for CancelTerminalResponse {
 /// See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CancelToolCallRequest {
     /// The ID of the session that owns the tool call.
     #[serde(rename = "sessionId")]
@@ -2216,6 +2246,7 @@ impl CancelToolCallRequest {
 /// Response from cancelling a tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CancelToolCallResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2245,6 +2276,7 @@ impl Default for CancelToolCallResponse {
 /// The request was not approved and no option was selected.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CancelledPermissionOutcome {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2278,6 +2310,7 @@ impl Default for CancelledPermissionOutcome {
 /// additional client-side support.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ClientAuthCapabilities {
     /// Whether the client supports `terminal` authentication methods.
     ///
@@ -2330,6 +2363,7 @@ impl Default for ClientAuthCapabilities {
 /// See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#client-capabilities)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ClientCapabilities {
     /// Authentication capabilities supported by the client.
     /// Determines which authentication method types the agent may include
@@ -2390,6 +2424,7 @@ impl Default for ClientCapabilities {
 /// A JSON-RPC notification object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ClientNotification {
     /// The notification method name.
     pub method: String,
@@ -2410,6 +2445,7 @@ impl ClientNotification {
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ClientRequest {
     /// The request id used to correlate the matching response.
     pub id: RequestId,
@@ -2502,6 +2538,7 @@ impl ClientResponse {
 /// A failed JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ClientResponseError {
     /// The id of the request this response answers.
     ///
@@ -2596,6 +2633,7 @@ impl ClientResponseErrorId {
 /// A successful JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ClientResponseResult {
     /// The id of the request this response answers.
     pub id: RequestId,
@@ -2632,6 +2670,7 @@ impl ClientResponseResult {
 /// `messageId`. Prompt responses need not precede the close response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CloseSessionRequest {
     /// The ID of the session to close.
     #[serde(rename = "sessionId")]
@@ -2662,6 +2701,7 @@ impl CloseSessionRequest {
 /// Response from closing a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CloseSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2693,6 +2733,7 @@ impl Default for CloseSessionResponse {
 /// The `type` discriminator value is `command`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Command {
     /// Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
     ///
@@ -2737,6 +2778,7 @@ impl Command {
 /// Permission request details for a command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CommandPermissionSubject {
     /// The command that would be run if permission is granted.
     pub command: String,
@@ -2908,6 +2950,7 @@ impl schemars::JsonSchema for CompactionStatus {
 /// an in-progress compaction. Chunks append in receive order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CompactionSummaryChunk {
     /// ID of the compaction whose summary receives this content.
     #[serde(rename = "compactionId")]
@@ -2948,6 +2991,7 @@ impl CompactionSummaryChunk {
 /// stored metadata by top-level key instead of replacing it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CompactionUpdate {
     /// The Agent-owned ID of this compaction, unique within the session.
     #[serde(rename = "compactionId")]
@@ -3002,6 +3046,7 @@ impl CompactionUpdate {
 /// This notification is not a foreground state update.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CompleteElicitationNotification {
     /// The ID of the elicitation that completed.
     #[serde(rename = "elicitationId")]
@@ -3032,6 +3077,7 @@ impl CompleteElicitationNotification {
 /// Session configuration options have been updated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ConfigOptionUpdate {
     /// The full set of configuration options and their current values.
     #[serde(rename = "configOptions", deserialize_with = "lenient_fns::required_items")]
@@ -3062,6 +3108,7 @@ impl ConfigOptionUpdate {
 /// Standard content block (text, images, resources).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Content {
     /// The actual content block.
     pub content: ContentBlock,
@@ -3311,6 +3358,7 @@ impl ContentBlock {
 /// A streamed item of message content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ContentChunk {
     /// A unique identifier for the message this chunk belongs to.
     ///
@@ -3348,6 +3396,7 @@ impl ContentChunk {
 /// Cost information for a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Cost {
     /// Total cumulative cost for session.
     pub amount: f64,
@@ -3397,6 +3446,7 @@ impl Cost {
 /// See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CreateElicitationRequest {
     /// A human-readable message describing what input is needed.
     pub message: String,
@@ -3564,6 +3614,7 @@ impl CreateElicitationRequestMode {
 /// Response from the client to an elicitation request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct CreateElicitationResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3739,6 +3790,7 @@ impl CreateElicitationResponseAction {
 /// Only available if the Agent supports the `session.delete` capability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct DeleteSessionRequest {
     /// The ID of the session to delete.
     #[serde(rename = "sessionId")]
@@ -3769,6 +3821,7 @@ impl DeleteSessionRequest {
 /// Response from deleting a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct DeleteSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3805,6 +3858,7 @@ impl Default for DeleteSessionResponse {
 /// See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Diff {
     /// Structured file changes described by this diff.
     ///
@@ -3851,6 +3905,7 @@ impl Diff {
 /// operations without parsing the text patch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct DiffChange {
     /// File content kind after the operation (for `delete`, of the deleted file).
     ///
@@ -4181,6 +4236,7 @@ impl schemars::JsonSchema for DiffFileType {
 /// Renderable patch text and its format.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct DiffPatch {
     /// Patch format. The only ACP-defined value is `git_patch`.
     pub format: DiffPatchFormat,
@@ -4290,6 +4346,7 @@ impl schemars::JsonSchema for DiffPatchFormat {
 /// Operation metadata for add, delete, and modify changes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct DiffPathChange {
     /// Absolute path for the operation.
     pub path: AbsolutePath,
@@ -4304,6 +4361,7 @@ impl DiffPathChange {
 /// Operation metadata for move and copy changes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct DiffPathPairChange {
     /// Absolute path before the operation.
     #[serde(rename = "oldPath")]
@@ -4326,6 +4384,7 @@ impl DiffPathPairChange {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct DisableProviderRequest {
     /// Provider ID to disable.
     #[serde(rename = "providerId")]
@@ -4362,6 +4421,7 @@ impl DisableProviderRequest {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct DisableProviderResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4393,6 +4453,7 @@ impl Default for DisableProviderResponse {
 /// The user accepted the elicitation and provided content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ElicitationAcceptAction {
     /// The user-provided content, if any, as an object matching the requested schema.
     ///
@@ -4419,6 +4480,7 @@ impl Default for ElicitationAcceptAction {
 /// Elicitation capabilities supported by the client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ElicitationCapabilities {
     /// Whether the client supports form-based elicitation.
     ///
@@ -4588,6 +4650,7 @@ impl ElicitationContentValue {
 /// Supplying `{}` means the client supports form-based elicitation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ElicitationFormCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4617,6 +4680,7 @@ impl Default for ElicitationFormCapabilities {
 /// Form-based elicitation mode where the client renders a form from the provided schema.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ElicitationFormMode {
     /// A JSON Schema describing the form fields to present to the user.
     #[serde(rename = "requestedSchema")]
@@ -4945,6 +5009,7 @@ impl ElicitationPropertySchema {
 /// (e.g., during auth/configuration phases before any session is started).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ElicitationRequestScope {
     /// The pending Client-to-Agent request this elicitation is tied to.
     #[serde(rename = "requestId")]
@@ -4963,6 +5028,7 @@ impl ElicitationRequestScope {
 /// as required by the elicitation specification.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ElicitationSchema {
     /// Type discriminator. Always `"object"`. Any other value is rejected.
     pub r#type: ElicitationSchemaType,
@@ -5099,6 +5165,7 @@ impl schemars::JsonSchema for ElicitationSchemaType {
 /// during a tool call and needs to redirect it to the user.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ElicitationSessionScope {
     /// The session this elicitation is tied to.
     #[serde(rename = "sessionId")]
@@ -5130,6 +5197,7 @@ impl ElicitationSessionScope {
 /// Supplying `{}` means the client supports URL-based elicitation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ElicitationUrlCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5159,6 +5227,7 @@ impl Default for ElicitationUrlCapabilities {
 /// URL-based elicitation mode where the client directs the user to a URL.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ElicitationUrlMode {
     /// The unique identifier for this elicitation.
     #[serde(rename = "elicitationId")]
@@ -5255,6 +5324,7 @@ impl ElicitationUrlModeKind {
 /// The contents of a resource, embedded into a prompt or tool call result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct EmbeddedResource {
     /// Embedded resource payload, either text or binary data.
     pub resource: EmbeddedResourceResource,
@@ -5363,6 +5433,7 @@ impl EmbeddedResourceResource {
 /// A titled enum option with a const value, human-readable title, and optional description.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct EnumOption {
     /// The constant value for this option.
     pub r#const: String,
@@ -5405,6 +5476,7 @@ impl EnumOption {
 /// An environment variable to set when launching a process.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct EnvVariable {
     /// The name of the environment variable.
     pub name: String,
@@ -5442,6 +5514,7 @@ impl EnvVariable {
 /// See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Error {
     /// A number indicating the error type that occurred.
     /// This must be an integer as defined in the JSON-RPC specification.
@@ -5648,6 +5721,7 @@ impl ErrorData {
 /// Details of a failure that ended active work.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ErrorStopReason {
     /// The failure, as a JSON-RPC error object.
     ///
@@ -5703,6 +5777,7 @@ pub type ExtResponse = serde_json::Value;
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ForkSessionRequest {
     /// The ID of the session to fork.
     #[serde(rename = "sessionId")]
@@ -5778,6 +5853,7 @@ impl ForkSessionRequest {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ForkSessionResponse {
     /// Unique identifier for the newly created forked session.
     #[serde(rename = "sessionId")]
@@ -5835,6 +5911,7 @@ impl ForkSessionResponse {
 /// An HTTP header to set when making requests to the MCP server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct HttpHeader {
     /// The name of the HTTP header.
     pub name: String,
@@ -5867,6 +5944,7 @@ impl HttpHeader {
 /// An optionally-sized icon that can be displayed in a user interface.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Icon {
     /// A standard URI pointing to an icon resource. MUST be an `https:` or `data:` URI.
     /// Clients reject other schemes, fetch without credentials, and do not follow
@@ -6011,6 +6089,7 @@ impl schemars::JsonSchema for IconTheme {
 /// They MUST NOT be counted as new completions, cancellations, or additional usage.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct IdleStateUpdate {
     /// **UNSTABLE**
     ///
@@ -6288,6 +6367,7 @@ impl IdleStateUpdateStopReason {
 /// No stop reason: `stopReason` is omitted or `null`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct IdleStateUpdateStopReasonNone {
     #[serde(rename = "stopReason", default, skip_serializing_if = "Patch::is_omitted")]
     pub stop_reason: Patch<()>,
@@ -6311,6 +6391,7 @@ impl Default for IdleStateUpdateStopReasonNone {
 /// An image provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ImageContent {
     /// Base64-encoded media payload.
     pub data: String,
@@ -6366,6 +6447,7 @@ impl ImageContent {
 /// title for UI representation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Implementation {
     /// Intended for programmatic or logical use, but can be used as a display
     /// name fallback if title isn't present.
@@ -6451,6 +6533,7 @@ pub struct InitializeProxyResponse(pub InitializeResponse);
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct InitializeRequest {
     /// The latest protocol version supported by the client.
     #[serde(rename = "protocolVersion")]
@@ -6512,6 +6595,7 @@ fn de_initialize_request_capabilities<'de, D: Deserializer<'de>>(
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct InitializeResponse {
     /// The highest protocol version supported by the agent that is at or below
     /// the version requested by the client. If no such version exists,
@@ -6589,6 +6673,7 @@ fn de_initialize_response_capabilities<'de, D: Deserializer<'de>>(
 /// Schema for integer properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct IntegerPropertySchema {
     /// Optional title for the property.
     ///
@@ -6674,6 +6759,7 @@ impl Default for IntegerPropertySchema {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ListProvidersRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6710,6 +6796,7 @@ impl Default for ListProvidersRequest {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ListProvidersResponse {
     /// Configurable providers with current routing info suitable for UI display.
     pub providers: Vec<ProviderInfo>,
@@ -6740,6 +6827,7 @@ impl ListProvidersResponse {
 /// Request parameters for listing existing sessions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ListSessionsRequest {
     /// Filter sessions by working directory. Must be an absolute path.
     ///
@@ -6806,6 +6894,7 @@ impl Default for ListSessionsRequest {
 /// Response from listing sessions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ListSessionsResponse {
     /// Array of session information objects.
     #[serde(deserialize_with = "lenient_fns::required_items_on_error")]
@@ -6953,6 +7042,7 @@ impl schemars::JsonSchema for LlmProtocol {
 /// when `authMethods` was omitted or empty.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct LoginAuthRequest {
     /// The ID of the authentication method to use.
     /// Must be one of the methods advertised in the initialize response.
@@ -6984,6 +7074,7 @@ impl LoginAuthRequest {
 /// Response to the `auth/login` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct LoginAuthResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7019,6 +7110,7 @@ impl Default for LoginAuthResponse {
 /// when `authMethods` was omitted or empty.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct LogoutAuthRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7048,6 +7140,7 @@ impl Default for LogoutAuthRequest {
 /// Response to the `auth/logout` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct LogoutAuthResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7084,6 +7177,7 @@ impl Default for LogoutAuthResponse {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct McpAcpCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7115,6 +7209,7 @@ impl Default for McpAcpCapabilities {
 /// MCP capabilities supported by the agent for session lifecycle requests.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct McpCapabilities {
     /// Agent supports `stdio` MCP servers.
     ///
@@ -7197,6 +7292,7 @@ impl Default for McpCapabilities {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct McpError {
     /// Inner MCP error code. Never an ACP error code.
     pub code: i32,
@@ -7223,6 +7319,7 @@ impl McpError {
 /// Supplying `{}` means the agent supports HTTP MCP server transports.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct McpHttpCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7482,6 +7579,7 @@ impl McpServer {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct McpServerAcp {
     /// Human-readable name identifying this MCP server.
     pub name: String,
@@ -7568,6 +7666,7 @@ impl std::fmt::Display for McpServerAcpId {
 /// HTTP transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct McpServerHttp {
     /// Human-readable name identifying this MCP server.
     pub name: String,
@@ -7609,6 +7708,7 @@ impl McpServerHttp {
 /// Stdio transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct McpServerStdio {
     /// Human-readable name identifying this MCP server.
     pub name: String,
@@ -7660,6 +7760,7 @@ impl McpServerStdio {
 /// Supplying `{}` means the agent supports stdio MCP server transports.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct McpStdioCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7771,6 +7872,7 @@ impl std::fmt::Display for MessageId {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct MessageMcpNotification {
     /// The declared ACP MCP server handling the associated request.
     #[serde(rename = "serverId")]
@@ -7821,6 +7923,7 @@ impl MessageMcpNotification {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct MessageMcpRequest {
     /// The declared ACP MCP server receiving this request.
     #[serde(rename = "serverId")]
@@ -7954,6 +8057,7 @@ impl MessageMcpResponse {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct MessageMcpResponseError {
     /// Required, non-null MCP error object.
     pub error: McpError,
@@ -7986,6 +8090,7 @@ impl MessageMcpResponseError {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct MessageMcpResponseResult {
     /// Required, even if JSON null.
     #[serde(deserialize_with = "lenient::required")]
@@ -8146,6 +8251,7 @@ impl MultiSelectItems {
 /// Schema for multi-select (array) properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct MultiSelectPropertySchema {
     /// Optional title for the property.
     ///
@@ -8219,6 +8325,7 @@ impl MultiSelectPropertySchema {
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct NewSessionRequest {
     /// The working directory for this session. Must be an absolute path.
     pub cwd: AbsolutePath,
@@ -8290,6 +8397,7 @@ impl NewSessionRequest {
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct NewSessionResponse {
     /// Unique identifier for the created session.
     ///
@@ -8354,6 +8462,7 @@ impl NewSessionResponse {
 /// See protocol docs: [Session Notices](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-notices)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Notice {
     /// Presentation severity hint.
     pub severity: NoticeSeverity,
@@ -8470,6 +8579,7 @@ impl schemars::JsonSchema for NoticeSeverity {
 /// Schema for number (floating-point) properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct NumberPropertySchema {
     /// Optional title for the property.
     ///
@@ -8550,6 +8660,7 @@ impl Default for NumberPropertySchema {
 /// An option presented to the user when requesting permission.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PermissionOption {
     /// Identifier for this permission option. MUST be unique within the request.
     #[serde(rename = "optionId")]
@@ -8717,6 +8828,7 @@ impl schemars::JsonSchema for PermissionOptionKind {
 /// See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/agent-plan#plan-entries)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PlanEntry {
     /// Human-readable description of what this task aims to accomplish.
     pub content: String,
@@ -8928,6 +9040,7 @@ impl schemars::JsonSchema for PlanEntryStatus {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PlanFile {
     /// The plan ID to update.
     #[serde(rename = "planId")]
@@ -8999,6 +9112,7 @@ impl std::fmt::Display for PlanId {
 /// A plan represented as structured entries.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PlanItems {
     /// The plan ID to update.
     #[serde(rename = "planId")]
@@ -9041,6 +9155,7 @@ impl PlanItems {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PlanMarkdown {
     /// The plan ID to update.
     #[serde(rename = "planId")]
@@ -9080,6 +9195,7 @@ impl PlanMarkdown {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PlanRemoved {
     /// The plan ID to remove.
     #[serde(rename = "planId")]
@@ -9111,6 +9227,7 @@ impl PlanRemoved {
 /// A content update for a plan identified by ID.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PlanUpdate {
     /// The updated plan content.
     pub plan: PlanUpdateContent,
@@ -9320,6 +9437,7 @@ impl PlanUpdateContent {
 /// Supplying `{}` means the agent supports audio content in prompts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PromptAudioCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -9360,6 +9478,7 @@ impl Default for PromptAudioCapabilities {
 /// See protocol docs: [Session Prompt Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-prompt-capabilities)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PromptCapabilities {
     /// Agent supports `image` content blocks.
     ///
@@ -9435,6 +9554,7 @@ impl Default for PromptCapabilities {
 /// Supplying `{}` means the agent supports embedded context in prompts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PromptEmbeddedContextCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -9466,6 +9586,7 @@ impl Default for PromptEmbeddedContextCapabilities {
 /// Supplying `{}` means the agent supports image content in prompts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PromptImageCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -9499,6 +9620,7 @@ impl Default for PromptImageCapabilities {
 /// See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#1-user-message)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PromptRequest {
     /// The ID of the session to send this user message to
     #[serde(rename = "sessionId")]
@@ -9556,6 +9678,7 @@ impl PromptRequest {
 /// See protocol docs: [Prompt Accepted](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#2-prompt-accepted)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PromptResponse {
     /// Identifies the user message inserted into the ACP conversation.
     ///
@@ -9622,6 +9745,7 @@ impl From<u16> for ProtocolVersion {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ProviderCurrentConfig {
     /// Protocol currently used by this provider.
     #[serde(rename = "apiType")]
@@ -9708,6 +9832,7 @@ impl std::fmt::Display for ProviderId {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ProviderInfo {
     /// Provider identifier, for example "main" or "openai".
     #[serde(rename = "providerId")]
@@ -9763,6 +9888,7 @@ impl ProviderInfo {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ProvidersCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -9795,6 +9921,7 @@ impl Default for ProvidersCapabilities {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ProxyNotification {
     /// The notification method name.
     pub method: String,
@@ -9817,6 +9944,7 @@ impl ProxyNotification {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ProxyRequest {
     /// The request id used to correlate the matching response.
     pub id: RequestId,
@@ -9916,6 +10044,7 @@ impl ProxyResponse {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ProxyResponseError {
     /// The id of the request this response answers.
     ///
@@ -10017,6 +10146,7 @@ impl ProxyResponseErrorId {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ProxyResponseResult {
     /// The id of the request this response answers.
     pub id: RequestId,
@@ -10046,6 +10176,7 @@ impl ProxyResponseResult {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ProxySuccessorNotification {
     /// Method name of the wrapped notification.
     pub method: String,
@@ -10106,6 +10237,7 @@ impl ProxySuccessorNotification {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ProxySuccessorRequest {
     /// Method name of the wrapped request.
     pub method: String,
@@ -10277,6 +10409,7 @@ impl ReplayFrom {
 /// Inclusive replay cursor requesting replay from the start of retained conversation history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ReplayFromStart {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -10539,6 +10672,7 @@ impl RequestPermissionOutcome {
 /// See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/tool-calls#requesting-permission)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct RequestPermissionRequest {
     /// The session ID for this request.
     #[serde(rename = "sessionId")]
@@ -10601,6 +10735,7 @@ impl RequestPermissionRequest {
 /// Response to a permission request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct RequestPermissionResponse {
     /// The user's decision on the permission request.
     pub outcome: RequestPermissionOutcome,
@@ -10777,6 +10912,7 @@ impl RequestPermissionSubject {
 /// Responding to one request does not itself imply `running`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct RequiresActionStateUpdate {
     /// Work running independently of foreground work, as a complete snapshot.
     ///
@@ -10826,6 +10962,7 @@ impl Default for RequiresActionStateUpdate {
 /// A link to a resource that the receiver may be able to read, included in a prompt or tool call result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ResourceLink {
     /// Human-readable name shown for this protocol object.
     pub name: String,
@@ -10922,6 +11059,7 @@ impl ResourceLink {
 /// history according to `replayFrom`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ResumeSessionRequest {
     /// The ID of the session to resume.
     #[serde(rename = "sessionId")]
@@ -11020,6 +11158,7 @@ impl ResumeSessionRequest {
 /// See protocol docs: [Current-State Synchronization](https://agentclientprotocol.com/protocol/v2/session-setup#current-state-synchronization)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ResumeSessionResponse {
     /// Initial session configuration options.
     ///
@@ -11152,6 +11291,7 @@ impl schemars::JsonSchema for Role {
 /// Foreground work is in progress.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct RunningStateUpdate {
     /// Work running independently of foreground work, as a complete snapshot.
     ///
@@ -11201,6 +11341,7 @@ impl Default for RunningStateUpdate {
 /// The user selected one of the provided options.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SelectedPermissionOutcome {
     /// The ID of the option the user selected.
     #[serde(rename = "optionId")]
@@ -11236,6 +11377,7 @@ impl SelectedPermissionOutcome {
 /// complete ordered additional-root list associated with a listed session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionAdditionalDirectoriesCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -11273,6 +11415,7 @@ impl Default for SessionAdditionalDirectoriesCapabilities {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionArchiveCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -11400,6 +11543,7 @@ impl schemars::JsonSchema for SessionArchiveFilter {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionCancelCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -11441,6 +11585,7 @@ impl Default for SessionCancelCapabilities {
 /// See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-capabilities)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionCapabilities {
     /// Prompt capabilities supported by the agent in `session/prompt` requests.
     ///
@@ -11628,6 +11773,7 @@ impl Default for SessionCapabilities {
 /// A boolean on/off toggle session configuration option payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionConfigBoolean {
     /// The current value of the boolean option.
     #[serde(rename = "currentValue")]
@@ -11717,6 +11863,7 @@ impl std::fmt::Display for SessionConfigId {
 /// A session configuration option selector and its current state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionConfigOption {
     /// Unique identifier for the configuration option.
     #[serde(rename = "configId")]
@@ -12008,6 +12155,7 @@ impl SessionConfigOptionType {
 /// A single-value selector (dropdown) session configuration option payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionConfigSelect {
     /// The currently selected value. MUST be one of the `value`s in `options`.
     #[serde(rename = "currentValue")]
@@ -12029,6 +12177,7 @@ impl SessionConfigSelect {
 /// A group of possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionConfigSelectGroup {
     /// Unique identifier for this group.
     #[serde(rename = "groupId")]
@@ -12070,6 +12219,7 @@ impl SessionConfigSelectGroup {
 /// A possible value for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionConfigSelectOption {
     /// Unique identifier for this option value.
     pub value: SessionConfigValueId,
@@ -12228,6 +12378,7 @@ impl std::fmt::Display for SessionConfigValueId {
 /// Supplying `{}` means the agent supports deleting sessions from `session/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionDeleteCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -12264,6 +12415,7 @@ impl Default for SessionDeleteCapabilities {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionForkCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -12337,6 +12489,7 @@ impl std::fmt::Display for SessionId {
 /// Information about a session returned by session/list
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionInfo {
     /// Unique identifier for the session
     #[serde(rename = "sessionId")]
@@ -12428,6 +12581,7 @@ impl SessionInfo {
 /// top-level key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionInfoUpdate {
     /// Human-readable title for the session. Set to null to clear.
     #[serde(
@@ -12525,6 +12679,7 @@ impl std::fmt::Display for SessionListCursor {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionMessage {
     /// Identifier of this message within the enclosing session's transcript.
     #[serde(rename = "messageId")]
@@ -12624,6 +12779,7 @@ impl SessionMessage {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionMessageChunk {
     /// Identifier of this message within the enclosing session's transcript.
     #[serde(rename = "messageId")]
@@ -12662,6 +12818,7 @@ impl SessionMessageChunk {
 /// See protocol docs: [Unknown Sessions](https://agentclientprotocol.com/protocol/v2/error#unknown-sessions)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionNotFoundErrorData {
     /// The session ID from the request.
     #[serde(rename = "sessionId")]
@@ -12789,6 +12946,7 @@ impl schemars::JsonSchema for SessionStatus {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionStatusCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -12831,6 +12989,7 @@ impl Default for SessionStatusCapabilities {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionStatusRequest {
     /// The ID of the session to check.
     #[serde(rename = "sessionId")]
@@ -12870,6 +13029,7 @@ impl SessionStatusRequest {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionStatusResponse {
     /// Whether the Agent has the session in memory.
     ///
@@ -12924,6 +13084,7 @@ impl SessionStatusResponse {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionSystemPromptCapabilities {
     /// Delivery modes the agent supports in addition to `append`.
     ///
@@ -12978,6 +13139,7 @@ impl Default for SessionSystemPromptCapabilities {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionSystemPromptModeCapabilities {
     /// Whether the agent supports `override` mode.
     ///
@@ -13034,6 +13196,7 @@ impl Default for SessionSystemPromptModeCapabilities {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionSystemPromptOverrideCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -13073,6 +13236,7 @@ impl Default for SessionSystemPromptOverrideCapabilities {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionTitleCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -13874,6 +14038,7 @@ impl SessionUpdate {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SetProviderRequest {
     /// Provider ID to configure.
     #[serde(rename = "providerId")]
@@ -13927,6 +14092,7 @@ impl SetProviderRequest {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SetProviderResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -13964,6 +14130,7 @@ impl Default for SetProviderResponse {
 /// See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SetSessionConfigOptionRequest {
     /// The ID of the session to set the configuration option for.
     #[serde(rename = "sessionId")]
@@ -14142,6 +14309,7 @@ impl SetSessionConfigOptionRequestType {
 /// A boolean value (`type: "boolean"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SetSessionConfigOptionRequestTypeBoolean {
     /// The boolean value.
     pub value: bool,
@@ -14156,6 +14324,7 @@ impl SetSessionConfigOptionRequestTypeBoolean {
 /// A `SessionConfigValueId` string value (`type: "id"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SetSessionConfigOptionRequestTypeId {
     /// The value ID.
     pub value: SessionConfigValueId,
@@ -14170,6 +14339,7 @@ impl SetSessionConfigOptionRequestTypeId {
 /// Response to `session/set_config_option` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SetSessionConfigOptionResponse {
     /// The full set of configuration options and their current values.
     #[serde(rename = "configOptions", deserialize_with = "lenient_fns::required_items")]
@@ -14213,6 +14383,7 @@ impl SetSessionConfigOptionResponse {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SetSessionTitleRequest {
     /// The ID of the session to retitle.
     #[serde(rename = "sessionId")]
@@ -14257,6 +14428,7 @@ impl SetSessionTitleRequest {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SetSessionTitleResponse {
     /// The title the Agent stored.
     ///
@@ -14610,6 +14782,7 @@ impl schemars::JsonSchema for StringFormat {
 /// String item schema for multi-select enum properties.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct StringMultiSelectItems {
     /// Allowed enum values. Must contain at least one value.
     pub r#enum: Vec<String>,
@@ -14642,6 +14815,7 @@ impl StringMultiSelectItems {
 /// with `"type": "string"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct StringPropertySchema {
     /// Optional title for the property.
     ///
@@ -14760,6 +14934,7 @@ impl Default for StringPropertySchema {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SubagentSessionCapabilities {
     /// Permits the client to cancel this child's current work without ending
     /// the session. Omitted and `null` are equivalent and mean unsupported. An object (including
@@ -14842,6 +15017,7 @@ impl Default for SubagentSessionCapabilities {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SubagentUpdate {
     /// The opaque session ID identifying the child in all ACP messages.
     #[serde(rename = "sessionId")]
@@ -14952,6 +15128,7 @@ impl SubagentUpdate {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SystemPrompt {
     /// How the Agent combines `content` with its own instructions.
     ///
@@ -15097,6 +15274,7 @@ impl schemars::JsonSchema for SystemPromptMode {
 /// `terminal_update` and `terminal_output_chunk` session updates.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Terminal {
     /// The ID of the terminal to display.
     #[serde(rename = "terminalId")]
@@ -15131,6 +15309,7 @@ impl Terminal {
 /// methods.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct TerminalAuthCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -15162,6 +15341,7 @@ impl Default for TerminalAuthCapabilities {
 /// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct TerminalCancelCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -15196,6 +15376,7 @@ impl Default for TerminalCancelCapabilities {
 /// See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct TerminalCapabilities {
     /// Permits the Client to cancel this terminal with `terminal/cancel`.
     ///
@@ -15244,6 +15425,7 @@ impl Default for TerminalCapabilities {
 /// an exit code nor a signal is known.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct TerminalExitStatus {
     /// Process exit code as the platform reports it, when known. Negative values are
     /// allowed, for example signed Windows exit codes. Omitted and `null` are equivalent.
@@ -15338,6 +15520,7 @@ impl std::fmt::Display for TerminalId {
 /// An authoritative replacement snapshot of terminal output bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct TerminalOutput {
     /// Base64-encoded replacement terminal output bytes.
     pub data: String,
@@ -15367,6 +15550,7 @@ impl TerminalOutput {
 /// A chunk of bytes appended to an agent-owned terminal's output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct TerminalOutputChunk {
     /// The terminal receiving these bytes.
     #[serde(rename = "terminalId")]
@@ -15401,6 +15585,7 @@ impl TerminalOutputChunk {
 /// The size of an agent-owned terminal in character cells.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct TerminalSize {
     /// Number of columns.
     pub cols: u16,
@@ -15439,6 +15624,7 @@ impl TerminalSize {
 /// omitted fields start unknown.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct TerminalUpdate {
     /// Unique identifier for this terminal within the session.
     #[serde(rename = "terminalId")]
@@ -15527,6 +15713,7 @@ impl TerminalUpdate {
 /// All text that was typed after the command name is provided as input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct TextCommandInput {
     /// A hint to display when the input hasn't been provided yet
     pub hint: String,
@@ -15556,6 +15743,7 @@ impl TextCommandInput {
 /// Text provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct TextContent {
     /// Text payload carried by this content block.
     pub text: String,
@@ -15595,6 +15783,7 @@ impl TextContent {
 /// Text-based resource contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct TextResourceContents {
     /// Text payload carried by this content block.
     pub text: String,
@@ -15638,6 +15827,7 @@ impl TextResourceContents {
 /// Items definition for titled multi-select enum properties.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct TitledMultiSelectItems {
     /// Titled enum options. Must contain at least one option.
     #[serde(rename = "anyOf")]
@@ -15670,6 +15860,7 @@ impl TitledMultiSelectItems {
 /// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ToolCallCancelCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -15704,6 +15895,7 @@ impl Default for ToolCallCancelCapabilities {
 /// See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ToolCallCapabilities {
     /// Permits the Client to cancel this tool call with `tool_call/cancel`.
     ///
@@ -15913,6 +16105,7 @@ impl ToolCallContent {
 /// instead.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ToolCallContentChunk {
     /// The ID of the tool call this content belongs to.
     #[serde(rename = "toolCallId")]
@@ -15989,6 +16182,7 @@ impl std::fmt::Display for ToolCallId {
 /// See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v2/tool-calls#following-the-agent)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ToolCallLocation {
     /// The absolute file path being accessed or modified.
     pub path: AbsolutePath,
@@ -16027,6 +16221,7 @@ impl ToolCallLocation {
 /// Permission request details for a tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ToolCallPermissionSubject {
     /// Details about the tool call requiring permission.
     ///
@@ -16176,6 +16371,7 @@ impl schemars::JsonSchema for ToolCallStatus {
 /// See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ToolCallUpdate {
     /// Unique identifier for this tool call within the session.
     #[serde(rename = "toolCallId")]
@@ -16434,6 +16630,7 @@ impl schemars::JsonSchema for ToolKind {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct UnarchiveSessionRequest {
     /// The ID of the session to unarchive.
     #[serde(rename = "sessionId")]
@@ -16470,6 +16667,7 @@ impl UnarchiveSessionRequest {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct UnarchiveSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -16514,6 +16712,7 @@ impl Default for UnarchiveSessionResponse {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct UnknownStateUpdate {
     /// Work running independently of foreground work, as a complete snapshot.
     ///
@@ -16567,6 +16766,7 @@ impl Default for UnknownStateUpdate {
 /// See protocol docs: [Version Negotiation](https://agentclientprotocol.com/protocol/v2/initialization#version-negotiation)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct UnsupportedProtocolVersionErrorData {
     /// The protocol version the Client requested.
     pub requested: ProtocolVersion,
@@ -16603,6 +16803,7 @@ impl UnsupportedProtocolVersionErrorData {
 /// See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct UpdateSessionNotification {
     /// The ID of the session this update pertains to.
     #[serde(rename = "sessionId")]
@@ -16641,6 +16842,7 @@ impl UpdateSessionNotification {
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Usage {
     /// Sum of all token types for the completed work.
     #[serde(rename = "totalTokens")]
@@ -16713,6 +16915,7 @@ impl Usage {
 /// Context window and cost update for a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct UsageUpdate {
     /// Tokens currently in context.
     pub used: u64,
@@ -16767,6 +16970,7 @@ impl UsageUpdate {
 /// content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct UserMessage {
     /// A unique identifier for the message.
     #[serde(rename = "messageId")]

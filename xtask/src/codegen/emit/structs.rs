@@ -43,6 +43,9 @@ impl Emitter<'_> {
             #cfg
             #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
             #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+            // A field a later schema adds must not break code built on this one: values are
+            // made with `new` (the required fields) and set field by field.
+            #[non_exhaustive]
             pub struct #name {
                 #(#fields)*
             }

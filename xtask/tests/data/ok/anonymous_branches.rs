@@ -69,6 +69,7 @@ impl Alike {
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AlikeObject0 {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub x: Option<String>,
@@ -87,6 +88,7 @@ impl Default for AlikeObject0 {
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct AlikeObject1 {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub y: Option<String>,
@@ -231,6 +233,7 @@ impl Reply {
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ReplyError {
     pub id: i64,
     pub error: String,
@@ -244,6 +247,7 @@ impl ReplyError {
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ReplyResult {
     pub id: i64,
     pub result: String,

@@ -44,6 +44,7 @@ impl std::fmt::Display for SessionId {
 /// Every presence a field can have.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Update {
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,

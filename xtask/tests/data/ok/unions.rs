@@ -503,6 +503,7 @@ impl Server {
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ServerHttp {
     pub url: String,
 }
@@ -515,6 +516,7 @@ impl ServerHttp {
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ServerStdio {
     pub command: String,
 }
@@ -664,6 +666,7 @@ impl Shape {
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ShapeCircle {
     pub r: f64,
 }
@@ -676,6 +679,7 @@ impl ShapeCircle {
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Text {
     pub text: String,
 }
