@@ -202,6 +202,35 @@ impl ClientConnection {
         Ok(sessions::v2::Session::open(self, answer.session_id))
     }
 
+    /// `session/load` (v1; the agent must advertise `loadSession`), and a handle on the session:
+    /// the history the agent replays before answering comes first in its updates.
+    pub async fn load_session_v1(&self, request: v1::LoadSessionRequest) -> Result<sessions::v1::Session, Error> {
+        let _opening = self.routes.opening();
+        let id = request.session_id.clone();
+        self.conn.request::<v1::methods::SessionLoad>(&request).await?;
+        self.conn.sync_notifications().await;
+        Ok(sessions::v1::Session::open(self, id))
+    }
+
+    /// `session/resume` (v1), and a handle on the session.
+    pub async fn resume_session_v1(&self, request: v1::ResumeSessionRequest) -> Result<sessions::v1::Session, Error> {
+        let _opening = self.routes.opening();
+        let id = request.session_id.clone();
+        self.conn.request::<v1::methods::SessionResume>(&request).await?;
+        self.conn.sync_notifications().await;
+        Ok(sessions::v1::Session::open(self, id))
+    }
+
+    /// `session/resume` (v2), and a handle on the session: the replayed history and the state
+    /// snapshot the agent sends before answering come first in its updates.
+    pub async fn resume_session_v2(&self, request: v2::ResumeSessionRequest) -> Result<sessions::v2::Session, Error> {
+        let _opening = self.routes.opening();
+        let id = request.session_id.clone();
+        self.conn.request::<v2::methods::SessionResume>(&request).await?;
+        self.conn.sync_notifications().await;
+        Ok(sessions::v2::Session::open(self, id))
+    }
+
     pub(crate) fn routes(&self) -> &Routes {
         &self.routes
     }

@@ -205,6 +205,20 @@ macro_rules! session_handle {
             pub fn connection(&self) -> &ClientConnection {
                 &self.conn
             }
+
+            /// `session/set_config_option`: sets one of the session's configuration options.
+            pub async fn set_config_option(
+                &self,
+                request: acp_types::$version::SetSessionConfigOptionRequest,
+            ) -> Result<acp_types::$version::SetSessionConfigOptionResponse, Error> {
+                self.conn.conn.request::<acp_types::$version::methods::SessionSetConfigOption>(&request).await
+            }
+
+            /// `session/close` (the agent ends the running turn first) and drops the handle.
+            pub async fn close(self) -> Result<(), Error> {
+                let request = acp_types::$version::CloseSessionRequest::new(self.id.clone());
+                self.conn.conn.request::<acp_types::$version::methods::SessionClose>(&request).await.map(|_| ())
+            }
         }
 
         impl Drop for Session {
@@ -232,6 +246,12 @@ pub mod v1 {
             let request = acp::PromptRequest::new(self.id.clone(), prompt);
             start(&mut self.updates, Box::pin(async move { conn.prompt_v1(&request).await })).await
         }
+
+        /// `session/set_mode`: switches the session to one of its modes.
+        pub async fn set_mode(&self, mode: acp::SessionModeId) -> Result<acp::SetSessionModeResponse, Error> {
+            let request = acp::SetSessionModeRequest::new(self.id.clone(), mode);
+            self.conn.conn.request::<acp::methods::SessionSetMode>(&request).await
+        }
     }
 }
 
@@ -249,12 +269,6 @@ pub mod v2 {
             let conn = self.conn.clone();
             let request = acp::PromptRequest::new(self.id.clone(), prompt);
             start(&mut self.updates, Box::pin(async move { conn.prompt_v2(&request).await })).await
-        }
-
-        /// Sends `session/close` (the agent ends the running turn first) and drops the handle.
-        pub async fn close(self) -> Result<(), Error> {
-            let request = acp::CloseSessionRequest::new(self.id.clone());
-            self.conn.conn.request::<acp::methods::SessionClose>(&request).await.map(|_| ())
         }
     }
 }
