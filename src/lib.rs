@@ -5,6 +5,7 @@
 //! - [`framing`]: linear-time line framing with a maximum message size;
 //! - [`connection`]: correlation, concurrent dispatch, cancellation, faults;
 //! - [`agent`] and [`client`]: the two ends, v1 and v2 in one process, with version negotiation;
+//! - [`spawn`]: starting an agent process and ending it with everything it started;
 //! - [`turn`]: the v2 prompt turn (running, idle, cancellation), kept by the runtime at both ends.
 //!
 //! The `acp` command (`check`, `tap`) is the `acp-tool` package, beside this one.
@@ -14,6 +15,7 @@ pub mod client;
 pub mod connection;
 pub mod framing;
 pub mod session;
+pub mod spawn;
 pub mod turn;
 
 pub use connection::{Config, Connection, Error};
