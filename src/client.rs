@@ -8,12 +8,12 @@ use crate::agent::{V1, V2};
 use crate::connection::{BoxFuture, Config, Connection, Error, Raw, RequestContext, Service};
 use crate::session::{session_of, Context, Negotiated, Sessions};
 use crate::sessions::{self, Routes};
+use crate::spawn::{AgentProcess, SpawnOptions};
 use crate::turn::{TurnEnd, TurnWaiters};
 use acp_types::support::rpc::RpcError;
 use acp_types::{v1, v2, Version};
 use serde_json::json;
 use std::future::Future;
-use std::process::Stdio;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -347,25 +347,29 @@ where
 }
 
 /// Spawns an agent process (`program args…`) with piped stdin/stdout (its stderr passes through)
-/// and connects `client` to it.
+/// and connects `client` to it: [`spawn_agent_with`] with the default [`SpawnOptions`].
 pub fn spawn_agent<C: Client>(
     client: C,
     program: &str,
     args: &[String],
     config: Config,
-) -> std::io::Result<(ClientConnection, impl Future<Output = std::io::Result<()>> + Send, tokio::process::Child)> {
-    let mut child = tokio::process::Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()?;
-    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(std::io::Error::other("the agent's stdio is not piped"));
-    };
+) -> std::io::Result<(ClientConnection, impl Future<Output = std::io::Result<()>> + Send, AgentProcess)> {
+    spawn_agent_with(client, program, args, config, &SpawnOptions::default())
+}
+
+/// Spawns an agent process (`program args…`, on Unix in a process group of its own, stderr as
+/// `options` says) and connects `client` to it. Dropping the returned [`AgentProcess`] ends the
+/// agent with its whole group; [`AgentProcess::shutdown`] does so gracefully.
+pub fn spawn_agent_with<C: Client>(
+    client: C,
+    program: &str,
+    args: &[String],
+    config: Config,
+    options: &SpawnOptions,
+) -> std::io::Result<(ClientConnection, impl Future<Output = std::io::Result<()>> + Send, AgentProcess)> {
+    let (process, stdin, stdout) = crate::spawn::spawn(program, args, options)?;
     let (conn, driver) = connect(client, stdout, stdin, config);
-    Ok((conn, driver, child))
+    Ok((conn, driver, process))
 }
 
 /// -32600 for a request of the agent before the client sent `initialize`: no version is

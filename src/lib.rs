@@ -7,6 +7,7 @@
 //! - [`agent`] and [`client`]: the two ends, v1 and v2 in one process, with version negotiation;
 //! - [`sessions`]: the client's typed API: `initialize_v1`/`initialize_v2`, a session handle per
 //!   `session/new`, and each prompt's turn as a stream of typed updates, then its outcome;
+//! - [`spawn`]: starting an agent process and ending it with everything it started;
 //! - [`turn`]: the v2 prompt turn (running, idle, cancellation), kept by the runtime at both ends.
 //!
 //! The `acp` command (`check`, `tap`, `conform`) is the `acp-tool` package, beside this one.
@@ -79,6 +80,7 @@ pub mod connection;
 pub mod framing;
 pub mod session;
 pub mod sessions;
+pub mod spawn;
 pub mod turn;
 
 pub use agent::{V1, V2};

@@ -133,14 +133,14 @@ pub fn notify_client(exe: &std::path::Path, count: usize) -> Duration {
         let done = client.done.clone();
         let args = vec!["notify-agent".to_string(), "ours".to_string(), count.to_string()];
         let start = Instant::now();
-        let (conn, driver, mut child) =
+        let (conn, driver, child) =
             acp_rpc::client::spawn_agent(client, &exe.display().to_string(), &args, big_config()).expect("spawn");
         tokio::spawn(driver);
         conn.initialize(Version::V1, serde_json::json!({})).await.expect("initialize");
         done.notified().await;
         let elapsed = start.elapsed();
         drop(conn);
-        let _ = child.kill().await;
+        let _ = child.shutdown().await;
         elapsed
     })
 }
