@@ -139,6 +139,16 @@ impl<C: v2::methods::client::Handler<Context> + 'static> Client for V2<C> {
     }
 }
 
+/// The answer to [`ClientConnection::initialize_any`], in the version the agent chose.
+#[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)] // one value per connection
+pub enum Initialized {
+    /// The agent speaks v1.
+    V1(v1::InitializeResponse),
+    /// The agent speaks v2.
+    V2(v2::InitializeResponse),
+}
+
 /// The client's end of a connection.
 #[derive(Clone)]
 pub struct ClientConnection {
@@ -165,6 +175,32 @@ impl ClientConnection {
     pub async fn initialize_v2(&self, mut request: v2::InitializeRequest) -> Result<v2::InitializeResponse, Error> {
         request.protocol_version = v2::ProtocolVersion(2);
         self.initialize_typed(Version::V2, &request).await
+    }
+
+    /// `initialize` offering both versions: asks for the highest one this client speaks, with
+    /// the fields of both requests in one object (their names do not overlap: v1 reads
+    /// `clientCapabilities`/`clientInfo`, v2 `capabilities`/`info`), and returns the answer of
+    /// the version the agent chose.
+    pub async fn initialize_any(
+        &self,
+        v1_request: v1::InitializeRequest,
+        v2_request: v2::InitializeRequest,
+    ) -> Result<Initialized, Error> {
+        let encode = |r: serde_json::Result<serde_json::Value>| r.map_err(|e| Error::Invalid(e.to_string()));
+        let mut params = encode(serde_json::to_value(&v1_request))?;
+        if let (Some(both), serde_json::Value::Object(v2_fields)) =
+            (params.as_object_mut(), encode(serde_json::to_value(&v2_request))?)
+        {
+            both.extend(v2_fields);
+        }
+        let highest = self.speaks.iter().copied().max().unwrap_or(Version::V1);
+        let answer = self.initialize(highest, params).await?;
+        let decode = |e: serde_json::Error| Error::Invalid(format!("the answer to initialize does not decode: {e}"));
+        match self.version() {
+            Some(Version::V1) => Ok(Initialized::V1(serde_json::from_value(answer).map_err(decode)?)),
+            Some(Version::V2) => Ok(Initialized::V2(serde_json::from_value(answer).map_err(decode)?)),
+            None => Err(Error::Invalid("no protocol version after initialize".into())),
+        }
     }
 
     async fn initialize_typed<Q: serde::Serialize, A: serde::de::DeserializeOwned>(

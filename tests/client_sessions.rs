@@ -24,6 +24,13 @@ impl v1::methods::agent::Handler<Context> for Words {
         cx.notify::<v1::methods::SessionUpdate>(&note).await.map_err(|e| e.to_rpc())?;
         Ok(v1::NewSessionResponse::new(v1::SessionId("s".into())))
     }
+    /// Replays one message of history before answering.
+    async fn session_load(&self, p: v1::LoadSessionRequest, cx: Context) -> Result<v1::LoadSessionResponse, RpcError> {
+        let old = v1::ContentChunk::new(v1::ContentBlock::Text(v1::TextContent::new("history".into())));
+        let note = v1::SessionNotification::new(p.session_id, v1::SessionUpdate::UserMessageChunk(old));
+        cx.notify::<v1::methods::SessionUpdate>(&note).await.map_err(|e| e.to_rpc())?;
+        Ok(v1::LoadSessionResponse::new())
+    }
     async fn session_prompt(&self, p: v1::PromptRequest, cx: Context) -> Result<v1::PromptResponse, RpcError> {
         let Some(v1::ContentBlock::Text(text)) = p.prompt.first() else { return Err(RpcError::internal("text")) };
         for word in words_of(&text.text) {
@@ -130,4 +137,29 @@ async fn initialize_v2_against_a_v1_agent_is_a_clear_error() {
     let error =
         conn.initialize_v2(v2::InitializeRequest::new(v2::ProtocolVersion(2), info)).await.expect_err("v1 only");
     assert!(error.to_string().contains("answered protocol version 1, not 2"), "{error}");
+}
+
+#[tokio::test]
+async fn a_loaded_session_starts_with_the_history_the_agent_replayed() {
+    let conn = connect(Version::ALL);
+    conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(1))).await.expect("initialize");
+    let load = v1::LoadSessionRequest::new(vec![], "/".into(), v1::SessionId("old".into()));
+    let mut session = conn.load_session_v1(load).await.expect("load");
+    let replayed = session.next_update().expect("the replayed message is the session's");
+    assert_eq!(replayed.tag(), Some("user_message_chunk"));
+    assert!(session.next_update().is_none());
+}
+
+#[tokio::test]
+async fn initialize_any_answers_in_the_version_the_agent_chose() {
+    let info = || v2::Implementation::new("c".into(), "0".into());
+    let mut v1_request = v1::InitializeRequest::new(v1::ProtocolVersion(1));
+    v1_request.client_capabilities.terminal = true.into();
+    let both = connect(Version::ALL);
+    let answer = both.initialize_any(v1_request.clone(), v2::InitializeRequest::new(v2::ProtocolVersion(2), info()));
+    assert!(matches!(answer.await.expect("v2"), acp_rpc::client::Initialized::V2(_)));
+    let only_v1 = connect(&[Version::V1]);
+    let answer = only_v1.initialize_any(v1_request, v2::InitializeRequest::new(v2::ProtocolVersion(2), info()));
+    assert!(matches!(answer.await.expect("v1"), acp_rpc::client::Initialized::V1(_)));
+    assert_eq!(only_v1.version(), Some(Version::V1));
 }
