@@ -6,6 +6,7 @@
 
 use crate::agent::{V1, V2};
 use crate::connection::{BoxFuture, Config, Connection, Error, Raw, RequestContext, Service};
+use crate::dispatch;
 use crate::session::{session_of, Context, Negotiated, Sessions};
 use crate::sessions::{self, Routes};
 use crate::spawn::{AgentProcess, SpawnOptions};
@@ -40,26 +41,6 @@ pub trait Client: Send + Sync + 'static {
     fn handle_v2(&self, note: v2::methods::client::Notification, cx: Context) -> impl Future<Output = ()> + Send;
 }
 
-async fn v1_request<H: v1::methods::client::Handler<Context>>(
-    handler: &H,
-    method: &str,
-    params: Option<Raw>,
-    cx: Context,
-) -> Result<serde_json::Value, RpcError> {
-    let r = v1::methods::client::Request::decode_raw(method, params.into())?;
-    v1::methods::client::dispatch_request(handler, r, cx).await?.result()
-}
-
-async fn v2_request<H: v2::methods::client::Handler<Context>>(
-    handler: &H,
-    method: &str,
-    params: Option<Raw>,
-    cx: Context,
-) -> Result<serde_json::Value, RpcError> {
-    let r = v2::methods::client::Request::decode_raw(method, params.into())?;
-    v2::methods::client::dispatch_request(handler, r, cx).await?.result()
-}
-
 fn not_spoken(version: Version) -> RpcError {
     RpcError::internal(format!("this client does not speak v{}", version.number()))
 }
@@ -75,8 +56,8 @@ impl<T: v1::methods::client::Handler<Context> + v2::methods::client::Handler<Con
         cx: Context,
     ) -> Result<serde_json::Value, RpcError> {
         match version {
-            Version::V1 => v1_request(self, method, params, cx).await,
-            Version::V2 => v2_request(self, method, params, cx).await,
+            Version::V1 => dispatch::client::v1::request(self, method, params, cx).await,
+            Version::V2 => dispatch::client::v2::request(self, method, params, cx).await,
         }
     }
 
@@ -100,7 +81,7 @@ impl<C: v1::methods::client::Handler<Context> + 'static> Client for V1<C> {
         cx: Context,
     ) -> Result<serde_json::Value, RpcError> {
         match version {
-            Version::V1 => v1_request(&self.0, method, params, cx).await,
+            Version::V1 => dispatch::client::v1::request(&self.0, method, params, cx).await,
             other => Err(not_spoken(other)),
         }
     }
@@ -125,7 +106,7 @@ impl<C: v2::methods::client::Handler<Context> + 'static> Client for V2<C> {
         cx: Context,
     ) -> Result<serde_json::Value, RpcError> {
         match version {
-            Version::V2 => v2_request(&self.0, method, params, cx).await,
+            Version::V2 => dispatch::client::v2::request(&self.0, method, params, cx).await,
             other => Err(not_spoken(other)),
         }
     }

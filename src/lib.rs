@@ -77,6 +77,7 @@
 pub mod agent;
 pub mod client;
 pub mod connection;
+mod dispatch;
 pub mod framing;
 pub mod session;
 pub mod sessions;

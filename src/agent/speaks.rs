@@ -3,6 +3,7 @@
 
 use super::{Agent, PromptTurn};
 use crate::connection::Raw;
+use crate::dispatch;
 use crate::session::Context;
 use crate::turn::Turn;
 use acp_types::support::rpc::RpcError;
@@ -59,26 +60,6 @@ fn ignored(method: &str, e: RpcError) {
     tracing::warn!("acp: notification {method} ignored: {e}");
 }
 
-async fn v1_request<H: v1::methods::agent::Handler<Context>>(
-    handler: &H,
-    method: &str,
-    params: Option<Raw>,
-    cx: Context,
-) -> Result<serde_json::Value, RpcError> {
-    let request = v1::methods::agent::Request::decode_raw(method, params.into())?;
-    v1::methods::agent::dispatch_request(handler, request, cx).await?.result()
-}
-
-async fn v2_request<H: v2::methods::agent::Handler<Context>>(
-    handler: &H,
-    method: &str,
-    params: Option<Raw>,
-    cx: Context,
-) -> Result<serde_json::Value, RpcError> {
-    let request = v2::methods::agent::Request::decode_raw(method, params.into())?;
-    v2::methods::agent::dispatch_request(handler, request, cx).await?.result()
-}
-
 async fn v1_notification<H: v1::methods::agent::Handler<Context>>(
     handler: &H,
     method: &str,
@@ -115,8 +96,8 @@ impl<A: Agent> Speaks for A {
         cx: Context,
     ) -> Result<serde_json::Value, RpcError> {
         match version {
-            Version::V1 => v1_request(self, method, params, cx).await,
-            Version::V2 => v2_request(self, method, params, cx).await,
+            Version::V1 => dispatch::agent::v1::request(self, method, params, cx).await,
+            Version::V2 => dispatch::agent::v2::request(self, method, params, cx).await,
         }
     }
 
@@ -144,7 +125,7 @@ impl<A: v1::methods::agent::Handler<Context> + 'static> Speaks for V1<A> {
         cx: Context,
     ) -> Result<serde_json::Value, RpcError> {
         match version {
-            Version::V1 => v1_request(&self.0, method, params, cx).await,
+            Version::V1 => dispatch::agent::v1::request(&self.0, method, params, cx).await,
             other => Err(not_spoken(other)),
         }
     }
@@ -173,7 +154,7 @@ impl<A: v2::methods::agent::Handler<Context> + PromptTurn> Speaks for V2<A> {
         cx: Context,
     ) -> Result<serde_json::Value, RpcError> {
         match version {
-            Version::V2 => v2_request(&self.0, method, params, cx).await,
+            Version::V2 => dispatch::agent::v2::request(&self.0, method, params, cx).await,
             other => Err(not_spoken(other)),
         }
     }
