@@ -20,7 +20,7 @@ pub use speaks::{Speaks, V1, V2};
 pub use helpers::{ClientCapabilities, ClientV1, ClientV2, TerminalHandle};
 
 use crate::connection::{BoxFuture, Config, Connection, Raw, RequestContext, Service};
-use crate::session::{session_of, Context, Negotiated, Sessions};
+use crate::session::{session_of, Advertised, Context, Negotiated, Sessions};
 use crate::turn::{MessageIds, SessionLocks, Turn};
 use acp_types::support::rpc::{decode_params, RpcError};
 use acp_types::support::Patch;
@@ -81,11 +81,20 @@ struct AgentService<A> {
     agent: Arc<A>,
     versions: Vec<Version>,
     version: Negotiated,
+    shared: Arc<Shared>,
+    conn: Connection,
+}
+
+/// What the tasks of one agent connection share.
+#[derive(Default)]
+struct Shared {
+    /// Running work by session, for `session/cancel`.
     sessions: Arc<Sessions>,
     /// v2: one turn at a time per session, and the `messageId`s of inserted messages.
-    turns: Arc<SessionLocks>,
+    turns: SessionLocks,
     ids: Arc<MessageIds>,
-    conn: Connection,
+    /// What the client advertised in `initialize`.
+    advertised: Advertised,
 }
 
 /// Serves `agent` over `reader`/`writer`, speaking the protocol `versions` (e.g.
@@ -111,9 +120,7 @@ where
         agent,
         versions,
         version: Negotiated::default(),
-        sessions: Arc::default(),
-        turns: Arc::default(),
-        ids: Arc::default(),
+        shared: Arc::default(),
         conn,
     })
 }
@@ -130,39 +137,45 @@ impl<A: Speaks> Service for AgentService<A> {
         if method == "session/close" {
             // Closing a session ends its turns (`cancelled`).
             if let Some(session) = &session {
-                self.sessions.cancel(session);
+                self.shared.sessions.cancel(session);
             }
         }
         let agent = self.agent.clone();
         let versions = self.versions.clone();
         let negotiated = self.version.clone();
-        let (sessions, turns, ids) = (self.sessions.clone(), self.turns.clone(), self.ids.clone());
+        let shared = self.shared.clone();
         // Registered now, while the reader is still on this message: a `session/cancel` right
         // behind it must find it.
         let turn = cx.cancel.child_token();
         let session_id = session.clone();
-        let registered = session.map(|s| self.sessions.register(s, turn.clone()));
+        let registered = session.map(|s| self.shared.sessions.register(s, turn.clone()));
         Box::pin(async move {
             let _registered = registered;
             if method == "initialize" {
-                let cx = Context { conn: cx.conn, version: Version::V1, cancel: turn };
+                let cx = Context {
+                    conn: cx.conn,
+                    version: Version::V1,
+                    cancel: turn,
+                    advertised: shared.advertised.clone(),
+                };
                 return initialize(&*agent, &versions, &negotiated, params, cx).await;
             }
             let Some(v) = negotiated.get() else {
                 return Err(not_initialized(&method));
             };
             if v == Version::V2 && method == "session/prompt" && A::V2_SESSIONS {
-                return v2_prompt(agent, params, cx, sessions, turns, ids).await;
+                return v2_prompt(agent, params, cx, &shared).await;
             }
             // "When closing cancels active foreground work, the Agent MUST send the final updates
             // for that work and the idle `state_update` with `stopReason: \"cancelled\"` before
             // responding successfully to `session/close`" (v2 `CloseSessionRequest`): the
             // session's turns, cancelled above, end before the handler answers.
             let _closing = match (&method[..], &session_id) {
-                ("session/close", Some(session)) => Some(turns.of(session).lock_owned().await),
+                ("session/close", Some(session)) => Some(shared.turns.of(session).lock_owned().await),
                 _ => None,
             };
-            let acx = Context { conn: cx.conn, version: v, cancel: turn.clone() };
+            let acx =
+                Context { conn: cx.conn, version: v, cancel: turn.clone(), advertised: shared.advertised.clone() };
             let result = agent.handle_request(v, &method, params, acx).await;
             if v == Version::V1 && method == "session/prompt" && turn.is_cancelled() {
                 // "the Agent MUST respond to the session/prompt with StopReason::Cancelled",
@@ -179,7 +192,7 @@ impl<A: Speaks> Service for AgentService<A> {
     fn notification(&self, method: String, params: Option<Raw>, _conn: Connection) -> BoxFuture<()> {
         if method == "session/cancel" {
             if let Some(session) = session_of(params.as_deref()) {
-                self.sessions.cancel(&session);
+                self.shared.sessions.cancel(&session);
             }
         }
         let Some(version) = self.version.get() else {
@@ -187,7 +200,12 @@ impl<A: Speaks> Service for AgentService<A> {
             return Box::pin(async {});
         };
         let agent = self.agent.clone();
-        let cx = Context { conn: self.conn.clone(), version, cancel: Default::default() };
+        let cx = Context {
+            conn: self.conn.clone(),
+            version,
+            cancel: Default::default(),
+            advertised: self.shared.advertised.clone(),
+        };
         Box::pin(async move { agent.handle_notification(version, &method, params, cx).await })
     }
 }
@@ -208,7 +226,7 @@ async fn initialize<A: Speaks>(
             .with_data(json!({ "requested": requested, "supported": supported }))
     })?;
     let advertised = ClientCapabilities::of_initialize(chosen, params.as_deref());
-    let conn = cx.conn.clone();
+    let advertise_to = cx.advertised.clone();
     let mut result = agent.handle_request(chosen, "initialize", params, Context { version: chosen, ..cx }).await?;
     // The answer states the negotiated version, whatever the handler filled in.
     result["protocolVersion"] = json!(chosen.number());
@@ -224,7 +242,7 @@ async fn initialize<A: Speaks>(
         }
     }
     if let Some(advertised) = advertised {
-        conn.set_client_capabilities(advertised);
+        advertise_to.set(advertised);
     }
     negotiated.set(chosen);
     to_raw(result)
@@ -236,9 +254,7 @@ async fn v2_prompt<A: Speaks>(
     agent: Arc<A>,
     params: Option<Raw>,
     cx: RequestContext,
-    sessions: Arc<Sessions>,
-    turns: Arc<SessionLocks>,
-    ids: Arc<MessageIds>,
+    shared: &Shared,
 ) -> Result<Raw, RpcError> {
     let prompt: v2::PromptRequest = decode_params("session/prompt", params.as_deref())?;
     if prompt.prompt.is_empty() {
@@ -246,15 +262,16 @@ async fn v2_prompt<A: Speaks>(
         // inserting it." (v2 `PromptRequest.prompt`)
         return Err(RpcError::invalid_params("session/prompt", "prompt", "an empty prompt (minItems: 1)"));
     }
-    let message_id = ids.next();
+    let message_id = shared.ids.next();
     let cancel = CancellationToken::new();
-    let registered = sessions.register(prompt.session_id.0.clone(), cancel.clone());
-    let context = Context { conn: cx.conn.clone(), version: Version::V2, cancel };
-    let turn = Turn::new(context, prompt.session_id.clone(), message_id.clone(), ids);
+    let registered = shared.sessions.register(prompt.session_id.0.clone(), cancel.clone());
+    let context =
+        Context { conn: cx.conn.clone(), version: Version::V2, cancel, advertised: shared.advertised.clone() };
+    let turn = Turn::new(context, prompt.session_id.clone(), message_id.clone(), shared.ids.clone());
     let mut inserted = v2::UserMessage::new(message_id.clone());
     inserted.content = Patch::Value(prompt.prompt.clone());
     turn.update(v2::SessionUpdate::UserMessage(inserted)).await.map_err(|e| e.to_rpc())?;
-    let serial = turns.of(&prompt.session_id.0);
+    let serial = shared.turns.of(&prompt.session_id.0);
     cx.after_response(async move {
         let _registered = registered;
         let _serial = serial.lock_owned().await;

@@ -422,7 +422,7 @@ impl<C: Client> Service for ClientService<C> {
                 let Some(version) = version else {
                     return Err(not_initialized(&method));
                 };
-                let ccx = Context { conn: cx.conn, version, cancel: turn.clone() };
+                let ccx = Context { conn: cx.conn, version, cancel: turn.clone(), advertised: Default::default() };
                 let result = client.handle_request(version, &method, params, ccx).await?;
                 serde_json::value::to_raw_value(&result).map_err(|e| RpcError::internal(e.to_string()))
             };
@@ -444,7 +444,8 @@ impl<C: Client> Service for ClientService<C> {
         };
         let client = self.client.clone();
         let (turns, routes) = (self.turns.clone(), self.routes.clone());
-        let cx = Context { conn: self.conn.clone(), version, cancel: Default::default() };
+        let cx =
+            Context { conn: self.conn.clone(), version, cancel: Default::default(), advertised: Default::default() };
         Box::pin(async move {
             let ignored = |e: RpcError| tracing::warn!("acp: notification {method} ignored: {e}");
             match version {

@@ -74,6 +74,22 @@ pub struct Context {
     pub version: Version,
     /// Cancelled when this request or its session is cancelled.
     pub cancel: CancellationToken,
+    /// What the client advertised in `initialize` (agent side; empty on the client's side).
+    pub(crate) advertised: Advertised,
+}
+
+/// The client's `initialize` capabilities, shared by the tasks of an agent's connection.
+#[derive(Clone, Default)]
+pub(crate) struct Advertised(Arc<Mutex<Option<crate::agent::ClientCapabilities>>>);
+
+impl Advertised {
+    pub(crate) fn get(&self) -> Option<crate::agent::ClientCapabilities> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub(crate) fn set(&self, capabilities: crate::agent::ClientCapabilities) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(capabilities);
+    }
 }
 
 impl Context {

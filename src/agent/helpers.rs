@@ -47,7 +47,7 @@ impl Context {
     /// it (the `initialize` handler has them in its params), and on the client's side of a
     /// connection.
     pub fn client_capabilities(&self) -> Option<ClientCapabilities> {
-        self.conn.client_capabilities()
+        self.advertised.get()
     }
 
     /// The v1 client, to call from a v1 handler: `let v1 = cx.v1()?;`. Fails with

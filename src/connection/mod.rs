@@ -32,7 +32,6 @@ use tokio::sync::{mpsc, oneshot, Notify};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::agent::ClientCapabilities;
 use notifications::Note;
 
 /// Raw params or result, as received.
@@ -211,9 +210,6 @@ struct Inner {
     /// The handlers of the peer's requests, awaited (briefly) before closing.
     tasks: TaskTracker,
     config: Config,
-    /// What the client advertised in its last successful `initialize` (kept by the agent side;
-    /// read through [`Context::client_capabilities`](crate::Context::client_capabilities)).
-    client_capabilities: Mutex<Option<ClientCapabilities>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -251,7 +247,6 @@ impl Connection {
                 peer_done: CancellationToken::new(),
                 tasks: TaskTracker::new(),
                 config,
-                client_capabilities: Mutex::new(None),
             }),
         };
         let service: Arc<dyn Service> = Arc::new(service(conn.clone()));
@@ -271,13 +266,5 @@ impl Connection {
     /// How long cancelled work may take to wrap up ([`Config::cancel_grace`]).
     pub fn cancel_grace(&self) -> Duration {
         self.inner.config.cancel_grace
-    }
-
-    pub(crate) fn client_capabilities(&self) -> Option<ClientCapabilities> {
-        lock(&self.inner.client_capabilities).clone()
-    }
-
-    pub(crate) fn set_client_capabilities(&self, capabilities: ClientCapabilities) {
-        *lock(&self.inner.client_capabilities) = Some(capabilities);
     }
 }
