@@ -19,7 +19,7 @@ pub use speaks::{Speaks, V1, V2};
 
 pub use helpers::{ClientCapabilities, ClientV1, ClientV2, TerminalHandle};
 
-use crate::connection::{BoxFuture, Config, Connection, Raw, RequestContext, Service};
+use crate::connection::{BoxFuture, Config, Connection, Pipe, Raw, RequestContext, Service, Transport};
 use crate::session::{session_of, Advertised, Context, Negotiated, Sessions};
 use crate::turn::{MessageIds, SessionLocks, Turn};
 use acp_types::support::rpc::{decode_params, RpcError};
@@ -111,12 +111,23 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let agent = Arc::new(agent);
+    serve_over(Arc::new(agent), versions, Pipe { reader, writer }, config)
+}
+
+/// Serves `agent` over any [`Transport`] (a [`Pipe`], or the [`Channels`](crate::connection::Channels) a network listener
+/// hands each of its connections). One `Arc` of the agent serves any number of connections, each
+/// with its own sessions and negotiated version.
+pub fn serve_over<A: Speaks, T: Transport>(
+    agent: Arc<A>,
+    versions: &[Version],
+    transport: T,
+    config: Config,
+) -> (Connection, impl Future<Output = std::io::Result<()>> + Send) {
     // Narrowed to what the agent speaks: a `V1(agent)` served with `Version::ALL` negotiates 1.
     let mut versions: Vec<Version> = versions.iter().copied().filter(|v| A::VERSIONS.contains(v)).collect();
     versions.sort();
     versions.dedup();
-    Connection::new(reader, writer, config, move |conn| AgentService {
+    Connection::over(transport, config, move |conn| AgentService {
         agent,
         versions,
         version: Negotiated::default(),

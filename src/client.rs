@@ -5,7 +5,7 @@
 //! ends, once the client's handler has seen every update before that end.
 
 use crate::agent::{V1, V2};
-use crate::connection::{BoxFuture, Config, Connection, Error, Raw, RequestContext, Service};
+use crate::connection::{BoxFuture, Config, Connection, Error, Pipe, Raw, RequestContext, Service, Transport};
 use crate::dispatch;
 use crate::session::{session_of, Context, Negotiated, Sessions};
 use crate::sessions::{self, Routes};
@@ -346,13 +346,23 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    connect_over(client, Pipe { reader, writer }, config)
+}
+
+/// Runs `client` over any [`Transport`]: a [`Pipe`], or the [`Channels`](crate::connection::Channels) of a network transport
+/// (see the `http`/`ws` features).
+pub fn connect_over<C: Client, T: Transport>(
+    client: C,
+    transport: T,
+    config: Config,
+) -> (ClientConnection, impl Future<Output = std::io::Result<()>> + Send) {
     let client = Arc::new(client);
     let version = Negotiated::default();
     let sessions: Arc<Sessions> = Arc::default();
     let turns: Arc<TurnWaiters> = Arc::default();
     let routes: Arc<Routes> = Arc::default();
     let (v, s, t, r) = (version.clone(), sessions.clone(), turns.clone(), routes.clone());
-    let (conn, driver) = Connection::new(reader, writer, config, move |conn| ClientService {
+    let (conn, driver) = Connection::over(transport, config, move |conn| ClientService {
         client,
         version: v,
         sessions: s,

@@ -79,6 +79,8 @@ pub mod client;
 pub mod connection;
 mod dispatch;
 pub mod framing;
+#[cfg(feature = "http")]
+pub mod net;
 pub mod session;
 pub mod sessions;
 pub mod spawn;

@@ -2,32 +2,27 @@
 //! and the notification task, runs the reader, and once the peer is gone closes in order.
 
 use std::sync::Arc;
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::notifications::{self, Note};
+use super::transport::{Sink, Source};
 use super::{lock, reader, writer, Connection, Service};
 
 /// Runs the connection until the peer closes its side, then closes it (see [`close`]).
-pub(super) async fn drive<R, W>(
+pub(super) async fn drive(
     conn: Connection,
     service: Arc<dyn Service>,
-    pipe_in: R,
-    pipe_out: W,
+    mut frames: impl Source,
+    sink: impl Sink,
     queue: mpsc::Receiver<Vec<u8>>,
-) -> std::io::Result<()>
-where
-    R: AsyncRead + Unpin + Send + 'static,
-    W: AsyncWrite + Unpin + Send + 'static,
-{
-    let writing = tokio::spawn(writer::write_queued(queue, pipe_out, conn.inner.closed.clone()));
+) -> std::io::Result<()> {
+    let writing = tokio::spawn(writer::write_queued(queue, sink, conn.inner.closed.clone()));
     let (note_tx, note_rx) = mpsc::unbounded_channel::<Note>();
     *lock(&conn.inner.notes) = Some(note_tx.clone());
     let notes = tokio::spawn(notifications::handle_in_order(note_rx, service.clone(), conn.clone()));
-    // Dropped at the end, not when reading stops: a peer still writing would meet a broken pipe
-    // while its last answers are being written.
-    let mut frames = reader::frames(pipe_in, &conn.inner.config);
+    // `frames` is dropped at the end, not when reading stops: a peer still writing would meet a
+    // broken pipe while its last answers are being written.
     let result = reader::read(&conn, &mut frames, &service, &note_tx).await;
     close(conn, note_tx, notes, writing).await;
     result

@@ -7,7 +7,8 @@
 //! One job per module: `classify` judges a line alone (pure); `reader` reads the pipe
 //! and routes each line; `handlers` runs the peer's requests; `notifications` queues the peer's
 //! notifications and handles them in order; `calls` makes our calls and correlates the answers;
-//! `writer` owns the write queue; `driver` starts these tasks and closes them in order.
+//! `writer` owns the write queue; `driver` starts these tasks and closes them in order;
+//! `transport` is what the reader reads and the writer writes (a pipe, or message channels).
 
 mod calls;
 mod classify;
@@ -15,9 +16,11 @@ mod driver;
 mod handlers;
 mod notifications;
 mod reader;
+mod transport;
 mod writer;
 
 pub use classify::{classify, classify_line, Incoming};
+pub use transport::{ChannelSource, Channels, Pipe, PipeWriter, Sink, Source, Transport};
 
 use acp_types::support::rpc::RpcError;
 use serde_json::value::RawValue;
@@ -232,6 +235,17 @@ impl Connection {
         W: AsyncWrite + Unpin + Send + 'static,
         S: Service,
     {
+        Connection::over(Pipe { reader, writer }, config, service)
+    }
+
+    /// Starts a connection over any [`Transport`]: a [`Pipe`], or the [`Channels`] of a network
+    /// transport. Otherwise as [`Connection::new`].
+    pub fn over<T: Transport, S: Service>(
+        transport: T,
+        config: Config,
+        service: impl FnOnce(Connection) -> S,
+    ) -> (Connection, impl Future<Output = std::io::Result<()>> + Send + 'static) {
+        let (source, sink) = transport.split(&config);
         let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(config.write_queue);
         let conn = Connection {
             inner: Arc::new(Inner {
@@ -250,7 +264,7 @@ impl Connection {
             }),
         };
         let service: Arc<dyn Service> = Arc::new(service(conn.clone()));
-        (conn.clone(), driver::drive(conn, service, reader, writer, out_rx))
+        (conn.clone(), driver::drive(conn, service, source, sink, out_rx))
     }
 
     /// True once the peer closed its side (or writing to it failed).

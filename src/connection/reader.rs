@@ -1,19 +1,16 @@
-//! The task that reads the pipe: frames the peer's bytes into lines, pauses while the
+//! The task that reads the peer's frames (lines of a pipe, or whole messages of a network transport), pauses while the
 //! notification queue is full, and routes each line by what [`classify_line`] makes of it. It
 //! never waits on a handler.
 
-use crate::framing::{Frame, FrameReader, Prefix};
+use crate::framing::{Frame, Prefix};
 use acp_types::support::rpc::RpcError;
 use std::sync::Arc;
-use tokio::io::{AsyncRead, BufReader};
 use tokio::sync::mpsc;
 
 use super::classify::{classify_line, valid_id, Incoming};
 use super::notifications::Note;
-use super::{Config, Connection, Service};
-
-/// Bytes read from the peer at a time (fewer reads for long messages than the default 8 KiB).
-const READ_BUFFER: usize = 64 << 10;
+use super::transport::Source;
+use super::{Connection, Service};
 
 /// Lines the reader handles before it lets other tasks run. A read can bring a thousand small
 /// messages at once; handled in one go, their wake-ups and handler tasks overflow the worker's run
@@ -21,18 +18,10 @@ const READ_BUFFER: usize = 64 << 10;
 /// than the rest (latency bench, 1,000 in flight: p99 11–25 ms with no yield, 4–5 ms at 16–64).
 const YIELD_EVERY: usize = 32;
 
-/// The peer's side of the pipe, framed.
-pub(super) type Frames<R> = FrameReader<BufReader<R>>;
-
-/// Frames `reader`, read [`READ_BUFFER`] bytes at a time.
-pub(super) fn frames<R: AsyncRead + Unpin>(reader: R, config: &Config) -> Frames<R> {
-    FrameReader::new(BufReader::with_capacity(READ_BUFFER, reader), config.max_message_size)
-}
-
 /// Reads and routes the peer's messages until it closes its side or the connection closes.
-pub(super) async fn read<R: AsyncRead + Unpin>(
+pub(super) async fn read(
     conn: &Connection,
-    frames: &mut Frames<R>,
+    frames: &mut impl Source,
     service: &Arc<dyn Service>,
     notes: &mpsc::UnboundedSender<Note>,
 ) -> std::io::Result<()> {
@@ -45,7 +34,7 @@ pub(super) async fn read<R: AsyncRead + Unpin>(
             tokio::task::yield_now().await;
         }
         tokio::select! {
-            frame = frames.next() => match frame {
+            frame = frames.next_frame() => match frame {
                 Ok(Some(Frame::Line(line))) => conn.on_line(line, service, notes).await,
                 Ok(Some(Frame::TooLong { prefix, len })) => conn.on_too_long(prefix, len).await,
                 Ok(None) => return Ok(()),

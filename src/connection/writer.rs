@@ -1,22 +1,16 @@
 //! The write queue: what goes on it (every message we send, from any task) and the one task that
-//! empties it into the pipe, several messages per write.
+//! empties it into the transport, several messages per write.
 
-use crate::framing::write_frames;
 use acp_types::support::rpc::RpcError;
-use tokio::io::AsyncWrite;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::transport::Sink;
 use super::{Connection, Error};
 
 /// Writes what is queued until the connection closes (what is queued by then is still written)
 /// or a write fails (which closes it).
-pub(super) async fn write_queued<W: AsyncWrite + Unpin>(
-    mut queue: mpsc::Receiver<Vec<u8>>,
-    mut writer: W,
-    closed: CancellationToken,
-) {
-    let mut batch = Vec::new();
+pub(super) async fn write_queued(mut queue: mpsc::Receiver<Vec<u8>>, mut sink: impl Sink, closed: CancellationToken) {
     loop {
         // The service holds a handle of its own, so the queue never closes by itself:
         // on close, write what is queued and stop.
@@ -35,7 +29,7 @@ pub(super) async fn write_queued<W: AsyncWrite + Unpin>(
                 Err(_) => break,
             }
         }
-        if let Err(e) = write_frames(&mut writer, messages, &mut batch).await {
+        if let Err(e) = sink.send_all(messages).await {
             tracing::warn!("acp: cannot write to the peer: {e}");
             closed.cancel();
             break;

@@ -1,0 +1,212 @@
+//! ACP over the network: Streamable HTTP and WebSocket, both ends.
+//!
+//! The profile is the one the TypeScript SDK 2.4.0 implements (`@agentclientprotocol/sdk`,
+//! `dist/transports/{server,connection,http-stream,ws-stream,ws-server}.js`), which the official
+//! Rust and Python SDKs follow:
+//! - `POST /` with a JSON body carries each client message. An `initialize` request without an
+//!   `Acp-Connection-Id` header creates a connection: its answer is the `initialize` response, with
+//!   the new id in `Acp-Connection-Id`. Later messages carry the header and are accepted with
+//!   `202`; their answers, and everything else the agent sends, come on SSE streams.
+//! - `GET /` with `Accept: text/event-stream` opens the connection's stream, or with
+//!   `Acp-Session-Id` a session's stream: messages whose params name a session (and responses to
+//!   requests that did) go to that session's stream, the rest to the connection's.
+//! - `DELETE /` with `Acp-Connection-Id` ends the connection.
+//! - A WebSocket upgrade on the same path answers `101` with `Acp-Connection-Id`; then one
+//!   JSON-RPC message per text frame, both ways, everything on the one socket.
+//! - ACP has no batches: a JSON array is answered with one -32600 error with `id: null`.
+//!
+//! Both ends plug into the same connection core as stdio (through
+//! [`Channels`](crate::connection::Channels)): same handlers, concurrency, cancellation and limits.
+
+#[cfg(feature = "http")]
+pub mod http;
+#[cfg(feature = "http")]
+pub mod server;
+#[cfg(feature = "ws")]
+pub mod ws;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// The header that names a connection (created by `initialize`).
+pub const HEADER_CONNECTION_ID: &str = "Acp-Connection-Id";
+/// The header that names a session on a POST or an SSE `GET`.
+pub const HEADER_SESSION_ID: &str = "Acp-Session-Id";
+/// The media type of the server-to-client streams.
+pub const EVENT_STREAM: &str = "text/event-stream";
+/// The media type of POST bodies and of the `initialize` answer.
+pub const JSON: &str = "application/json";
+
+/// Requests and notifications that act on one session: their POST must carry `Acp-Session-Id`
+/// (TypeScript SDK, `dist/transports/protocol.js`, `SESSION_SCOPED_METHODS`).
+pub const SESSION_SCOPED_METHODS: &[&str] = &[
+    "session/cancel",
+    "session/close",
+    "session/delete",
+    "session/fork",
+    "session/load",
+    "session/prompt",
+    "session/resume",
+    "session/set_config_option",
+    "session/set_mode",
+    "session/set_model",
+];
+
+/// Whether a POST of `method` must name its session.
+pub fn requires_session_header(method: &str) -> bool {
+    SESSION_SCOPED_METHODS.contains(&method)
+}
+
+/// What a transport needs to know of a JSON-RPC message to route it, read without decoding the
+/// rest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Envelope {
+    /// What the message is.
+    pub kind: Kind,
+    /// The id's JSON text (`null` included), when the message has one.
+    pub id: Option<String>,
+    /// The method, for requests and notifications.
+    pub method: Option<String>,
+    /// `params.sessionId`, when it is a string.
+    pub session_id: Option<String>,
+    /// `result.sessionId` of a response, when it is a string (a session just created).
+    pub result_session_id: Option<String>,
+}
+
+/// The kinds of JSON-RPC message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `method` and `id`.
+    Request,
+    /// `method`, no `id`.
+    Notification,
+    /// `id` and no `method`.
+    Response,
+    /// A JSON object that is none of these (left for the connection to answer).
+    Other,
+}
+
+/// Why a body is not a routable message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotAMessage {
+    /// Not JSON.
+    Invalid,
+    /// A JSON array: a batch, which ACP does not use.
+    Batch,
+    /// JSON, but neither an object nor an array.
+    NotAnObject,
+}
+
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default, borrow)]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    result: Option<&'a RawValue>,
+}
+
+/// A member that is present, `null` included (serde's `Option` would make `null` absent).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+#[derive(Deserialize)]
+struct SessionOf {
+    #[serde(rename = "sessionId")]
+    session_id: Option<serde_json::Value>,
+}
+
+fn session_of(raw: Option<&RawValue>) -> Option<String> {
+    let field: SessionOf = serde_json::from_str(raw?.get()).ok()?;
+    match field.session_id? {
+        serde_json::Value::String(id) => Some(id),
+        _ => None,
+    }
+}
+
+/// Reads what routing needs from one message's JSON text.
+pub fn envelope(bytes: &[u8]) -> Result<Envelope, NotAMessage> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    match first {
+        Some(b'[') => {
+            return if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() {
+                Err(NotAMessage::Batch)
+            } else {
+                Err(NotAMessage::Invalid)
+            }
+        }
+        Some(b'{') => {}
+        _ => {
+            return if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() {
+                Err(NotAMessage::NotAnObject)
+            } else {
+                Err(NotAMessage::Invalid)
+            }
+        }
+    }
+    let head: Head<'_> = match serde_json::from_slice(bytes) {
+        Ok(head) => head,
+        // An object with members of unexpected types (`"method": 5`) is still JSON: the
+        // connection answers it as an invalid request.
+        Err(_) if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() => {
+            return Ok(Envelope {
+                kind: Kind::Other,
+                id: None,
+                method: None,
+                session_id: None,
+                result_session_id: None,
+            })
+        }
+        Err(_) => return Err(NotAMessage::Invalid),
+    };
+    let kind = match (&head.method, head.id) {
+        (Some(_), Some(_)) => Kind::Request,
+        (Some(_), None) => Kind::Notification,
+        (None, Some(_)) => Kind::Response,
+        (None, None) => Kind::Other,
+    };
+    Ok(Envelope {
+        kind,
+        id: head.id.map(|id| id.get().to_string()),
+        session_id: session_of(head.params),
+        result_session_id: session_of(head.result),
+        method: head.method,
+    })
+}
+
+/// The error answer to a batch: one -32600 with `id: null` (what the TypeScript SDK sends).
+pub const BATCH_ERROR: &str =
+    r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"JSON-RPC batches are not supported"}}"#;
+
+/// The error answer to a body that is not JSON.
+pub const PARSE_ERROR: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelopes() {
+        let e =
+            envelope(br#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}"#)
+                .unwrap();
+        assert_eq!((e.kind, e.id.as_deref(), e.session_id.as_deref()), (Kind::Request, Some("1"), Some("s1")));
+        let e = envelope(br#"{"jsonrpc":"2.0","id":null,"result":{"sessionId":"s2"}}"#).unwrap();
+        assert_eq!(
+            (e.kind, e.id.as_deref(), e.result_session_id.as_deref()),
+            (Kind::Response, Some("null"), Some("s2"))
+        );
+        let e =
+            envelope(b"{\n\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{\"sessionId\":7}}").unwrap();
+        assert_eq!((e.kind, e.session_id), (Kind::Notification, None));
+        assert_eq!(envelope(br#"{"method":5}"#).unwrap().kind, Kind::Other);
+        assert_eq!(envelope(b"[1,2]"), Err(NotAMessage::Batch));
+        assert_eq!(envelope(b"[1,"), Err(NotAMessage::Invalid));
+        assert_eq!(envelope(b"42"), Err(NotAMessage::NotAnObject));
+        assert_eq!(envelope(b"{"), Err(NotAMessage::Invalid));
+    }
+}
