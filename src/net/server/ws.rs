@@ -1,0 +1,200 @@
+//! WebSocket sessions: the upgrade (answered `101` with `Acp-Connection-Id`), then one JSON-RPC
+//! message per text frame both ways, everything the agent sends on the one socket, as the
+//! TypeScript SDK's `ws-server.js` does. Back-pressure is the socket's: the agent's output is
+//! written one message at a time, each awaited.
+
+use super::body::{self, Body};
+use super::routes::is_initialize;
+use super::Shared;
+use crate::net::{envelope, Kind, NotAMessage, BATCH_ERROR, HEADER_CONNECTION_ID, PARSE_ERROR};
+use futures_util::{SinkExt as _, StreamExt as _};
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, CONNECTION, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_KEY, SEC_WEBSOCKET_VERSION, UPGRADE};
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
+use tokio_util::sync::CancellationToken;
+
+const INVALID_REQUEST: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}"#;
+
+/// Answers an upgrade request and runs the session on the upgraded connection.
+pub(super) fn upgrade(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
+    let headers = req.headers();
+    let key = headers.get(SEC_WEBSOCKET_KEY).map(|k| derive_accept_key(k.as_bytes()));
+    let version_ok = headers.get(SEC_WEBSOCKET_VERSION).is_some_and(|v| v.as_bytes() == b"13");
+    let (Some(accept), true) = (key, version_ok) else {
+        return body::text(StatusCode::BAD_REQUEST, "Bad WebSocket upgrade");
+    };
+    let Ok(accept) = HeaderValue::from_str(&accept) else {
+        return body::text(StatusCode::BAD_REQUEST, "Bad WebSocket upgrade");
+    };
+    let connection_id = uuid::Uuid::new_v4().to_string();
+    let task_shared = shared.clone();
+    shared.tasks.spawn(async move {
+        match hyper::upgrade::on(req).await {
+            Ok(upgraded) => session(task_shared, TokioIo::new(upgraded)).await,
+            Err(e) => tracing::debug!("acp server: WebSocket upgrade failed: {e}"),
+        }
+    });
+    let mut res = body::empty(StatusCode::SWITCHING_PROTOCOLS);
+    let headers = res.headers_mut();
+    headers.insert(UPGRADE, HeaderValue::from_static("websocket"));
+    headers.insert(CONNECTION, HeaderValue::from_static("Upgrade"));
+    headers.insert(SEC_WEBSOCKET_ACCEPT, accept);
+    if let Ok(id) = HeaderValue::from_str(&connection_id) {
+        headers.insert(HEADER_CONNECTION_ID, id);
+    }
+    res
+}
+
+fn close(code: CloseCode, reason: &str) -> Message {
+    Message::Close(Some(CloseFrame { code, reason: reason.to_string().into() }))
+}
+
+fn text(json: &str) -> Message {
+    Message::text(json.to_string())
+}
+
+/// One socket: a reader handing the client's messages to the agent, and a writer sending the
+/// agent's output and the reader's own answers (errors, close frames).
+async fn session<S>(shared: Arc<Shared>, io: S)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let limit = shared.limits.max_message_size;
+    let config = WebSocketConfig::default().max_message_size(Some(limit)).max_frame_size(Some(limit));
+    let socket = WebSocketStream::from_raw_socket(io, Role::Server, Some(config)).await;
+    let (mut sink, mut stream) = socket.split();
+    let (inbound, mut outbound) = shared.start_agent();
+    let (direct, mut direct_rx) = mpsc::channel::<Message>(8);
+    let done = CancellationToken::new();
+    let stop = shared.stop.clone();
+
+    let reader = async {
+        let _done = done.clone().drop_guard();
+        let mut initialized = false;
+        loop {
+            let next = tokio::select! {
+                biased;
+                _ = stop.cancelled() => return,
+                _ = done.cancelled() => return,
+                next = stream.next() => next,
+            };
+            let text_frame = match next {
+                Some(Ok(Message::Text(t))) => t,
+                Some(Ok(Message::Binary(_))) => {
+                    tracing::debug!("acp server: ignoring a binary WebSocket frame");
+                    continue;
+                }
+                Some(Ok(Message::Close(_))) | None => return,
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => {
+                    // Too long a message, or bad framing: refuse it and end the session.
+                    tracing::debug!("acp server: WebSocket read failed: {e}");
+                    let _ = direct.send(close(CloseCode::Size, "Message too large or malformed")).await;
+                    return;
+                }
+            };
+            let bytes = text_frame.as_bytes();
+            let answer = |json: &str| direct.send(text(json));
+            let env = match envelope(bytes) {
+                Ok(env) => env,
+                Err(NotAMessage::Invalid) => {
+                    let _ = answer(PARSE_ERROR).await;
+                    continue;
+                }
+                Err(NotAMessage::Batch) => {
+                    let _ = answer(BATCH_ERROR).await;
+                    continue;
+                }
+                Err(NotAMessage::NotAnObject) => {
+                    let _ = answer(INVALID_REQUEST).await;
+                    continue;
+                }
+            };
+            let initialize = is_initialize(&env, bytes);
+            if !initialized {
+                match env.kind {
+                    Kind::Response => continue,
+                    Kind::Other => {
+                        let _ = answer(INVALID_REQUEST).await;
+                        continue;
+                    }
+                    _ if !initialize => {
+                        let _ = direct.send(close(CloseCode::Protocol, "First message must be initialize")).await;
+                        return;
+                    }
+                    _ if env.id.as_deref() == Some("null") => {
+                        let _ = direct.send(close(CloseCode::Protocol, "Initialize request must include an ID")).await;
+                        return;
+                    }
+                    _ => initialized = true,
+                }
+            } else if initialize {
+                let refusal = serde_json::json!({
+                    "jsonrpc": "2.0",
+                    "id": env.id.as_deref().and_then(|id| serde_json::from_str::<serde_json::Value>(id).ok()),
+                    "error": { "code": -32600, "message": "Initialize not allowed on existing connection" },
+                });
+                let _ = answer(&refusal.to_string()).await;
+                continue;
+            }
+            if let Some(why) = over_long_id(&shared, &env) {
+                let _ = direct.send(close(CloseCode::Policy, &why)).await;
+                return;
+            }
+            if inbound.send(bytes.to_vec()).await.is_err() {
+                return;
+            }
+        }
+    };
+
+    let writer = async {
+        let _done = done.clone().drop_guard();
+        loop {
+            let message = tokio::select! {
+                biased;
+                _ = stop.cancelled() => {
+                    let _ = sink.send(close(CloseCode::Away, "Server shutting down")).await;
+                    return;
+                }
+                message = direct_rx.recv() => match message {
+                    Some(message) => message,
+                    None => return,
+                },
+                message = outbound.recv() => match message {
+                    Some(json) => Message::text(String::from_utf8_lossy(&json).into_owned()),
+                    None => {
+                        let _ = sink.send(close(CloseCode::Normal, "Agent connection ended")).await;
+                        return;
+                    }
+                },
+            };
+            let closing = matches!(message, Message::Close(_));
+            if sink.send(message).await.is_err() || closing {
+                return;
+            }
+        }
+    };
+    tokio::join!(reader, writer);
+}
+
+/// A request id or session id over `max_id_length`, which closes the socket (as the
+/// TypeScript server's `ConnectionLimitError`).
+fn over_long_id(shared: &Shared, env: &crate::net::Envelope) -> Option<String> {
+    let max = shared.limits.max_id_length;
+    if env.session_id.as_deref().is_some_and(|s| s.chars().count() > max) {
+        return Some(format!("Session ID exceeds maxIdLength ({max})"));
+    }
+    let id = env.id.as_deref().and_then(super::conn::id_string);
+    if env.kind == Kind::Request && id.is_some_and(|s| s.chars().count() > max) {
+        return Some(format!("Request ID exceeds maxIdLength ({max})"));
+    }
+    None
+}
