@@ -5,7 +5,9 @@
 //! `session/cancel` cuts short. In v2 the runtime runs each turn's lifecycle (the user message,
 //! `running`, then `idle` with the stop reason `prompt_turn` returns).
 //!
-//! `cargo run --example echo_agent`
+//! `cargo run --example echo_agent`, or over the network (feature `ws`: Streamable HTTP and
+//! WebSocket on `/`): `cargo run --features ws --example echo_agent -- --listen 127.0.0.1:0`,
+//! which prints `listening on http://ADDR:PORT` to stderr once bound.
 
 use acp_rpc::turn::Turn;
 use acp_rpc::types::support::rpc::RpcError;
@@ -202,5 +204,37 @@ fn log_to_stderr() {
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     log_to_stderr();
-    acp_rpc::agent::serve_stdio(Echo::default(), acp_rpc::types::Version::ALL).await
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().position(|a| a == "--listen") {
+        Some(i) => {
+            let Some(addr) = args.get(i + 1) else {
+                eprintln!("--listen needs ADDR:PORT (e.g. 127.0.0.1:8080)");
+                std::process::exit(2);
+            };
+            listen(addr).await
+        }
+        None => acp_rpc::agent::serve_stdio(Echo::default(), acp_rpc::types::Version::ALL).await,
+    }
+}
+
+/// Serves HTTP and WebSocket on `addr` until interrupted.
+#[cfg(feature = "ws")]
+async fn listen(addr: &str) -> std::io::Result<()> {
+    use acp_rpc::net::server::Server;
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    eprintln!("listening on http://{}", listener.local_addr()?);
+    let server = Server::new(std::sync::Arc::new(Echo::default()), acp_rpc::types::Version::ALL);
+    let handle = server.handle();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            handle.shutdown().await;
+        }
+    });
+    server.serve(listener).await
+}
+
+#[cfg(not(feature = "ws"))]
+async fn listen(_: &str) -> std::io::Result<()> {
+    eprintln!("--listen needs the network server: build with `--features ws`");
+    std::process::exit(2)
 }
