@@ -43,10 +43,8 @@ impl Auth {
     pub fn bearer(token: impl Into<String>) -> Self {
         let token = token.into().into_bytes();
         Auth::new(move |headers| {
-            let given = headers
-                .get(AUTHORIZATION)
-                .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
-                .unwrap_or_default();
+            let given =
+                headers.get(AUTHORIZATION).and_then(|v| v.as_bytes().strip_prefix(b"Bearer ")).unwrap_or_default();
             if constant_time_eq(given, &token) {
                 Ok(())
             } else {

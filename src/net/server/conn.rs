@@ -165,7 +165,9 @@ impl AgentConn {
             let mut progress = self.progress.subscribe();
             {
                 let st = self.state();
-                if self.is_closed() || (until_finished && st.finished) || st.buffered_bytes < self.limits.max_buffered_bytes
+                if self.is_closed()
+                    || (until_finished && st.finished)
+                    || st.buffered_bytes < self.limits.max_buffered_bytes
                 {
                     return;
                 }

@@ -113,12 +113,8 @@ async fn initialize(shared: &Arc<Shared>, env: &Envelope, message: Vec<u8>) -> R
         return bad("Initialize request must include an ID");
     }
     let (inbound, mut outbound) = shared.start_agent();
-    let conn = AgentConn::new(
-        uuid::Uuid::new_v4().to_string(),
-        shared.limits.clone(),
-        inbound,
-        shared.stop.child_token(),
-    );
+    let conn =
+        AgentConn::new(uuid::Uuid::new_v4().to_string(), shared.limits.clone(), inbound, shared.stop.child_token());
     // Dropped with the request (the client went away): the connection ends.
     let guard = ShutdownGuard(Some(conn.clone()));
     let first = async {
