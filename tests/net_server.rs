@@ -16,18 +16,15 @@ use hyper::{HeaderMap, Request, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::RwLock;
 use tokio_tungstenite::tungstenite::Message;
 
 /// Memory is measured on the whole test process: those tests run alone (write), others share.
-static MEMORY: RwLock<()> = RwLock::new(());
-
-fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
-    MEMORY.read().unwrap_or_else(|p| p.into_inner())
-}
+static MEMORY: RwLock<()> = RwLock::const_new(());
 
 /// Echoes each prompt's text as one chunk, in v1 and v2.
 struct Echo;
@@ -224,7 +221,7 @@ async fn http_turn(addr: SocketAddr, version: u16) {
 
 #[tokio::test]
 async fn a_turn_over_http_in_v1_and_v2() {
-    let _g = shared();
+    let _g = MEMORY.read().await;
     let server = start().await;
     for version in [1, 2] {
         http_turn(server.addr, version).await;
@@ -251,7 +248,7 @@ async fn ws_json(ws: &mut tokio_tungstenite::WebSocketStream<TcpStream>) -> Valu
 
 #[tokio::test]
 async fn a_turn_over_websocket_and_its_errors() {
-    let _g = shared();
+    let _g = MEMORY.read().await;
     let server = start().await;
     let (mut ws, id) = ws_connect(server.addr).await;
     assert_eq!(id.len(), 36, "a UUID: {id}");
@@ -289,7 +286,7 @@ async fn a_turn_over_websocket_and_its_errors() {
 
 #[tokio::test]
 async fn hostile_requests_are_answered_as_the_typescript_server_does() {
-    let _g = shared();
+    let _g = MEMORY.read().await;
     let server = start().await;
     let addr = server.addr;
     let msg = json!({ "jsonrpc": "2.0", "id": 5, "method": "session/new", "params": { "cwd": "/" } });
@@ -362,7 +359,7 @@ async fn hostile_requests_are_answered_as_the_typescript_server_does() {
 
 #[tokio::test]
 async fn output_nobody_reads_stays_queued_for_the_next_receiver() {
-    let _g = shared();
+    let _g = MEMORY.read().await;
     let server = start().await;
     let id = initialize(server.addr, 1).await;
     let new = json!({ "jsonrpc": "2.0", "id": 1, "method": "session/new", "params": { "cwd": "/", "mcpServers": [] } });
@@ -389,7 +386,7 @@ fn rss_kib() -> u64 {
 
 #[tokio::test]
 async fn a_100_mb_body_is_refused_413_without_being_held() {
-    let _g = MEMORY.write().unwrap_or_else(|p| p.into_inner());
+    let _g = MEMORY.write().await;
     let server = start().await;
     let before = rss_kib();
     // Declared: refused before a byte of the body is read.
@@ -436,7 +433,7 @@ async fn a_100_mb_body_is_refused_413_without_being_held() {
 
 #[tokio::test]
 async fn a_slow_loris_is_dropped_while_others_are_served() {
-    let _g = shared();
+    let _g = MEMORY.read().await;
     let limits = Limits { header_read_timeout: Duration::from_secs(1), ..Limits::default() };
     let server = start_with(limits, None).await;
     let mut slow = TcpStream::connect(server.addr).await.expect("connect");
@@ -458,7 +455,7 @@ async fn a_slow_loris_is_dropped_while_others_are_served() {
 
 #[tokio::test]
 async fn ten_thousand_idle_connections_come_and_go() {
-    let _g = MEMORY.write().unwrap_or_else(|p| p.into_inner());
+    let _g = MEMORY.write().await;
     let server = start().await;
     let before = rss_kib();
     let started = Instant::now();
@@ -485,7 +482,7 @@ async fn ten_thousand_idle_connections_come_and_go() {
 
 #[tokio::test]
 async fn auth_rejects_then_accepts_the_token() {
-    let _g = shared();
+    let _g = MEMORY.read().await;
     let server = start_with(Limits::default(), Some(Auth::bearer("s3cret"))).await;
     let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": { "protocolVersion": 1 } });
     let a = post(server.addr, &[], init.clone()).await;
@@ -500,7 +497,7 @@ async fn auth_rejects_then_accepts_the_token() {
 
 #[tokio::test]
 async fn a_stalled_reader_closes_its_connection_and_idle_ones_close() {
-    let _g = shared();
+    let _g = MEMORY.read().await;
     let limits = Limits {
         max_buffered_bytes: 16,
         max_output_stall: Duration::from_millis(500),
@@ -532,7 +529,7 @@ async fn a_stalled_reader_closes_its_connection_and_idle_ones_close() {
 
 #[tokio::test]
 async fn shutdown_ends_streams_and_sockets() {
-    let _g = shared();
+    let _g = MEMORY.read().await;
     let server = start().await;
     let id = initialize(server.addr, 1).await;
     let mut stream = Sse::open(server.addr, &id, None).await;

@@ -2,7 +2,7 @@
 //! Streamable HTTP (POST + SSE) and, with feature `ws`, WebSocket, as the TypeScript SDK 2.4.0
 //! `AcpServer` does (see [`crate::net`] for the profile).
 //!
-//! Each ACP connection runs the agent through [`serve_over`](crate::agent::serve_over) on
+//! Each ACP connection runs the agent through [`serve_over`] on
 //! [`Channels`]: the same connection core as stdio. The modules: [`Limits`] and [`Auth`];
 //! `conn` (one connection's streams and routing), `mailbox` (one stream's queue), `registry`
 //! (connections by id), `body` (bodies in and out), `routes` (the HTTP methods), `ws`
