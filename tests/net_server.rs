@@ -438,6 +438,8 @@ async fn a_slow_loris_is_dropped_while_others_are_served() {
     let server = start_with(limits, None).await;
     let mut slow = TcpStream::connect(server.addr).await.expect("connect");
     slow.write_all(b"POST / HTTP/1.1\r\nhost: x\r\nx-slow: aaa").await.expect("write");
+    // And one that sends nothing at all.
+    let mut silent = TcpStream::connect(server.addr).await.expect("connect");
     let started = Instant::now();
     let id = initialize(server.addr, 2).await;
     let served = started.elapsed();
@@ -450,6 +452,9 @@ async fn a_slow_loris_is_dropped_while_others_are_served() {
         String::from_utf8_lossy(&rest).lines().next()
     );
     assert!(read.is_ok(), "the stalled connection is closed by the server");
+    let silent = tokio::time::timeout(Duration::from_secs(10), silent.read_to_end(&mut rest)).await;
+    eprintln!("slow-loris: the silent one dropped after {:?}", started.elapsed());
+    assert!(silent.is_ok(), "a connection that sends nothing is closed too");
     assert!(dropped >= Duration::from_millis(900), "not before the timeout: {dropped:?}");
 }
 
