@@ -34,7 +34,7 @@ pub struct Limits {
     pub max_tcp_connections: usize,
     /// Messages from the agent waiting to be routed before its sends wait. Default 16.
     pub agent_output_queue: usize,
-    /// Seconds between SSE keep-alive comments. Default 15 s.
+    /// How often a quiet SSE stream gets a keep-alive comment (`:`). Default 15 s.
     pub keep_alive: Duration,
     /// How long [`ServerHandle::shutdown`](super::ServerHandle::shutdown) waits for connections
     /// to end. Default 5 s.
