@@ -111,8 +111,9 @@ async fn run(args: Args) -> Result<String, String> {
     if let Some(url) = args.url.clone() {
         return run_url(client, &url, cwd, args).await;
     }
-    let (conn, driver, _child) = acp_rpc::client::spawn_agent(client, &args.agent[0], &args.agent[1..], Default::default())
-        .map_err(|e| format!("cannot start the agent: {e}"))?;
+    let (conn, driver, _child) =
+        acp_rpc::client::spawn_agent(client, &args.agent[0], &args.agent[1..], Default::default())
+            .map_err(|e| format!("cannot start the agent: {e}"))?;
     tokio::spawn(driver);
     run_version(&conn, cwd, args).await
 }
@@ -203,7 +204,9 @@ async fn main() -> ExitCode {
     let args = match parse_args() {
         Ok(args) => args,
         Err(e) => {
-            eprintln!("client: {e}\nusage: client [--protocol-version N] --prompt TEXT (--url URL | -- AGENT_CMD [ARGS…])");
+            eprintln!(
+                "client: {e}\nusage: client [--protocol-version N] --prompt TEXT (--url URL | -- AGENT_CMD [ARGS…])"
+            );
             return ExitCode::from(2);
         }
     };

@@ -103,8 +103,7 @@ pub async fn open(url: &str, options: WsOptions) -> io::Result<(Channels, WsConn
     let (socket, response) = tokio_tungstenite::client_async_with_config(request, tcp, Some(config))
         .await
         .map_err(|e| io::Error::new(io::ErrorKind::ConnectionRefused, e))?;
-    let connection_id =
-        response.headers().get(HEADER_CONNECTION_ID).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let connection_id = response.headers().get(HEADER_CONNECTION_ID).and_then(|v| v.to_str().ok()).map(str::to_string);
     let (incoming_tx, incoming) = mpsc::channel(QUEUE);
     let (outgoing, outgoing_rx) = mpsc::channel(QUEUE);
     let stop = CancellationToken::new();
