@@ -26,6 +26,7 @@ use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot, Notify};
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request as Upgrade, Response as Upgraded};
 use tokio_tungstenite::tungstenite::Message;
 
 /// Every test ends within this, or fails.
@@ -395,6 +396,16 @@ async fn http_session_stream_end_fails_its_requests_then_reopens() {
 // ---------------------------------------------------------------------------------------------
 // A WebSocket echo agent
 
+/// Checks the caller's header and names the connection, as the TypeScript server does.
+// The error type is tungstenite's (an HTTP response), not ours to shrink.
+#[allow(clippy::result_large_err)]
+fn upgrade(request: &Upgrade, mut response: Upgraded) -> Result<Upgraded, ErrorResponse> {
+    let auth = request.headers().get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
+    assert_eq!(auth, "Bearer w");
+    response.headers_mut().insert("acp-connection-id", "w1".parse().unwrap());
+    Ok(response)
+}
+
 #[tokio::test]
 async fn ws_echo_batch_and_parse_errors_close() {
     within(async {
@@ -403,15 +414,7 @@ async fn ws_echo_batch_and_parse_errors_close() {
         let (seen_tx, mut seen) = mpsc::unbounded_channel::<String>();
         let server = tokio::spawn(async move {
             let (tcp, _) = listener.accept().await.unwrap();
-            let callback =
-                |request: &tokio_tungstenite::tungstenite::handshake::server::Request,
-                 mut response: tokio_tungstenite::tungstenite::handshake::server::Response| {
-                    let auth = request.headers().get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
-                    assert_eq!(auth, "Bearer w");
-                    response.headers_mut().insert("acp-connection-id", "w1".parse().unwrap());
-                    Ok(response)
-                };
-            let mut socket = tokio_tungstenite::accept_hdr_async(tcp, callback).await.unwrap();
+            let mut socket = tokio_tungstenite::accept_hdr_async(tcp, upgrade).await.unwrap();
             while let Some(frame) = socket.next().await {
                 let text = match frame.unwrap() {
                     Message::Text(text) => text.to_string(),

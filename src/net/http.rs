@@ -2,11 +2,11 @@
 //! `createHttpStream` speaks it: our messages are POSTed one at a time, in order; the agent's
 //! come on SSE streams, the connection's and one per session.
 //!
-//! - [`posts`]: the POSTs (`initialize` first, then each message with its connection and session
+//! - `posts`: the POSTs (`initialize` first, then each message with its connection and session
 //!   ids) and the closing `DELETE`;
-//! - [`streams`]: the SSE `GET`s and the routing of what they bring;
-//! - [`sse`]: the event parser; [`routes`]: which session each message belongs to;
-//!   [`exchange`]: what the tasks share and the plumbing of one request.
+//! - `streams`: the SSE `GET`s and the routing of what they bring;
+//! - [`sse`]: the event parser; `routes`: which session each message belongs to;
+//!   `exchange`: what the tasks share and the plumbing of one request.
 //!
 //! A POST answered with an HTTP error fails only its request (a JSON-RPC error, code -32603,
 //! `data: {status, body}`, the body cut at 8 KiB); 401, 403, 404, 410, a network error, or a
