@@ -55,6 +55,9 @@ async fn post_all(shared: &Arc<Shared>, outgoing: &mut mpsc::Receiver<Vec<u8>>) 
             initialize(shared, message, env).await?;
         } else if let Some(env) = env {
             post(shared, message, env).await?;
+        } else {
+            // The core writes only JSON objects; a bug there is not the server's to see.
+            tracing::warn!("acp http: an outgoing message that is not a JSON object was dropped");
         }
     }
     Ok(())
