@@ -38,8 +38,8 @@ use exchange::Shared;
 
 /// The TypeScript SDK's default largest message, in bytes (32 MiB).
 pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 32 << 20;
-/// Messages of the agent buffered between the streams and the core.
-const INCOMING_QUEUE: usize = 64;
+/// Messages buffered each way between the core and the transport's tasks.
+const QUEUE: usize = 64;
 
 /// How to reach the server.
 #[derive(Debug, Clone)]
@@ -107,8 +107,8 @@ impl Drop for HttpConnection {
 pub fn open(url: &str, options: HttpOptions) -> io::Result<(Channels, HttpConnection)> {
     let uri = parse_url(url)?;
     let headers = header_map(&options.headers)?;
-    let (incoming_tx, incoming) = mpsc::channel(INCOMING_QUEUE);
-    let (outgoing, outgoing_rx) = mpsc::channel(INCOMING_QUEUE);
+    let (incoming_tx, incoming) = mpsc::channel(QUEUE);
+    let (outgoing, outgoing_rx) = mpsc::channel(QUEUE);
     let stop = CancellationToken::new();
     let connection_id = Arc::new(OnceLock::new());
     let shared = Arc::new(Shared {
