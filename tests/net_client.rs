@@ -96,7 +96,7 @@ fn sse_ten_megabyte_event_in_small_chunks_is_linear() {
 // ---------------------------------------------------------------------------------------------
 // A fake Streamable HTTP agent
 
-type Body_ = BoxBody<Bytes, Infallible>;
+type AnyBody = BoxBody<Bytes, Infallible>;
 
 /// An SSE body fed by a channel; it ends when the sender is dropped.
 struct Events(mpsc::UnboundedReceiver<Bytes>);
@@ -150,13 +150,13 @@ impl Fake {
     }
 }
 
-fn full(status: StatusCode, body: impl Into<Bytes>) -> Response<Body_> {
+fn full(status: StatusCode, body: impl Into<Bytes>) -> Response<AnyBody> {
     let mut response = Response::new(Full::new(body.into()).boxed());
     *response.status_mut() = status;
     response
 }
 
-async fn handle(fake: Arc<Fake>, request: Request<Incoming>) -> Result<Response<Body_>, Infallible> {
+async fn handle(fake: Arc<Fake>, request: Request<Incoming>) -> Result<Response<AnyBody>, Infallible> {
     let header = |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
     let (connection, session) = (header("acp-connection-id"), header("acp-session-id"));
     fake.authorization.lock().unwrap().push(header("authorization"));
