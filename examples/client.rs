@@ -3,7 +3,10 @@
 //! cwd; prints every `session/update` as one JSON line, then `{"stopReason": …}`; exits 0 when the
 //! turn ended.
 //!
-//! `cargo run --example client -- [--protocol-version N] --prompt TEXT -- AGENT_CMD [ARGS…]`
+//! `cargo run --example client -- [--protocol-version N] --prompt TEXT (--url URL | -- AGENT_CMD [ARGS…])`
+//!
+//! `--url http://…` (Streamable HTTP) or `--url ws://…` (WebSocket) connects to an agent served
+//! over the network instead of spawning one (built with the `ws` feature).
 
 use acp_rpc::client::ClientConnection;
 use acp_rpc::types::support::rpc::RpcError;
@@ -72,11 +75,12 @@ struct Args {
     version: Version,
     prompt: String,
     agent: Vec<String>,
+    url: Option<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut args = std::env::args().skip(1);
-    let (mut version, mut prompt) = (Version::V1, None);
+    let (mut version, mut prompt, mut url) = (Version::V1, None, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--protocol-version" => {
@@ -85,29 +89,67 @@ fn parse_args() -> Result<Args, String> {
                     .ok_or(format!("protocol version {number} is not one of {:?}", Version::ALL))?;
             }
             "--prompt" => prompt = Some(args.next().ok_or("--prompt needs a text")?),
+            "--url" => url = Some(args.next().ok_or("--url needs a URL")?),
             "--" => break,
             other => return Err(format!("unexpected argument {other}")),
         }
     }
     let agent: Vec<String> = args.collect();
     let prompt = prompt.ok_or("--prompt TEXT is required")?;
-    if agent.is_empty() {
-        return Err("the agent command goes after --".into());
+    match (&url, agent.is_empty()) {
+        (None, true) => return Err("--url URL, or the agent command after --, is required".into()),
+        (Some(_), false) => return Err("--url and an agent command exclude each other".into()),
+        _ => {}
     }
-    Ok(Args { version, prompt, agent })
+    Ok(Args { version, prompt, agent, url })
 }
 
 async fn run(args: Args) -> Result<String, String> {
     let cwd = std::env::current_dir().and_then(|d| d.canonicalize()).map_err(|e| e.to_string())?;
+    let client = Client { cwd: cwd.clone() };
+    let cwd = cwd.display().to_string();
+    if let Some(url) = args.url.clone() {
+        return run_url(client, &url, cwd, args).await;
+    }
     let (conn, driver, _child) =
-        acp_rpc::client::spawn_agent(Client { cwd: cwd.clone() }, &args.agent[0], &args.agent[1..], Default::default())
+        acp_rpc::client::spawn_agent(client, &args.agent[0], &args.agent[1..], Default::default())
             .map_err(|e| format!("cannot start the agent: {e}"))?;
     tokio::spawn(driver);
-    let cwd = cwd.display().to_string();
+    run_version(&conn, cwd, args).await
+}
+
+async fn run_version(conn: &ClientConnection, cwd: String, args: Args) -> Result<String, String> {
     match args.version {
-        Version::V1 => run_v1(&conn, cwd, args.prompt).await,
-        Version::V2 => run_v2(&conn, cwd, args.prompt).await,
+        Version::V1 => run_v1(conn, cwd, args.prompt).await,
+        Version::V2 => run_v2(conn, cwd, args.prompt).await,
     }
+}
+
+/// Connects over the network; the transport is closed (HTTP: `DELETE`) once the turn is over.
+#[cfg(feature = "ws")]
+async fn run_url(client: Client, url: &str, cwd: String, args: Args) -> Result<String, String> {
+    use acp_rpc::net::{http, ws};
+    let cannot = |e: std::io::Error| format!("cannot connect to {url}: {e}");
+    if url.starts_with("ws://") {
+        let (conn, driver, socket) =
+            ws::connect(client, url, ws::WsOptions::default(), Default::default()).await.map_err(cannot)?;
+        tokio::spawn(driver);
+        let result = run_version(&conn, cwd, args).await;
+        socket.close().await;
+        result
+    } else {
+        let (conn, driver, transport) =
+            http::connect(client, url, http::HttpOptions::default(), Default::default()).map_err(cannot)?;
+        tokio::spawn(driver);
+        let result = run_version(&conn, cwd, args).await;
+        transport.close().await;
+        result
+    }
+}
+
+#[cfg(not(feature = "ws"))]
+async fn run_url(_: Client, _: &str, _: String, _: Args) -> Result<String, String> {
+    Err("--url needs the example built with --features ws".into())
 }
 
 fn step(step: &'static str) -> impl Fn(acp_rpc::Error) -> String {
@@ -162,7 +204,9 @@ async fn main() -> ExitCode {
     let args = match parse_args() {
         Ok(args) => args,
         Err(e) => {
-            eprintln!("client: {e}\nusage: client [--protocol-version N] --prompt TEXT -- AGENT_CMD [ARGS…]");
+            eprintln!(
+                "client: {e}\nusage: client [--protocol-version N] --prompt TEXT (--url URL | -- AGENT_CMD [ARGS…])"
+            );
             return ExitCode::from(2);
         }
     };

@@ -1,1 +1,176 @@
-//! (being written)
+//! The client's WebSocket transport (plain `ws://`, no TLS), as the TypeScript SDK's
+//! `createWebSocketStream` speaks it: one JSON-RPC message per text frame, both ways, on one
+//! socket. A JSON array from the agent is answered with the -32600 batch error and not passed
+//! on, a frame that is not JSON with a -32700; binary frames are ignored. The socket closing
+//! ends the connection; the connection closing (or [`WsConnection::close`]) sends a close frame.
+
+use futures_util::{SinkExt, StreamExt};
+use hyper::Uri;
+use std::future::Future;
+use std::io;
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
+use tokio_util::sync::CancellationToken;
+
+use super::http::{header_map, DEFAULT_MAX_MESSAGE_SIZE};
+use super::{envelope, NotAMessage, BATCH_ERROR, HEADER_CONNECTION_ID, PARSE_ERROR};
+use crate::client::{connect_over, Client, ClientConnection};
+use crate::connection::Channels;
+use crate::Config;
+
+/// Messages buffered each way between the socket and the core.
+const QUEUE: usize = 64;
+
+/// How to reach the server.
+#[derive(Debug, Clone)]
+pub struct WsOptions {
+    /// Headers of the upgrade request (`Authorization: Bearer …`, say).
+    pub headers: Vec<(String, String)>,
+    /// The largest message accepted, in bytes; a larger one ends the connection. Default
+    /// [`DEFAULT_MAX_MESSAGE_SIZE`].
+    pub max_message_size: usize,
+}
+
+impl Default for WsOptions {
+    fn default() -> Self {
+        WsOptions { headers: Vec::new(), max_message_size: DEFAULT_MAX_MESSAGE_SIZE }
+    }
+}
+
+impl WsOptions {
+    /// These options with one more header.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+}
+
+/// The transport's handle: the connection id the server gave, and closing. Dropping it closes
+/// the socket too.
+pub struct WsConnection {
+    connection_id: Option<String>,
+    stop: CancellationToken,
+    task: Option<JoinHandle<()>>,
+}
+
+impl WsConnection {
+    /// The `Acp-Connection-Id` of the server's `101` answer, if it sent one.
+    pub fn connection_id(&self) -> Option<&str> {
+        self.connection_id.as_deref()
+    }
+
+    /// True once the socket is closed.
+    pub fn is_closed(&self) -> bool {
+        self.stop.is_cancelled()
+    }
+
+    /// Sends a close frame and waits until the socket's task ended.
+    pub async fn close(mut self) {
+        self.stop.cancel();
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for WsConnection {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+/// Connects to `url` (`ws://host[:port]/path`) and runs the handshake; the socket as
+/// [`Channels`] for [`Connection::over`](crate::Connection::over) or [`connect_over`].
+pub async fn open(url: &str, options: WsOptions) -> io::Result<(Channels, WsConnection)> {
+    let invalid = |why: &str| io::Error::new(io::ErrorKind::InvalidInput, format!("{url}: {why}"));
+    let uri: Uri = url.parse().map_err(|e| invalid(&format!("not a URL ({e})")))?;
+    if uri.scheme_str() != Some("ws") {
+        return Err(invalid("only ws:// URLs are supported (no TLS)"));
+    }
+    let host = uri.host().ok_or_else(|| invalid("no host"))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let tcp = TcpStream::connect((host, uri.port_u16().unwrap_or(80))).await?;
+    let mut request = url.into_client_request().map_err(|e| invalid(&e.to_string()))?;
+    request.headers_mut().extend(header_map(&options.headers)?);
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(options.max_message_size))
+        .max_frame_size(Some(options.max_message_size));
+    let (socket, response) = tokio_tungstenite::client_async_with_config(request, tcp, Some(config))
+        .await
+        .map_err(|e| io::Error::new(io::ErrorKind::ConnectionRefused, e))?;
+    let connection_id = response.headers().get(HEADER_CONNECTION_ID).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let (incoming_tx, incoming) = mpsc::channel(QUEUE);
+    let (outgoing, outgoing_rx) = mpsc::channel(QUEUE);
+    let stop = CancellationToken::new();
+    let task = tokio::spawn(run(socket, incoming_tx, outgoing_rx, stop.clone()));
+    Ok((Channels { incoming, outgoing }, WsConnection { connection_id, stop, task: Some(task) }))
+}
+
+/// Connects `client` to the agent served at `url`: the connection, its driver (to spawn or
+/// await; it ends when the socket closes) and the transport's handle (keep it: dropping it
+/// closes the socket).
+pub async fn connect<C: Client>(
+    client: C,
+    url: &str,
+    options: WsOptions,
+    config: Config,
+) -> io::Result<(ClientConnection, impl Future<Output = io::Result<()>> + Send, WsConnection)> {
+    let (channels, handle) = open(url, options).await?;
+    let (conn, driver) = connect_over(client, channels, config);
+    Ok((conn, driver, handle))
+}
+
+/// Moves messages between the socket and the core until either side or the handle closes.
+async fn run(
+    mut socket: WebSocketStream<TcpStream>,
+    incoming: mpsc::Sender<Vec<u8>>,
+    mut outgoing: mpsc::Receiver<Vec<u8>>,
+    stop: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => break,
+            message = outgoing.recv() => {
+                let Some(message) = message else { break };
+                let text = String::from_utf8(message).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+                if let Err(e) = socket.send(Message::text(text)).await {
+                    tracing::warn!("acp ws: cannot send: {e}");
+                    stop.cancel();
+                    return;
+                }
+            }
+            frame = socket.next() => {
+                let text = match frame {
+                    Some(Ok(Message::Text(text))) => text,
+                    Some(Ok(Message::Close(_))) | None => break,
+                    Some(Ok(_)) => continue,
+                    Some(Err(e)) => {
+                        tracing::warn!("acp ws: {e}");
+                        break;
+                    }
+                };
+                let answer = match envelope(text.as_bytes()) {
+                    Err(NotAMessage::Batch) => Some(BATCH_ERROR),
+                    Err(NotAMessage::Invalid) => Some(PARSE_ERROR),
+                    _ => None,
+                };
+                if let Some(answer) = answer {
+                    if socket.send(Message::text(answer)).await.is_err() {
+                        break;
+                    }
+                } else if incoming.send(text.as_bytes().to_vec()).await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    stop.cancel();
+    // The core learns that the peer is gone before the close handshake, which may wait.
+    drop(incoming);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), socket.close(None)).await;
+}
