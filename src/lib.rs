@@ -9,6 +9,9 @@
 //!   `session/new`, and each prompt's turn as a stream of typed updates, then its outcome;
 //! - [`spawn`]: starting an agent process and ending it with everything it started;
 //! - [`turn`]: the v2 prompt turn (running, idle, cancellation), kept by the runtime at both ends.
+//! - `net` (features `http` and `ws`): the same agents and clients over Streamable HTTP and
+//!   WebSocket: `net::server::Server` serves one agent to many clients on one listener,
+//!   `net::http::connect` and `net::ws::connect` connect a client.
 //!
 //! The `acp` command (`check`, `tap`, `conform`) is the `acp-tool` package, beside this one.
 //!
