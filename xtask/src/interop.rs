@@ -4,7 +4,7 @@
 //!
 //! | path | what |
 //! |---|---|
-//! | `.cache/interop/node/` | npm project with `@agentclientprotocol/sdk` [`TS_SDK_VERSION`] (and its `zod` peer dependency, pinned) |
+//! | `.cache/interop/node/` | npm project with `@agentclientprotocol/sdk` [`TS_SDK_VERSION`] (and its `zod` peer dependency, pinned), and `ws` [`WS_VERSION`] for the network drivers |
 //! | `.cache/interop/venv/` | Python venv with `agent-client-protocol` [`PY_SDK_VERSION`] from PyPI |
 //! | `.cache/interop/sdist/` | that package's source distribution, unpacked, for `examples/echo_agent.py` |
 //! | `.cache/interop/rust-sdk/` | the crates.io source of `agent-client-protocol` [`RS_SDK_VERSION`] (the official Rust SDK) and its four examples built in `target/` |
@@ -50,6 +50,10 @@ pub const TS_SDK_PACKAGE: &str = "@agentclientprotocol/sdk";
 pub const TS_SDK_VERSION: &str = "2.4.0";
 /// The SDK's peer dependency `zod` (`^3.25.76 || ^4.0.0`), pinned so that runs are repeatable.
 pub const ZOD_VERSION: &str = "4.6.7";
+/// The `ws` package, for the network drivers (`interop/ts/net-*.mjs`): Node 20 has no WebSocket
+/// of its own, and the SDK's Node adapter takes a `ws` `WebSocketServer`. The SDK develops and
+/// tests against `ws` `^8.18.0`.
+pub const WS_VERSION: &str = "8.18.3";
 /// The PyPI distribution of the official Python SDK, installed at exactly [`PY_SDK_VERSION`].
 pub const PY_SDK_PACKAGE: &str = "agent-client-protocol";
 /// Version of [`PY_SDK_PACKAGE`].
@@ -285,7 +289,7 @@ struct PyPeer {
 fn install_ts(cache: &Path) -> Result<TsPeer, String> {
     let node_dir = cache.join("node");
     let marker = node_dir.join(".installed");
-    let stamp = format!("{TS_SDK_PACKAGE}@{TS_SDK_VERSION} zod@{ZOD_VERSION}\n");
+    let stamp = format!("{TS_SDK_PACKAGE}@{TS_SDK_VERSION} zod@{ZOD_VERSION} ws@{WS_VERSION}\n");
     let installed = node_dir.join("node_modules").join(TS_SDK_PACKAGE).join("package.json");
     if fs::read_to_string(&marker).ok().as_deref() == Some(stamp.as_str())
         && installed_npm_version(&installed).as_deref() == Some(TS_SDK_VERSION)
@@ -304,6 +308,7 @@ fn install_ts(cache: &Path) -> Result<TsPeer, String> {
         "dependencies": {
             TS_SDK_PACKAGE: TS_SDK_VERSION,
             "zod": ZOD_VERSION,
+            "ws": WS_VERSION,
         },
     });
     let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())? + "\n";
@@ -312,13 +317,16 @@ fn install_ts(cache: &Path) -> Result<TsPeer, String> {
     let mut npm = process::npm();
     npm.args(["install", "--no-audit", "--no-fund", "--loglevel=error"]).current_dir(&node_dir);
     process::capture(&mut npm)?;
-    match installed_npm_version(&installed) {
-        Some(version) if version == TS_SDK_VERSION => {}
-        other => {
-            return Err(format!(
-                "npm install left {TS_SDK_PACKAGE} at {other:?} in {}, expected {TS_SDK_VERSION}",
-                installed.display()
-            ))
+    for (package, version) in [(TS_SDK_PACKAGE, TS_SDK_VERSION), ("ws", WS_VERSION)] {
+        let installed = node_dir.join("node_modules").join(package).join("package.json");
+        match installed_npm_version(&installed) {
+            Some(found) if found == version => {}
+            other => {
+                return Err(format!(
+                    "npm install left {package} at {other:?} in {}, expected {version}",
+                    installed.display()
+                ))
+            }
         }
     }
     fs::write(&marker, stamp).map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
