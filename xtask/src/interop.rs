@@ -36,6 +36,7 @@
 //! examples exist.
 
 use crate::files;
+use crate::listener::{Listener, NotListening};
 use crate::process::{self, describe, run_with_timeout, tail, Finished, TAIL_LINES};
 use heck::ToSnakeCase;
 use serde_json::Value;
@@ -74,6 +75,15 @@ pub const RS_SDK_EXAMPLES: [&str; 4] =
 pub const TIMEOUT: Duration = Duration::from_secs(60);
 /// The prompt every scenario sends; `perm` makes the echo agents ask for permission first.
 pub const PROMPT: &str = "hello perm world";
+/// The prompt of the cancellation scenarios: `slow` makes the echo agents wait 10 s, which
+/// `session/cancel` cuts short.
+pub const SLOW_PROMPT: &str = "hello slow world";
+/// How long after the slow prompt the client sends `session/cancel` (`--cancel-after`).
+pub const CANCEL_AFTER: Duration = Duration::from_millis(500);
+/// A cancelled turn must end before this: well before the 10 s that `slow` waits uncancelled.
+pub const CANCELLED_WITHIN: Duration = Duration::from_secs(8);
+/// How long a network agent may take to print `listening on URL`.
+pub const LISTEN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One side of a scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,11 +110,37 @@ impl Peer {
     }
 }
 
+/// How the client reaches the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// The client spawns the agent and speaks over its stdin and stdout.
+    Stdio,
+    /// The agent listens (`--listen 127.0.0.1:0`); the client connects to its `http://` URL
+    /// (Streamable HTTP).
+    Http,
+    /// The same listener, the client on its `ws://` URL (WebSocket).
+    Ws,
+}
+
+impl Transport {
+    /// `""`, `" over http"`, `" over ws"`: the part of a scenario's name.
+    fn suffix(self) -> &'static str {
+        match self {
+            Transport::Stdio => "",
+            Transport::Http => " over http",
+            Transport::Ws => " over ws",
+        }
+    }
+}
+
 /// What a scenario's client run must show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expect {
     /// Exit 0, the turn ended `end_turn`, the agent's text contains the prompt.
     EndTurn,
+    /// The client sends [`SLOW_PROMPT`] and `session/cancel` [`CANCEL_AFTER`] later: exit 0, the
+    /// turn ended `cancelled`, within [`CANCELLED_WITHIN`].
+    Cancelled,
     /// The agent does not implement `method`: the client exits unsuccessfully, prints nothing on
     /// stdout and reports the error `code` on stderr (without naming another method).
     Rejected { method: &'static str, code: i64 },
@@ -116,21 +152,34 @@ pub struct Scenario {
     pub client: Peer,
     pub agent: Peer,
     pub protocol_version: u32,
+    pub transport: Transport,
     pub expect: Expect,
 }
 
 impl Scenario {
     const fn new(client: Peer, agent: Peer, protocol_version: u32) -> Self {
-        Scenario { client, agent, protocol_version, expect: Expect::EndTurn }
+        Scenario { client, agent, protocol_version, transport: Transport::Stdio, expect: Expect::EndTurn }
     }
 
     const fn expecting(self, expect: Expect) -> Self {
         Scenario { expect, ..self }
     }
 
-    /// `ts-client -> our-agent v1`: what `only` filters on and result lines start with.
+    const fn over(self, transport: Transport) -> Self {
+        Scenario { transport, ..self }
+    }
+
+    /// `ts-client -> our-agent v1`, `ts-client -> our-agent v2 over ws, cancelled`: what `only`
+    /// filters on and result lines start with.
     pub fn name(&self) -> String {
-        format!("{}-client -> {}-agent v{}", self.client.label(), self.agent.label(), self.protocol_version)
+        let cancelled = if self.expect == Expect::Cancelled { ", cancelled" } else { "" };
+        format!(
+            "{}-client -> {}-agent v{}{}{cancelled}",
+            self.client.label(),
+            self.agent.label(),
+            self.protocol_version,
+            self.transport.suffix()
+        )
     }
 
     fn uses(&self, peer: Peer) -> bool {
@@ -161,6 +210,29 @@ pub const SCENARIOS: &[Scenario] = &[
     // `simple_agent` answers only `initialize`.
     Scenario::new(Peer::Ours, Peer::Rs, 1).expecting(Expect::Rejected { method: "session/new", code: -32601 }),
     Scenario::new(Peer::Ours, Peer::Rs, 2),
+    // Over the network: the TypeScript SDK's `AcpServer` (`interop/ts/net-agent.mjs`) and its
+    // HTTP and WebSocket client transports (`interop/ts/net-client.mjs`), our `echo_agent
+    // --listen` and `client --url`. Sanity first.
+    Scenario::new(Peer::Ts, Peer::Ts, 1).over(Transport::Http),
+    Scenario::new(Peer::Ts, Peer::Ts, 2).over(Transport::Http),
+    Scenario::new(Peer::Ts, Peer::Ts, 1).over(Transport::Ws),
+    Scenario::new(Peer::Ts, Peer::Ts, 2).over(Transport::Ws),
+    Scenario::new(Peer::Ts, Peer::Ts, 1).over(Transport::Http).expecting(Expect::Cancelled),
+    Scenario::new(Peer::Ts, Peer::Ts, 2).over(Transport::Ws).expecting(Expect::Cancelled),
+    Scenario::new(Peer::Ts, Peer::Ours, 1).over(Transport::Http),
+    Scenario::new(Peer::Ts, Peer::Ours, 2).over(Transport::Http),
+    Scenario::new(Peer::Ts, Peer::Ours, 1).over(Transport::Ws),
+    Scenario::new(Peer::Ts, Peer::Ours, 2).over(Transport::Ws),
+    Scenario::new(Peer::Ts, Peer::Ours, 1).over(Transport::Http).expecting(Expect::Cancelled),
+    Scenario::new(Peer::Ts, Peer::Ours, 2).over(Transport::Http).expecting(Expect::Cancelled),
+    Scenario::new(Peer::Ts, Peer::Ours, 1).over(Transport::Ws).expecting(Expect::Cancelled),
+    Scenario::new(Peer::Ts, Peer::Ours, 2).over(Transport::Ws).expecting(Expect::Cancelled),
+    Scenario::new(Peer::Ours, Peer::Ts, 1).over(Transport::Http),
+    Scenario::new(Peer::Ours, Peer::Ts, 2).over(Transport::Http),
+    Scenario::new(Peer::Ours, Peer::Ts, 1).over(Transport::Ws),
+    Scenario::new(Peer::Ours, Peer::Ts, 2).over(Transport::Ws),
+    Scenario::new(Peer::Ours, Peer::Ours, 1).over(Transport::Http),
+    Scenario::new(Peer::Ours, Peer::Ours, 2).over(Transport::Ws),
 ];
 
 /// `cargo xtask interop [--only SUBSTRING]`: install the peers (or reuse the cache), build
@@ -189,9 +261,14 @@ pub fn run_command(root: &Path, only: Option<&str>) -> Result<Vec<String>, Strin
 }
 
 /// How many result lines of [`run`] are `SKIP`s (scenarios that need examples not built yet).
+/// A network scenario whose example lacks `--listen` or `--url` says `(not yet: …)` and is not
+/// counted: those flags come with the network transports.
 pub fn skipped(lines: &[String]) -> usize {
-    lines.iter().filter(|line| line.starts_with("SKIP ")).count()
+    lines.iter().filter(|line| line.starts_with("SKIP ") && !line.contains(NOT_YET)).count()
 }
+
+/// What the `SKIP` line of a network scenario says when an example has no network flag yet.
+pub const NOT_YET: &str = "(not yet: ";
 
 /// The outcome of one scenario.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -683,6 +760,9 @@ fn prepare(env: &Env, scenario: Scenario) -> Result<Command, Unavailable> {
 }
 
 fn run_scenario(env: &Env, scenario: Scenario) -> ScenarioResult {
+    if scenario.transport != Transport::Stdio {
+        return run_net_scenario(env, scenario);
+    }
     let name = scenario.name();
     let (verdict, line) = match prepare(env, scenario) {
         Err(Unavailable::Skip(why)) => (Verdict::Skip, format!("SKIP {name} ({why})")),
@@ -708,6 +788,151 @@ fn run_scenario(env: &Env, scenario: Scenario) -> ScenarioResult {
         }
     };
     ScenarioResult { name, verdict, line }
+}
+
+// ------------------------------------------------------------------------------------------
+// Network scenarios
+
+/// The command line of a listening agent: `AGENT --listen 127.0.0.1:0`.
+fn listening_agent_argv(env: &Env, agent: Peer) -> Result<Argv, Unavailable> {
+    let mut argv = match agent {
+        Peer::Ts => vec!["node".into(), path_arg(&env.root.join("interop").join("ts").join("net-agent.mjs"))],
+        Peer::Ours => match env.ours.as_ref().expect("examples built") {
+            Ours::Built { echo_agent: Some(path), .. } => vec![path_arg(path)],
+            Ours::Built { .. } => return Err(Unavailable::Skip("examples not built".into())),
+            Ours::BuildFailed(message) => return Err(Unavailable::Fail(message.clone())),
+        },
+        Peer::Py | Peer::Rs => return Err(Unavailable::Fail(format!("no network agent for {}", agent.label()))),
+    };
+    argv.extend(["--listen".into(), "127.0.0.1:0".into()]);
+    Ok(argv)
+}
+
+/// The command line of a network client:
+/// `CLIENT --url URL [--protocol-version N] --prompt TEXT [--cancel-after MS]`.
+fn net_client_argv(env: &Env, scenario: Scenario, url: &str) -> Result<Argv, Unavailable> {
+    let mut argv: Argv = match scenario.client {
+        Peer::Ts => vec!["node".into(), path_arg(&env.root.join("interop").join("ts").join("net-client.mjs"))],
+        Peer::Ours => match env.ours.as_ref().expect("examples built") {
+            Ours::Built { client: Some(path), .. } => vec![path_arg(path)],
+            Ours::Built { .. } => return Err(Unavailable::Skip("examples not built".into())),
+            Ours::BuildFailed(message) => return Err(Unavailable::Fail(message.clone())),
+        },
+        Peer::Py | Peer::Rs => {
+            return Err(Unavailable::Fail(format!("no network client for {}", scenario.client.label())))
+        }
+    };
+    argv.extend(["--url".into(), url.into()]);
+    if scenario.protocol_version != 1 {
+        argv.extend(["--protocol-version".into(), scenario.protocol_version.to_string()]);
+    }
+    match scenario.expect {
+        Expect::Cancelled => {
+            if scenario.client != Peer::Ts {
+                return Err(Unavailable::Fail("only the TypeScript client driver has --cancel-after".into()));
+            }
+            argv.extend(["--prompt".into(), SLOW_PROMPT.into()]);
+            argv.extend(["--cancel-after".into(), CANCEL_AFTER.as_millis().to_string()]);
+        }
+        Expect::EndTurn | Expect::Rejected { .. } => argv.extend(["--prompt".into(), PROMPT.into()]),
+    }
+    Ok(argv)
+}
+
+/// A command with the drivers' environment, run from the repository.
+fn peer_command(env: &Env, argv: &[String]) -> Command {
+    let mut command = Command::new(&argv[0]);
+    command.args(&argv[1..]).current_dir(&env.root);
+    if let Some(ts) = &env.ts {
+        command.env("ACP_INTEROP_NODE_DIR", &ts.node_dir);
+    }
+    command
+}
+
+/// Whether an agent that exited before listening simply has no `--listen` yet: the stdio
+/// `echo_agent` ignores its arguments and ends, successfully, at the end of its (closed) stdin.
+fn lacks_flag(status: Option<std::process::ExitStatus>, stderr: &str, flag: &str) -> bool {
+    let rejects_flag = stderr.lines().any(|line| line.contains(flag) && line.contains("argument"));
+    rejects_flag || status.is_some_and(|s| s.success())
+}
+
+/// A network scenario: start the agent listening, read its URL, run the client against it (the
+/// `ws://` form for WebSocket), then kill the agent.
+fn run_net_scenario(env: &Env, scenario: Scenario) -> ScenarioResult {
+    let name = scenario.name();
+    let (verdict, line) = match net_scenario(env, scenario) {
+        Ok(summary) => (Verdict::Pass, format!("PASS {name} ({summary})")),
+        Err(Unavailable::Skip(why)) => (Verdict::Skip, format!("SKIP {name} ({why})")),
+        Err(Unavailable::Fail(why)) => (Verdict::Fail, format!("FAIL {name}: {}", indent_rest(&why))),
+    };
+    ScenarioResult { name, verdict, line }
+}
+
+fn net_scenario(env: &Env, scenario: Scenario) -> Result<String, Unavailable> {
+    let agent_argv = listening_agent_argv(env, scenario.agent)?;
+    let mut agent = peer_command(env, &agent_argv);
+    let listener = match Listener::start(&mut agent, LISTEN_TIMEOUT) {
+        Ok(listener) => listener,
+        Err(NotListening::Exited { status, stderr })
+            if scenario.agent == Peer::Ours && lacks_flag(Some(status), &stderr, "--listen") =>
+        {
+            return Err(Unavailable::Skip(format!("{NOT_YET}echo_agent has no --listen; it exited with {status})")));
+        }
+        Err(NotListening::Exited { status, stderr }) => {
+            return Err(Unavailable::Fail(format!(
+                "the agent exited with {status} before printing `listening on URL`\n    command: {}\n    stderr:\n{}",
+                describe(&agent),
+                indented_tail(&stderr)
+            )));
+        }
+        Err(NotListening::TimedOut { stderr }) => {
+            return Err(Unavailable::Fail(format!(
+                "the agent printed no `listening on URL` within {} s (killed)\n    command: {}\n    stderr:\n{}",
+                LISTEN_TIMEOUT.as_secs(),
+                describe(&agent),
+                indented_tail(&stderr)
+            )));
+        }
+        Err(NotListening::Spawn(why)) => return Err(Unavailable::Fail(why)),
+    };
+    let url = match scenario.transport {
+        Transport::Ws => listener.ws_url(),
+        Transport::Http | Transport::Stdio => listener.url.clone(),
+    };
+    let mut client = peer_command(env, &net_client_argv(env, scenario, &url)?);
+    let described = describe(&client);
+    let run = run_with_timeout(&mut client, TIMEOUT)
+        .map_err(|why| Unavailable::Fail(format!("cannot run `{described}`: {why}")))?;
+    let agent_stderr = listener.stderr();
+    drop(listener);
+    if scenario.client == Peer::Ours
+        && run.status.and_then(|s| s.code()) == Some(2)
+        && lacks_flag(None, &run.stderr, "--url")
+    {
+        return Err(Unavailable::Skip(format!("{NOT_YET}client has no --url)")));
+    }
+    let elapsed = run.elapsed.as_secs_f64();
+    match evaluate(&run, Output::Contract, scenario.expect) {
+        Ok(summary) => Ok(format!("{summary}, {elapsed:.1} s")),
+        Err(why) => Err(Unavailable::Fail(format!(
+            "{why} ({elapsed:.1} s)\n{}\n    agent: {}\n    agent stderr:\n{}",
+            details(&described, &run),
+            listener_described(&agent_argv),
+            indented_tail(&agent_stderr)
+        ))),
+    }
+}
+
+fn listener_described(argv: &[String]) -> String {
+    describe(Command::new(&argv[0]).args(&argv[1..]))
+}
+
+/// The end of a text, each line indented under a `stderr:` heading.
+fn indented_tail(text: &str) -> String {
+    if text.trim().is_empty() {
+        return "      (empty)".into();
+    }
+    tail(text, TAIL_LINES).lines().map(|line| format!("      {line}")).collect::<Vec<_>>().join("\n")
 }
 
 /// How a client reports the turn it ran.
@@ -749,7 +974,10 @@ fn evaluate(run: &Finished, output: Output, expect: Expect) -> Result<String, St
     let status = run.status.ok_or_else(|| "client exit status unknown".to_string())?;
     match expect {
         Expect::EndTurn if status.success() => check_turn(&output.parse(&run.stdout, &run.stderr)?, PROMPT),
-        Expect::EndTurn => match run.stderr.lines().rev().map(str::trim).find(|line| !line.is_empty()) {
+        Expect::Cancelled if status.success() => {
+            check_cancelled(&output.parse(&run.stdout, &run.stderr)?, run.elapsed)
+        }
+        Expect::EndTurn | Expect::Cancelled => match run.stderr.lines().rev().map(str::trim).find(|line| !line.is_empty()) {
             Some(line) => Err(format!("client exited with {status}: {line}")),
             None => Err(format!("client exited with {status}")),
         },
@@ -769,6 +997,25 @@ fn check_turn(turn: &Turn, prompt: &str) -> Result<String, String> {
     Ok(match turn.updates {
         Some(n) => format!("{n} update{}, stopReason {stop}", if n == 1 { "" } else { "s" }),
         None => format!("stopReason {stop}"),
+    })
+}
+
+/// The judgement on a cancelled turn: `cancelled`, and sooner than the uncancelled `slow` wait.
+fn check_cancelled(turn: &Turn, elapsed: Duration) -> Result<String, String> {
+    let stop = turn.stop_reason.as_deref().unwrap_or("null");
+    if stop != "cancelled" {
+        return Err(format!("stopReason {stop}, expected cancelled ({} ms after the prompt)", CANCEL_AFTER.as_millis()));
+    }
+    if elapsed >= CANCELLED_WITHIN {
+        return Err(format!(
+            "the cancelled turn took {:.1} s, expected under {} s (session/cancel did not cut `slow` short)",
+            elapsed.as_secs_f64(),
+            CANCELLED_WITHIN.as_secs()
+        ));
+    }
+    Ok(match turn.updates {
+        Some(n) => format!("{n} update{}, stopReason cancelled", if n == 1 { "" } else { "s" }),
+        None => "stopReason cancelled".into(),
     })
 }
 
