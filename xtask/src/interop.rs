@@ -264,11 +264,13 @@ pub fn run_command(root: &Path, only: Option<&str>) -> Result<Vec<String>, Strin
 /// A network scenario whose example lacks `--listen` or `--url` says `(not yet: …)` and is not
 /// counted: those flags come with the network transports.
 pub fn skipped(lines: &[String]) -> usize {
-    lines.iter().filter(|line| line.starts_with("SKIP ") && !line.contains(NOT_YET)).count()
+    let not_yet = format!("({NOT_YET}");
+    lines.iter().filter(|line| line.starts_with("SKIP ") && !line.contains(&not_yet)).count()
 }
 
-/// What the `SKIP` line of a network scenario says when an example has no network flag yet.
-pub const NOT_YET: &str = "(not yet: ";
+/// How the `SKIP` line of a network scenario starts its reason when an example has no network
+/// flag yet.
+pub const NOT_YET: &str = "not yet: ";
 
 /// The outcome of one scenario.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -349,9 +351,9 @@ pub fn run_report(root: &Path, only: Option<&str>) -> Result<Report, String> {
 
 /// The installed TypeScript SDK.
 #[derive(Debug, Clone)]
-struct TsPeer {
+pub(crate) struct TsPeer {
     /// `.cache/interop/node`, passed to the drivers as `ACP_INTEROP_NODE_DIR`.
-    node_dir: PathBuf,
+    pub(crate) node_dir: PathBuf,
 }
 
 /// The installed Python SDK.
@@ -363,7 +365,9 @@ struct PyPeer {
     echo_agent: PathBuf,
 }
 
-fn install_ts(cache: &Path) -> Result<TsPeer, String> {
+/// Installs the TypeScript SDK and `ws` into `cache/node` (or reuses them); `cargo xtask bench`
+/// runs the network drivers from there too.
+pub(crate) fn install_ts(cache: &Path) -> Result<TsPeer, String> {
     let node_dir = cache.join("node");
     let marker = node_dir.join(".installed");
     let stamp = format!("{TS_SDK_PACKAGE}@{TS_SDK_VERSION} zod@{ZOD_VERSION} ws@{WS_VERSION}\n");
@@ -633,11 +637,16 @@ enum Ours {
 fn build_examples(root: &Path) -> Ours {
     let started = Instant::now();
     let mut build = process::cargo();
-    build.args(["build", "--examples", "--quiet"]).current_dir(root);
+    // The network transports are behind features; the network scenarios need them.
+    build.args(["build", "--examples", "--quiet", "--features", crate::bench::net::FEATURES]).current_dir(root);
     if let Err(message) = process::capture(&mut build) {
         return Ours::BuildFailed(message);
     }
-    eprintln!("interop: cargo build --examples in {:.1} s", started.elapsed().as_secs_f64());
+    eprintln!(
+        "interop: cargo build --examples --features {} in {:.1} s",
+        crate::bench::net::FEATURES,
+        started.elapsed().as_secs_f64()
+    );
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .map(|dir| if dir.is_absolute() { dir } else { root.join(dir) })
@@ -876,7 +885,7 @@ fn net_scenario(env: &Env, scenario: Scenario) -> Result<String, Unavailable> {
         Err(NotListening::Exited { status, stderr })
             if scenario.agent == Peer::Ours && lacks_flag(Some(status), &stderr, "--listen") =>
         {
-            return Err(Unavailable::Skip(format!("{NOT_YET}echo_agent has no --listen; it exited with {status})")));
+            return Err(Unavailable::Skip(format!("{NOT_YET}echo_agent has no --listen; it exited with {status}")));
         }
         Err(NotListening::Exited { status, stderr }) => {
             return Err(Unavailable::Fail(format!(
@@ -909,7 +918,7 @@ fn net_scenario(env: &Env, scenario: Scenario) -> Result<String, Unavailable> {
         && run.status.and_then(|s| s.code()) == Some(2)
         && lacks_flag(None, &run.stderr, "--url")
     {
-        return Err(Unavailable::Skip(format!("{NOT_YET}client has no --url)")));
+        return Err(Unavailable::Skip(format!("{NOT_YET}client has no --url")));
     }
     let elapsed = run.elapsed.as_secs_f64();
     match evaluate(&run, Output::Contract, scenario.expect) {
@@ -1329,8 +1338,15 @@ mod tests {
         assert!(names.contains(&"ts-client -> our-agent v1".to_string()));
         assert!(names.contains(&"our-client -> py-agent v1".to_string()));
         assert!(names.contains(&"rs-client -> our-agent v2".to_string()));
-        assert_eq!(names.iter().filter(|n| n.contains("our-")).count(), 10);
-        assert_eq!(names.iter().filter(|n| !n.contains("our-")).count(), 6);
+        assert!(names.contains(&"ts-client -> our-agent v2 over ws, cancelled".to_string()));
+        assert!(names.contains(&"our-client -> ts-agent v1 over http".to_string()));
+        let stdio = |n: &&String| !n.contains(" over ");
+        assert_eq!(names.iter().filter(stdio).filter(|n| n.contains("our-")).count(), 10);
+        assert_eq!(names.iter().filter(stdio).filter(|n| !n.contains("our-")).count(), 6);
+        assert_eq!(names.iter().filter(|n| n.contains(" over http")).count(), 10);
+        assert_eq!(names.iter().filter(|n| n.contains(" over ws")).count(), 10);
+        // Only the TypeScript client driver can cancel (`--cancel-after`).
+        assert!(SCENARIOS.iter().filter(|s| s.expect == Expect::Cancelled).all(|s| s.client == Peer::Ts));
         let rejected: Vec<String> =
             SCENARIOS.iter().filter(|s| s.expect != Expect::EndTurn).map(Scenario::name).collect();
         assert_eq!(rejected, ["our-client -> rs-agent v1"]);
@@ -1356,6 +1372,7 @@ mod tests {
             "PASS ts-client -> ts-agent v1 (3 updates, stopReason end_turn, 0.9 s)".to_string(),
             "SKIP ts-client -> our-agent v1 (examples not built)".to_string(),
             "FAIL py-client -> our-agent v1: client exited with exit status: 1 (0.5 s)\n    SKIP".to_string(),
+            format!("SKIP our-client -> ts-agent v1 over ws ({NOT_YET}client has no --url)"),
         ];
         assert_eq!(skipped(&lines), 1);
     }
@@ -1449,6 +1466,24 @@ mod tests {
         assert!(err.contains("no `Session is idle"), "{err}");
         let err = parse_v2_one_shot_output("", "Session is idle: EndTurn").unwrap_err();
         assert!(err.contains("cannot read the stop reason"), "{err}");
+    }
+
+    #[test]
+    fn a_cancelled_turn() {
+        let turn = parse_client_output("{\"stopReason\":\"cancelled\"}").unwrap().turn();
+        let fast = Duration::from_secs(1);
+        assert_eq!(check_cancelled(&turn, fast).unwrap(), "0 updates, stopReason cancelled");
+        assert!(check_cancelled(&turn, CANCELLED_WITHIN).unwrap_err().contains("did not cut"));
+        let ended = parse_client_output("{\"stopReason\":\"end_turn\"}").unwrap().turn();
+        assert!(check_cancelled(&ended, fast).unwrap_err().contains("expected cancelled"));
+    }
+
+    #[test]
+    fn a_missing_network_flag() {
+        let exited_ok = std::process::Command::new("true").status().ok();
+        assert!(lacks_flag(exited_ok, "", "--listen"));
+        assert!(lacks_flag(None, "client: unexpected argument --url\nusage: …", "--url"));
+        assert!(!lacks_flag(None, "client: cannot connect to http://127.0.0.1:1 (--url)", "--url"));
     }
 
     #[test]
