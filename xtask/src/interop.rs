@@ -34,6 +34,15 @@
 //! Scenarios that need the project's own examples (`echo_agent`, `client`) report `SKIP`
 //! while those are not built; [`skipped`] counts them so that CI can refuse a SKIP once the
 //! examples exist.
+//!
+//! Network scenarios ([`Transport::Http`], [`Transport::Ws`]) start the agent first, as
+//! `AGENT --listen 127.0.0.1:0` (`interop/ts/net-agent.mjs`, the TypeScript SDK's `AcpServer`, or
+//! our `echo_agent`), read the URL from its `listening on URL` stderr line ([`crate::listener`]),
+//! then run `CLIENT --url URL [--protocol-version N] --prompt TEXT` (`interop/ts/net-client.mjs` or
+//! our `client`) with the same output contract; WebSocket clients get the URL as `ws://`. The
+//! agent is killed when the client is done. [`Expect::Cancelled`] scenarios send [`SLOW_PROMPT`]
+//! with `--cancel-after` (the TypeScript driver only). While our examples lack `--listen` or
+//! `--url`, their scenarios say `SKIP … (not yet: …)`, which [`skipped`] does not count.
 
 use crate::files;
 use crate::listener::{Listener, NotListening};
@@ -983,13 +992,13 @@ fn evaluate(run: &Finished, output: Output, expect: Expect) -> Result<String, St
     let status = run.status.ok_or_else(|| "client exit status unknown".to_string())?;
     match expect {
         Expect::EndTurn if status.success() => check_turn(&output.parse(&run.stdout, &run.stderr)?, PROMPT),
-        Expect::Cancelled if status.success() => {
-            check_cancelled(&output.parse(&run.stdout, &run.stderr)?, run.elapsed)
+        Expect::Cancelled if status.success() => check_cancelled(&output.parse(&run.stdout, &run.stderr)?, run.elapsed),
+        Expect::EndTurn | Expect::Cancelled => {
+            match run.stderr.lines().rev().map(str::trim).find(|line| !line.is_empty()) {
+                Some(line) => Err(format!("client exited with {status}: {line}")),
+                None => Err(format!("client exited with {status}")),
+            }
         }
-        Expect::EndTurn | Expect::Cancelled => match run.stderr.lines().rev().map(str::trim).find(|line| !line.is_empty()) {
-            Some(line) => Err(format!("client exited with {status}: {line}")),
-            None => Err(format!("client exited with {status}")),
-        },
         Expect::Rejected { method, code } => check_rejected(status.success(), &run.stdout, &run.stderr, method, code),
     }
 }
@@ -1013,7 +1022,10 @@ fn check_turn(turn: &Turn, prompt: &str) -> Result<String, String> {
 fn check_cancelled(turn: &Turn, elapsed: Duration) -> Result<String, String> {
     let stop = turn.stop_reason.as_deref().unwrap_or("null");
     if stop != "cancelled" {
-        return Err(format!("stopReason {stop}, expected cancelled ({} ms after the prompt)", CANCEL_AFTER.as_millis()));
+        return Err(format!(
+            "stopReason {stop}, expected cancelled ({} ms after the prompt)",
+            CANCEL_AFTER.as_millis()
+        ));
     }
     if elapsed >= CANCELLED_WITHIN {
         return Err(format!(

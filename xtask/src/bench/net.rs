@@ -139,7 +139,14 @@ pub fn rows(peers: &Peers, quick: bool) -> Result<Vec<Row>, String> {
     Ok(rows)
 }
 
-fn row(name: String, workload: Workload, client: Client, sizes: Sizes, ours: Result<f64, String>, reference: f64) -> Row {
+fn row(
+    name: String,
+    workload: Workload,
+    client: Client,
+    sizes: Sizes,
+    ours: Result<f64, String>,
+    reference: f64,
+) -> Row {
     let pair = match client {
         Client::Ours => "our client -> our echo_agent --listen",
         Client::Ts => "net-client.mjs -> our echo_agent --listen",
@@ -341,7 +348,8 @@ mod tests {
     #[test]
     fn rows_keep_the_reference_when_ours_is_missing() {
         let sizes = Sizes::new(true);
-        let r = row("net round trips over ws".into(), Workload::RoundTrips, Client::Ours, sizes, Err("x".into()), 400.0);
+        let r =
+            row("net round trips over ws".into(), Workload::RoundTrips, Client::Ours, sizes, Err("x".into()), 400.0);
         assert_eq!((r.ours, r.reference, r.ratio), (None, Some(400.0), None));
         assert!(r.note.ends_with("ours not measured: x"), "{}", r.note);
         let r = row("n".into(), Workload::Stream, Client::Ts, sizes, Ok(800.0), 400.0);
