@@ -1360,7 +1360,7 @@ mod tests {
         // Only the TypeScript client driver can cancel (`--cancel-after`).
         assert!(SCENARIOS.iter().filter(|s| s.expect == Expect::Cancelled).all(|s| s.client == Peer::Ts));
         let rejected: Vec<String> =
-            SCENARIOS.iter().filter(|s| s.expect != Expect::EndTurn).map(Scenario::name).collect();
+            SCENARIOS.iter().filter(|s| matches!(s.expect, Expect::Rejected { .. })).map(Scenario::name).collect();
         assert_eq!(rejected, ["our-client -> rs-agent v1"]);
     }
 
