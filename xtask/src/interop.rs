@@ -935,14 +935,10 @@ fn net_scenario(env: &Env, scenario: Scenario) -> Result<String, Unavailable> {
         Err(why) => Err(Unavailable::Fail(format!(
             "{why} ({elapsed:.1} s)\n{}\n    agent: {}\n    agent stderr:\n{}",
             details(&described, &run),
-            listener_described(&agent_argv),
+            describe(&agent),
             indented_tail(&agent_stderr)
         ))),
     }
-}
-
-fn listener_described(argv: &[String]) -> String {
-    describe(Command::new(&argv[0]).args(&argv[1..]))
 }
 
 /// The end of a text, each line indented under a `stderr:` heading.

@@ -54,7 +54,8 @@ impl Listener {
                 let mut tx = Some(tx);
                 for line in BufReader::new(pipe).lines() {
                     let Ok(line) = line else { break };
-                    if let Some(url) = line.split_once(LISTENING).map(|(_, rest)| rest.trim().to_string()) {
+                    let url = line.split_once(LISTENING).and_then(|(_, rest)| rest.split_whitespace().next());
+                    if let Some(url) = url.map(str::to_string) {
                         if let Some(tx) = tx.take() {
                             let _ = tx.send(url);
                         }
@@ -132,7 +133,8 @@ mod tests {
     #[test]
     fn reads_the_url_and_kills_on_drop() {
         let mut command = Command::new("sh");
-        command.args(["-c", "echo starting >&2; echo 'listening on http://127.0.0.1:4242' >&2; sleep 30"]);
+        command
+            .args(["-c", "echo starting >&2; echo 'INFO listening on http://127.0.0.1:4242 (http, ws)' >&2; sleep 30"]);
         let started = Instant::now();
         let listener = Listener::start(&mut command, Duration::from_secs(10)).unwrap();
         assert_eq!(listener.url, "http://127.0.0.1:4242");
