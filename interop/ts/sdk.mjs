@@ -1,5 +1,5 @@
-// Loads @agentclientprotocol/sdk from the project's interop cache (installed by
-// `cargo xtask interop`), honouring the package's `exports` map.
+// Loads @agentclientprotocol/sdk (and `ws`) from the project's interop cache
+// (installed by `cargo xtask interop`), honouring the package's `exports` map.
 //
 // The cache's node directory is $ACP_INTEROP_NODE_DIR, or by default
 // <workspace>/.cache/interop/node (this file lives in <workspace>/interop/ts/).
@@ -28,6 +28,17 @@ export async function importSdk(subpath = "") {
     );
   }
   return import(pathToFileURL(file).href);
+}
+
+/** A CommonJS package of the cache, such as `ws` (for the network drivers). */
+export function requirePackage(name) {
+  try {
+    return require(name);
+  } catch (error) {
+    throw new Error(
+      `cannot load ${name} from ${nodeDir} (run \`cargo xtask interop\` to install it): ${error.message}`,
+    );
+  }
 }
 
 /** The installed SDK version, from its package.json. */

@@ -14,6 +14,8 @@
 //! for a full run (or `--quick --write`), into `BENCHMARKS.md` between [`BEGIN`] and [`END`] with
 //! the date, machine and versions; the text around the markers is hand-written and kept.
 
+pub mod net;
+
 use crate::process::{self, capture, describe, stream};
 use serde::Deserialize;
 use std::fmt::Write as _;
@@ -52,15 +54,18 @@ pub struct Options {
     pub quick: bool,
     /// Write `BENCHMARKS.md` after a quick run too (a full run always writes it).
     pub write: bool,
+    /// Only the network rows ([`net`]); prints only, never writes.
+    pub net_only: bool,
 }
 
 impl Options {
     /// The command that produced a table, as it is recorded in `BENCHMARKS.md`.
     pub fn command(&self) -> &'static str {
-        if self.quick {
-            "cargo xtask bench --quick"
-        } else {
-            "cargo xtask bench"
+        match (self.quick, self.net_only) {
+            (true, true) => "cargo xtask bench --quick --net-only",
+            (false, true) => "cargo xtask bench --net-only",
+            (true, false) => "cargo xtask bench --quick",
+            (false, false) => "cargo xtask bench",
         }
     }
 }
@@ -107,6 +112,9 @@ impl Report {
 
 /// Runs the benchmarks; progress goes to stderr, the table comes back in the [`Report`].
 pub fn run(root: &Path, options: Options) -> Result<Report, String> {
+    if options.net_only {
+        return run_net_only(root, options);
+    }
     let start = Instant::now();
     let load = fs::read_to_string("/proc/loadavg").ok().and_then(|t| load_average(&t));
     let versions = Versions::read(root)?;
@@ -120,12 +128,14 @@ pub fn run(root: &Path, options: Options) -> Result<Report, String> {
 
     let bench_binary = build_bench(root)?;
     let scratch = prepare_build_crates(root, &versions)?;
+    let net_peers = net::prepare(root)?;
     let building = start.elapsed();
 
     let (codegen_runs, build_runs) = if options.quick { (3, 1) } else { (10, 3) };
     let mut rows = vec![codegen_row(root, &xtask, codegen_runs)?];
     rows.push(build_row(&scratch, build_runs, &rustc, &versions)?);
     rows.extend(bench_rows(root, &bench_binary, options.quick)?);
+    rows.extend(net::rows(&net_peers, options.quick)?);
     let measuring = start.elapsed() - building;
 
     let table = render_table(&rows);
@@ -155,6 +165,18 @@ pub fn run(root: &Path, options: Options) -> Result<Report, String> {
         Some(path)
     };
     Ok(Report { table, written, building, measuring, total: start.elapsed() })
+}
+
+/// `--net-only`: the network rows alone, printed and never written (the table in `BENCHMARKS.md`
+/// is one run's).
+fn run_net_only(root: &Path, options: Options) -> Result<Report, String> {
+    let start = Instant::now();
+    let peers = net::prepare(root)?;
+    let building = start.elapsed();
+    let rows = net::rows(&peers, options.quick)?;
+    let measuring = start.elapsed() - building;
+    eprintln!("bench: --net-only: BENCHMARKS.md left as it is");
+    Ok(Report { table: render_table(&rows), written: None, building, measuring, total: start.elapsed() })
 }
 
 /// `cargo xtask bench` as the command line runs it: the table on stdout, then where it was
@@ -210,6 +232,9 @@ pub fn target_for(row: &Row) -> Target {
         ("scan floor", ratio(0.33)),
         ("round trips", ratio(1.5)),
         ("notification stream", ratio(1.5)),
+        // Over the network the reference is the TypeScript SDK: at least its pace.
+        ("net round trips", ratio(1.0)),
+        ("net notification stream", ratio(1.0)),
         // The tail no worse than the official runtime's; p50 is shown, not judged.
         ("latency p99", ratio(1.0)),
     ];

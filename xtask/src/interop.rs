@@ -4,7 +4,7 @@
 //!
 //! | path | what |
 //! |---|---|
-//! | `.cache/interop/node/` | npm project with `@agentclientprotocol/sdk` [`TS_SDK_VERSION`] (and its `zod` peer dependency, pinned) |
+//! | `.cache/interop/node/` | npm project with `@agentclientprotocol/sdk` [`TS_SDK_VERSION`] (and its `zod` peer dependency, pinned), and `ws` [`WS_VERSION`] for the network drivers |
 //! | `.cache/interop/venv/` | Python venv with `agent-client-protocol` [`PY_SDK_VERSION`] from PyPI |
 //! | `.cache/interop/sdist/` | that package's source distribution, unpacked, for `examples/echo_agent.py` |
 //! | `.cache/interop/rust-sdk/` | the crates.io source of `agent-client-protocol` [`RS_SDK_VERSION`] (the official Rust SDK) and its four examples built in `target/` |
@@ -34,8 +34,18 @@
 //! Scenarios that need the project's own examples (`echo_agent`, `client`) report `SKIP`
 //! while those are not built; [`skipped`] counts them so that CI can refuse a SKIP once the
 //! examples exist.
+//!
+//! Network scenarios ([`Transport::Http`], [`Transport::Ws`]) start the agent first, as
+//! `AGENT --listen 127.0.0.1:0` (`interop/ts/net-agent.mjs`, the TypeScript SDK's `AcpServer`, or
+//! our `echo_agent`), read the URL from its `listening on URL` stderr line ([`crate::listener`]),
+//! then run `CLIENT --url URL [--protocol-version N] --prompt TEXT` (`interop/ts/net-client.mjs` or
+//! our `client`) with the same output contract; WebSocket clients get the URL as `ws://`. The
+//! agent is killed when the client is done. [`Expect::Cancelled`] scenarios send [`SLOW_PROMPT`]
+//! with `--cancel-after` (the TypeScript driver only). While our examples lack `--listen` or
+//! `--url`, their scenarios say `SKIP … (not yet: …)`, which [`skipped`] does not count.
 
 use crate::files;
+use crate::listener::{Listener, NotListening};
 use crate::process::{self, describe, run_with_timeout, tail, Finished, TAIL_LINES};
 use heck::ToSnakeCase;
 use serde_json::Value;
@@ -50,6 +60,10 @@ pub const TS_SDK_PACKAGE: &str = "@agentclientprotocol/sdk";
 pub const TS_SDK_VERSION: &str = "2.4.0";
 /// The SDK's peer dependency `zod` (`^3.25.76 || ^4.0.0`), pinned so that runs are repeatable.
 pub const ZOD_VERSION: &str = "4.6.7";
+/// The `ws` package, for the network drivers (`interop/ts/net-*.mjs`): Node 20 has no WebSocket
+/// of its own, and the SDK's Node adapter takes a `ws` `WebSocketServer`. The SDK develops and
+/// tests against `ws` `^8.18.0`.
+pub const WS_VERSION: &str = "8.18.3";
 /// The PyPI distribution of the official Python SDK, installed at exactly [`PY_SDK_VERSION`].
 pub const PY_SDK_PACKAGE: &str = "agent-client-protocol";
 /// Version of [`PY_SDK_PACKAGE`].
@@ -70,6 +84,15 @@ pub const RS_SDK_EXAMPLES: [&str; 4] =
 pub const TIMEOUT: Duration = Duration::from_secs(60);
 /// The prompt every scenario sends; `perm` makes the echo agents ask for permission first.
 pub const PROMPT: &str = "hello perm world";
+/// The prompt of the cancellation scenarios: `slow` makes the echo agents wait 10 s, which
+/// `session/cancel` cuts short.
+pub const SLOW_PROMPT: &str = "hello slow world";
+/// How long after the slow prompt the client sends `session/cancel` (`--cancel-after`).
+pub const CANCEL_AFTER: Duration = Duration::from_millis(500);
+/// A cancelled turn must end before this: well before the 10 s that `slow` waits uncancelled.
+pub const CANCELLED_WITHIN: Duration = Duration::from_secs(8);
+/// How long a network agent may take to print `listening on URL`.
+pub const LISTEN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One side of a scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,11 +119,37 @@ impl Peer {
     }
 }
 
+/// How the client reaches the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// The client spawns the agent and speaks over its stdin and stdout.
+    Stdio,
+    /// The agent listens (`--listen 127.0.0.1:0`); the client connects to its `http://` URL
+    /// (Streamable HTTP).
+    Http,
+    /// The same listener, the client on its `ws://` URL (WebSocket).
+    Ws,
+}
+
+impl Transport {
+    /// `""`, `" over http"`, `" over ws"`: the part of a scenario's name.
+    fn suffix(self) -> &'static str {
+        match self {
+            Transport::Stdio => "",
+            Transport::Http => " over http",
+            Transport::Ws => " over ws",
+        }
+    }
+}
+
 /// What a scenario's client run must show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expect {
     /// Exit 0, the turn ended `end_turn`, the agent's text contains the prompt.
     EndTurn,
+    /// The client sends [`SLOW_PROMPT`] and `session/cancel` [`CANCEL_AFTER`] later: exit 0, the
+    /// turn ended `cancelled`, within [`CANCELLED_WITHIN`].
+    Cancelled,
     /// The agent does not implement `method`: the client exits unsuccessfully, prints nothing on
     /// stdout and reports the error `code` on stderr (without naming another method).
     Rejected { method: &'static str, code: i64 },
@@ -112,21 +161,34 @@ pub struct Scenario {
     pub client: Peer,
     pub agent: Peer,
     pub protocol_version: u32,
+    pub transport: Transport,
     pub expect: Expect,
 }
 
 impl Scenario {
     const fn new(client: Peer, agent: Peer, protocol_version: u32) -> Self {
-        Scenario { client, agent, protocol_version, expect: Expect::EndTurn }
+        Scenario { client, agent, protocol_version, transport: Transport::Stdio, expect: Expect::EndTurn }
     }
 
     const fn expecting(self, expect: Expect) -> Self {
         Scenario { expect, ..self }
     }
 
-    /// `ts-client -> our-agent v1`: what `only` filters on and result lines start with.
+    const fn over(self, transport: Transport) -> Self {
+        Scenario { transport, ..self }
+    }
+
+    /// `ts-client -> our-agent v1`, `ts-client -> our-agent v2 over ws, cancelled`: what `only`
+    /// filters on and result lines start with.
     pub fn name(&self) -> String {
-        format!("{}-client -> {}-agent v{}", self.client.label(), self.agent.label(), self.protocol_version)
+        let cancelled = if self.expect == Expect::Cancelled { ", cancelled" } else { "" };
+        format!(
+            "{}-client -> {}-agent v{}{}{cancelled}",
+            self.client.label(),
+            self.agent.label(),
+            self.protocol_version,
+            self.transport.suffix()
+        )
     }
 
     fn uses(&self, peer: Peer) -> bool {
@@ -157,6 +219,29 @@ pub const SCENARIOS: &[Scenario] = &[
     // `simple_agent` answers only `initialize`.
     Scenario::new(Peer::Ours, Peer::Rs, 1).expecting(Expect::Rejected { method: "session/new", code: -32601 }),
     Scenario::new(Peer::Ours, Peer::Rs, 2),
+    // Over the network: the TypeScript SDK's `AcpServer` (`interop/ts/net-agent.mjs`) and its
+    // HTTP and WebSocket client transports (`interop/ts/net-client.mjs`), our `echo_agent
+    // --listen` and `client --url`. Sanity first.
+    Scenario::new(Peer::Ts, Peer::Ts, 1).over(Transport::Http),
+    Scenario::new(Peer::Ts, Peer::Ts, 2).over(Transport::Http),
+    Scenario::new(Peer::Ts, Peer::Ts, 1).over(Transport::Ws),
+    Scenario::new(Peer::Ts, Peer::Ts, 2).over(Transport::Ws),
+    Scenario::new(Peer::Ts, Peer::Ts, 1).over(Transport::Http).expecting(Expect::Cancelled),
+    Scenario::new(Peer::Ts, Peer::Ts, 2).over(Transport::Ws).expecting(Expect::Cancelled),
+    Scenario::new(Peer::Ts, Peer::Ours, 1).over(Transport::Http),
+    Scenario::new(Peer::Ts, Peer::Ours, 2).over(Transport::Http),
+    Scenario::new(Peer::Ts, Peer::Ours, 1).over(Transport::Ws),
+    Scenario::new(Peer::Ts, Peer::Ours, 2).over(Transport::Ws),
+    Scenario::new(Peer::Ts, Peer::Ours, 1).over(Transport::Http).expecting(Expect::Cancelled),
+    Scenario::new(Peer::Ts, Peer::Ours, 2).over(Transport::Http).expecting(Expect::Cancelled),
+    Scenario::new(Peer::Ts, Peer::Ours, 1).over(Transport::Ws).expecting(Expect::Cancelled),
+    Scenario::new(Peer::Ts, Peer::Ours, 2).over(Transport::Ws).expecting(Expect::Cancelled),
+    Scenario::new(Peer::Ours, Peer::Ts, 1).over(Transport::Http),
+    Scenario::new(Peer::Ours, Peer::Ts, 2).over(Transport::Http),
+    Scenario::new(Peer::Ours, Peer::Ts, 1).over(Transport::Ws),
+    Scenario::new(Peer::Ours, Peer::Ts, 2).over(Transport::Ws),
+    Scenario::new(Peer::Ours, Peer::Ours, 1).over(Transport::Http),
+    Scenario::new(Peer::Ours, Peer::Ours, 2).over(Transport::Ws),
 ];
 
 /// `cargo xtask interop [--only SUBSTRING]`: install the peers (or reuse the cache), build
@@ -185,9 +270,16 @@ pub fn run_command(root: &Path, only: Option<&str>) -> Result<Vec<String>, Strin
 }
 
 /// How many result lines of [`run`] are `SKIP`s (scenarios that need examples not built yet).
+/// A network scenario whose example lacks `--listen` or `--url` says `(not yet: …)` and is not
+/// counted: those flags come with the network transports.
 pub fn skipped(lines: &[String]) -> usize {
-    lines.iter().filter(|line| line.starts_with("SKIP ")).count()
+    let not_yet = format!("({NOT_YET}");
+    lines.iter().filter(|line| line.starts_with("SKIP ") && !line.contains(&not_yet)).count()
 }
+
+/// How the `SKIP` line of a network scenario starts its reason when an example has no network
+/// flag yet.
+pub const NOT_YET: &str = "not yet: ";
 
 /// The outcome of one scenario.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -268,9 +360,9 @@ pub fn run_report(root: &Path, only: Option<&str>) -> Result<Report, String> {
 
 /// The installed TypeScript SDK.
 #[derive(Debug, Clone)]
-struct TsPeer {
+pub(crate) struct TsPeer {
     /// `.cache/interop/node`, passed to the drivers as `ACP_INTEROP_NODE_DIR`.
-    node_dir: PathBuf,
+    pub(crate) node_dir: PathBuf,
 }
 
 /// The installed Python SDK.
@@ -282,10 +374,12 @@ struct PyPeer {
     echo_agent: PathBuf,
 }
 
-fn install_ts(cache: &Path) -> Result<TsPeer, String> {
+/// Installs the TypeScript SDK and `ws` into `cache/node` (or reuses them); `cargo xtask bench`
+/// runs the network drivers from there too.
+pub(crate) fn install_ts(cache: &Path) -> Result<TsPeer, String> {
     let node_dir = cache.join("node");
     let marker = node_dir.join(".installed");
-    let stamp = format!("{TS_SDK_PACKAGE}@{TS_SDK_VERSION} zod@{ZOD_VERSION}\n");
+    let stamp = format!("{TS_SDK_PACKAGE}@{TS_SDK_VERSION} zod@{ZOD_VERSION} ws@{WS_VERSION}\n");
     let installed = node_dir.join("node_modules").join(TS_SDK_PACKAGE).join("package.json");
     if fs::read_to_string(&marker).ok().as_deref() == Some(stamp.as_str())
         && installed_npm_version(&installed).as_deref() == Some(TS_SDK_VERSION)
@@ -304,6 +398,7 @@ fn install_ts(cache: &Path) -> Result<TsPeer, String> {
         "dependencies": {
             TS_SDK_PACKAGE: TS_SDK_VERSION,
             "zod": ZOD_VERSION,
+            "ws": WS_VERSION,
         },
     });
     let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())? + "\n";
@@ -312,13 +407,16 @@ fn install_ts(cache: &Path) -> Result<TsPeer, String> {
     let mut npm = process::npm();
     npm.args(["install", "--no-audit", "--no-fund", "--loglevel=error"]).current_dir(&node_dir);
     process::capture(&mut npm)?;
-    match installed_npm_version(&installed) {
-        Some(version) if version == TS_SDK_VERSION => {}
-        other => {
-            return Err(format!(
-                "npm install left {TS_SDK_PACKAGE} at {other:?} in {}, expected {TS_SDK_VERSION}",
-                installed.display()
-            ))
+    for (package, version) in [(TS_SDK_PACKAGE, TS_SDK_VERSION), ("ws", WS_VERSION)] {
+        let installed = node_dir.join("node_modules").join(package).join("package.json");
+        match installed_npm_version(&installed) {
+            Some(found) if found == version => {}
+            other => {
+                return Err(format!(
+                    "npm install left {package} at {other:?} in {}, expected {version}",
+                    installed.display()
+                ))
+            }
         }
     }
     fs::write(&marker, stamp).map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
@@ -548,11 +646,16 @@ enum Ours {
 fn build_examples(root: &Path) -> Ours {
     let started = Instant::now();
     let mut build = process::cargo();
-    build.args(["build", "--examples", "--quiet"]).current_dir(root);
+    // The network transports are behind features; the network scenarios need them.
+    build.args(["build", "--examples", "--quiet", "--features", crate::bench::net::FEATURES]).current_dir(root);
     if let Err(message) = process::capture(&mut build) {
         return Ours::BuildFailed(message);
     }
-    eprintln!("interop: cargo build --examples in {:.1} s", started.elapsed().as_secs_f64());
+    eprintln!(
+        "interop: cargo build --examples --features {} in {:.1} s",
+        crate::bench::net::FEATURES,
+        started.elapsed().as_secs_f64()
+    );
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .map(|dir| if dir.is_absolute() { dir } else { root.join(dir) })
@@ -675,6 +778,9 @@ fn prepare(env: &Env, scenario: Scenario) -> Result<Command, Unavailable> {
 }
 
 fn run_scenario(env: &Env, scenario: Scenario) -> ScenarioResult {
+    if scenario.transport != Transport::Stdio {
+        return run_net_scenario(env, scenario);
+    }
     let name = scenario.name();
     let (verdict, line) = match prepare(env, scenario) {
         Err(Unavailable::Skip(why)) => (Verdict::Skip, format!("SKIP {name} ({why})")),
@@ -700,6 +806,147 @@ fn run_scenario(env: &Env, scenario: Scenario) -> ScenarioResult {
         }
     };
     ScenarioResult { name, verdict, line }
+}
+
+// ------------------------------------------------------------------------------------------
+// Network scenarios
+
+/// The command line of a listening agent: `AGENT --listen 127.0.0.1:0`.
+fn listening_agent_argv(env: &Env, agent: Peer) -> Result<Argv, Unavailable> {
+    let mut argv = match agent {
+        Peer::Ts => vec!["node".into(), path_arg(&env.root.join("interop").join("ts").join("net-agent.mjs"))],
+        Peer::Ours => match env.ours.as_ref().expect("examples built") {
+            Ours::Built { echo_agent: Some(path), .. } => vec![path_arg(path)],
+            Ours::Built { .. } => return Err(Unavailable::Skip("examples not built".into())),
+            Ours::BuildFailed(message) => return Err(Unavailable::Fail(message.clone())),
+        },
+        Peer::Py | Peer::Rs => return Err(Unavailable::Fail(format!("no network agent for {}", agent.label()))),
+    };
+    argv.extend(["--listen".into(), "127.0.0.1:0".into()]);
+    Ok(argv)
+}
+
+/// The command line of a network client:
+/// `CLIENT --url URL [--protocol-version N] --prompt TEXT [--cancel-after MS]`.
+fn net_client_argv(env: &Env, scenario: Scenario, url: &str) -> Result<Argv, Unavailable> {
+    let mut argv: Argv = match scenario.client {
+        Peer::Ts => vec!["node".into(), path_arg(&env.root.join("interop").join("ts").join("net-client.mjs"))],
+        Peer::Ours => match env.ours.as_ref().expect("examples built") {
+            Ours::Built { client: Some(path), .. } => vec![path_arg(path)],
+            Ours::Built { .. } => return Err(Unavailable::Skip("examples not built".into())),
+            Ours::BuildFailed(message) => return Err(Unavailable::Fail(message.clone())),
+        },
+        Peer::Py | Peer::Rs => {
+            return Err(Unavailable::Fail(format!("no network client for {}", scenario.client.label())))
+        }
+    };
+    argv.extend(["--url".into(), url.into()]);
+    if scenario.protocol_version != 1 {
+        argv.extend(["--protocol-version".into(), scenario.protocol_version.to_string()]);
+    }
+    match scenario.expect {
+        Expect::Cancelled => {
+            if scenario.client != Peer::Ts {
+                return Err(Unavailable::Fail("only the TypeScript client driver has --cancel-after".into()));
+            }
+            argv.extend(["--prompt".into(), SLOW_PROMPT.into()]);
+            argv.extend(["--cancel-after".into(), CANCEL_AFTER.as_millis().to_string()]);
+        }
+        Expect::EndTurn | Expect::Rejected { .. } => argv.extend(["--prompt".into(), PROMPT.into()]),
+    }
+    Ok(argv)
+}
+
+/// A command with the drivers' environment, run from the repository.
+fn peer_command(env: &Env, argv: &[String]) -> Command {
+    let mut command = Command::new(&argv[0]);
+    command.args(&argv[1..]).current_dir(&env.root);
+    if let Some(ts) = &env.ts {
+        command.env("ACP_INTEROP_NODE_DIR", &ts.node_dir);
+    }
+    command
+}
+
+/// Whether an agent that exited before listening simply has no `--listen` yet: the stdio
+/// `echo_agent` ignores its arguments and ends, successfully, at the end of its (closed) stdin.
+fn lacks_flag(status: Option<std::process::ExitStatus>, stderr: &str, flag: &str) -> bool {
+    let rejects_flag = stderr.lines().any(|line| line.contains(flag) && line.contains("argument"));
+    rejects_flag || status.is_some_and(|s| s.success())
+}
+
+/// A network scenario: start the agent listening, read its URL, run the client against it (the
+/// `ws://` form for WebSocket), then kill the agent.
+fn run_net_scenario(env: &Env, scenario: Scenario) -> ScenarioResult {
+    let name = scenario.name();
+    let (verdict, line) = match net_scenario(env, scenario) {
+        Ok(summary) => (Verdict::Pass, format!("PASS {name} ({summary})")),
+        Err(Unavailable::Skip(why)) => (Verdict::Skip, format!("SKIP {name} ({why})")),
+        Err(Unavailable::Fail(why)) => (Verdict::Fail, format!("FAIL {name}: {}", indent_rest(&why))),
+    };
+    ScenarioResult { name, verdict, line }
+}
+
+fn net_scenario(env: &Env, scenario: Scenario) -> Result<String, Unavailable> {
+    let agent_argv = listening_agent_argv(env, scenario.agent)?;
+    let mut agent = peer_command(env, &agent_argv);
+    let listener = match Listener::start(&mut agent, LISTEN_TIMEOUT) {
+        Ok(listener) => listener,
+        Err(NotListening::Exited { status, stderr })
+            if scenario.agent == Peer::Ours && lacks_flag(Some(status), &stderr, "--listen") =>
+        {
+            return Err(Unavailable::Skip(format!("{NOT_YET}echo_agent has no --listen; it exited with {status}")));
+        }
+        Err(NotListening::Exited { status, stderr }) => {
+            return Err(Unavailable::Fail(format!(
+                "the agent exited with {status} before printing `listening on URL`\n    command: {}\n    stderr:\n{}",
+                describe(&agent),
+                indented_tail(&stderr)
+            )));
+        }
+        Err(NotListening::TimedOut { stderr }) => {
+            return Err(Unavailable::Fail(format!(
+                "the agent printed no `listening on URL` within {} s (killed)\n    command: {}\n    stderr:\n{}",
+                LISTEN_TIMEOUT.as_secs(),
+                describe(&agent),
+                indented_tail(&stderr)
+            )));
+        }
+        Err(NotListening::Spawn(why)) => return Err(Unavailable::Fail(why)),
+    };
+    let url = match scenario.transport {
+        Transport::Ws => listener.ws_url(),
+        Transport::Http | Transport::Stdio => listener.url.clone(),
+    };
+    let mut client = peer_command(env, &net_client_argv(env, scenario, &url)?);
+    let described = describe(&client);
+    let run = run_with_timeout(&mut client, TIMEOUT)
+        .map_err(|why| Unavailable::Fail(format!("cannot run `{described}`: {why}")))?;
+    let agent_stderr = listener.stderr();
+    drop(listener);
+    if scenario.client == Peer::Ours
+        && run.status.and_then(|s| s.code()) == Some(2)
+        && lacks_flag(None, &run.stderr, "--url")
+    {
+        return Err(Unavailable::Skip(format!("{NOT_YET}client has no --url")));
+    }
+    let elapsed = run.elapsed.as_secs_f64();
+    match evaluate(&run, Output::Contract, scenario.expect) {
+        Ok(summary) => Ok(format!("{summary}, {elapsed:.1} s")),
+        Err(why) => Err(Unavailable::Fail(format!(
+            "{why} ({elapsed:.1} s)\n{}\n    agent: {}\n    agent stderr:\n{}",
+            details(&described, &run),
+            describe(&agent),
+            indented_tail(&agent_stderr)
+        ))),
+    }
+}
+
+/// The end of a text, each line indented under a `stderr:` heading.
+fn indented_tail(text: &str) -> String {
+    if text.trim().is_empty() {
+        return "      (empty)".into();
+    }
+    tail(text, TAIL_LINES).lines().map(|line| format!("      {line}")).collect::<Vec<_>>().join("\n")
 }
 
 /// How a client reports the turn it ran.
@@ -741,10 +988,13 @@ fn evaluate(run: &Finished, output: Output, expect: Expect) -> Result<String, St
     let status = run.status.ok_or_else(|| "client exit status unknown".to_string())?;
     match expect {
         Expect::EndTurn if status.success() => check_turn(&output.parse(&run.stdout, &run.stderr)?, PROMPT),
-        Expect::EndTurn => match run.stderr.lines().rev().map(str::trim).find(|line| !line.is_empty()) {
-            Some(line) => Err(format!("client exited with {status}: {line}")),
-            None => Err(format!("client exited with {status}")),
-        },
+        Expect::Cancelled if status.success() => check_cancelled(&output.parse(&run.stdout, &run.stderr)?, run.elapsed),
+        Expect::EndTurn | Expect::Cancelled => {
+            match run.stderr.lines().rev().map(str::trim).find(|line| !line.is_empty()) {
+                Some(line) => Err(format!("client exited with {status}: {line}")),
+                None => Err(format!("client exited with {status}")),
+            }
+        }
         Expect::Rejected { method, code } => check_rejected(status.success(), &run.stdout, &run.stderr, method, code),
     }
 }
@@ -761,6 +1011,28 @@ fn check_turn(turn: &Turn, prompt: &str) -> Result<String, String> {
     Ok(match turn.updates {
         Some(n) => format!("{n} update{}, stopReason {stop}", if n == 1 { "" } else { "s" }),
         None => format!("stopReason {stop}"),
+    })
+}
+
+/// The judgement on a cancelled turn: `cancelled`, and sooner than the uncancelled `slow` wait.
+fn check_cancelled(turn: &Turn, elapsed: Duration) -> Result<String, String> {
+    let stop = turn.stop_reason.as_deref().unwrap_or("null");
+    if stop != "cancelled" {
+        return Err(format!(
+            "stopReason {stop}, expected cancelled ({} ms after the prompt)",
+            CANCEL_AFTER.as_millis()
+        ));
+    }
+    if elapsed >= CANCELLED_WITHIN {
+        return Err(format!(
+            "the cancelled turn took {:.1} s, expected under {} s (session/cancel did not cut `slow` short)",
+            elapsed.as_secs_f64(),
+            CANCELLED_WITHIN.as_secs()
+        ));
+    }
+    Ok(match turn.updates {
+        Some(n) => format!("{n} update{}, stopReason cancelled", if n == 1 { "" } else { "s" }),
+        None => "stopReason cancelled".into(),
     })
 }
 
@@ -1074,10 +1346,17 @@ mod tests {
         assert!(names.contains(&"ts-client -> our-agent v1".to_string()));
         assert!(names.contains(&"our-client -> py-agent v1".to_string()));
         assert!(names.contains(&"rs-client -> our-agent v2".to_string()));
-        assert_eq!(names.iter().filter(|n| n.contains("our-")).count(), 10);
-        assert_eq!(names.iter().filter(|n| !n.contains("our-")).count(), 6);
+        assert!(names.contains(&"ts-client -> our-agent v2 over ws, cancelled".to_string()));
+        assert!(names.contains(&"our-client -> ts-agent v1 over http".to_string()));
+        let stdio = |n: &&String| !n.contains(" over ");
+        assert_eq!(names.iter().filter(stdio).filter(|n| n.contains("our-")).count(), 10);
+        assert_eq!(names.iter().filter(stdio).filter(|n| !n.contains("our-")).count(), 6);
+        assert_eq!(names.iter().filter(|n| n.contains(" over http")).count(), 10);
+        assert_eq!(names.iter().filter(|n| n.contains(" over ws")).count(), 10);
+        // Only the TypeScript client driver can cancel (`--cancel-after`).
+        assert!(SCENARIOS.iter().filter(|s| s.expect == Expect::Cancelled).all(|s| s.client == Peer::Ts));
         let rejected: Vec<String> =
-            SCENARIOS.iter().filter(|s| s.expect != Expect::EndTurn).map(Scenario::name).collect();
+            SCENARIOS.iter().filter(|s| matches!(s.expect, Expect::Rejected { .. })).map(Scenario::name).collect();
         assert_eq!(rejected, ["our-client -> rs-agent v1"]);
     }
 
@@ -1101,6 +1380,7 @@ mod tests {
             "PASS ts-client -> ts-agent v1 (3 updates, stopReason end_turn, 0.9 s)".to_string(),
             "SKIP ts-client -> our-agent v1 (examples not built)".to_string(),
             "FAIL py-client -> our-agent v1: client exited with exit status: 1 (0.5 s)\n    SKIP".to_string(),
+            format!("SKIP our-client -> ts-agent v1 over ws ({NOT_YET}client has no --url)"),
         ];
         assert_eq!(skipped(&lines), 1);
     }
@@ -1194,6 +1474,24 @@ mod tests {
         assert!(err.contains("no `Session is idle"), "{err}");
         let err = parse_v2_one_shot_output("", "Session is idle: EndTurn").unwrap_err();
         assert!(err.contains("cannot read the stop reason"), "{err}");
+    }
+
+    #[test]
+    fn a_cancelled_turn() {
+        let turn = parse_client_output("{\"stopReason\":\"cancelled\"}").unwrap().turn();
+        let fast = Duration::from_secs(1);
+        assert_eq!(check_cancelled(&turn, fast).unwrap(), "0 updates, stopReason cancelled");
+        assert!(check_cancelled(&turn, CANCELLED_WITHIN).unwrap_err().contains("did not cut"));
+        let ended = parse_client_output("{\"stopReason\":\"end_turn\"}").unwrap().turn();
+        assert!(check_cancelled(&ended, fast).unwrap_err().contains("expected cancelled"));
+    }
+
+    #[test]
+    fn a_missing_network_flag() {
+        let exited_ok = std::process::Command::new("true").status().ok();
+        assert!(lacks_flag(exited_ok, "", "--listen"));
+        assert!(lacks_flag(None, "client: unexpected argument --url\nusage: …", "--url"));
+        assert!(!lacks_flag(None, "client: cannot connect to http://127.0.0.1:1 (--url)", "--url"));
     }
 
     #[test]

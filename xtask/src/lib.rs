@@ -1,6 +1,6 @@
 //! The project's tooling, as a library so that tests can drive it: the generator ([`codegen`],
 //! with its pipeline drawn at the top of that module) and one module per other command, the
-//! drivers, which share [`process`].
+//! drivers, which share [`process`] (and, for peers that listen on a port, [`listener`]).
 
 pub mod bench;
 pub mod codegen;
@@ -8,6 +8,7 @@ pub mod files;
 pub mod fuzz;
 pub mod history;
 pub mod interop;
+pub mod listener;
 pub mod process;
 pub mod schema;
 pub mod stats;

@@ -66,8 +66,11 @@ enum Command {
         #[arg(long)]
         quick: bool,
         /// Write BENCHMARKS.md after a --quick run too (a full run always writes it).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "net_only")]
         write: bool,
+        /// Only the network rows (HTTP and WebSocket, against the TypeScript SDK); prints only.
+        #[arg(long)]
+        net_only: bool,
     },
     /// Pin, fetch and verify the published schemas.
     Schema {
@@ -113,7 +116,9 @@ fn main() -> ExitCode {
         Command::Schema { command: SchemaCommand::History } => return xtask::history::run_command(&root),
         Command::Stats => xtask::stats::report(&root),
         Command::Fuzz { seconds, only } => xtask::fuzz::run(&root, seconds, only.as_deref()),
-        Command::Bench { quick, write } => xtask::bench::run_command(&root, xtask::bench::Options { quick, write }),
+        Command::Bench { quick, write, net_only } => {
+            xtask::bench::run_command(&root, xtask::bench::Options { quick, write, net_only })
+        }
         Command::Interop { only } => xtask::interop::run_command(&root, only.as_deref()),
     };
     match result {

@@ -241,7 +241,7 @@ fn kill_tree(child: &mut Child) {
 }
 
 /// Kills the process group `pgid` (the command was made its leader); a no-op elsewhere.
-fn kill_group(pgid: u32) {
+pub(crate) fn kill_group(pgid: u32) {
     #[cfg(unix)]
     {
         let _ = Command::new("kill")

@@ -1,0 +1,359 @@
+//! The network rows of `cargo xtask bench`: our `client --url` and `echo_agent --listen` against
+//! the official TypeScript SDK's `AcpServer` and HTTP / WebSocket client transports
+//! (`interop/ts/net-agent.mjs`, `interop/ts/net-client.mjs`), over Streamable HTTP and WebSocket
+//! on loopback, ACP v1.
+//!
+//! Each figure is the difference of two client runs against one agent that keeps listening: a
+//! long session minus a short one, so that process start, connecting, `initialize` and
+//! `session/new` cancel out. Round trips: `--repeat 1+N --prompt x` minus `--repeat 1` (prompt
+//! turns: the request, one update, the response). Notification stream: `--prompt "flood K"` minus
+//! `--prompt "flood 0"` (K one-character `agent_message_chunk` updates in one turn). Each time is
+//! the median of its runs; the reference pair is measured once per transport and workload, for
+//! both of its rows.
+//!
+//! Rows whose example lacks what they need (`--listen`, `--url`, `--repeat`, the `flood N` word)
+//! keep the reference figure and leave ours empty, saying why in the note.
+
+use super::{median, Row};
+use crate::interop::{install_ts, TsPeer};
+use crate::listener::{Listener, NotListening};
+use crate::process::{self, describe, run_with_timeout, Finished};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// The limit of one client run.
+const RUN_TIMEOUT: Duration = Duration::from_secs(180);
+/// How long an agent may take to print `listening on URL`.
+const LISTEN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The features our network examples are built with (`ws` includes `http`).
+pub const FEATURES: &str = "ws";
+
+/// What the network rows run: the TypeScript drivers and our release examples.
+pub struct Peers {
+    root: PathBuf,
+    ts: TsPeer,
+    echo_agent: PathBuf,
+    client: PathBuf,
+}
+
+/// Installs the TypeScript SDK (or reuses `.cache/interop/node`) and builds our examples in
+/// release with the network features.
+pub fn prepare(root: &Path) -> Result<Peers, String> {
+    let ts = install_ts(&root.join(".cache").join("interop"))?;
+    let mut build = process::cargo();
+    build.args(["build", "--release", "--examples", "--features", FEATURES]).current_dir(root);
+    eprintln!("bench: building our examples: {}", describe(&build));
+    process::stream(&mut build, |_| {})?;
+    let examples = target_dir(root).join("release").join("examples");
+    let example = |name: &str| examples.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    Ok(Peers { root: root.to_path_buf(), ts, echo_agent: example("echo_agent"), client: example("client") })
+}
+
+fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|dir| if dir.is_absolute() { dir } else { root.join(dir) })
+        .unwrap_or_else(|| root.join("target"))
+}
+
+/// Sizes of the measurements.
+#[derive(Debug, Clone, Copy)]
+struct Sizes {
+    /// Extra prompt turns of the long round-trip session.
+    turns: usize,
+    /// Updates of the long notification stream.
+    updates: usize,
+    /// Runs of each client command.
+    runs: usize,
+}
+
+impl Sizes {
+    fn new(quick: bool) -> Sizes {
+        if quick {
+            Sizes { turns: 200, updates: 5_000, runs: 1 }
+        } else {
+            Sizes { turns: 2_000, updates: 50_000, runs: 3 }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Transport {
+    Http,
+    Ws,
+}
+
+impl Transport {
+    fn label(self) -> &'static str {
+        match self {
+            Transport::Http => "http",
+            Transport::Ws => "ws",
+        }
+    }
+
+    fn url(self, listener: &Listener) -> String {
+        match self {
+            Transport::Http => listener.url.clone(),
+            Transport::Ws => listener.ws_url(),
+        }
+    }
+}
+
+/// Which client program a measurement runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Client {
+    Ts,
+    Ours,
+}
+
+/// The rows: for each transport, round trips and the notification stream, ours end to end and
+/// our agent under the TypeScript client, each against the TypeScript pair.
+pub fn rows(peers: &Peers, quick: bool) -> Result<Vec<Row>, String> {
+    let sizes = Sizes::new(quick);
+    let mut rows = Vec::new();
+    for transport in [Transport::Http, Transport::Ws] {
+        let ts_agent = peers.start(Agent::Ts)?;
+        let ours_agent = peers.start(Agent::Ours);
+        let reference_url = transport.url(&ts_agent);
+        let ours_url = ours_agent.as_ref().map(|listener| transport.url(listener));
+        let t = transport.label();
+        for workload in [Workload::RoundTrips, Workload::Stream] {
+            eprintln!("bench: {} over {t}, reference", workload.label());
+            let reference = peers.measure(Client::Ts, &reference_url, workload, sizes)?;
+            for client in [Client::Ours, Client::Ts] {
+                let name = match client {
+                    Client::Ours => format!("{} over {t}", workload.label()),
+                    Client::Ts => format!("{} over {t}, TS client", workload.label()),
+                };
+                eprintln!("bench: {name}");
+                let ours = match &ours_url {
+                    Ok(url) => peers.measure(client, url, workload, sizes),
+                    Err(why) => Err(why.to_string()),
+                };
+                rows.push(row(name, workload, client, sizes, ours, reference));
+            }
+        }
+    }
+    Ok(rows)
+}
+
+fn row(
+    name: String,
+    workload: Workload,
+    client: Client,
+    sizes: Sizes,
+    ours: Result<f64, String>,
+    reference: f64,
+) -> Row {
+    let pair = match client {
+        Client::Ours => "our client -> our echo_agent --listen",
+        Client::Ts => "net-client.mjs -> our echo_agent --listen",
+    };
+    let what = match workload {
+        Workload::RoundTrips => format!("{} prompt turns of `x` in one session", sizes.turns),
+        Workload::Stream => format!("{} session/update chunks in one turn (`flood N`)", sizes.updates),
+    };
+    let mut note = format!(
+        "ACP v1 on loopback, {what}, long run minus short run (start, connect, initialize excluded), \
+         median of {} run(s) each; ours: {pair}; reference: net-client.mjs -> net-agent.mjs (@agentclientprotocol/sdk AcpServer)",
+        sizes.runs
+    );
+    let ours = match ours {
+        Ok(value) => Some(value),
+        Err(why) => {
+            note.push_str(&format!("; ours not measured: {why}"));
+            None
+        }
+    };
+    Row {
+        name,
+        unit: workload.unit().into(),
+        ours,
+        reference: Some(reference),
+        ratio: ours.map(|ours| ours / reference),
+        note,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Workload {
+    RoundTrips,
+    Stream,
+}
+
+impl Workload {
+    fn label(self) -> &'static str {
+        match self {
+            Workload::RoundTrips => "net round trips",
+            Workload::Stream => "net notification stream",
+        }
+    }
+
+    fn unit(self) -> &'static str {
+        match self {
+            Workload::RoundTrips => "turns/s",
+            Workload::Stream => "msg/s",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Agent {
+    Ts,
+    Ours,
+}
+
+impl Peers {
+    fn command(&self, argv: &[String]) -> Command {
+        let mut command = Command::new(&argv[0]);
+        command.args(&argv[1..]).current_dir(&self.root).env("ACP_INTEROP_NODE_DIR", &self.ts.node_dir);
+        command
+    }
+
+    fn ts_script(&self, name: &str) -> String {
+        self.root.join("interop").join("ts").join(name).to_string_lossy().into_owned()
+    }
+
+    /// Starts an agent on `127.0.0.1:0`. Ours not listening because it has no `--listen` yet
+    /// is an `Err` with the reason (its rows stay empty); for the reference it is an error of the
+    /// whole run (the outer `Err`).
+    fn start(&self, agent: Agent) -> Result<Listener, String> {
+        let mut argv = match agent {
+            Agent::Ts => vec!["node".to_string(), self.ts_script("net-agent.mjs")],
+            Agent::Ours => vec![self.echo_agent.to_string_lossy().into_owned()],
+        };
+        argv.extend(["--listen".into(), "127.0.0.1:0".into()]);
+        let mut command = self.command(&argv);
+        Listener::start(&mut command, LISTEN_TIMEOUT).map_err(|e| match e {
+            NotListening::Exited { status, .. } if agent == Agent::Ours && status.success() => {
+                "echo_agent has no --listen yet (it served stdio and ended)".to_string()
+            }
+            NotListening::Exited { status, stderr } => {
+                format!("`{}` exited with {status} before listening: {}", describe(&command), last_line(&stderr))
+            }
+            NotListening::TimedOut { stderr } => {
+                format!("`{}` printed no `listening on URL`: {}", describe(&command), last_line(&stderr))
+            }
+            NotListening::Spawn(why) => why,
+        })
+    }
+
+    /// The rate of `workload` for `client` against the agent at `url`: per second, from the
+    /// medians of the short and the long runs.
+    fn measure(&self, client: Client, url: &str, workload: Workload, sizes: Sizes) -> Result<f64, String> {
+        let (short, long, count) = match workload {
+            Workload::RoundTrips => (
+                vec!["--repeat".into(), "1".into(), "--prompt".into(), "x".into()],
+                vec!["--repeat".into(), (1 + sizes.turns).to_string(), "--prompt".into(), "x".into()],
+                sizes.turns,
+            ),
+            Workload::Stream => (
+                vec!["--prompt".into(), "flood 0".into()],
+                vec!["--prompt".into(), format!("flood {}", sizes.updates)],
+                sizes.updates,
+            ),
+        };
+        let mut short_times = Vec::new();
+        let mut long_times = Vec::new();
+        for _ in 0..sizes.runs {
+            short_times.push(self.run_client(client, url, &short, 0)?);
+            let min_lines = if workload == Workload::Stream { count } else { 0 };
+            long_times.push(self.run_client(client, url, &long, min_lines)?);
+        }
+        let (short, long) = (median(&short_times).unwrap_or(0.0), median(&long_times).unwrap_or(0.0));
+        if long <= short {
+            return Err(format!("the long run ({long:.3} s) was not slower than the short one ({short:.3} s)"));
+        }
+        Ok(count as f64 / (long - short))
+    }
+
+    /// One client run, timed: its wall time in seconds, when it exited 0 with
+    /// `{"stopReason":"end_turn"}` last and at least `min_lines` lines of updates before it.
+    fn run_client(&self, client: Client, url: &str, args: &[String], min_lines: usize) -> Result<f64, String> {
+        let mut argv = match client {
+            Client::Ts => vec!["node".to_string(), self.ts_script("net-client.mjs")],
+            Client::Ours => vec![self.client.to_string_lossy().into_owned()],
+        };
+        argv.extend(["--url".into(), url.into()]);
+        argv.extend(args.iter().cloned());
+        let mut command = self.command(&argv);
+        let run = run_with_timeout(&mut command, RUN_TIMEOUT)
+            .map_err(|why| format!("cannot run `{}`: {why}", describe(&command)))?;
+        judge(&run, client, min_lines).map_err(|why| format!("`{}`: {why}", describe(&command)))?;
+        Ok(run.elapsed.as_secs_f64())
+    }
+}
+
+/// Whether a timed client run counts, as [`Peers::run_client`] says.
+fn judge(run: &Finished, client: Client, min_lines: usize) -> Result<(), String> {
+    if run.timed_out {
+        return Err(format!("timed out after {} s", RUN_TIMEOUT.as_secs()));
+    }
+    let status = run.status.ok_or("exit status unknown")?;
+    if client == Client::Ours && status.code() == Some(2) {
+        return Err(format!("client rejected its arguments (no --url or --repeat yet?): {}", last_line(&run.stderr)));
+    }
+    if !status.success() {
+        return Err(format!("exited with {status}: {}", last_line(&run.stderr)));
+    }
+    let lines: Vec<&str> = run.stdout.lines().filter(|line| !line.trim().is_empty()).collect();
+    let Some((last, updates)) = lines.split_last() else { return Err("printed nothing".into()) };
+    let stop: serde_json::Value = serde_json::from_str(last).map_err(|e| format!("last line is not JSON ({e})"))?;
+    if stop.get("stopReason").and_then(serde_json::Value::as_str) != Some("end_turn") {
+        return Err(format!("the turn did not end with end_turn: {last}"));
+    }
+    if updates.len() < min_lines {
+        return Err(format!(
+            "{} updates, expected at least {min_lines} (does echo_agent stream `flood N`?)",
+            updates.len()
+        ));
+    }
+    Ok(())
+}
+
+fn last_line(text: &str) -> &str {
+    text.lines().rev().map(str::trim).find(|line| !line.is_empty()).unwrap_or("(no output)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    fn finished(code: i32, stdout: &str) -> Finished {
+        use std::os::unix::process::ExitStatusExt;
+        Finished {
+            status: Some(std::process::ExitStatus::from_raw(code << 8)),
+            timed_out: false,
+            stdout: stdout.into(),
+            stderr: "client: unexpected argument --url\n".into(),
+            elapsed: Duration::from_millis(10),
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn judges_client_runs() {
+        let ok = "{\"sessionUpdate\":\"agent_message_chunk\"}\n{\"stopReason\":\"end_turn\"}\n";
+        assert!(judge(&finished(0, ok), Client::Ours, 1).is_ok());
+        assert!(judge(&finished(0, ok), Client::Ours, 2).unwrap_err().contains("flood N"));
+        assert!(judge(&finished(2, ""), Client::Ours, 0).unwrap_err().contains("no --url"));
+        assert!(judge(&finished(1, ""), Client::Ts, 0).unwrap_err().contains("unexpected argument --url"));
+        let cancelled = "{\"stopReason\":\"cancelled\"}\n";
+        assert!(judge(&finished(0, cancelled), Client::Ts, 0).unwrap_err().contains("end_turn"));
+    }
+
+    #[test]
+    fn rows_keep_the_reference_when_ours_is_missing() {
+        let sizes = Sizes::new(true);
+        let r =
+            row("net round trips over ws".into(), Workload::RoundTrips, Client::Ours, sizes, Err("x".into()), 400.0);
+        assert_eq!((r.ours, r.reference, r.ratio), (None, Some(400.0), None));
+        assert!(r.note.ends_with("ours not measured: x"), "{}", r.note);
+        let r = row("n".into(), Workload::Stream, Client::Ts, sizes, Ok(800.0), 400.0);
+        assert_eq!(r.ratio, Some(2.0));
+        assert_eq!(r.unit, "msg/s");
+    }
+}
