@@ -3,7 +3,12 @@
 //! cwd; prints every `session/update` as one JSON line, then `{"stopReason": …}`; exits 0 when the
 //! turn ended.
 //!
-//! `cargo run --example client -- [--protocol-version N] --prompt TEXT (--url URL | -- AGENT_CMD [ARGS…])`
+//! `cargo run --example client -- [--protocol-version N] --prompt TEXT [--repeat N] [--cancel-after MS]
+//! (--url URL | -- AGENT_CMD [ARGS…])`
+//!
+//! `--repeat N` prompts N times in the one session, one turn after another (the stop reason
+//! printed is the last turn's); `--cancel-after MS` sends `session/cancel` that long after each
+//! prompt.
 //!
 //! `--url http://…` (Streamable HTTP) or `--url ws://…` (WebSocket) connects to an agent served
 //! over the network instead of spawning one (built with the `ws` feature).
@@ -74,6 +79,8 @@ impl v2::methods::client::Handler<Context> for Client {
 struct Args {
     version: Version,
     prompt: String,
+    repeat: usize,
+    cancel_after: Option<std::time::Duration>,
     agent: Vec<String>,
     url: Option<String>,
 }
@@ -81,6 +88,7 @@ struct Args {
 fn parse_args() -> Result<Args, String> {
     let mut args = std::env::args().skip(1);
     let (mut version, mut prompt, mut url) = (Version::V1, None, None);
+    let (mut repeat, mut cancel_after) = (1, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--protocol-version" => {
@@ -90,6 +98,11 @@ fn parse_args() -> Result<Args, String> {
             }
             "--prompt" => prompt = Some(args.next().ok_or("--prompt needs a text")?),
             "--url" => url = Some(args.next().ok_or("--url needs a URL")?),
+            "--repeat" => repeat = args.next().and_then(|n| n.parse().ok()).ok_or("--repeat needs a count")?,
+            "--cancel-after" => {
+                let ms = args.next().and_then(|n| n.parse().ok()).ok_or("--cancel-after needs milliseconds")?;
+                cancel_after = Some(std::time::Duration::from_millis(ms));
+            }
             "--" => break,
             other => return Err(format!("unexpected argument {other}")),
         }
@@ -101,7 +114,7 @@ fn parse_args() -> Result<Args, String> {
         (Some(_), false) => return Err("--url and an agent command exclude each other".into()),
         _ => {}
     }
-    Ok(Args { version, prompt, agent, url })
+    Ok(Args { version, prompt, repeat, cancel_after, agent, url })
 }
 
 async fn run(args: Args) -> Result<String, String> {
@@ -120,8 +133,8 @@ async fn run(args: Args) -> Result<String, String> {
 
 async fn run_version(conn: &ClientConnection, cwd: String, args: Args) -> Result<String, String> {
     match args.version {
-        Version::V1 => run_v1(conn, cwd, args.prompt).await,
-        Version::V2 => run_v2(conn, cwd, args.prompt).await,
+        Version::V1 => run_v1(conn, cwd, &args).await,
+        Version::V2 => run_v2(conn, cwd, &args).await,
     }
 }
 
@@ -161,21 +174,38 @@ fn print(update: &impl serde::Serialize) {
     println!("{}", serde_json::to_string(update).unwrap_or_default());
 }
 
-async fn run_v1(conn: &ClientConnection, cwd: String, prompt: String) -> Result<String, String> {
+/// With `--cancel-after`: sends `session/cancel` for `session` that long from now.
+fn cancel_later(conn: &ClientConnection, session: &str, args: &Args) {
+    if let Some(after) = args.cancel_after {
+        let (conn, session) = (conn.clone(), session.to_string());
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            let _ = conn.cancel_session(&session).await;
+        });
+    }
+}
+
+async fn run_v1(conn: &ClientConnection, cwd: String, args: &Args) -> Result<String, String> {
     let mut init = v1::InitializeRequest::new(v1::ProtocolVersion(1));
     init.client_capabilities.fs.read_text_file = true.into();
     conn.initialize_v1(init).await.map_err(step("initialize"))?;
     let new = v1::NewSessionRequest::new(cwd, vec![]);
     let mut session = conn.new_session_v1(new).await.map_err(step("session/new"))?;
-    let mut turn = session.prompt(vec![v1::ContentBlock::Text(v1::TextContent::new(prompt))]).await;
-    while let Some(update) = turn.next().await {
-        print(&update);
+    let mut stop = String::new();
+    for _ in 0..args.repeat {
+        let id = session.id.0.clone();
+        let mut turn = session.prompt(vec![v1::ContentBlock::Text(v1::TextContent::new(args.prompt.clone()))]).await;
+        cancel_later(conn, &id, args);
+        while let Some(update) = turn.next().await {
+            print(&update);
+        }
+        let done = turn.outcome().await.map_err(step("session/prompt"))?;
+        stop = done.stop_reason.as_str().to_string();
     }
-    let done = turn.outcome().await.map_err(step("session/prompt"))?;
-    Ok(done.stop_reason.as_str().to_string())
+    Ok(stop)
 }
 
-async fn run_v2(conn: &ClientConnection, cwd: String, prompt: String) -> Result<String, String> {
+async fn run_v2(conn: &ClientConnection, cwd: String, args: &Args) -> Result<String, String> {
     let info = v2::Implementation::new("acp-rpc example client".into(), env!("CARGO_PKG_VERSION").into());
     conn.initialize_v2(v2::InitializeRequest::new(v2::ProtocolVersion(2), info)).await.map_err(step("initialize"))?;
     let new = v2::NewSessionRequest::new(v2::AbsolutePath(cwd));
@@ -184,13 +214,19 @@ async fn run_v2(conn: &ClientConnection, cwd: String, prompt: String) -> Result<
     while let Some(update) = session.next_update() {
         print(&update);
     }
-    let mut turn = session.prompt(vec![v2::ContentBlock::Text(v2::TextContent::new(prompt))]).await;
-    while let Some(update) = turn.next().await {
-        print(&update);
+    let mut stop = String::new();
+    for _ in 0..args.repeat {
+        let id = session.id.0.clone();
+        let mut turn = session.prompt(vec![v2::ContentBlock::Text(v2::TextContent::new(args.prompt.clone()))]).await;
+        cancel_later(conn, &id, args);
+        while let Some(update) = turn.next().await {
+            print(&update);
+        }
+        // The turn ends at the `idle` after this prompt's `running`, never at a snapshot.
+        let end = turn.outcome().await.map_err(step("session/prompt"))?;
+        stop = end.idle.stop_reason.tag().unwrap_or("none").to_string();
     }
-    // The turn ends at the `idle` after this prompt's `running`, never at a snapshot.
-    let end = turn.outcome().await.map_err(step("session/prompt"))?;
-    Ok(end.idle.stop_reason.tag().unwrap_or("none").to_string())
+    Ok(stop)
 }
 
 /// Logs (e.g. a response to an unknown id) go to stderr: stdout is the protocol's.

@@ -2,7 +2,8 @@
 //! message chunks and ends the turn with `end_turn`. The word `perm` makes it ask
 //! `session/request_permission` first; `read PATH` makes it call `fs/read_text_file` (v1, when the
 //! client advertised it: the runtime's helpers check); `slow` makes it wait 10 s, which
-//! `session/cancel` cuts short. In v2 the runtime runs each turn's lifecycle (the user message,
+//! `session/cancel` cuts short; `flood N` sends N one-character chunks before the echo (for the
+//! notification benchmarks). In v2 the runtime runs each turn's lifecycle (the user message,
 //! `running`, then `idle` with the stop reason `prompt_turn` returns).
 //!
 //! `cargo run --example echo_agent`, or over the network (feature `ws`: Streamable HTTP and
@@ -34,6 +35,11 @@ impl Echo {
 
 fn prompt_text<'a>(blocks: impl Iterator<Item = Option<&'a str>>) -> String {
     blocks.flatten().collect::<Vec<_>>().join(" ")
+}
+
+/// The N of `flood N` in the prompt's words (0 without it).
+fn flood(words: &[&str]) -> usize {
+    words.windows(2).find(|w| w[0] == "flood").and_then(|w| w[1].parse().ok()).unwrap_or(0)
 }
 
 /// Waits 10 s unless the turn is cancelled first; true when cancelled.
@@ -96,6 +102,9 @@ impl v1::methods::agent::Handler<Context> for Echo {
         }
         if words.contains(&"slow") && slow(&cx).await {
             return Ok(v1::PromptResponse::new(v1::StopReason::Cancelled));
+        }
+        for _ in 0..flood(&words) {
+            client.update(session, say(".".into())).await?;
         }
         client.update(session, say(text)).await?;
         Ok(v1::PromptResponse::new(if cx.is_cancelled() { v1::StopReason::Cancelled } else { v1::StopReason::EndTurn }))
@@ -190,7 +199,12 @@ impl acp_rpc::agent::PromptTurn for Echo {
         if text.split_whitespace().any(|w| w == "slow") && slow(&turn.cx).await {
             return stopped(v2::IdleStateUpdateStopReason::Cancelled);
         }
-        let chunk = v2::ContentChunk::new(turn.new_message_id(), v2::ContentBlock::Text(v2::TextContent::new(text)));
+        let message = turn.new_message_id();
+        for _ in 0..flood(&text.split_whitespace().collect::<Vec<_>>()) {
+            let dot = v2::ContentChunk::new(message.clone(), v2::ContentBlock::Text(v2::TextContent::new(".".into())));
+            turn.update(v2::SessionUpdate::AgentMessageChunk(dot)).await?;
+        }
+        let chunk = v2::ContentChunk::new(message, v2::ContentBlock::Text(v2::TextContent::new(text)));
         turn.update(v2::SessionUpdate::AgentMessageChunk(chunk)).await?;
         stopped(v2::IdleStateUpdateStopReason::EndTurn)
     }

@@ -41,8 +41,7 @@
 //! then run `CLIENT --url URL [--protocol-version N] --prompt TEXT` (`interop/ts/net-client.mjs` or
 //! our `client`) with the same output contract; WebSocket clients get the URL as `ws://`. The
 //! agent is killed when the client is done. [`Expect::Cancelled`] scenarios send [`SLOW_PROMPT`]
-//! with `--cancel-after` (the TypeScript driver only). While our examples lack `--listen` or
-//! `--url`, their scenarios say `SKIP … (not yet: …)`, which [`skipped`] does not count.
+//! with `--cancel-after` (both client drivers have it).
 
 use crate::files;
 use crate::listener::{Listener, NotListening};
@@ -240,8 +239,13 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario::new(Peer::Ours, Peer::Ts, 2).over(Transport::Http),
     Scenario::new(Peer::Ours, Peer::Ts, 1).over(Transport::Ws),
     Scenario::new(Peer::Ours, Peer::Ts, 2).over(Transport::Ws),
+    Scenario::new(Peer::Ours, Peer::Ts, 1).over(Transport::Http).expecting(Expect::Cancelled),
+    Scenario::new(Peer::Ours, Peer::Ts, 2).over(Transport::Ws).expecting(Expect::Cancelled),
     Scenario::new(Peer::Ours, Peer::Ours, 1).over(Transport::Http),
+    Scenario::new(Peer::Ours, Peer::Ours, 2).over(Transport::Http),
+    Scenario::new(Peer::Ours, Peer::Ours, 1).over(Transport::Ws),
     Scenario::new(Peer::Ours, Peer::Ours, 2).over(Transport::Ws),
+    Scenario::new(Peer::Ours, Peer::Ours, 2).over(Transport::Http).expecting(Expect::Cancelled),
 ];
 
 /// `cargo xtask interop [--only SUBSTRING]`: install the peers (or reuse the cache), build
@@ -270,16 +274,9 @@ pub fn run_command(root: &Path, only: Option<&str>) -> Result<Vec<String>, Strin
 }
 
 /// How many result lines of [`run`] are `SKIP`s (scenarios that need examples not built yet).
-/// A network scenario whose example lacks `--listen` or `--url` says `(not yet: …)` and is not
-/// counted: those flags come with the network transports.
 pub fn skipped(lines: &[String]) -> usize {
-    let not_yet = format!("({NOT_YET}");
-    lines.iter().filter(|line| line.starts_with("SKIP ") && !line.contains(&not_yet)).count()
+    lines.iter().filter(|line| line.starts_with("SKIP ")).count()
 }
-
-/// How the `SKIP` line of a network scenario starts its reason when an example has no network
-/// flag yet.
-pub const NOT_YET: &str = "not yet: ";
 
 /// The outcome of one scenario.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -846,9 +843,6 @@ fn net_client_argv(env: &Env, scenario: Scenario, url: &str) -> Result<Argv, Una
     }
     match scenario.expect {
         Expect::Cancelled => {
-            if scenario.client != Peer::Ts {
-                return Err(Unavailable::Fail("only the TypeScript client driver has --cancel-after".into()));
-            }
             argv.extend(["--prompt".into(), SLOW_PROMPT.into()]);
             argv.extend(["--cancel-after".into(), CANCEL_AFTER.as_millis().to_string()]);
         }
@@ -865,13 +859,6 @@ fn peer_command(env: &Env, argv: &[String]) -> Command {
         command.env("ACP_INTEROP_NODE_DIR", &ts.node_dir);
     }
     command
-}
-
-/// Whether an agent that exited before listening simply has no `--listen` yet: the stdio
-/// `echo_agent` ignores its arguments and ends, successfully, at the end of its (closed) stdin.
-fn lacks_flag(status: Option<std::process::ExitStatus>, stderr: &str, flag: &str) -> bool {
-    let rejects_flag = stderr.lines().any(|line| line.contains(flag) && line.contains("argument"));
-    rejects_flag || status.is_some_and(|s| s.success())
 }
 
 /// A network scenario: start the agent listening, read its URL, run the client against it (the
@@ -891,11 +878,6 @@ fn net_scenario(env: &Env, scenario: Scenario) -> Result<String, Unavailable> {
     let mut agent = peer_command(env, &agent_argv);
     let listener = match Listener::start(&mut agent, LISTEN_TIMEOUT) {
         Ok(listener) => listener,
-        Err(NotListening::Exited { status, stderr })
-            if scenario.agent == Peer::Ours && lacks_flag(Some(status), &stderr, "--listen") =>
-        {
-            return Err(Unavailable::Skip(format!("{NOT_YET}echo_agent has no --listen; it exited with {status}")));
-        }
         Err(NotListening::Exited { status, stderr }) => {
             return Err(Unavailable::Fail(format!(
                 "the agent exited with {status} before printing `listening on URL`\n    command: {}\n    stderr:\n{}",
@@ -923,12 +905,6 @@ fn net_scenario(env: &Env, scenario: Scenario) -> Result<String, Unavailable> {
         .map_err(|why| Unavailable::Fail(format!("cannot run `{described}`: {why}")))?;
     let agent_stderr = listener.stderr();
     drop(listener);
-    if scenario.client == Peer::Ours
-        && run.status.and_then(|s| s.code()) == Some(2)
-        && lacks_flag(None, &run.stderr, "--url")
-    {
-        return Err(Unavailable::Skip(format!("{NOT_YET}client has no --url")));
-    }
     let elapsed = run.elapsed.as_secs_f64();
     match evaluate(&run, Output::Contract, scenario.expect) {
         Ok(summary) => Ok(format!("{summary}, {elapsed:.1} s")),
@@ -1351,10 +1327,8 @@ mod tests {
         let stdio = |n: &&String| !n.contains(" over ");
         assert_eq!(names.iter().filter(stdio).filter(|n| n.contains("our-")).count(), 10);
         assert_eq!(names.iter().filter(stdio).filter(|n| !n.contains("our-")).count(), 6);
-        assert_eq!(names.iter().filter(|n| n.contains(" over http")).count(), 10);
-        assert_eq!(names.iter().filter(|n| n.contains(" over ws")).count(), 10);
-        // Only the TypeScript client driver can cancel (`--cancel-after`).
-        assert!(SCENARIOS.iter().filter(|s| s.expect == Expect::Cancelled).all(|s| s.client == Peer::Ts));
+        assert_eq!(names.iter().filter(|n| n.contains(" over http")).count(), 13);
+        assert_eq!(names.iter().filter(|n| n.contains(" over ws")).count(), 12);
         let rejected: Vec<String> =
             SCENARIOS.iter().filter(|s| matches!(s.expect, Expect::Rejected { .. })).map(Scenario::name).collect();
         assert_eq!(rejected, ["our-client -> rs-agent v1"]);
@@ -1380,7 +1354,6 @@ mod tests {
             "PASS ts-client -> ts-agent v1 (3 updates, stopReason end_turn, 0.9 s)".to_string(),
             "SKIP ts-client -> our-agent v1 (examples not built)".to_string(),
             "FAIL py-client -> our-agent v1: client exited with exit status: 1 (0.5 s)\n    SKIP".to_string(),
-            format!("SKIP our-client -> ts-agent v1 over ws ({NOT_YET}client has no --url)"),
         ];
         assert_eq!(skipped(&lines), 1);
     }
@@ -1484,14 +1457,6 @@ mod tests {
         assert!(check_cancelled(&turn, CANCELLED_WITHIN).unwrap_err().contains("did not cut"));
         let ended = parse_client_output("{\"stopReason\":\"end_turn\"}").unwrap().turn();
         assert!(check_cancelled(&ended, fast).unwrap_err().contains("expected cancelled"));
-    }
-
-    #[test]
-    fn a_missing_network_flag() {
-        let exited_ok = std::process::Command::new("true").status().ok();
-        assert!(lacks_flag(exited_ok, "", "--listen"));
-        assert!(lacks_flag(None, "client: unexpected argument --url\nusage: …", "--url"));
-        assert!(!lacks_flag(None, "client: cannot connect to http://127.0.0.1:1 (--url)", "--url"));
     }
 
     #[test]
