@@ -570,3 +570,52 @@ fn the_example_listens_and_prints_its_address() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[tokio::test]
+async fn a_websocket_client_that_stops_reading_is_given_up_on() {
+    let _g = MEMORY.read().await;
+    let limits = Limits { max_output_stall: Duration::from_millis(500), ..Limits::default() };
+    let server = start_with(limits, None).await;
+    let (ws, _) = ws_connect(server.addr).await;
+    let (mut tx, mut rx) = ws.split();
+    let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": { "protocolVersion": 1 } });
+    tx.send(Message::text(init.to_string())).await.expect("send");
+    let new = json!({ "jsonrpc": "2.0", "id": 1, "method": "session/new", "params": { "cwd": "/", "mcpServers": [] } });
+    tx.send(Message::text(new.to_string())).await.expect("send");
+    // 200 prompts whose 64 KiB echoes (13 MB) overflow the socket buffers while nobody reads.
+    let text = "x".repeat(64 << 10);
+    let prompts = 200;
+    let sending = tokio::spawn(async move {
+        for id in 2..2 + prompts {
+            let prompt = json!({ "jsonrpc": "2.0", "id": id, "method": "session/prompt",
+                "params": { "sessionId": "s1", "prompt": [{ "type": "text", "text": text }] } });
+            if tx.send(Message::text(prompt.to_string())).await.is_err() {
+                break;
+            }
+        }
+    });
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    // The server gave up after 0.5 s without progress: what it had written drains, then the
+    // socket ends instead of delivering every answer.
+    let started = Instant::now();
+    let mut answers = 0;
+    let ended = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(Ok(message)) = rx.next().await {
+            match message {
+                Message::Text(t) if t.contains("\"stopReason\"") => answers += 1,
+                Message::Close(_) => break,
+                _ => {}
+            }
+        }
+    })
+    .await;
+    eprintln!(
+        "stalled WebSocket: {answers} of {prompts} turns answered before the socket ended ({:?})",
+        started.elapsed()
+    );
+    assert!(ended.is_ok(), "the socket should have ended; {answers} answers read");
+    assert!(answers < prompts, "every turn was answered: the stall limit did nothing");
+    sending.abort();
+    // Others are still served.
+    http_turn(server.addr, 1).await;
+}

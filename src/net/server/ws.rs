@@ -1,7 +1,8 @@
 //! WebSocket sessions: the upgrade (answered `101` with `Acp-Connection-Id`), then one JSON-RPC
 //! message per text frame both ways, everything the agent sends on the one socket, as the
 //! TypeScript SDK's `ws-server.js` does. Back-pressure is the socket's: the agent's output is
-//! written one message at a time, each awaited.
+//! written one message at a time, each awaited; a client that takes none of a message for
+//! `max_output_stall` is given up on (the session ends, and with it the agent connection).
 
 use super::body::{self, Body};
 use super::routes::is_initialize;
@@ -169,7 +170,10 @@ where
                     None => return,
                 },
                 message = outbound.recv() => match message {
-                    Some(json) => Message::text(String::from_utf8_lossy(&json).into_owned()),
+                    // The core writes JSON text: valid UTF-8, taken without a copy.
+                    Some(json) => Message::text(
+                        String::from_utf8(json).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+                    ),
                     None => {
                         let _ = sink.send(close(CloseCode::Normal, "Agent connection ended")).await;
                         return;
@@ -177,8 +181,14 @@ where
                 },
             };
             let closing = matches!(message, Message::Close(_));
-            if sink.send(message).await.is_err() || closing {
-                return;
+            match tokio::time::timeout(shared.limits.max_output_stall, sink.send(message)).await {
+                Ok(Ok(())) if !closing => {}
+                Ok(_) => return,
+                Err(_) => {
+                    let stall = shared.limits.max_output_stall;
+                    tracing::warn!("acp server: closing a WebSocket whose client read nothing for {stall:?}");
+                    return;
+                }
             }
         }
     };
