@@ -145,14 +145,16 @@ async fn run_url(client: Client, url: &str, cwd: String, args: Args) -> Result<S
     let cannot = |e: std::io::Error| format!("cannot connect to {url}: {e}");
     if url.starts_with("ws://") {
         let (conn, driver, socket) =
-            ws::connect(client, url, ws::WsOptions::default(), Default::default()).await.map_err(cannot)?;
+            ws::connect(client, url, acp_rpc::net::ClientOptions::default(), Default::default())
+                .await
+                .map_err(cannot)?;
         tokio::spawn(driver);
         let result = run_version(&conn, cwd, args).await;
         socket.close().await;
         result
     } else {
         let (conn, driver, transport) =
-            http::connect(client, url, http::HttpOptions::default(), Default::default()).map_err(cannot)?;
+            http::connect(client, url, acp_rpc::net::ClientOptions::default(), Default::default()).map_err(cannot)?;
         tokio::spawn(driver);
         let result = run_version(&conn, cwd, args).await;
         transport.close().await;

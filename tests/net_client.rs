@@ -4,8 +4,9 @@
 //! SSE streams per connection and session, 202 on later POSTs, DELETE), and a WebSocket echo
 //! agent. Also the SSE parser on its own.
 
-use acp_rpc::net::http::{self, sse::SseParser, HttpOptions};
-use acp_rpc::net::ws::{self, WsOptions};
+use acp_rpc::net::http::{self, sse::SseParser};
+use acp_rpc::net::ws;
+use acp_rpc::net::ClientOptions;
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::v1;
 use acp_rpc::{Context, Error, V1};
@@ -282,7 +283,7 @@ async fn http_session_turn_with_a_permission_request_then_delete() {
     within(async {
         let fake = Arc::new(Fake::default());
         let url = serve(fake.clone()).await;
-        let options = HttpOptions::default().header("Authorization", "Bearer secret");
+        let options = ClientOptions::default().header("Authorization", "Bearer secret");
         let (conn, driver, transport) = http::connect(V1(Allow), &url, options, Default::default()).unwrap();
         let driver = tokio::spawn(driver);
         conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(1))).await.unwrap();
@@ -325,7 +326,7 @@ async fn http_500_fails_only_that_request() {
         fake.fail.lock().unwrap().insert("_test/fail".into(), 500);
         let url = serve(fake.clone()).await;
         let (conn, driver, transport) =
-            http::connect(V1(Allow), &url, HttpOptions::default(), Default::default()).unwrap();
+            http::connect(V1(Allow), &url, ClientOptions::default(), Default::default()).unwrap();
         tokio::spawn(driver);
         conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(1))).await.unwrap();
         let params = serde_json::value::to_raw_value(&json!({"x": 1})).unwrap();
@@ -353,7 +354,7 @@ async fn http_404_closes_the_transport() {
         fake.fail.lock().unwrap().insert("session/new".into(), 404);
         let url = serve(fake.clone()).await;
         let (conn, driver, transport) =
-            http::connect(V1(Allow), &url, HttpOptions::default(), Default::default()).unwrap();
+            http::connect(V1(Allow), &url, ClientOptions::default(), Default::default()).unwrap();
         let driver = tokio::spawn(driver);
         conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(1))).await.unwrap();
         let result = conn.new_session_v1(v1::NewSessionRequest::new("/tmp".to_string(), vec![])).await;
@@ -374,7 +375,7 @@ async fn http_session_stream_end_fails_its_requests_then_reopens() {
         *fake.drop_session_on_prompt.lock().unwrap() = true;
         let url = serve(fake.clone()).await;
         let (conn, driver, _transport) =
-            http::connect(V1(Allow), &url, HttpOptions::default(), Default::default()).unwrap();
+            http::connect(V1(Allow), &url, ClientOptions::default(), Default::default()).unwrap();
         tokio::spawn(driver);
         conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(1))).await.unwrap();
         let mut session = conn.new_session_v1(v1::NewSessionRequest::new("/tmp".to_string(), vec![])).await.unwrap();
@@ -439,7 +440,7 @@ async fn ws_echo_batch_and_parse_errors_close() {
                 socket.send(Message::text(answer.to_string())).await.unwrap();
             }
         });
-        let options = WsOptions::default().header("Authorization", "Bearer w");
+        let options = ClientOptions::default().header("Authorization", "Bearer w");
         let (conn, driver, socket) = ws::connect(V1(Allow), &url, options, Default::default()).await.unwrap();
         let driver = tokio::spawn(driver);
         assert_eq!(socket.connection_id(), Some("w1"));
@@ -471,7 +472,7 @@ async fn ws_server_closing_closes_the_connection() {
             socket.close(None).await.unwrap();
         });
         let (conn, driver, socket) =
-            ws::connect(V1(Allow), &url, WsOptions::default(), Default::default()).await.unwrap();
+            ws::connect(V1(Allow), &url, ClientOptions::default(), Default::default()).await.unwrap();
         let driver = tokio::spawn(driver);
         assert_eq!(socket.connection_id(), None);
         let result = conn.conn.request_raw("_test/hang", None).await;

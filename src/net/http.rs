@@ -20,7 +20,6 @@ mod routes;
 pub mod sse;
 mod streams;
 
-use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 use hyper::Uri;
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::rt::TokioExecutor;
@@ -28,83 +27,22 @@ use std::future::Future;
 use std::io;
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::link::header_map;
+use super::{ClientOptions, TransportHandle};
 use crate::client::{connect_over, Client, ClientConnection};
 use crate::connection::Channels;
 use crate::Config;
 use exchange::Shared;
 
-/// The TypeScript SDK's default largest message, in bytes (32 MiB).
-pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 32 << 20;
 /// Messages buffered each way between the core and the transport's tasks.
 const QUEUE: usize = 64;
-
-/// How to reach the server.
-#[derive(Debug, Clone)]
-pub struct HttpOptions {
-    /// Headers sent with every request (`Authorization: Bearer …`, say); the transport's own
-    /// (`Acp-Connection-Id`, `Acp-Session-Id`, `Accept`) replace any of the same name.
-    pub headers: Vec<(String, String)>,
-    /// The largest SSE event or `initialize` answer accepted, in bytes; a larger one ends the
-    /// transport. Default [`DEFAULT_MAX_MESSAGE_SIZE`].
-    pub max_message_size: usize,
-}
-
-impl Default for HttpOptions {
-    fn default() -> Self {
-        HttpOptions { headers: Vec::new(), max_message_size: DEFAULT_MAX_MESSAGE_SIZE }
-    }
-}
-
-impl HttpOptions {
-    /// These options with one more header.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-}
-
-/// The transport's handle: the connection id once `initialize` was answered, and closing.
-/// Dropping it closes the transport too (the `DELETE` is then sent in the background).
-pub struct HttpConnection {
-    stop: CancellationToken,
-    connection_id: Arc<OnceLock<String>>,
-    task: Option<JoinHandle<()>>,
-}
-
-impl HttpConnection {
-    /// The server's `Acp-Connection-Id`, once `initialize` was answered.
-    pub fn connection_id(&self) -> Option<&str> {
-        self.connection_id.get().map(String::as_str)
-    }
-
-    /// True once the transport stopped (closed, or failed).
-    pub fn is_closed(&self) -> bool {
-        self.stop.is_cancelled()
-    }
-
-    /// Ends the connection: the streams stop, the server is sent `DELETE` (awaited, 5 s at
-    /// most), and the core sees the peer gone.
-    pub async fn close(mut self) {
-        self.stop.cancel();
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
-    }
-}
-
-impl Drop for HttpConnection {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
 
 /// Opens the transport to `url` (`http://host[:port]/path`) as [`Channels`] for
 /// [`Connection::over`](crate::Connection::over) or [`connect_over`]. Nothing is sent before the
 /// core writes `initialize`. Needs a tokio runtime (its tasks are spawned).
-pub fn open(url: &str, options: HttpOptions) -> io::Result<(Channels, HttpConnection)> {
+pub fn open(url: &str, options: ClientOptions) -> io::Result<(Channels, TransportHandle)> {
     let uri = parse_url(url)?;
     let headers = header_map(&options.headers)?;
     let (incoming_tx, incoming) = mpsc::channel(QUEUE);
@@ -122,7 +60,7 @@ pub fn open(url: &str, options: HttpOptions) -> io::Result<(Channels, HttpConnec
         routes: Mutex::default(),
     });
     let task = tokio::spawn(posts::run(shared, outgoing_rx));
-    Ok((Channels { incoming, outgoing }, HttpConnection { stop, connection_id, task: Some(task) }))
+    Ok((Channels { incoming, outgoing }, TransportHandle { stop, connection_id, task: Some(task) }))
 }
 
 /// Connects `client` to the agent served at `url`: the connection, its driver (to spawn or
@@ -131,9 +69,9 @@ pub fn open(url: &str, options: HttpOptions) -> io::Result<(Channels, HttpConnec
 pub fn connect<C: Client>(
     client: C,
     url: &str,
-    options: HttpOptions,
+    options: ClientOptions,
     config: Config,
-) -> io::Result<(ClientConnection, impl Future<Output = io::Result<()>> + Send, HttpConnection)> {
+) -> io::Result<(ClientConnection, impl Future<Output = io::Result<()>> + Send, TransportHandle)> {
     let (channels, handle) = open(url, options)?;
     let (conn, driver) = connect_over(client, channels, config);
     Ok((conn, driver, handle))
@@ -149,16 +87,4 @@ fn parse_url(url: &str) -> io::Result<Uri> {
         return Err(invalid("no host"));
     }
     Ok(uri)
-}
-
-/// The caller's headers, checked once here rather than on every request.
-pub(crate) fn header_map(headers: &[(String, String)]) -> io::Result<HeaderMap> {
-    let mut map = HeaderMap::new();
-    for (name, value) in headers {
-        let invalid = || io::Error::new(io::ErrorKind::InvalidInput, format!("invalid header {name}: {value:?}"));
-        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
-        let value = HeaderValue::from_str(value).map_err(|_| invalid())?;
-        map.append(name, value);
-    }
-    Ok(map)
 }

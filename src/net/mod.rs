@@ -21,9 +21,14 @@
 #[cfg(feature = "http")]
 pub mod http;
 #[cfg(feature = "http")]
+mod link;
+#[cfg(feature = "http")]
 pub mod server;
 #[cfg(feature = "ws")]
 pub mod ws;
+
+#[cfg(feature = "http")]
+pub use link::{ClientOptions, TransportHandle, DEFAULT_MAX_MESSAGE_SIZE};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;

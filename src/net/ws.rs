@@ -2,23 +2,24 @@
 //! `createWebSocketStream` speaks it: one JSON-RPC message per text frame, both ways, on one
 //! socket. A JSON array from the agent is answered with the -32600 batch error and not passed
 //! on, a frame that is not JSON with a -32700; binary frames are ignored. The socket closing
-//! ends the connection; the connection closing (or [`WsConnection::close`]) sends a close frame.
+//! ends the connection; the connection closing (or [`TransportHandle::close`](super::TransportHandle::close)) sends a close frame.
 
 use futures_util::{SinkExt, StreamExt};
 use hyper::Uri;
 use std::future::Future;
 use std::io;
+use std::sync::{Arc, OnceLock};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
 
-use super::http::{header_map, DEFAULT_MAX_MESSAGE_SIZE};
+use super::link::header_map;
 use super::{envelope, NotAMessage, BATCH_ERROR, HEADER_CONNECTION_ID, PARSE_ERROR};
+use super::{ClientOptions, TransportHandle};
 use crate::client::{connect_over, Client, ClientConnection};
 use crate::connection::Channels;
 use crate::Config;
@@ -26,67 +27,9 @@ use crate::Config;
 /// Messages buffered each way between the socket and the core.
 const QUEUE: usize = 64;
 
-/// How to reach the server.
-#[derive(Debug, Clone)]
-pub struct WsOptions {
-    /// Headers of the upgrade request (`Authorization: Bearer …`, say).
-    pub headers: Vec<(String, String)>,
-    /// The largest message accepted, in bytes; a larger one ends the connection. Default
-    /// [`DEFAULT_MAX_MESSAGE_SIZE`].
-    pub max_message_size: usize,
-}
-
-impl Default for WsOptions {
-    fn default() -> Self {
-        WsOptions { headers: Vec::new(), max_message_size: DEFAULT_MAX_MESSAGE_SIZE }
-    }
-}
-
-impl WsOptions {
-    /// These options with one more header.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-}
-
-/// The transport's handle: the connection id the server gave, and closing. Dropping it closes
-/// the socket too.
-pub struct WsConnection {
-    connection_id: Option<String>,
-    stop: CancellationToken,
-    task: Option<JoinHandle<()>>,
-}
-
-impl WsConnection {
-    /// The `Acp-Connection-Id` of the server's `101` answer, if it sent one.
-    pub fn connection_id(&self) -> Option<&str> {
-        self.connection_id.as_deref()
-    }
-
-    /// True once the socket is closed.
-    pub fn is_closed(&self) -> bool {
-        self.stop.is_cancelled()
-    }
-
-    /// Sends a close frame and waits until the socket's task ended.
-    pub async fn close(mut self) {
-        self.stop.cancel();
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
-    }
-}
-
-impl Drop for WsConnection {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
 /// Connects to `url` (`ws://host[:port]/path`) and runs the handshake; the socket as
 /// [`Channels`] for [`Connection::over`](crate::Connection::over) or [`connect_over`].
-pub async fn open(url: &str, options: WsOptions) -> io::Result<(Channels, WsConnection)> {
+pub async fn open(url: &str, options: ClientOptions) -> io::Result<(Channels, TransportHandle)> {
     let invalid = |why: &str| io::Error::new(io::ErrorKind::InvalidInput, format!("{url}: {why}"));
     let uri: Uri = url.parse().map_err(|e| invalid(&format!("not a URL ({e})")))?;
     if uri.scheme_str() != Some("ws") {
@@ -108,7 +51,8 @@ pub async fn open(url: &str, options: WsOptions) -> io::Result<(Channels, WsConn
     let (outgoing, outgoing_rx) = mpsc::channel(QUEUE);
     let stop = CancellationToken::new();
     let task = tokio::spawn(run(socket, incoming_tx, outgoing_rx, stop.clone()));
-    Ok((Channels { incoming, outgoing }, WsConnection { connection_id, stop, task: Some(task) }))
+    let connection_id = Arc::new(connection_id.map(OnceLock::from).unwrap_or_default());
+    Ok((Channels { incoming, outgoing }, TransportHandle { connection_id, stop, task: Some(task) }))
 }
 
 /// Connects `client` to the agent served at `url`: the connection, its driver (to spawn or
@@ -117,9 +61,9 @@ pub async fn open(url: &str, options: WsOptions) -> io::Result<(Channels, WsConn
 pub async fn connect<C: Client>(
     client: C,
     url: &str,
-    options: WsOptions,
+    options: ClientOptions,
     config: Config,
-) -> io::Result<(ClientConnection, impl Future<Output = io::Result<()>> + Send, WsConnection)> {
+) -> io::Result<(ClientConnection, impl Future<Output = io::Result<()>> + Send, TransportHandle)> {
     let (channels, handle) = open(url, options).await?;
     let (conn, driver) = connect_over(client, channels, config);
     Ok((conn, driver, handle))
