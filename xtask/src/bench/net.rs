@@ -13,6 +13,11 @@
 //!
 //! Rows whose example lacks what they need (`--listen`, `--url`, `--repeat`, the `flood N` word)
 //! keep the reference figure and leave ours empty, saying why in the note.
+//!
+//! The rows ending in `, vs official Rust` put the same figure of ours (our client and agent)
+//! against the official Rust SDK's pair: `official-net` from `bench/official-net`, an agent on
+//! `agent-client-protocol-http`'s `AcpHttpServer` and a client on its `HttpClient`. When that
+//! binary cannot be built or run, those rows keep our figure and say why the reference is empty.
 
 use super::{median, Row};
 use crate::interop::{install_ts, TsPeer};
@@ -36,6 +41,8 @@ pub struct Peers {
     ts: TsPeer,
     echo_agent: PathBuf,
     client: PathBuf,
+    /// `official-net` (agent and client), or why it could not be built.
+    official: Result<PathBuf, String>,
 }
 
 /// Installs the TypeScript SDK (or reuses `.cache/interop/node`) and builds our examples in
@@ -48,7 +55,26 @@ pub fn prepare(root: &Path) -> Result<Peers, String> {
     process::stream(&mut build, |_| {})?;
     let examples = target_dir(root).join("release").join("examples");
     let example = |name: &str| examples.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    Ok(Peers { root: root.to_path_buf(), ts, echo_agent: example("echo_agent"), client: example("client") })
+    let official = build_official(root);
+    Ok(Peers { root: root.to_path_buf(), ts, echo_agent: example("echo_agent"), client: example("client"), official })
+}
+
+/// Builds `official-net` in release, in the `bench/` workspace and its target directory (as the
+/// benchmark binary is), alone: neither generated crate is compiled for it.
+fn build_official(root: &Path) -> Result<PathBuf, String> {
+    let mut build = process::cargo();
+    build
+        .args(["build", "--release", "--manifest-path", "bench/Cargo.toml", "--target-dir", "bench/target"])
+        .args(["-p", "acp-bench-official-net"])
+        .current_dir(root);
+    eprintln!("bench: building the official Rust network peers: {}", describe(&build));
+    match process::stream(&mut build, |_| {}) {
+        Ok(_) => Ok(root.join("bench/target/release").join(format!("official-net{}", std::env::consts::EXE_SUFFIX))),
+        Err(why) => {
+            eprintln!("bench: the `vs official Rust` rows will have no reference: {why}");
+            Err(format!("bench/official-net did not build: {}", last_line(&why)))
+        }
+    }
 }
 
 fn target_dir(root: &Path) -> PathBuf {
@@ -106,34 +132,81 @@ impl Transport {
 enum Client {
     Ts,
     Ours,
+    /// `official-net client`.
+    Official,
+}
+
+/// What a row compares: the pair measured as ours and the reference pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pairing {
+    /// Our client and agent against the TypeScript pair.
+    Ours,
+    /// The TypeScript client in front of our agent, against the TypeScript pair.
+    TsClient,
+    /// Our client and agent against the official Rust pair.
+    OfficialRust,
+}
+
+impl Pairing {
+    fn suffix(self) -> &'static str {
+        match self {
+            Pairing::Ours => "",
+            Pairing::TsClient => ", TS client",
+            Pairing::OfficialRust => ", vs official Rust",
+        }
+    }
+
+    fn ours(self) -> &'static str {
+        match self {
+            Pairing::Ours | Pairing::OfficialRust => "our client -> our echo_agent --listen",
+            Pairing::TsClient => "net-client.mjs -> our echo_agent --listen",
+        }
+    }
+
+    fn reference(self) -> &'static str {
+        match self {
+            Pairing::Ours | Pairing::TsClient => "net-client.mjs -> net-agent.mjs (@agentclientprotocol/sdk AcpServer)",
+            Pairing::OfficialRust => {
+                "official-net client -> official-net agent (agent-client-protocol-http HttpClient -> AcpHttpServer)"
+            }
+        }
+    }
 }
 
 /// The rows: for each transport, round trips and the notification stream, ours end to end and
-/// our agent under the TypeScript client, each against the TypeScript pair.
+/// our agent under the TypeScript client, each against the TypeScript pair; then ours end to
+/// end against the official Rust pair (the same figure of ours, not measured again).
 pub fn rows(peers: &Peers, quick: bool) -> Result<Vec<Row>, String> {
     let sizes = Sizes::new(quick);
     let mut rows = Vec::new();
     for transport in [Transport::Http, Transport::Ws] {
         let ts_agent = peers.start(Agent::Ts)?;
         let ours_agent = peers.start(Agent::Ours);
+        let official_agent = peers.start_official();
         let reference_url = transport.url(&ts_agent);
         let ours_url = ours_agent.as_ref().map(|listener| transport.url(listener));
+        let official_url = official_agent.as_ref().map(|listener| transport.url(listener));
         let t = transport.label();
         for workload in [Workload::RoundTrips, Workload::Stream] {
+            let name = |pairing: Pairing| format!("{} over {t}{}", workload.label(), pairing.suffix());
             eprintln!("bench: {} over {t}, reference", workload.label());
             let reference = peers.measure(Client::Ts, &reference_url, workload, sizes)?;
-            for client in [Client::Ours, Client::Ts] {
-                let name = match client {
-                    Client::Ours => format!("{} over {t}", workload.label()),
-                    Client::Ts => format!("{} over {t}, TS client", workload.label()),
-                };
-                eprintln!("bench: {name}");
-                let ours = match &ours_url {
-                    Ok(url) => peers.measure(client, url, workload, sizes),
-                    Err(why) => Err(why.to_string()),
-                };
-                rows.push(row(name, workload, client, sizes, ours, reference));
-            }
+            let ours_with = |client: Client| match &ours_url {
+                Ok(url) => peers.measure(client, url, workload, sizes),
+                Err(why) => Err(why.to_string()),
+            };
+            eprintln!("bench: {}", name(Pairing::Ours));
+            let ours = ours_with(Client::Ours);
+            eprintln!("bench: {}", name(Pairing::TsClient));
+            let ts_client = ours_with(Client::Ts);
+            eprintln!("bench: {}", name(Pairing::OfficialRust));
+            let official = match &official_url {
+                Ok(url) => peers.measure(Client::Official, url, workload, sizes),
+                Err(why) => Err(why.to_string()),
+            };
+            rows.push(row(name(Pairing::Ours), workload, Pairing::Ours, sizes, ours.clone(), Ok(reference)));
+            rows.push(row(name(Pairing::TsClient), workload, Pairing::TsClient, sizes, ts_client, Ok(reference)));
+            rows.push(row(name(Pairing::OfficialRust), workload, Pairing::OfficialRust, sizes, ours, official));
         }
     }
     Ok(rows)
@@ -142,23 +215,21 @@ pub fn rows(peers: &Peers, quick: bool) -> Result<Vec<Row>, String> {
 fn row(
     name: String,
     workload: Workload,
-    client: Client,
+    pairing: Pairing,
     sizes: Sizes,
     ours: Result<f64, String>,
-    reference: f64,
+    reference: Result<f64, String>,
 ) -> Row {
-    let pair = match client {
-        Client::Ours => "our client -> our echo_agent --listen",
-        Client::Ts => "net-client.mjs -> our echo_agent --listen",
-    };
     let what = match workload {
         Workload::RoundTrips => format!("{} prompt turns of `x` in one session", sizes.turns),
         Workload::Stream => format!("{} session/update chunks in one turn (`flood N`)", sizes.updates),
     };
     let mut note = format!(
         "ACP v1 on loopback, {what}, long run minus short run (start, connect, initialize excluded), \
-         median of {} run(s) each; ours: {pair}; reference: net-client.mjs -> net-agent.mjs (@agentclientprotocol/sdk AcpServer)",
-        sizes.runs
+         median of {} run(s) each; ours: {}; reference: {}",
+        sizes.runs,
+        pairing.ours(),
+        pairing.reference()
     );
     let ours = match ours {
         Ok(value) => Some(value),
@@ -167,12 +238,19 @@ fn row(
             None
         }
     };
+    let reference = match reference {
+        Ok(value) => Some(value),
+        Err(why) => {
+            note.push_str(&format!("; reference not measured: {why}"));
+            None
+        }
+    };
     Row {
         name,
         unit: workload.unit().into(),
         ours,
-        reference: Some(reference),
-        ratio: ours.map(|ours| ours / reference),
+        reference,
+        ratio: ours.zip(reference).map(|(ours, reference)| ours / reference),
         note,
     }
 }
@@ -240,6 +318,23 @@ impl Peers {
         })
     }
 
+    /// Starts `official-net agent` on `127.0.0.1:0`; an `Err` (the `vs official Rust` rows
+    /// lose their reference) when it was not built or does not come to listen.
+    fn start_official(&self) -> Result<Listener, String> {
+        let exe = self.official.as_ref().map_err(Clone::clone)?;
+        let mut command = Command::new(exe);
+        command.args(["agent", "--listen", "127.0.0.1:0"]).current_dir(&self.root);
+        Listener::start(&mut command, LISTEN_TIMEOUT).map_err(|e| match e {
+            NotListening::Exited { status, stderr } => {
+                format!("`{}` exited with {status} before listening: {}", describe(&command), last_line(&stderr))
+            }
+            NotListening::TimedOut { stderr } => {
+                format!("`{}` printed no `listening on URL`: {}", describe(&command), last_line(&stderr))
+            }
+            NotListening::Spawn(why) => why,
+        })
+    }
+
     /// The rate of `workload` for `client` against the agent at `url`: per second, from the
     /// medians of the short and the long runs.
     fn measure(&self, client: Client, url: &str, workload: Workload, sizes: Sizes) -> Result<f64, String> {
@@ -275,6 +370,10 @@ impl Peers {
         let mut argv = match client {
             Client::Ts => vec!["node".to_string(), self.ts_script("net-client.mjs")],
             Client::Ours => vec![self.client.to_string_lossy().into_owned()],
+            Client::Official => {
+                let exe = self.official.as_ref().map_err(Clone::clone)?;
+                vec![exe.to_string_lossy().into_owned(), "client".into()]
+            }
         };
         argv.extend(["--url".into(), url.into()]);
         argv.extend(args.iter().cloned());
@@ -348,12 +447,33 @@ mod tests {
     #[test]
     fn rows_keep_the_reference_when_ours_is_missing() {
         let sizes = Sizes::new(true);
-        let r =
-            row("net round trips over ws".into(), Workload::RoundTrips, Client::Ours, sizes, Err("x".into()), 400.0);
+        let r = row(
+            "net round trips over ws".into(),
+            Workload::RoundTrips,
+            Pairing::Ours,
+            sizes,
+            Err("x".into()),
+            Ok(400.0),
+        );
         assert_eq!((r.ours, r.reference, r.ratio), (None, Some(400.0), None));
         assert!(r.note.ends_with("ours not measured: x"), "{}", r.note);
-        let r = row("n".into(), Workload::Stream, Client::Ts, sizes, Ok(800.0), 400.0);
+        let r = row("n".into(), Workload::Stream, Pairing::TsClient, sizes, Ok(800.0), Ok(400.0));
         assert_eq!(r.ratio, Some(2.0));
         assert_eq!(r.unit, "msg/s");
+    }
+
+    #[test]
+    fn official_rows_keep_ours_when_the_reference_is_missing() {
+        let r = row(
+            "net round trips over http, vs official Rust".into(),
+            Workload::RoundTrips,
+            Pairing::OfficialRust,
+            Sizes::new(true),
+            Ok(900.0),
+            Err("bench/official-net did not build: x".into()),
+        );
+        assert_eq!((r.ours, r.reference, r.ratio), (Some(900.0), None, None));
+        assert!(r.note.contains("AcpHttpServer"), "{}", r.note);
+        assert!(r.note.ends_with("reference not measured: bench/official-net did not build: x"), "{}", r.note);
     }
 }
