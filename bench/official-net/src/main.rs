@@ -17,6 +17,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::{Agent, Client, ConnectTo};
 use agent_client_protocol_http::{AcpHttpServer, HttpClient};
+use axum::serve::ListenerExt;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -80,6 +81,12 @@ async fn serve(addr: &str) -> Result<(), String> {
     let sessions = Arc::new(AtomicU64::new(0));
     let router = AcpHttpServer::new(move || echo_agent(sessions.clone())).into_router();
     eprintln!("listening on http://{bound}");
+    // axum::serve leaves Nagle's algorithm on; with it, the update and the response of a turn
+    // over WebSocket (two small writes) wait out the client's delayed ACK, about 40 ms a turn.
+    // Our agent sets TCP_NODELAY too.
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, router).await.map_err(|e| e.to_string())
 }
 
