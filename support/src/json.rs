@@ -75,43 +75,72 @@ fn needs_escape(word: u64) -> bool {
 }
 
 /// The index of the first byte of `bytes` that JSON escapes, or its length: sixteen bytes at a
-/// time with SSE2 (every x86-64 has it), eight at a time in a `u64` elsewhere and for the tail.
-#[inline]
+/// time with SSE2 (every x86-64 has it), the last sixteen overlapping the ones before; strings
+/// shorter than that (most keys and ids) in one or two overlapping words.
+#[inline(always)]
 fn clean_prefix(bytes: &[u8]) -> usize {
     let len = bytes.len();
-    let mut i = 0;
     #[cfg(target_arch = "x86_64")]
-    while i + 16 <= len {
-        // SAFETY: SSE2 is part of x86-64; the load reads bytes[i..i + 16], which is in bounds.
-        let mask = unsafe {
-            use std::arch::x86_64::*;
-            let v = _mm_loadu_si128(bytes.as_ptr().add(i).cast());
-            let control = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
-            let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
-            let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
-            _mm_movemask_epi8(_mm_or_si128(control, _mm_or_si128(quote, backslash)))
-        };
-        if mask != 0 {
-            return i + mask.trailing_zeros() as usize;
+    if len >= 16 {
+        let mut i = 0;
+        loop {
+            let mask = sse2_mask(&bytes[i..i + 16]);
+            if mask != 0 {
+                return i + mask.trailing_zeros() as usize;
+            }
+            if i + 16 == len {
+                return len;
+            }
+            i = (i + 16).min(len - 16);
         }
-        i += 16;
     }
-    let word_at = |i: usize| {
-        let mut word = [0; 8];
-        word.copy_from_slice(&bytes[i..i + 8]);
-        u64::from_le_bytes(word)
-    };
-    while i + 8 <= len {
-        if needs_escape(word_at(i)) {
-            return i + first_to_escape(&bytes[i..i + 8]);
+    if !short_needs_escape(bytes) {
+        return len;
+    }
+    first_to_escape(bytes)
+}
+
+/// One bit per byte of `chunk` (16 bytes) that JSON escapes.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn sse2_mask(chunk: &[u8]) -> i32 {
+    assert!(chunk.len() >= 16);
+    // SAFETY: SSE2 is part of x86-64, and the unaligned load reads chunk[..16], in bounds.
+    unsafe {
+        use std::arch::x86_64::*;
+        let v = _mm_loadu_si128(chunk.as_ptr().cast());
+        let control = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        _mm_movemask_epi8(_mm_or_si128(control, _mm_or_si128(quote, backslash)))
+    }
+}
+
+/// Whether some byte of `bytes` is one JSON escapes, for strings of any length (eight bytes at a
+/// time, the last word overlapping) but meant for short ones: without SSE2 it is the only scan.
+#[inline(always)]
+fn short_needs_escape(bytes: &[u8]) -> bool {
+    let len = bytes.len();
+    let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or([0; 8]));
+    let u32_at = |i: usize| u64::from(u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap_or([0; 4])));
+    match len {
+        0 => false,
+        // Three bytes cover a string of one to three (a space, which needs nothing, pads the word).
+        1..=3 => {
+            needs_escape(u64::from_le_bytes([bytes[0], bytes[len / 2], bytes[len - 1], b' ', b' ', b' ', b' ', b' ']))
         }
-        i += 8;
+        4..=7 => needs_escape(u32_at(0) | u32_at(len - 4) << 32),
+        _ => {
+            let mut i = 0;
+            while i + 8 < len {
+                if needs_escape(u64_at(i)) {
+                    return true;
+                }
+                i += 8;
+            }
+            needs_escape(u64_at(len - 8))
+        }
     }
-    // The tail: the last (overlapping) word when the string has one, else byte by byte.
-    if i < len && (len < 8 || needs_escape(word_at(len - 8))) {
-        return i + first_to_escape(&bytes[i..]);
-    }
-    len
 }
 
 /// The index of the first byte of `bytes` that JSON escapes, or its length.
@@ -124,15 +153,81 @@ fn first_to_escape(bytes: &[u8]) -> usize {
 /// and `\u00XX` (lower-case hex) for the other control bytes.
 #[inline]
 fn write_str(out: &mut Vec<u8>, s: &str) {
+    write_key_or_str(out, b"", s, b"");
+}
+
+/// `before`, then `s` as a JSON string, then `after` (`before` and `after` at most one byte each:
+/// the comma and colon around a key). Strings without escapes, nearly all of them, take one
+/// reservation and a copy without a call for the short ones.
+#[inline(always)]
+fn write_key_or_str(out: &mut Vec<u8>, before: &[u8], s: &str, after: &[u8]) {
     let bytes = s.as_bytes();
+    let len = bytes.len();
     let clean = clean_prefix(bytes);
-    out.reserve(bytes.len() + 2);
-    out.push(b'"');
-    out.extend_from_slice(&bytes[..clean]);
-    if clean < bytes.len() {
+    if clean < len {
+        out.extend_from_slice(before);
+        out.push(b'"');
+        out.extend_from_slice(&bytes[..clean]);
         escape_rest(out, &bytes[clean..]);
+        out.push(b'"');
+        out.extend_from_slice(after);
+        return;
     }
-    out.push(b'"');
+    let (before, after) = (&before[..before.len().min(1)], &after[..after.len().min(1)]);
+    out.reserve(len + 4);
+    let start = out.len();
+    // SAFETY: `len + 4` bytes of spare capacity are reserved past `start`; the writes below cover
+    // exactly `before.len() + len + 2 + after.len()` (at most `len + 4`) bytes from `start`, each
+    // written before `set_len` makes them part of the vector.
+    unsafe {
+        let mut p = out.as_mut_ptr().add(start);
+        if let [b] = before {
+            p.write(*b);
+            p = p.add(1);
+        }
+        p.write(b'"');
+        p = p.add(1);
+        copy_to(bytes, p);
+        p = p.add(len);
+        p.write(b'"');
+        p = p.add(1);
+        if let [a] = after {
+            p.write(*a);
+        }
+        out.set_len(start + before.len() + len + 2 + after.len());
+    }
+}
+
+/// Copies `bytes` to `dst`: strings of up to 16 bytes in two overlapping loads and stores, longer
+/// ones with `copy_nonoverlapping`.
+///
+/// # Safety
+/// `dst` must be valid for `bytes.len()` bytes of writes and not overlap `bytes`.
+#[inline(always)]
+unsafe fn copy_to(bytes: &[u8], dst: *mut u8) {
+    let len = bytes.len();
+    let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or([0; 8]));
+    let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap_or([0; 4]));
+    // SAFETY (each arm): the writes cover dst[..len], in bounds by the caller's contract.
+    unsafe {
+        match len {
+            0 => {}
+            1..=3 => {
+                dst.write(bytes[0]);
+                dst.add(len / 2).write(bytes[len / 2]);
+                dst.add(len - 1).write(bytes[len - 1]);
+            }
+            4..=7 => {
+                dst.cast::<u32>().write_unaligned(u32_at(0).to_le());
+                dst.add(len - 4).cast::<u32>().write_unaligned(u32_at(len - 4).to_le());
+            }
+            8..=16 => {
+                dst.cast::<u64>().write_unaligned(u64_at(0).to_le());
+                dst.add(len - 8).cast::<u64>().write_unaligned(u64_at(len - 8).to_le());
+            }
+            _ => std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, len),
+        }
+    }
 }
 
 /// The rest of a string from its first byte to escape on: each escape, then the run of bytes
@@ -183,9 +278,8 @@ impl Compound<'_> {
 
     #[inline]
     fn key(&mut self, key: &str) {
-        self.comma();
-        write_str(self.out, key);
-        self.out.push(b':');
+        let comma: &[u8] = if std::mem::take(&mut self.first) { b"" } else { b"," };
+        write_key_or_str(self.out, comma, key, b":");
     }
 }
 
