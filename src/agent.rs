@@ -74,7 +74,8 @@ pub fn not_initialized(method: &str) -> RpcError {
 }
 
 fn to_raw(value: serde_json::Value) -> Result<Raw, RpcError> {
-    serde_json::value::to_raw_value(&value).map_err(|e| RpcError::internal(format!("cannot encode the result: {e}")))
+    acp_types::support::json::to_raw_value(&value)
+        .map_err(|e| RpcError::internal(format!("cannot encode the result: {e}")))
 }
 
 struct AgentService<A> {

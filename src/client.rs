@@ -434,7 +434,7 @@ impl<C: Client> Service for ClientService<C> {
                 };
                 let ccx = Context { conn: cx.conn, version, cancel: turn.clone(), advertised: Default::default() };
                 let result = client.handle_request(version, &method, params, ccx).await?;
-                serde_json::value::to_raw_value(&result).map_err(|e| RpcError::internal(e.to_string()))
+                acp_types::support::json::to_raw_value(&result).map_err(|e| RpcError::internal(e.to_string()))
             };
             if method == "session/request_permission" {
                 tokio::select! {

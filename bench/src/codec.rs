@@ -8,35 +8,50 @@ use serde::Serialize;
 /// Decodes one message into a value that can be encoded again.
 pub type Decoded = Box<dyn Encode>;
 
-/// Type-erased encoding of a decoded value.
+/// Type-erased encoding of a decoded value, with the encoder of its library.
 pub trait Encode {
-    fn encode(&self) -> String;
+    fn encode(&self) -> Vec<u8>;
 }
 
-impl<T: Serialize> Encode for T {
-    fn encode(&self) -> String {
-        serde_json::to_string(self).expect("encodes")
+/// Ours: the encoder our runtime writes messages with (`acp_types::support::json`).
+struct Ours<T>(T);
+/// The official crates: serde_json.
+struct Official<T>(T);
+
+impl<T: Serialize> Encode for Ours<T> {
+    fn encode(&self) -> Vec<u8> {
+        acp_types::support::json::to_vec(&self.0).expect("encodes")
     }
 }
 
-fn decode<T: DeserializeOwned + Serialize + 'static>(text: &str) -> Option<Decoded> {
-    serde_json::from_str::<T>(text).ok().map(|v| Box::new(v) as Decoded)
+impl<T: Serialize> Encode for Official<T> {
+    fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(&self.0).expect("encodes")
+    }
+}
+
+fn ours<T: DeserializeOwned + Serialize + 'static>(text: &str) -> Option<Decoded> {
+    serde_json::from_str::<T>(text).ok().map(|v| Box::new(Ours(v)) as Decoded)
+}
+
+fn official<T: DeserializeOwned + Serialize + 'static>(text: &str) -> Option<Decoded> {
+    serde_json::from_str::<T>(text).ok().map(|v| Box::new(Official(v)) as Decoded)
 }
 
 macro_rules! decoder {
-    ($name:ident, $module:path) => {
+    ($name:ident, $module:path, $decode:ident) => {
         /// Decodes `text` as the type named `type_name`; `None` when it fails or is unknown.
         pub fn $name(type_name: &str, text: &str) -> Option<Decoded> {
             use $module as m;
             match type_name {
-                "InitializeRequest" => decode::<m::InitializeRequest>(text),
-                "InitializeResponse" => decode::<m::InitializeResponse>(text),
-                "NewSessionRequest" => decode::<m::NewSessionRequest>(text),
-                "NewSessionResponse" => decode::<m::NewSessionResponse>(text),
-                "PromptRequest" => decode::<m::PromptRequest>(text),
-                "PromptResponse" => decode::<m::PromptResponse>(text),
-                "RequestPermissionRequest" => decode::<m::RequestPermissionRequest>(text),
-                "RequestPermissionResponse" => decode::<m::RequestPermissionResponse>(text),
+                "InitializeRequest" => $decode::<m::InitializeRequest>(text),
+                "InitializeResponse" => $decode::<m::InitializeResponse>(text),
+                "NewSessionRequest" => $decode::<m::NewSessionRequest>(text),
+                "NewSessionResponse" => $decode::<m::NewSessionResponse>(text),
+                "PromptRequest" => $decode::<m::PromptRequest>(text),
+                "PromptResponse" => $decode::<m::PromptResponse>(text),
+                "RequestPermissionRequest" => $decode::<m::RequestPermissionRequest>(text),
+                "RequestPermissionResponse" => $decode::<m::RequestPermissionResponse>(text),
                 _ => session_update(type_name, text),
             }
         }
@@ -46,36 +61,36 @@ macro_rules! decoder {
 mod ours_v1 {
     use super::*;
     fn session_update(type_name: &str, text: &str) -> Option<Decoded> {
-        (type_name == "SessionNotification").then(|| decode::<acp_types::v1::SessionNotification>(text)).flatten()
+        (type_name == "SessionNotification").then(|| ours::<acp_types::v1::SessionNotification>(text)).flatten()
     }
-    decoder!(decode_as, acp_types::v1);
+    decoder!(decode_as, acp_types::v1, ours);
 }
 mod ours_v2 {
     use super::*;
     fn session_update(type_name: &str, text: &str) -> Option<Decoded> {
         (type_name == "UpdateSessionNotification")
-            .then(|| decode::<acp_types::v2::UpdateSessionNotification>(text))
+            .then(|| ours::<acp_types::v2::UpdateSessionNotification>(text))
             .flatten()
     }
-    decoder!(decode_as, acp_types::v2);
+    decoder!(decode_as, acp_types::v2, ours);
 }
 mod official_v1 {
     use super::*;
     fn session_update(type_name: &str, text: &str) -> Option<Decoded> {
         (type_name == "SessionNotification")
-            .then(|| decode::<agent_client_protocol_schema::v1::SessionNotification>(text))
+            .then(|| official::<agent_client_protocol_schema::v1::SessionNotification>(text))
             .flatten()
     }
-    decoder!(decode_as, agent_client_protocol_schema::v1);
+    decoder!(decode_as, agent_client_protocol_schema::v1, official);
 }
 mod official_v2 {
     use super::*;
     fn session_update(type_name: &str, text: &str) -> Option<Decoded> {
         (type_name == "UpdateSessionNotification")
-            .then(|| decode::<agent_client_protocol_schema::v2::UpdateSessionNotification>(text))
+            .then(|| official::<agent_client_protocol_schema::v2::UpdateSessionNotification>(text))
             .flatten()
     }
-    decoder!(decode_as, agent_client_protocol_schema::v2);
+    decoder!(decode_as, agent_client_protocol_schema::v2, official);
 }
 
 /// Which library decodes.

@@ -219,7 +219,9 @@ fn rows(quick: bool, only: &str) {
             mb / ours_enc.as_secs_f64(),
             Some(mb / official_enc.as_secs_f64()),
             Some(official_enc.as_secs_f64() / ours_enc.as_secs_f64()),
-            &note,
+            &format!(
+                "{note}; ours with acp_types::support::json (the runtime's encoder), official with serde_json::to_vec"
+            ),
         );
         // The scan floor: the ratio here is floor time / our time (1.0 would be the floor itself).
         row(

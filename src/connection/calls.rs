@@ -77,7 +77,7 @@ impl Connection {
         params: &M::Params,
         cancel: Option<CancellationToken>,
     ) -> Result<M::Response, Error> {
-        let params = serde_json::value::to_raw_value(params)
+        let params = acp_types::support::json::to_raw_value(params)
             .map_err(|e| Error::Invalid(format!("cannot encode params: {e}")))?;
         let result = self.request_raw_cancellable(M::METHOD, Some(&params), cancel).await?;
         rpc::decode_raw::<M::Response>(M::METHOD, result.into()).map_err(|e| {
@@ -99,7 +99,7 @@ impl Connection {
         message.extend_from_slice(br#"{"jsonrpc":"2.0","method":"#);
         serde_json::to_writer(&mut message, M::METHOD).map_err(|e| Error::Invalid(e.to_string()))?;
         message.extend_from_slice(br#","params":"#);
-        serde_json::to_writer(&mut message, params)
+        acp_types::support::json::to_writer(&mut message, params)
             .map_err(|e| Error::Invalid(format!("cannot encode params: {e}")))?;
         message.push(b'}');
         self.send(message).await

@@ -8,6 +8,7 @@
 //! path), so there is one copy of this code, compiled one way.
 
 mod defaulted;
+pub mod json;
 pub mod lenient;
 pub mod moved;
 mod patch;

@@ -33,6 +33,11 @@ impl TypeVisitor for RoundTrip {
             return Err(format!("{name}: decoding with keys reversed differs\n  json: {reversed}"));
         }
         let encoded = serde_json::to_value(&decoded).map_err(|e| format!("{name}: encode failed: {e}"))?;
+        // The runtime's encoder writes what serde_json writes, byte for byte.
+        let ours = acp_types::support::json::to_vec(&decoded).map_err(|e| format!("{name}: encode failed: {e}"))?;
+        if serde_json::to_vec(&decoded).ok().as_ref() != Some(&ours) {
+            return Err(format!("{name}: support::json and serde_json encode differently\n  json: {text}"));
+        }
         if !json_eq(&encoded, &self.0) {
             return Err(format!("{name}: encode(decode(json)) != json\n  json: {text}\n  back: {encoded}"));
         }
