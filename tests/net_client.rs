@@ -59,6 +59,12 @@ fn sse_line_ends_multi_line_data_and_comments() {
     assert_eq!(parse_all(&bytes, 1 << 20), ["{\"a\":1}", "one\ntwo", "x"]);
     // A last event without its blank line still counts at the end of the stream.
     assert_eq!(parse_all(&[b"data: a\n\ndata: b"], 1 << 20), ["a", "b"]);
+    assert_eq!(
+        parse_all(&[b"data: a\r\n\r\ndata:b\rdata: c\r\r: keep\n\nid: 1\ndata: d\n\n"], 1 << 20),
+        ["a", "b\nc", "d"]
+    );
+    // A CR at the end of a chunk, its LF at the start of the next: one line end, not two.
+    assert_eq!(parse_all(&[b"data: a\r", b"\ndata: b\r", b"\n\r", b"\n"], 1 << 20), ["a\nb"]);
 }
 
 #[test]
@@ -72,6 +78,10 @@ fn sse_event_larger_than_the_limit_is_an_error() {
     // Nor does a long line wait for its end to be refused.
     let mut parser = SseParser::new(8);
     assert!(parser.push(&[b'x'; 64], &mut events).is_err(), "a 64-byte line was buffered under a limit of 8");
+    // Data lines of one event count together, with the newline that joins them.
+    let mut parser = SseParser::new(4);
+    parser.push(b"data: abcd\n\n", &mut events).unwrap();
+    assert_eq!(parser.push(b"data: ab\ndata: cd\n", &mut events), Err(acp_rpc::net::http::sse::TooLarge { max: 4 }));
 }
 
 #[test]

@@ -122,33 +122,3 @@ impl SseParser {
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(chunks: &[&[u8]]) -> Vec<String> {
-        let mut parser = SseParser::new(1 << 20);
-        let mut events = Vec::new();
-        for chunk in chunks {
-            parser.push(chunk, &mut events).unwrap();
-        }
-        parser.finish(&mut events).unwrap();
-        events.into_iter().map(|e| String::from_utf8(e).unwrap()).collect()
-    }
-
-    #[test]
-    fn line_ends_and_fields() {
-        assert_eq!(parse(&[b"data: a\r\n\r\ndata:b\rdata: c\r\r: keep\n\nid: 1\ndata: d\n\n"]), ["a", "b\nc", "d"]);
-        // A CR at the end of a chunk, its LF at the start of the next: one line end, not two.
-        assert_eq!(parse(&[b"data: a\r", b"\ndata: b\r", b"\n\r", b"\n"]), ["a\nb"]);
-    }
-
-    #[test]
-    fn limits() {
-        let mut parser = SseParser::new(4);
-        let mut events = Vec::new();
-        parser.push(b"data: abcd\n\n", &mut events).unwrap();
-        assert_eq!(parser.push(b"data: ab\ndata: cd\n", &mut events), Err(TooLarge { max: 4 }));
-    }
-}
