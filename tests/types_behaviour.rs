@@ -11,9 +11,16 @@ use acp_types::{Defaulted, Patch};
 #[allow(unused_imports)]
 use serde_json::{json, Value};
 
+/// Decodes as a peer's bytes are: with `serde_json::from_str` (lenient fields captured, then
+/// repaired), after checking that the runtime's way (`support::json::from_str`: in place first,
+/// again the exact way if that fails) gives the same value, error and repairs.
 #[allow(dead_code)]
-fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, String> {
-    serde_json::from_str(&value.to_string()).map_err(|e| e.to_string())
+fn decode<T: serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(value: Value) -> Result<T, String> {
+    let text = value.to_string();
+    let exact = || serde_json::from_str::<T>(&text).map_err(|e| e.to_string());
+    let fast = collect(|| acp_types::support::json::from_str::<T>(&text).map_err(|e| e.to_string()));
+    assert_eq!(collect(exact), fast, "support::json::from_str and serde_json::from_str differ on {text}");
+    exact()
 }
 
 mod v1 {

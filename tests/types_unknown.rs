@@ -52,6 +52,11 @@ impl TypeVisitor for Check {
         let text = &self.text;
         let (decoded, events) = collect(|| serde_json::from_str::<T>(text));
         let decoded = decoded.map_err(|e| format!("{name}: decode failed: {e}\n  json: {text}"))?;
+        // The runtime's decoding (in place first, `support::json::from_str`) records the same.
+        let (fast, fast_events) = collect(|| acp_types::support::json::from_str::<T>(text));
+        if fast.as_ref().ok() != Some(&decoded) || recorded(fast_events) != recorded(events.clone()) {
+            return Err(format!("{name}: support::json::from_str and serde_json::from_str differ\n  json: {text}"));
+        }
         let events = recorded(events);
         if events != self.expected {
             return Err(format!("{name}: recorded {events:?}, expected {:?}\n  json: {text}", self.expected));

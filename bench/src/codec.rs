@@ -31,7 +31,7 @@ impl<T: Serialize> Encode for Official<T> {
 }
 
 fn ours<T: DeserializeOwned + Serialize + 'static>(text: &str) -> Option<Decoded> {
-    serde_json::from_str::<T>(text).ok().map(|v| Box::new(Ours(v)) as Decoded)
+    acp_types::support::json::from_str::<T>(text).ok().map(|v| Box::new(Ours(v)) as Decoded)
 }
 
 fn official<T: DeserializeOwned + Serialize + 'static>(text: &str) -> Option<Decoded> {

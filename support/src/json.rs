@@ -10,7 +10,26 @@
 //! with serde_json, so the output and the errors are serde_json's in every case; floats are
 //! written by serde_json too.
 
+//!
+//! [`from_str`] is the decoding side: `serde_json::from_str` with the lenient fields decoded in
+//! place first ([`optimistic`](super::optimistic)), and the exact way only when that fails.
+
 use serde::ser::{self, Impossible, Serialize};
+
+/// Decodes `text` as `serde_json::from_str` does, with the same result and the same error.
+///
+/// It decodes once [`optimistic`](super::optimistic)ally (lenient fields in place, as plain
+/// fields), which gives exactly the exact way's value whenever nothing needs a repair, and
+/// otherwise again the exact way (lenient fields captured, then repaired). So a message that
+/// needs a repair costs two passes; one that does not, one pass without the captures.
+pub fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
+    let mark = super::lenient::mark();
+    if let Ok(value) = super::optimistic(|| serde_json::from_str(text)) {
+        return Ok(value);
+    }
+    super::lenient::rewind(mark);
+    serde_json::from_str(text)
+}
 
 /// Encodes `value` as compact JSON, exactly as `serde_json::to_vec` does.
 pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, serde_json::Error> {

@@ -117,7 +117,8 @@ pub enum Raw<'a> {
 pub type Step<T> = for<'a> fn(Raw<'a>) -> Result<T, serde_json::Error>;
 
 /// Reads the field and decodes it with `decode`; with `on_error`, a failure gives `on_error()`
-/// instead.
+/// instead. Under [`optimistic`](super::optimistic), `direct` decodes it in place instead: the
+/// same value when nothing needs a repair, and an error when something would.
 ///
 /// The field's text is captured first (a scan, no copy when the input is borrowed) and decoded
 /// from it. A failure there decodes again from a [`Value`], which gives the outcome and the error
@@ -126,10 +127,14 @@ pub fn field<'de, D, T>(
     deserializer: D,
     on_error: Option<fn() -> T>,
     decode: impl Fn(Raw<'_>) -> Result<T, serde_json::Error>,
+    direct: impl FnOnce(D) -> Result<T, D::Error>,
 ) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
 {
+    if super::is_optimistic() {
+        return direct(deserializer);
+    }
     // Only the capture depends on the deserializer; the rest is compiled once per field type.
     let captured = if super::is_detailed() {
         super::union::Captured::Value(Value::deserialize(deserializer)?)
@@ -137,6 +142,31 @@ where
         super::union::capture(deserializer)?
     };
     settle(captured, on_error, &decode).map_err(D::Error::custom)
+}
+
+/// The in-place decoding of a field whose `null` takes `default` (recorded, as
+/// [`null_default`] does): `wrap` makes the field's value of any other.
+pub fn direct_null_default<'de, D, X, T>(deserializer: D, default: fn() -> T, wrap: fn(X) -> T) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    X: Deserialize<'de>,
+{
+    Ok(match Option::<X>::deserialize(deserializer)? {
+        Some(value) => wrap(value),
+        None => {
+            record(LenientEvent::DefaultOnNull);
+            default()
+        }
+    })
+}
+
+/// The in-place decoding of a [`Patch`] field: `null` is [`Patch::Null`].
+pub fn direct_patch<'de, D, T>(deserializer: D) -> Result<Patch<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.map_or(Patch::Null, Patch::Value))
 }
 
 /// The outcome of a lenient field from what [`field`] captured.

@@ -44,8 +44,33 @@ fn with_path(e: serde_path_to_error::Error<serde_json::Error>) -> serde_json::Er
     }
 }
 
+/// How this thread decodes the types' lenient fields and tagged unions.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Lenient fields capture their text and decode it, repairing what fails; the default, and
+    /// what `serde_json::from_str` gets.
+    Exact,
+    /// Lenient fields decode in place, as plain fields do; a value that would need a repair fails
+    /// the whole decode instead, which [`json::from_str`] then runs again `Exact`.
+    Optimistic,
+    /// Unions and lenient fields buffer their value (see [`detailed`]).
+    Detailed,
+}
+
 thread_local! {
-    static DETAILED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static MODE: std::cell::Cell<Mode> = const { std::cell::Cell::new(Mode::Exact) };
+}
+
+/// Runs `f` with this thread's mode set to `mode`, and puts the one before back afterwards.
+fn with_mode<R>(mode: Mode, f: impl FnOnce() -> R) -> R {
+    struct Restore(Mode);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            MODE.with(|m| m.set(self.0));
+        }
+    }
+    let _restore = Restore(MODE.with(|m| m.replace(mode)));
+    f()
 }
 
 /// Runs `f` with detailed decoding on this thread: tagged unions and lenient fields buffer their
@@ -54,19 +79,29 @@ thread_local! {
 /// the wording of errors differs. [`rpc::decode_params`] decodes in one pass first and again
 /// under `detailed` after a failure.
 pub fn detailed<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            DETAILED.with(|d| d.set(self.0));
-        }
+    with_mode(Mode::Detailed, f)
+}
+
+/// Runs `f` with optimistic decoding on this thread (unless [`detailed`] is in force): lenient
+/// fields decode in place, without capturing their text first, and a value that would need a
+/// repair (a default taken, an item dropped) fails the decode instead. A decode that succeeds this
+/// way gives exactly what the exact way gives; one that fails must be run again outside, which
+/// [`json::from_str`] does.
+pub fn optimistic<R>(f: impl FnOnce() -> R) -> R {
+    if is_detailed() {
+        return f();
     }
-    let _restore = Restore(DETAILED.with(|d| d.replace(true)));
-    f()
+    with_mode(Mode::Optimistic, f)
 }
 
 /// Whether [`detailed`] is in force on this thread.
 pub(crate) fn is_detailed() -> bool {
-    DETAILED.with(std::cell::Cell::get)
+    MODE.with(std::cell::Cell::get) == Mode::Detailed
+}
+
+/// Whether [`optimistic`] is in force on this thread.
+pub(crate) fn is_optimistic() -> bool {
+    MODE.with(std::cell::Cell::get) == Mode::Optimistic
 }
 
 /// `serde_json`'s message without its ` at line L column C` ending.

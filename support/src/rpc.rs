@@ -272,7 +272,7 @@ pub fn decode_params<T: DeserializeOwned>(method: &str, params: Option<&RawValue
     }
     // One pass, the common case; after a failure, again under `detailed` for the path and wording.
     let mark = super::lenient::mark();
-    let error = match serde_json::from_str(text) {
+    let error = match super::json::from_str(text) {
         Ok(value) => return Ok(value),
         Err(error) => error,
     };
@@ -317,7 +317,7 @@ fn decode_moved<T: DeserializeOwned>(method: &str, raw: Box<RawValue>) -> Result
         Err(raw) => return decode_params(method, Some(&raw)),
     };
     let mark = super::lenient::mark();
-    let verdict = serde_json::from_str::<T>(&split.rest).map(drop);
+    let verdict = super::json::from_str::<T>(&split.rest).map(drop);
     super::lenient::rewind(mark);
     let rest = verdict.and_then(|()| serde_json::from_str::<Value>(&split.rest));
     let mut value = match rest {

@@ -202,6 +202,7 @@ fn de_agent_capabilities_load_session<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_agent_capabilities_load_session),
         |v| lenient::explicit(v, lenient::value),
+        |d| <bool as serde::Deserialize>::deserialize(d).map(Defaulted::explicit),
     )
 }
 fn default_agent_capabilities_prompt_capabilities() -> Defaulted<PromptCapabilities> {
@@ -219,6 +220,10 @@ fn de_agent_capabilities_prompt_capabilities<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_agent_capabilities_prompt_capabilities),
         |v| lenient::explicit(v, lenient::value),
+        |d| {
+            <PromptCapabilities as serde::Deserialize>::deserialize(d)
+                .map(Defaulted::explicit)
+        },
     )
 }
 #[cfg(not(feature = "unstable"))]
@@ -239,6 +244,10 @@ fn de_agent_capabilities_mcp_capabilities<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_agent_capabilities_mcp_capabilities),
         |v| lenient::explicit(v, lenient::value),
+        |d| {
+            <McpCapabilities as serde::Deserialize>::deserialize(d)
+                .map(Defaulted::explicit)
+        },
     )
 }
 #[cfg(feature = "unstable")]
@@ -259,6 +268,10 @@ fn de_agent_capabilities_mcp_capabilities<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_agent_capabilities_mcp_capabilities),
         |v| lenient::explicit(v, lenient::value),
+        |d| {
+            <McpCapabilities as serde::Deserialize>::deserialize(d)
+                .map(Defaulted::explicit)
+        },
     )
 }
 fn default_agent_capabilities_session_capabilities() -> Defaulted<SessionCapabilities> {
@@ -288,6 +301,10 @@ fn de_agent_capabilities_session_capabilities<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_agent_capabilities_session_capabilities),
         |v| lenient::explicit(v, lenient::value),
+        |d| {
+            <SessionCapabilities as serde::Deserialize>::deserialize(d)
+                .map(Defaulted::explicit)
+        },
     )
 }
 fn default_agent_capabilities_auth() -> Defaulted<AgentAuthCapabilities> {
@@ -305,6 +322,10 @@ fn de_agent_capabilities_auth<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_agent_capabilities_auth),
         |v| lenient::explicit(v, lenient::value),
+        |d| {
+            <AgentAuthCapabilities as serde::Deserialize>::deserialize(d)
+                .map(Defaulted::explicit)
+        },
     )
 }
 /// A JSON-RPC notification object.
@@ -786,6 +807,7 @@ fn de_auth_capabilities_terminal<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_auth_capabilities_terminal),
         |v| lenient::explicit(v, lenient::value),
+        |d| <bool as serde::Deserialize>::deserialize(d).map(Defaulted::explicit),
     )
 }
 /// Describes an available authentication method.
@@ -1906,6 +1928,10 @@ fn de_client_capabilities_fs<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_client_capabilities_fs),
         |v| lenient::explicit(v, lenient::value),
+        |d| {
+            <FileSystemCapabilities as serde::Deserialize>::deserialize(d)
+                .map(Defaulted::explicit)
+        },
     )
 }
 fn default_client_capabilities_terminal() -> Defaulted<bool> {
@@ -1918,6 +1944,7 @@ fn de_client_capabilities_terminal<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_client_capabilities_terminal),
         |v| lenient::explicit(v, lenient::value),
+        |d| <bool as serde::Deserialize>::deserialize(d).map(Defaulted::explicit),
     )
 }
 fn default_client_capabilities_auth() -> Defaulted<AuthCapabilities> {
@@ -1933,6 +1960,10 @@ fn de_client_capabilities_auth<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_client_capabilities_auth),
         |v| lenient::explicit(v, lenient::value),
+        |d| {
+            <AuthCapabilities as serde::Deserialize>::deserialize(d)
+                .map(Defaulted::explicit)
+        },
     )
 }
 /// A JSON-RPC notification object.
@@ -4148,6 +4179,10 @@ fn de_elicitation_schema_type<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_elicitation_schema_type),
         |v| lenient::explicit(v, lenient::value),
+        |d| {
+            <ElicitationSchemaType as serde::Deserialize>::deserialize(d)
+                .map(Defaulted::explicit)
+        },
     )
 }
 fn default_elicitation_schema_properties() -> Defaulted<
@@ -4819,6 +4854,7 @@ fn de_file_system_capabilities_read_text_file<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_file_system_capabilities_read_text_file),
         |v| lenient::explicit(v, lenient::value),
+        |d| <bool as serde::Deserialize>::deserialize(d).map(Defaulted::explicit),
     )
 }
 fn default_file_system_capabilities_write_text_file() -> Defaulted<bool> {
@@ -4831,6 +4867,7 @@ fn de_file_system_capabilities_write_text_file<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_file_system_capabilities_write_text_file),
         |v| lenient::explicit(v, lenient::value),
+        |d| <bool as serde::Deserialize>::deserialize(d).map(Defaulted::explicit),
     )
 }
 /// **UNSTABLE**
@@ -5495,6 +5532,10 @@ fn de_initialize_request_client_capabilities<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_initialize_request_client_capabilities),
         |v| lenient::explicit(v, lenient::value),
+        |d| {
+            <ClientCapabilities as serde::Deserialize>::deserialize(d)
+                .map(Defaulted::explicit)
+        },
     )
 }
 /// Response to the `initialize` method.
@@ -5640,6 +5681,10 @@ fn de_initialize_response_agent_capabilities<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_initialize_response_agent_capabilities),
         |v| lenient::explicit(v, lenient::value),
+        |d| {
+            <AgentCapabilities as serde::Deserialize>::deserialize(d)
+                .map(Defaulted::explicit)
+        },
     )
 }
 #[cfg(feature = "unstable")]
@@ -5705,6 +5750,10 @@ fn de_initialize_response_agent_capabilities<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_initialize_response_agent_capabilities),
         |v| lenient::explicit(v, lenient::value),
+        |d| {
+            <AgentCapabilities as serde::Deserialize>::deserialize(d)
+                .map(Defaulted::explicit)
+        },
     )
 }
 fn default_initialize_response_auth_methods() -> Defaulted<Vec<AuthMethod>> {
@@ -5717,6 +5766,10 @@ fn de_initialize_response_auth_methods<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_initialize_response_auth_methods),
         |v| lenient::explicit(v, lenient::items),
+        |d| {
+            <Vec<AuthMethod> as serde::Deserialize>::deserialize(d)
+                .map(Defaulted::explicit)
+        },
     )
 }
 /// Schema for integer properties in an elicitation form.
@@ -6443,6 +6496,7 @@ fn de_mcp_capabilities_http<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_mcp_capabilities_http),
         |v| lenient::explicit(v, lenient::value),
+        |d| <bool as serde::Deserialize>::deserialize(d).map(Defaulted::explicit),
     )
 }
 fn default_mcp_capabilities_sse() -> Defaulted<bool> {
@@ -6455,6 +6509,7 @@ fn de_mcp_capabilities_sse<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_mcp_capabilities_sse),
         |v| lenient::explicit(v, lenient::value),
+        |d| <bool as serde::Deserialize>::deserialize(d).map(Defaulted::explicit),
     )
 }
 #[cfg(feature = "unstable")]
@@ -6469,6 +6524,7 @@ fn de_mcp_capabilities_acp<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_mcp_capabilities_acp),
         |v| lenient::explicit(v, lenient::value),
+        |d| <bool as serde::Deserialize>::deserialize(d).map(Defaulted::explicit),
     )
 }
 /// **UNSTABLE**
@@ -8720,6 +8776,7 @@ fn de_prompt_capabilities_image<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_prompt_capabilities_image),
         |v| lenient::explicit(v, lenient::value),
+        |d| <bool as serde::Deserialize>::deserialize(d).map(Defaulted::explicit),
     )
 }
 fn default_prompt_capabilities_audio() -> Defaulted<bool> {
@@ -8732,6 +8789,7 @@ fn de_prompt_capabilities_audio<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_prompt_capabilities_audio),
         |v| lenient::explicit(v, lenient::value),
+        |d| <bool as serde::Deserialize>::deserialize(d).map(Defaulted::explicit),
     )
 }
 fn default_prompt_capabilities_embedded_context() -> Defaulted<bool> {
@@ -8744,6 +8802,7 @@ fn de_prompt_capabilities_embedded_context<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_prompt_capabilities_embedded_context),
         |v| lenient::explicit(v, lenient::value),
+        |d| <bool as serde::Deserialize>::deserialize(d).map(Defaulted::explicit),
     )
 }
 /// Request parameters for sending a user prompt to the agent.
@@ -17009,6 +17068,7 @@ mod lenient_fns {
             deserializer,
             Some(|| None),
             |v| lenient::option(v, lenient::value),
+            <Option<T> as serde::Deserialize>::deserialize,
         )
     }
     pub(super) fn option_on_null<'de, D: Deserializer<'de>, T>(
@@ -17020,7 +17080,12 @@ mod lenient_fns {
         lenient::field(
             deserializer,
             None,
-            |v| lenient::null_default(v, || None, |v| lenient::option(v, lenient::value)),
+            |v| lenient::null_default(
+                v,
+                || None,
+                |v| lenient::option(v, lenient::value),
+            ),
+            |d| lenient::direct_null_default::<D, T, _>(d, || None, Some),
         )
     }
     pub(super) fn option_items_on_error<'de, D: Deserializer<'de>, T>(
@@ -17033,6 +17098,7 @@ mod lenient_fns {
             deserializer,
             Some(|| None),
             |v| lenient::option(v, lenient::items),
+            <Option<Vec<T>> as serde::Deserialize>::deserialize,
         )
     }
     pub(super) fn patch_on_error<'de, D: Deserializer<'de>, T>(
@@ -17045,6 +17111,7 @@ mod lenient_fns {
             deserializer,
             Some(Patch::default),
             |v| lenient::patch(v, lenient::value),
+            lenient::direct_patch::<D, T>,
         )
     }
     pub(super) fn patch_items_on_error<'de, D: Deserializer<'de>, T>(
@@ -17057,6 +17124,7 @@ mod lenient_fns {
             deserializer,
             Some(Patch::default),
             |v| lenient::patch(v, lenient::items),
+            lenient::direct_patch::<D, Vec<T>>,
         )
     }
     pub(super) fn required_on_null<'de, D: Deserializer<'de>, T>(
@@ -17069,6 +17137,7 @@ mod lenient_fns {
             deserializer,
             None,
             |v| lenient::null_default(v, <T>::default, lenient::value),
+            |d| lenient::direct_null_default::<D, T, _>(d, <T>::default, |v| v),
         )
     }
     pub(super) fn required_items_on_error<'de, D: Deserializer<'de>, T>(
@@ -17077,6 +17146,11 @@ mod lenient_fns {
     where
         T: serde::de::DeserializeOwned,
     {
-        lenient::field(deserializer, Some(<Vec<T>>::default), lenient::items)
+        lenient::field(
+            deserializer,
+            Some(<Vec<T>>::default),
+            lenient::items,
+            <Vec<T> as serde::Deserialize>::deserialize,
+        )
     }
 }

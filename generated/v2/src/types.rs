@@ -6586,6 +6586,10 @@ fn de_initialize_request_capabilities<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_initialize_request_capabilities),
         |v| lenient::explicit(v, lenient::value),
+        |d| {
+            <ClientCapabilities as serde::Deserialize>::deserialize(d)
+                .map(Defaulted::explicit)
+        },
     )
 }
 /// Response to the `initialize` method.
@@ -6668,6 +6672,10 @@ fn de_initialize_response_capabilities<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_initialize_response_capabilities),
         |v| lenient::explicit(v, lenient::value),
+        |d| {
+            <AgentCapabilities as serde::Deserialize>::deserialize(d)
+                .map(Defaulted::explicit)
+        },
     )
 }
 /// Schema for integer properties in an elicitation form.
@@ -18343,7 +18351,12 @@ mod lenient_fns {
         lenient::field(
             deserializer,
             None,
-            |v| lenient::null_default(v, || None, |v| lenient::option(v, lenient::value)),
+            |v| lenient::null_default(
+                v,
+                || None,
+                |v| lenient::option(v, lenient::value),
+            ),
+            |d| lenient::direct_null_default::<D, T, _>(d, || None, Some),
         )
     }
     pub(super) fn option_items_on_error<'de, D: Deserializer<'de>, T>(
@@ -18356,6 +18369,7 @@ mod lenient_fns {
             deserializer,
             Some(|| None),
             |v| lenient::option(v, lenient::items),
+            <Option<Vec<T>> as serde::Deserialize>::deserialize,
         )
     }
     pub(super) fn patch_on_error<'de, D: Deserializer<'de>, T>(
@@ -18368,6 +18382,7 @@ mod lenient_fns {
             deserializer,
             Some(Patch::default),
             |v| lenient::patch(v, lenient::value),
+            lenient::direct_patch::<D, T>,
         )
     }
     pub(super) fn patch_items_on_error<'de, D: Deserializer<'de>, T>(
@@ -18380,6 +18395,7 @@ mod lenient_fns {
             deserializer,
             Some(Patch::default),
             |v| lenient::patch(v, lenient::items),
+            lenient::direct_patch::<D, Vec<T>>,
         )
     }
     pub(super) fn required_items<'de, D: Deserializer<'de>, T>(
@@ -18388,7 +18404,12 @@ mod lenient_fns {
     where
         T: serde::de::DeserializeOwned,
     {
-        lenient::field(deserializer, None, lenient::items)
+        lenient::field(
+            deserializer,
+            None,
+            lenient::items,
+            <Vec<T> as serde::Deserialize>::deserialize,
+        )
     }
     pub(super) fn required_items_on_error<'de, D: Deserializer<'de>, T>(
         deserializer: D,
@@ -18396,6 +18417,11 @@ mod lenient_fns {
     where
         T: serde::de::DeserializeOwned,
     {
-        lenient::field(deserializer, Some(<Vec<T>>::default), lenient::items)
+        lenient::field(
+            deserializer,
+            Some(<Vec<T>>::default),
+            lenient::items,
+            <Vec<T> as serde::Deserialize>::deserialize,
+        )
     }
 }

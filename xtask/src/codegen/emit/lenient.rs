@@ -91,10 +91,15 @@ impl Emitter<'_> {
         } else {
             quote! { None }
         };
+        let direct = if f.lenient.default_on_null {
+            quote! { |d| lenient::direct_null_default::<D, #inner, _>(d, #default_fn, Defaulted::explicit) }
+        } else {
+            quote! { |d| <#inner as serde::Deserialize>::deserialize(d).map(Defaulted::explicit) }
+        };
         quote! {
             #fcfg
             fn #de_fn<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Defaulted<#inner>, D::Error> {
-                crate::support::lenient::field(deserializer, #on_error, #chain)
+                crate::support::lenient::field(deserializer, #on_error, #chain, #direct)
             }
         }
     }
@@ -138,6 +143,20 @@ impl Emitter<'_> {
                     (quote! { Patch<#value_ty> }, quote! { |v| lenient::patch(v, #base) }, quote! { Patch::default })
                 }
             };
+            // The same shape decoded in place, for `support::optimistic`.
+            let direct = match (s.on_null, s.shape) {
+                (true, shape) => {
+                    let wrap = match shape {
+                        LenientShape::Required => quote! { |v| v },
+                        LenientShape::Optional => quote! { Some },
+                        LenientShape::Patch => quote! { Patch::Value },
+                    };
+                    quote! { |d| lenient::direct_null_default::<D, #value_ty, _>(d, #default, #wrap) }
+                }
+                (false, LenientShape::Required) => quote! { <#value_ty as serde::Deserialize>::deserialize },
+                (false, LenientShape::Optional) => quote! { <Option<#value_ty> as serde::Deserialize>::deserialize },
+                (false, LenientShape::Patch) => quote! { lenient::direct_patch::<D, #value_ty> },
+            };
             let chain = if s.on_null {
                 quote! { |v| lenient::null_default(v, #default, #chain) }
             } else {
@@ -160,7 +179,7 @@ impl Emitter<'_> {
                     where
                         #bound,
                     {
-                        lenient::field(deserializer, #on_error, #chain)
+                        lenient::field(deserializer, #on_error, #chain, #direct)
                     }
                 }
             }
