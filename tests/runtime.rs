@@ -285,7 +285,7 @@ async fn a_handler_awaiting_the_peer_does_not_deadlock_and_requests_run_concurre
     });
     for call in calls {
         let answer = tokio::time::timeout(LIMIT, call).await.expect("no deadlock").expect("task").expect("answered");
-        assert_eq!(answer.meta.as_value().and_then(|m| m.get("file")), Some(&json!("contents")));
+        assert_eq!(answer.meta.as_value().and_then(|m| m.get("file")), Some(json!("contents")));
     }
 }
 

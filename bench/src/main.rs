@@ -49,9 +49,19 @@ fn main() {
             // A fixed amount of work, for `valgrind --tool=callgrind` (instruction counts).
             let version: u16 = version.parse().expect("VERSION");
             let lib = if *which == "ours" { Lib::Ours } else { Lib::Official };
-            let messages = codec::common(version, corpus::turn(version));
+            let mut messages = codec::common(version, corpus::turn(version));
+            if let Ok(f) = std::env::var("ONLY") { messages.retain(|m| m.payload.contains(&f)); messages.dedup_by(|a, b| a.payload == b.payload); eprintln!("{} messages", messages.len()); }
             for _ in 0..times.parse::<usize>().expect("TIMES") {
                 codec::decode_all(lib, version, &messages);
+            }
+        }
+        ["scan-times", version, times] => {
+            // The scan floor's work (`IgnoredAny`), a fixed amount of it, for callgrind.
+            let version: u16 = version.parse().expect("VERSION");
+            let mut messages = codec::common(version, corpus::turn(version));
+            if let Ok(f) = std::env::var("ONLY") { messages.retain(|m| m.payload.contains(&f)); messages.dedup_by(|a, b| a.payload == b.payload); }
+            for _ in 0..times.parse::<usize>().expect("TIMES") {
+                codec::scan_all(&messages);
             }
         }
         ["encode-times", which, version, times] => {

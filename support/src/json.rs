@@ -286,6 +286,8 @@ struct Writer<'a> {
 struct Compound<'a> {
     out: &'a mut Vec<u8>,
     first: bool,
+    /// serde_json's raw-value struct: its one field is JSON text, written as it is.
+    raw: bool,
 }
 
 impl Compound<'_> {
@@ -397,7 +399,7 @@ impl<'a> ser::Serializer for Writer<'a> {
 
     fn serialize_seq(self, _: Option<usize>) -> Done<Compound<'a>> {
         self.out.push(b'[');
-        Ok(Compound { out: self.out, first: true })
+        Ok(Compound { out: self.out, first: true, raw: false })
     }
 
     fn serialize_tuple(self, len: usize) -> Done<Compound<'a>> {
@@ -420,13 +422,13 @@ impl<'a> ser::Serializer for Writer<'a> {
 
     fn serialize_map(self, _: Option<usize>) -> Done<Compound<'a>> {
         self.out.push(b'{');
-        Ok(Compound { out: self.out, first: true })
+        Ok(Compound { out: self.out, first: true, raw: false })
     }
 
     fn serialize_struct(self, name: &'static str, len: usize) -> Done<Compound<'a>> {
-        // serde_json's `RawValue` is a struct of this name that only its own serializer knows.
-        if name == "$serde_json::private::RawValue" {
-            return Err(GiveUp);
+        // serde_json's raw-value protocol (`RawValue`, `Meta`): the one field is the JSON text.
+        if name == super::meta::RAW_TOKEN {
+            return Ok(Compound { out: self.out, first: true, raw: true });
         }
         self.serialize_map(Some(len))
     }
@@ -489,7 +491,7 @@ impl ser::SerializeMap for Compound<'_> {
 
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Done {
         self.comma();
-        key.serialize(KeyWriter { out: &mut *self.out })?;
+        key.serialize(KeyWriter { out: &mut *self.out, raw: false })?;
         self.out.push(b':');
         Ok(())
     }
@@ -509,20 +511,27 @@ impl ser::SerializeStruct for Compound<'_> {
     type Error = GiveUp;
 
     fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Done {
+        if self.raw {
+            return value.serialize(KeyWriter { out: &mut *self.out, raw: true });
+        }
         self.key(key);
         value.serialize(Writer { out: &mut *self.out })
     }
 
     fn end(self) -> Done {
-        self.out.push(b'}');
+        if !self.raw {
+            self.out.push(b'}');
+        }
         Ok(())
     }
 }
 
 /// A map key: strings (and newtypes and unit variants of them) only; serde_json's other cases
-/// (numbers and booleans written as strings) are left to it.
+/// (numbers and booleans written as strings) are left to it. With `raw`, the text of a raw value
+/// instead, written as it is.
 struct KeyWriter<'a> {
     out: &'a mut Vec<u8>,
+    raw: bool,
 }
 
 impl ser::Serializer for KeyWriter<'_> {
@@ -537,15 +546,25 @@ impl ser::Serializer for KeyWriter<'_> {
     type SerializeStructVariant = Impossible<(), GiveUp>;
 
     fn serialize_str(self, v: &str) -> Done {
-        write_str(self.out, v);
+        if self.raw {
+            self.out.extend_from_slice(v.as_bytes());
+        } else {
+            write_str(self.out, v);
+        }
         Ok(())
     }
 
     fn serialize_unit_variant(self, _: &'static str, _: u32, variant: &'static str) -> Done {
+        if self.raw {
+            return Err(GiveUp);
+        }
         self.serialize_str(variant)
     }
 
     fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _: &'static str, value: &T) -> Done {
+        if self.raw {
+            return Err(GiveUp);
+        }
         value.serialize(self)
     }
 

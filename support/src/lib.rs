@@ -10,6 +10,7 @@
 mod defaulted;
 pub mod json;
 pub mod lenient;
+mod meta;
 pub mod moved;
 mod patch;
 pub mod rpc;
@@ -18,10 +19,8 @@ pub mod schema;
 pub mod union;
 
 pub use defaulted::Defaulted;
+pub use meta::Meta;
 pub use patch::Patch;
-
-/// The free-form `_meta` object (and any other object with arbitrary keys), key order preserved.
-pub type Meta = serde_json::Map<String, serde_json::Value>;
 
 /// A JSON object as received, kept whole by the catch-all variant of an open union.
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;

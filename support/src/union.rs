@@ -562,7 +562,7 @@ pub enum Captured<'de> {
 
 /// `serde_json`'s name for its raw-value protocol (`serde_json::value::RawValue` is deserialized as
 /// a newtype struct of this name, whose content is a one-entry map from this key to the text).
-const RAW_TOKEN: &str = "$serde_json::private::RawValue";
+use super::meta::RAW_TOKEN;
 
 /// Captures the next value as text if the deserializer supports it, or as a [`Value`].
 pub fn capture<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Captured<'de>, D::Error> {

@@ -1,0 +1,222 @@
+//! [`Meta`]: a free-form JSON object (`_meta`, and every object the schema leaves open), kept as
+//! its JSON text until someone asks for its entries.
+//!
+//! Most messages carry `_meta` through untouched: a peer's extension data that this side neither
+//! reads nor changes. Building a `serde_json::Map` for it (a `String` per key, a `Value` per entry,
+//! a hashed index) was an eighth of the decoding time on the benchmark corpus, and the map made
+//! every struct that holds one 72 bytes larger. Here decoding keeps the object's text (one
+//! allocation), encoding writes it back as it came, and [`Meta::to_map`] or [`Meta::get`] parse it
+//! when asked.
+
+use serde::de::{Deserialize, Deserializer, Error as _};
+use serde::ser::{Serialize, SerializeStruct, Serializer};
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// `serde_json`'s name for its raw-value protocol: a struct of this name whose one field of this
+/// name is JSON text is written as that text, by serde_json and by [`super::json`].
+pub(crate) const RAW_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// A JSON object with arbitrary keys, kept as its text.
+///
+/// The text is always a valid JSON object. Two values are equal when they hold the same JSON
+/// (`{"a": 1}` equals `{"a":1}`). A message decoded from a peer keeps the object's text as
+/// received, except that line breaks between tokens are taken out (the text may be written back
+/// into a newline-delimited stream).
+#[derive(Clone)]
+pub struct Meta(Box<str>);
+
+impl Meta {
+    /// The empty object, `{}`.
+    pub fn new() -> Self {
+        Meta(Box::from("{}"))
+    }
+
+    /// Reads a JSON object from its text; an error for anything else.
+    pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
+    /// The object's JSON text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The object's entries, parsed from the text, in their order.
+    pub fn to_map(&self) -> Map<String, Value> {
+        // Valid by construction (see `from_text`).
+        serde_json::from_str(&self.0).unwrap_or_default()
+    }
+
+    /// The value of one entry, parsed from the text.
+    pub fn get(&self, key: &str) -> Option<Value> {
+        self.to_map().remove(key)
+    }
+
+    /// Whether the object has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.0.len() == 2 || self.to_map().is_empty()
+    }
+
+    /// Kept from captured text, which the deserializer has already checked is JSON.
+    fn from_text(text: std::borrow::Cow<'_, str>) -> Result<Self, serde_json::Error> {
+        let trimmed = text.trim_matches(|c: char| c.is_ascii_whitespace());
+        if !trimmed.starts_with('{') {
+            // The wording of serde_json's own error for a map.
+            return Err(serde_json::from_str::<Map<String, Value>>(trimmed)
+                .err()
+                .unwrap_or_else(|| serde_json::Error::custom("expected a JSON object")));
+        }
+        // A line break can only be whitespace between tokens (strings escape theirs).
+        if trimmed.bytes().any(|b| b == b'\n' || b == b'\r') {
+            let map: Map<String, Value> = serde_json::from_str(trimmed)?;
+            return Ok(Meta::from(map));
+        }
+        Ok(Meta(match text {
+            std::borrow::Cow::Owned(text) if text.len() == trimmed.len() => text.into_boxed_str(),
+            _ => Box::from(trimmed),
+        }))
+    }
+}
+
+impl Default for Meta {
+    fn default() -> Self {
+        Meta::new()
+    }
+}
+
+impl fmt::Debug for Meta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Meta({})", self.0)
+    }
+}
+
+impl fmt::Display for Meta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl PartialEq for Meta {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0 || self.to_map() == other.to_map()
+    }
+}
+
+impl From<Map<String, Value>> for Meta {
+    fn from(map: Map<String, Value>) -> Self {
+        Meta(Value::Object(map).to_string().into_boxed_str())
+    }
+}
+
+impl From<Meta> for Map<String, Value> {
+    fn from(meta: Meta) -> Self {
+        meta.to_map()
+    }
+}
+
+impl From<Meta> for Value {
+    fn from(meta: Meta) -> Self {
+        Value::Object(meta.to_map())
+    }
+}
+
+impl TryFrom<Value> for Meta {
+    /// The value, handed back when it is not an object.
+    type Error = Value;
+
+    fn try_from(value: Value) -> Result<Self, Value> {
+        match value {
+            Value::Object(map) => Ok(Meta::from(map)),
+            other => Err(other),
+        }
+    }
+}
+
+impl Serialize for Meta {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut raw = serializer.serialize_struct(RAW_TOKEN, 1)?;
+        raw.serialize_field(RAW_TOKEN, &*self.0)?;
+        raw.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Meta {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match super::union::capture(deserializer)? {
+            super::union::Captured::Text(text) => Meta::from_text(text).map_err(D::Error::custom),
+            super::union::Captured::Value(Value::Object(map)) => Ok(Meta::from(map)),
+            super::union::Captured::Value(other) => {
+                Err(D::Error::custom(format_args!("invalid type: {}, expected a JSON object", kind(&other))))
+            }
+        }
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Meta {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Meta".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "object", "additionalProperties": true })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn keeps_the_text_and_writes_it_back() {
+        let meta: Meta = serde_json::from_str(r#"{"a": [1, {"b": "\u00e9"}]}"#).expect("object");
+        assert_eq!(meta.as_str(), r#"{"a": [1, {"b": "\u00e9"}]}"#);
+        assert_eq!(serde_json::to_string(&meta).expect("encodes"), r#"{"a": [1, {"b": "\u00e9"}]}"#);
+        assert_eq!(crate::json::to_vec(&meta).expect("encodes"), br#"{"a": [1, {"b": "\u00e9"}]}"#);
+        assert_eq!(meta.get("a"), Some(json!([1, { "b": "é" }])));
+        assert_eq!(serde_json::to_value(&meta).expect("to a value"), json!({ "a": [1, { "b": "é" }] }));
+    }
+
+    #[test]
+    fn equal_when_the_json_is() {
+        let spaced: Meta = serde_json::from_str(r#"{ "a" : 1 }"#).expect("object");
+        let compact: Meta = serde_json::from_value(json!({ "a": 1 })).expect("object");
+        assert_eq!(spaced, compact);
+        assert_ne!(spaced, Meta::new());
+        assert!(Meta::new().is_empty() && !spaced.is_empty());
+    }
+
+    #[test]
+    fn line_breaks_are_taken_out() {
+        let meta: Meta = serde_json::from_str("{\n  \"a\": \"x\\ny\"\r\n}").expect("object");
+        assert_eq!(meta.as_str(), r#"{"a":"x\ny"}"#);
+    }
+
+    #[test]
+    fn only_objects() {
+        for text in ["[]", "1", "\"x\"", "null", "true"] {
+            assert!(serde_json::from_str::<Meta>(text).is_err(), "{text}");
+            let value: Value = serde_json::from_str(text).expect("JSON");
+            assert!(serde_json::from_value::<Meta>(value.clone()).is_err(), "{text}");
+            assert_eq!(Meta::try_from(value.clone()), Err(value));
+        }
+        assert!(serde_json::from_str::<Meta>("{").is_err());
+    }
+}
