@@ -14,7 +14,7 @@ impl v1::methods::agent::Handler<Context> for Agent {
     }
     async fn session_prompt(&self, p: v1::PromptRequest, cx: Context) -> Result<v1::PromptResponse, RpcError> {
         for block in p.prompt {
-            let echo = v1::SessionUpdate::AgentMessageChunk(v1::ContentChunk::new(block));
+            let echo = v1::SessionUpdate::AgentMessageChunk(Box::new(v1::ContentChunk::new(block)));
             let note = v1::SessionNotification::new(p.session_id.clone(), echo);
             cx.notify::<v1::methods::SessionUpdate>(&note).await.map_err(|e| e.to_rpc())?;
         }

@@ -321,7 +321,7 @@ async fn run_turn<A: Speaks>(agent: &A, prompt: v2::PromptRequest, turn: Turn) {
             v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::Error(error))
         }
     };
-    if let Err(e) = turn.update(state(v2::StateUpdate::Idle(stop))).await {
+    if let Err(e) = turn.update(state(v2::StateUpdate::Idle(Box::new(stop)))).await {
         tracing::warn!("acp: cannot report the end of a turn: {e}");
     }
 }

@@ -33,7 +33,7 @@
 //!         Ok(v1::InitializeResponse::new(v1::ProtocolVersion(1)))
 //!     }
 //!     async fn session_prompt(&self, p: v1::PromptRequest, cx: Context) -> Result<v1::PromptResponse, RpcError> {
-//!         let echo = v1::SessionUpdate::AgentMessageChunk(v1::ContentChunk::new(p.prompt[0].clone()));
+//!         let echo = v1::SessionUpdate::AgentMessageChunk(Box::new(v1::ContentChunk::new(p.prompt[0].clone())));
 //!         cx.v1()?.update(&p.session_id, echo).await?;
 //!         Ok(v1::PromptResponse::new(v1::StopReason::EndTurn))
 //!     }

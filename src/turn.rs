@@ -172,7 +172,7 @@ impl TurnWaiters {
             }
             v2::StateUpdate::Idle(idle) => {
                 if let Some(first) = list.iter().position(|w| w.started) {
-                    let _ = list.remove(first).done.send(idle.clone());
+                    let _ = list.remove(first).done.send(idle.as_ref().clone());
                 }
                 list.iter_mut().for_each(|w| w.started = false);
             }
@@ -187,7 +187,7 @@ mod tests {
     use super::*;
 
     fn idle(stop: v2::IdleStateUpdateStopReason) -> v2::StateUpdate {
-        v2::StateUpdate::Idle(v2::IdleStateUpdate::new(stop))
+        v2::StateUpdate::Idle(Box::new(v2::IdleStateUpdate::new(stop)))
     }
 
     fn running() -> v2::StateUpdate {

@@ -20,14 +20,17 @@ impl v1::methods::agent::Handler<Context> for Words {
     }
     async fn session_new(&self, _: v1::NewSessionRequest, cx: Context) -> Result<v1::NewSessionResponse, RpcError> {
         let hello = v1::ContentChunk::new(v1::ContentBlock::Text(v1::TextContent::new("welcome".into())));
-        let note = v1::SessionNotification::new(v1::SessionId("s".into()), v1::SessionUpdate::AgentMessageChunk(hello));
+        let note = v1::SessionNotification::new(
+            v1::SessionId("s".into()),
+            v1::SessionUpdate::AgentMessageChunk(Box::new(hello)),
+        );
         cx.notify::<v1::methods::SessionUpdate>(&note).await.map_err(|e| e.to_rpc())?;
         Ok(v1::NewSessionResponse::new(v1::SessionId("s".into())))
     }
     /// Replays one message of history before answering.
     async fn session_load(&self, p: v1::LoadSessionRequest, cx: Context) -> Result<v1::LoadSessionResponse, RpcError> {
         let old = v1::ContentChunk::new(v1::ContentBlock::Text(v1::TextContent::new("history".into())));
-        let note = v1::SessionNotification::new(p.session_id, v1::SessionUpdate::UserMessageChunk(old));
+        let note = v1::SessionNotification::new(p.session_id, v1::SessionUpdate::UserMessageChunk(Box::new(old)));
         cx.notify::<v1::methods::SessionUpdate>(&note).await.map_err(|e| e.to_rpc())?;
         Ok(v1::LoadSessionResponse::new())
     }
@@ -35,7 +38,10 @@ impl v1::methods::agent::Handler<Context> for Words {
         let Some(v1::ContentBlock::Text(text)) = p.prompt.first() else { return Err(RpcError::internal("text")) };
         for word in words_of(&text.text) {
             let chunk = v1::ContentChunk::new(v1::ContentBlock::Text(v1::TextContent::new(word)));
-            let note = v1::SessionNotification::new(p.session_id.clone(), v1::SessionUpdate::AgentMessageChunk(chunk));
+            let note = v1::SessionNotification::new(
+                p.session_id.clone(),
+                v1::SessionUpdate::AgentMessageChunk(Box::new(chunk)),
+            );
             cx.notify::<v1::methods::SessionUpdate>(&note).await.map_err(|e| e.to_rpc())?;
         }
         Ok(v1::PromptResponse::new(v1::StopReason::MaxTokens))
@@ -47,7 +53,7 @@ impl v2::methods::agent::Handler<Context> for Words {
         Ok(v2::InitializeResponse::new(v2::ProtocolVersion(2), v2::Implementation::new("w".into(), "0".into())))
     }
     async fn session_new(&self, _: v2::NewSessionRequest, cx: Context) -> Result<v2::NewSessionResponse, RpcError> {
-        let idle = v2::StateUpdate::Idle(v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::EndTurn));
+        let idle = v2::StateUpdate::Idle(Box::new(v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::EndTurn)));
         let note = v2::UpdateSessionNotification::new(v2::SessionId("s".into()), v2::SessionUpdate::StateUpdate(idle));
         cx.notify::<v2::methods::SessionUpdate>(&note).await.map_err(|e| e.to_rpc())?;
         Ok(v2::NewSessionResponse::new(v2::SessionId("s".into())))
@@ -60,7 +66,7 @@ impl acp_rpc::agent::PromptTurn for Words {
         let id = turn.new_message_id();
         for word in words_of(&text.text) {
             let chunk = v2::ContentChunk::new(id.clone(), v2::ContentBlock::Text(v2::TextContent::new(word)));
-            turn.update(v2::SessionUpdate::AgentMessageChunk(chunk)).await.map_err(|e| e.to_rpc())?;
+            turn.update(v2::SessionUpdate::AgentMessageChunk(Box::new(chunk))).await.map_err(|e| e.to_rpc())?;
         }
         Ok(v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::Refusal))
     }

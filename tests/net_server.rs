@@ -37,7 +37,7 @@ impl v1::methods::agent::Handler<Context> for Echo {
         Ok(v1::NewSessionResponse::new(v1::SessionId("s1".into())))
     }
     async fn session_prompt(&self, p: v1::PromptRequest, cx: Context) -> Result<v1::PromptResponse, RpcError> {
-        let chunk = v1::SessionUpdate::AgentMessageChunk(v1::ContentChunk::new(p.prompt[0].clone()));
+        let chunk = v1::SessionUpdate::AgentMessageChunk(Box::new(v1::ContentChunk::new(p.prompt[0].clone())));
         cx.v1()?.update(&p.session_id, chunk).await?;
         Ok(v1::PromptResponse::new(v1::StopReason::EndTurn))
     }
@@ -57,7 +57,7 @@ impl acp_rpc::agent::PromptTurn for Echo {
         let block =
             prompt.prompt.first().cloned().unwrap_or(v2::ContentBlock::Text(v2::TextContent::new(String::new())));
         let chunk = v2::ContentChunk::new(turn.new_message_id(), block);
-        turn.update(v2::SessionUpdate::AgentMessageChunk(chunk)).await.map_err(|e| e.to_rpc())?;
+        turn.update(v2::SessionUpdate::AgentMessageChunk(Box::new(chunk))).await.map_err(|e| e.to_rpc())?;
         Ok(v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::EndTurn))
     }
 }

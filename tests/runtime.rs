@@ -92,7 +92,7 @@ impl v1::methods::agent::Handler<Context> for TestAgent {
                 let chunk = v1::ContentChunk::new(v1::ContentBlock::Text(v1::TextContent::new(i.to_string())));
                 cx.notify::<v1::methods::SessionUpdate>(&v1::SessionNotification::new(
                     p.session_id.clone(),
-                    v1::SessionUpdate::AgentMessageChunk(chunk),
+                    v1::SessionUpdate::AgentMessageChunk(Box::new(chunk)),
                 ))
                 .await
                 .map_err(|e| e.to_rpc())?;

@@ -65,7 +65,7 @@ impl acp_rpc::agent::PromptTurn for Agent {
             _ => {
                 let chunk =
                     v2::ContentChunk::new(turn.new_message_id(), v2::ContentBlock::Text(v2::TextContent::new(text)));
-                turn.update(v2::SessionUpdate::AgentMessageChunk(chunk)).await.map_err(|e| e.to_rpc())?;
+                turn.update(v2::SessionUpdate::AgentMessageChunk(Box::new(chunk))).await.map_err(|e| e.to_rpc())?;
                 Ok(v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::MaxTokens))
             }
         }

@@ -155,9 +155,9 @@ fn a_session_update_of_a_newer_v1_is_one_of_the_cases() {
 #[test]
 fn a_tagged_union_tells_its_tag_without_encoding() {
     use acp_types::{v1, v2};
-    let chunk = v1::SessionUpdate::AgentMessageChunk(v1::ContentChunk::new(v1::ContentBlock::Text(
+    let chunk = v1::SessionUpdate::AgentMessageChunk(Box::new(v1::ContentChunk::new(v1::ContentBlock::Text(
         v1::TextContent::new("x".into()),
-    )));
+    ))));
     assert_eq!(chunk.tag(), Some("agent_message_chunk"));
     let future: v1::SessionUpdate =
         serde_json::from_value(serde_json::json!({ "sessionUpdate": "future_thing", "a": 1 })).expect("kept");

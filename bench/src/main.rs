@@ -55,6 +55,12 @@ fn main() {
                 codec::decode_all(lib, version, &messages);
             }
         }
+        ["sizes"] => {
+            macro_rules! sizes { ($($t:ty),*) => {$( println!("{:5} {}", std::mem::size_of::<$t>(), stringify!($t)); )*} }
+            use acp_types::v1 as a; use agent_client_protocol_schema::v1 as o;
+            sizes!(a::SessionNotification, a::SessionUpdate, a::ContentBlock, a::ContentChunk, a::ToolCall, a::ToolCallUpdate, a::TextContent, a::Annotations, a::ImageContent, a::ResourceLink, a::EmbeddedResource, a::Plan, a::ToolCallContent, a::SessionConfigOption, a::McpServer, a::PromptRequest, a::InitializeResponse, acp_types::Meta, acp_types::Patch<acp_types::Meta>, a::AvailableCommandsUpdate, a::UsageUpdate, a::CompactionUpdate, a::Notice);
+            sizes!(o::SessionNotification, o::SessionUpdate, o::ContentBlock, o::ContentChunk, o::ToolCall);
+        }
         ["scan-times", version, times] => {
             // The scan floor's work (`IgnoredAny`), a fixed amount of it, for callgrind.
             let version: u16 = version.parse().expect("VERSION");

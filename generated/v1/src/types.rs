@@ -818,7 +818,7 @@ fn de_auth_capabilities_terminal<'de, D: Deserializer<'de>>(
 pub enum AuthMethod {
     /// Client runs the configured agent program as a separate interactive
     /// process, without passing this method to `authenticate`.
-    Terminal(AuthMethodTerminal),
+    Terminal(Box<AuthMethodTerminal>),
     /// Agent handles authentication itself through `authenticate`.
     ///
     /// This is the default when no `type` is specified.
@@ -857,7 +857,7 @@ impl schemars::JsonSchema for AuthMethod {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<AuthMethodTerminal>(),
+                        generator.subschema_for::<Box<AuthMethodTerminal>>(),
                         "type",
                         "terminal",
                     ),
@@ -896,7 +896,9 @@ impl union::Streamed for AuthMethod {
     ) -> Option<Result<Self, D::Error>> {
         Some(
             match tag {
-                "terminal" => Deserialize::deserialize(body).map(Self::Terminal),
+                "terminal" => {
+                    Deserialize::deserialize(body).map(|b| Self::Terminal(Box::new(b)))
+                }
                 _ => return None,
             },
         )
@@ -924,7 +926,7 @@ impl AuthMethod {
                 match which {
                     0u32 => {
                         return union::body(object, "type", "terminal")
-                            .map(Self::Terminal);
+                            .map(|b| Self::Terminal(Box::new(b)));
                     }
                     _ => {}
                 }
@@ -2580,21 +2582,21 @@ pub enum ContentBlock {
     /// Images for visual context or analysis.
     ///
     /// Requires the `image` prompt capability when included in prompts.
-    Image(ImageContent),
+    Image(Box<ImageContent>),
     /// Audio data for transcription or analysis.
     ///
     /// Requires the `audio` prompt capability when included in prompts.
-    Audio(AudioContent),
+    Audio(Box<AudioContent>),
     /// References to resources that the agent can access.
     ///
     /// All agents MUST support resource links in prompts.
-    ResourceLink(ResourceLink),
+    ResourceLink(Box<ResourceLink>),
     /// Complete resource contents embedded directly in the message.
     ///
     /// Preferred for including context as it avoids extra round-trips.
     ///
     /// Requires the `embeddedContext` prompt capability when included in prompts.
-    Resource(EmbeddedResource),
+    Resource(Box<EmbeddedResource>),
     /// Any other variant, kept whole as received.
     ///
     /// Added by the generator (the schema has no catch-all here), for the values a newer
@@ -2646,7 +2648,7 @@ impl schemars::JsonSchema for ContentBlock {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<ImageContent>(),
+                        generator.subschema_for::<Box<ImageContent>>(),
                         "type",
                         "image",
                     ),
@@ -2654,7 +2656,7 @@ impl schemars::JsonSchema for ContentBlock {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<AudioContent>(),
+                        generator.subschema_for::<Box<AudioContent>>(),
                         "type",
                         "audio",
                     ),
@@ -2662,7 +2664,7 @@ impl schemars::JsonSchema for ContentBlock {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<ResourceLink>(),
+                        generator.subschema_for::<Box<ResourceLink>>(),
                         "type",
                         "resource_link",
                     ),
@@ -2670,7 +2672,7 @@ impl schemars::JsonSchema for ContentBlock {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<EmbeddedResource>(),
+                        generator.subschema_for::<Box<EmbeddedResource>>(),
                         "type",
                         "resource",
                     ),
@@ -2714,10 +2716,19 @@ impl union::Streamed for ContentBlock {
         Some(
             match tag {
                 "text" => Deserialize::deserialize(body).map(Self::Text),
-                "image" => Deserialize::deserialize(body).map(Self::Image),
-                "audio" => Deserialize::deserialize(body).map(Self::Audio),
-                "resource_link" => Deserialize::deserialize(body).map(Self::ResourceLink),
-                "resource" => Deserialize::deserialize(body).map(Self::Resource),
+                "image" => {
+                    Deserialize::deserialize(body).map(|b| Self::Image(Box::new(b)))
+                }
+                "audio" => {
+                    Deserialize::deserialize(body).map(|b| Self::Audio(Box::new(b)))
+                }
+                "resource_link" => {
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::ResourceLink(Box::new(b)))
+                }
+                "resource" => {
+                    Deserialize::deserialize(body).map(|b| Self::Resource(Box::new(b)))
+                }
                 _ => return None,
             },
         )
@@ -2748,15 +2759,21 @@ impl ContentBlock {
                 };
                 match which {
                     0u32 => return union::body(object, "type", "text").map(Self::Text),
-                    1u32 => return union::body(object, "type", "image").map(Self::Image),
-                    2u32 => return union::body(object, "type", "audio").map(Self::Audio),
+                    1u32 => {
+                        return union::body(object, "type", "image")
+                            .map(|b| Self::Image(Box::new(b)));
+                    }
+                    2u32 => {
+                        return union::body(object, "type", "audio")
+                            .map(|b| Self::Audio(Box::new(b)));
+                    }
                     3u32 => {
                         return union::body(object, "type", "resource_link")
-                            .map(Self::ResourceLink);
+                            .map(|b| Self::ResourceLink(Box::new(b)));
                     }
                     4u32 => {
                         return union::body(object, "type", "resource")
-                            .map(Self::Resource);
+                            .map(|b| Self::Resource(Box::new(b)));
                     }
                     _ => {}
                 }
@@ -2894,7 +2911,7 @@ impl CreateElicitationRequest {
 #[derive(Debug, Clone, PartialEq)]
 pub enum CreateElicitationRequestMode {
     /// Form-based elicitation where the client renders a form from the provided schema.
-    Form(ElicitationFormMode),
+    Form(Box<ElicitationFormMode>),
     /// URL-based elicitation where the client directs the user to a URL.
     Url(ElicitationUrlMode),
     /// Custom or future elicitation mode.
@@ -2935,7 +2952,7 @@ impl schemars::JsonSchema for CreateElicitationRequestMode {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<ElicitationFormMode>(),
+                        generator.subschema_for::<Box<ElicitationFormMode>>(),
                         "mode",
                         "form",
                     ),
@@ -2981,7 +2998,7 @@ impl union::Streamed for CreateElicitationRequestMode {
     ) -> Option<Result<Self, D::Error>> {
         Some(
             match tag {
-                "form" => Deserialize::deserialize(body).map(Self::Form),
+                "form" => Deserialize::deserialize(body).map(|b| Self::Form(Box::new(b))),
                 "url" => Deserialize::deserialize(body).map(Self::Url),
                 _ => return None,
             },
@@ -3009,7 +3026,10 @@ impl CreateElicitationRequestMode {
                     None => u32::MAX - 1,
                 };
                 match which {
-                    0u32 => return union::body(object, "mode", "form").map(Self::Form),
+                    0u32 => {
+                        return union::body(object, "mode", "form")
+                            .map(|b| Self::Form(Box::new(b)));
+                    }
                     1u32 => return union::body(object, "mode", "url").map(Self::Url),
                     u32::MAX => return Ok(Self::Other(object)),
                     _ => {}
@@ -3876,7 +3896,7 @@ impl std::fmt::Display for ElicitationId {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ElicitationPropertySchema {
     /// String property (or single-select enum when `enum`/`oneOf` is set).
-    String(StringPropertySchema),
+    String(Box<StringPropertySchema>),
     /// Number (floating-point) property.
     Number(NumberPropertySchema),
     /// Integer property.
@@ -3884,7 +3904,7 @@ pub enum ElicitationPropertySchema {
     /// Boolean property.
     Boolean(BooleanPropertySchema),
     /// Multi-select array property.
-    Array(MultiSelectPropertySchema),
+    Array(Box<MultiSelectPropertySchema>),
     /// Custom or future elicitation property schema.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -3932,7 +3952,7 @@ impl schemars::JsonSchema for ElicitationPropertySchema {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<StringPropertySchema>(),
+                        generator.subschema_for::<Box<StringPropertySchema>>(),
                         "type",
                         "string",
                     ),
@@ -3964,7 +3984,7 @@ impl schemars::JsonSchema for ElicitationPropertySchema {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<MultiSelectPropertySchema>(),
+                        generator.subschema_for::<Box<MultiSelectPropertySchema>>(),
                         "type",
                         "array",
                     ),
@@ -4005,11 +4025,15 @@ impl union::Streamed for ElicitationPropertySchema {
     ) -> Option<Result<Self, D::Error>> {
         Some(
             match tag {
-                "string" => Deserialize::deserialize(body).map(Self::String),
+                "string" => {
+                    Deserialize::deserialize(body).map(|b| Self::String(Box::new(b)))
+                }
                 "number" => Deserialize::deserialize(body).map(Self::Number),
                 "integer" => Deserialize::deserialize(body).map(Self::Integer),
                 "boolean" => Deserialize::deserialize(body).map(Self::Boolean),
-                "array" => Deserialize::deserialize(body).map(Self::Array),
+                "array" => {
+                    Deserialize::deserialize(body).map(|b| Self::Array(Box::new(b)))
+                }
                 _ => return None,
             },
         )
@@ -4040,7 +4064,8 @@ impl ElicitationPropertySchema {
                 };
                 match which {
                     0u32 => {
-                        return union::body(object, "type", "string").map(Self::String);
+                        return union::body(object, "type", "string")
+                            .map(|b| Self::String(Box::new(b)));
                     }
                     1u32 => {
                         return union::body(object, "type", "number").map(Self::Number);
@@ -4051,7 +4076,10 @@ impl ElicitationPropertySchema {
                     3u32 => {
                         return union::body(object, "type", "boolean").map(Self::Boolean);
                     }
-                    4u32 => return union::body(object, "type", "array").map(Self::Array),
+                    4u32 => {
+                        return union::body(object, "type", "array")
+                            .map(|b| Self::Array(Box::new(b)));
+                    }
                     u32::MAX => return Ok(Self::Other(object)),
                     _ => {}
                 }
@@ -12310,15 +12338,15 @@ impl Default for SessionTitleCapabilities {
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionUpdate {
     /// A chunk of the user's message being streamed.
-    UserMessageChunk(ContentChunk),
+    UserMessageChunk(Box<ContentChunk>),
     /// A chunk of the agent's response being streamed.
-    AgentMessageChunk(ContentChunk),
+    AgentMessageChunk(Box<ContentChunk>),
     /// A chunk of the agent's internal reasoning being streamed.
-    AgentThoughtChunk(ContentChunk),
+    AgentThoughtChunk(Box<ContentChunk>),
     /// Notification that a new tool call has been initiated.
-    ToolCall(ToolCall),
+    ToolCall(Box<ToolCall>),
     /// Update on the status or results of a tool call.
-    ToolCallUpdate(ToolCallUpdate),
+    ToolCallUpdate(Box<ToolCallUpdate>),
     /// The agent's execution plan for complex tasks.
     /// See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
     Plan(Plan),
@@ -12362,7 +12390,7 @@ pub enum SessionUpdate {
     ///
     /// Agents MUST only send this update when the Client advertised
     /// the `session.compaction` Client capability.
-    CompactionSummaryChunk(CompactionSummaryChunk),
+    CompactionSummaryChunk(Box<CompactionSummaryChunk>),
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12370,7 +12398,7 @@ pub enum SessionUpdate {
     /// Announces a child session created and owned by this session, or updates
     /// that ownership association's metadata.
     #[cfg(feature = "unstable")]
-    SubagentUpdate(SubagentUpdate),
+    SubagentUpdate(Box<SubagentUpdate>),
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12378,14 +12406,14 @@ pub enum SessionUpdate {
     /// A message upsert observed in this session's transcript, sent to or
     /// received from another session.
     #[cfg(feature = "unstable")]
-    SessionMessage(SessionMessage),
+    SessionMessage(Box<SessionMessage>),
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
     ///
     /// One content block appended to a sent or received session message.
     #[cfg(feature = "unstable")]
-    SessionMessageChunk(SessionMessageChunk),
+    SessionMessageChunk(Box<SessionMessageChunk>),
     /// Any other variant, kept whole as received.
     ///
     /// Added by the generator (the schema has no catch-all here), for the values a newer
@@ -12482,7 +12510,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<ContentChunk>(),
+                        generator.subschema_for::<Box<ContentChunk>>(),
                         "sessionUpdate",
                         "user_message_chunk",
                     ),
@@ -12490,7 +12518,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<ContentChunk>(),
+                        generator.subschema_for::<Box<ContentChunk>>(),
                         "sessionUpdate",
                         "agent_message_chunk",
                     ),
@@ -12498,7 +12526,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<ContentChunk>(),
+                        generator.subschema_for::<Box<ContentChunk>>(),
                         "sessionUpdate",
                         "agent_thought_chunk",
                     ),
@@ -12506,7 +12534,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<ToolCall>(),
+                        generator.subschema_for::<Box<ToolCall>>(),
                         "sessionUpdate",
                         "tool_call",
                     ),
@@ -12514,7 +12542,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<ToolCallUpdate>(),
+                        generator.subschema_for::<Box<ToolCallUpdate>>(),
                         "sessionUpdate",
                         "tool_call_update",
                     ),
@@ -12604,7 +12632,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<CompactionSummaryChunk>(),
+                        generator.subschema_for::<Box<CompactionSummaryChunk>>(),
                         "sessionUpdate",
                         "compaction_summary_chunk",
                     ),
@@ -12613,7 +12641,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<SubagentUpdate>(),
+                        generator.subschema_for::<Box<SubagentUpdate>>(),
                         "sessionUpdate",
                         "subagent_update",
                     ),
@@ -12622,7 +12650,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<SessionMessage>(),
+                        generator.subschema_for::<Box<SessionMessage>>(),
                         "sessionUpdate",
                         "session_message",
                     ),
@@ -12631,7 +12659,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<SessionMessageChunk>(),
+                        generator.subschema_for::<Box<SessionMessageChunk>>(),
                         "sessionUpdate",
                         "session_message_chunk",
                     ),
@@ -12741,17 +12769,23 @@ impl union::Streamed for SessionUpdate {
         Some(
             match tag {
                 "user_message_chunk" => {
-                    Deserialize::deserialize(body).map(Self::UserMessageChunk)
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::UserMessageChunk(Box::new(b)))
                 }
                 "agent_message_chunk" => {
-                    Deserialize::deserialize(body).map(Self::AgentMessageChunk)
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::AgentMessageChunk(Box::new(b)))
                 }
                 "agent_thought_chunk" => {
-                    Deserialize::deserialize(body).map(Self::AgentThoughtChunk)
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::AgentThoughtChunk(Box::new(b)))
                 }
-                "tool_call" => Deserialize::deserialize(body).map(Self::ToolCall),
+                "tool_call" => {
+                    Deserialize::deserialize(body).map(|b| Self::ToolCall(Box::new(b)))
+                }
                 "tool_call_update" => {
-                    Deserialize::deserialize(body).map(Self::ToolCallUpdate)
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::ToolCallUpdate(Box::new(b)))
                 }
                 "plan" => Deserialize::deserialize(body).map(Self::Plan),
                 #[cfg(feature = "unstable")]
@@ -12776,19 +12810,23 @@ impl union::Streamed for SessionUpdate {
                     Deserialize::deserialize(body).map(Self::CompactionUpdate)
                 }
                 "compaction_summary_chunk" => {
-                    Deserialize::deserialize(body).map(Self::CompactionSummaryChunk)
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::CompactionSummaryChunk(Box::new(b)))
                 }
                 #[cfg(feature = "unstable")]
                 "subagent_update" => {
-                    Deserialize::deserialize(body).map(Self::SubagentUpdate)
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::SubagentUpdate(Box::new(b)))
                 }
                 #[cfg(feature = "unstable")]
                 "session_message" => {
-                    Deserialize::deserialize(body).map(Self::SessionMessage)
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::SessionMessage(Box::new(b)))
                 }
                 #[cfg(feature = "unstable")]
                 "session_message_chunk" => {
-                    Deserialize::deserialize(body).map(Self::SessionMessageChunk)
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::SessionMessageChunk(Box::new(b)))
                 }
                 _ => return None,
             },
@@ -12840,7 +12878,7 @@ impl SessionUpdate {
                 match which {
                     0u32 => {
                         return union::body(object, "sessionUpdate", "user_message_chunk")
-                            .map(Self::UserMessageChunk);
+                            .map(|b| Self::UserMessageChunk(Box::new(b)));
                     }
                     1u32 => {
                         return union::body(
@@ -12848,7 +12886,7 @@ impl SessionUpdate {
                                 "sessionUpdate",
                                 "agent_message_chunk",
                             )
-                            .map(Self::AgentMessageChunk);
+                            .map(|b| Self::AgentMessageChunk(Box::new(b)));
                     }
                     2u32 => {
                         return union::body(
@@ -12856,15 +12894,15 @@ impl SessionUpdate {
                                 "sessionUpdate",
                                 "agent_thought_chunk",
                             )
-                            .map(Self::AgentThoughtChunk);
+                            .map(|b| Self::AgentThoughtChunk(Box::new(b)));
                     }
                     3u32 => {
                         return union::body(object, "sessionUpdate", "tool_call")
-                            .map(Self::ToolCall);
+                            .map(|b| Self::ToolCall(Box::new(b)));
                     }
                     4u32 => {
                         return union::body(object, "sessionUpdate", "tool_call_update")
-                            .map(Self::ToolCallUpdate);
+                            .map(|b| Self::ToolCallUpdate(Box::new(b)));
                     }
                     5u32 => {
                         return union::body(object, "sessionUpdate", "plan")
@@ -12930,17 +12968,17 @@ impl SessionUpdate {
                                 "sessionUpdate",
                                 "compaction_summary_chunk",
                             )
-                            .map(Self::CompactionSummaryChunk);
+                            .map(|b| Self::CompactionSummaryChunk(Box::new(b)));
                     }
                     #[cfg(feature = "unstable")]
                     16u32 => {
                         return union::body(object, "sessionUpdate", "subagent_update")
-                            .map(Self::SubagentUpdate);
+                            .map(|b| Self::SubagentUpdate(Box::new(b)));
                     }
                     #[cfg(feature = "unstable")]
                     17u32 => {
                         return union::body(object, "sessionUpdate", "session_message")
-                            .map(Self::SessionMessage);
+                            .map(|b| Self::SessionMessage(Box::new(b)));
                     }
                     #[cfg(feature = "unstable")]
                     18u32 => {
@@ -12949,7 +12987,7 @@ impl SessionUpdate {
                                 "sessionUpdate",
                                 "session_message_chunk",
                             )
-                            .map(Self::SessionMessageChunk);
+                            .map(|b| Self::SessionMessageChunk(Box::new(b)));
                     }
                     _ => {}
                 }
@@ -13489,7 +13527,7 @@ pub enum StateUpdate {
     /// Foreground work is in progress.
     Running(RunningStateUpdate),
     /// The child is ready to process another prompt.
-    Idle(IdleStateUpdate),
+    Idle(Box<IdleStateUpdate>),
     /// Foreground work is blocked on user action.
     RequiresAction(RequiresActionStateUpdate),
     /// The Agent cannot currently determine foreground activity.
@@ -13548,7 +13586,7 @@ impl schemars::JsonSchema for StateUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<IdleStateUpdate>(),
+                        generator.subschema_for::<Box<IdleStateUpdate>>(),
                         "state",
                         "idle",
                     ),
@@ -13610,7 +13648,7 @@ impl union::Streamed for StateUpdate {
         Some(
             match tag {
                 "running" => Deserialize::deserialize(body).map(Self::Running),
-                "idle" => Deserialize::deserialize(body).map(Self::Idle),
+                "idle" => Deserialize::deserialize(body).map(|b| Self::Idle(Box::new(b))),
                 "requires_action" => {
                     Deserialize::deserialize(body).map(Self::RequiresAction)
                 }
@@ -13647,7 +13685,10 @@ impl StateUpdate {
                     0u32 => {
                         return union::body(object, "state", "running").map(Self::Running);
                     }
-                    1u32 => return union::body(object, "state", "idle").map(Self::Idle),
+                    1u32 => {
+                        return union::body(object, "state", "idle")
+                            .map(|b| Self::Idle(Box::new(b)));
+                    }
                     2u32 => {
                         return union::body(object, "state", "requires_action")
                             .map(Self::RequiresAction);
@@ -14803,7 +14844,7 @@ impl ToolCall {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolCallContent {
     /// Standard content block (text, images, resources).
-    Content(Content),
+    Content(Box<Content>),
     /// File modification shown as a diff.
     Diff(Diff),
     /// Embed a terminal created with `terminal/create` by its id.
@@ -14847,7 +14888,7 @@ impl schemars::JsonSchema for ToolCallContent {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<Content>(),
+                        generator.subschema_for::<Box<Content>>(),
                         "type",
                         "content",
                     ),
@@ -14902,7 +14943,9 @@ impl union::Streamed for ToolCallContent {
     ) -> Option<Result<Self, D::Error>> {
         Some(
             match tag {
-                "content" => Deserialize::deserialize(body).map(Self::Content),
+                "content" => {
+                    Deserialize::deserialize(body).map(|b| Self::Content(Box::new(b)))
+                }
                 "diff" => Deserialize::deserialize(body).map(Self::Diff),
                 "terminal" => Deserialize::deserialize(body).map(Self::Terminal),
                 _ => return None,
@@ -14933,7 +14976,8 @@ impl ToolCallContent {
                 };
                 match which {
                     0u32 => {
-                        return union::body(object, "type", "content").map(Self::Content);
+                        return union::body(object, "type", "content")
+                            .map(|b| Self::Content(Box::new(b)));
                     }
                     1u32 => return union::body(object, "type", "diff").map(Self::Diff),
                     2u32 => {

@@ -293,7 +293,7 @@ pub enum AgentResponse {
     /// A successful JSON-RPC response.
     Result(AgentResponseResult),
     /// A failed JSON-RPC response.
-    Error(AgentResponseError),
+    Error(Box<AgentResponseError>),
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for AgentResponse {
@@ -308,7 +308,8 @@ impl schemars::JsonSchema for AgentResponse {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
             branches.push(generator.subschema_for::<AgentResponseResult>().to_value());
-            branches.push(generator.subschema_for::<AgentResponseError>().to_value());
+            branches
+                .push(generator.subschema_for::<Box<AgentResponseError>>().to_value());
             crate::support::schema::any_of(branches)
         }
     }
@@ -344,9 +345,9 @@ impl AgentResponse {
             }
         }
         if value.is_object() {
-            match union::attempt(|| <AgentResponseError as Deserialize>::deserialize(
-                &value,
-            )) {
+            match union::attempt(|| <Box<
+                AgentResponseError,
+            > as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::Error(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -810,7 +811,7 @@ impl AuthAccount {
 pub enum AuthMethod {
     /// Client runs the configured agent program as a separate interactive
     /// process, without passing this method to `auth/login`.
-    Terminal(AuthMethodTerminal),
+    Terminal(Box<AuthMethodTerminal>),
     /// Agent handles authentication itself through `auth/login`.
     ///
     /// The `type` discriminator value is `agent`.
@@ -853,7 +854,7 @@ impl schemars::JsonSchema for AuthMethod {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<AuthMethodTerminal>(),
+                        generator.subschema_for::<Box<AuthMethodTerminal>>(),
                         "type",
                         "terminal",
                     ),
@@ -899,7 +900,9 @@ impl union::Streamed for AuthMethod {
     ) -> Option<Result<Self, D::Error>> {
         Some(
             match tag {
-                "terminal" => Deserialize::deserialize(body).map(Self::Terminal),
+                "terminal" => {
+                    Deserialize::deserialize(body).map(|b| Self::Terminal(Box::new(b)))
+                }
                 "agent" => Deserialize::deserialize(body).map(Self::Agent),
                 _ => return None,
             },
@@ -929,7 +932,7 @@ impl AuthMethod {
                 match which {
                     0u32 => {
                         return union::body(object, "type", "terminal")
-                            .map(Self::Terminal);
+                            .map(|b| Self::Terminal(Box::new(b)));
                     }
                     1u32 => return union::body(object, "type", "agent").map(Self::Agent),
                     u32::MAX => return Ok(Self::Other(object)),
@@ -1385,7 +1388,7 @@ impl AuthStatusUpdateNotification {
 #[derive(Debug, Clone, PartialEq)]
 pub enum AvailableCommand {
     /// A slash command the user can invoke by including it in a prompt.
-    Command(Command),
+    Command(Box<Command>),
     /// Custom or future command kind.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -1424,7 +1427,7 @@ impl schemars::JsonSchema for AvailableCommand {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<Command>(),
+                        generator.subschema_for::<Box<Command>>(),
                         "type",
                         "command",
                     ),
@@ -1461,7 +1464,9 @@ impl union::Streamed for AvailableCommand {
     ) -> Option<Result<Self, D::Error>> {
         Some(
             match tag {
-                "command" => Deserialize::deserialize(body).map(Self::Command),
+                "command" => {
+                    Deserialize::deserialize(body).map(|b| Self::Command(Box::new(b)))
+                }
                 _ => return None,
             },
         )
@@ -1488,7 +1493,8 @@ impl AvailableCommand {
                 };
                 match which {
                     0u32 => {
-                        return union::body(object, "type", "command").map(Self::Command);
+                        return union::body(object, "type", "command")
+                            .map(|b| Self::Command(Box::new(b)));
                     }
                     u32::MAX => return Ok(Self::Other(object)),
                     _ => {}
@@ -2472,7 +2478,7 @@ pub enum ClientResponse {
     /// A successful JSON-RPC response.
     Result(ClientResponseResult),
     /// A failed JSON-RPC response.
-    Error(ClientResponseError),
+    Error(Box<ClientResponseError>),
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for ClientResponse {
@@ -2487,7 +2493,8 @@ impl schemars::JsonSchema for ClientResponse {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
             branches.push(generator.subschema_for::<ClientResponseResult>().to_value());
-            branches.push(generator.subschema_for::<ClientResponseError>().to_value());
+            branches
+                .push(generator.subschema_for::<Box<ClientResponseError>>().to_value());
             crate::support::schema::any_of(branches)
         }
     }
@@ -2523,9 +2530,9 @@ impl ClientResponse {
             }
         }
         if value.is_object() {
-            match union::attempt(|| <ClientResponseError as Deserialize>::deserialize(
-                &value,
-            )) {
+            match union::attempt(|| <Box<
+                ClientResponseError,
+            > as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::Error(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -3158,21 +3165,21 @@ pub enum ContentBlock {
     /// Images for visual context or analysis.
     ///
     /// Requires the `image` prompt capability when included in prompts.
-    Image(ImageContent),
+    Image(Box<ImageContent>),
     /// Audio data for transcription or analysis.
     ///
     /// Requires the `audio` prompt capability when included in prompts.
-    Audio(AudioContent),
+    Audio(Box<AudioContent>),
     /// References to resources that the receiver may be able to read.
     ///
     /// All agents MUST support resource links in prompts.
-    ResourceLink(ResourceLink),
+    ResourceLink(Box<ResourceLink>),
     /// Complete resource contents embedded directly in the message.
     ///
     /// Preferred for including context as it avoids extra round-trips.
     ///
     /// Requires the `embeddedContext` prompt capability when included in prompts.
-    Resource(EmbeddedResource),
+    Resource(Box<EmbeddedResource>),
     /// Custom or future content block.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -3230,7 +3237,7 @@ impl schemars::JsonSchema for ContentBlock {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<ImageContent>(),
+                        generator.subschema_for::<Box<ImageContent>>(),
                         "type",
                         "image",
                     ),
@@ -3238,7 +3245,7 @@ impl schemars::JsonSchema for ContentBlock {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<AudioContent>(),
+                        generator.subschema_for::<Box<AudioContent>>(),
                         "type",
                         "audio",
                     ),
@@ -3246,7 +3253,7 @@ impl schemars::JsonSchema for ContentBlock {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<ResourceLink>(),
+                        generator.subschema_for::<Box<ResourceLink>>(),
                         "type",
                         "resource_link",
                     ),
@@ -3254,7 +3261,7 @@ impl schemars::JsonSchema for ContentBlock {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<EmbeddedResource>(),
+                        generator.subschema_for::<Box<EmbeddedResource>>(),
                         "type",
                         "resource",
                     ),
@@ -3298,10 +3305,19 @@ impl union::Streamed for ContentBlock {
         Some(
             match tag {
                 "text" => Deserialize::deserialize(body).map(Self::Text),
-                "image" => Deserialize::deserialize(body).map(Self::Image),
-                "audio" => Deserialize::deserialize(body).map(Self::Audio),
-                "resource_link" => Deserialize::deserialize(body).map(Self::ResourceLink),
-                "resource" => Deserialize::deserialize(body).map(Self::Resource),
+                "image" => {
+                    Deserialize::deserialize(body).map(|b| Self::Image(Box::new(b)))
+                }
+                "audio" => {
+                    Deserialize::deserialize(body).map(|b| Self::Audio(Box::new(b)))
+                }
+                "resource_link" => {
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::ResourceLink(Box::new(b)))
+                }
+                "resource" => {
+                    Deserialize::deserialize(body).map(|b| Self::Resource(Box::new(b)))
+                }
                 _ => return None,
             },
         )
@@ -3332,15 +3348,21 @@ impl ContentBlock {
                 };
                 match which {
                     0u32 => return union::body(object, "type", "text").map(Self::Text),
-                    1u32 => return union::body(object, "type", "image").map(Self::Image),
-                    2u32 => return union::body(object, "type", "audio").map(Self::Audio),
+                    1u32 => {
+                        return union::body(object, "type", "image")
+                            .map(|b| Self::Image(Box::new(b)));
+                    }
+                    2u32 => {
+                        return union::body(object, "type", "audio")
+                            .map(|b| Self::Audio(Box::new(b)));
+                    }
                     3u32 => {
                         return union::body(object, "type", "resource_link")
-                            .map(Self::ResourceLink);
+                            .map(|b| Self::ResourceLink(Box::new(b)));
                     }
                     4u32 => {
                         return union::body(object, "type", "resource")
-                            .map(Self::Resource);
+                            .map(|b| Self::Resource(Box::new(b)));
                     }
                     u32::MAX => return Ok(Self::Other(object)),
                     _ => {}
@@ -3481,7 +3503,7 @@ impl CreateElicitationRequest {
 #[derive(Debug, Clone, PartialEq)]
 pub enum CreateElicitationRequestMode {
     /// Form-based elicitation where the client renders a form from the provided schema.
-    Form(ElicitationFormMode),
+    Form(Box<ElicitationFormMode>),
     /// URL-based elicitation where the client directs the user to a URL.
     Url(ElicitationUrlMode),
     /// Custom or future elicitation mode.
@@ -3522,7 +3544,7 @@ impl schemars::JsonSchema for CreateElicitationRequestMode {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<ElicitationFormMode>(),
+                        generator.subschema_for::<Box<ElicitationFormMode>>(),
                         "mode",
                         "form",
                     ),
@@ -3568,7 +3590,7 @@ impl union::Streamed for CreateElicitationRequestMode {
     ) -> Option<Result<Self, D::Error>> {
         Some(
             match tag {
-                "form" => Deserialize::deserialize(body).map(Self::Form),
+                "form" => Deserialize::deserialize(body).map(|b| Self::Form(Box::new(b))),
                 "url" => Deserialize::deserialize(body).map(Self::Url),
                 _ => return None,
             },
@@ -3596,7 +3618,10 @@ impl CreateElicitationRequestMode {
                     None => u32::MAX - 1,
                 };
                 match which {
-                    0u32 => return union::body(object, "mode", "form").map(Self::Form),
+                    0u32 => {
+                        return union::body(object, "mode", "form")
+                            .map(|b| Self::Form(Box::new(b)));
+                    }
                     1u32 => return union::body(object, "mode", "url").map(Self::Url),
                     u32::MAX => return Ok(Self::Other(object)),
                     _ => {}
@@ -4816,7 +4841,7 @@ impl std::fmt::Display for ElicitationId {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ElicitationPropertySchema {
     /// String property (or single-select enum when `enum`/`oneOf` is set).
-    String(StringPropertySchema),
+    String(Box<StringPropertySchema>),
     /// Number (floating-point) property.
     Number(NumberPropertySchema),
     /// Integer property.
@@ -4824,7 +4849,7 @@ pub enum ElicitationPropertySchema {
     /// Boolean property.
     Boolean(BooleanPropertySchema),
     /// Multi-select array property.
-    Array(MultiSelectPropertySchema),
+    Array(Box<MultiSelectPropertySchema>),
     /// Custom or future elicitation property schema.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -4872,7 +4897,7 @@ impl schemars::JsonSchema for ElicitationPropertySchema {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<StringPropertySchema>(),
+                        generator.subschema_for::<Box<StringPropertySchema>>(),
                         "type",
                         "string",
                     ),
@@ -4904,7 +4929,7 @@ impl schemars::JsonSchema for ElicitationPropertySchema {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<MultiSelectPropertySchema>(),
+                        generator.subschema_for::<Box<MultiSelectPropertySchema>>(),
                         "type",
                         "array",
                     ),
@@ -4945,11 +4970,15 @@ impl union::Streamed for ElicitationPropertySchema {
     ) -> Option<Result<Self, D::Error>> {
         Some(
             match tag {
-                "string" => Deserialize::deserialize(body).map(Self::String),
+                "string" => {
+                    Deserialize::deserialize(body).map(|b| Self::String(Box::new(b)))
+                }
                 "number" => Deserialize::deserialize(body).map(Self::Number),
                 "integer" => Deserialize::deserialize(body).map(Self::Integer),
                 "boolean" => Deserialize::deserialize(body).map(Self::Boolean),
-                "array" => Deserialize::deserialize(body).map(Self::Array),
+                "array" => {
+                    Deserialize::deserialize(body).map(|b| Self::Array(Box::new(b)))
+                }
                 _ => return None,
             },
         )
@@ -4980,7 +5009,8 @@ impl ElicitationPropertySchema {
                 };
                 match which {
                     0u32 => {
-                        return union::body(object, "type", "string").map(Self::String);
+                        return union::body(object, "type", "string")
+                            .map(|b| Self::String(Box::new(b)));
                     }
                     1u32 => {
                         return union::body(object, "type", "number").map(Self::Number);
@@ -4991,7 +5021,10 @@ impl ElicitationPropertySchema {
                     3u32 => {
                         return union::body(object, "type", "boolean").map(Self::Boolean);
                     }
-                    4u32 => return union::body(object, "type", "array").map(Self::Array),
+                    4u32 => {
+                        return union::body(object, "type", "array")
+                            .map(|b| Self::Array(Box::new(b)));
+                    }
                     u32::MAX => return Ok(Self::Other(object)),
                     _ => {}
                 }
@@ -9981,7 +10014,7 @@ pub enum ProxyResponse {
     /// A successful JSON-RPC response.
     Result(ProxyResponseResult),
     /// A failed JSON-RPC response.
-    Error(ProxyResponseError),
+    Error(Box<ProxyResponseError>),
 }
 #[cfg(feature = "unstable")]
 #[cfg(feature = "schemars")]
@@ -9997,7 +10030,8 @@ impl schemars::JsonSchema for ProxyResponse {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
             branches.push(generator.subschema_for::<ProxyResponseResult>().to_value());
-            branches.push(generator.subschema_for::<ProxyResponseError>().to_value());
+            branches
+                .push(generator.subschema_for::<Box<ProxyResponseError>>().to_value());
             crate::support::schema::any_of(branches)
         }
     }
@@ -10036,9 +10070,9 @@ impl ProxyResponse {
             }
         }
         if value.is_object() {
-            match union::attempt(|| <ProxyResponseError as Deserialize>::deserialize(
-                &value,
-            )) {
+            match union::attempt(|| <Box<
+                ProxyResponseError,
+            > as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::Error(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -10774,7 +10808,7 @@ impl RequestPermissionResponse {
 #[derive(Debug, Clone, PartialEq)]
 pub enum RequestPermissionSubject {
     /// Permission is requested before executing a tool call.
-    ToolCall(ToolCallPermissionSubject),
+    ToolCall(Box<ToolCallPermissionSubject>),
     /// Permission is requested before running a command.
     Command(CommandPermissionSubject),
     /// Custom or future permission subject.
@@ -10816,7 +10850,7 @@ impl schemars::JsonSchema for RequestPermissionSubject {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<ToolCallPermissionSubject>(),
+                        generator.subschema_for::<Box<ToolCallPermissionSubject>>(),
                         "type",
                         "tool_call",
                     ),
@@ -10862,7 +10896,9 @@ impl union::Streamed for RequestPermissionSubject {
     ) -> Option<Result<Self, D::Error>> {
         Some(
             match tag {
-                "tool_call" => Deserialize::deserialize(body).map(Self::ToolCall),
+                "tool_call" => {
+                    Deserialize::deserialize(body).map(|b| Self::ToolCall(Box::new(b)))
+                }
                 "command" => Deserialize::deserialize(body).map(Self::Command),
                 _ => return None,
             },
@@ -10892,7 +10928,7 @@ impl RequestPermissionSubject {
                 match which {
                     0u32 => {
                         return union::body(object, "type", "tool_call")
-                            .map(Self::ToolCall);
+                            .map(|b| Self::ToolCall(Box::new(b)));
                     }
                     1u32 => {
                         return union::body(object, "type", "command").map(Self::Command);
@@ -13281,7 +13317,7 @@ impl Default for SessionTitleCapabilities {
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionUpdate {
     /// A chunk of the user's message being streamed.
-    UserMessageChunk(ContentChunk),
+    UserMessageChunk(Box<ContentChunk>),
     /// A user message has been created or updated.
     ///
     /// Agents can send this when they accept or replay a user message. When a
@@ -13289,7 +13325,7 @@ pub enum SessionUpdate {
     /// fields in the new update patch the previous fields for that message.
     UserMessage(UserMessage),
     /// A chunk of the agent's response being streamed.
-    AgentMessageChunk(ContentChunk),
+    AgentMessageChunk(Box<ContentChunk>),
     /// An agent message has been created or updated.
     ///
     /// Agents can send this in addition to streamed chunks. When a client
@@ -13297,7 +13333,7 @@ pub enum SessionUpdate {
     /// fields in the new update patch the previous fields for that message.
     AgentMessage(AgentMessage),
     /// A chunk of the agent's internal reasoning being streamed.
-    AgentThoughtChunk(ContentChunk),
+    AgentThoughtChunk(Box<ContentChunk>),
     /// An agent thought or reasoning message has been created or updated.
     ///
     /// Agents can send this in addition to streamed chunks. When a client
@@ -13307,11 +13343,11 @@ pub enum SessionUpdate {
     /// A snapshot of the session's aggregate foreground activity.
     StateUpdate(StateUpdate),
     /// A chunk of tool-call content being streamed.
-    ToolCallContentChunk(ToolCallContentChunk),
+    ToolCallContentChunk(Box<ToolCallContentChunk>),
     /// A tool call has been created or updated.
-    ToolCallUpdate(ToolCallUpdate),
+    ToolCallUpdate(Box<ToolCallUpdate>),
     /// An agent-owned terminal has been created or updated.
-    TerminalUpdate(TerminalUpdate),
+    TerminalUpdate(Box<TerminalUpdate>),
     /// A chunk of bytes appended to an agent-owned terminal's output.
     TerminalOutputChunk(TerminalOutputChunk),
     /// A content update for a plan identified by ID.
@@ -13340,7 +13376,7 @@ pub enum SessionUpdate {
     /// A context compaction has been created or updated.
     CompactionUpdate(CompactionUpdate),
     /// A content block appended to a context compaction's retained summary.
-    CompactionSummaryChunk(CompactionSummaryChunk),
+    CompactionSummaryChunk(Box<CompactionSummaryChunk>),
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -13348,7 +13384,7 @@ pub enum SessionUpdate {
     /// Announces a child session created and owned by this session, or updates
     /// that ownership association's metadata.
     #[cfg(feature = "unstable")]
-    SubagentUpdate(SubagentUpdate),
+    SubagentUpdate(Box<SubagentUpdate>),
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -13356,14 +13392,14 @@ pub enum SessionUpdate {
     /// A message upsert observed in this session's transcript, sent to or
     /// received from another session.
     #[cfg(feature = "unstable")]
-    SessionMessage(SessionMessage),
+    SessionMessage(Box<SessionMessage>),
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
     ///
     /// One content block appended to a sent or received session message.
     #[cfg(feature = "unstable")]
-    SessionMessageChunk(SessionMessageChunk),
+    SessionMessageChunk(Box<SessionMessageChunk>),
     /// Custom or future session update.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -13476,7 +13512,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<ContentChunk>(),
+                        generator.subschema_for::<Box<ContentChunk>>(),
                         "sessionUpdate",
                         "user_message_chunk",
                     ),
@@ -13492,7 +13528,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<ContentChunk>(),
+                        generator.subschema_for::<Box<ContentChunk>>(),
                         "sessionUpdate",
                         "agent_message_chunk",
                     ),
@@ -13508,7 +13544,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<ContentChunk>(),
+                        generator.subschema_for::<Box<ContentChunk>>(),
                         "sessionUpdate",
                         "agent_thought_chunk",
                     ),
@@ -13532,7 +13568,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<ToolCallContentChunk>(),
+                        generator.subschema_for::<Box<ToolCallContentChunk>>(),
                         "sessionUpdate",
                         "tool_call_content_chunk",
                     ),
@@ -13540,7 +13576,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<ToolCallUpdate>(),
+                        generator.subschema_for::<Box<ToolCallUpdate>>(),
                         "sessionUpdate",
                         "tool_call_update",
                     ),
@@ -13548,7 +13584,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<TerminalUpdate>(),
+                        generator.subschema_for::<Box<TerminalUpdate>>(),
                         "sessionUpdate",
                         "terminal_update",
                     ),
@@ -13629,7 +13665,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<CompactionSummaryChunk>(),
+                        generator.subschema_for::<Box<CompactionSummaryChunk>>(),
                         "sessionUpdate",
                         "compaction_summary_chunk",
                     ),
@@ -13638,7 +13674,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<SubagentUpdate>(),
+                        generator.subschema_for::<Box<SubagentUpdate>>(),
                         "sessionUpdate",
                         "subagent_update",
                     ),
@@ -13647,7 +13683,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<SessionMessage>(),
+                        generator.subschema_for::<Box<SessionMessage>>(),
                         "sessionUpdate",
                         "session_message",
                     ),
@@ -13656,7 +13692,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<SessionMessageChunk>(),
+                        generator.subschema_for::<Box<SessionMessageChunk>>(),
                         "sessionUpdate",
                         "session_message_chunk",
                     ),
@@ -13784,26 +13820,32 @@ impl union::Streamed for SessionUpdate {
         Some(
             match tag {
                 "user_message_chunk" => {
-                    Deserialize::deserialize(body).map(Self::UserMessageChunk)
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::UserMessageChunk(Box::new(b)))
                 }
                 "user_message" => Deserialize::deserialize(body).map(Self::UserMessage),
                 "agent_message_chunk" => {
-                    Deserialize::deserialize(body).map(Self::AgentMessageChunk)
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::AgentMessageChunk(Box::new(b)))
                 }
                 "agent_message" => Deserialize::deserialize(body).map(Self::AgentMessage),
                 "agent_thought_chunk" => {
-                    Deserialize::deserialize(body).map(Self::AgentThoughtChunk)
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::AgentThoughtChunk(Box::new(b)))
                 }
                 "agent_thought" => Deserialize::deserialize(body).map(Self::AgentThought),
                 "state_update" => Deserialize::deserialize(body).map(Self::StateUpdate),
                 "tool_call_content_chunk" => {
-                    Deserialize::deserialize(body).map(Self::ToolCallContentChunk)
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::ToolCallContentChunk(Box::new(b)))
                 }
                 "tool_call_update" => {
-                    Deserialize::deserialize(body).map(Self::ToolCallUpdate)
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::ToolCallUpdate(Box::new(b)))
                 }
                 "terminal_update" => {
-                    Deserialize::deserialize(body).map(Self::TerminalUpdate)
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::TerminalUpdate(Box::new(b)))
                 }
                 "terminal_output_chunk" => {
                     Deserialize::deserialize(body).map(Self::TerminalOutputChunk)
@@ -13826,19 +13868,23 @@ impl union::Streamed for SessionUpdate {
                     Deserialize::deserialize(body).map(Self::CompactionUpdate)
                 }
                 "compaction_summary_chunk" => {
-                    Deserialize::deserialize(body).map(Self::CompactionSummaryChunk)
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::CompactionSummaryChunk(Box::new(b)))
                 }
                 #[cfg(feature = "unstable")]
                 "subagent_update" => {
-                    Deserialize::deserialize(body).map(Self::SubagentUpdate)
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::SubagentUpdate(Box::new(b)))
                 }
                 #[cfg(feature = "unstable")]
                 "session_message" => {
-                    Deserialize::deserialize(body).map(Self::SessionMessage)
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::SessionMessage(Box::new(b)))
                 }
                 #[cfg(feature = "unstable")]
                 "session_message_chunk" => {
-                    Deserialize::deserialize(body).map(Self::SessionMessageChunk)
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::SessionMessageChunk(Box::new(b)))
                 }
                 _ => return None,
             },
@@ -13893,7 +13939,7 @@ impl SessionUpdate {
                 match which {
                     0u32 => {
                         return union::body(object, "sessionUpdate", "user_message_chunk")
-                            .map(Self::UserMessageChunk);
+                            .map(|b| Self::UserMessageChunk(Box::new(b)));
                     }
                     1u32 => {
                         return union::body(object, "sessionUpdate", "user_message")
@@ -13905,7 +13951,7 @@ impl SessionUpdate {
                                 "sessionUpdate",
                                 "agent_message_chunk",
                             )
-                            .map(Self::AgentMessageChunk);
+                            .map(|b| Self::AgentMessageChunk(Box::new(b)));
                     }
                     3u32 => {
                         return union::body(object, "sessionUpdate", "agent_message")
@@ -13917,7 +13963,7 @@ impl SessionUpdate {
                                 "sessionUpdate",
                                 "agent_thought_chunk",
                             )
-                            .map(Self::AgentThoughtChunk);
+                            .map(|b| Self::AgentThoughtChunk(Box::new(b)));
                     }
                     5u32 => {
                         return union::body(object, "sessionUpdate", "agent_thought")
@@ -13933,15 +13979,15 @@ impl SessionUpdate {
                                 "sessionUpdate",
                                 "tool_call_content_chunk",
                             )
-                            .map(Self::ToolCallContentChunk);
+                            .map(|b| Self::ToolCallContentChunk(Box::new(b)));
                     }
                     8u32 => {
                         return union::body(object, "sessionUpdate", "tool_call_update")
-                            .map(Self::ToolCallUpdate);
+                            .map(|b| Self::ToolCallUpdate(Box::new(b)));
                     }
                     9u32 => {
                         return union::body(object, "sessionUpdate", "terminal_update")
-                            .map(Self::TerminalUpdate);
+                            .map(|b| Self::TerminalUpdate(Box::new(b)));
                     }
                     10u32 => {
                         return union::body(
@@ -14002,17 +14048,17 @@ impl SessionUpdate {
                                 "sessionUpdate",
                                 "compaction_summary_chunk",
                             )
-                            .map(Self::CompactionSummaryChunk);
+                            .map(|b| Self::CompactionSummaryChunk(Box::new(b)));
                     }
                     #[cfg(feature = "unstable")]
                     20u32 => {
                         return union::body(object, "sessionUpdate", "subagent_update")
-                            .map(Self::SubagentUpdate);
+                            .map(|b| Self::SubagentUpdate(Box::new(b)));
                     }
                     #[cfg(feature = "unstable")]
                     21u32 => {
                         return union::body(object, "sessionUpdate", "session_message")
-                            .map(Self::SessionMessage);
+                            .map(|b| Self::SessionMessage(Box::new(b)));
                     }
                     #[cfg(feature = "unstable")]
                     22u32 => {
@@ -14021,7 +14067,7 @@ impl SessionUpdate {
                                 "sessionUpdate",
                                 "session_message_chunk",
                             )
-                            .map(Self::SessionMessageChunk);
+                            .map(|b| Self::SessionMessageChunk(Box::new(b)));
                     }
                     u32::MAX => return Ok(Self::Other(object)),
                     _ => {}
@@ -14512,7 +14558,7 @@ pub enum StateUpdate {
     /// Foreground work is in progress.
     Running(RunningStateUpdate),
     /// No foreground work is active. Background activity may continue.
-    Idle(IdleStateUpdate),
+    Idle(Box<IdleStateUpdate>),
     /// Foreground work is blocked on user action.
     RequiresAction(RequiresActionStateUpdate),
     /// **UNSTABLE**
@@ -14588,7 +14634,7 @@ impl schemars::JsonSchema for StateUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<IdleStateUpdate>(),
+                        generator.subschema_for::<Box<IdleStateUpdate>>(),
                         "state",
                         "idle",
                     ),
@@ -14649,7 +14695,7 @@ impl union::Streamed for StateUpdate {
         Some(
             match tag {
                 "running" => Deserialize::deserialize(body).map(Self::Running),
-                "idle" => Deserialize::deserialize(body).map(Self::Idle),
+                "idle" => Deserialize::deserialize(body).map(|b| Self::Idle(Box::new(b))),
                 "requires_action" => {
                     Deserialize::deserialize(body).map(Self::RequiresAction)
                 }
@@ -14687,7 +14733,10 @@ impl StateUpdate {
                     0u32 => {
                         return union::body(object, "state", "running").map(Self::Running);
                     }
-                    1u32 => return union::body(object, "state", "idle").map(Self::Idle),
+                    1u32 => {
+                        return union::body(object, "state", "idle")
+                            .map(|b| Self::Idle(Box::new(b)));
+                    }
                     2u32 => {
                         return union::body(object, "state", "requires_action")
                             .map(Self::RequiresAction);
@@ -15955,7 +16004,7 @@ impl Default for ToolCallCapabilities {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolCallContent {
     /// Standard content block (text, images, resources).
-    Content(Content),
+    Content(Box<Content>),
     /// File modification shown as a diff.
     Diff(Diff),
     /// A display-only reference to an agent-owned terminal.
@@ -15999,7 +16048,7 @@ impl schemars::JsonSchema for ToolCallContent {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<Content>(),
+                        generator.subschema_for::<Box<Content>>(),
                         "type",
                         "content",
                     ),
@@ -16054,7 +16103,9 @@ impl union::Streamed for ToolCallContent {
     ) -> Option<Result<Self, D::Error>> {
         Some(
             match tag {
-                "content" => Deserialize::deserialize(body).map(Self::Content),
+                "content" => {
+                    Deserialize::deserialize(body).map(|b| Self::Content(Box::new(b)))
+                }
                 "diff" => Deserialize::deserialize(body).map(Self::Diff),
                 "terminal" => Deserialize::deserialize(body).map(Self::Terminal),
                 _ => return None,
@@ -16085,7 +16136,8 @@ impl ToolCallContent {
                 };
                 match which {
                     0u32 => {
-                        return union::body(object, "type", "content").map(Self::Content);
+                        return union::body(object, "type", "content")
+                            .map(|b| Self::Content(Box::new(b)));
                     }
                     1u32 => return union::body(object, "type", "diff").map(Self::Diff),
                     2u32 => {

@@ -179,7 +179,8 @@ fn variant_body(v: &Variant) -> Option<&TypeRef> {
 }
 
 /// Marks every reference that must be held through a `Box`: one whose type leads back to the
-/// type holding it by direct containment (else the Rust type would have infinite size). Called
+/// type holding it by direct containment (else the Rust type would have infinite size), and the
+/// union variants too large to hold inline (`sizes`). Called
 /// by lowering, and by `merge` on the merged graph; emitters only read the marks.
 pub fn place_boxes(types: &mut [TypeDef]) {
     let component = Containment::of(types).components();
@@ -204,4 +205,5 @@ pub fn place_boxes(types: &mut [TypeDef]) {
             TypeKind::StringEnum { .. } | TypeKind::IntEnum { .. } | TypeKind::Any => {}
         }
     }
+    super::sizes::box_large_variants(types);
 }

@@ -7,7 +7,8 @@
 //! revision sends are kept) and untagged branches. Methods and their sides come from
 //! `x-method`/`x-side` and the envelopes that carry them (`methods`). The decisions that need the
 //! whole graph of types are made here too, by one analysis of how types contain each other
-//! (`cycles`): which cycles are errors, and which references a `Box` holds ([`place_boxes`]).
+//! (`cycles`): which cycles are errors, and which references a `Box` holds ([`place_boxes`]; with
+//! `sizes`, the union variants too large to hold inline).
 //! `validation` checks the Rust names the emitters will print.
 //!
 //! This module holds the entry point, [`lower`], and the context every part shares (`Lowerer`):
@@ -16,6 +17,7 @@
 mod catch_alls;
 mod cycles;
 mod methods;
+mod sizes;
 mod types;
 mod validation;
 

@@ -105,6 +105,7 @@ fn de_update_verbose<'de, D: Deserializer<'de>>(
         deserializer,
         Some(default_update_verbose),
         |v| lenient::explicit(v, lenient::value),
+        |d| <bool as serde::Deserialize>::deserialize(d).map(Defaulted::explicit),
     )
 }
 /// Every type name of the schema (with the features enabled), sorted.
@@ -136,6 +137,7 @@ mod lenient_fns {
             deserializer,
             Some(|| None),
             |v| lenient::option(v, lenient::items),
+            <Option<Vec<T>> as serde::Deserialize>::deserialize,
         )
     }
     pub(super) fn patch_on_error<'de, D: Deserializer<'de>, T>(
@@ -148,6 +150,7 @@ mod lenient_fns {
             deserializer,
             Some(Patch::default),
             |v| lenient::patch(v, lenient::value),
+            lenient::direct_patch::<D, T>,
         )
     }
     pub(super) fn required_on_null<'de, D: Deserializer<'de>, T>(
@@ -160,6 +163,7 @@ mod lenient_fns {
             deserializer,
             None,
             |v| lenient::null_default(v, <T>::default, lenient::value),
+            |d| lenient::direct_null_default::<D, T, _>(d, <T>::default, |v| v),
         )
     }
 }
