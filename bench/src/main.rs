@@ -7,7 +7,9 @@
 //!   peak memory is its own;
 //! - `acp-bench profile-decode ours|official V SECS`, `decode-times ours|official V N` and
 //!   `encode-times ours|official V N`: the decode and encode rows' work alone, to run under `perf`
-//!   (for SECS seconds) or `valgrind --tool=callgrind` (N passes over the corpus);
+//!   (for SECS seconds) or `valgrind --tool=callgrind` (N passes over the corpus), and
+//!   `scan-times V N` the scan floor's;
+//! - `acp-bench sizes`: the sizes of the decoded `session/update` values, ours and the official;
 //! - `acp-bench latency-dist ours|official`: the latency row's distribution, in percentiles.
 
 mod codec;
@@ -49,23 +51,38 @@ fn main() {
             // A fixed amount of work, for `valgrind --tool=callgrind` (instruction counts).
             let version: u16 = version.parse().expect("VERSION");
             let lib = if *which == "ours" { Lib::Ours } else { Lib::Official };
-            let mut messages = codec::common(version, corpus::turn(version));
-            if let Ok(f) = std::env::var("ONLY") { messages.retain(|m| m.payload.contains(&f)); messages.dedup_by(|a, b| a.payload == b.payload); eprintln!("{} messages", messages.len()); }
+            let messages = codec::common(version, corpus::turn(version));
             for _ in 0..times.parse::<usize>().expect("TIMES") {
                 codec::decode_all(lib, version, &messages);
             }
         }
         ["sizes"] => {
-            macro_rules! sizes { ($($t:ty),*) => {$( println!("{:5} {}", std::mem::size_of::<$t>(), stringify!($t)); )*} }
-            use acp_types::v1 as a; use agent_client_protocol_schema::v1 as o;
-            sizes!(a::SessionNotification, a::SessionUpdate, a::ContentBlock, a::ContentChunk, a::ToolCall, a::ToolCallUpdate, a::TextContent, a::Annotations, a::ImageContent, a::ResourceLink, a::EmbeddedResource, a::Plan, a::ToolCallContent, a::SessionConfigOption, a::McpServer, a::PromptRequest, a::InitializeResponse, acp_types::Meta, acp_types::Patch<acp_types::Meta>, a::AvailableCommandsUpdate, a::UsageUpdate, a::CompactionUpdate, a::Notice);
-            sizes!(o::SessionNotification, o::SessionUpdate, o::ContentBlock, o::ContentChunk, o::ToolCall);
+            // The sizes of the values a `session/update` is decoded into (each is moved out
+            // through every layer of `Result` on its way out of serde), ours then the official.
+            macro_rules! sizes {
+                ($($t:ty),*) => {$( println!("{:5} {}", std::mem::size_of::<$t>(), stringify!($t)); )*};
+            }
+            use acp_types::v1 as ours;
+            use agent_client_protocol_schema::v1 as official;
+            sizes!(
+                ours::SessionNotification,
+                ours::SessionUpdate,
+                ours::ContentChunk,
+                ours::ContentBlock,
+                ours::ToolCall
+            );
+            sizes!(
+                official::SessionNotification,
+                official::SessionUpdate,
+                official::ContentChunk,
+                official::ContentBlock,
+                official::ToolCall
+            );
         }
         ["scan-times", version, times] => {
             // The scan floor's work (`IgnoredAny`), a fixed amount of it, for callgrind.
             let version: u16 = version.parse().expect("VERSION");
-            let mut messages = codec::common(version, corpus::turn(version));
-            if let Ok(f) = std::env::var("ONLY") { messages.retain(|m| m.payload.contains(&f)); messages.dedup_by(|a, b| a.payload == b.payload); }
+            let messages = codec::common(version, corpus::turn(version));
             for _ in 0..times.parse::<usize>().expect("TIMES") {
                 codec::scan_all(&messages);
             }
@@ -110,7 +127,7 @@ fn main() {
             eprintln!(
                 "usage: acp-bench rows [--quick] [--only TEXT] | notify-agent ours|official COUNT | large ours|official BYTES \
                  | profile-decode ours|official V SECS | decode-times|encode-times ours|official V N \
-                 | latency-dist ours|official"
+                 | scan-times V N | sizes | latency-dist ours|official"
             );
             std::process::exit(2);
         }

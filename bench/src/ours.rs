@@ -62,7 +62,8 @@ async fn pair() -> acp_rpc::client::ClientConnection {
     let (client_io, agent_io) = tokio::io::duplex(64 * 1024);
     let (agent_read, agent_write) = tokio::io::split(agent_io);
     let (client_read, client_write) = tokio::io::split(client_io);
-    let (_, agent_driver) = acp_rpc::agent::serve(Agent::default(), &[Version::V1], agent_read, agent_write, big_config());
+    let (_, agent_driver) =
+        acp_rpc::agent::serve(Agent::default(), &[Version::V1], agent_read, agent_write, big_config());
     tokio::spawn(agent_driver);
     let (conn, driver) = acp_rpc::client::connect(Client::default(), client_read, client_write, big_config());
     tokio::spawn(driver);
@@ -110,7 +111,8 @@ pub fn notify_agent(count: usize) {
     rt.block_on(async {
         let agent = Agent::default();
         let initialized = agent.initialized.clone();
-        let (conn, driver) = acp_rpc::agent::serve(agent, &[Version::V1], tokio::io::stdin(), tokio::io::stdout(), big_config());
+        let (conn, driver) =
+            acp_rpc::agent::serve(agent, &[Version::V1], tokio::io::stdin(), tokio::io::stdout(), big_config());
         let driver = tokio::spawn(driver);
         // A client drops notifications that come before the version is agreed.
         initialized.notified().await;

@@ -68,7 +68,7 @@ impl Meta {
                 .unwrap_or_else(|| serde_json::Error::custom("expected a JSON object")));
         }
         // A line break can only be whitespace between tokens (strings escape theirs).
-        if trimmed.bytes().any(|b| b == b'\n' || b == b'\r') {
+        if memchr::memchr2(b'\n', b'\r', trimmed.as_bytes()).is_some() {
             let map: Map<String, Value> = serde_json::from_str(trimmed)?;
             return Ok(Meta::from(map));
         }
