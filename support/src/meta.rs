@@ -146,21 +146,11 @@ impl<'de> Deserialize<'de> for Meta {
         match super::union::capture(deserializer)? {
             super::union::Captured::Text(text) => Meta::from_text(text).map_err(D::Error::custom),
             super::union::Captured::Value(Value::Object(map)) => Ok(Meta::from(map)),
-            super::union::Captured::Value(other) => {
-                Err(D::Error::custom(format_args!("invalid type: {}, expected a JSON object", kind(&other))))
-            }
+            super::union::Captured::Value(other) => Err(D::Error::custom(format_args!(
+                "invalid type: {}, expected a JSON object",
+                super::union::kind(&other)
+            ))),
         }
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -125,7 +125,8 @@ pub fn no_branch(union: &str, value: &Value, first: Option<serde_json::Error>) -
     }
 }
 
-fn kind(value: &Value) -> &'static str {
+/// The JSON kind of `value`, for error messages (`a string`, `an object`, …).
+pub(crate) fn kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
