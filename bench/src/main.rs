@@ -230,7 +230,10 @@ fn rows(quick: bool, only: &str) {
             mb / ours.as_secs_f64(),
             Some(mb / official.as_secs_f64()),
             Some(official.as_secs_f64() / ours.as_secs_f64()),
-            &note,
+            &format!(
+                "{note}; ours with acp_types::support::json::from_str (the runtime's decoder), official with \
+                 serde_json::from_str"
+            ),
         );
         let ours_values = codec::decoded(Lib::Ours, version, &messages);
         let official_values = codec::decoded(Lib::Official, version, &messages);

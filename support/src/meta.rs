@@ -13,8 +13,9 @@ use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::{Map, Value};
 use std::fmt;
 
-/// `serde_json`'s name for its raw-value protocol: a struct of this name whose one field of this
-/// name is JSON text is written as that text, by serde_json and by [`super::json`].
+/// `serde_json`'s name for its raw-value protocol. Written: a struct of this name whose one field
+/// of this name is JSON text is that text, for serde_json and [`super::json`]. Read: a newtype
+/// struct of this name asks the deserializer for the value's text (`union::capture`).
 pub(crate) const RAW_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// A JSON object with arbitrary keys, kept as its text.

@@ -8,6 +8,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt;
 
+use super::meta::RAW_TOKEN;
 use super::JsonObject;
 
 /// A string enum as it appears on the wire.
@@ -560,10 +561,6 @@ pub enum Captured<'de> {
     /// The value, from a deserializer that cannot give text (`#[serde(flatten)]` buffers, …).
     Value(Value),
 }
-
-/// `serde_json`'s name for its raw-value protocol (`serde_json::value::RawValue` is deserialized as
-/// a newtype struct of this name, whose content is a one-entry map from this key to the text).
-use super::meta::RAW_TOKEN;
 
 /// Captures the next value as text if the deserializer supports it, or as a [`Value`].
 pub fn capture<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Captured<'de>, D::Error> {

@@ -171,7 +171,7 @@ fn held(kind: &TypeKind) -> Vec<(TypeId, Level)> {
     }
 }
 
-fn variant_body(v: &Variant) -> Option<&TypeRef> {
+pub(super) fn variant_body(v: &Variant) -> Option<&TypeRef> {
     match &v.kind {
         VariantKind::Tagged { body: Some(b), .. } | VariantKind::Untagged(b) => Some(b),
         VariantKind::Tagged { body: None, .. } | VariantKind::CatchAll(_) => None,

@@ -8,6 +8,7 @@
 //! target (it does not need to be exact, only to tell large from small, and it is the same on
 //! every machine, so the output stays deterministic).
 
+use super::cycles::variant_body;
 use crate::codegen::ir::*;
 
 /// A body estimated above this many bytes is boxed.
@@ -18,25 +19,17 @@ pub const LARGE: usize = 128;
 pub fn box_large_variants(types: &mut [TypeDef]) {
     let mut sizes = Sizes { memo: vec![None; types.len()], types: &*types };
     let mut large = Vec::new();
-    for i in 0..sizes.types.len() {
-        if let TypeKind::Union(u) = &sizes.types[i].kind {
-            for (v, variant) in u.variants.iter().enumerate() {
-                let body = match &variant.kind {
-                    VariantKind::Tagged { body: Some(b), .. } | VariantKind::Untagged(b) => b,
-                    _ => continue,
-                };
-                if !variant.boxed && matches!(body, TypeRef::Named(_)) {
-                    large.push((i, v, body.clone()));
-                }
-            }
+    for (i, t) in sizes.types.iter().enumerate() {
+        if let TypeKind::Union(u) = &t.kind {
+            large.extend((0..u.variants.len()).map(|v| (i, v)));
         }
     }
-    // Sizes of the bodies as emitted without this pass's boxes: a body's size does not depend
-    // on whether the union holding it boxes it, and boxes inside the body are decided for the
-    // body's own unions by the same rule, which `Sizes` applies as it goes.
-    let decided: Vec<(usize, usize)> =
-        large.into_iter().filter(|(_, _, body)| sizes.of_ref(body) > LARGE).map(|(i, v, _)| (i, v)).collect();
-    for (i, v) in decided {
+    large.retain(|&(i, v)| {
+        let TypeKind::Union(u) = &sizes.types[i].kind else { return false };
+        let variant = &u.variants[v];
+        !variant.boxed && sizes.boxed(variant)
+    });
+    for (i, v) in large {
         if let TypeKind::Union(u) = &mut types[i].kind {
             u.variants[v].boxed = true;
         }
@@ -74,6 +67,16 @@ impl Sizes<'_> {
             // `Meta`: its text.
             TypeRef::Object => 16,
             TypeRef::Map(_) => 48,
+        }
+    }
+
+    /// Whether the variant holds its body in a `Box`: for a cycle (placed before), or because the
+    /// body is a named type estimated above [`LARGE`] bytes.
+    fn boxed(&mut self, v: &Variant) -> bool {
+        match variant_body(v) {
+            _ if v.boxed => true,
+            Some(body @ TypeRef::Named(_)) => self.of_ref(body) > LARGE,
+            _ => false,
         }
     }
 
@@ -120,19 +123,12 @@ impl Sizes<'_> {
                 let largest = u
                     .variants
                     .iter()
-                    .map(|v| match &v.kind {
-                        VariantKind::Tagged { body: Some(b), .. } | VariantKind::Untagged(b) => {
-                            let body = self.of_ref(b);
-                            // Boxed for a cycle, or by this pass's rule.
-                            if v.boxed || (matches!(b, TypeRef::Named(_)) && body > LARGE) {
-                                8
-                            } else {
-                                body
-                            }
-                        }
-                        VariantKind::Tagged { body: None, .. } => 0,
+                    .map(|v| match (&v.kind, variant_body(v)) {
+                        (_, Some(_)) if self.boxed(v) => 8,
+                        (_, Some(body)) => self.of_ref(body),
                         // A `serde_json::Map` (the object as received).
-                        VariantKind::CatchAll(_) => 72,
+                        (VariantKind::CatchAll(_), _) => 72,
+                        (_, None) => 0,
                     })
                     .max()
                     .unwrap_or(0);
