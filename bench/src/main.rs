@@ -9,6 +9,9 @@
 //!   `encode-times ours|official V N`: the decode and encode rows' work alone, to run under `perf`
 //!   (for SECS seconds) or `valgrind --tool=callgrind` (N passes over the corpus), and
 //!   `scan-times V N` the scan floor's;
+//! - `acp-bench breakdown V`: each message of the corpus, our decode time against the scan
+//!   floor's and its share of a pass, worst first; `acp-bench one ours|official|floor V INDEX N`:
+//!   one of them decoded (or scanned) N times, for callgrind;
 //! - `acp-bench sizes`: the sizes of the decoded `session/update` values, ours and the official;
 //! - `acp-bench latency-dist ours|official`: the latency row's distribution, in percentiles.
 
@@ -54,6 +57,59 @@ fn main() {
             let messages = codec::common(version, corpus::turn(version));
             for _ in 0..times.parse::<usize>().expect("TIMES") {
                 codec::decode_all(lib, version, &messages);
+            }
+        }
+        ["breakdown", version] => {
+            // Per message: our decode time against the scan floor's, and its share of a pass.
+            let version: u16 = version.parse().expect("VERSION");
+            let messages = codec::common(version, corpus::turn(version));
+            let decode = codec::decoder(Lib::Ours, version);
+            let time = |f: &dyn Fn()| {
+                let start = Instant::now();
+                for _ in 0..2000 {
+                    f();
+                }
+                start.elapsed().as_nanos() as f64 / 2000.0
+            };
+            let mut rows: Vec<(String, usize, f64, f64)> = Vec::new();
+            for m in &messages {
+                let ours = time(&|| {
+                    std::hint::black_box(decode(&m.type_name, std::hint::black_box(&m.payload)));
+                });
+                let floor = time(&|| {
+                    std::hint::black_box(
+                        serde_json::from_str::<serde::de::IgnoredAny>(std::hint::black_box(&m.payload)).is_ok(),
+                    );
+                });
+                let kind = serde_json::from_str::<serde_json::Value>(&m.payload)
+                    .ok()
+                    .and_then(|v| v["update"]["sessionUpdate"].as_str().map(str::to_string))
+                    .unwrap_or_default();
+                rows.push((format!("{} {kind}", m.type_name), m.payload.len(), ours, floor));
+            }
+            let total: f64 = rows.iter().map(|r| r.2).sum();
+            let floor_total: f64 = rows.iter().map(|r| r.3).sum();
+            println!("total ours {total:.0} ns, floor {floor_total:.0} ns, ratio {:.3}", floor_total / total);
+            rows.sort_by(|a, b| b.2.partial_cmp(&a.2).unwrap());
+            for (name, len, ours, floor) in rows {
+                println!("{:5.1}% {:6.0} ns {:5} B ratio {:.3} {name}", 100.0 * ours / total, ours, len, floor / ours);
+            }
+        }
+        ["one", which, version, index, times] => {
+            // One message of the corpus decoded N times (ours|official|floor), for callgrind.
+            let version: u16 = version.parse().expect("VERSION");
+            let messages = codec::common(version, corpus::turn(version));
+            let m = &messages[index.parse::<usize>().expect("INDEX")];
+            eprintln!("{} {}", m.type_name, m.payload);
+            let decode = codec::decoder(if *which == "official" { Lib::Official } else { Lib::Ours }, version);
+            for _ in 0..times.parse::<usize>().expect("TIMES") {
+                if *which == "floor" {
+                    std::hint::black_box(
+                        serde_json::from_str::<serde::de::IgnoredAny>(std::hint::black_box(&m.payload)).is_ok(),
+                    );
+                } else {
+                    std::hint::black_box(decode(&m.type_name, std::hint::black_box(&m.payload)));
+                }
             }
         }
         ["sizes"] => {
@@ -127,7 +183,8 @@ fn main() {
             eprintln!(
                 "usage: acp-bench rows [--quick] [--only TEXT] | notify-agent ours|official COUNT | large ours|official BYTES \
                  | profile-decode ours|official V SECS | decode-times|encode-times ours|official V N \
-                 | scan-times V N | sizes | latency-dist ours|official"
+                 | scan-times V N | breakdown V | one ours|official|floor V INDEX N | sizes \
+                 | latency-dist ours|official"
             );
             std::process::exit(2);
         }

@@ -11,20 +11,29 @@
 //! written by serde_json too.
 
 //!
-//! [`from_str`] is the decoding side: `serde_json::from_str` with the lenient fields decoded in
-//! place first ([`optimistic`](super::optimistic)), and the exact way only when that fails.
+//! [`from_str`] is the decoding side: a first pass with the lenient fields decoded in place
+//! ([`optimistic`](super::optimistic)) by a deserializer of this module's own (`de`), which gives
+//! up on anything unusual, and `serde_json::from_str` the exact way only when that fails.
 
 use serde::ser::{self, Impossible, Serialize};
+
+mod de;
 
 /// Decodes `text` as `serde_json::from_str` does, with the same result and the same error.
 ///
 /// It decodes once [`optimistic`](super::optimistic)ally (lenient fields in place, as plain
-/// fields), which gives exactly the exact way's value whenever nothing needs a repair, and
-/// otherwise again the exact way (lenient fields captured, then repaired). So a message that
-/// needs a repair costs two passes; one that does not, one pass without the captures.
+/// fields) with a deserializer that makes the same calls as serde_json's on what it accepts, and
+/// gives up on the rest (malformed JSON, lone surrogates, structs written as arrays, …). That
+/// gives exactly the exact way's value whenever nothing needs a repair; otherwise the message is
+/// decoded again by serde_json the exact way (lenient fields captured, then repaired). So a
+/// message that needs a repair costs two passes; one that does not, one pass without the
+/// captures.
 pub fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
     let mark = super::lenient::mark();
-    if let Ok(value) = super::optimistic(|| serde_json::from_str(text)) {
+    super::take_refused();
+    // A lenient field that refused its value inside an untagged union's branch may have sent the
+    // union to another branch than the exact way takes: such a result is not used.
+    if let (Ok(value), false) = (super::optimistic(|| de::from_str(text)), super::take_refused()) {
         return Ok(value);
     }
     super::lenient::rewind(mark);
@@ -696,5 +705,43 @@ mod tests {
         let map: std::collections::BTreeMap<u32, f32> = [(1, 0.5), (2, f32::NAN)].into();
         assert_eq!(to_vec(&map).unwrap(), serde_json::to_vec(&map).unwrap());
         assert_eq!(to_vec(&(1u8, 'c', b"ab")).unwrap(), serde_json::to_vec(&(1u8, 'c', b"ab")).unwrap());
+    }
+
+    /// Two branches tried in turn, as an untagged union does: the first has a lenient field
+    /// (a number, `0` when it is not one), the second takes anything.
+    #[derive(Debug, PartialEq)]
+    enum Branches {
+        First(u32),
+        Second(serde_json::Value),
+    }
+
+    impl<'de> serde::Deserialize<'de> for Branches {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            use serde::de::IntoDeserializer;
+            let value = serde_json::Value::deserialize(deserializer)?;
+            let first = crate::lenient::field(
+                value.clone().into_deserializer(),
+                Some(|| 0),
+                |raw| match raw {
+                    crate::lenient::Raw::Text(text) => serde_json::from_str(text),
+                    crate::lenient::Raw::Value(value) => serde_json::from_value(value),
+                },
+                <u32 as serde::Deserialize>::deserialize,
+            );
+            Ok(match first {
+                Ok(n) => Branches::First(n),
+                Err(_) => Branches::Second(value),
+            })
+        }
+    }
+
+    #[test]
+    fn a_lenient_refusal_swallowed_by_a_union_sends_the_message_the_exact_way() {
+        // The exact way repairs the first branch; the optimistic pass would have taken the second.
+        let (value, events) = crate::lenient::collect(|| from_str::<Branches>("\"text\"").unwrap());
+        assert_eq!(value, Branches::First(0));
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!(from_str::<Branches>("7").unwrap(), Branches::First(7));
+        assert_eq!(serde_json::from_str::<Branches>("\"text\"").unwrap(), Branches::First(0));
     }
 }

@@ -133,7 +133,7 @@ where
     D: Deserializer<'de>,
 {
     if super::is_optimistic() {
-        return direct(deserializer);
+        return direct(deserializer).inspect_err(|_| super::refuse());
     }
     // Only the capture depends on the deserializer; the rest is compiled once per field type.
     let captured = if super::is_detailed() {

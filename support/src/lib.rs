@@ -58,6 +58,19 @@ enum Mode {
 
 thread_local! {
     static MODE: std::cell::Cell<Mode> = const { std::cell::Cell::new(Mode::Exact) };
+    /// Set when a lenient field refused a value under [`optimistic`]: an untagged union may have
+    /// swallowed that error and taken another branch, so the result cannot be trusted.
+    static REFUSED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Notes that a lenient field refused its value under [`optimistic`] decoding.
+pub(crate) fn refuse() {
+    REFUSED.with(|r| r.set(true));
+}
+
+/// Whether a lenient field refused a value since the last call (and clears the note).
+pub(crate) fn take_refused() -> bool {
+    REFUSED.with(|r| r.replace(false))
 }
 
 /// Runs `f` with this thread's mode set to `mode`, and puts the one before back afterwards.
