@@ -17,7 +17,7 @@
 
 use serde::ser::{self, Impossible, Serialize};
 
-mod de;
+pub(crate) mod de;
 
 /// Decodes `text` as `serde_json::from_str` does, with the same result and the same error.
 ///

@@ -620,3 +620,36 @@ pub fn capture<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Captured<'d
     }
     deserializer.deserialize_newtype_struct(RAW_TOKEN, V)
 }
+
+/// Whether an untagged union tries its branches on the value's text ([`capture`]d without a copy
+/// from the runtime's deserializer) rather than on a `Value`: under
+/// [`optimistic`](super::optimistic) decoding, where a branch that the text way refuses but the
+/// `Value` way might take (a key twice, anything the fast deserializer leaves to serde_json)
+/// sends the whole message the exact way.
+pub fn text_branches() -> bool {
+    super::is_optimistic()
+}
+
+/// The JSON kind of the value whose text this is, as the schema names it (`"object"`, …).
+pub fn text_kind(text: &str) -> Option<&'static str> {
+    Some(match text.trim_start_matches([' ', '\n', '\t', '\r']).as_bytes().first()? {
+        b'{' => "object",
+        b'[' => "array",
+        b'"' => "string",
+        b'-' | b'0'..=b'9' => "number",
+        b't' | b'f' => "boolean",
+        b'n' => "null",
+        _ => return None,
+    })
+}
+
+/// One branch of an untagged union decoded from the value's text (under [`text_branches`]).
+pub fn from_text<T: de::DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
+    super::json::de::from_str(text)
+}
+
+/// No branch took the text: the message goes the exact way, whose error is the one reported.
+pub fn no_text_branch() -> serde_json::Error {
+    super::refuse();
+    de::Error::custom("no branch took the value")
+}

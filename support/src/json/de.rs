@@ -14,11 +14,16 @@
 //! `serde_json` allows, a struct written as an array, an enum written as an object, byte strings,
 //! 128-bit integers, and map keys read as anything but strings. Numbers other than short integers
 //! are parsed by `serde_json` itself (from their text), so floats are the same to the bit.
+//!
+//! Giving up, and a key twice in an object, also mark the pass as not to be trusted
+//! ([`crate::refuse`]): an untagged union tries its branches on the value's text in this pass
+//! (`union::text_branches`) and the exact way on a `serde_json::Value`, which keeps the last of
+//! two keys and reads structs from arrays, so a branch this pass refuses for such a reason might
+//! be the one the exact way takes.
 
 use super::needs_escape;
 use crate::meta::RAW_TOKEN;
 use serde::de::{self, DeserializeSeed, Error as _, Visitor};
-use serde_json::Error;
 use std::cell::Cell;
 
 /// How deep arrays and objects may nest: `serde_json` refuses the 128th level.
@@ -33,7 +38,7 @@ thread_local! {
 
 /// Decodes `text`; an error (never worded for a reader) when the input is anything this pass
 /// does not take, or when `T` refuses it.
-pub(super) fn from_str<'de, T: de::Deserialize<'de>>(text: &'de str) -> Result<T, Error> {
+pub(crate) fn from_str<'de, T: de::Deserialize<'de>>(text: &'de str) -> Result<T, serde_json::Error> {
     let mut reader = Reader { text, pos: 0, depth: DEPTH, scratch: SCRATCH.with(Cell::take) };
     let result = T::deserialize(&mut reader).and_then(|value| match reader.peek() {
         None => Ok(value),
@@ -42,14 +47,48 @@ pub(super) fn from_str<'de, T: de::Deserialize<'de>>(text: &'de str) -> Result<T
     if reader.scratch.capacity() <= KEEP {
         SCRATCH.with(|s| s.set(std::mem::take(&mut reader.scratch)));
     }
-    result
+    result.map_err(Failed::into_json)
 }
 
-/// The error of this pass: the caller decodes again with `serde_json`, whose error is the one
-/// reported.
+/// The error of this pass, without words (the caller decodes again with `serde_json`, whose
+/// error is the one reported) and without an allocation: an untagged union's branches fail often.
+#[derive(Debug)]
+pub(crate) struct Failed;
+
+type Error = Failed;
+
+impl Failed {
+    fn into_json(self) -> serde_json::Error {
+        serde_json::Error::custom("left to serde_json")
+    }
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("left to serde_json")
+    }
+}
+
+impl std::error::Error for Failed {}
+
+impl de::Error for Failed {
+    fn custom<T: std::fmt::Display>(_: T) -> Self {
+        Failed
+    }
+    /// A key twice in an object: serde_json's `Value` keeps the last, so an untagged union's
+    /// branch, which the exact way decodes from a `Value`, may take what this pass refuses.
+    fn duplicate_field(_: &'static str) -> Self {
+        crate::refuse();
+        Failed
+    }
+}
+
+/// Gives up on the input: the result of this pass is not used even if a union swallows this
+/// error and takes another branch (see [`crate::refuse`]).
 #[cold]
 fn give_up() -> Error {
-    Error::custom("left to serde_json")
+    crate::refuse();
+    Failed
 }
 
 struct Reader<'de> {
@@ -265,8 +304,8 @@ impl<'de> Reader<'de> {
         let text = &self.text[self.pos..end];
         self.pos = end;
         let mut number = serde_json::Deserializer::from_str(text);
-        let value = de::Deserializer::deserialize_any(&mut number, visitor)?;
-        number.end()?;
+        let value = de::Deserializer::deserialize_any(&mut number, visitor).map_err(|_| give_up())?;
+        number.end().map_err(|_| give_up())?;
         Ok(value)
     }
 
