@@ -33,8 +33,11 @@ pub fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_j
     super::take_refused();
     // A lenient field that refused its value inside an untagged union's branch may have sent the
     // union to another branch than the exact way takes: such a result is not used.
-    if let (Ok(value), false) = (super::optimistic(|| de::from_str(text)), super::take_refused()) {
-        return Ok(value);
+    let fast = super::optimistic(|| de::from_str(text));
+    if !super::take_refused() {
+        if let Some(value) = fast {
+            return Ok(value);
+        }
     }
     super::lenient::rewind(mark);
     serde_json::from_str(text)

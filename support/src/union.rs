@@ -643,9 +643,15 @@ pub fn text_kind(text: &str) -> Option<&'static str> {
     })
 }
 
-/// One branch of an untagged union decoded from the value's text (under [`text_branches`]).
-pub fn from_text<T: de::DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
-    super::json::de::from_str(text)
+/// One branch of an untagged union decoded from the value's text (under [`text_branches`]);
+/// `None` when it does not take it, with what it recorded forgotten (as [`attempt`] does).
+pub fn from_text<T: de::DeserializeOwned>(text: &str) -> Option<T> {
+    let mark = super::lenient::mark();
+    let result = super::json::de::from_str(text);
+    if result.is_none() {
+        super::lenient::rewind(mark);
+    }
+    result
 }
 
 /// No branch took the text: the message goes the exact way, whose error is the one reported.

@@ -426,16 +426,12 @@ impl AgentResponse {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                AgentResponseResult,
-            >(text)) {
+            if let Some(body) = union::from_text::<AgentResponseResult>(text) {
                 return Ok(Self::Result(body));
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                AgentResponseError,
-            >(text)) {
+            if let Some(body) = union::from_text::<AgentResponseError>(text) {
                 return Ok(Self::Error(body));
             }
         }
@@ -1562,9 +1558,7 @@ impl AvailableCommandInput {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                UnstructuredCommandInput,
-            >(text)) {
+            if let Some(body) = union::from_text::<UnstructuredCommandInput>(text) {
                 return Ok(Self::Unstructured(body));
             }
         }
@@ -2117,16 +2111,12 @@ impl ClientResponse {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                ClientResponseResult,
-            >(text)) {
+            if let Some(body) = union::from_text::<ClientResponseResult>(text) {
                 return Ok(Self::Result(body));
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                ClientResponseError,
-            >(text)) {
+            if let Some(body) = union::from_text::<ClientResponseError>(text) {
                 return Ok(Self::Error(body));
             }
         }
@@ -3767,27 +3757,27 @@ impl ElicitationContentValue {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("string") {
-            if let Ok(body) = union::attempt(|| union::from_text::<String>(text)) {
+            if let Some(body) = union::from_text::<String>(text) {
                 return Ok(Self::String(body));
             }
         }
         if union::text_kind(text) == Some("number") {
-            if let Ok(body) = union::attempt(|| union::from_text::<i64>(text)) {
+            if let Some(body) = union::from_text::<i64>(text) {
                 return Ok(Self::Integer(body));
             }
         }
         if union::text_kind(text) == Some("number") {
-            if let Ok(body) = union::attempt(|| union::from_text::<f64>(text)) {
+            if let Some(body) = union::from_text::<f64>(text) {
                 return Ok(Self::Number(body));
             }
         }
         if union::text_kind(text) == Some("boolean") {
-            if let Ok(body) = union::attempt(|| union::from_text::<bool>(text)) {
+            if let Some(body) = union::from_text::<bool>(text) {
                 return Ok(Self::Boolean(body));
             }
         }
         if union::text_kind(text) == Some("array") {
-            if let Ok(body) = union::attempt(|| union::from_text::<Vec<String>>(text)) {
+            if let Some(body) = union::from_text::<Vec<String>>(text) {
                 return Ok(Self::StringArray(body));
             }
         }
@@ -3955,16 +3945,12 @@ impl ElicitationFormModeKind {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                ElicitationSessionScope,
-            >(text)) {
+            if let Some(body) = union::from_text::<ElicitationSessionScope>(text) {
                 return Ok(Self::Session(body));
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                ElicitationRequestScope,
-            >(text)) {
+            if let Some(body) = union::from_text::<ElicitationRequestScope>(text) {
                 return Ok(Self::Request(body));
             }
         }
@@ -4587,16 +4573,12 @@ impl ElicitationUrlModeKind {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                ElicitationSessionScope,
-            >(text)) {
+            if let Some(body) = union::from_text::<ElicitationSessionScope>(text) {
                 return Ok(Self::Session(body));
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                ElicitationRequestScope,
-            >(text)) {
+            if let Some(body) = union::from_text::<ElicitationRequestScope>(text) {
                 return Ok(Self::Request(body));
             }
         }
@@ -4723,16 +4705,12 @@ impl EmbeddedResourceResource {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                TextResourceContents,
-            >(text)) {
+            if let Some(body) = union::from_text::<TextResourceContents>(text) {
                 return Ok(Self::TextResourceContents(body));
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                BlobResourceContents,
-            >(text)) {
+            if let Some(body) = union::from_text::<BlobResourceContents>(text) {
                 return Ok(Self::BlobResourceContents(body));
             }
         }
@@ -7462,16 +7440,12 @@ impl MessageMcpResponse {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                MessageMcpResponseResult,
-            >(text)) {
+            if let Some(body) = union::from_text::<MessageMcpResponseResult>(text) {
                 return Ok(Self::Result(body));
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                MessageMcpResponseError,
-            >(text)) {
+            if let Some(body) = union::from_text::<MessageMcpResponseError>(text) {
                 return Ok(Self::Error(body));
             }
         }
@@ -9479,16 +9453,12 @@ impl ProxyResponse {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                ProxyResponseResult,
-            >(text)) {
+            if let Some(body) = union::from_text::<ProxyResponseResult>(text) {
                 return Ok(Self::Result(body));
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                ProxyResponseError,
-            >(text)) {
+            if let Some(body) = union::from_text::<ProxyResponseError>(text) {
                 return Ok(Self::Error(body));
             }
         }
@@ -9893,12 +9863,12 @@ impl RequestId {
             return Ok(Self::Null);
         }
         if union::text_kind(text) == Some("number") {
-            if let Ok(body) = union::attempt(|| union::from_text::<i64>(text)) {
+            if let Some(body) = union::from_text::<i64>(text) {
                 return Ok(Self::Number(body));
             }
         }
         if union::text_kind(text) == Some("string") {
-            if let Ok(body) = union::attempt(|| union::from_text::<String>(text)) {
+            if let Some(body) = union::from_text::<String>(text) {
                 return Ok(Self::Str(body));
             }
         }
@@ -11561,16 +11531,14 @@ impl SessionConfigSelectOptions {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("array") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
+            if let Some(body) = union::from_text::<
                 Vec<SessionConfigSelectOption>,
-            >(text)) {
+            >(text) {
                 return Ok(Self::Ungrouped(body));
             }
         }
         if union::text_kind(text) == Some("array") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                Vec<SessionConfigSelectGroup>,
-            >(text)) {
+            if let Some(body) = union::from_text::<Vec<SessionConfigSelectGroup>>(text) {
                 return Ok(Self::Grouped(body));
             }
         }

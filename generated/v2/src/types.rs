@@ -341,16 +341,12 @@ impl AgentResponse {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                AgentResponseResult,
-            >(text)) {
+            if let Some(body) = union::from_text::<AgentResponseResult>(text) {
                 return Ok(Self::Result(body));
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                Box<AgentResponseError>,
-            >(text)) {
+            if let Some(body) = union::from_text::<Box<AgentResponseError>>(text) {
                 return Ok(Self::Error(body));
             }
         }
@@ -466,12 +462,12 @@ impl AgentResponseErrorId {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("number") {
-            if let Ok(body) = union::attempt(|| union::from_text::<i64>(text)) {
+            if let Some(body) = union::from_text::<i64>(text) {
                 return Ok(Self::Number(body));
             }
         }
         if union::text_kind(text) == Some("string") {
-            if let Ok(body) = union::attempt(|| union::from_text::<String>(text)) {
+            if let Some(body) = union::from_text::<String>(text) {
                 return Ok(Self::Str(body));
             }
         }
@@ -2583,16 +2579,12 @@ impl ClientResponse {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                ClientResponseResult,
-            >(text)) {
+            if let Some(body) = union::from_text::<ClientResponseResult>(text) {
                 return Ok(Self::Result(body));
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                Box<ClientResponseError>,
-            >(text)) {
+            if let Some(body) = union::from_text::<Box<ClientResponseError>>(text) {
                 return Ok(Self::Error(body));
             }
         }
@@ -2708,12 +2700,12 @@ impl ClientResponseErrorId {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("number") {
-            if let Ok(body) = union::attempt(|| union::from_text::<i64>(text)) {
+            if let Some(body) = union::from_text::<i64>(text) {
                 return Ok(Self::Number(body));
             }
         }
         if union::text_kind(text) == Some("string") {
-            if let Ok(body) = union::attempt(|| union::from_text::<String>(text)) {
+            if let Some(body) = union::from_text::<String>(text) {
                 return Ok(Self::Str(body));
             }
         }
@@ -4746,32 +4738,34 @@ impl ElicitationContentValue {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("string") {
-            if let Ok(body) = union::attempt(|| union::from_text::<String>(text)) {
+            if let Some(body) = union::from_text::<String>(text) {
                 return Ok(Self::String(body));
             }
         }
         if union::text_kind(text) == Some("number") {
-            if let Ok(body) = union::attempt(|| union::from_text::<i64>(text)) {
+            if let Some(body) = union::from_text::<i64>(text) {
                 return Ok(Self::Integer(body));
             }
         }
         if union::text_kind(text) == Some("number") {
-            if let Ok(body) = union::attempt(|| union::from_text::<f64>(text)) {
+            if let Some(body) = union::from_text::<f64>(text) {
                 return Ok(Self::Number(body));
             }
         }
         if union::text_kind(text) == Some("boolean") {
-            if let Ok(body) = union::attempt(|| union::from_text::<bool>(text)) {
+            if let Some(body) = union::from_text::<bool>(text) {
                 return Ok(Self::Boolean(body));
             }
         }
         if union::text_kind(text) == Some("array") {
-            if let Ok(body) = union::attempt(|| union::from_text::<Vec<String>>(text)) {
+            if let Some(body) = union::from_text::<Vec<String>>(text) {
                 return Ok(Self::StringArray(body));
             }
         }
         {
-            return union::from_text(text).map(Self::Other);
+            return union::from_text(text)
+                .map(Self::Other)
+                .ok_or_else(union::no_text_branch);
         }
         Err(union::no_text_branch())
     }
@@ -4937,16 +4931,12 @@ impl ElicitationFormModeKind {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                ElicitationSessionScope,
-            >(text)) {
+            if let Some(body) = union::from_text::<ElicitationSessionScope>(text) {
                 return Ok(Self::Session(body));
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                ElicitationRequestScope,
-            >(text)) {
+            if let Some(body) = union::from_text::<ElicitationRequestScope>(text) {
                 return Ok(Self::Request(body));
             }
         }
@@ -5524,16 +5514,12 @@ impl ElicitationUrlModeKind {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                ElicitationSessionScope,
-            >(text)) {
+            if let Some(body) = union::from_text::<ElicitationSessionScope>(text) {
                 return Ok(Self::Session(body));
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                ElicitationRequestScope,
-            >(text)) {
+            if let Some(body) = union::from_text::<ElicitationRequestScope>(text) {
                 return Ok(Self::Request(body));
             }
         }
@@ -5662,16 +5648,12 @@ impl EmbeddedResourceResource {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                TextResourceContents,
-            >(text)) {
+            if let Some(body) = union::from_text::<TextResourceContents>(text) {
                 return Ok(Self::TextResourceContents(body));
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                BlobResourceContents,
-            >(text)) {
+            if let Some(body) = union::from_text::<BlobResourceContents>(text) {
                 return Ok(Self::BlobResourceContents(body));
             }
         }
@@ -5977,21 +5959,21 @@ impl ErrorData {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
+            if let Some(body) = union::from_text::<
                 UnsupportedProtocolVersionErrorData,
-            >(text)) {
+            >(text) {
                 return Ok(Self::UnsupportedProtocolVersion(body));
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                SessionNotFoundErrorData,
-            >(text)) {
+            if let Some(body) = union::from_text::<SessionNotFoundErrorData>(text) {
                 return Ok(Self::SessionNotFound(body));
             }
         }
         {
-            return union::from_text(text).map(Self::Other);
+            return union::from_text(text)
+                .map(Self::Other)
+                .ok_or_else(union::no_text_branch);
         }
         Err(union::no_text_branch())
     }
@@ -8354,16 +8336,12 @@ impl MessageMcpResponse {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                MessageMcpResponseResult,
-            >(text)) {
+            if let Some(body) = union::from_text::<MessageMcpResponseResult>(text) {
                 return Ok(Self::Result(body));
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                MessageMcpResponseError,
-            >(text)) {
+            if let Some(body) = union::from_text::<MessageMcpResponseError>(text) {
                 return Ok(Self::Error(body));
             }
         }
@@ -10372,16 +10350,12 @@ impl ProxyResponse {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                ProxyResponseResult,
-            >(text)) {
+            if let Some(body) = union::from_text::<ProxyResponseResult>(text) {
                 return Ok(Self::Result(body));
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                Box<ProxyResponseError>,
-            >(text)) {
+            if let Some(body) = union::from_text::<Box<ProxyResponseError>>(text) {
                 return Ok(Self::Error(body));
             }
         }
@@ -10505,12 +10479,12 @@ impl ProxyResponseErrorId {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("number") {
-            if let Ok(body) = union::attempt(|| union::from_text::<i64>(text)) {
+            if let Some(body) = union::from_text::<i64>(text) {
                 return Ok(Self::Number(body));
             }
         }
         if union::text_kind(text) == Some("string") {
-            if let Ok(body) = union::attempt(|| union::from_text::<String>(text)) {
+            if let Some(body) = union::from_text::<String>(text) {
                 return Ok(Self::Str(body));
             }
         }
@@ -10900,12 +10874,12 @@ impl RequestId {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("number") {
-            if let Ok(body) = union::attempt(|| union::from_text::<i64>(text)) {
+            if let Some(body) = union::from_text::<i64>(text) {
                 return Ok(Self::Number(body));
             }
         }
         if union::text_kind(text) == Some("string") {
-            if let Ok(body) = union::attempt(|| union::from_text::<String>(text)) {
+            if let Some(body) = union::from_text::<String>(text) {
                 return Ok(Self::Str(body));
             }
         }
@@ -12754,16 +12728,14 @@ impl SessionConfigSelectOptions {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("array") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
+            if let Some(body) = union::from_text::<
                 Vec<SessionConfigSelectOption>,
-            >(text)) {
+            >(text) {
                 return Ok(Self::Ungrouped(body));
             }
         }
         if union::text_kind(text) == Some("array") {
-            if let Ok(body) = union::attempt(|| union::from_text::<
-                Vec<SessionConfigSelectGroup>,
-            >(text)) {
+            if let Some(body) = union::from_text::<Vec<SessionConfigSelectGroup>>(text) {
                 return Ok(Self::Grouped(body));
             }
         }

@@ -23,7 +23,7 @@
 
 use super::needs_escape;
 use crate::meta::RAW_TOKEN;
-use serde::de::{self, DeserializeSeed, Error as _, Visitor};
+use serde::de::{self, DeserializeSeed, Visitor};
 use std::cell::Cell;
 
 /// How deep arrays and objects may nest: `serde_json` refuses the 128th level.
@@ -36,18 +36,19 @@ thread_local! {
     static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
 }
 
-/// Decodes `text`; an error (never worded for a reader) when the input is anything this pass
-/// does not take, or when `T` refuses it.
-pub(crate) fn from_str<'de, T: de::Deserialize<'de>>(text: &'de str) -> Result<T, serde_json::Error> {
+/// Decodes `text`; `None` when the input is anything this pass does not take, or when `T`
+/// refuses it. (An `Option`, which a decoded value moves into without a copy of its own.)
+pub(crate) fn from_str<'de, T: de::Deserialize<'de>>(text: &'de str) -> Option<T> {
     let mut reader = Reader { text, pos: 0, depth: DEPTH, scratch: SCRATCH.with(Cell::take) };
-    let result = T::deserialize(&mut reader).and_then(|value| match reader.peek() {
-        None => Ok(value),
-        Some(_) => Err(give_up()),
-    });
+    let result = T::deserialize(&mut reader).ok();
+    let rest = reader.peek();
     if reader.scratch.capacity() <= KEEP {
         SCRATCH.with(|s| s.set(std::mem::take(&mut reader.scratch)));
     }
-    result.map_err(Failed::into_json)
+    match rest {
+        None => result,
+        Some(_) => None,
+    }
 }
 
 /// The error of this pass, without words (the caller decodes again with `serde_json`, whose
@@ -56,12 +57,6 @@ pub(crate) fn from_str<'de, T: de::Deserialize<'de>>(text: &'de str) -> Result<T
 pub(crate) struct Failed;
 
 type Error = Failed;
-
-impl Failed {
-    fn into_json(self) -> serde_json::Error {
-        serde_json::Error::custom("left to serde_json")
-    }
-}
 
 impl std::fmt::Display for Failed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -741,13 +736,13 @@ mod tests {
         let ours = from_str::<T>(text);
         let theirs = serde_json::from_str::<T>(text);
         match ours {
-            Ok(ours) => {
+            Some(ours) => {
                 let theirs = theirs.unwrap_or_else(|e| panic!("only this pass took {text:?}: {e}"));
                 assert_eq!(ours, theirs, "{text:?}");
                 assert_eq!(format!("{ours:?}"), format!("{theirs:?}"), "{text:?}");
                 Some(ours)
             }
-            Err(_) => None,
+            None => None,
         }
     }
 
@@ -820,7 +815,7 @@ mod tests {
         ];
         for text in cases {
             assert!(serde_json::from_str::<Value>(text).is_err(), "serde_json took {text:?}");
-            assert!(from_str::<Value>(text).is_err(), "this pass took {text:?}");
+            assert!(from_str::<Value>(text).is_none(), "this pass took {text:?}");
         }
     }
 
@@ -828,12 +823,12 @@ mod tests {
     fn gives_up_on_what_it_does_not_do() {
         // serde_json takes these; this pass leaves them to it.
         for text in [r#""\ud800""#, r#""\udc00 x""#, r#""\ud800\u0041""#] {
-            assert!(from_str::<String>(text).is_err(), "{text}");
+            assert!(from_str::<String>(text).is_none(), "{text}");
         }
         // Nesting: both stop at the same depth.
         let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
         let limit = (1..300).find(|&n| serde_json::from_str::<Value>(&nested(n)).is_err()).unwrap();
-        assert!(from_str::<Value>(&nested(limit)).is_err());
+        assert!(from_str::<Value>(&nested(limit)).is_none());
         assert!(agree::<Value>(&nested(limit - 1)).is_some(), "{limit}");
         #[derive(Deserialize, Debug, PartialEq)]
         struct Point {
@@ -841,7 +836,7 @@ mod tests {
             y: i32,
         }
         assert_eq!(serde_json::from_str::<Point>("[1,2]").unwrap(), Point { x: 1, y: 2 });
-        assert!(from_str::<Point>("[1,2]").is_err());
+        assert!(from_str::<Point>("[1,2]").is_none());
     }
 
     #[test]
@@ -886,7 +881,7 @@ mod tests {
             text.replace("\"count\":7", "\"count\":7.5"),
         ] {
             assert!(serde_json::from_str::<Message>(&bad).is_err());
-            assert!(from_str::<Message>(&bad).is_err());
+            assert!(from_str::<Message>(&bad).is_none());
         }
     }
 

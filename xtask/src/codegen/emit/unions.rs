@@ -148,7 +148,7 @@ impl Emitter<'_> {
                 parts.untagged_text.push(quote! {
                     #c
                     {
-                        return union::from_text(text).map(Self::#vn);
+                        return union::from_text(text).map(Self::#vn).ok_or_else(union::no_text_branch);
                     }
                 });
             }
@@ -180,7 +180,7 @@ impl Emitter<'_> {
                 parts.untagged_text.push(quote! {
                     #c
                     if #text_guard {
-                        if let Ok(body) = union::attempt(|| union::from_text::<#ty>(text)) {
+                        if let Some(body) = union::from_text::<#ty>(text) {
                             return Ok(Self::#vn(body));
                         }
                     }

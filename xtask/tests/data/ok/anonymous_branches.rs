@@ -55,12 +55,12 @@ impl Alike {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<AlikeObject0>(text)) {
+            if let Some(body) = union::from_text::<AlikeObject0>(text) {
                 return Ok(Self::Object0(body));
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<AlikeObject1>(text)) {
+            if let Some(body) = union::from_text::<AlikeObject1>(text) {
                 return Ok(Self::Object1(body));
             }
         }
@@ -181,12 +181,12 @@ impl Batch {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("array") {
-            if let Ok(body) = union::attempt(|| union::from_text::<Vec<Reply>>(text)) {
+            if let Some(body) = union::from_text::<Vec<Reply>>(text) {
                 return Ok(Self::ReplyList(body));
             }
         }
         if union::text_kind(text) == Some("array") {
-            if let Ok(body) = union::attempt(|| union::from_text::<Vec<Alike>>(text)) {
+            if let Some(body) = union::from_text::<Vec<Alike>>(text) {
                 return Ok(Self::AlikeList(body));
             }
         }
@@ -269,12 +269,12 @@ impl Reply {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<ReplyResult>(text)) {
+            if let Some(body) = union::from_text::<ReplyResult>(text) {
                 return Ok(Self::Result(body));
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Ok(body) = union::attempt(|| union::from_text::<ReplyError>(text)) {
+            if let Some(body) = union::from_text::<ReplyError>(text) {
                 return Ok(Self::Error(body));
             }
         }

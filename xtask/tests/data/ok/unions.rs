@@ -296,12 +296,12 @@ impl Id {
             return Ok(Self::Null);
         }
         if union::text_kind(text) == Some("number") {
-            if let Ok(body) = union::attempt(|| union::from_text::<i64>(text)) {
+            if let Some(body) = union::from_text::<i64>(text) {
                 return Ok(Self::Number(body));
             }
         }
         if union::text_kind(text) == Some("string") {
-            if let Ok(body) = union::attempt(|| union::from_text::<String>(text)) {
+            if let Some(body) = union::from_text::<String>(text) {
                 return Ok(Self::Str(body));
             }
         }
