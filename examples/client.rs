@@ -196,7 +196,7 @@ async fn run_v1(conn: &ClientConnection, cwd: String, args: &Args) -> Result<Str
     let mut stop = String::new();
     for _ in 0..args.repeat {
         let id = session.id.0.clone();
-        let mut turn = session.prompt(vec![v1::ContentBlock::Text(v1::TextContent::new(args.prompt.clone()))]).await;
+        let mut turn = session.prompt(vec![v1::ContentBlock::from(v1::TextContent::new(args.prompt.clone()))]).await;
         cancel_later(conn, &id, args);
         while let Some(update) = turn.next().await {
             print(&update);
@@ -219,7 +219,7 @@ async fn run_v2(conn: &ClientConnection, cwd: String, args: &Args) -> Result<Str
     let mut stop = String::new();
     for _ in 0..args.repeat {
         let id = session.id.0.clone();
-        let mut turn = session.prompt(vec![v2::ContentBlock::Text(v2::TextContent::new(args.prompt.clone()))]).await;
+        let mut turn = session.prompt(vec![v2::ContentBlock::from(v2::TextContent::new(args.prompt.clone()))]).await;
         cancel_later(conn, &id, args);
         while let Some(update) = turn.next().await {
             print(&update);

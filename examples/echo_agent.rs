@@ -68,7 +68,7 @@ impl v1::methods::agent::Handler<Context> for Echo {
         let client = cx.v1()?;
         let session = &params.session_id;
         let say = |text: String| {
-            v1::SessionUpdate::AgentMessageChunk(Box::new(v1::ContentChunk::new(v1::ContentBlock::Text(
+            v1::SessionUpdate::AgentMessageChunk(Box::new(v1::ContentChunk::new(v1::ContentBlock::from(
                 v1::TextContent::new(text),
             ))))
         };
@@ -155,7 +155,7 @@ impl v2::methods::agent::Handler<Context> for Echo {
         let idle = v2::StateUpdate::Idle(Box::new(v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::None(
             Default::default(),
         ))));
-        let snapshot = v2::UpdateSessionNotification::new(params.session_id, v2::SessionUpdate::StateUpdate(idle));
+        let snapshot = v2::UpdateSessionNotification::new(params.session_id, v2::SessionUpdate::from(idle));
         cx.notify::<v2::methods::SessionUpdate>(&snapshot).await.map_err(|e| e.to_rpc())?;
         Ok(v2::ResumeSessionResponse::new())
     }
@@ -202,10 +202,10 @@ impl acp_rpc::agent::PromptTurn for Echo {
         }
         let message = turn.new_message_id();
         for _ in 0..flood(&text.split_whitespace().collect::<Vec<_>>()) {
-            let dot = v2::ContentChunk::new(message.clone(), v2::ContentBlock::Text(v2::TextContent::new(".".into())));
+            let dot = v2::ContentChunk::new(message.clone(), v2::ContentBlock::from(v2::TextContent::new(".".into())));
             turn.update(v2::SessionUpdate::AgentMessageChunk(Box::new(dot))).await?;
         }
-        let chunk = v2::ContentChunk::new(message, v2::ContentBlock::Text(v2::TextContent::new(text)));
+        let chunk = v2::ContentChunk::new(message, v2::ContentBlock::from(v2::TextContent::new(text)));
         turn.update(v2::SessionUpdate::AgentMessageChunk(Box::new(chunk))).await?;
         stopped(v2::IdleStateUpdateStopReason::EndTurn)
     }

@@ -13,7 +13,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(1))).await?;
     let cwd = std::env::current_dir()?.display().to_string();
     let mut session = conn.new_session_v1(v1::NewSessionRequest::new(cwd, vec![])).await?;
-    let hello = v1::ContentBlock::Text(v1::TextContent::new("hello".into()));
+    let hello = v1::ContentBlock::from(v1::TextContent::new("hello".into()));
     let mut turn = session.prompt(vec![hello]).await;
     while let Some(update) = turn.next().await {
         println!("{}", serde_json::to_string(&update)?);

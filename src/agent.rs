@@ -294,7 +294,7 @@ async fn v2_prompt<A: Speaks>(
 
 /// The turn: `running`, the handler, `idle` with its stop reason.
 async fn run_turn<A: Speaks>(agent: &A, prompt: v2::PromptRequest, turn: Turn) {
-    let state = |s: v2::StateUpdate| v2::SessionUpdate::StateUpdate(s);
+    let state = v2::SessionUpdate::from;
     if turn.is_cancelled() {
         return; // cancelled while queued behind another turn: no foreground work started
     }
@@ -318,7 +318,7 @@ async fn run_turn<A: Speaks>(agent: &A, prompt: v2::PromptRequest, turn: Turn) {
         Err(e) => {
             let mut error = v2::ErrorStopReason::new();
             error.error = Patch::Value(v2::Error::new(error_code(e.code), e.message.clone()));
-            v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::Error(error))
+            v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::Error(Box::new(error)))
         }
     };
     if let Err(e) = turn.update(state(v2::StateUpdate::Idle(Box::new(stop)))).await {

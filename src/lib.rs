@@ -69,7 +69,7 @@
 //! tokio::spawn(driver);
 //! conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(1))).await?;
 //! let mut session = conn.new_session_v1(v1::NewSessionRequest::new("/work".into(), vec![])).await?;
-//! let mut turn = session.prompt(vec![v1::ContentBlock::Text(v1::TextContent::new("hi".into()))]).await;
+//! let mut turn = session.prompt(vec![v1::ContentBlock::from(v1::TextContent::new("hi".into()))]).await;
 //! while let Some(update) = turn.next().await {
 //!     println!("{:?}", update.tag());
 //! }

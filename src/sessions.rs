@@ -8,7 +8,7 @@
 //! let info = acp::InitializeRequest::new(acp::ProtocolVersion(1));
 //! conn.initialize_v1(info).await?;
 //! let mut session = conn.new_session_v1(acp::NewSessionRequest::new("/work".into(), vec![])).await?;
-//! let text = acp::ContentBlock::Text(acp::TextContent::new("hello".into()));
+//! let text = acp::ContentBlock::from(acp::TextContent::new("hello".into()));
 //! let mut turn = session.prompt(vec![text]).await;
 //! while let Some(update) = turn.next().await {
 //!     println!("{update:?}");

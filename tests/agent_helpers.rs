@@ -90,7 +90,7 @@ impl v1::methods::agent::Handler<Context> for Agent {
             }
             other => return Err(RpcError::internal(format!("no such test: {other}"))),
         };
-        let chunk = v1::ContentChunk::new(v1::ContentBlock::Text(v1::TextContent::new(said)));
+        let chunk = v1::ContentChunk::new(v1::ContentBlock::from(v1::TextContent::new(said)));
         client.update(session, v1::SessionUpdate::AgentMessageChunk(Box::new(chunk))).await?;
         Ok(v1::PromptResponse::new(v1::StopReason::EndTurn))
     }
@@ -135,7 +135,7 @@ impl acp_rpc::agent::PromptTurn for Agent {
             }
             other => return Err(RpcError::internal(format!("no such test: {other}"))),
         };
-        let chunk = v2::ContentChunk::new(turn.new_message_id(), v2::ContentBlock::Text(v2::TextContent::new(said)));
+        let chunk = v2::ContentChunk::new(turn.new_message_id(), v2::ContentBlock::from(v2::TextContent::new(said)));
         turn.cx.v2()?.update(&turn.session_id, v2::SessionUpdate::AgentMessageChunk(Box::new(chunk))).await?;
         Ok(v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::EndTurn))
     }

@@ -19,7 +19,7 @@ impl v1::methods::agent::Handler<Context> for Words {
         Ok(v1::InitializeResponse::new(v1::ProtocolVersion(1)))
     }
     async fn session_new(&self, _: v1::NewSessionRequest, cx: Context) -> Result<v1::NewSessionResponse, RpcError> {
-        let hello = v1::ContentChunk::new(v1::ContentBlock::Text(v1::TextContent::new("welcome".into())));
+        let hello = v1::ContentChunk::new(v1::ContentBlock::from(v1::TextContent::new("welcome".into())));
         let note = v1::SessionNotification::new(
             v1::SessionId("s".into()),
             v1::SessionUpdate::AgentMessageChunk(Box::new(hello)),
@@ -29,7 +29,7 @@ impl v1::methods::agent::Handler<Context> for Words {
     }
     /// Replays one message of history before answering.
     async fn session_load(&self, p: v1::LoadSessionRequest, cx: Context) -> Result<v1::LoadSessionResponse, RpcError> {
-        let old = v1::ContentChunk::new(v1::ContentBlock::Text(v1::TextContent::new("history".into())));
+        let old = v1::ContentChunk::new(v1::ContentBlock::from(v1::TextContent::new("history".into())));
         let note = v1::SessionNotification::new(p.session_id, v1::SessionUpdate::UserMessageChunk(Box::new(old)));
         cx.notify::<v1::methods::SessionUpdate>(&note).await.map_err(|e| e.to_rpc())?;
         Ok(v1::LoadSessionResponse::new())
@@ -37,7 +37,7 @@ impl v1::methods::agent::Handler<Context> for Words {
     async fn session_prompt(&self, p: v1::PromptRequest, cx: Context) -> Result<v1::PromptResponse, RpcError> {
         let Some(v1::ContentBlock::Text(text)) = p.prompt.first() else { return Err(RpcError::internal("text")) };
         for word in words_of(&text.text) {
-            let chunk = v1::ContentChunk::new(v1::ContentBlock::Text(v1::TextContent::new(word)));
+            let chunk = v1::ContentChunk::new(v1::ContentBlock::from(v1::TextContent::new(word)));
             let note = v1::SessionNotification::new(
                 p.session_id.clone(),
                 v1::SessionUpdate::AgentMessageChunk(Box::new(chunk)),
@@ -54,7 +54,10 @@ impl v2::methods::agent::Handler<Context> for Words {
     }
     async fn session_new(&self, _: v2::NewSessionRequest, cx: Context) -> Result<v2::NewSessionResponse, RpcError> {
         let idle = v2::StateUpdate::Idle(Box::new(v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::EndTurn)));
-        let note = v2::UpdateSessionNotification::new(v2::SessionId("s".into()), v2::SessionUpdate::StateUpdate(idle));
+        let note = v2::UpdateSessionNotification::new(
+            v2::SessionId("s".into()),
+            v2::SessionUpdate::StateUpdate(Box::new(idle)),
+        );
         cx.notify::<v2::methods::SessionUpdate>(&note).await.map_err(|e| e.to_rpc())?;
         Ok(v2::NewSessionResponse::new(v2::SessionId("s".into())))
     }
@@ -65,7 +68,7 @@ impl acp_rpc::agent::PromptTurn for Words {
         let Some(v2::ContentBlock::Text(text)) = p.prompt.first() else { return Err(RpcError::internal("text")) };
         let id = turn.new_message_id();
         for word in words_of(&text.text) {
-            let chunk = v2::ContentChunk::new(id.clone(), v2::ContentBlock::Text(v2::TextContent::new(word)));
+            let chunk = v2::ContentChunk::new(id.clone(), v2::ContentBlock::from(v2::TextContent::new(word)));
             turn.update(v2::SessionUpdate::AgentMessageChunk(Box::new(chunk))).await.map_err(|e| e.to_rpc())?;
         }
         Ok(v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::Refusal))
@@ -104,7 +107,7 @@ async fn a_v1_turn_streams_its_updates_in_order_then_its_answer() {
     let mut session = conn.new_session_v1(v1::NewSessionRequest::new("/".into(), vec![])).await.expect("session");
     assert_eq!(session.id, v1::SessionId("s".into()));
     for round in 0..2 {
-        let prompt = vec![v1::ContentBlock::Text(v1::TextContent::new("one two three".into()))];
+        let prompt = vec![v1::ContentBlock::from(v1::TextContent::new("one two three".into()))];
         let mut turn = session.prompt(prompt).await;
         let mut seen = Vec::new();
         while let Some(update) = turn.next().await {
@@ -123,7 +126,7 @@ async fn a_v2_turn_ends_at_its_idle_not_at_the_snapshot_after_session_new() {
     let info = v2::Implementation::new("c".into(), "0".into());
     conn.initialize_v2(v2::InitializeRequest::new(v2::ProtocolVersion(2), info)).await.expect("initialize");
     let mut session = conn.new_session_v2(v2::NewSessionRequest::new(v2::AbsolutePath("/".into()))).await.expect("new");
-    let mut turn = session.prompt(vec![v2::ContentBlock::Text(v2::TextContent::new("a b".into()))]).await;
+    let mut turn = session.prompt(vec![v2::ContentBlock::from(v2::TextContent::new("a b".into()))]).await;
     let mut tags = Vec::new();
     while let Some(update) = turn.next().await {
         tags.push(update.tag().unwrap_or("?").to_string());

@@ -299,7 +299,7 @@ async fn http_session_turn_with_a_permission_request_then_delete() {
         conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(1))).await.unwrap();
         assert_eq!(transport.connection_id(), Some("c1"));
         let mut session = conn.new_session_v1(v1::NewSessionRequest::new("/tmp".to_string(), vec![])).await.unwrap();
-        let mut turn = session.prompt(vec![v1::ContentBlock::Text(v1::TextContent::new("hi".into()))]).await;
+        let mut turn = session.prompt(vec![v1::ContentBlock::from(v1::TextContent::new("hi".into()))]).await;
         let mut texts = Vec::new();
         while let Some(update) = turn.next().await {
             texts.extend(text_of(&update));
@@ -389,14 +389,14 @@ async fn http_session_stream_end_fails_its_requests_then_reopens() {
         tokio::spawn(driver);
         conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(1))).await.unwrap();
         let mut session = conn.new_session_v1(v1::NewSessionRequest::new("/tmp".to_string(), vec![])).await.unwrap();
-        let turn = session.prompt(vec![v1::ContentBlock::Text(v1::TextContent::new("hi".into()))]).await;
+        let turn = session.prompt(vec![v1::ContentBlock::from(v1::TextContent::new("hi".into()))]).await;
         match turn.outcome().await {
             Err(Error::Rpc(e)) => assert!(e.message.contains("SSE stream closed"), "{}", e.message),
             other => panic!("expected the prompt to fail, got {other:?}"),
         }
         // The next message of the session opens its stream again.
         *fake.drop_session_on_prompt.lock().unwrap() = false;
-        let turn = session.prompt(vec![v1::ContentBlock::Text(v1::TextContent::new("again".into()))]).await;
+        let turn = session.prompt(vec![v1::ContentBlock::from(v1::TextContent::new("again".into()))]).await;
         assert_eq!(turn.outcome().await.unwrap().stop_reason, v1::StopReason::EndTurn);
         let log = fake.logged();
         assert_eq!(log.iter().filter(|l| *l == "GET session s1").count(), 2, "{log:?}");

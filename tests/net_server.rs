@@ -55,7 +55,7 @@ impl v2::methods::agent::Handler<Context> for Echo {
 impl acp_rpc::agent::PromptTurn for Echo {
     async fn prompt_turn(&self, prompt: v2::PromptRequest, turn: Turn) -> Result<v2::IdleStateUpdate, RpcError> {
         let block =
-            prompt.prompt.first().cloned().unwrap_or(v2::ContentBlock::Text(v2::TextContent::new(String::new())));
+            prompt.prompt.first().cloned().unwrap_or(v2::ContentBlock::from(v2::TextContent::new(String::new())));
         let chunk = v2::ContentChunk::new(turn.new_message_id(), block);
         turn.update(v2::SessionUpdate::AgentMessageChunk(Box::new(chunk))).await.map_err(|e| e.to_rpc())?;
         Ok(v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::EndTurn))

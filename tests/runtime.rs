@@ -89,7 +89,7 @@ impl v1::methods::agent::Handler<Context> for TestAgent {
         }
         if text == "updates" {
             for i in 0..500 {
-                let chunk = v1::ContentChunk::new(v1::ContentBlock::Text(v1::TextContent::new(i.to_string())));
+                let chunk = v1::ContentChunk::new(v1::ContentBlock::from(v1::TextContent::new(i.to_string())));
                 cx.notify::<v1::methods::SessionUpdate>(&v1::SessionNotification::new(
                     p.session_id.clone(),
                     v1::SessionUpdate::AgentMessageChunk(Box::new(chunk)),
@@ -227,7 +227,7 @@ async fn pair_with_agent_conn(
 }
 
 fn prompt(text: &str) -> v1::PromptRequest {
-    v1::PromptRequest::new(v1::SessionId("s".into()), vec![v1::ContentBlock::Text(v1::TextContent::new(text.into()))])
+    v1::PromptRequest::new(v1::SessionId("s".into()), vec![v1::ContentBlock::from(v1::TextContent::new(text.into()))])
 }
 
 #[tokio::test]

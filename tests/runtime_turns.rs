@@ -64,7 +64,7 @@ impl acp_rpc::agent::PromptTurn for Agent {
             "fail" => Err(RpcError::internal("the model is down")),
             _ => {
                 let chunk =
-                    v2::ContentChunk::new(turn.new_message_id(), v2::ContentBlock::Text(v2::TextContent::new(text)));
+                    v2::ContentChunk::new(turn.new_message_id(), v2::ContentBlock::from(v2::TextContent::new(text)));
                 turn.update(v2::SessionUpdate::AgentMessageChunk(Box::new(chunk))).await.map_err(|e| e.to_rpc())?;
                 Ok(v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::MaxTokens))
             }
@@ -155,7 +155,7 @@ async fn pair(version: Version) -> acp_rpc::client::ClientConnection {
 }
 
 fn v2_prompt(text: &str) -> v2::PromptRequest {
-    v2::PromptRequest::new(v2::SessionId("s".into()), vec![v2::ContentBlock::Text(v2::TextContent::new(text.into()))])
+    v2::PromptRequest::new(v2::SessionId("s".into()), vec![v2::ContentBlock::from(v2::TextContent::new(text.into()))])
 }
 
 fn update_kind(message: &Value) -> Option<&str> {
@@ -317,7 +317,7 @@ async fn v1_a_cancelled_prompt_ends_cancelled_whatever_the_handler_returns() {
     let conn = pair(Version::V1).await;
     let prompt = v1::PromptRequest::new(
         v1::SessionId("s".into()),
-        vec![v1::ContentBlock::Text(v1::TextContent::new("x".into()))],
+        vec![v1::ContentBlock::from(v1::TextContent::new("x".into()))],
     );
     let turn = tokio::spawn({
         let conn = conn.clone();

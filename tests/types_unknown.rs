@@ -156,7 +156,7 @@ fn a_session_update_of_a_newer_v1_is_one_of_the_cases() {
 fn a_tagged_union_tells_its_tag_without_encoding() {
     use acp_types::{v1, v2};
     let chunk = v1::SessionUpdate::AgentMessageChunk(Box::new(v1::ContentChunk::new(v1::ContentBlock::Text(
-        v1::TextContent::new("x".into()),
+        Box::new(v1::TextContent::new("x".into())),
     ))));
     assert_eq!(chunk.tag(), Some("agent_message_chunk"));
     let future: v1::SessionUpdate =

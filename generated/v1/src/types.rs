@@ -379,7 +379,7 @@ pub enum AgentResponse {
     /// A successful JSON-RPC response.
     Result(AgentResponseResult),
     /// A failed JSON-RPC response.
-    Error(AgentResponseError),
+    Error(Box<AgentResponseError>),
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for AgentResponse {
@@ -394,7 +394,8 @@ impl schemars::JsonSchema for AgentResponse {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
             branches.push(generator.subschema_for::<AgentResponseResult>().to_value());
-            branches.push(generator.subschema_for::<AgentResponseError>().to_value());
+            branches
+                .push(generator.subschema_for::<Box<AgentResponseError>>().to_value());
             crate::support::schema::any_of(branches)
         }
     }
@@ -431,7 +432,7 @@ impl AgentResponse {
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<AgentResponseError>(text) {
+            if let Some(body) = union::from_text::<Box<AgentResponseError>>(text) {
                 return Ok(Self::Error(body));
             }
         }
@@ -455,9 +456,9 @@ impl AgentResponse {
             }
         }
         if value.is_object() {
-            match union::attempt(|| <AgentResponseError as Deserialize>::deserialize(
-                &value,
-            )) {
+            match union::attempt(|| <Box<
+                AgentResponseError,
+            > as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::Error(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -465,6 +466,16 @@ impl AgentResponse {
             }
         }
         Err(union::no_branch("AgentResponse", &value, first))
+    }
+}
+impl From<AgentResponseResult> for AgentResponse {
+    fn from(body: AgentResponseResult) -> Self {
+        Self::Result(body)
+    }
+}
+impl From<AgentResponseError> for AgentResponse {
+    fn from(body: AgentResponseError) -> Self {
+        Self::Error(Box::new(body))
     }
 }
 /// A failed JSON-RPC response.
@@ -847,7 +858,7 @@ pub enum AuthMethod {
     /// Agent handles authentication itself through `authenticate`.
     ///
     /// This is the default when no `type` is specified.
-    Agent(AuthMethodAgent),
+    Agent(Box<AuthMethodAgent>),
     /// Any other variant, kept whole as received.
     ///
     /// Added by the generator (the schema has no catch-all here), for the values a newer
@@ -887,7 +898,7 @@ impl schemars::JsonSchema for AuthMethod {
                         "terminal",
                     ),
                 );
-            branches.push(generator.subschema_for::<AuthMethodAgent>().to_value());
+            branches.push(generator.subschema_for::<Box<AuthMethodAgent>>().to_value());
             branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
             crate::support::schema::any_of(branches)
         }
@@ -960,9 +971,9 @@ impl AuthMethod {
             other => other,
         };
         if value.is_object() {
-            match union::attempt(|| <AuthMethodAgent as Deserialize>::deserialize(
-                &value,
-            )) {
+            match union::attempt(|| <Box<
+                AuthMethodAgent,
+            > as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::Agent(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -974,6 +985,16 @@ impl AuthMethod {
             Err(value) => value,
         };
         Err(union::no_branch("AuthMethod", &value, first))
+    }
+}
+impl From<AuthMethodTerminal> for AuthMethod {
+    fn from(body: AuthMethodTerminal) -> Self {
+        Self::Terminal(Box::new(body))
+    }
+}
+impl From<AuthMethodAgent> for AuthMethod {
+    fn from(body: AuthMethodAgent) -> Self {
+        Self::Agent(Box::new(body))
     }
 }
 /// Agent handles authentication itself through `authenticate`.
@@ -1584,6 +1605,11 @@ impl AvailableCommandInput {
         Err(union::no_branch("AvailableCommandInput", &value, first))
     }
 }
+impl From<UnstructuredCommandInput> for AvailableCommandInput {
+    fn from(body: UnstructuredCommandInput) -> Self {
+        Self::Unstructured(body)
+    }
+}
 /// Available commands are ready or have changed
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -2064,7 +2090,7 @@ pub enum ClientResponse {
     /// A successful JSON-RPC response.
     Result(ClientResponseResult),
     /// A failed JSON-RPC response.
-    Error(ClientResponseError),
+    Error(Box<ClientResponseError>),
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for ClientResponse {
@@ -2079,7 +2105,8 @@ impl schemars::JsonSchema for ClientResponse {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
             branches.push(generator.subschema_for::<ClientResponseResult>().to_value());
-            branches.push(generator.subschema_for::<ClientResponseError>().to_value());
+            branches
+                .push(generator.subschema_for::<Box<ClientResponseError>>().to_value());
             crate::support::schema::any_of(branches)
         }
     }
@@ -2116,7 +2143,7 @@ impl ClientResponse {
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<ClientResponseError>(text) {
+            if let Some(body) = union::from_text::<Box<ClientResponseError>>(text) {
                 return Ok(Self::Error(body));
             }
         }
@@ -2140,9 +2167,9 @@ impl ClientResponse {
             }
         }
         if value.is_object() {
-            match union::attempt(|| <ClientResponseError as Deserialize>::deserialize(
-                &value,
-            )) {
+            match union::attempt(|| <Box<
+                ClientResponseError,
+            > as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::Error(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -2150,6 +2177,16 @@ impl ClientResponse {
             }
         }
         Err(union::no_branch("ClientResponse", &value, first))
+    }
+}
+impl From<ClientResponseResult> for ClientResponse {
+    fn from(body: ClientResponseResult) -> Self {
+        Self::Result(body)
+    }
+}
+impl From<ClientResponseError> for ClientResponse {
+    fn from(body: ClientResponseError) -> Self {
+        Self::Error(Box::new(body))
     }
 }
 /// A failed JSON-RPC response.
@@ -2648,7 +2685,7 @@ pub enum ContentBlock {
     ///
     /// All agents MUST support text content blocks in prompts.
     /// Clients SHOULD render this text as Markdown.
-    Text(TextContent),
+    Text(Box<TextContent>),
     /// Images for visual context or analysis.
     ///
     /// Requires the `image` prompt capability when included in prompts.
@@ -2710,7 +2747,7 @@ impl schemars::JsonSchema for ContentBlock {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<TextContent>(),
+                        generator.subschema_for::<Box<TextContent>>(),
                         "type",
                         "text",
                     ),
@@ -2785,7 +2822,7 @@ impl union::Streamed for ContentBlock {
     ) -> Option<Result<Self, D::Error>> {
         Some(
             match tag {
-                "text" => Deserialize::deserialize(body).map(Self::Text),
+                "text" => Deserialize::deserialize(body).map(|b| Self::Text(Box::new(b))),
                 "image" => {
                     Deserialize::deserialize(body).map(|b| Self::Image(Box::new(b)))
                 }
@@ -2828,7 +2865,10 @@ impl ContentBlock {
                     None => u32::MAX - 1,
                 };
                 match which {
-                    0u32 => return union::body(object, "type", "text").map(Self::Text),
+                    0u32 => {
+                        return union::body(object, "type", "text")
+                            .map(|b| Self::Text(Box::new(b)));
+                    }
                     1u32 => {
                         return union::body(object, "type", "image")
                             .map(|b| Self::Image(Box::new(b)));
@@ -2859,6 +2899,31 @@ impl ContentBlock {
             return Err(union::missing_tag("type", "ContentBlock"));
         }
         Err(union::no_branch("ContentBlock", &value, first))
+    }
+}
+impl From<TextContent> for ContentBlock {
+    fn from(body: TextContent) -> Self {
+        Self::Text(Box::new(body))
+    }
+}
+impl From<ImageContent> for ContentBlock {
+    fn from(body: ImageContent) -> Self {
+        Self::Image(Box::new(body))
+    }
+}
+impl From<AudioContent> for ContentBlock {
+    fn from(body: AudioContent) -> Self {
+        Self::Audio(Box::new(body))
+    }
+}
+impl From<ResourceLink> for ContentBlock {
+    fn from(body: ResourceLink) -> Self {
+        Self::ResourceLink(Box::new(body))
+    }
+}
+impl From<EmbeddedResource> for ContentBlock {
+    fn from(body: EmbeddedResource) -> Self {
+        Self::Resource(Box::new(body))
     }
 }
 /// A streamed item of content
@@ -2983,7 +3048,7 @@ pub enum CreateElicitationRequestMode {
     /// Form-based elicitation where the client renders a form from the provided schema.
     Form(Box<ElicitationFormMode>),
     /// URL-based elicitation where the client directs the user to a URL.
-    Url(ElicitationUrlMode),
+    Url(Box<ElicitationUrlMode>),
     /// Custom or future elicitation mode.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -3030,7 +3095,7 @@ impl schemars::JsonSchema for CreateElicitationRequestMode {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<ElicitationUrlMode>(),
+                        generator.subschema_for::<Box<ElicitationUrlMode>>(),
                         "mode",
                         "url",
                     ),
@@ -3069,7 +3134,7 @@ impl union::Streamed for CreateElicitationRequestMode {
         Some(
             match tag {
                 "form" => Deserialize::deserialize(body).map(|b| Self::Form(Box::new(b))),
-                "url" => Deserialize::deserialize(body).map(Self::Url),
+                "url" => Deserialize::deserialize(body).map(|b| Self::Url(Box::new(b))),
                 _ => return None,
             },
         )
@@ -3100,7 +3165,10 @@ impl CreateElicitationRequestMode {
                         return union::body(object, "mode", "form")
                             .map(|b| Self::Form(Box::new(b)));
                     }
-                    1u32 => return union::body(object, "mode", "url").map(Self::Url),
+                    1u32 => {
+                        return union::body(object, "mode", "url")
+                            .map(|b| Self::Url(Box::new(b)));
+                    }
                     u32::MAX => return Ok(Self::Other(object)),
                     _ => {}
                 }
@@ -3112,6 +3180,16 @@ impl CreateElicitationRequestMode {
             return Err(union::missing_tag("mode", "CreateElicitationRequestMode"));
         }
         Err(union::no_branch("CreateElicitationRequestMode", &value, first))
+    }
+}
+impl From<ElicitationFormMode> for CreateElicitationRequestMode {
+    fn from(body: ElicitationFormMode) -> Self {
+        Self::Form(Box::new(body))
+    }
+}
+impl From<ElicitationUrlMode> for CreateElicitationRequestMode {
+    fn from(body: ElicitationUrlMode) -> Self {
+        Self::Url(Box::new(body))
     }
 }
 /// Response from the client to an elicitation request.
@@ -3288,6 +3366,11 @@ impl CreateElicitationResponseAction {
             return Err(union::missing_tag("action", "CreateElicitationResponseAction"));
         }
         Err(union::no_branch("CreateElicitationResponseAction", &value, first))
+    }
+}
+impl From<ElicitationAcceptAction> for CreateElicitationResponseAction {
+    fn from(body: ElicitationAcceptAction) -> Self {
+        Self::Accept(body)
     }
 }
 /// Request to create a new terminal and execute a command.
@@ -3986,6 +4069,16 @@ impl ElicitationFormModeKind {
         Err(union::no_branch("ElicitationFormModeKind", &value, first))
     }
 }
+impl From<ElicitationSessionScope> for ElicitationFormModeKind {
+    fn from(body: ElicitationSessionScope) -> Self {
+        Self::Session(body)
+    }
+}
+impl From<ElicitationRequestScope> for ElicitationFormModeKind {
+    fn from(body: ElicitationRequestScope) -> Self {
+        Self::Request(body)
+    }
+}
 /// Unique identifier for an elicitation.
 #[derive(
     Debug,
@@ -4033,11 +4126,11 @@ pub enum ElicitationPropertySchema {
     /// String property (or single-select enum when `enum`/`oneOf` is set).
     String(Box<StringPropertySchema>),
     /// Number (floating-point) property.
-    Number(NumberPropertySchema),
+    Number(Box<NumberPropertySchema>),
     /// Integer property.
-    Integer(IntegerPropertySchema),
+    Integer(Box<IntegerPropertySchema>),
     /// Boolean property.
-    Boolean(BooleanPropertySchema),
+    Boolean(Box<BooleanPropertySchema>),
     /// Multi-select array property.
     Array(Box<MultiSelectPropertySchema>),
     /// Custom or future elicitation property schema.
@@ -4095,7 +4188,7 @@ impl schemars::JsonSchema for ElicitationPropertySchema {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<NumberPropertySchema>(),
+                        generator.subschema_for::<Box<NumberPropertySchema>>(),
                         "type",
                         "number",
                     ),
@@ -4103,7 +4196,7 @@ impl schemars::JsonSchema for ElicitationPropertySchema {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<IntegerPropertySchema>(),
+                        generator.subschema_for::<Box<IntegerPropertySchema>>(),
                         "type",
                         "integer",
                     ),
@@ -4111,7 +4204,7 @@ impl schemars::JsonSchema for ElicitationPropertySchema {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<BooleanPropertySchema>(),
+                        generator.subschema_for::<Box<BooleanPropertySchema>>(),
                         "type",
                         "boolean",
                     ),
@@ -4163,9 +4256,15 @@ impl union::Streamed for ElicitationPropertySchema {
                 "string" => {
                     Deserialize::deserialize(body).map(|b| Self::String(Box::new(b)))
                 }
-                "number" => Deserialize::deserialize(body).map(Self::Number),
-                "integer" => Deserialize::deserialize(body).map(Self::Integer),
-                "boolean" => Deserialize::deserialize(body).map(Self::Boolean),
+                "number" => {
+                    Deserialize::deserialize(body).map(|b| Self::Number(Box::new(b)))
+                }
+                "integer" => {
+                    Deserialize::deserialize(body).map(|b| Self::Integer(Box::new(b)))
+                }
+                "boolean" => {
+                    Deserialize::deserialize(body).map(|b| Self::Boolean(Box::new(b)))
+                }
                 "array" => {
                     Deserialize::deserialize(body).map(|b| Self::Array(Box::new(b)))
                 }
@@ -4203,13 +4302,16 @@ impl ElicitationPropertySchema {
                             .map(|b| Self::String(Box::new(b)));
                     }
                     1u32 => {
-                        return union::body(object, "type", "number").map(Self::Number);
+                        return union::body(object, "type", "number")
+                            .map(|b| Self::Number(Box::new(b)));
                     }
                     2u32 => {
-                        return union::body(object, "type", "integer").map(Self::Integer);
+                        return union::body(object, "type", "integer")
+                            .map(|b| Self::Integer(Box::new(b)));
                     }
                     3u32 => {
-                        return union::body(object, "type", "boolean").map(Self::Boolean);
+                        return union::body(object, "type", "boolean")
+                            .map(|b| Self::Boolean(Box::new(b)));
                     }
                     4u32 => {
                         return union::body(object, "type", "array")
@@ -4226,6 +4328,31 @@ impl ElicitationPropertySchema {
             return Err(union::missing_tag("type", "ElicitationPropertySchema"));
         }
         Err(union::no_branch("ElicitationPropertySchema", &value, first))
+    }
+}
+impl From<StringPropertySchema> for ElicitationPropertySchema {
+    fn from(body: StringPropertySchema) -> Self {
+        Self::String(Box::new(body))
+    }
+}
+impl From<NumberPropertySchema> for ElicitationPropertySchema {
+    fn from(body: NumberPropertySchema) -> Self {
+        Self::Number(Box::new(body))
+    }
+}
+impl From<IntegerPropertySchema> for ElicitationPropertySchema {
+    fn from(body: IntegerPropertySchema) -> Self {
+        Self::Integer(Box::new(body))
+    }
+}
+impl From<BooleanPropertySchema> for ElicitationPropertySchema {
+    fn from(body: BooleanPropertySchema) -> Self {
+        Self::Boolean(Box::new(body))
+    }
+}
+impl From<MultiSelectPropertySchema> for ElicitationPropertySchema {
+    fn from(body: MultiSelectPropertySchema) -> Self {
+        Self::Array(Box::new(body))
     }
 }
 /// Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
@@ -4614,6 +4741,16 @@ impl ElicitationUrlModeKind {
         Err(union::no_branch("ElicitationUrlModeKind", &value, first))
     }
 }
+impl From<ElicitationSessionScope> for ElicitationUrlModeKind {
+    fn from(body: ElicitationSessionScope) -> Self {
+        Self::Session(body)
+    }
+}
+impl From<ElicitationRequestScope> for ElicitationUrlModeKind {
+    fn from(body: ElicitationRequestScope) -> Self {
+        Self::Request(body)
+    }
+}
 /// The contents of a resource, embedded into a prompt or tool call result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -4656,9 +4793,9 @@ impl EmbeddedResource {
 #[derive(Debug, Clone, PartialEq)]
 pub enum EmbeddedResourceResource {
     /// Text resource contents embedded directly in the message.
-    TextResourceContents(TextResourceContents),
+    TextResourceContents(Box<TextResourceContents>),
     /// Binary resource contents embedded directly in the message.
-    BlobResourceContents(BlobResourceContents),
+    BlobResourceContents(Box<BlobResourceContents>),
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for EmbeddedResourceResource {
@@ -4672,8 +4809,10 @@ impl schemars::JsonSchema for EmbeddedResourceResource {
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
-            branches.push(generator.subschema_for::<TextResourceContents>().to_value());
-            branches.push(generator.subschema_for::<BlobResourceContents>().to_value());
+            branches
+                .push(generator.subschema_for::<Box<TextResourceContents>>().to_value());
+            branches
+                .push(generator.subschema_for::<Box<BlobResourceContents>>().to_value());
             crate::support::schema::any_of(branches)
         }
     }
@@ -4705,12 +4844,12 @@ impl EmbeddedResourceResource {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<TextResourceContents>(text) {
+            if let Some(body) = union::from_text::<Box<TextResourceContents>>(text) {
                 return Ok(Self::TextResourceContents(body));
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<BlobResourceContents>(text) {
+            if let Some(body) = union::from_text::<Box<BlobResourceContents>>(text) {
                 return Ok(Self::BlobResourceContents(body));
             }
         }
@@ -4724,9 +4863,9 @@ impl EmbeddedResourceResource {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
-            match union::attempt(|| <TextResourceContents as Deserialize>::deserialize(
-                &value,
-            )) {
+            match union::attempt(|| <Box<
+                TextResourceContents,
+            > as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::TextResourceContents(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -4734,9 +4873,9 @@ impl EmbeddedResourceResource {
             }
         }
         if value.is_object() {
-            match union::attempt(|| <BlobResourceContents as Deserialize>::deserialize(
-                &value,
-            )) {
+            match union::attempt(|| <Box<
+                BlobResourceContents,
+            > as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::BlobResourceContents(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -4744,6 +4883,16 @@ impl EmbeddedResourceResource {
             }
         }
         Err(union::no_branch("EmbeddedResourceResource", &value, first))
+    }
+}
+impl From<TextResourceContents> for EmbeddedResourceResource {
+    fn from(body: TextResourceContents) -> Self {
+        Self::TextResourceContents(Box::new(body))
+    }
+}
+impl From<BlobResourceContents> for EmbeddedResourceResource {
+    fn from(body: BlobResourceContents) -> Self {
+        Self::BlobResourceContents(Box::new(body))
     }
 }
 /// A titled enum option with a const value, human-readable title, and optional description.
@@ -5312,7 +5461,7 @@ pub enum IdleStateUpdateStopReason {
     /// The work was cancelled.
     Cancelled,
     /// The work ended because something failed.
-    Error(ErrorStopReason),
+    Error(Box<ErrorStopReason>),
     /// Custom or future stop reason.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -5372,7 +5521,7 @@ impl schemars::JsonSchema for IdleStateUpdateStopReason {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<ErrorStopReason>(),
+                        generator.subschema_for::<Box<ErrorStopReason>>(),
                         "stopReason",
                         "error",
                     ),
@@ -5441,7 +5590,9 @@ impl union::Streamed for IdleStateUpdateStopReason {
                 "cancelled" => {
                     serde::de::IgnoredAny::deserialize(body).map(|_| Self::Cancelled)
                 }
-                "error" => Deserialize::deserialize(body).map(Self::Error),
+                "error" => {
+                    Deserialize::deserialize(body).map(|b| Self::Error(Box::new(b)))
+                }
                 _ => return None,
             },
         )
@@ -5481,7 +5632,7 @@ impl IdleStateUpdateStopReason {
                     4u32 => return Ok(Self::Cancelled),
                     5u32 => {
                         return union::body(object, "stopReason", "error")
-                            .map(Self::Error);
+                            .map(|b| Self::Error(Box::new(b)));
                     }
                     u32::MAX => return Ok(Self::Other(object)),
                     _ => {}
@@ -5501,6 +5652,18 @@ impl IdleStateUpdateStopReason {
             }
         }
         Err(union::no_branch("IdleStateUpdateStopReason", &value, first))
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<ErrorStopReason> for IdleStateUpdateStopReason {
+    fn from(body: ErrorStopReason) -> Self {
+        Self::Error(Box::new(body))
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<IdleStateUpdateStopReasonNone> for IdleStateUpdateStopReason {
+    fn from(body: IdleStateUpdateStopReasonNone) -> Self {
+        Self::None(body)
     }
 }
 /// No stop reason: `stopReason` is omitted or `null`.
@@ -6831,11 +6994,11 @@ pub enum McpServer {
     /// HTTP transport configuration
     ///
     /// Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`.
-    Http(McpServerHttp),
+    Http(Box<McpServerHttp>),
     /// SSE transport configuration
     ///
     /// Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`.
-    Sse(McpServerSse),
+    Sse(Box<McpServerSse>),
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6849,7 +7012,7 @@ pub enum McpServer {
     /// Stdio transport configuration
     ///
     /// All Agents MUST support this transport.
-    Stdio(McpServerStdio),
+    Stdio(Box<McpServerStdio>),
     /// Any other variant, kept whole as received.
     ///
     /// Added by the generator (the schema has no catch-all here), for the values a newer
@@ -6890,7 +7053,7 @@ impl schemars::JsonSchema for McpServer {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<McpServerHttp>(),
+                        generator.subschema_for::<Box<McpServerHttp>>(),
                         "type",
                         "http",
                     ),
@@ -6898,7 +7061,7 @@ impl schemars::JsonSchema for McpServer {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<McpServerSse>(),
+                        generator.subschema_for::<Box<McpServerSse>>(),
                         "type",
                         "sse",
                     ),
@@ -6912,7 +7075,7 @@ impl schemars::JsonSchema for McpServer {
                         "acp",
                     ),
                 );
-            branches.push(generator.subschema_for::<McpServerStdio>().to_value());
+            branches.push(generator.subschema_for::<Box<McpServerStdio>>().to_value());
             branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
             crate::support::schema::any_of(branches)
         }
@@ -6949,8 +7112,8 @@ impl union::Streamed for McpServer {
     ) -> Option<Result<Self, D::Error>> {
         Some(
             match tag {
-                "http" => Deserialize::deserialize(body).map(Self::Http),
-                "sse" => Deserialize::deserialize(body).map(Self::Sse),
+                "http" => Deserialize::deserialize(body).map(|b| Self::Http(Box::new(b))),
+                "sse" => Deserialize::deserialize(body).map(|b| Self::Sse(Box::new(b))),
                 #[cfg(feature = "unstable")]
                 "acp" => Deserialize::deserialize(body).map(Self::Acp),
                 _ => return None,
@@ -6981,8 +7144,14 @@ impl McpServer {
                     None => u32::MAX - 1,
                 };
                 match which {
-                    0u32 => return union::body(object, "type", "http").map(Self::Http),
-                    1u32 => return union::body(object, "type", "sse").map(Self::Sse),
+                    0u32 => {
+                        return union::body(object, "type", "http")
+                            .map(|b| Self::Http(Box::new(b)));
+                    }
+                    1u32 => {
+                        return union::body(object, "type", "sse")
+                            .map(|b| Self::Sse(Box::new(b)));
+                    }
                     #[cfg(feature = "unstable")]
                     2u32 => return union::body(object, "type", "acp").map(Self::Acp),
                     _ => {}
@@ -6992,9 +7161,9 @@ impl McpServer {
             other => other,
         };
         if value.is_object() {
-            match union::attempt(|| <McpServerStdio as Deserialize>::deserialize(
-                &value,
-            )) {
+            match union::attempt(|| <Box<
+                McpServerStdio,
+            > as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::Stdio(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -7006,6 +7175,27 @@ impl McpServer {
             Err(value) => value,
         };
         Err(union::no_branch("McpServer", &value, first))
+    }
+}
+impl From<McpServerHttp> for McpServer {
+    fn from(body: McpServerHttp) -> Self {
+        Self::Http(Box::new(body))
+    }
+}
+impl From<McpServerSse> for McpServer {
+    fn from(body: McpServerSse) -> Self {
+        Self::Sse(Box::new(body))
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<McpServerAcp> for McpServer {
+    fn from(body: McpServerAcp) -> Self {
+        Self::Acp(body)
+    }
+}
+impl From<McpServerStdio> for McpServer {
+    fn from(body: McpServerStdio) -> Self {
+        Self::Stdio(Box::new(body))
     }
 }
 /// **UNSTABLE**
@@ -7387,7 +7577,7 @@ pub enum MessageMcpResponse {
     /// An opaque inner MCP result.
     Result(MessageMcpResponseResult),
     /// A structured inner MCP error.
-    Error(MessageMcpResponseError),
+    Error(Box<MessageMcpResponseError>),
 }
 #[cfg(feature = "unstable")]
 #[cfg(feature = "schemars")]
@@ -7405,7 +7595,9 @@ impl schemars::JsonSchema for MessageMcpResponse {
             branches
                 .push(generator.subschema_for::<MessageMcpResponseResult>().to_value());
             branches
-                .push(generator.subschema_for::<MessageMcpResponseError>().to_value());
+                .push(
+                    generator.subschema_for::<Box<MessageMcpResponseError>>().to_value(),
+                );
             crate::support::schema::any_of(branches)
         }
     }
@@ -7445,7 +7637,7 @@ impl MessageMcpResponse {
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<MessageMcpResponseError>(text) {
+            if let Some(body) = union::from_text::<Box<MessageMcpResponseError>>(text) {
                 return Ok(Self::Error(body));
             }
         }
@@ -7470,9 +7662,9 @@ impl MessageMcpResponse {
             }
         }
         if value.is_object() {
-            match union::attempt(|| <MessageMcpResponseError as Deserialize>::deserialize(
-                &value,
-            )) {
+            match union::attempt(|| <Box<
+                MessageMcpResponseError,
+            > as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::Error(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -7480,6 +7672,18 @@ impl MessageMcpResponse {
             }
         }
         Err(union::no_branch("MessageMcpResponse", &value, first))
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<MessageMcpResponseResult> for MessageMcpResponse {
+    fn from(body: MessageMcpResponseResult) -> Self {
+        Self::Result(body)
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<MessageMcpResponseError> for MessageMcpResponse {
+    fn from(body: MessageMcpResponseError) -> Self {
+        Self::Error(Box::new(body))
     }
 }
 /// A structured inner MCP error.
@@ -7665,6 +7869,16 @@ impl MultiSelectItems {
             }
         }
         Err(union::no_branch("MultiSelectItems", &value, first))
+    }
+}
+impl From<StringMultiSelectItems> for MultiSelectItems {
+    fn from(body: StringMultiSelectItems) -> Self {
+        Self::String(body)
+    }
+}
+impl From<TitledMultiSelectItems> for MultiSelectItems {
+    fn from(body: TitledMultiSelectItems) -> Self {
+        Self::Titled(body)
     }
 }
 /// Schema for multi-select (array) properties in an elicitation form.
@@ -8929,6 +9143,24 @@ impl PlanUpdateContent {
         Err(union::no_branch("PlanUpdateContent", &value, first))
     }
 }
+#[cfg(feature = "unstable")]
+impl From<PlanItems> for PlanUpdateContent {
+    fn from(body: PlanItems) -> Self {
+        Self::Items(body)
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<PlanFile> for PlanUpdateContent {
+    fn from(body: PlanFile) -> Self {
+        Self::File(body)
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<PlanMarkdown> for PlanUpdateContent {
+    fn from(body: PlanMarkdown) -> Self {
+        Self::Markdown(body)
+    }
+}
 /// Prompt capabilities supported by the agent in `session/prompt` requests.
 ///
 /// Baseline agent functionality requires support for `text`
@@ -9402,7 +9634,7 @@ pub enum ProxyResponse {
     /// A successful JSON-RPC response.
     Result(ProxyResponseResult),
     /// A failed JSON-RPC response.
-    Error(ProxyResponseError),
+    Error(Box<ProxyResponseError>),
 }
 #[cfg(feature = "unstable")]
 #[cfg(feature = "schemars")]
@@ -9418,7 +9650,8 @@ impl schemars::JsonSchema for ProxyResponse {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
             branches.push(generator.subschema_for::<ProxyResponseResult>().to_value());
-            branches.push(generator.subschema_for::<ProxyResponseError>().to_value());
+            branches
+                .push(generator.subschema_for::<Box<ProxyResponseError>>().to_value());
             crate::support::schema::any_of(branches)
         }
     }
@@ -9458,7 +9691,7 @@ impl ProxyResponse {
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<ProxyResponseError>(text) {
+            if let Some(body) = union::from_text::<Box<ProxyResponseError>>(text) {
                 return Ok(Self::Error(body));
             }
         }
@@ -9483,9 +9716,9 @@ impl ProxyResponse {
             }
         }
         if value.is_object() {
-            match union::attempt(|| <ProxyResponseError as Deserialize>::deserialize(
-                &value,
-            )) {
+            match union::attempt(|| <Box<
+                ProxyResponseError,
+            > as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::Error(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -9493,6 +9726,18 @@ impl ProxyResponse {
             }
         }
         Err(union::no_branch("ProxyResponse", &value, first))
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<ProxyResponseResult> for ProxyResponse {
+    fn from(body: ProxyResponseResult) -> Self {
+        Self::Result(body)
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<ProxyResponseError> for ProxyResponse {
+    fn from(body: ProxyResponseError) -> Self {
+        Self::Error(Box::new(body))
     }
 }
 /// A failed JSON-RPC response.
@@ -10047,6 +10292,11 @@ impl RequestPermissionOutcome {
             return Err(union::missing_tag("outcome", "RequestPermissionOutcome"));
         }
         Err(union::no_branch("RequestPermissionOutcome", &value, first))
+    }
+}
+impl From<SelectedPermissionOutcome> for RequestPermissionOutcome {
+    fn from(body: SelectedPermissionOutcome) -> Self {
+        Self::Selected(body)
     }
 }
 /// Request for user permission to execute a tool call.
@@ -11317,6 +11567,16 @@ impl SessionConfigOptionType {
             return Err(union::missing_tag("type", "SessionConfigOptionType"));
         }
         Err(union::no_branch("SessionConfigOptionType", &value, first))
+    }
+}
+impl From<SessionConfigSelect> for SessionConfigOptionType {
+    fn from(body: SessionConfigSelect) -> Self {
+        Self::Select(body)
+    }
+}
+impl From<SessionConfigBoolean> for SessionConfigOptionType {
+    fn from(body: SessionConfigBoolean) -> Self {
+        Self::Boolean(body)
     }
 }
 /// Session configuration option capabilities supported by the client.
@@ -12648,7 +12908,7 @@ pub enum SessionUpdate {
     ///
     /// A content update for a plan identified by ID.
     #[cfg(feature = "unstable")]
-    PlanUpdate(PlanUpdate),
+    PlanUpdate(Box<PlanUpdate>),
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12667,17 +12927,17 @@ pub enum SessionUpdate {
     /// Session metadata has been updated (title, timestamps, custom metadata)
     SessionInfoUpdate(SessionInfoUpdate),
     /// Context window and cost update for the session.
-    UsageUpdate(UsageUpdate),
+    UsageUpdate(Box<UsageUpdate>),
     /// Information for the user that is not part of session history.
     ///
     /// Agents MUST only send this update when the Client advertised
     /// the `session.notices` Client capability.
-    Notice(Notice),
+    Notice(Box<Notice>),
     /// A context compaction has been created or updated.
     ///
     /// Agents MUST only send this update when the Client advertised
     /// the `session.compaction` Client capability.
-    CompactionUpdate(CompactionUpdate),
+    CompactionUpdate(Box<CompactionUpdate>),
     /// A content block appended to a context compaction's retained summary.
     ///
     /// Agents MUST only send this update when the Client advertised
@@ -12851,7 +13111,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<PlanUpdate>(),
+                        generator.subschema_for::<Box<PlanUpdate>>(),
                         "sessionUpdate",
                         "plan_update",
                     ),
@@ -12900,7 +13160,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<UsageUpdate>(),
+                        generator.subschema_for::<Box<UsageUpdate>>(),
                         "sessionUpdate",
                         "usage_update",
                     ),
@@ -12908,7 +13168,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<Notice>(),
+                        generator.subschema_for::<Box<Notice>>(),
                         "sessionUpdate",
                         "notice",
                     ),
@@ -12916,7 +13176,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<CompactionUpdate>(),
+                        generator.subschema_for::<Box<CompactionUpdate>>(),
                         "sessionUpdate",
                         "compaction_update",
                     ),
@@ -13081,7 +13341,9 @@ impl union::Streamed for SessionUpdate {
                 }
                 "plan" => Deserialize::deserialize(body).map(Self::Plan),
                 #[cfg(feature = "unstable")]
-                "plan_update" => Deserialize::deserialize(body).map(Self::PlanUpdate),
+                "plan_update" => {
+                    Deserialize::deserialize(body).map(|b| Self::PlanUpdate(Box::new(b)))
+                }
                 #[cfg(feature = "unstable")]
                 "plan_removed" => Deserialize::deserialize(body).map(Self::PlanRemoved),
                 "available_commands_update" => {
@@ -13096,10 +13358,16 @@ impl union::Streamed for SessionUpdate {
                 "session_info_update" => {
                     Deserialize::deserialize(body).map(Self::SessionInfoUpdate)
                 }
-                "usage_update" => Deserialize::deserialize(body).map(Self::UsageUpdate),
-                "notice" => Deserialize::deserialize(body).map(Self::Notice),
+                "usage_update" => {
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::UsageUpdate(Box::new(b)))
+                }
+                "notice" => {
+                    Deserialize::deserialize(body).map(|b| Self::Notice(Box::new(b)))
+                }
                 "compaction_update" => {
-                    Deserialize::deserialize(body).map(Self::CompactionUpdate)
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::CompactionUpdate(Box::new(b)))
                 }
                 "compaction_summary_chunk" => {
                     Deserialize::deserialize(body)
@@ -13203,7 +13471,7 @@ impl SessionUpdate {
                     #[cfg(feature = "unstable")]
                     6u32 => {
                         return union::body(object, "sessionUpdate", "plan_update")
-                            .map(Self::PlanUpdate);
+                            .map(|b| Self::PlanUpdate(Box::new(b)));
                     }
                     #[cfg(feature = "unstable")]
                     7u32 => {
@@ -13244,15 +13512,15 @@ impl SessionUpdate {
                     }
                     12u32 => {
                         return union::body(object, "sessionUpdate", "usage_update")
-                            .map(Self::UsageUpdate);
+                            .map(|b| Self::UsageUpdate(Box::new(b)));
                     }
                     13u32 => {
                         return union::body(object, "sessionUpdate", "notice")
-                            .map(Self::Notice);
+                            .map(|b| Self::Notice(Box::new(b)));
                     }
                     14u32 => {
                         return union::body(object, "sessionUpdate", "compaction_update")
-                            .map(Self::CompactionUpdate);
+                            .map(|b| Self::CompactionUpdate(Box::new(b)));
                     }
                     15u32 => {
                         return union::body(
@@ -13295,6 +13563,91 @@ impl SessionUpdate {
             return Err(union::missing_tag("sessionUpdate", "SessionUpdate"));
         }
         Err(union::no_branch("SessionUpdate", &value, first))
+    }
+}
+impl From<ToolCall> for SessionUpdate {
+    fn from(body: ToolCall) -> Self {
+        Self::ToolCall(Box::new(body))
+    }
+}
+impl From<ToolCallUpdate> for SessionUpdate {
+    fn from(body: ToolCallUpdate) -> Self {
+        Self::ToolCallUpdate(Box::new(body))
+    }
+}
+impl From<Plan> for SessionUpdate {
+    fn from(body: Plan) -> Self {
+        Self::Plan(body)
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<PlanUpdate> for SessionUpdate {
+    fn from(body: PlanUpdate) -> Self {
+        Self::PlanUpdate(Box::new(body))
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<PlanRemoved> for SessionUpdate {
+    fn from(body: PlanRemoved) -> Self {
+        Self::PlanRemoved(body)
+    }
+}
+impl From<AvailableCommandsUpdate> for SessionUpdate {
+    fn from(body: AvailableCommandsUpdate) -> Self {
+        Self::AvailableCommandsUpdate(body)
+    }
+}
+impl From<CurrentModeUpdate> for SessionUpdate {
+    fn from(body: CurrentModeUpdate) -> Self {
+        Self::CurrentModeUpdate(body)
+    }
+}
+impl From<ConfigOptionUpdate> for SessionUpdate {
+    fn from(body: ConfigOptionUpdate) -> Self {
+        Self::ConfigOptionUpdate(body)
+    }
+}
+impl From<SessionInfoUpdate> for SessionUpdate {
+    fn from(body: SessionInfoUpdate) -> Self {
+        Self::SessionInfoUpdate(body)
+    }
+}
+impl From<UsageUpdate> for SessionUpdate {
+    fn from(body: UsageUpdate) -> Self {
+        Self::UsageUpdate(Box::new(body))
+    }
+}
+impl From<Notice> for SessionUpdate {
+    fn from(body: Notice) -> Self {
+        Self::Notice(Box::new(body))
+    }
+}
+impl From<CompactionUpdate> for SessionUpdate {
+    fn from(body: CompactionUpdate) -> Self {
+        Self::CompactionUpdate(Box::new(body))
+    }
+}
+impl From<CompactionSummaryChunk> for SessionUpdate {
+    fn from(body: CompactionSummaryChunk) -> Self {
+        Self::CompactionSummaryChunk(Box::new(body))
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<SubagentUpdate> for SessionUpdate {
+    fn from(body: SubagentUpdate) -> Self {
+        Self::SubagentUpdate(Box::new(body))
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<SessionMessage> for SessionUpdate {
+    fn from(body: SessionMessage) -> Self {
+        Self::SessionMessage(Box::new(body))
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<SessionMessageChunk> for SessionUpdate {
+    fn from(body: SessionMessageChunk) -> Self {
+        Self::SessionMessageChunk(Box::new(body))
     }
 }
 /// **UNSTABLE**
@@ -13577,6 +13930,18 @@ impl SetSessionConfigOptionRequestType {
             Err(value) => value,
         };
         Err(union::no_branch("SetSessionConfigOptionRequestType", &value, first))
+    }
+}
+impl From<SetSessionConfigOptionRequestTypeBoolean>
+for SetSessionConfigOptionRequestType {
+    fn from(body: SetSessionConfigOptionRequestTypeBoolean) -> Self {
+        Self::Boolean(body)
+    }
+}
+impl From<SetSessionConfigOptionRequestTypeValueId>
+for SetSessionConfigOptionRequestType {
+    fn from(body: SetSessionConfigOptionRequestTypeValueId) -> Self {
+        Self::ValueId(body)
     }
 }
 /// A boolean value (`type: "boolean"`).
@@ -13999,6 +14364,30 @@ impl StateUpdate {
             return Err(union::missing_tag("state", "StateUpdate"));
         }
         Err(union::no_branch("StateUpdate", &value, first))
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<RunningStateUpdate> for StateUpdate {
+    fn from(body: RunningStateUpdate) -> Self {
+        Self::Running(body)
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<IdleStateUpdate> for StateUpdate {
+    fn from(body: IdleStateUpdate) -> Self {
+        Self::Idle(Box::new(body))
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<RequiresActionStateUpdate> for StateUpdate {
+    fn from(body: RequiresActionStateUpdate) -> Self {
+        Self::RequiresAction(body)
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<UnknownStateUpdate> for StateUpdate {
+    fn from(body: UnknownStateUpdate) -> Self {
+        Self::Unknown(body)
     }
 }
 /// Reasons why an agent stops processing a prompt turn.
@@ -15138,7 +15527,7 @@ pub enum ToolCallContent {
     /// Standard content block (text, images, resources).
     Content(Box<Content>),
     /// File modification shown as a diff.
-    Diff(Diff),
+    Diff(Box<Diff>),
     /// Embed a terminal created with `terminal/create` by its id.
     ///
     /// The terminal must be added before calling `terminal/release`.
@@ -15188,7 +15577,7 @@ impl schemars::JsonSchema for ToolCallContent {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<Diff>(),
+                        generator.subschema_for::<Box<Diff>>(),
                         "type",
                         "diff",
                     ),
@@ -15238,7 +15627,7 @@ impl union::Streamed for ToolCallContent {
                 "content" => {
                     Deserialize::deserialize(body).map(|b| Self::Content(Box::new(b)))
                 }
-                "diff" => Deserialize::deserialize(body).map(Self::Diff),
+                "diff" => Deserialize::deserialize(body).map(|b| Self::Diff(Box::new(b))),
                 "terminal" => Deserialize::deserialize(body).map(Self::Terminal),
                 _ => return None,
             },
@@ -15271,7 +15660,10 @@ impl ToolCallContent {
                         return union::body(object, "type", "content")
                             .map(|b| Self::Content(Box::new(b)));
                     }
-                    1u32 => return union::body(object, "type", "diff").map(Self::Diff),
+                    1u32 => {
+                        return union::body(object, "type", "diff")
+                            .map(|b| Self::Diff(Box::new(b)));
+                    }
                     2u32 => {
                         return union::body(object, "type", "terminal")
                             .map(Self::Terminal);
@@ -15290,6 +15682,21 @@ impl ToolCallContent {
             return Err(union::missing_tag("type", "ToolCallContent"));
         }
         Err(union::no_branch("ToolCallContent", &value, first))
+    }
+}
+impl From<Content> for ToolCallContent {
+    fn from(body: Content) -> Self {
+        Self::Content(Box::new(body))
+    }
+}
+impl From<Diff> for ToolCallContent {
+    fn from(body: Diff) -> Self {
+        Self::Diff(Box::new(body))
+    }
+}
+impl From<Terminal> for ToolCallContent {
+    fn from(body: Terminal) -> Self {
+        Self::Terminal(body)
     }
 }
 /// Unique identifier for a tool call within a session.

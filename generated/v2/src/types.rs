@@ -382,6 +382,16 @@ impl AgentResponse {
         Err(union::no_branch("AgentResponse", &value, first))
     }
 }
+impl From<AgentResponseResult> for AgentResponse {
+    fn from(body: AgentResponseResult) -> Self {
+        Self::Result(body)
+    }
+}
+impl From<AgentResponseError> for AgentResponse {
+    fn from(body: AgentResponseError) -> Self {
+        Self::Error(Box::new(body))
+    }
+}
 /// A failed JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -868,7 +878,7 @@ pub enum AuthMethod {
     /// Agent handles authentication itself through `auth/login`.
     ///
     /// The `type` discriminator value is `agent`.
-    Agent(AuthMethodAgent),
+    Agent(Box<AuthMethodAgent>),
     /// Custom or future authentication method.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -915,7 +925,7 @@ impl schemars::JsonSchema for AuthMethod {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<AuthMethodAgent>(),
+                        generator.subschema_for::<Box<AuthMethodAgent>>(),
                         "type",
                         "agent",
                     ),
@@ -956,7 +966,9 @@ impl union::Streamed for AuthMethod {
                 "terminal" => {
                     Deserialize::deserialize(body).map(|b| Self::Terminal(Box::new(b)))
                 }
-                "agent" => Deserialize::deserialize(body).map(Self::Agent),
+                "agent" => {
+                    Deserialize::deserialize(body).map(|b| Self::Agent(Box::new(b)))
+                }
                 _ => return None,
             },
         )
@@ -987,7 +999,10 @@ impl AuthMethod {
                         return union::body(object, "type", "terminal")
                             .map(|b| Self::Terminal(Box::new(b)));
                     }
-                    1u32 => return union::body(object, "type", "agent").map(Self::Agent),
+                    1u32 => {
+                        return union::body(object, "type", "agent")
+                            .map(|b| Self::Agent(Box::new(b)));
+                    }
                     u32::MAX => return Ok(Self::Other(object)),
                     _ => {}
                 }
@@ -999,6 +1014,16 @@ impl AuthMethod {
             return Err(union::missing_tag("type", "AuthMethod"));
         }
         Err(union::no_branch("AuthMethod", &value, first))
+    }
+}
+impl From<AuthMethodTerminal> for AuthMethod {
+    fn from(body: AuthMethodTerminal) -> Self {
+        Self::Terminal(Box::new(body))
+    }
+}
+impl From<AuthMethodAgent> for AuthMethod {
+    fn from(body: AuthMethodAgent) -> Self {
+        Self::Agent(Box::new(body))
     }
 }
 /// Agent handles authentication itself through `auth/login`.
@@ -1562,6 +1587,11 @@ impl AvailableCommand {
         Err(union::no_branch("AvailableCommand", &value, first))
     }
 }
+impl From<Command> for AvailableCommand {
+    fn from(body: Command) -> Self {
+        Self::Command(Box::new(body))
+    }
+}
 /// The input specification for a command.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AvailableCommandInput {
@@ -1680,6 +1710,11 @@ impl AvailableCommandInput {
             return Err(union::missing_tag("type", "AvailableCommandInput"));
         }
         Err(union::no_branch("AvailableCommandInput", &value, first))
+    }
+}
+impl From<TextCommandInput> for AvailableCommandInput {
+    fn from(body: TextCommandInput) -> Self {
+        Self::Text(body)
     }
 }
 /// Available commands are ready or have changed
@@ -1999,6 +2034,22 @@ impl BackgroundWork {
             return Err(union::missing_tag("type", "BackgroundWork"));
         }
         Err(union::no_branch("BackgroundWork", &value, first))
+    }
+}
+impl From<BackgroundTerminal> for BackgroundWork {
+    fn from(body: BackgroundTerminal) -> Self {
+        Self::Terminal(body)
+    }
+}
+impl From<BackgroundToolCall> for BackgroundWork {
+    fn from(body: BackgroundToolCall) -> Self {
+        Self::ToolCall(body)
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<BackgroundSubagent> for BackgroundWork {
+    fn from(body: BackgroundSubagent) -> Self {
+        Self::Subagent(body)
     }
 }
 /// Binary resource contents.
@@ -2618,6 +2669,16 @@ impl ClientResponse {
             }
         }
         Err(union::no_branch("ClientResponse", &value, first))
+    }
+}
+impl From<ClientResponseResult> for ClientResponse {
+    fn from(body: ClientResponseResult) -> Self {
+        Self::Result(body)
+    }
+}
+impl From<ClientResponseError> for ClientResponse {
+    fn from(body: ClientResponseError) -> Self {
+        Self::Error(Box::new(body))
     }
 }
 /// A failed JSON-RPC response.
@@ -3267,7 +3328,7 @@ pub enum ContentBlock {
     /// All agents MUST support text content blocks in prompts.
     /// Clients SHOULD render this text as CommonMark and MAY support GitHub Flavored Markdown
     /// extensions.
-    Text(TextContent),
+    Text(Box<TextContent>),
     /// Images for visual context or analysis.
     ///
     /// Requires the `image` prompt capability when included in prompts.
@@ -3335,7 +3396,7 @@ impl schemars::JsonSchema for ContentBlock {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<TextContent>(),
+                        generator.subschema_for::<Box<TextContent>>(),
                         "type",
                         "text",
                     ),
@@ -3410,7 +3471,7 @@ impl union::Streamed for ContentBlock {
     ) -> Option<Result<Self, D::Error>> {
         Some(
             match tag {
-                "text" => Deserialize::deserialize(body).map(Self::Text),
+                "text" => Deserialize::deserialize(body).map(|b| Self::Text(Box::new(b))),
                 "image" => {
                     Deserialize::deserialize(body).map(|b| Self::Image(Box::new(b)))
                 }
@@ -3453,7 +3514,10 @@ impl ContentBlock {
                     None => u32::MAX - 1,
                 };
                 match which {
-                    0u32 => return union::body(object, "type", "text").map(Self::Text),
+                    0u32 => {
+                        return union::body(object, "type", "text")
+                            .map(|b| Self::Text(Box::new(b)));
+                    }
                     1u32 => {
                         return union::body(object, "type", "image")
                             .map(|b| Self::Image(Box::new(b)));
@@ -3481,6 +3545,31 @@ impl ContentBlock {
             return Err(union::missing_tag("type", "ContentBlock"));
         }
         Err(union::no_branch("ContentBlock", &value, first))
+    }
+}
+impl From<TextContent> for ContentBlock {
+    fn from(body: TextContent) -> Self {
+        Self::Text(Box::new(body))
+    }
+}
+impl From<ImageContent> for ContentBlock {
+    fn from(body: ImageContent) -> Self {
+        Self::Image(Box::new(body))
+    }
+}
+impl From<AudioContent> for ContentBlock {
+    fn from(body: AudioContent) -> Self {
+        Self::Audio(Box::new(body))
+    }
+}
+impl From<ResourceLink> for ContentBlock {
+    fn from(body: ResourceLink) -> Self {
+        Self::ResourceLink(Box::new(body))
+    }
+}
+impl From<EmbeddedResource> for ContentBlock {
+    fn from(body: EmbeddedResource) -> Self {
+        Self::Resource(Box::new(body))
     }
 }
 /// A streamed item of message content.
@@ -3611,7 +3700,7 @@ pub enum CreateElicitationRequestMode {
     /// Form-based elicitation where the client renders a form from the provided schema.
     Form(Box<ElicitationFormMode>),
     /// URL-based elicitation where the client directs the user to a URL.
-    Url(ElicitationUrlMode),
+    Url(Box<ElicitationUrlMode>),
     /// Custom or future elicitation mode.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -3658,7 +3747,7 @@ impl schemars::JsonSchema for CreateElicitationRequestMode {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<ElicitationUrlMode>(),
+                        generator.subschema_for::<Box<ElicitationUrlMode>>(),
                         "mode",
                         "url",
                     ),
@@ -3697,7 +3786,7 @@ impl union::Streamed for CreateElicitationRequestMode {
         Some(
             match tag {
                 "form" => Deserialize::deserialize(body).map(|b| Self::Form(Box::new(b))),
-                "url" => Deserialize::deserialize(body).map(Self::Url),
+                "url" => Deserialize::deserialize(body).map(|b| Self::Url(Box::new(b))),
                 _ => return None,
             },
         )
@@ -3728,7 +3817,10 @@ impl CreateElicitationRequestMode {
                         return union::body(object, "mode", "form")
                             .map(|b| Self::Form(Box::new(b)));
                     }
-                    1u32 => return union::body(object, "mode", "url").map(Self::Url),
+                    1u32 => {
+                        return union::body(object, "mode", "url")
+                            .map(|b| Self::Url(Box::new(b)));
+                    }
                     u32::MAX => return Ok(Self::Other(object)),
                     _ => {}
                 }
@@ -3740,6 +3832,16 @@ impl CreateElicitationRequestMode {
             return Err(union::missing_tag("mode", "CreateElicitationRequestMode"));
         }
         Err(union::no_branch("CreateElicitationRequestMode", &value, first))
+    }
+}
+impl From<ElicitationFormMode> for CreateElicitationRequestMode {
+    fn from(body: ElicitationFormMode) -> Self {
+        Self::Form(Box::new(body))
+    }
+}
+impl From<ElicitationUrlMode> for CreateElicitationRequestMode {
+    fn from(body: ElicitationUrlMode) -> Self {
+        Self::Url(Box::new(body))
     }
 }
 /// Response from the client to an elicitation request.
@@ -3914,6 +4016,11 @@ impl CreateElicitationResponseAction {
             return Err(union::missing_tag("action", "CreateElicitationResponseAction"));
         }
         Err(union::no_branch("CreateElicitationResponseAction", &value, first))
+    }
+}
+impl From<ElicitationAcceptAction> for CreateElicitationResponseAction {
+    fn from(body: ElicitationAcceptAction) -> Self {
+        Self::Accept(body)
     }
 }
 /// Request parameters for deleting an existing session from `session/list`.
@@ -4972,6 +5079,16 @@ impl ElicitationFormModeKind {
         Err(union::no_branch("ElicitationFormModeKind", &value, first))
     }
 }
+impl From<ElicitationSessionScope> for ElicitationFormModeKind {
+    fn from(body: ElicitationSessionScope) -> Self {
+        Self::Session(body)
+    }
+}
+impl From<ElicitationRequestScope> for ElicitationFormModeKind {
+    fn from(body: ElicitationRequestScope) -> Self {
+        Self::Request(body)
+    }
+}
 /// Unique identifier for an elicitation.
 #[derive(
     Debug,
@@ -5019,11 +5136,11 @@ pub enum ElicitationPropertySchema {
     /// String property (or single-select enum when `enum`/`oneOf` is set).
     String(Box<StringPropertySchema>),
     /// Number (floating-point) property.
-    Number(NumberPropertySchema),
+    Number(Box<NumberPropertySchema>),
     /// Integer property.
-    Integer(IntegerPropertySchema),
+    Integer(Box<IntegerPropertySchema>),
     /// Boolean property.
-    Boolean(BooleanPropertySchema),
+    Boolean(Box<BooleanPropertySchema>),
     /// Multi-select array property.
     Array(Box<MultiSelectPropertySchema>),
     /// Custom or future elicitation property schema.
@@ -5081,7 +5198,7 @@ impl schemars::JsonSchema for ElicitationPropertySchema {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<NumberPropertySchema>(),
+                        generator.subschema_for::<Box<NumberPropertySchema>>(),
                         "type",
                         "number",
                     ),
@@ -5089,7 +5206,7 @@ impl schemars::JsonSchema for ElicitationPropertySchema {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<IntegerPropertySchema>(),
+                        generator.subschema_for::<Box<IntegerPropertySchema>>(),
                         "type",
                         "integer",
                     ),
@@ -5097,7 +5214,7 @@ impl schemars::JsonSchema for ElicitationPropertySchema {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<BooleanPropertySchema>(),
+                        generator.subschema_for::<Box<BooleanPropertySchema>>(),
                         "type",
                         "boolean",
                     ),
@@ -5149,9 +5266,15 @@ impl union::Streamed for ElicitationPropertySchema {
                 "string" => {
                     Deserialize::deserialize(body).map(|b| Self::String(Box::new(b)))
                 }
-                "number" => Deserialize::deserialize(body).map(Self::Number),
-                "integer" => Deserialize::deserialize(body).map(Self::Integer),
-                "boolean" => Deserialize::deserialize(body).map(Self::Boolean),
+                "number" => {
+                    Deserialize::deserialize(body).map(|b| Self::Number(Box::new(b)))
+                }
+                "integer" => {
+                    Deserialize::deserialize(body).map(|b| Self::Integer(Box::new(b)))
+                }
+                "boolean" => {
+                    Deserialize::deserialize(body).map(|b| Self::Boolean(Box::new(b)))
+                }
                 "array" => {
                     Deserialize::deserialize(body).map(|b| Self::Array(Box::new(b)))
                 }
@@ -5189,13 +5312,16 @@ impl ElicitationPropertySchema {
                             .map(|b| Self::String(Box::new(b)));
                     }
                     1u32 => {
-                        return union::body(object, "type", "number").map(Self::Number);
+                        return union::body(object, "type", "number")
+                            .map(|b| Self::Number(Box::new(b)));
                     }
                     2u32 => {
-                        return union::body(object, "type", "integer").map(Self::Integer);
+                        return union::body(object, "type", "integer")
+                            .map(|b| Self::Integer(Box::new(b)));
                     }
                     3u32 => {
-                        return union::body(object, "type", "boolean").map(Self::Boolean);
+                        return union::body(object, "type", "boolean")
+                            .map(|b| Self::Boolean(Box::new(b)));
                     }
                     4u32 => {
                         return union::body(object, "type", "array")
@@ -5212,6 +5338,31 @@ impl ElicitationPropertySchema {
             return Err(union::missing_tag("type", "ElicitationPropertySchema"));
         }
         Err(union::no_branch("ElicitationPropertySchema", &value, first))
+    }
+}
+impl From<StringPropertySchema> for ElicitationPropertySchema {
+    fn from(body: StringPropertySchema) -> Self {
+        Self::String(Box::new(body))
+    }
+}
+impl From<NumberPropertySchema> for ElicitationPropertySchema {
+    fn from(body: NumberPropertySchema) -> Self {
+        Self::Number(Box::new(body))
+    }
+}
+impl From<IntegerPropertySchema> for ElicitationPropertySchema {
+    fn from(body: IntegerPropertySchema) -> Self {
+        Self::Integer(Box::new(body))
+    }
+}
+impl From<BooleanPropertySchema> for ElicitationPropertySchema {
+    fn from(body: BooleanPropertySchema) -> Self {
+        Self::Boolean(Box::new(body))
+    }
+}
+impl From<MultiSelectPropertySchema> for ElicitationPropertySchema {
+    fn from(body: MultiSelectPropertySchema) -> Self {
+        Self::Array(Box::new(body))
     }
 }
 /// Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
@@ -5555,6 +5706,16 @@ impl ElicitationUrlModeKind {
         Err(union::no_branch("ElicitationUrlModeKind", &value, first))
     }
 }
+impl From<ElicitationSessionScope> for ElicitationUrlModeKind {
+    fn from(body: ElicitationSessionScope) -> Self {
+        Self::Session(body)
+    }
+}
+impl From<ElicitationRequestScope> for ElicitationUrlModeKind {
+    fn from(body: ElicitationRequestScope) -> Self {
+        Self::Request(body)
+    }
+}
 /// The contents of a resource, embedded into a prompt or tool call result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -5599,9 +5760,9 @@ impl EmbeddedResource {
 #[derive(Debug, Clone, PartialEq)]
 pub enum EmbeddedResourceResource {
     /// Text resource contents embedded directly in the message.
-    TextResourceContents(TextResourceContents),
+    TextResourceContents(Box<TextResourceContents>),
     /// Binary resource contents embedded directly in the message.
-    BlobResourceContents(BlobResourceContents),
+    BlobResourceContents(Box<BlobResourceContents>),
 }
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for EmbeddedResourceResource {
@@ -5615,8 +5776,10 @@ impl schemars::JsonSchema for EmbeddedResourceResource {
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         {
             let mut branches: Vec<serde_json::Value> = Vec::new();
-            branches.push(generator.subschema_for::<TextResourceContents>().to_value());
-            branches.push(generator.subschema_for::<BlobResourceContents>().to_value());
+            branches
+                .push(generator.subschema_for::<Box<TextResourceContents>>().to_value());
+            branches
+                .push(generator.subschema_for::<Box<BlobResourceContents>>().to_value());
             crate::support::schema::any_of(branches)
         }
     }
@@ -5648,12 +5811,12 @@ impl EmbeddedResourceResource {
     #[allow(unreachable_code)]
     fn from_text(text: &str) -> Result<Self, serde_json::Error> {
         if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<TextResourceContents>(text) {
+            if let Some(body) = union::from_text::<Box<TextResourceContents>>(text) {
                 return Ok(Self::TextResourceContents(body));
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<BlobResourceContents>(text) {
+            if let Some(body) = union::from_text::<Box<BlobResourceContents>>(text) {
                 return Ok(Self::BlobResourceContents(body));
             }
         }
@@ -5667,9 +5830,9 @@ impl EmbeddedResourceResource {
     pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let mut first: Option<serde_json::Error> = None;
         if value.is_object() {
-            match union::attempt(|| <TextResourceContents as Deserialize>::deserialize(
-                &value,
-            )) {
+            match union::attempt(|| <Box<
+                TextResourceContents,
+            > as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::TextResourceContents(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -5677,9 +5840,9 @@ impl EmbeddedResourceResource {
             }
         }
         if value.is_object() {
-            match union::attempt(|| <BlobResourceContents as Deserialize>::deserialize(
-                &value,
-            )) {
+            match union::attempt(|| <Box<
+                BlobResourceContents,
+            > as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::BlobResourceContents(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -5687,6 +5850,16 @@ impl EmbeddedResourceResource {
             }
         }
         Err(union::no_branch("EmbeddedResourceResource", &value, first))
+    }
+}
+impl From<TextResourceContents> for EmbeddedResourceResource {
+    fn from(body: TextResourceContents) -> Self {
+        Self::TextResourceContents(Box::new(body))
+    }
+}
+impl From<BlobResourceContents> for EmbeddedResourceResource {
+    fn from(body: BlobResourceContents) -> Self {
+        Self::BlobResourceContents(Box::new(body))
     }
 }
 /// A titled enum option with a const value, human-readable title, and optional description.
@@ -6007,6 +6180,16 @@ impl ErrorData {
         {
             return Ok(Self::Other(value));
         }
+    }
+}
+impl From<UnsupportedProtocolVersionErrorData> for ErrorData {
+    fn from(body: UnsupportedProtocolVersionErrorData) -> Self {
+        Self::UnsupportedProtocolVersion(body)
+    }
+}
+impl From<SessionNotFoundErrorData> for ErrorData {
+    fn from(body: SessionNotFoundErrorData) -> Self {
+        Self::SessionNotFound(body)
     }
 }
 /// Details of a failure that ended active work.
@@ -6469,7 +6652,7 @@ pub enum IdleStateUpdateStopReason {
     /// This includes pre-insertion foreground work. A prompt failure before
     /// insertion also requires an error response to `session/prompt`. After
     /// insertion, the prompt's response remains successful.
-    Error(ErrorStopReason),
+    Error(Box<ErrorStopReason>),
     /// Custom or future stop reason.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -6528,7 +6711,7 @@ impl schemars::JsonSchema for IdleStateUpdateStopReason {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<ErrorStopReason>(),
+                        generator.subschema_for::<Box<ErrorStopReason>>(),
                         "stopReason",
                         "error",
                     ),
@@ -6594,7 +6777,9 @@ impl union::Streamed for IdleStateUpdateStopReason {
                 "cancelled" => {
                     serde::de::IgnoredAny::deserialize(body).map(|_| Self::Cancelled)
                 }
-                "error" => Deserialize::deserialize(body).map(Self::Error),
+                "error" => {
+                    Deserialize::deserialize(body).map(|b| Self::Error(Box::new(b)))
+                }
                 _ => return None,
             },
         )
@@ -6633,7 +6818,7 @@ impl IdleStateUpdateStopReason {
                     4u32 => return Ok(Self::Cancelled),
                     5u32 => {
                         return union::body(object, "stopReason", "error")
-                            .map(Self::Error);
+                            .map(|b| Self::Error(Box::new(b)));
                     }
                     u32::MAX => return Ok(Self::Other(object)),
                     _ => {}
@@ -6653,6 +6838,16 @@ impl IdleStateUpdateStopReason {
             }
         }
         Err(union::no_branch("IdleStateUpdateStopReason", &value, first))
+    }
+}
+impl From<ErrorStopReason> for IdleStateUpdateStopReason {
+    fn from(body: ErrorStopReason) -> Self {
+        Self::Error(Box::new(body))
+    }
+}
+impl From<IdleStateUpdateStopReasonNone> for IdleStateUpdateStopReason {
+    fn from(body: IdleStateUpdateStopReasonNone) -> Self {
+        Self::None(body)
     }
 }
 /// No stop reason: `stopReason` is omitted or `null`.
@@ -7702,7 +7897,7 @@ pub enum McpServer {
     /// HTTP transport configuration
     ///
     /// Only available when the Agent capabilities include `session.mcp.http`.
-    Http(McpServerHttp),
+    Http(Box<McpServerHttp>),
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -7716,7 +7911,7 @@ pub enum McpServer {
     /// Stdio transport configuration
     ///
     /// Only available when the Agent capabilities include `session.mcp.stdio`.
-    Stdio(McpServerStdio),
+    Stdio(Box<McpServerStdio>),
     /// Custom or future MCP server transport configuration.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -7761,7 +7956,7 @@ impl schemars::JsonSchema for McpServer {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<McpServerHttp>(),
+                        generator.subschema_for::<Box<McpServerHttp>>(),
                         "type",
                         "http",
                     ),
@@ -7778,7 +7973,7 @@ impl schemars::JsonSchema for McpServer {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<McpServerStdio>(),
+                        generator.subschema_for::<Box<McpServerStdio>>(),
                         "type",
                         "stdio",
                     ),
@@ -7818,10 +8013,12 @@ impl union::Streamed for McpServer {
     ) -> Option<Result<Self, D::Error>> {
         Some(
             match tag {
-                "http" => Deserialize::deserialize(body).map(Self::Http),
+                "http" => Deserialize::deserialize(body).map(|b| Self::Http(Box::new(b))),
                 #[cfg(feature = "unstable")]
                 "acp" => Deserialize::deserialize(body).map(Self::Acp),
-                "stdio" => Deserialize::deserialize(body).map(Self::Stdio),
+                "stdio" => {
+                    Deserialize::deserialize(body).map(|b| Self::Stdio(Box::new(b)))
+                }
                 _ => return None,
             },
         )
@@ -7850,10 +8047,16 @@ impl McpServer {
                     None => u32::MAX - 1,
                 };
                 match which {
-                    0u32 => return union::body(object, "type", "http").map(Self::Http),
+                    0u32 => {
+                        return union::body(object, "type", "http")
+                            .map(|b| Self::Http(Box::new(b)));
+                    }
                     #[cfg(feature = "unstable")]
                     1u32 => return union::body(object, "type", "acp").map(Self::Acp),
-                    2u32 => return union::body(object, "type", "stdio").map(Self::Stdio),
+                    2u32 => {
+                        return union::body(object, "type", "stdio")
+                            .map(|b| Self::Stdio(Box::new(b)));
+                    }
                     u32::MAX => return Ok(Self::Other(object)),
                     _ => {}
                 }
@@ -7865,6 +8068,22 @@ impl McpServer {
             return Err(union::missing_tag("type", "McpServer"));
         }
         Err(union::no_branch("McpServer", &value, first))
+    }
+}
+impl From<McpServerHttp> for McpServer {
+    fn from(body: McpServerHttp) -> Self {
+        Self::Http(Box::new(body))
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<McpServerAcp> for McpServer {
+    fn from(body: McpServerAcp) -> Self {
+        Self::Acp(body)
+    }
+}
+impl From<McpServerStdio> for McpServer {
+    fn from(body: McpServerStdio) -> Self {
+        Self::Stdio(Box::new(body))
     }
 }
 /// **UNSTABLE**
@@ -8283,7 +8502,7 @@ pub enum MessageMcpResponse {
     /// An opaque inner MCP result.
     Result(MessageMcpResponseResult),
     /// A structured inner MCP error.
-    Error(MessageMcpResponseError),
+    Error(Box<MessageMcpResponseError>),
 }
 #[cfg(feature = "unstable")]
 #[cfg(feature = "schemars")]
@@ -8301,7 +8520,9 @@ impl schemars::JsonSchema for MessageMcpResponse {
             branches
                 .push(generator.subschema_for::<MessageMcpResponseResult>().to_value());
             branches
-                .push(generator.subschema_for::<MessageMcpResponseError>().to_value());
+                .push(
+                    generator.subschema_for::<Box<MessageMcpResponseError>>().to_value(),
+                );
             crate::support::schema::any_of(branches)
         }
     }
@@ -8341,7 +8562,7 @@ impl MessageMcpResponse {
             }
         }
         if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<MessageMcpResponseError>(text) {
+            if let Some(body) = union::from_text::<Box<MessageMcpResponseError>>(text) {
                 return Ok(Self::Error(body));
             }
         }
@@ -8366,9 +8587,9 @@ impl MessageMcpResponse {
             }
         }
         if value.is_object() {
-            match union::attempt(|| <MessageMcpResponseError as Deserialize>::deserialize(
-                &value,
-            )) {
+            match union::attempt(|| <Box<
+                MessageMcpResponseError,
+            > as Deserialize>::deserialize(&value)) {
                 Ok(body) => return Ok(Self::Error(body)),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -8376,6 +8597,18 @@ impl MessageMcpResponse {
             }
         }
         Err(union::no_branch("MessageMcpResponse", &value, first))
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<MessageMcpResponseResult> for MessageMcpResponse {
+    fn from(body: MessageMcpResponseResult) -> Self {
+        Self::Result(body)
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<MessageMcpResponseError> for MessageMcpResponse {
+    fn from(body: MessageMcpResponseError) -> Self {
+        Self::Error(Box::new(body))
     }
 }
 /// A structured inner MCP error.
@@ -8571,6 +8804,16 @@ impl MultiSelectItems {
             }
         }
         Err(union::no_branch("MultiSelectItems", &value, first))
+    }
+}
+impl From<StringMultiSelectItems> for MultiSelectItems {
+    fn from(body: StringMultiSelectItems) -> Self {
+        Self::String(body)
+    }
+}
+impl From<TitledMultiSelectItems> for MultiSelectItems {
+    fn from(body: TitledMultiSelectItems) -> Self {
+        Self::Titled(body)
     }
 }
 /// Schema for multi-select (array) properties in an elicitation form.
@@ -9757,6 +10000,23 @@ impl PlanUpdateContent {
         Err(union::no_branch("PlanUpdateContent", &value, first))
     }
 }
+impl From<PlanItems> for PlanUpdateContent {
+    fn from(body: PlanItems) -> Self {
+        Self::Items(body)
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<PlanFile> for PlanUpdateContent {
+    fn from(body: PlanFile) -> Self {
+        Self::File(body)
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<PlanMarkdown> for PlanUpdateContent {
+    fn from(body: PlanMarkdown) -> Self {
+        Self::Markdown(body)
+    }
+}
 /// Capabilities for audio content in prompt requests.
 ///
 /// Supplying `{}` means the agent supports audio content in prompts.
@@ -10392,6 +10652,18 @@ impl ProxyResponse {
         Err(union::no_branch("ProxyResponse", &value, first))
     }
 }
+#[cfg(feature = "unstable")]
+impl From<ProxyResponseResult> for ProxyResponse {
+    fn from(body: ProxyResponseResult) -> Self {
+        Self::Result(body)
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<ProxyResponseError> for ProxyResponse {
+    fn from(body: ProxyResponseError) -> Self {
+        Self::Error(Box::new(body))
+    }
+}
 /// A failed JSON-RPC response.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -10787,6 +11059,11 @@ impl ReplayFrom {
         Err(union::no_branch("ReplayFrom", &value, first))
     }
 }
+impl From<ReplayFromStart> for ReplayFrom {
+    fn from(body: ReplayFromStart) -> Self {
+        Self::Start(body)
+    }
+}
 /// Inclusive replay cursor requesting replay from the start of retained conversation history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -11071,6 +11348,16 @@ impl RequestPermissionOutcome {
         Err(union::no_branch("RequestPermissionOutcome", &value, first))
     }
 }
+impl From<CancelledPermissionOutcome> for RequestPermissionOutcome {
+    fn from(body: CancelledPermissionOutcome) -> Self {
+        Self::Cancelled(body)
+    }
+}
+impl From<SelectedPermissionOutcome> for RequestPermissionOutcome {
+    fn from(body: SelectedPermissionOutcome) -> Self {
+        Self::Selected(body)
+    }
+}
 /// Request for user permission to proceed with an operation.
 ///
 /// Sent when the agent needs authorization before performing a sensitive operation.
@@ -11174,7 +11461,7 @@ pub enum RequestPermissionSubject {
     /// Permission is requested before executing a tool call.
     ToolCall(Box<ToolCallPermissionSubject>),
     /// Permission is requested before running a command.
-    Command(CommandPermissionSubject),
+    Command(Box<CommandPermissionSubject>),
     /// Custom or future permission subject.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -11222,7 +11509,7 @@ impl schemars::JsonSchema for RequestPermissionSubject {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<CommandPermissionSubject>(),
+                        generator.subschema_for::<Box<CommandPermissionSubject>>(),
                         "type",
                         "command",
                     ),
@@ -11263,7 +11550,9 @@ impl union::Streamed for RequestPermissionSubject {
                 "tool_call" => {
                     Deserialize::deserialize(body).map(|b| Self::ToolCall(Box::new(b)))
                 }
-                "command" => Deserialize::deserialize(body).map(Self::Command),
+                "command" => {
+                    Deserialize::deserialize(body).map(|b| Self::Command(Box::new(b)))
+                }
                 _ => return None,
             },
         )
@@ -11295,7 +11584,8 @@ impl RequestPermissionSubject {
                             .map(|b| Self::ToolCall(Box::new(b)));
                     }
                     1u32 => {
-                        return union::body(object, "type", "command").map(Self::Command);
+                        return union::body(object, "type", "command")
+                            .map(|b| Self::Command(Box::new(b)));
                     }
                     u32::MAX => return Ok(Self::Other(object)),
                     _ => {}
@@ -11308,6 +11598,16 @@ impl RequestPermissionSubject {
             return Err(union::missing_tag("type", "RequestPermissionSubject"));
         }
         Err(union::no_branch("RequestPermissionSubject", &value, first))
+    }
+}
+impl From<ToolCallPermissionSubject> for RequestPermissionSubject {
+    fn from(body: ToolCallPermissionSubject) -> Self {
+        Self::ToolCall(Box::new(body))
+    }
+}
+impl From<CommandPermissionSubject> for RequestPermissionSubject {
+    fn from(body: CommandPermissionSubject) -> Self {
+        Self::Command(Box::new(body))
     }
 }
 /// The foreground workflow as a whole is blocked on user action.
@@ -12560,6 +12860,16 @@ impl SessionConfigOptionType {
         Err(union::no_branch("SessionConfigOptionType", &value, first))
     }
 }
+impl From<SessionConfigSelect> for SessionConfigOptionType {
+    fn from(body: SessionConfigSelect) -> Self {
+        Self::Select(body)
+    }
+}
+impl From<SessionConfigBoolean> for SessionConfigOptionType {
+    fn from(body: SessionConfigBoolean) -> Self {
+        Self::Boolean(body)
+    }
+}
 /// A single-value selector (dropdown) session configuration option payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -13732,7 +14042,7 @@ pub enum SessionUpdate {
     /// fields in the new update patch the previous fields for that message.
     AgentThought(AgentThought),
     /// A snapshot of the session's aggregate foreground activity.
-    StateUpdate(StateUpdate),
+    StateUpdate(Box<StateUpdate>),
     /// A chunk of tool-call content being streamed.
     ToolCallContentChunk(Box<ToolCallContentChunk>),
     /// A tool call has been created or updated.
@@ -13743,7 +14053,7 @@ pub enum SessionUpdate {
     TerminalOutputChunk(TerminalOutputChunk),
     /// A content update for a plan identified by ID.
     /// See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/agent-plan)
-    PlanUpdate(PlanUpdate),
+    PlanUpdate(Box<PlanUpdate>),
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -13758,14 +14068,14 @@ pub enum SessionUpdate {
     /// Session metadata has been updated (title, timestamps, custom metadata)
     SessionInfoUpdate(SessionInfoUpdate),
     /// Context window and cost update for the session.
-    UsageUpdate(UsageUpdate),
+    UsageUpdate(Box<UsageUpdate>),
     /// Information for the user that is not part of session history.
     ///
     /// No Client capability is required. Clients that do not understand or
     /// present notices may ignore them.
-    Notice(Notice),
+    Notice(Box<Notice>),
     /// A context compaction has been created or updated.
-    CompactionUpdate(CompactionUpdate),
+    CompactionUpdate(Box<CompactionUpdate>),
     /// A content block appended to a context compaction's retained summary.
     CompactionSummaryChunk(Box<CompactionSummaryChunk>),
     /// **UNSTABLE**
@@ -13951,7 +14261,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<StateUpdate>(),
+                        generator.subschema_for::<Box<StateUpdate>>(),
                         "sessionUpdate",
                         "state_update",
                     ),
@@ -13991,7 +14301,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<PlanUpdate>(),
+                        generator.subschema_for::<Box<PlanUpdate>>(),
                         "sessionUpdate",
                         "plan_update",
                     ),
@@ -14032,7 +14342,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<UsageUpdate>(),
+                        generator.subschema_for::<Box<UsageUpdate>>(),
                         "sessionUpdate",
                         "usage_update",
                     ),
@@ -14040,7 +14350,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<Notice>(),
+                        generator.subschema_for::<Box<Notice>>(),
                         "sessionUpdate",
                         "notice",
                     ),
@@ -14048,7 +14358,7 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<CompactionUpdate>(),
+                        generator.subschema_for::<Box<CompactionUpdate>>(),
                         "sessionUpdate",
                         "compaction_update",
                     ),
@@ -14225,7 +14535,10 @@ impl union::Streamed for SessionUpdate {
                         .map(|b| Self::AgentThoughtChunk(Box::new(b)))
                 }
                 "agent_thought" => Deserialize::deserialize(body).map(Self::AgentThought),
-                "state_update" => Deserialize::deserialize(body).map(Self::StateUpdate),
+                "state_update" => {
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::StateUpdate(Box::new(b)))
+                }
                 "tool_call_content_chunk" => {
                     Deserialize::deserialize(body)
                         .map(|b| Self::ToolCallContentChunk(Box::new(b)))
@@ -14241,7 +14554,9 @@ impl union::Streamed for SessionUpdate {
                 "terminal_output_chunk" => {
                     Deserialize::deserialize(body).map(Self::TerminalOutputChunk)
                 }
-                "plan_update" => Deserialize::deserialize(body).map(Self::PlanUpdate),
+                "plan_update" => {
+                    Deserialize::deserialize(body).map(|b| Self::PlanUpdate(Box::new(b)))
+                }
                 #[cfg(feature = "unstable")]
                 "plan_removed" => Deserialize::deserialize(body).map(Self::PlanRemoved),
                 "available_commands_update" => {
@@ -14253,10 +14568,16 @@ impl union::Streamed for SessionUpdate {
                 "session_info_update" => {
                     Deserialize::deserialize(body).map(Self::SessionInfoUpdate)
                 }
-                "usage_update" => Deserialize::deserialize(body).map(Self::UsageUpdate),
-                "notice" => Deserialize::deserialize(body).map(Self::Notice),
+                "usage_update" => {
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::UsageUpdate(Box::new(b)))
+                }
+                "notice" => {
+                    Deserialize::deserialize(body).map(|b| Self::Notice(Box::new(b)))
+                }
                 "compaction_update" => {
-                    Deserialize::deserialize(body).map(Self::CompactionUpdate)
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::CompactionUpdate(Box::new(b)))
                 }
                 "compaction_summary_chunk" => {
                     Deserialize::deserialize(body)
@@ -14362,7 +14683,7 @@ impl SessionUpdate {
                     }
                     6u32 => {
                         return union::body(object, "sessionUpdate", "state_update")
-                            .map(Self::StateUpdate);
+                            .map(|b| Self::StateUpdate(Box::new(b)));
                     }
                     7u32 => {
                         return union::body(
@@ -14390,7 +14711,7 @@ impl SessionUpdate {
                     }
                     11u32 => {
                         return union::body(object, "sessionUpdate", "plan_update")
-                            .map(Self::PlanUpdate);
+                            .map(|b| Self::PlanUpdate(Box::new(b)));
                     }
                     #[cfg(feature = "unstable")]
                     12u32 => {
@@ -14423,15 +14744,15 @@ impl SessionUpdate {
                     }
                     16u32 => {
                         return union::body(object, "sessionUpdate", "usage_update")
-                            .map(Self::UsageUpdate);
+                            .map(|b| Self::UsageUpdate(Box::new(b)));
                     }
                     17u32 => {
                         return union::body(object, "sessionUpdate", "notice")
-                            .map(Self::Notice);
+                            .map(|b| Self::Notice(Box::new(b)));
                     }
                     18u32 => {
                         return union::body(object, "sessionUpdate", "compaction_update")
-                            .map(Self::CompactionUpdate);
+                            .map(|b| Self::CompactionUpdate(Box::new(b)));
                     }
                     19u32 => {
                         return union::body(
@@ -14471,6 +14792,110 @@ impl SessionUpdate {
             return Err(union::missing_tag("sessionUpdate", "SessionUpdate"));
         }
         Err(union::no_branch("SessionUpdate", &value, first))
+    }
+}
+impl From<UserMessage> for SessionUpdate {
+    fn from(body: UserMessage) -> Self {
+        Self::UserMessage(body)
+    }
+}
+impl From<AgentMessage> for SessionUpdate {
+    fn from(body: AgentMessage) -> Self {
+        Self::AgentMessage(body)
+    }
+}
+impl From<AgentThought> for SessionUpdate {
+    fn from(body: AgentThought) -> Self {
+        Self::AgentThought(body)
+    }
+}
+impl From<StateUpdate> for SessionUpdate {
+    fn from(body: StateUpdate) -> Self {
+        Self::StateUpdate(Box::new(body))
+    }
+}
+impl From<ToolCallContentChunk> for SessionUpdate {
+    fn from(body: ToolCallContentChunk) -> Self {
+        Self::ToolCallContentChunk(Box::new(body))
+    }
+}
+impl From<ToolCallUpdate> for SessionUpdate {
+    fn from(body: ToolCallUpdate) -> Self {
+        Self::ToolCallUpdate(Box::new(body))
+    }
+}
+impl From<TerminalUpdate> for SessionUpdate {
+    fn from(body: TerminalUpdate) -> Self {
+        Self::TerminalUpdate(Box::new(body))
+    }
+}
+impl From<TerminalOutputChunk> for SessionUpdate {
+    fn from(body: TerminalOutputChunk) -> Self {
+        Self::TerminalOutputChunk(body)
+    }
+}
+impl From<PlanUpdate> for SessionUpdate {
+    fn from(body: PlanUpdate) -> Self {
+        Self::PlanUpdate(Box::new(body))
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<PlanRemoved> for SessionUpdate {
+    fn from(body: PlanRemoved) -> Self {
+        Self::PlanRemoved(body)
+    }
+}
+impl From<AvailableCommandsUpdate> for SessionUpdate {
+    fn from(body: AvailableCommandsUpdate) -> Self {
+        Self::AvailableCommandsUpdate(body)
+    }
+}
+impl From<ConfigOptionUpdate> for SessionUpdate {
+    fn from(body: ConfigOptionUpdate) -> Self {
+        Self::ConfigOptionUpdate(body)
+    }
+}
+impl From<SessionInfoUpdate> for SessionUpdate {
+    fn from(body: SessionInfoUpdate) -> Self {
+        Self::SessionInfoUpdate(body)
+    }
+}
+impl From<UsageUpdate> for SessionUpdate {
+    fn from(body: UsageUpdate) -> Self {
+        Self::UsageUpdate(Box::new(body))
+    }
+}
+impl From<Notice> for SessionUpdate {
+    fn from(body: Notice) -> Self {
+        Self::Notice(Box::new(body))
+    }
+}
+impl From<CompactionUpdate> for SessionUpdate {
+    fn from(body: CompactionUpdate) -> Self {
+        Self::CompactionUpdate(Box::new(body))
+    }
+}
+impl From<CompactionSummaryChunk> for SessionUpdate {
+    fn from(body: CompactionSummaryChunk) -> Self {
+        Self::CompactionSummaryChunk(Box::new(body))
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<SubagentUpdate> for SessionUpdate {
+    fn from(body: SubagentUpdate) -> Self {
+        Self::SubagentUpdate(Box::new(body))
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<SessionMessage> for SessionUpdate {
+    fn from(body: SessionMessage) -> Self {
+        Self::SessionMessage(Box::new(body))
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<SessionMessageChunk> for SessionUpdate {
+    fn from(body: SessionMessageChunk) -> Self {
+        Self::SessionMessageChunk(Box::new(body))
     }
 }
 /// **UNSTABLE**
@@ -14749,6 +15174,17 @@ impl SetSessionConfigOptionRequestType {
             return Err(union::missing_tag("type", "SetSessionConfigOptionRequestType"));
         }
         Err(union::no_branch("SetSessionConfigOptionRequestType", &value, first))
+    }
+}
+impl From<SetSessionConfigOptionRequestTypeId> for SetSessionConfigOptionRequestType {
+    fn from(body: SetSessionConfigOptionRequestTypeId) -> Self {
+        Self::Id(body)
+    }
+}
+impl From<SetSessionConfigOptionRequestTypeBoolean>
+for SetSessionConfigOptionRequestType {
+    fn from(body: SetSessionConfigOptionRequestTypeBoolean) -> Self {
+        Self::Boolean(body)
     }
 }
 /// A boolean value (`type: "boolean"`).
@@ -15147,6 +15583,27 @@ impl StateUpdate {
             return Err(union::missing_tag("state", "StateUpdate"));
         }
         Err(union::no_branch("StateUpdate", &value, first))
+    }
+}
+impl From<RunningStateUpdate> for StateUpdate {
+    fn from(body: RunningStateUpdate) -> Self {
+        Self::Running(body)
+    }
+}
+impl From<IdleStateUpdate> for StateUpdate {
+    fn from(body: IdleStateUpdate) -> Self {
+        Self::Idle(Box::new(body))
+    }
+}
+impl From<RequiresActionStateUpdate> for StateUpdate {
+    fn from(body: RequiresActionStateUpdate) -> Self {
+        Self::RequiresAction(body)
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<UnknownStateUpdate> for StateUpdate {
+    fn from(body: UnknownStateUpdate) -> Self {
+        Self::Unknown(body)
     }
 }
 /// String format types for string properties in elicitation schemas.
@@ -16397,7 +16854,7 @@ pub enum ToolCallContent {
     /// Standard content block (text, images, resources).
     Content(Box<Content>),
     /// File modification shown as a diff.
-    Diff(Diff),
+    Diff(Box<Diff>),
     /// A display-only reference to an agent-owned terminal.
     Terminal(Terminal),
     /// Custom or future tool call content.
@@ -16447,7 +16904,7 @@ impl schemars::JsonSchema for ToolCallContent {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<Diff>(),
+                        generator.subschema_for::<Box<Diff>>(),
                         "type",
                         "diff",
                     ),
@@ -16497,7 +16954,7 @@ impl union::Streamed for ToolCallContent {
                 "content" => {
                     Deserialize::deserialize(body).map(|b| Self::Content(Box::new(b)))
                 }
-                "diff" => Deserialize::deserialize(body).map(Self::Diff),
+                "diff" => Deserialize::deserialize(body).map(|b| Self::Diff(Box::new(b))),
                 "terminal" => Deserialize::deserialize(body).map(Self::Terminal),
                 _ => return None,
             },
@@ -16530,7 +16987,10 @@ impl ToolCallContent {
                         return union::body(object, "type", "content")
                             .map(|b| Self::Content(Box::new(b)));
                     }
-                    1u32 => return union::body(object, "type", "diff").map(Self::Diff),
+                    1u32 => {
+                        return union::body(object, "type", "diff")
+                            .map(|b| Self::Diff(Box::new(b)));
+                    }
                     2u32 => {
                         return union::body(object, "type", "terminal")
                             .map(Self::Terminal);
@@ -16546,6 +17006,21 @@ impl ToolCallContent {
             return Err(union::missing_tag("type", "ToolCallContent"));
         }
         Err(union::no_branch("ToolCallContent", &value, first))
+    }
+}
+impl From<Content> for ToolCallContent {
+    fn from(body: Content) -> Self {
+        Self::Content(Box::new(body))
+    }
+}
+impl From<Diff> for ToolCallContent {
+    fn from(body: Diff) -> Self {
+        Self::Diff(Box::new(body))
+    }
+}
+impl From<Terminal> for ToolCallContent {
+    fn from(body: Terminal) -> Self {
+        Self::Terminal(body)
     }
 }
 /// A streamed item of tool-call content.

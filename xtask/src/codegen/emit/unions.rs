@@ -52,6 +52,7 @@ impl Emitter<'_> {
             }},
         );
         let from_json = union_from_json(u, &parts, union_name, name, cfg);
+        let from_bodies = self.from_bodies(id, u, name, cfg);
         let (variants, ser_arms) = (&parts.variants, &parts.ser_arms);
         quote! {
             #cfg
@@ -71,7 +72,48 @@ impl Emitter<'_> {
             }
             #deserialize_impl
             #from_json
+            #(#from_bodies)*
         }
+    }
+
+    /// `From<Body>` for each variant whose body is a named type no other variant has (and not an
+    /// alias of `serde_json::Value`), so that a value is made without naming the variant or its
+    /// `Box` (`ContentBlock::from(text)`).
+    fn from_bodies(&self, id: TypeId, u: &Union, name: &syn::Ident, cfg: &TokenStream) -> Vec<TokenStream> {
+        let body_of = |v: &Variant| match &v.kind {
+            VariantKind::Tagged { body: Some(TypeRef::Named(b)), .. } | VariantKind::Untagged(TypeRef::Named(b)) => {
+                Some(*b)
+            }
+            _ => None,
+        };
+        let bodies: Vec<TypeId> = u.variants.iter().filter_map(body_of).collect();
+        u.variants
+            .iter()
+            .filter_map(|v| {
+                let b = body_of(v)?;
+                // An `Any` body is an alias of `serde_json::Value`: two of them would clash.
+                let alias = matches!(self.p.get(b).kind, TypeKind::Any);
+                if b == id || alias || bodies.iter().filter(|&&x| x == b).count() > 1 {
+                    return None;
+                }
+                let (vn, c) = (ident(&v.name), cfg_for(v.stability));
+                let ty = self.rust(&TypeRef::Named(b), false);
+                let make = if v.boxed {
+                    quote! { Self::#vn(Box::new(body)) }
+                } else {
+                    quote! { Self::#vn(body) }
+                };
+                Some(quote! {
+                    #cfg
+                    #c
+                    impl From<#ty> for #name {
+                        fn from(body: #ty) -> Self {
+                            #make
+                        }
+                    }
+                })
+            })
+            .collect()
     }
 
     /// `tag == value`: decoded from the rest of the object, or nothing but the tag.

@@ -11,8 +11,10 @@
 use super::cycles::variant_body;
 use crate::codegen::ir::*;
 
-/// A body estimated above this many bytes is boxed.
-pub const LARGE: usize = 128;
+/// A body estimated above this many bytes is boxed. At 64 a v1 `SessionNotification` is 128 bytes,
+/// which the compiler moves inline rather than through `memcpy` calls: decoding the benchmark
+/// corpus went from 580 to 610 MB/s (v1) and 470 to 487 MB/s (v2) from 128 (`BENCHMARKS.md`).
+pub const LARGE: usize = 64;
 
 /// Marks the union variants whose body is large (in addition to the boxes that break cycles,
 /// already placed).

@@ -92,6 +92,16 @@ impl Alike {
         Err(union::no_branch("Alike", &value, first))
     }
 }
+impl From<AlikeObject0> for Alike {
+    fn from(body: AlikeObject0) -> Self {
+        Self::Object0(body)
+    }
+}
+impl From<AlikeObject1> for Alike {
+    fn from(body: AlikeObject1) -> Self {
+        Self::Object1(body)
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -304,6 +314,16 @@ impl Reply {
             }
         }
         Err(union::no_branch("Reply", &value, first))
+    }
+}
+impl From<ReplyResult> for Reply {
+    fn from(body: ReplyResult) -> Self {
+        Self::Result(body)
+    }
+}
+impl From<ReplyError> for Reply {
+    fn from(body: ReplyError) -> Self {
+        Self::Error(body)
     }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -121,6 +121,11 @@ impl Block {
         Err(union::no_branch("Block", &value, first))
     }
 }
+impl From<Text> for Block {
+    fn from(body: Text) -> Self {
+        Self::Text(body)
+    }
+}
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Closed {
     /// `a`
@@ -529,6 +534,16 @@ impl Server {
         Err(union::no_branch("Server", &value, first))
     }
 }
+impl From<ServerHttp> for Server {
+    fn from(body: ServerHttp) -> Self {
+        Self::Http(body)
+    }
+}
+impl From<ServerStdio> for Server {
+    fn from(body: ServerStdio) -> Self {
+        Self::Stdio(body)
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -690,6 +705,11 @@ impl Shape {
             return Err(union::missing_tag("kind", "Shape"));
         }
         Err(union::no_branch("Shape", &value, first))
+    }
+}
+impl From<ShapeCircle> for Shape {
+    fn from(body: ShapeCircle) -> Self {
+        Self::Circle(body)
     }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
