@@ -52,7 +52,7 @@ impl Emitter<'_> {
             }},
         );
         let from_json = union_from_json(u, &parts, union_name, name, cfg);
-        let from_bodies = self.from_bodies(id, u, name, cfg);
+        let from_bodies = self.body_conversions(id, u, name, cfg);
         let (variants, ser_arms) = (&parts.variants, &parts.ser_arms);
         quote! {
             #cfg
@@ -79,7 +79,7 @@ impl Emitter<'_> {
     /// `From<Body>` for each variant whose body is a named type no other variant has (and not an
     /// alias of `serde_json::Value`), so that a value is made without naming the variant or its
     /// `Box` (`ContentBlock::from(text)`).
-    fn from_bodies(&self, id: TypeId, u: &Union, name: &syn::Ident, cfg: &TokenStream) -> Vec<TokenStream> {
+    fn body_conversions(&self, id: TypeId, u: &Union, name: &syn::Ident, cfg: &TokenStream) -> Vec<TokenStream> {
         let body_of = |v: &Variant| match &v.kind {
             VariantKind::Tagged { body: Some(TypeRef::Named(b)), .. } | VariantKind::Untagged(TypeRef::Named(b)) => {
                 Some(*b)
