@@ -11,29 +11,25 @@
 //! written by serde_json too.
 
 //!
-//! [`from_str`] is the decoding side: a first pass with the lenient fields decoded in place
-//! ([`optimistic`](super::optimistic)) by a deserializer of this module's own (`de`), which gives
-//! up on anything unusual, and `serde_json::from_str` the exact way only when that fails.
+//! [`from_str`] is the decoding side: `serde_json::from_str` with the lenient fields decoded in
+//! place first ([`optimistic`](super::optimistic)), and the exact way only when that fails.
 
 use serde::ser::{self, Impossible, Serialize};
-
-pub(crate) mod de;
 
 /// Decodes `text` as `serde_json::from_str` does, with the same result and the same error.
 ///
 /// It decodes once [`optimistic`](super::optimistic)ally (lenient fields in place, as plain
-/// fields) with a deserializer that makes the same calls as serde_json's on what it accepts, and
-/// gives up on the rest (malformed JSON, lone surrogates, structs written as arrays, …). That
-/// gives exactly the exact way's value whenever nothing needs a repair; otherwise the message is
-/// decoded again by serde_json the exact way (lenient fields captured, then repaired). So a
-/// message that needs a repair costs two passes; one that does not, one pass without the
-/// captures.
+/// fields, and untagged unions' branches tried on the value's text), which gives exactly the exact
+/// way's value whenever nothing needs a repair, and otherwise again the exact way (lenient fields
+/// captured, then repaired; untagged branches tried on a `Value`). So a message that needs a
+/// repair costs two passes; one that does not, one pass without the captures.
 pub fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
     let mark = super::lenient::mark();
     super::take_refused();
-    // A lenient field that refused its value inside an untagged union's branch may have sent the
-    // union to another branch than the exact way takes: such a result is not used.
-    let fast = super::optimistic(|| de::from_str(text));
+    // A lenient field that refused its value, or a key twice, inside an untagged union's branch
+    // may have sent the union to another branch than the exact way takes: such a result is not
+    // used (`super::refuse`).
+    let fast = super::optimistic(|| serde_json::from_str(text).ok());
     if !super::take_refused() {
         if let Some(value) = fast {
             return Ok(value);

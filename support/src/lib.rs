@@ -58,12 +58,13 @@ enum Mode {
 
 thread_local! {
     static MODE: std::cell::Cell<Mode> = const { std::cell::Cell::new(Mode::Exact) };
-    /// Set when a lenient field refused a value under [`optimistic`]: an untagged union may have
-    /// swallowed that error and taken another branch, so the result cannot be trusted.
+    /// Set when a lenient field refused a value under [`optimistic`], or an untagged union's
+    /// branch a key twice: the union may have swallowed that error and taken another branch than
+    /// the exact way takes, so the result cannot be trusted.
     static REFUSED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Notes that a lenient field refused its value under [`optimistic`] decoding.
+/// Notes that the [`optimistic`] pass cannot be trusted (see `REFUSED`).
 pub(crate) fn refuse() {
     REFUSED.with(|r| r.set(true));
 }

@@ -621,11 +621,10 @@ pub fn capture<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Captured<'d
     deserializer.deserialize_newtype_struct(RAW_TOKEN, V)
 }
 
-/// Whether an untagged union tries its branches on the value's text ([`capture`]d without a copy
-/// from the runtime's deserializer) rather than on a `Value`: under
-/// [`optimistic`](super::optimistic) decoding, where a branch that the text way refuses but the
-/// `Value` way might take (a key twice, anything the fast deserializer leaves to serde_json)
-/// sends the whole message the exact way.
+/// Whether an untagged union tries its branches on the value's text ([`capture`]d without a copy)
+/// rather than on a `Value` built first: under [`optimistic`](super::optimistic) decoding, where
+/// a branch that the text refuses but a `Value` might take (a key twice: a `Value` keeps the
+/// last) sends the whole message the exact way.
 pub fn text_branches() -> bool {
     super::is_optimistic()
 }
@@ -647,11 +646,18 @@ pub fn text_kind(text: &str) -> Option<&'static str> {
 /// `None` when it does not take it, with what it recorded forgotten (as [`attempt`] does).
 pub fn from_text<T: de::DeserializeOwned>(text: &str) -> Option<T> {
     let mark = super::lenient::mark();
-    let result = super::json::de::from_str(text);
-    if result.is_none() {
-        super::lenient::rewind(mark);
+    match serde_json::from_str(text) {
+        Ok(value) => Some(value),
+        Err(error) => {
+            super::lenient::rewind(mark);
+            // A `Value` keeps the last of two keys, so the exact way's branch may take what the
+            // text refuses: such a pass is not trusted ([`super::refuse`]).
+            if error.to_string().starts_with("duplicate field") {
+                super::refuse();
+            }
+            None
+        }
     }
-    result
 }
 
 /// No branch took the text: the message goes the exact way, whose error is the one reported.
