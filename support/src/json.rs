@@ -19,16 +19,15 @@ use serde::ser::{self, Impossible, Serialize};
 /// Decodes `text` as `serde_json::from_str` does, with the same result and the same error.
 ///
 /// It decodes once [`optimistic`](super::optimistic)ally (lenient fields in place, as plain
-/// fields, and untagged unions' branches tried on the value's text), which gives exactly the exact
-/// way's value whenever nothing needs a repair, and otherwise again the exact way (lenient fields
-/// captured, then repaired; untagged branches tried on a `Value`). So a message that needs a
-/// repair costs two passes; one that does not, one pass without the captures.
+/// fields), which gives exactly the exact way's value whenever nothing needs a repair, and
+/// otherwise again the exact way (lenient fields captured, then repaired). So a message that
+/// needs a repair costs two passes; one that does not, one pass without the captures.
 pub fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
     let mark = super::lenient::mark();
     super::take_refused();
-    // A lenient field that refused its value, or a key twice, inside an untagged union's branch
-    // may have sent the union to another branch than the exact way takes: such a result is not
-    // used (`super::refuse`).
+    // A lenient field that refused its value inside an untagged union's branch may have sent the
+    // union to another branch than the exact way takes: such a result is not used
+    // (`super::refuse`).
     let fast = super::optimistic(|| serde_json::from_str(text).ok());
     if !super::take_refused() {
         if let Some(value) = fast {

@@ -410,33 +410,8 @@ impl Serialize for AgentResponse {
 }
 impl<'de> Deserialize<'de> for AgentResponse {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl AgentResponse {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<AgentResponseResult>(text) {
-                return Ok(Self::Result(body));
-            }
-        }
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<Box<AgentResponseError>>(text) {
-                return Ok(Self::Error(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 impl AgentResponse {
@@ -1562,28 +1537,8 @@ impl Serialize for AvailableCommandInput {
 }
 impl<'de> Deserialize<'de> for AvailableCommandInput {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl AvailableCommandInput {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<UnstructuredCommandInput>(text) {
-                return Ok(Self::Unstructured(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 impl AvailableCommandInput {
@@ -2121,33 +2076,8 @@ impl Serialize for ClientResponse {
 }
 impl<'de> Deserialize<'de> for ClientResponse {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl ClientResponse {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<ClientResponseResult>(text) {
-                return Ok(Self::Result(body));
-            }
-        }
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<Box<ClientResponseError>>(text) {
-                return Ok(Self::Error(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 impl ClientResponse {
@@ -3823,48 +3753,8 @@ impl Serialize for ElicitationContentValue {
 }
 impl<'de> Deserialize<'de> for ElicitationContentValue {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl ElicitationContentValue {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("string") {
-            if let Some(body) = union::from_text::<String>(text) {
-                return Ok(Self::String(body));
-            }
-        }
-        if union::text_kind(text) == Some("number") {
-            if let Some(body) = union::from_text::<i64>(text) {
-                return Ok(Self::Integer(body));
-            }
-        }
-        if union::text_kind(text) == Some("number") {
-            if let Some(body) = union::from_text::<f64>(text) {
-                return Ok(Self::Number(body));
-            }
-        }
-        if union::text_kind(text) == Some("boolean") {
-            if let Some(body) = union::from_text::<bool>(text) {
-                return Ok(Self::Boolean(body));
-            }
-        }
-        if union::text_kind(text) == Some("array") {
-            if let Some(body) = union::from_text::<Vec<String>>(text) {
-                return Ok(Self::StringArray(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 impl ElicitationContentValue {
@@ -4011,33 +3901,8 @@ impl Serialize for ElicitationFormModeKind {
 }
 impl<'de> Deserialize<'de> for ElicitationFormModeKind {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl ElicitationFormModeKind {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<ElicitationSessionScope>(text) {
-                return Ok(Self::Session(body));
-            }
-        }
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<ElicitationRequestScope>(text) {
-                return Ok(Self::Request(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 impl ElicitationFormModeKind {
@@ -4683,33 +4548,8 @@ impl Serialize for ElicitationUrlModeKind {
 }
 impl<'de> Deserialize<'de> for ElicitationUrlModeKind {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl ElicitationUrlModeKind {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<ElicitationSessionScope>(text) {
-                return Ok(Self::Session(body));
-            }
-        }
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<ElicitationRequestScope>(text) {
-                return Ok(Self::Request(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 impl ElicitationUrlModeKind {
@@ -4827,33 +4667,8 @@ impl Serialize for EmbeddedResourceResource {
 }
 impl<'de> Deserialize<'de> for EmbeddedResourceResource {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl EmbeddedResourceResource {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<Box<TextResourceContents>>(text) {
-                return Ok(Self::TextResourceContents(body));
-            }
-        }
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<Box<BlobResourceContents>>(text) {
-                return Ok(Self::BlobResourceContents(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 impl EmbeddedResourceResource {
@@ -7614,34 +7429,8 @@ impl Serialize for MessageMcpResponse {
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for MessageMcpResponse {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-#[cfg(feature = "unstable")]
-impl MessageMcpResponse {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<MessageMcpResponseResult>(text) {
-                return Ok(Self::Result(body));
-            }
-        }
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<Box<MessageMcpResponseError>>(text) {
-                return Ok(Self::Error(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 #[cfg(feature = "unstable")]
@@ -9668,34 +9457,8 @@ impl Serialize for ProxyResponse {
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ProxyResponse {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-#[cfg(feature = "unstable")]
-impl ProxyResponse {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<ProxyResponseResult>(text) {
-                return Ok(Self::Result(body));
-            }
-        }
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<Box<ProxyResponseError>>(text) {
-                return Ok(Self::Error(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 #[cfg(feature = "unstable")]
@@ -10088,36 +9851,8 @@ impl Serialize for RequestId {
 }
 impl<'de> Deserialize<'de> for RequestId {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl RequestId {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("null") {
-            return Ok(Self::Null);
-        }
-        if union::text_kind(text) == Some("number") {
-            if let Some(body) = union::from_text::<i64>(text) {
-                return Ok(Self::Number(body));
-            }
-        }
-        if union::text_kind(text) == Some("string") {
-            if let Some(body) = union::from_text::<String>(text) {
-                return Ok(Self::Str(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 impl RequestId {
@@ -11774,35 +11509,8 @@ impl Serialize for SessionConfigSelectOptions {
 }
 impl<'de> Deserialize<'de> for SessionConfigSelectOptions {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl SessionConfigSelectOptions {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("array") {
-            if let Some(body) = union::from_text::<
-                Vec<SessionConfigSelectOption>,
-            >(text) {
-                return Ok(Self::Ungrouped(body));
-            }
-        }
-        if union::text_kind(text) == Some("array") {
-            if let Some(body) = union::from_text::<Vec<SessionConfigSelectGroup>>(text) {
-                return Ok(Self::Grouped(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 impl SessionConfigSelectOptions {

@@ -324,33 +324,8 @@ impl Serialize for AgentResponse {
 }
 impl<'de> Deserialize<'de> for AgentResponse {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl AgentResponse {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<AgentResponseResult>(text) {
-                return Ok(Self::Result(body));
-            }
-        }
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<Box<AgentResponseError>>(text) {
-                return Ok(Self::Error(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 impl AgentResponse {
@@ -455,36 +430,8 @@ impl Serialize for AgentResponseErrorId {
 }
 impl<'de> Deserialize<'de> for AgentResponseErrorId {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl AgentResponseErrorId {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("number") {
-            if let Some(body) = union::from_text::<i64>(text) {
-                return Ok(Self::Number(body));
-            }
-        }
-        if union::text_kind(text) == Some("string") {
-            if let Some(body) = union::from_text::<String>(text) {
-                return Ok(Self::Str(body));
-            }
-        }
-        if union::text_kind(text) == Some("null") {
-            return Ok(Self::Null);
-        }
-        Err(union::no_text_branch())
     }
 }
 impl AgentResponseErrorId {
@@ -2613,33 +2560,8 @@ impl Serialize for ClientResponse {
 }
 impl<'de> Deserialize<'de> for ClientResponse {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl ClientResponse {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<ClientResponseResult>(text) {
-                return Ok(Self::Result(body));
-            }
-        }
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<Box<ClientResponseError>>(text) {
-                return Ok(Self::Error(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 impl ClientResponse {
@@ -2744,36 +2666,8 @@ impl Serialize for ClientResponseErrorId {
 }
 impl<'de> Deserialize<'de> for ClientResponseErrorId {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl ClientResponseErrorId {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("number") {
-            if let Some(body) = union::from_text::<i64>(text) {
-                return Ok(Self::Number(body));
-            }
-        }
-        if union::text_kind(text) == Some("string") {
-            if let Some(body) = union::from_text::<String>(text) {
-                return Ok(Self::Str(body));
-            }
-        }
-        if union::text_kind(text) == Some("null") {
-            return Ok(Self::Null);
-        }
-        Err(union::no_text_branch())
     }
 }
 impl ClientResponseErrorId {
@@ -4828,53 +4722,8 @@ impl Serialize for ElicitationContentValue {
 }
 impl<'de> Deserialize<'de> for ElicitationContentValue {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl ElicitationContentValue {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("string") {
-            if let Some(body) = union::from_text::<String>(text) {
-                return Ok(Self::String(body));
-            }
-        }
-        if union::text_kind(text) == Some("number") {
-            if let Some(body) = union::from_text::<i64>(text) {
-                return Ok(Self::Integer(body));
-            }
-        }
-        if union::text_kind(text) == Some("number") {
-            if let Some(body) = union::from_text::<f64>(text) {
-                return Ok(Self::Number(body));
-            }
-        }
-        if union::text_kind(text) == Some("boolean") {
-            if let Some(body) = union::from_text::<bool>(text) {
-                return Ok(Self::Boolean(body));
-            }
-        }
-        if union::text_kind(text) == Some("array") {
-            if let Some(body) = union::from_text::<Vec<String>>(text) {
-                return Ok(Self::StringArray(body));
-            }
-        }
-        {
-            return union::from_text(text)
-                .map(Self::Other)
-                .ok_or_else(union::no_text_branch);
-        }
-        Err(union::no_text_branch())
     }
 }
 impl ElicitationContentValue {
@@ -5021,33 +4870,8 @@ impl Serialize for ElicitationFormModeKind {
 }
 impl<'de> Deserialize<'de> for ElicitationFormModeKind {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl ElicitationFormModeKind {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<ElicitationSessionScope>(text) {
-                return Ok(Self::Session(body));
-            }
-        }
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<ElicitationRequestScope>(text) {
-                return Ok(Self::Request(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 impl ElicitationFormModeKind {
@@ -5648,33 +5472,8 @@ impl Serialize for ElicitationUrlModeKind {
 }
 impl<'de> Deserialize<'de> for ElicitationUrlModeKind {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl ElicitationUrlModeKind {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<ElicitationSessionScope>(text) {
-                return Ok(Self::Session(body));
-            }
-        }
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<ElicitationRequestScope>(text) {
-                return Ok(Self::Request(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 impl ElicitationUrlModeKind {
@@ -5794,33 +5593,8 @@ impl Serialize for EmbeddedResourceResource {
 }
 impl<'de> Deserialize<'de> for EmbeddedResourceResource {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl EmbeddedResourceResource {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<Box<TextResourceContents>>(text) {
-                return Ok(Self::TextResourceContents(body));
-            }
-        }
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<Box<BlobResourceContents>>(text) {
-                return Ok(Self::BlobResourceContents(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 impl EmbeddedResourceResource {
@@ -6115,40 +5889,8 @@ impl Serialize for ErrorData {
 }
 impl<'de> Deserialize<'de> for ErrorData {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl ErrorData {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<
-                UnsupportedProtocolVersionErrorData,
-            >(text) {
-                return Ok(Self::UnsupportedProtocolVersion(body));
-            }
-        }
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<SessionNotFoundErrorData>(text) {
-                return Ok(Self::SessionNotFound(body));
-            }
-        }
-        {
-            return union::from_text(text)
-                .map(Self::Other)
-                .ok_or_else(union::no_text_branch);
-        }
-        Err(union::no_text_branch())
     }
 }
 impl ErrorData {
@@ -8539,34 +8281,8 @@ impl Serialize for MessageMcpResponse {
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for MessageMcpResponse {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-#[cfg(feature = "unstable")]
-impl MessageMcpResponse {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<MessageMcpResponseResult>(text) {
-                return Ok(Self::Result(body));
-            }
-        }
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<Box<MessageMcpResponseError>>(text) {
-                return Ok(Self::Error(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 #[cfg(feature = "unstable")]
@@ -10592,34 +10308,8 @@ impl Serialize for ProxyResponse {
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ProxyResponse {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-#[cfg(feature = "unstable")]
-impl ProxyResponse {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<ProxyResponseResult>(text) {
-                return Ok(Self::Result(body));
-            }
-        }
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<Box<ProxyResponseError>>(text) {
-                return Ok(Self::Error(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 #[cfg(feature = "unstable")]
@@ -10733,37 +10423,8 @@ impl Serialize for ProxyResponseErrorId {
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ProxyResponseErrorId {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-#[cfg(feature = "unstable")]
-impl ProxyResponseErrorId {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("number") {
-            if let Some(body) = union::from_text::<i64>(text) {
-                return Ok(Self::Number(body));
-            }
-        }
-        if union::text_kind(text) == Some("string") {
-            if let Some(body) = union::from_text::<String>(text) {
-                return Ok(Self::Str(body));
-            }
-        }
-        if union::text_kind(text) == Some("null") {
-            return Ok(Self::Null);
-        }
-        Err(union::no_text_branch())
     }
 }
 #[cfg(feature = "unstable")]
@@ -11134,33 +10795,8 @@ impl Serialize for RequestId {
 }
 impl<'de> Deserialize<'de> for RequestId {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl RequestId {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("number") {
-            if let Some(body) = union::from_text::<i64>(text) {
-                return Ok(Self::Number(body));
-            }
-        }
-        if union::text_kind(text) == Some("string") {
-            if let Some(body) = union::from_text::<String>(text) {
-                return Ok(Self::Str(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 impl RequestId {
@@ -13021,35 +12657,8 @@ impl Serialize for SessionConfigSelectOptions {
 }
 impl<'de> Deserialize<'de> for SessionConfigSelectOptions {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl SessionConfigSelectOptions {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("array") {
-            if let Some(body) = union::from_text::<
-                Vec<SessionConfigSelectOption>,
-            >(text) {
-                return Ok(Self::Ungrouped(body));
-            }
-        }
-        if union::text_kind(text) == Some("array") {
-            if let Some(body) = union::from_text::<Vec<SessionConfigSelectGroup>>(text) {
-                return Ok(Self::Grouped(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 impl SessionConfigSelectOptions {

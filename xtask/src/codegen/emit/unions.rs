@@ -169,12 +169,6 @@ impl Emitter<'_> {
                         return Ok(Self::#vn);
                     }
                 });
-                parts.untagged_text.push(quote! {
-                    #c
-                    if union::text_kind(text) == Some("null") {
-                        return Ok(Self::#vn);
-                    }
-                });
             }
             TypeRef::Any => {
                 parts.schema_branches.push(quote! { #c branches.push(serde_json::json!(true)); });
@@ -185,12 +179,6 @@ impl Emitter<'_> {
                     #c
                     {
                         return Ok(Self::#vn(value));
-                    }
-                });
-                parts.untagged_text.push(quote! {
-                    #c
-                    {
-                        return union::from_text(text).map(Self::#vn).ok_or_else(union::no_text_branch);
                     }
                 });
             }
@@ -206,8 +194,7 @@ impl Emitter<'_> {
                 parts.ser_arms.push(quote! { #c Self::#vn(body) => body.serialize(serializer), });
                 // serde also reads structs from arrays; a branch only sees its JSON kind. What a
                 // branch that fails recorded (`lenient`) is forgotten (scalars record nothing).
-                let kind = self.json_kind(body);
-                let guard = match kind {
+                let guard = match self.json_kind(body) {
                     Some("object") => quote! { value.is_object() },
                     Some("array") => quote! { value.is_array() },
                     Some("string") => quote! { value.is_string() },
@@ -215,18 +202,6 @@ impl Emitter<'_> {
                     Some("boolean") => quote! { value.is_boolean() },
                     _ => quote! { true },
                 };
-                let text_guard = match kind {
-                    Some(kind) => quote! { union::text_kind(text) == Some(#kind) },
-                    None => quote! { true },
-                };
-                parts.untagged_text.push(quote! {
-                    #c
-                    if #text_guard {
-                        if let Some(body) = union::from_text::<#ty>(text) {
-                            return Ok(Self::#vn(body));
-                        }
-                    }
-                });
                 let decode = match body {
                     TypeRef::String | TypeRef::Bool | TypeRef::Int(_) | TypeRef::Float(_) => {
                         quote! { <#ty as Deserialize>::deserialize(&value) }
@@ -287,8 +262,6 @@ struct UnionParts {
     known_arms: Vec<TokenStream>,
     /// The untagged branches, tried in schema order.
     untagged: Vec<TokenStream>,
-    /// The same, tried on the value's JSON text (an untagged union under optimistic decoding).
-    untagged_text: Vec<TokenStream>,
     /// The catch-all variant, its `#[cfg]` and where it comes from (two when the stable and
     /// unstable schemas differ in it, each under its `#[cfg]`).
     catch_alls: Vec<(syn::Ident, TokenStream, CatchAllSource)>,
@@ -337,32 +310,12 @@ fn catch_all_variant(parts: &mut UnionParts, v: &Variant, source: CatchAllSource
 /// `serde_json::Value` otherwise (`union::stream`); an untagged one always from a value.
 fn union_deserialize_impl(u: &Union, parts: &UnionParts, name: &syn::Ident, cfg: &TokenStream) -> TokenStream {
     let Some(tag) = &u.tag else {
-        // Under optimistic decoding the branches are tried on the value's text, without building
-        // a `serde_json::Value` (see `union::text_branches`).
-        let untagged_text = &parts.untagged_text;
         return quote! {
             #cfg
             impl<'de> Deserialize<'de> for #name {
                 fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                    if union::text_branches() {
-                        return match union::capture(deserializer)? {
-                            union::Captured::Text(text) => Self::from_text(&text),
-                            union::Captured::Value(value) => Self::from_json(value),
-                        }
-                        .map_err(serde::de::Error::custom);
-                    }
                     let value = serde_json::Value::deserialize(deserializer)?;
                     Self::from_json(value).map_err(serde::de::Error::custom)
-                }
-            }
-            #cfg
-            impl #name {
-                /// The untagged branches tried on the value's text, in schema order: what
-                /// `from_json` decodes, or an error that sends the message the exact way.
-                #[allow(unreachable_code)]
-                fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-                    #(#untagged_text)*
-                    Err(union::no_text_branch())
                 }
             }
         };

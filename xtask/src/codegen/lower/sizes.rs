@@ -13,7 +13,7 @@ use crate::codegen::ir::*;
 
 /// A body estimated above this many bytes is boxed. At 64 a v1 `SessionNotification` is 128 bytes,
 /// which the compiler moves inline rather than through `memcpy` calls: decoding the benchmark
-/// corpus went from 580 to 610 MB/s (v1) and 470 to 487 MB/s (v2) from 128 (`BENCHMARKS.md`).
+/// corpus went from 466 to 502 MB/s (v1) and 408 to 430 MB/s (v2) from 128 (`BENCHMARKS.md`).
 pub const LARGE: usize = 64;
 
 /// Marks the union variants whose body is large (in addition to the boxes that break cycles,

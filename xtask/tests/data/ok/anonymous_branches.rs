@@ -38,33 +38,8 @@ impl Serialize for Alike {
 }
 impl<'de> Deserialize<'de> for Alike {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl Alike {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<AlikeObject0>(text) {
-                return Ok(Self::Object0(body));
-            }
-        }
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<AlikeObject1>(text) {
-                return Ok(Self::Object1(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 impl Alike {
@@ -174,33 +149,8 @@ impl Serialize for Batch {
 }
 impl<'de> Deserialize<'de> for Batch {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl Batch {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("array") {
-            if let Some(body) = union::from_text::<Vec<Reply>>(text) {
-                return Ok(Self::ReplyList(body));
-            }
-        }
-        if union::text_kind(text) == Some("array") {
-            if let Some(body) = union::from_text::<Vec<Alike>>(text) {
-                return Ok(Self::AlikeList(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 impl Batch {
@@ -262,33 +212,8 @@ impl Serialize for Reply {
 }
 impl<'de> Deserialize<'de> for Reply {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl Reply {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<ReplyResult>(text) {
-                return Ok(Self::Result(body));
-            }
-        }
-        if union::text_kind(text) == Some("object") {
-            if let Some(body) = union::from_text::<ReplyError>(text) {
-                return Ok(Self::Error(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 impl Reply {

@@ -281,36 +281,8 @@ impl Serialize for Id {
 }
 impl<'de> Deserialize<'de> for Id {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if union::text_branches() {
-            return match union::capture(deserializer)? {
-                union::Captured::Text(text) => Self::from_text(&text),
-                union::Captured::Value(value) => Self::from_json(value),
-            }
-                .map_err(serde::de::Error::custom);
-        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
-    }
-}
-impl Id {
-    /// The untagged branches tried on the value's text, in schema order: what
-    /// `from_json` decodes, or an error that sends the message the exact way.
-    #[allow(unreachable_code)]
-    fn from_text(text: &str) -> Result<Self, serde_json::Error> {
-        if union::text_kind(text) == Some("null") {
-            return Ok(Self::Null);
-        }
-        if union::text_kind(text) == Some("number") {
-            if let Some(body) = union::from_text::<i64>(text) {
-                return Ok(Self::Number(body));
-            }
-        }
-        if union::text_kind(text) == Some("string") {
-            if let Some(body) = union::from_text::<String>(text) {
-                return Ok(Self::Str(body));
-            }
-        }
-        Err(union::no_text_branch())
     }
 }
 impl Id {
