@@ -11,9 +11,6 @@ use std::fmt;
 use super::meta::RAW_TOKEN;
 use super::JsonObject;
 
-mod flat;
-pub use flat::{flattened, Flattened};
-
 /// A string enum as it appears on the wire.
 pub trait WireStr: Sized {
     /// The values the schema names, for error messages.
@@ -350,7 +347,7 @@ impl<'de, T: Streamed> Visitor<'de> for Stream<T> {
             }
             let tag = map.next_value::<Scalar<'de>>()?;
             if let Scalar::Str(tag) = &tag {
-                let mut rest = Rest { tag: T::TAG, own: None, before: before.into_iter(), value: None, live: map };
+                let mut rest = Rest { tag: T::TAG, before: before.into_iter(), value: None, live: map };
                 // `known` reads the entries only when it names the tag.
                 if let Some(result) = T::known(tag, de::value::MapAccessDeserializer::new(&mut rest)) {
                     return result.map_err(|e| in_variant(e, T::TAG, tag));
@@ -519,42 +516,28 @@ impl<'de> Deserialize<'de> for Scalar<'de> {
 }
 
 /// The entries of a tagged object after its tag: those read before the tag, then the live rest.
-/// The entries of the live rest that `own` names are set aside there, unseen by the body (the
-/// fields of a struct the union is flattened into: [`flat`]).
-struct Rest<'o, 'de, A> {
+struct Rest<A> {
     tag: &'static str,
-    own: Option<&'o mut flat::Own<'de>>,
     before: std::vec::IntoIter<(String, Value)>,
     value: Option<Value>,
     live: A,
 }
 
-impl<'de, A: de::MapAccess<'de>> de::MapAccess<'de> for &mut Rest<'_, 'de, A> {
+impl<'de, A: de::MapAccess<'de>> de::MapAccess<'de> for &mut Rest<A> {
     type Error = A::Error;
     fn next_key_seed<K: de::DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
         if let Some((key, value)) = self.before.next() {
             self.value = Some(value);
             return seed.deserialize(de::IntoDeserializer::<A::Error>::into_deserializer(key)).map(Some);
         }
-        loop {
-            // A second tag is refused here (the general path, where the last one wins, decides).
-            return match self.live.next_key::<Key<'de>>()? {
-                None => Ok(None),
-                Some(Key(key)) if key == self.tag => {
-                    Err(de::Error::custom(format_args!("duplicate field `{}`", self.tag)))
-                }
-                Some(Key(key)) if self.own.as_ref().is_some_and(|own| own.names(&key)) => {
-                    let value = self.live.next_value_seed(flat::CaptureSeed)?;
-                    self.own.as_mut().expect("checked above").push(key, value);
-                    continue;
-                }
-                Some(Key(Cow::Borrowed(key))) => {
-                    seed.deserialize(de::value::BorrowedStrDeserializer::new(key)).map(Some)
-                }
-                Some(Key(Cow::Owned(key))) => {
-                    seed.deserialize(de::IntoDeserializer::<A::Error>::into_deserializer(key)).map(Some)
-                }
-            };
+        // A second tag is refused here (the general path, where the last one wins, decides).
+        match self.live.next_key::<Key<'de>>()? {
+            None => Ok(None),
+            Some(Key(key)) if key == self.tag => Err(de::Error::custom(format_args!("duplicate field `{}`", self.tag))),
+            Some(Key(Cow::Borrowed(key))) => seed.deserialize(de::value::BorrowedStrDeserializer::new(key)).map(Some),
+            Some(Key(Cow::Owned(key))) => {
+                seed.deserialize(de::IntoDeserializer::<A::Error>::into_deserializer(key)).map(Some)
+            }
         }
     }
     fn next_value_seed<V: de::DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {

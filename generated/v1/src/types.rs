@@ -2937,7 +2937,7 @@ impl Cost {
 /// The agent sends this to the client to request information from the user,
 /// either via a form or by directing them to a URL.
 /// Elicitations are tied to a session (optionally a tool call) or a request.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct CreateElicitationRequest {
@@ -2970,50 +2970,6 @@ impl CreateElicitationRequest {
             meta: Default::default(),
             mode,
         }
-    }
-}
-///The own fields of [`CreateElicitationRequest`], decoded apart from its flattened union.
-#[derive(Deserialize)]
-struct CreateElicitationRequestOwnFields {
-    /// A human-readable message describing what input is needed.
-    pub message: String,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    /// these keys.
-    ///
-    /// Optional. Omitted and `null` are equivalent and mean no metadata.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub meta: Patch<Meta>,
-}
-impl union::Flattened for CreateElicitationRequest {
-    type Union = CreateElicitationRequestMode;
-    const NAME: &'static str = "CreateElicitationRequest";
-    const OWN: &'static [&'static str] = &["message", "_meta"];
-    fn join<'de, M: serde::de::MapAccess<'de>>(
-        own: M,
-        union: impl FnOnce() -> Result<CreateElicitationRequestMode, M::Error>,
-    ) -> Result<Self, M::Error> {
-        let own = CreateElicitationRequestOwnFields::deserialize(
-            serde::de::value::MapAccessDeserializer::new(own),
-        )?;
-        let union = union()?;
-        Ok(Self {
-            message: own.message,
-            meta: own.meta,
-            mode: union,
-        })
-    }
-}
-impl<'de> Deserialize<'de> for CreateElicitationRequest {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::flattened(deserializer)
     }
 }
 /// The part of \[`CreateElicitationRequest`\] that depends on its variant.
@@ -3167,7 +3123,7 @@ impl From<ElicitationUrlMode> for CreateElicitationRequestMode {
     }
 }
 /// Response from the client to an elicitation request.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct CreateElicitationResponse {
@@ -3197,47 +3153,6 @@ impl CreateElicitationResponse {
             meta: Default::default(),
             action,
         }
-    }
-}
-///The own fields of [`CreateElicitationResponse`], decoded apart from its flattened union.
-#[derive(Deserialize)]
-struct CreateElicitationResponseOwnFields {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    /// these keys.
-    ///
-    /// Optional. Omitted and `null` are equivalent and mean no metadata.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub meta: Patch<Meta>,
-}
-impl union::Flattened for CreateElicitationResponse {
-    type Union = CreateElicitationResponseAction;
-    const NAME: &'static str = "CreateElicitationResponse";
-    const OWN: &'static [&'static str] = &["_meta"];
-    fn join<'de, M: serde::de::MapAccess<'de>>(
-        own: M,
-        union: impl FnOnce() -> Result<CreateElicitationResponseAction, M::Error>,
-    ) -> Result<Self, M::Error> {
-        let own = CreateElicitationResponseOwnFields::deserialize(
-            serde::de::value::MapAccessDeserializer::new(own),
-        )?;
-        let union = union()?;
-        Ok(Self {
-            meta: own.meta,
-            action: union,
-        })
-    }
-}
-impl<'de> Deserialize<'de> for CreateElicitationResponse {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::flattened(deserializer)
     }
 }
 /// The part of \[`CreateElicitationResponse`\] that depends on its variant.
@@ -5306,7 +5221,7 @@ impl HttpHeader {
 ///
 /// An omitted, `null`, or malformed `stopReason` means not reported.
 #[cfg(feature = "unstable")]
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct IdleStateUpdate {
@@ -5343,56 +5258,6 @@ impl IdleStateUpdate {
             meta: Default::default(),
             stop_reason,
         }
-    }
-}
-///The own fields of [`IdleStateUpdate`], decoded apart from its flattened union.
-#[cfg(feature = "unstable")]
-#[derive(Deserialize)]
-struct IdleStateUpdateOwnFields {
-    /// **UNSTABLE** Token usage for completed foreground work.
-    ///
-    /// Optional. Omitted or `null` means not reported.
-    #[serde(
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub usage: Patch<Usage>,
-    /// The _meta property is reserved by ACP for additional metadata.
-    /// Implementations MUST NOT make assumptions about values at these keys.
-    /// Optional. Omitted and `null` mean no metadata for this state snapshot.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub meta: Patch<Meta>,
-}
-#[cfg(feature = "unstable")]
-impl union::Flattened for IdleStateUpdate {
-    type Union = IdleStateUpdateStopReason;
-    const NAME: &'static str = "IdleStateUpdate";
-    const OWN: &'static [&'static str] = &["usage", "_meta"];
-    fn join<'de, M: serde::de::MapAccess<'de>>(
-        own: M,
-        union: impl FnOnce() -> Result<IdleStateUpdateStopReason, M::Error>,
-    ) -> Result<Self, M::Error> {
-        let own = IdleStateUpdateOwnFields::deserialize(
-            serde::de::value::MapAccessDeserializer::new(own),
-        )?;
-        let union = union()?;
-        Ok(Self {
-            usage: own.usage,
-            meta: own.meta,
-            stop_reason: union,
-        })
-    }
-}
-#[cfg(feature = "unstable")]
-impl<'de> Deserialize<'de> for IdleStateUpdate {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::flattened(deserializer)
     }
 }
 /// The part of \[`IdleStateUpdate`\] that depends on its variant.
@@ -11154,7 +11019,7 @@ impl std::fmt::Display for SessionConfigId {
     }
 }
 /// A session configuration option selector and its current state.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SessionConfigOption {
@@ -11208,73 +11073,6 @@ impl SessionConfigOption {
             meta: Default::default(),
             r#type,
         }
-    }
-}
-///The own fields of [`SessionConfigOption`], decoded apart from its flattened union.
-#[derive(Deserialize)]
-struct SessionConfigOptionOwnFields {
-    /// Unique identifier for the configuration option.
-    pub id: SessionConfigId,
-    /// Human-readable label for the option.
-    pub name: String,
-    /// Optional description for the Client to display to the user.
-    #[serde(
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub description: Patch<String>,
-    /// Optional semantic category for this option (UX only).
-    #[serde(
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub category: Patch<SessionConfigOptionCategory>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    /// these keys.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub meta: Patch<Meta>,
-}
-impl union::Flattened for SessionConfigOption {
-    type Union = SessionConfigOptionType;
-    const NAME: &'static str = "SessionConfigOption";
-    const OWN: &'static [&'static str] = &[
-        "id",
-        "name",
-        "description",
-        "category",
-        "_meta",
-    ];
-    fn join<'de, M: serde::de::MapAccess<'de>>(
-        own: M,
-        union: impl FnOnce() -> Result<SessionConfigOptionType, M::Error>,
-    ) -> Result<Self, M::Error> {
-        let own = SessionConfigOptionOwnFields::deserialize(
-            serde::de::value::MapAccessDeserializer::new(own),
-        )?;
-        let union = union()?;
-        Ok(Self {
-            id: own.id,
-            name: own.name,
-            description: own.description,
-            category: own.category,
-            meta: own.meta,
-            r#type: union,
-        })
-    }
-}
-impl<'de> Deserialize<'de> for SessionConfigOption {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::flattened(deserializer)
     }
 }
 /// Semantic category for a session configuration option.
@@ -13654,7 +13452,7 @@ impl Default for SetProviderResponse {
     }
 }
 /// Request parameters for setting a session configuration option.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SetSessionConfigOptionRequest {
@@ -13694,53 +13492,6 @@ impl SetSessionConfigOptionRequest {
             meta: Default::default(),
             r#type,
         }
-    }
-}
-///The own fields of [`SetSessionConfigOptionRequest`], decoded apart from its flattened union.
-#[derive(Deserialize)]
-struct SetSessionConfigOptionRequestOwnFields {
-    /// The ID of the session to set the configuration option for.
-    #[serde(rename = "sessionId")]
-    pub session_id: SessionId,
-    /// The ID of the configuration option to set.
-    #[serde(rename = "configId")]
-    pub config_id: SessionConfigId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    /// these keys.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub meta: Patch<Meta>,
-}
-impl union::Flattened for SetSessionConfigOptionRequest {
-    type Union = SetSessionConfigOptionRequestType;
-    const NAME: &'static str = "SetSessionConfigOptionRequest";
-    const OWN: &'static [&'static str] = &["sessionId", "configId", "_meta"];
-    fn join<'de, M: serde::de::MapAccess<'de>>(
-        own: M,
-        union: impl FnOnce() -> Result<SetSessionConfigOptionRequestType, M::Error>,
-    ) -> Result<Self, M::Error> {
-        let own = SetSessionConfigOptionRequestOwnFields::deserialize(
-            serde::de::value::MapAccessDeserializer::new(own),
-        )?;
-        let union = union()?;
-        Ok(Self {
-            session_id: own.session_id,
-            config_id: own.config_id,
-            meta: own.meta,
-            r#type: union,
-        })
-    }
-}
-impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::flattened(deserializer)
     }
 }
 /// The part of \[`SetSessionConfigOptionRequest`\] that depends on its variant.

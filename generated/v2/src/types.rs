@@ -3555,7 +3555,7 @@ impl Cost {
 /// The request's scope alone does not establish that dependency.
 ///
 /// See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct CreateElicitationRequest {
@@ -3586,48 +3586,6 @@ impl CreateElicitationRequest {
             meta: Default::default(),
             mode,
         }
-    }
-}
-///The own fields of [`CreateElicitationRequest`], decoded apart from its flattened union.
-#[derive(Deserialize)]
-struct CreateElicitationRequestOwnFields {
-    /// A human-readable message describing what input is needed.
-    pub message: String,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub meta: Patch<Meta>,
-}
-impl union::Flattened for CreateElicitationRequest {
-    type Union = CreateElicitationRequestMode;
-    const NAME: &'static str = "CreateElicitationRequest";
-    const OWN: &'static [&'static str] = &["message", "_meta"];
-    fn join<'de, M: serde::de::MapAccess<'de>>(
-        own: M,
-        union: impl FnOnce() -> Result<CreateElicitationRequestMode, M::Error>,
-    ) -> Result<Self, M::Error> {
-        let own = CreateElicitationRequestOwnFields::deserialize(
-            serde::de::value::MapAccessDeserializer::new(own),
-        )?;
-        let union = union()?;
-        Ok(Self {
-            message: own.message,
-            meta: own.meta,
-            mode: union,
-        })
-    }
-}
-impl<'de> Deserialize<'de> for CreateElicitationRequest {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::flattened(deserializer)
     }
 }
 /// The part of \[`CreateElicitationRequest`\] that depends on its variant.
@@ -3781,7 +3739,7 @@ impl From<ElicitationUrlMode> for CreateElicitationRequestMode {
     }
 }
 /// Response from the client to an elicitation request.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct CreateElicitationResponse {
@@ -3809,45 +3767,6 @@ impl CreateElicitationResponse {
             meta: Default::default(),
             action,
         }
-    }
-}
-///The own fields of [`CreateElicitationResponse`], decoded apart from its flattened union.
-#[derive(Deserialize)]
-struct CreateElicitationResponseOwnFields {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub meta: Patch<Meta>,
-}
-impl union::Flattened for CreateElicitationResponse {
-    type Union = CreateElicitationResponseAction;
-    const NAME: &'static str = "CreateElicitationResponse";
-    const OWN: &'static [&'static str] = &["_meta"];
-    fn join<'de, M: serde::de::MapAccess<'de>>(
-        own: M,
-        union: impl FnOnce() -> Result<CreateElicitationResponseAction, M::Error>,
-    ) -> Result<Self, M::Error> {
-        let own = CreateElicitationResponseOwnFields::deserialize(
-            serde::de::value::MapAccessDeserializer::new(own),
-        )?;
-        let union = union()?;
-        Ok(Self {
-            meta: own.meta,
-            action: union,
-        })
-    }
-}
-impl<'de> Deserialize<'de> for CreateElicitationResponse {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::flattened(deserializer)
     }
 }
 /// The part of \[`CreateElicitationResponse`\] that depends on its variant.
@@ -4116,7 +4035,7 @@ impl Diff {
 ///
 /// Structured change metadata lets clients identify affected files and
 /// operations without parsing the text patch.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct DiffChange {
@@ -4166,67 +4085,6 @@ impl DiffChange {
             meta: Default::default(),
             operation,
         }
-    }
-}
-///The own fields of [`DiffChange`], decoded apart from its flattened union.
-#[derive(Deserialize)]
-struct DiffChangeOwnFields {
-    /// File content kind after the operation (for `delete`, of the deleted file).
-    ///
-    /// Omitted and `null` are equivalent and mean the content kind is unknown.
-    #[serde(
-        rename = "fileType",
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub file_type: Patch<DiffFileType>,
-    /// MIME type of the file contents after the operation (for `delete`, of the deleted file).
-    ///
-    /// Omitted and `null` are equivalent and mean the MIME type is unknown.
-    #[serde(
-        rename = "mimeType",
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub mime_type: Patch<MediaType>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub meta: Patch<Meta>,
-}
-impl union::Flattened for DiffChange {
-    type Union = DiffChangeOperation;
-    const NAME: &'static str = "DiffChange";
-    const OWN: &'static [&'static str] = &["fileType", "mimeType", "_meta"];
-    fn join<'de, M: serde::de::MapAccess<'de>>(
-        own: M,
-        union: impl FnOnce() -> Result<DiffChangeOperation, M::Error>,
-    ) -> Result<Self, M::Error> {
-        let own = DiffChangeOwnFields::deserialize(
-            serde::de::value::MapAccessDeserializer::new(own),
-        )?;
-        let union = union()?;
-        Ok(Self {
-            file_type: own.file_type,
-            mime_type: own.mime_type,
-            meta: own.meta,
-            operation: union,
-        })
-    }
-}
-impl<'de> Deserialize<'de> for DiffChange {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::flattened(deserializer)
     }
 }
 /// The part of \[`DiffChange`\] that depends on its variant.
@@ -6445,7 +6303,7 @@ impl schemars::JsonSchema for IconTheme {
 /// reporting one.
 /// Repeated or resume snapshots may carry the last stop reason for context.
 /// They MUST NOT be counted as new completions, cancellations, or additional usage.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct IdleStateUpdate {
@@ -6505,80 +6363,6 @@ impl IdleStateUpdate {
             meta: Default::default(),
             stop_reason,
         }
-    }
-}
-///The own fields of [`IdleStateUpdate`], decoded apart from its flattened union.
-#[derive(Deserialize)]
-struct IdleStateUpdateOwnFields {
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
-    /// Token usage for completed foreground work.
-    ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    /// usage for this state update.
-    #[cfg(feature = "unstable")]
-    #[serde(
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub usage: Patch<Usage>,
-    /// Work running independently of foreground work, as a complete snapshot.
-    ///
-    /// Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    /// background work, not that nothing is running. `[]` means no background work is
-    /// running. An Agent that reports background work MUST include it on every state
-    /// update for the session. A malformed list is treated as not reported.
-    ///
-    /// See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    #[serde(
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub background: Patch<Vec<BackgroundWork>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub meta: Patch<Meta>,
-}
-impl union::Flattened for IdleStateUpdate {
-    type Union = IdleStateUpdateStopReason;
-    const NAME: &'static str = "IdleStateUpdate";
-    #[cfg(feature = "unstable")]
-    const OWN: &'static [&'static str] = &["usage", "background", "_meta"];
-    #[cfg(not(feature = "unstable"))]
-    const OWN: &'static [&'static str] = &["background", "_meta"];
-    fn join<'de, M: serde::de::MapAccess<'de>>(
-        own: M,
-        union: impl FnOnce() -> Result<IdleStateUpdateStopReason, M::Error>,
-    ) -> Result<Self, M::Error> {
-        let own = IdleStateUpdateOwnFields::deserialize(
-            serde::de::value::MapAccessDeserializer::new(own),
-        )?;
-        let union = union()?;
-        Ok(Self {
-            #[cfg(feature = "unstable")]
-            usage: own.usage,
-            background: own.background,
-            meta: own.meta,
-            stop_reason: union,
-        })
-    }
-}
-impl<'de> Deserialize<'de> for IdleStateUpdate {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::flattened(deserializer)
     }
 }
 /// The part of \[`IdleStateUpdate`\] that depends on its variant.
@@ -12421,7 +12205,7 @@ impl std::fmt::Display for SessionConfigId {
     }
 }
 /// A session configuration option selector and its current state.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SessionConfigOption {
@@ -12480,78 +12264,6 @@ impl SessionConfigOption {
             meta: Default::default(),
             r#type,
         }
-    }
-}
-///The own fields of [`SessionConfigOption`], decoded apart from its flattened union.
-#[derive(Deserialize)]
-struct SessionConfigOptionOwnFields {
-    /// Unique identifier for the configuration option.
-    #[serde(rename = "configId")]
-    pub config_id: SessionConfigId,
-    /// Human-readable label for the option.
-    pub name: String,
-    /// Optional description for the Client to display to the user.
-    ///
-    /// Omitted and `null` are equivalent and mean no description is provided.
-    #[serde(
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub description: Patch<String>,
-    /// Optional semantic category for this option (UX only).
-    ///
-    /// Omitted and `null` are equivalent and mean no category is provided.
-    #[serde(
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub category: Patch<SessionConfigOptionCategory>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub meta: Patch<Meta>,
-}
-impl union::Flattened for SessionConfigOption {
-    type Union = SessionConfigOptionType;
-    const NAME: &'static str = "SessionConfigOption";
-    const OWN: &'static [&'static str] = &[
-        "configId",
-        "name",
-        "description",
-        "category",
-        "_meta",
-    ];
-    fn join<'de, M: serde::de::MapAccess<'de>>(
-        own: M,
-        union: impl FnOnce() -> Result<SessionConfigOptionType, M::Error>,
-    ) -> Result<Self, M::Error> {
-        let own = SessionConfigOptionOwnFields::deserialize(
-            serde::de::value::MapAccessDeserializer::new(own),
-        )?;
-        let union = union()?;
-        Ok(Self {
-            config_id: own.config_id,
-            name: own.name,
-            description: own.description,
-            category: own.category,
-            meta: own.meta,
-            r#type: union,
-        })
-    }
-}
-impl<'de> Deserialize<'de> for SessionConfigOption {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::flattened(deserializer)
     }
 }
 /// Semantic category for a session configuration option.
@@ -14895,7 +14607,7 @@ impl Default for SetProviderResponse {
 /// configuration unchanged.
 ///
 /// See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SetSessionConfigOptionRequest {
@@ -14935,53 +14647,6 @@ impl SetSessionConfigOptionRequest {
             meta: Default::default(),
             r#type,
         }
-    }
-}
-///The own fields of [`SetSessionConfigOptionRequest`], decoded apart from its flattened union.
-#[derive(Deserialize)]
-struct SetSessionConfigOptionRequestOwnFields {
-    /// The ID of the session to set the configuration option for.
-    #[serde(rename = "sessionId")]
-    pub session_id: SessionId,
-    /// The ID of the configuration option to set.
-    #[serde(rename = "configId")]
-    pub config_id: SessionConfigId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub meta: Patch<Meta>,
-}
-impl union::Flattened for SetSessionConfigOptionRequest {
-    type Union = SetSessionConfigOptionRequestType;
-    const NAME: &'static str = "SetSessionConfigOptionRequest";
-    const OWN: &'static [&'static str] = &["sessionId", "configId", "_meta"];
-    fn join<'de, M: serde::de::MapAccess<'de>>(
-        own: M,
-        union: impl FnOnce() -> Result<SetSessionConfigOptionRequestType, M::Error>,
-    ) -> Result<Self, M::Error> {
-        let own = SetSessionConfigOptionRequestOwnFields::deserialize(
-            serde::de::value::MapAccessDeserializer::new(own),
-        )?;
-        let union = union()?;
-        Ok(Self {
-            session_id: own.session_id,
-            config_id: own.config_id,
-            meta: own.meta,
-            r#type: union,
-        })
-    }
-}
-impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        union::flattened(deserializer)
     }
 }
 /// The part of \[`SetSessionConfigOptionRequest`\] that depends on its variant.

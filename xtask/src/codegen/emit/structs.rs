@@ -28,7 +28,6 @@ impl Emitter<'_> {
             fields.push(field);
             default_fns.extend(fns);
         }
-        let one_pass = self.one_pass(s, name, &fields, cfg);
         if let Some(fl) = &s.flatten {
             let fname = ident(&fl.name);
             let ty = self.rust(&TypeRef::Named(fl.ty), fl.boxed);
@@ -40,14 +39,9 @@ impl Emitter<'_> {
         }
         let constructor = self.constructor(t, s, name, cfg);
         let default_impl = default_impl(t, s, name, cfg);
-        let derive_deserialize = if one_pass.is_some() {
-            quote! {}
-        } else {
-            quote! { Deserialize }
-        };
         Ok(quote! {
             #cfg
-            #[derive(Debug, Clone, PartialEq, Serialize, #derive_deserialize)]
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
             #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
             // A field a later schema adds must not break code built on this one: values are
             // made with `new` (the required fields) and set field by field.
@@ -58,68 +52,6 @@ impl Emitter<'_> {
             #constructor
             #default_impl
             #(#default_fns)*
-            #one_pass
-        })
-    }
-
-    /// For a struct with a tagged union flattened into it, a `Deserialize` of its own that reads
-    /// the object once (`union::flattened`) instead of serde's buffered `#[serde(flatten)]`: a
-    /// private struct of the own `fields` (derived, so they decode as in the struct) and the
-    /// `union::Flattened` impl that joins it to the union. `None` for any other struct.
-    fn one_pass(
-        &self,
-        s: &Struct,
-        name: &syn::Ident,
-        fields: &[TokenStream],
-        cfg: &TokenStream,
-    ) -> Option<TokenStream> {
-        let fl = s.flatten.as_ref()?;
-        let TypeKind::Union(Union { tag: Some(_), .. }) = &self.p.get(fl.ty).kind else {
-            return None;
-        };
-        let own = quote::format_ident!("{}OwnFields", name);
-        let union_ty = self.rust(&TypeRef::Named(fl.ty), false);
-        let wire = s.fields.iter().map(|f| (f.origin.wire.clone(), f.stability));
-        let own_names = super::variant_lists("OWN", false, wire);
-        let inits = s.fields.iter().map(|f| {
-            let (fname, fcfg) = (ident(&f.name), cfg_for(f.stability));
-            quote! { #fcfg #fname: own.#fname, }
-        });
-        let fname = ident(&fl.name);
-        let union = if fl.boxed {
-            quote! { Box::new(union) }
-        } else {
-            quote! { union }
-        };
-        let struct_name = name.to_string();
-        let doc = format!("The own fields of [`{name}`], decoded apart from its flattened union.");
-        Some(quote! {
-            #[doc = #doc]
-            #cfg
-            #[derive(Deserialize)]
-            struct #own {
-                #(#fields)*
-            }
-            #cfg
-            impl union::Flattened for #name {
-                type Union = #union_ty;
-                const NAME: &'static str = #struct_name;
-                #own_names
-                fn join<'de, M: serde::de::MapAccess<'de>>(
-                    own: M,
-                    union: impl FnOnce() -> Result<#union_ty, M::Error>,
-                ) -> Result<Self, M::Error> {
-                    let own = #own::deserialize(serde::de::value::MapAccessDeserializer::new(own))?;
-                    let union = union()?;
-                    Ok(Self { #(#inits)* #fname: #union })
-                }
-            }
-            #cfg
-            impl<'de> Deserialize<'de> for #name {
-                fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                    union::flattened(deserializer)
-                }
-            }
         })
     }
 
