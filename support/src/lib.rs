@@ -16,6 +16,7 @@ mod patch;
 pub mod rpc;
 #[cfg(feature = "schemars")]
 pub mod schema;
+mod tracked;
 pub mod union;
 
 pub use defaulted::Defaulted;
@@ -29,13 +30,11 @@ pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 /// inside it: the error reads `content[0].text: missing field …`, which [`rpc::decode_params`]
 /// joins onto the path of the value itself.
 pub(crate) fn decode_value<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, serde_json::Error> {
-    serde_path_to_error::deserialize(value).map_err(with_path)
+    tracked::deserialize(value).map_err(with_path)
 }
 
 /// The error with its path as a prefix (not generic, so compiled once).
-fn with_path(e: serde_path_to_error::Error<serde_json::Error>) -> serde_json::Error {
-    let path = e.path().to_string();
-    let inner = e.into_inner();
+fn with_path((path, inner): (String, serde_json::Error)) -> serde_json::Error {
     if path.is_empty() || path == "." {
         inner
     } else {

@@ -280,14 +280,11 @@ pub fn decode_params<T: DeserializeOwned>(method: &str, params: Option<&RawValue
     // The verdict is the first pass's; the detailed pass only words it. It decodes from a
     // `Value`, as union bodies and lenient fields do under `detailed` (one more way to decode
     // every type would double what this crate compiles).
-    let detailed = serde_json::from_str::<Value>(text)
-        .map(|value| super::detailed(|| serde_path_to_error::deserialize::<_, T>(value)));
+    let detailed =
+        serde_json::from_str::<Value>(text).map(|value| super::detailed(|| super::tracked::deserialize::<T>(value)));
     super::lenient::rewind(mark);
     match detailed {
-        Ok(Err(e)) => {
-            let path = e.path().to_string();
-            Err(params_error(method, params.is_none(), path, &e.into_inner()))
-        }
+        Ok(Err((path, error))) => Err(params_error(method, params.is_none(), path, &error)),
         // A `Value` keeps the last of duplicate members, which the first pass refuses.
         Ok(Ok(_)) | Err(_) => Err(params_error(method, params.is_none(), String::new(), &error)),
     }
@@ -328,8 +325,8 @@ fn decode_moved<T: DeserializeOwned>(method: &str, raw: Box<RawValue>) -> Result
         return decode_params(method, Some(split.whole()));
     }
     // From a `Value`, under `detailed` (as union bodies and lenient fields decode there).
-    super::detailed(|| serde_path_to_error::deserialize::<_, T>(value))
-        .map_err(|e| params_error(method, false, e.path().to_string(), e.inner()))
+    super::detailed(|| super::tracked::deserialize::<T>(value))
+        .map_err(|(path, error)| params_error(method, false, path, &error))
 }
 
 /// The -32602 for a decode error at `path` (not generic, so compiled once).

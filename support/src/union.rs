@@ -544,17 +544,14 @@ impl<'de, A: de::MapAccess<'de>> de::MapAccess<'de> for &mut Rest<A> {
         match self.value.take() {
             // Through the same deserializer as the general path's bodies (`decode_value`), so
             // that no type is compiled once more for a plain `Value`.
-            Some(value) => {
-                let mut track = serde_path_to_error::Track::new();
-                seed.deserialize(serde_path_to_error::Deserializer::new(value, &mut track)).map_err(de::Error::custom)
-            }
+            Some(value) => super::tracked::seed(seed, value).map_err(de::Error::custom),
             None => self.live.next_value_seed(seed),
         }
     }
 }
 
 /// What [`capture`] read: the JSON text, when the deserializer can give it (`serde_json`'s own,
-/// directly or through `serde_path_to_error`), else the value.
+/// directly or through a wrapper that forwards raw values), else the value.
 pub enum Captured<'de> {
     /// The exact text of the value, borrowed from the input when it can be.
     Text(Cow<'de, str>),
