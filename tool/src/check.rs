@@ -832,7 +832,7 @@ fn check_error_object(report: &mut Report, error: &Value) {
     }
 }
 
-/// `root` + `path` (a path as `serde_path_to_error` prints it: `.` for the root).
+/// `root` + `path` (a path as `rpc::decode_params` gives it, in `serde_path_to_error`'s form: `.` for the root).
 fn join(root: &str, path: &str) -> String {
     match path {
         "" | "." => root.to_string(),
