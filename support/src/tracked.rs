@@ -6,10 +6,10 @@
 //! wrapping it, its visitors and its seeds, which compiles every type's `Deserialize` with a layer
 //! of wrappers: about half of what a version crate compiled, and 1.8 s of the clean build of
 //! `acp-types` (17.9 s with it, 16.1 s with no path at all). Here the deserializer walks the
-//! `Value` itself,
-//! so where a value is passes down the stack as in `serde_path_to_error`, with no wrapper around the
-//! visitors, and each value is given to the visitor as serde_json's `Value` deserializer gives it
-//! (the same `visit_*` calls, the same errors, made by serde_json's error type).
+//! `Value` itself, so where a value is passes down the stack as in `serde_path_to_error`, with no
+//! wrapper around the visitors, and each value is given to the visitor as serde_json's `Value`
+//! deserializer gives it (the same `visit_*` calls, the same errors, made by serde_json's error
+//! type).
 
 use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
 use serde_json::{Error, Map, Value};
