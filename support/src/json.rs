@@ -9,10 +9,10 @@
 //! keys, `RawValue`s, enum variants with data, errors from a `Serialize` impl) starts the value over
 //! with serde_json, so the output and the errors are serde_json's in every case; floats are
 //! written by serde_json too.
-
 //!
 //! [`from_str`] is the decoding side: `serde_json::from_str` with the lenient fields decoded in
-//! place first ([`optimistic`](super::optimistic)), and the exact way only when that fails.
+//! place first ([`optimistic`](super::optimistic)), and the exact way only when that fails or
+//! cannot be trusted (a lenient refusal inside an untagged union).
 
 use serde::ser::{self, Impossible, Serialize};
 

@@ -264,13 +264,14 @@ impl<'de> Deserializer<'de> for Tracked<'_> {
         _: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Error> {
-        let (chain, failed) = (self.chain, self.failed);
-        let result = match self.value {
-            Value::Array(items) => seq(items, chain, failed, visitor),
-            Value::Object(entries) => map(entries, chain, failed, visitor),
-            other => Err(invalid_type(&other, &visitor)),
-        };
-        seen!(chain, failed, result)
+        // serde_json also fills a struct from an array, by position.
+        match self.value {
+            Value::Array(items) => {
+                let (chain, failed) = (self.chain, self.failed);
+                seen!(chain, failed, seq(items, chain, failed, visitor))
+            }
+            _ => self.deserialize_map(visitor),
+        }
     }
 
     // No generated type decodes an externally tagged enum from a value: serde_json's own (with

@@ -551,7 +551,7 @@ impl<'de, A: de::MapAccess<'de>> de::MapAccess<'de> for &mut Rest<A> {
 }
 
 /// What [`capture`] read: the JSON text, when the deserializer can give it (`serde_json`'s own,
-/// directly or through a wrapper that forwards raw values), else the value.
+/// and a `Value` decoded by serde_json or `tracked`, which write the value out), else the value.
 pub enum Captured<'de> {
     /// The exact text of the value, borrowed from the input when it can be.
     Text(Cow<'de, str>),
