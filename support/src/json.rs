@@ -10,11 +10,16 @@
 //! with serde_json, so the output and the errors are serde_json's in every case; floats are
 //! written by serde_json too.
 //!
-//! [`from_str`] is the decoding side: `serde_json::from_str` with the lenient fields decoded in
-//! place first ([`optimistic`](super::optimistic)), and the exact way only when that fails or
-//! cannot be trusted (a lenient refusal inside an untagged union).
+//! [`from_str`] is the decoding side: `serde_json::from_str`'s result and error, with a decoder of
+//! this crate's (`de`, which the lenient fields use too), the lenient fields decoded in place
+//! first ([`optimistic`](super::optimistic)), and the exact way only when that fails or cannot be
+//! trusted (a lenient refusal inside an untagged union).
 
 use serde::ser::{self, Impossible, Serialize};
+
+mod de;
+
+pub(crate) use de::from_str as decode;
 
 /// Decodes `text` as `serde_json::from_str` does, with the same result and the same error.
 ///
@@ -28,14 +33,14 @@ pub fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_j
     // A lenient field that refused its value inside an untagged union's branch may have sent the
     // union to another branch than the exact way takes: such a result is not used
     // (`super::refuse`).
-    let fast = super::optimistic(|| serde_json::from_str(text).ok());
+    let fast = super::optimistic(|| de::from_str(text).ok());
     if !super::take_refused() {
         if let Some(value) = fast {
             return Ok(value);
         }
     }
     super::lenient::rewind(mark);
-    serde_json::from_str(text)
+    de::from_str(text)
 }
 
 /// Encodes `value` as compact JSON, exactly as `serde_json::to_vec` does.

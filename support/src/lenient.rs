@@ -209,7 +209,7 @@ pub fn required<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D)
 /// Plain decoding.
 pub fn value<T: DeserializeOwned>(raw: Raw<'_>) -> Result<T, serde_json::Error> {
     match raw {
-        Raw::Text(text) => serde_json::from_str(text),
+        Raw::Text(text) => super::json::decode(text),
         Raw::Value(value) => super::decode_value(value),
     }
 }
@@ -218,13 +218,13 @@ pub fn value<T: DeserializeOwned>(raw: Raw<'_>) -> Result<T, serde_json::Error> 
 pub fn items<T: DeserializeOwned>(raw: Raw<'_>) -> Result<Vec<T>, serde_json::Error> {
     match raw {
         Raw::Text(text) => {
-            let items: Vec<&serde_json::value::RawValue> = serde_json::from_str(text)?;
+            let items: Vec<&serde_json::value::RawValue> = super::json::decode(text)?;
             Ok(items
                 .into_iter()
                 .enumerate()
                 .filter_map(|(index, item)| {
                     let mark = mark();
-                    match serde_json::from_str::<T>(item.get()) {
+                    match super::json::decode::<T>(item.get()) {
                         Ok(item) => Some(item),
                         // Again from a value, which decides and words the error.
                         Err(_) => {

@@ -261,7 +261,7 @@ pub fn decode_params<T: DeserializeOwned>(method: &str, params: Option<&RawValue
         None => "{}",
         // A `null` result is the value of a unit response type (requests whose schema result is
         // `null`, in the earliest drafts); any other type reads it as `{}`.
-        Some("null") => match serde_json::from_str::<T>("null") {
+        Some("null") => match super::json::decode::<T>("null") {
             Ok(value) => return Ok(value),
             Err(_) => "{}",
         },
