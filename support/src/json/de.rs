@@ -185,6 +185,12 @@ impl<'de> Reader<'de> {
     #[inline(always)]
     fn parse_whitespace(&mut self) -> Option<u8> {
         let bytes = self.bytes();
+        // Most values and keys follow their comma or colon directly (whitespace is below `!`).
+        if let Some(&b) = bytes.get(self.index) {
+            if b > b' ' {
+                return Some(b);
+            }
+        }
         while let Some(&b) = bytes.get(self.index) {
             if !matches!(b, b' ' | b'\n' | b'\t' | b'\r') {
                 return Some(b);
@@ -283,51 +289,60 @@ impl<'de> Reader<'de> {
     /// A string's contents, the index just after its opening quote: its bounds when it has no
     /// escapes, otherwise `None` with the unescaped bytes in `scratch`. `raw` takes lone
     /// surrogates (as WTF-8), as `serde_json` does for bytes.
-    #[inline]
+    #[inline(always)]
     fn scan_string(&mut self, raw: bool) -> Result<Option<(usize, usize)>> {
         let bytes = self.bytes();
-        let quote = self.index - 1;
         let start = self.index;
-        let mut i = start + stop(&bytes[start..]);
-        match bytes.get(i) {
-            Some(b'"') => {
-                self.index = i + 1;
-                return Ok(Some((start, i)));
-            }
-            Some(b'\\') => {}
-            _ => return Err(self.delegated(quote, if raw { Token::Bytes } else { Token::Value })),
+        let i = start + stop(&bytes[start..]);
+        if bytes.get(i) == Some(&b'"') {
+            self.index = i + 1;
+            return Ok(Some((start, i)));
         }
-        self.scratch.clear();
-        self.scratch.extend_from_slice(&bytes[start..i]);
-        // A backslash at `i`.
-        while let Some(&escape) = bytes.get(i + 1) {
-            i += 2;
-            match escape {
-                b'"' | b'\\' | b'/' => self.scratch.push(escape),
-                b'b' => self.scratch.push(0x08),
-                b'f' => self.scratch.push(0x0c),
-                b'n' => self.scratch.push(b'\n'),
-                b'r' => self.scratch.push(b'\r'),
-                b't' => self.scratch.push(b'\t'),
-                b'u' => match unicode(bytes, i, raw) {
-                    Some((code, len)) => {
-                        push_wtf8(code, &mut self.scratch);
-                        i += len;
-                    }
-                    None => break,
-                },
-                _ => break,
-            }
-            let run = stop(&bytes[i..]);
-            self.scratch.extend_from_slice(&bytes[i..i + run]);
-            i += run;
-            match bytes.get(i) {
-                Some(b'"') => {
-                    self.index = i + 1;
-                    return Ok(None);
+        match self.escaped(start, i, raw) {
+            Ok(()) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The rest of [`scan_string`](Self::scan_string) after its first run, which ends at `i`
+    /// (an escape, or something `serde_json` refuses): the string unescaped into `scratch`.
+    #[inline(never)]
+    fn escaped(&mut self, start: usize, mut i: usize, raw: bool) -> Result<()> {
+        let bytes = self.bytes();
+        let quote = start - 1;
+        if bytes.get(i) == Some(&b'\\') {
+            self.scratch.clear();
+            self.scratch.extend_from_slice(&bytes[start..i]);
+            // A backslash at `i`.
+            while let Some(&escape) = bytes.get(i + 1) {
+                i += 2;
+                match escape {
+                    b'"' | b'\\' | b'/' => self.scratch.push(escape),
+                    b'b' => self.scratch.push(0x08),
+                    b'f' => self.scratch.push(0x0c),
+                    b'n' => self.scratch.push(b'\n'),
+                    b'r' => self.scratch.push(b'\r'),
+                    b't' => self.scratch.push(b'\t'),
+                    b'u' => match unicode(bytes, i, raw) {
+                        Some((code, len)) => {
+                            push_wtf8(code, &mut self.scratch);
+                            i += len;
+                        }
+                        None => break,
+                    },
+                    _ => break,
                 }
-                Some(b'\\') => continue,
-                _ => break,
+                let run = stop(&bytes[i..]);
+                self.scratch.extend_from_slice(&bytes[i..i + run]);
+                i += run;
+                match bytes.get(i) {
+                    Some(b'"') => {
+                        self.index = i + 1;
+                        return Ok(());
+                    }
+                    Some(b'\\') => continue,
+                    _ => break,
+                }
             }
         }
         Err(self.delegated(quote, if raw { Token::Bytes } else { Token::Value }))
@@ -346,10 +361,34 @@ impl<'de> Reader<'de> {
     /// A string value (the index just after its opening quote) given to `visitor`.
     #[inline(always)]
     fn visit_string<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
-        match self.string()? {
+        if let Some(s) = self.short_string() {
+            return visitor.visit_borrowed_str(s);
+        }
+        match tri!(self.string()) {
             Text::Borrowed(s) => visitor.visit_borrowed_str(s),
             Text::Copied(s) => visitor.visit_str(s),
         }
+    }
+
+    /// A string without escapes that ends within the next sixteen bytes (most keys, ids and
+    /// tags), the index just after its opening quote; read here without a call.
+    #[inline(always)]
+    fn short_string(&mut self) -> Option<&'de str> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let bytes = self.bytes();
+            let start = self.index;
+            let mask = super::sse2_mask(bytes.get(start..start + 16)?);
+            let end = start + mask.trailing_zeros() as usize;
+            // No stop at all gives `end` 32 past `start`, outside the chunk.
+            if bytes.get(end) != Some(&b'"') || mask == 0 {
+                return None;
+            }
+            self.index = end + 1;
+            self.text.get(start..end)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        None
     }
 
     /// The number at the index, as `serde_json` reads it: `u64` for a non-negative integer,
