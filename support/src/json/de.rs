@@ -48,6 +48,9 @@ macro_rules! tri {
 /// How deep arrays and objects may nest: `serde_json` refuses the 128th level.
 const DEPTH: u8 = 128;
 
+/// The powers of ten up to 10^15, each exactly an `f64`.
+const EXACT_POW10: [f64; 16] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
+
 /// The largest unescaping buffer a thread keeps between messages.
 const KEEP: usize = 64 * 1024;
 
@@ -353,8 +356,13 @@ impl<'de> Reader<'de> {
     fn string(&mut self) -> Result<Text<'de, '_>> {
         match self.scan_string(false)? {
             Some((start, end)) => Ok(Text::Borrowed(&self.text[start..end])),
-            // Runs of the input cut at ASCII bytes, and whole characters.
-            None => std::str::from_utf8(&self.scratch).map(Text::Copied).map_err(|_| not_utf8()),
+            None => {
+                debug_assert!(std::str::from_utf8(&self.scratch).is_ok());
+                // SAFETY: `escaped` without `raw` builds the buffer from runs of the input (a
+                // `&str`) that start and end at ASCII bytes, ASCII bytes, and the UTF-8 encoding
+                // of `char`s (a surrogate is refused, not encoded): whole characters only.
+                Ok(Text::Copied(unsafe { std::str::from_utf8_unchecked(&self.scratch) }))
+            }
         }
     }
 
@@ -416,6 +424,26 @@ impl<'de> Reader<'de> {
             self.index = i;
             // Up to 18 digits: below 2^63.
             return Ok(if negative { Number::I64(-(value as i64)) } else { Number::U64(value) });
+        }
+        // A short decimal (`0.8`): its digits and the power of ten are exact in an `f64`, so one
+        // division rounds it correctly, and serde_json gets the same bits (with `float_roundtrip`
+        // or without, when its own algorithm does this very division).
+        if bytes.get(i) == Some(&b'.') && digits >= 1 && (digits == 1 || bytes[first] != b'0') {
+            let mut j = i + 1;
+            let mut significand = value;
+            while let Some(&d) = bytes.get(j) {
+                if !d.is_ascii_digit() {
+                    break;
+                }
+                significand = significand.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
+                j += 1;
+            }
+            let fraction = j - i - 1;
+            if fraction >= 1 && digits + fraction <= 15 && !matches!(bytes.get(j), Some(b'e' | b'E')) {
+                self.index = j;
+                let f = significand as f64 / EXACT_POW10[fraction];
+                return Ok(Number::F64(if negative { -f } else { f }));
+            }
         }
         self.long_number()
     }
@@ -733,12 +761,6 @@ impl<'de> Reader<'de> {
             Err(error) => Err(self.fix(error)),
         }
     }
-}
-
-/// Not expected: unescaped text is whole characters by construction.
-#[cold]
-fn not_utf8() -> Error {
-    de::Error::custom("invalid unicode code point")
 }
 
 /// The index of the first `"`, `\` or control byte in `bytes`, or its length.
@@ -1511,6 +1533,8 @@ mod tests {
             "9007199254740993",
             "3.141592653589793238462643383279",
             "1e-400",
+            "[0.8, -0.8, 0.1, 0.7, 1.25, 123456789.12345, 12345678901234.5, 1234567890123456.5, -0.0, 0.000000000000001]",
+            "[9007199254740993.5, 0.30000000000000004, 2.675, 1.005, 100.0, 5e-324]",
             "[]",
             "{}",
             "[[[[[[]]]]]]",
