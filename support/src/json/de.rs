@@ -236,10 +236,12 @@ impl<'de> Reader<'de> {
     }
 
     /// `serde_json`'s error for the token at `start`: it reads the text from there as it would
-    /// have in place, and its position is moved back onto this text.
+    /// have in place, and its position is moved back onto this text, as is the index: where
+    /// `serde_json` stopped matters to a visitor's error that is placed afterwards (a union
+    /// rewords the error of its body, and its deserializer places the new one where it stands).
     #[cold]
     #[inline(never)]
-    fn delegated(&self, start: usize, token: Token) -> Error {
+    fn delegated(&mut self, start: usize, token: Token) -> Error {
         let rest = &self.text[start..];
         let mut json = serde_json::Deserializer::from_str(rest);
         let outcome = match token {
@@ -266,8 +268,11 @@ impl<'de> Reader<'de> {
                 .map_or(rest.len(), |(i, _)| i);
             newline + 1 + error.column()
         };
+        let at = (start + offset).min(self.text.len());
         let text = error.to_string();
-        self.error_at(&crate::without_position(&text), (start + offset).min(self.text.len()))
+        let message = crate::without_position(&text);
+        self.index = stopped_at(self.bytes(), message, at);
+        self.error_at(&message, at)
     }
 
     /// After the value: nothing but whitespace.
@@ -760,6 +765,29 @@ impl<'de> Reader<'de> {
             Ok(value) => Ok(value),
             Err(error) => Err(self.fix(error)),
         }
+    }
+}
+
+/// Where `serde_json`'s reading stopped when it gave `message` at byte `at` of `bytes`: its
+/// `error` is placed at its index, its `peek_error` one byte past it. Which one a message comes
+/// from is known from the message, except for `invalid number`, which is a peek after a leading
+/// zero (a digit follows) and after a decimal point (no digit follows), and otherwise not.
+fn stopped_at(bytes: &[u8], message: &str, at: usize) -> usize {
+    let peeked = match message {
+        EXPECTED_VALUE
+        | EXPECTED_LIST_COMMA
+        | EXPECTED_OBJECT_COMMA
+        | KEY_MUST_BE_STRING
+        | EXPECTED_COLON
+        | TRAILING_COMMA
+        | TRAILING_CHARACTERS => true,
+        INVALID_NUMBER => at >= 1 && (bytes[at - 1].is_ascii_digit() || (at >= 2 && bytes[at - 2] == b'.')),
+        _ => false,
+    };
+    if peeked && at > 0 {
+        at - 1
+    } else {
+        at
     }
 }
 
@@ -1438,6 +1466,7 @@ impl<'de> de::MapAccess<'de> for Raw<'de> {
 #[cfg(test)]
 mod tests {
     use super::from_str;
+    use serde::de::IgnoredAny;
     use serde::Deserialize;
     use serde_json::Value;
     use std::collections::BTreeMap;
@@ -1786,6 +1815,22 @@ mod tests {
         out.push('"');
     }
 
+    /// What a union does with its body's error (`union::in_variant`): takes its position off and
+    /// words it again, so that the deserializer places it where it then stands, which is where
+    /// reading stopped.
+    #[derive(Debug)]
+    #[allow(dead_code)]
+    struct Reworded<T>(T);
+
+    impl<'de, T: Deserialize<'de>> Deserialize<'de> for Reworded<T> {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            T::deserialize(deserializer).map(Reworded).map_err(|e| {
+                let text = e.to_string();
+                serde::de::Error::custom(format_args!("{} (reworded)", crate::without_position(&text)))
+            })
+        }
+    }
+
     #[test]
     fn random_and_damaged_json_read_the_same() {
         #[derive(Deserialize, Debug)]
@@ -1821,6 +1866,10 @@ mod tests {
                 }
                 same::<Vec<Value>>(&damaged);
                 same::<BTreeMap<String, Value>>(&damaged);
+                same::<Vec<Reworded<Value>>>(&damaged);
+                same::<BTreeMap<String, Reworded<Value>>>(&damaged);
+                same::<BTreeMap<String, Reworded<Vec<Reworded<Value>>>>>(&damaged);
+                same::<Vec<Reworded<BTreeMap<String, IgnoredAny>>>>(&damaged);
                 same::<Box<serde_json::value::RawValue>>(&damaged);
             }
         }
