@@ -21,7 +21,8 @@ mod de;
 
 pub(crate) use de::from_str as decode;
 
-/// Decodes `text` as `serde_json::from_str` does, with the same result and the same error.
+/// Decodes `text` as `serde_json::from_str` does, with the same result and the same error text
+/// and position (its `classify()` is `Data` for a syntax error too: see `json/de.rs`).
 ///
 /// It decodes once [`optimistic`](super::optimistic)ally (lenient fields in place, as plain
 /// fields), which gives exactly the exact way's value whenever nothing needs a repair, and

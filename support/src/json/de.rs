@@ -3,24 +3,27 @@
 //! makes, the values it gives and the words and positions of its errors, and is faster on what
 //! protocol messages are made of.
 //!
-//! Why it exists: `serde_json` decoding was most of the decode row's time (its string scanning, an
-//! unescaping buffer that starts empty in every message, its per-call bookkeeping). Here:
-//! - strings are scanned sixteen bytes at a time (SSE2), with the encoder's scanner;
+//! Why it exists: reading JSON was most of the decode row's time (`serde_json`'s string scanning,
+//! an unescaping buffer that starts empty in every message, its per-call bookkeeping). Here:
+//! - strings are scanned sixteen bytes at a time (SSE2), with the encoder's scanner, and one that
+//!   ends within those sixteen bytes is read without a call;
 //! - the unescaping buffer belongs to the thread and keeps its capacity between messages;
-//! - integers of up to 18 digits are read in place.
+//! - integers of up to 18 digits, and decimals of up to 15, are read in place.
 //!
-//! And why it replaces `serde_json` rather than running before it: a deserializer that gave up to
+//! Why it replaces `serde_json` rather than running before it: a deserializer that gave up to
 //! `serde_json` on what it did not do had every type's `Deserialize` compiled for both, which cost
 //! more of the `acp-types` build than it saved (BENCHMARKS.md). With this one the generated
-//! crates compile the types for it instead of for `serde_json`'s.
+//! crates compile the types for it instead of for `serde_json`'s, and the generic code here is
+//! written so that no more is compiled per type than `serde_json`'s is (`tri!` rather than `?`,
+//! no closures, the per-type helpers inlined).
 //!
 //! How it stays `serde_json`'s: each method makes the calls `serde_json`'s makes, in its order,
 //! and fills in the position of a visitor's error at the same points (`fix`). What goes wrong
 //! inside a token (a string, a number, a literal, a value skipped) is left to `serde_json` itself:
-//! it reads the text from that token on, and its error is moved to where the token stands
-//! (`delegated`), so that the rare malformed input costs a second read and no second
-//! implementation of `serde_json`'s error rules. Numbers other than short integers are parsed
-//! by `serde_json` from their text, so floats are the same to the bit. The errors are
+//! it reads the text from that token on, and its error, and the index where it stopped, are moved
+//! onto this text (`delegated`), so that malformed input costs a second read of one token and no
+//! second copy of `serde_json`'s error rules. Numbers other than the short ones are parsed by
+//! `serde_json` from their text, so floats are the same to the bit. The errors are
 //! `serde_json::Error`s whose text is `serde_json`'s; they are made with `de::Error::custom`,
 //! so `classify()` says `Data` where `serde_json` would say `Syntax` or `Eof`.
 
@@ -185,7 +188,7 @@ impl<'de> Reader<'de> {
     }
 
     /// The next byte that is not whitespace (the index moved to it), if any.
-    #[inline(always)]
+    #[inline]
     fn parse_whitespace(&mut self) -> Option<u8> {
         let bytes = self.bytes();
         // Most values and keys follow their comma or colon directly (whitespace is below `!`).
@@ -385,7 +388,7 @@ impl<'de> Reader<'de> {
 
     /// A string without escapes that ends within the next sixteen bytes (most keys, ids and
     /// tags), the index just after its opening quote; read here without a call.
-    #[inline(always)]
+    #[inline]
     fn short_string(&mut self) -> Option<&'de str> {
         #[cfg(target_arch = "x86_64")]
         {
