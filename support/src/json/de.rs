@@ -48,6 +48,33 @@ macro_rules! tri {
     };
 }
 
+/// A visitor's error placed where `serde_json` places it: at the index once the method is done
+/// (`fix`).
+macro_rules! placed {
+    ($reader:ident, $value:expr) => {
+        match $value {
+            Ok(value) => Ok(value),
+            Err(error) => Err($reader.fix(error)),
+        }
+    };
+}
+
+/// The `deserialize_*` methods of every number type but the 128-bit ones, each calling `$read`:
+/// `serde_json` reads any number the same way and lets the visitor decide whether it fits.
+macro_rules! numbers {
+    ($read:ident) => {
+        numbers!($read: deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_u8
+            deserialize_u16 deserialize_u32 deserialize_u64 deserialize_f32 deserialize_f64);
+    };
+    ($read:ident: $($method:ident)*) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+                self.$read(visitor)
+            }
+        )*
+    };
+}
+
 /// How deep arrays and objects may nest: `serde_json` refuses the 128th level.
 const DEPTH: u8 = 128;
 
@@ -709,15 +736,14 @@ impl<'de> Reader<'de> {
 
     /// A number for a visitor that asked for one; `serde_json`'s `deserialize_number`.
     fn deserialize_number<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
-        let value = match self.parse_whitespace() {
-            None => return Err(self.peek_error(EOF_VALUE)),
-            Some(b'-' | b'0'..=b'9') => tri!(self.number()).visit(visitor),
-            Some(_) => Err(self.peek_invalid_type(&visitor)),
-        };
-        match value {
-            Ok(value) => Ok(value),
-            Err(error) => Err(self.fix(error)),
-        }
+        placed!(
+            self,
+            match self.parse_whitespace() {
+                None => return Err(self.peek_error(EOF_VALUE)),
+                Some(b'-' | b'0'..=b'9') => tri!(self.number()).visit(visitor),
+                Some(_) => Err(self.peek_invalid_type(&visitor)),
+            }
+        )
     }
 
     /// A 128-bit integer, read as `serde_json` reads one: digits only, no fraction.
@@ -896,84 +922,53 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
 
     #[inline]
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        let value = match self.parse_whitespace() {
-            None => return Err(self.peek_error(EOF_VALUE)),
-            Some(b'"') => {
-                self.index += 1;
-                self.visit_string(visitor)
+        placed!(
+            self,
+            match self.parse_whitespace() {
+                None => return Err(self.peek_error(EOF_VALUE)),
+                Some(b'"') => {
+                    self.index += 1;
+                    self.visit_string(visitor)
+                }
+                Some(b'{') => self.object(visitor),
+                Some(b'[') => self.array(visitor),
+                Some(b'-' | b'0'..=b'9') => tri!(self.number()).visit(visitor),
+                Some(b'n') => {
+                    tri!(self.ident(b"null"));
+                    visitor.visit_unit()
+                }
+                Some(b't') => {
+                    tri!(self.ident(b"true"));
+                    visitor.visit_bool(true)
+                }
+                Some(b'f') => {
+                    tri!(self.ident(b"false"));
+                    visitor.visit_bool(false)
+                }
+                Some(_) => Err(self.peek_error(EXPECTED_VALUE)),
             }
-            Some(b'{') => self.object(visitor),
-            Some(b'[') => self.array(visitor),
-            Some(b'-' | b'0'..=b'9') => tri!(self.number()).visit(visitor),
-            Some(b'n') => {
-                tri!(self.ident(b"null"));
-                visitor.visit_unit()
-            }
-            Some(b't') => {
-                tri!(self.ident(b"true"));
-                visitor.visit_bool(true)
-            }
-            Some(b'f') => {
-                tri!(self.ident(b"false"));
-                visitor.visit_bool(false)
-            }
-            Some(_) => Err(self.peek_error(EXPECTED_VALUE)),
-        };
-        match value {
-            Ok(value) => Ok(value),
-            Err(error) => Err(self.fix(error)),
-        }
+        )
     }
 
     fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        let value = match self.parse_whitespace() {
-            None => return Err(self.peek_error(EOF_VALUE)),
-            Some(b't') => {
-                tri!(self.ident(b"true"));
-                visitor.visit_bool(true)
+        placed!(
+            self,
+            match self.parse_whitespace() {
+                None => return Err(self.peek_error(EOF_VALUE)),
+                Some(b't') => {
+                    tri!(self.ident(b"true"));
+                    visitor.visit_bool(true)
+                }
+                Some(b'f') => {
+                    tri!(self.ident(b"false"));
+                    visitor.visit_bool(false)
+                }
+                Some(_) => Err(self.peek_invalid_type(&visitor)),
             }
-            Some(b'f') => {
-                tri!(self.ident(b"false"));
-                visitor.visit_bool(false)
-            }
-            Some(_) => Err(self.peek_invalid_type(&visitor)),
-        };
-        match value {
-            Ok(value) => Ok(value),
-            Err(error) => Err(self.fix(error)),
-        }
+        )
     }
 
-    fn deserialize_i8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.deserialize_number(visitor)
-    }
-    fn deserialize_i16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.deserialize_number(visitor)
-    }
-    fn deserialize_i32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.deserialize_number(visitor)
-    }
-    fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.deserialize_number(visitor)
-    }
-    fn deserialize_u8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.deserialize_number(visitor)
-    }
-    fn deserialize_u16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.deserialize_number(visitor)
-    }
-    fn deserialize_u32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.deserialize_number(visitor)
-    }
-    fn deserialize_u64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.deserialize_number(visitor)
-    }
-    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.deserialize_number(visitor)
-    }
-    fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.deserialize_number(visitor)
-    }
+    numbers!(deserialize_number);
     fn deserialize_i128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         self.deserialize_int128(visitor, true)
     }
@@ -986,18 +981,17 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
     }
     #[inline]
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        let value = match self.parse_whitespace() {
-            None => return Err(self.peek_error(EOF_VALUE)),
-            Some(b'"') => {
-                self.index += 1;
-                self.visit_string(visitor)
+        placed!(
+            self,
+            match self.parse_whitespace() {
+                None => return Err(self.peek_error(EOF_VALUE)),
+                Some(b'"') => {
+                    self.index += 1;
+                    self.visit_string(visitor)
+                }
+                Some(_) => Err(self.peek_invalid_type(&visitor)),
             }
-            Some(_) => Err(self.peek_invalid_type(&visitor)),
-        };
-        match value {
-            Ok(value) => Ok(value),
-            Err(error) => Err(self.fix(error)),
-        }
+        )
     }
     fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         self.deserialize_str(visitor)
@@ -1007,22 +1001,21 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
     }
 
     fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        let value = match self.parse_whitespace() {
-            None => return Err(self.peek_error(EOF_VALUE)),
-            Some(b'"') => {
-                self.index += 1;
-                match self.scan_string(true)? {
-                    Some((start, end)) => visitor.visit_borrowed_bytes(&self.bytes()[start..end]),
-                    None => visitor.visit_bytes(&self.scratch),
+        placed!(
+            self,
+            match self.parse_whitespace() {
+                None => return Err(self.peek_error(EOF_VALUE)),
+                Some(b'"') => {
+                    self.index += 1;
+                    match self.scan_string(true)? {
+                        Some((start, end)) => visitor.visit_borrowed_bytes(&self.bytes()[start..end]),
+                        None => visitor.visit_bytes(&self.scratch),
+                    }
                 }
+                Some(b'[') => self.deserialize_seq(visitor),
+                Some(_) => Err(self.peek_invalid_type(&visitor)),
             }
-            Some(b'[') => self.deserialize_seq(visitor),
-            Some(_) => Err(self.peek_invalid_type(&visitor)),
-        };
-        match value {
-            Ok(value) => Ok(value),
-            Err(error) => Err(self.fix(error)),
-        }
+        )
     }
     fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         self.deserialize_bytes(visitor)
@@ -1040,18 +1033,17 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
     }
 
     fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        let value = match self.parse_whitespace() {
-            None => return Err(self.peek_error(EOF_VALUE)),
-            Some(b'n') => {
-                tri!(self.ident(b"null"));
-                visitor.visit_unit()
+        placed!(
+            self,
+            match self.parse_whitespace() {
+                None => return Err(self.peek_error(EOF_VALUE)),
+                Some(b'n') => {
+                    tri!(self.ident(b"null"));
+                    visitor.visit_unit()
+                }
+                Some(_) => Err(self.peek_invalid_type(&visitor)),
             }
-            Some(_) => Err(self.peek_invalid_type(&visitor)),
-        };
-        match value {
-            Ok(value) => Ok(value),
-            Err(error) => Err(self.fix(error)),
-        }
+        )
     }
     fn deserialize_unit_struct<V: Visitor<'de>>(self, _: &'static str, visitor: V) -> Result<V::Value> {
         self.deserialize_unit(visitor)
@@ -1065,15 +1057,14 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
     }
 
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        let value = match self.parse_whitespace() {
-            None => return Err(self.peek_error(EOF_VALUE)),
-            Some(b'[') => self.array(visitor),
-            Some(_) => Err(self.peek_invalid_type(&visitor)),
-        };
-        match value {
-            Ok(value) => Ok(value),
-            Err(error) => Err(self.fix(error)),
-        }
+        placed!(
+            self,
+            match self.parse_whitespace() {
+                None => return Err(self.peek_error(EOF_VALUE)),
+                Some(b'[') => self.array(visitor),
+                Some(_) => Err(self.peek_invalid_type(&visitor)),
+            }
+        )
     }
     fn deserialize_tuple<V: Visitor<'de>>(self, _: usize, visitor: V) -> Result<V::Value> {
         self.deserialize_seq(visitor)
@@ -1083,15 +1074,14 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
     }
 
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        let value = match self.parse_whitespace() {
-            None => return Err(self.peek_error(EOF_VALUE)),
-            Some(b'{') => self.object(visitor),
-            Some(_) => Err(self.peek_invalid_type(&visitor)),
-        };
-        match value {
-            Ok(value) => Ok(value),
-            Err(error) => Err(self.fix(error)),
-        }
+        placed!(
+            self,
+            match self.parse_whitespace() {
+                None => return Err(self.peek_error(EOF_VALUE)),
+                Some(b'{') => self.object(visitor),
+                Some(_) => Err(self.peek_invalid_type(&visitor)),
+            }
+        )
     }
     /// An object, or (as `serde_json` allows) an array of the fields in order.
     #[inline]
@@ -1101,16 +1091,15 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
         _: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value> {
-        let value = match self.parse_whitespace() {
-            None => return Err(self.peek_error(EOF_VALUE)),
-            Some(b'{') => self.object(visitor),
-            Some(b'[') => self.array(visitor),
-            Some(_) => Err(self.peek_invalid_type(&visitor)),
-        };
-        match value {
-            Ok(value) => Ok(value),
-            Err(error) => Err(self.fix(error)),
-        }
+        placed!(
+            self,
+            match self.parse_whitespace() {
+                None => return Err(self.peek_error(EOF_VALUE)),
+                Some(b'{') => self.object(visitor),
+                Some(b'[') => self.array(visitor),
+                Some(_) => Err(self.peek_invalid_type(&visitor)),
+            }
+        )
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -1258,36 +1247,7 @@ impl<'de> de::Deserializer<'de> for Key<'_, 'de> {
         self.de.index += 1;
         self.de.visit_string(visitor)
     }
-    fn deserialize_i8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.number(visitor)
-    }
-    fn deserialize_i16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.number(visitor)
-    }
-    fn deserialize_i32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.number(visitor)
-    }
-    fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.number(visitor)
-    }
-    fn deserialize_u8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.number(visitor)
-    }
-    fn deserialize_u16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.number(visitor)
-    }
-    fn deserialize_u32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.number(visitor)
-    }
-    fn deserialize_u64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.number(visitor)
-    }
-    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.number(visitor)
-    }
-    fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.number(visitor)
-    }
+    numbers!(number);
     fn deserialize_i128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         self.int128(visitor, true)
     }
