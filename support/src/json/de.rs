@@ -1416,7 +1416,9 @@ impl<'de> de::MapAccess<'de> for Raw<'de> {
         if self.text.is_none() {
             return Ok(None);
         }
-        Ok(Some(tri!(seed.deserialize(de::value::StrDeserializer::new(RAW_TOKEN)))))
+        // Borrowed (the token is `'static`): a key visitor that keeps borrowed text keeps it
+        // without a copy, where `serde_json` hands it over with `visit_str`; both take either.
+        Ok(Some(tri!(seed.deserialize(de::value::BorrowedStrDeserializer::new(RAW_TOKEN)))))
     }
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
         match self.text.take() {
