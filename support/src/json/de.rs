@@ -120,6 +120,8 @@ pub(crate) fn from_str<'de, T: Deserialize<'de>>(text: &'de str) -> Result<T> {
     result
 }
 
+/// The decoder's state over one text: `serde_json::Deserializer<StrRead>`'s, with the unescaping
+/// buffer borrowed from the thread.
 pub(crate) struct Reader<'de> {
     text: &'de str,
     /// The next byte to read (`serde_json`'s `index`, positions are counted from it).
@@ -541,7 +543,9 @@ impl<'de> Reader<'de> {
     /// One level deeper (the bracket at the index, stepped over).
     #[inline]
     fn enter(&mut self) -> Result<()> {
-        self.depth -= 1;
+        // Saturating: after this error the levels are not given back (as with serde_json), and a
+        // visitor that went on reading would otherwise take the count below zero.
+        self.depth = self.depth.saturating_sub(1);
         if self.depth == 0 {
             return Err(self.peek_error(RECURSION));
         }
