@@ -27,7 +27,6 @@
 //! `serde_json::Error`s whose text is `serde_json`'s; they are made with `de::Error::custom`,
 //! so `classify()` says `Data` where `serde_json` would say `Syntax` or `Eof`.
 
-use super::needs_escape;
 use crate::meta::RAW_TOKEN;
 use serde::de::{self, DeserializeSeed, IgnoredAny, Unexpected, Visitor};
 use serde::Deserialize;
@@ -824,30 +823,11 @@ fn stopped_at(bytes: &[u8], message: &str, at: usize) -> usize {
     }
 }
 
-/// The index of the first `"`, `\` or control byte in `bytes`, or its length.
+/// The index of the first `"`, `\` or control byte in `bytes`, or its length: the encoder's
+/// scan (what a string escapes is what ends a run of one).
 #[inline(always)]
 fn stop(bytes: &[u8]) -> usize {
-    let len = bytes.len();
-    let mut i = 0;
-    #[cfg(target_arch = "x86_64")]
-    while i + 16 <= len {
-        let mask = super::sse2_mask(&bytes[i..i + 16]);
-        if mask != 0 {
-            return i + mask.trailing_zeros() as usize;
-        }
-        i += 16;
-    }
-    while i + 8 <= len {
-        let word = u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or([0; 8]));
-        if needs_escape(word) {
-            break;
-        }
-        i += 8;
-    }
-    while i < len && !matches!(bytes[i], b'"' | b'\\' | 0..=0x1F) {
-        i += 1;
-    }
-    i
+    super::clean_prefix(bytes)
 }
 
 /// The value of four hex digits at `at`.
