@@ -38,10 +38,23 @@ fn official<T: DeserializeOwned + Serialize + 'static>(text: &str) -> Option<Dec
     serde_json::from_str::<T>(text).ok().map(|v| Box::new(Official(v)) as Decoded)
 }
 
+/// Decodes `text` as a `T` and drops the value: what the decode rows time. Unlike [`Decoded`] it
+/// neither boxes the value nor looks its type up by name, work the scan floor does not do either.
+pub type Check = fn(&str) -> bool;
+
+fn ours_check<T: DeserializeOwned>(text: &str) -> bool {
+    std::hint::black_box(acp_types::support::json::from_str::<T>(text)).is_ok()
+}
+
+fn official_check<T: DeserializeOwned>(text: &str) -> bool {
+    std::hint::black_box(serde_json::from_str::<T>(text)).is_ok()
+}
+
 macro_rules! decoder {
-    ($name:ident, $module:path, $decode:ident) => {
+    ($module:path, $update:ident, $decode:ident, $check:ident) => {
         /// Decodes `text` as the type named `type_name`; `None` when it fails or is unknown.
-        pub fn $name(type_name: &str, text: &str) -> Option<Decoded> {
+        pub fn decode_as(type_name: &str, text: &str) -> Option<Decoded> {
+            check_as(type_name)?;
             use $module as m;
             match type_name {
                 "InitializeRequest" => $decode::<m::InitializeRequest>(text),
@@ -52,45 +65,44 @@ macro_rules! decoder {
                 "PromptResponse" => $decode::<m::PromptResponse>(text),
                 "RequestPermissionRequest" => $decode::<m::RequestPermissionRequest>(text),
                 "RequestPermissionResponse" => $decode::<m::RequestPermissionResponse>(text),
-                _ => session_update(type_name, text),
+                _ => $decode::<m::$update>(text),
             }
+        }
+
+        /// The [`Check`] of the type named `type_name`; `None` for a type outside the turn.
+        pub fn check_as(type_name: &str) -> Option<Check> {
+            use $module as m;
+            Some(match type_name {
+                "InitializeRequest" => $check::<m::InitializeRequest>,
+                "InitializeResponse" => $check::<m::InitializeResponse>,
+                "NewSessionRequest" => $check::<m::NewSessionRequest>,
+                "NewSessionResponse" => $check::<m::NewSessionResponse>,
+                "PromptRequest" => $check::<m::PromptRequest>,
+                "PromptResponse" => $check::<m::PromptResponse>,
+                "RequestPermissionRequest" => $check::<m::RequestPermissionRequest>,
+                "RequestPermissionResponse" => $check::<m::RequestPermissionResponse>,
+                name if name == stringify!($update) => $check::<m::$update>,
+                _ => return None,
+            })
         }
     };
 }
 
 mod ours_v1 {
     use super::*;
-    fn session_update(type_name: &str, text: &str) -> Option<Decoded> {
-        (type_name == "SessionNotification").then(|| ours::<acp_types::v1::SessionNotification>(text)).flatten()
-    }
-    decoder!(decode_as, acp_types::v1, ours);
+    decoder!(acp_types::v1, SessionNotification, ours, ours_check);
 }
 mod ours_v2 {
     use super::*;
-    fn session_update(type_name: &str, text: &str) -> Option<Decoded> {
-        (type_name == "UpdateSessionNotification")
-            .then(|| ours::<acp_types::v2::UpdateSessionNotification>(text))
-            .flatten()
-    }
-    decoder!(decode_as, acp_types::v2, ours);
+    decoder!(acp_types::v2, UpdateSessionNotification, ours, ours_check);
 }
 mod official_v1 {
     use super::*;
-    fn session_update(type_name: &str, text: &str) -> Option<Decoded> {
-        (type_name == "SessionNotification")
-            .then(|| official::<agent_client_protocol_schema::v1::SessionNotification>(text))
-            .flatten()
-    }
-    decoder!(decode_as, agent_client_protocol_schema::v1, official);
+    decoder!(agent_client_protocol_schema::v1, SessionNotification, official, official_check);
 }
 mod official_v2 {
     use super::*;
-    fn session_update(type_name: &str, text: &str) -> Option<Decoded> {
-        (type_name == "UpdateSessionNotification")
-            .then(|| official::<agent_client_protocol_schema::v2::UpdateSessionNotification>(text))
-            .flatten()
-    }
-    decoder!(decode_as, agent_client_protocol_schema::v2, official);
+    decoder!(agent_client_protocol_schema::v2, UpdateSessionNotification, official, official_check);
 }
 
 /// Which library decodes.
@@ -121,10 +133,27 @@ pub fn common(version: u16, messages: Vec<Message>) -> Vec<Message> {
         .collect()
 }
 
-/// Decodes every message once; the number decoded.
-pub fn decode_all(lib: Lib, version: u16, messages: &[Message]) -> usize {
-    let decode = decoder(lib, version);
-    messages.iter().filter(|m| std::hint::black_box(decode(&m.type_name, &m.payload)).is_some()).count()
+/// The [`Check`] of `lib` for the type named `type_name` in `version`.
+pub fn checker(lib: Lib, version: u16, type_name: &str) -> Option<Check> {
+    match (lib, version) {
+        (Lib::Ours, 1) => ours_v1::check_as(type_name),
+        (Lib::Ours, _) => ours_v2::check_as(type_name),
+        (Lib::Official, 1) => official_v1::check_as(type_name),
+        (Lib::Official, _) => official_v2::check_as(type_name),
+    }
+}
+
+/// Each message's [`Check`] for `lib`, looked up once, before anything is timed.
+pub fn checks<'a>(lib: Lib, version: u16, messages: &'a [Message]) -> Vec<(Check, &'a str)> {
+    messages
+        .iter()
+        .map(|m| (checker(lib, version, &m.type_name).expect("a type of the turn"), m.payload.as_str()))
+        .collect()
+}
+
+/// Decodes every message once and drops it; the number decoded.
+pub fn decode_all(checks: &[(Check, &str)]) -> usize {
+    checks.iter().filter(|(check, text)| check(std::hint::black_box(text))).count()
 }
 
 /// Decodes every message once (outside the measurement) for the encode row.

@@ -45,9 +45,10 @@ fn main() {
             let version: u16 = version.parse().expect("VERSION");
             let lib = if *which == "ours" { Lib::Ours } else { Lib::Official };
             let messages = codec::common(version, corpus::turn(version));
+            let checks = codec::checks(lib, version, &messages);
             let end = Instant::now() + Duration::from_secs(secs.parse().expect("SECS"));
             while Instant::now() < end {
-                codec::decode_all(lib, version, &messages);
+                codec::decode_all(&checks);
             }
         }
         ["decode-times", which, version, times] => {
@@ -55,15 +56,16 @@ fn main() {
             let version: u16 = version.parse().expect("VERSION");
             let lib = if *which == "ours" { Lib::Ours } else { Lib::Official };
             let messages = codec::common(version, corpus::turn(version));
+            let checks = codec::checks(lib, version, &messages);
             for _ in 0..times.parse::<usize>().expect("TIMES") {
-                codec::decode_all(lib, version, &messages);
+                codec::decode_all(&checks);
             }
         }
         ["breakdown", version] => {
             // Per message: our decode time against the scan floor's, and its share of a pass.
             let version: u16 = version.parse().expect("VERSION");
             let messages = codec::common(version, corpus::turn(version));
-            let decode = codec::decoder(Lib::Ours, version);
+            let checks = codec::checks(Lib::Ours, version, &messages);
             let time = |f: &dyn Fn()| {
                 let start = Instant::now();
                 for _ in 0..2000 {
@@ -72,9 +74,9 @@ fn main() {
                 start.elapsed().as_nanos() as f64 / 2000.0
             };
             let mut rows: Vec<(String, usize, f64, f64)> = Vec::new();
-            for m in &messages {
+            for (m, (check, text)) in messages.iter().zip(&checks) {
                 let ours = time(&|| {
-                    std::hint::black_box(decode(&m.type_name, std::hint::black_box(&m.payload)));
+                    std::hint::black_box(check(std::hint::black_box(text)));
                 });
                 let floor = time(&|| {
                     std::hint::black_box(
@@ -101,14 +103,15 @@ fn main() {
             let messages = codec::common(version, corpus::turn(version));
             let m = &messages[index.parse::<usize>().expect("INDEX")];
             eprintln!("{} {}", m.type_name, m.payload);
-            let decode = codec::decoder(if *which == "official" { Lib::Official } else { Lib::Ours }, version);
+            let lib = if *which == "official" { Lib::Official } else { Lib::Ours };
+            let check = codec::checker(lib, version, &m.type_name).expect("a type of the turn");
             for _ in 0..times.parse::<usize>().expect("TIMES") {
                 if *which == "floor" {
                     std::hint::black_box(
                         serde_json::from_str::<serde::de::IgnoredAny>(std::hint::black_box(&m.payload)).is_ok(),
                     );
                 } else {
-                    std::hint::black_box(decode(&m.type_name, std::hint::black_box(&m.payload)));
+                    std::hint::black_box(check(std::hint::black_box(&m.payload)));
                 }
             }
         }
@@ -266,15 +269,17 @@ fn rows(quick: bool, only: &str) {
         let bytes: usize = messages.iter().map(|m| m.payload.len()).sum();
         let mb = bytes as f64 / 1e6;
         let note = format!("{} messages, {} bytes", messages.len(), bytes);
+        let ours_checks = codec::checks(Lib::Ours, version, &messages);
+        let official_checks = codec::checks(Lib::Official, version, &messages);
         let [ours, official, floor] = medians_per_call(
             budget,
             samples,
             [
                 &mut || {
-                    codec::decode_all(Lib::Ours, version, &messages);
+                    codec::decode_all(&ours_checks);
                 },
                 &mut || {
-                    codec::decode_all(Lib::Official, version, &messages);
+                    codec::decode_all(&official_checks);
                 },
                 &mut || {
                     codec::scan_all(&messages);
