@@ -144,7 +144,7 @@ pub fn checker(lib: Lib, version: u16, type_name: &str) -> Option<Check> {
 }
 
 /// Each message's [`Check`] for `lib`, looked up once, before anything is timed.
-pub fn checks<'a>(lib: Lib, version: u16, messages: &'a [Message]) -> Vec<(Check, &'a str)> {
+pub fn checks(lib: Lib, version: u16, messages: &[Message]) -> Vec<(Check, &str)> {
     messages
         .iter()
         .map(|m| (checker(lib, version, &m.type_name).expect("a type of the turn"), m.payload.as_str()))
