@@ -28,15 +28,15 @@ mod v1 {
     use acp_types::v1::*;
 
     #[test]
-    fn untagged_branches_agree_both_ways_on_a_key_twice() {
-        // Decoded from a `Value`, the last `text` wins and the first branch takes the object; a
-        // branch read from the text refuses the key twice, and the second would take it. Both
-        // ways must answer with the first.
+    fn untagged_branches_tried_on_text_agree_with_the_value_way_on_a_key_twice() {
+        // Decoded from a `Value` (the exact way), the last `text` wins and the first branch takes
+        // the object; read from the text, the first branch refuses the key twice and the second
+        // would take it. The fast pass must not answer with the second.
         let text = r#"{"uri":"file:///a","text":"one","text":"two","blob":"AA=="}"#;
         let exact: EmbeddedResourceResource = serde_json::from_str(text).unwrap();
         assert!(matches!(&exact, EmbeddedResourceResource::TextResourceContents(t) if t.text == "two"), "{exact:?}");
         assert_eq!(acp_types::support::json::from_str::<EmbeddedResourceResource>(text).unwrap(), exact);
-        // Without the key twice, the second branch.
+        // Without the key twice, the second branch is the one the text way takes.
         let blob = r#"{"uri":"file:///a","blob":"AA==","mimeType":"image/png"}"#;
         let fast: EmbeddedResourceResource = acp_types::support::json::from_str(blob).unwrap();
         assert!(matches!(fast, EmbeddedResourceResource::BlobResourceContents(_)));

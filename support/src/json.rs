@@ -25,15 +25,17 @@ pub(crate) use de::from_str as decode;
 /// and position (its `classify()` is `Data` for a syntax error too: see `json/de.rs`).
 ///
 /// It decodes once [`optimistic`](super::optimistic)ally (lenient fields in place, as plain
-/// fields), which gives exactly the exact way's value whenever nothing needs a repair, and
-/// otherwise again the exact way (lenient fields captured, then repaired). So a message that
-/// needs a repair costs two passes; one that does not, one pass without the captures.
+/// fields, and untagged unions' branches tried on a [`Buffered`](super::union::Buffered) copy of
+/// the value), which gives exactly the exact way's value whenever nothing needs a repair, and
+/// otherwise again the exact way (lenient fields captured, then repaired; untagged branches tried
+/// on a `Value`). So a message that needs a repair costs two passes; one that does not, one pass
+/// without the captures.
 pub fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
     let mark = super::lenient::mark();
     super::take_refused();
-    // A lenient field that refused its value inside an untagged union's branch may have sent the
-    // union to another branch than the exact way takes: such a result is not used
-    // (`super::refuse`).
+    // A lenient field that refused its value, or a key twice, inside an untagged union's branch
+    // may have sent the union to another branch than the exact way takes: such a result is not
+    // used (`super::refuse`).
     let fast = super::optimistic(|| de::from_str(text).ok());
     if !super::take_refused() {
         if let Some(value) = fast {

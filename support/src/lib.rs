@@ -57,9 +57,9 @@ enum Mode {
 
 thread_local! {
     static MODE: std::cell::Cell<Mode> = const { std::cell::Cell::new(Mode::Exact) };
-    /// Set when a lenient field refused a value under [`optimistic`]: an untagged union may have
-    /// swallowed that error and taken another branch than the exact way takes, so the result
-    /// cannot be trusted.
+    /// Set when a lenient field refused a value under [`optimistic`], or an untagged union's
+    /// branch a key twice: the union may have swallowed that error and taken another branch than
+    /// the exact way takes, so the result cannot be trusted.
     static REFUSED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
@@ -68,7 +68,7 @@ pub(crate) fn refuse() {
     REFUSED.with(|r| r.set(true));
 }
 
-/// Whether the [`optimistic`] pass was noted untrusted since the last call (and clears the note).
+/// Whether a lenient field refused a value since the last call (and clears the note).
 pub(crate) fn take_refused() -> bool {
     REFUSED.with(|r| r.replace(false))
 }

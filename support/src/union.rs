@@ -11,6 +11,9 @@ use std::fmt;
 use super::meta::RAW_TOKEN;
 use super::JsonObject;
 
+mod buffered;
+pub use buffered::Buffered;
+
 /// A string enum as it appears on the wire.
 pub trait WireStr: Sized {
     /// The values the schema names, for error messages.
@@ -427,6 +430,7 @@ fn array<'de, A: de::SeqAccess<'de>>(mut seq: A) -> Result<Value, A::Error> {
 struct Key<'de>(Cow<'de, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
+    #[inline]
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
@@ -464,6 +468,7 @@ impl Scalar<'_> {
 }
 
 impl<'de> Deserialize<'de> for Scalar<'de> {
+    #[inline]
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
@@ -616,4 +621,38 @@ pub fn capture<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Captured<'d
         }
     }
     deserializer.deserialize_newtype_struct(RAW_TOKEN, V)
+}
+
+/// Whether an untagged union tries its branches on a [`Buffered`] copy of its value rather than
+/// on a `Value`: under [`optimistic`](super::optimistic) decoding, where a branch that the copy
+/// refuses but a `Value` might take (a key twice: a `Value` keeps the last) sends the whole
+/// message the exact way.
+pub fn buffered_branches() -> bool {
+    super::is_optimistic()
+}
+
+/// One branch of an untagged union decoded from the buffered value (under
+/// [`buffered_branches`]); `None` when it does not take it, with what it recorded forgotten (as
+/// [`attempt`] does).
+pub fn from_buffered<'de, T: Deserialize<'de>>(value: &Buffered<'de>) -> Option<T> {
+    let mark = super::lenient::mark();
+    match T::deserialize(value) {
+        Ok(value) => Some(value),
+        Err(error) => {
+            super::lenient::rewind(mark);
+            // A `Value` keeps the last of two keys, so the exact way's branch may take what the
+            // copy refuses: such a pass is not trusted ([`super::refuse`]).
+            if error.to_string().starts_with("duplicate field") {
+                super::refuse();
+            }
+            None
+        }
+    }
+}
+
+/// No branch took the buffered value: the message goes the exact way, whose error is the one
+/// reported.
+pub fn no_buffered_branch() -> serde_json::Error {
+    super::refuse();
+    de::Error::custom("no branch took the value")
 }

@@ -410,8 +410,30 @@ impl Serialize for AgentResponse {
 }
 impl<'de> Deserialize<'de> for AgentResponse {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl AgentResponse {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<AgentResponseResult>(value) {
+                return Ok(Self::Result(body));
+            }
+        }
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<Box<AgentResponseError>>(value) {
+                return Ok(Self::Error(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl AgentResponse {
@@ -1537,8 +1559,25 @@ impl Serialize for AvailableCommandInput {
 }
 impl<'de> Deserialize<'de> for AvailableCommandInput {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl AvailableCommandInput {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<UnstructuredCommandInput>(value) {
+                return Ok(Self::Unstructured(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl AvailableCommandInput {
@@ -2076,8 +2115,30 @@ impl Serialize for ClientResponse {
 }
 impl<'de> Deserialize<'de> for ClientResponse {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl ClientResponse {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<ClientResponseResult>(value) {
+                return Ok(Self::Result(body));
+            }
+        }
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<Box<ClientResponseError>>(value) {
+                return Ok(Self::Error(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl ClientResponse {
@@ -3753,8 +3814,45 @@ impl Serialize for ElicitationContentValue {
 }
 impl<'de> Deserialize<'de> for ElicitationContentValue {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl ElicitationContentValue {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "string" {
+            if let Some(body) = union::from_buffered::<String>(value) {
+                return Ok(Self::String(body));
+            }
+        }
+        if value.kind() == "number" {
+            if let Some(body) = union::from_buffered::<i64>(value) {
+                return Ok(Self::Integer(body));
+            }
+        }
+        if value.kind() == "number" {
+            if let Some(body) = union::from_buffered::<f64>(value) {
+                return Ok(Self::Number(body));
+            }
+        }
+        if value.kind() == "boolean" {
+            if let Some(body) = union::from_buffered::<bool>(value) {
+                return Ok(Self::Boolean(body));
+            }
+        }
+        if value.kind() == "array" {
+            if let Some(body) = union::from_buffered::<Vec<String>>(value) {
+                return Ok(Self::StringArray(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl ElicitationContentValue {
@@ -3901,8 +3999,30 @@ impl Serialize for ElicitationFormModeKind {
 }
 impl<'de> Deserialize<'de> for ElicitationFormModeKind {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl ElicitationFormModeKind {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<ElicitationSessionScope>(value) {
+                return Ok(Self::Session(body));
+            }
+        }
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<ElicitationRequestScope>(value) {
+                return Ok(Self::Request(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl ElicitationFormModeKind {
@@ -4548,8 +4668,30 @@ impl Serialize for ElicitationUrlModeKind {
 }
 impl<'de> Deserialize<'de> for ElicitationUrlModeKind {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl ElicitationUrlModeKind {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<ElicitationSessionScope>(value) {
+                return Ok(Self::Session(body));
+            }
+        }
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<ElicitationRequestScope>(value) {
+                return Ok(Self::Request(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl ElicitationUrlModeKind {
@@ -4667,8 +4809,34 @@ impl Serialize for EmbeddedResourceResource {
 }
 impl<'de> Deserialize<'de> for EmbeddedResourceResource {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl EmbeddedResourceResource {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<
+                Box<TextResourceContents>,
+            >(value) {
+                return Ok(Self::TextResourceContents(body));
+            }
+        }
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<
+                Box<BlobResourceContents>,
+            >(value) {
+                return Ok(Self::BlobResourceContents(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl EmbeddedResourceResource {
@@ -7429,8 +7597,33 @@ impl Serialize for MessageMcpResponse {
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for MessageMcpResponse {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+#[cfg(feature = "unstable")]
+impl MessageMcpResponse {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<MessageMcpResponseResult>(value) {
+                return Ok(Self::Result(body));
+            }
+        }
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<
+                Box<MessageMcpResponseError>,
+            >(value) {
+                return Ok(Self::Error(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 #[cfg(feature = "unstable")]
@@ -9457,8 +9650,31 @@ impl Serialize for ProxyResponse {
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ProxyResponse {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+#[cfg(feature = "unstable")]
+impl ProxyResponse {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<ProxyResponseResult>(value) {
+                return Ok(Self::Result(body));
+            }
+        }
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<Box<ProxyResponseError>>(value) {
+                return Ok(Self::Error(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 #[cfg(feature = "unstable")]
@@ -9851,8 +10067,33 @@ impl Serialize for RequestId {
 }
 impl<'de> Deserialize<'de> for RequestId {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl RequestId {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "null" {
+            return Ok(Self::Null);
+        }
+        if value.kind() == "number" {
+            if let Some(body) = union::from_buffered::<i64>(value) {
+                return Ok(Self::Number(body));
+            }
+        }
+        if value.kind() == "string" {
+            if let Some(body) = union::from_buffered::<String>(value) {
+                return Ok(Self::Str(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl RequestId {
@@ -11509,8 +11750,34 @@ impl Serialize for SessionConfigSelectOptions {
 }
 impl<'de> Deserialize<'de> for SessionConfigSelectOptions {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl SessionConfigSelectOptions {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "array" {
+            if let Some(body) = union::from_buffered::<
+                Vec<SessionConfigSelectOption>,
+            >(value) {
+                return Ok(Self::Ungrouped(body));
+            }
+        }
+        if value.kind() == "array" {
+            if let Some(body) = union::from_buffered::<
+                Vec<SessionConfigSelectGroup>,
+            >(value) {
+                return Ok(Self::Grouped(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl SessionConfigSelectOptions {

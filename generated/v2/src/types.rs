@@ -324,8 +324,30 @@ impl Serialize for AgentResponse {
 }
 impl<'de> Deserialize<'de> for AgentResponse {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl AgentResponse {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<AgentResponseResult>(value) {
+                return Ok(Self::Result(body));
+            }
+        }
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<Box<AgentResponseError>>(value) {
+                return Ok(Self::Error(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl AgentResponse {
@@ -430,8 +452,33 @@ impl Serialize for AgentResponseErrorId {
 }
 impl<'de> Deserialize<'de> for AgentResponseErrorId {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl AgentResponseErrorId {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "number" {
+            if let Some(body) = union::from_buffered::<i64>(value) {
+                return Ok(Self::Number(body));
+            }
+        }
+        if value.kind() == "string" {
+            if let Some(body) = union::from_buffered::<String>(value) {
+                return Ok(Self::Str(body));
+            }
+        }
+        if value.kind() == "null" {
+            return Ok(Self::Null);
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl AgentResponseErrorId {
@@ -2560,8 +2607,30 @@ impl Serialize for ClientResponse {
 }
 impl<'de> Deserialize<'de> for ClientResponse {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl ClientResponse {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<ClientResponseResult>(value) {
+                return Ok(Self::Result(body));
+            }
+        }
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<Box<ClientResponseError>>(value) {
+                return Ok(Self::Error(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl ClientResponse {
@@ -2666,8 +2735,33 @@ impl Serialize for ClientResponseErrorId {
 }
 impl<'de> Deserialize<'de> for ClientResponseErrorId {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl ClientResponseErrorId {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "number" {
+            if let Some(body) = union::from_buffered::<i64>(value) {
+                return Ok(Self::Number(body));
+            }
+        }
+        if value.kind() == "string" {
+            if let Some(body) = union::from_buffered::<String>(value) {
+                return Ok(Self::Str(body));
+            }
+        }
+        if value.kind() == "null" {
+            return Ok(Self::Null);
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl ClientResponseErrorId {
@@ -4722,8 +4816,50 @@ impl Serialize for ElicitationContentValue {
 }
 impl<'de> Deserialize<'de> for ElicitationContentValue {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl ElicitationContentValue {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "string" {
+            if let Some(body) = union::from_buffered::<String>(value) {
+                return Ok(Self::String(body));
+            }
+        }
+        if value.kind() == "number" {
+            if let Some(body) = union::from_buffered::<i64>(value) {
+                return Ok(Self::Integer(body));
+            }
+        }
+        if value.kind() == "number" {
+            if let Some(body) = union::from_buffered::<f64>(value) {
+                return Ok(Self::Number(body));
+            }
+        }
+        if value.kind() == "boolean" {
+            if let Some(body) = union::from_buffered::<bool>(value) {
+                return Ok(Self::Boolean(body));
+            }
+        }
+        if value.kind() == "array" {
+            if let Some(body) = union::from_buffered::<Vec<String>>(value) {
+                return Ok(Self::StringArray(body));
+            }
+        }
+        {
+            return union::from_buffered(value)
+                .map(Self::Other)
+                .ok_or_else(union::no_buffered_branch);
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl ElicitationContentValue {
@@ -4870,8 +5006,30 @@ impl Serialize for ElicitationFormModeKind {
 }
 impl<'de> Deserialize<'de> for ElicitationFormModeKind {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl ElicitationFormModeKind {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<ElicitationSessionScope>(value) {
+                return Ok(Self::Session(body));
+            }
+        }
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<ElicitationRequestScope>(value) {
+                return Ok(Self::Request(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl ElicitationFormModeKind {
@@ -5472,8 +5630,30 @@ impl Serialize for ElicitationUrlModeKind {
 }
 impl<'de> Deserialize<'de> for ElicitationUrlModeKind {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl ElicitationUrlModeKind {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<ElicitationSessionScope>(value) {
+                return Ok(Self::Session(body));
+            }
+        }
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<ElicitationRequestScope>(value) {
+                return Ok(Self::Request(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl ElicitationUrlModeKind {
@@ -5593,8 +5773,34 @@ impl Serialize for EmbeddedResourceResource {
 }
 impl<'de> Deserialize<'de> for EmbeddedResourceResource {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl EmbeddedResourceResource {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<
+                Box<TextResourceContents>,
+            >(value) {
+                return Ok(Self::TextResourceContents(body));
+            }
+        }
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<
+                Box<BlobResourceContents>,
+            >(value) {
+                return Ok(Self::BlobResourceContents(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl EmbeddedResourceResource {
@@ -5889,8 +6095,37 @@ impl Serialize for ErrorData {
 }
 impl<'de> Deserialize<'de> for ErrorData {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl ErrorData {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<
+                UnsupportedProtocolVersionErrorData,
+            >(value) {
+                return Ok(Self::UnsupportedProtocolVersion(body));
+            }
+        }
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<SessionNotFoundErrorData>(value) {
+                return Ok(Self::SessionNotFound(body));
+            }
+        }
+        {
+            return union::from_buffered(value)
+                .map(Self::Other)
+                .ok_or_else(union::no_buffered_branch);
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl ErrorData {
@@ -8281,8 +8516,33 @@ impl Serialize for MessageMcpResponse {
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for MessageMcpResponse {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+#[cfg(feature = "unstable")]
+impl MessageMcpResponse {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<MessageMcpResponseResult>(value) {
+                return Ok(Self::Result(body));
+            }
+        }
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<
+                Box<MessageMcpResponseError>,
+            >(value) {
+                return Ok(Self::Error(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 #[cfg(feature = "unstable")]
@@ -10308,8 +10568,31 @@ impl Serialize for ProxyResponse {
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ProxyResponse {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+#[cfg(feature = "unstable")]
+impl ProxyResponse {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<ProxyResponseResult>(value) {
+                return Ok(Self::Result(body));
+            }
+        }
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<Box<ProxyResponseError>>(value) {
+                return Ok(Self::Error(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 #[cfg(feature = "unstable")]
@@ -10423,8 +10706,34 @@ impl Serialize for ProxyResponseErrorId {
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ProxyResponseErrorId {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+#[cfg(feature = "unstable")]
+impl ProxyResponseErrorId {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "number" {
+            if let Some(body) = union::from_buffered::<i64>(value) {
+                return Ok(Self::Number(body));
+            }
+        }
+        if value.kind() == "string" {
+            if let Some(body) = union::from_buffered::<String>(value) {
+                return Ok(Self::Str(body));
+            }
+        }
+        if value.kind() == "null" {
+            return Ok(Self::Null);
+        }
+        Err(union::no_buffered_branch())
     }
 }
 #[cfg(feature = "unstable")]
@@ -10795,8 +11104,30 @@ impl Serialize for RequestId {
 }
 impl<'de> Deserialize<'de> for RequestId {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl RequestId {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "number" {
+            if let Some(body) = union::from_buffered::<i64>(value) {
+                return Ok(Self::Number(body));
+            }
+        }
+        if value.kind() == "string" {
+            if let Some(body) = union::from_buffered::<String>(value) {
+                return Ok(Self::Str(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl RequestId {
@@ -12657,8 +12988,34 @@ impl Serialize for SessionConfigSelectOptions {
 }
 impl<'de> Deserialize<'de> for SessionConfigSelectOptions {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl SessionConfigSelectOptions {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "array" {
+            if let Some(body) = union::from_buffered::<
+                Vec<SessionConfigSelectOption>,
+            >(value) {
+                return Ok(Self::Ungrouped(body));
+            }
+        }
+        if value.kind() == "array" {
+            if let Some(body) = union::from_buffered::<
+                Vec<SessionConfigSelectGroup>,
+            >(value) {
+                return Ok(Self::Grouped(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl SessionConfigSelectOptions {

@@ -169,6 +169,12 @@ impl Emitter<'_> {
                         return Ok(Self::#vn);
                     }
                 });
+                parts.untagged_buffered.push(quote! {
+                    #c
+                    if value.kind() == "null" {
+                        return Ok(Self::#vn);
+                    }
+                });
             }
             TypeRef::Any => {
                 parts.schema_branches.push(quote! { #c branches.push(serde_json::json!(true)); });
@@ -179,6 +185,12 @@ impl Emitter<'_> {
                     #c
                     {
                         return Ok(Self::#vn(value));
+                    }
+                });
+                parts.untagged_buffered.push(quote! {
+                    #c
+                    {
+                        return union::from_buffered(value).map(Self::#vn).ok_or_else(union::no_buffered_branch);
                     }
                 });
             }
@@ -194,7 +206,8 @@ impl Emitter<'_> {
                 parts.ser_arms.push(quote! { #c Self::#vn(body) => body.serialize(serializer), });
                 // serde also reads structs from arrays; a branch only sees its JSON kind. What a
                 // branch that fails recorded (`lenient`) is forgotten (scalars record nothing).
-                let guard = match self.json_kind(body) {
+                let kind = self.json_kind(body);
+                let guard = match kind {
                     Some("object") => quote! { value.is_object() },
                     Some("array") => quote! { value.is_array() },
                     Some("string") => quote! { value.is_string() },
@@ -202,6 +215,18 @@ impl Emitter<'_> {
                     Some("boolean") => quote! { value.is_boolean() },
                     _ => quote! { true },
                 };
+                let buffered_guard = match kind {
+                    Some(kind) => quote! { value.kind() == #kind },
+                    None => quote! { true },
+                };
+                parts.untagged_buffered.push(quote! {
+                    #c
+                    if #buffered_guard {
+                        if let Some(body) = union::from_buffered::<#ty>(value) {
+                            return Ok(Self::#vn(body));
+                        }
+                    }
+                });
                 let decode = match body {
                     TypeRef::String | TypeRef::Bool | TypeRef::Int(_) | TypeRef::Float(_) => {
                         quote! { <#ty as Deserialize>::deserialize(&value) }
@@ -262,6 +287,8 @@ struct UnionParts {
     known_arms: Vec<TokenStream>,
     /// The untagged branches, tried in schema order.
     untagged: Vec<TokenStream>,
+    /// The same, tried on a [`union::Buffered`] copy (an untagged union under optimistic decoding).
+    untagged_buffered: Vec<TokenStream>,
     /// The catch-all variant, its `#[cfg]` and where it comes from (two when the stable and
     /// unstable schemas differ in it, each under its `#[cfg]`).
     catch_alls: Vec<(syn::Ident, TokenStream, CatchAllSource)>,
@@ -310,12 +337,29 @@ fn catch_all_variant(parts: &mut UnionParts, v: &Variant, source: CatchAllSource
 /// `serde_json::Value` otherwise (`union::stream`); an untagged one always from a value.
 fn union_deserialize_impl(u: &Union, parts: &UnionParts, name: &syn::Ident, cfg: &TokenStream) -> TokenStream {
     let Some(tag) = &u.tag else {
+        // Under optimistic decoding the branches are tried on a light copy of the value that
+        // borrows its strings, without building a `serde_json::Value` (see `union::Buffered`).
+        let untagged_buffered = &parts.untagged_buffered;
         return quote! {
             #cfg
             impl<'de> Deserialize<'de> for #name {
                 fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                    if union::buffered_branches() {
+                        let value = union::Buffered::deserialize(deserializer)?;
+                        return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+                    }
                     let value = serde_json::Value::deserialize(deserializer)?;
                     Self::from_json(value).map_err(serde::de::Error::custom)
+                }
+            }
+            #cfg
+            impl #name {
+                /// The untagged branches tried on the buffered value, in schema order: what
+                /// `from_json` decodes, or an error that sends the message the exact way.
+                #[allow(unreachable_code)]
+                fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+                    #(#untagged_buffered)*
+                    Err(union::no_buffered_branch())
                 }
             }
         };

@@ -38,8 +38,30 @@ impl Serialize for Alike {
 }
 impl<'de> Deserialize<'de> for Alike {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl Alike {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<AlikeObject0>(value) {
+                return Ok(Self::Object0(body));
+            }
+        }
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<AlikeObject1>(value) {
+                return Ok(Self::Object1(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl Alike {
@@ -149,8 +171,30 @@ impl Serialize for Batch {
 }
 impl<'de> Deserialize<'de> for Batch {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl Batch {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "array" {
+            if let Some(body) = union::from_buffered::<Vec<Reply>>(value) {
+                return Ok(Self::ReplyList(body));
+            }
+        }
+        if value.kind() == "array" {
+            if let Some(body) = union::from_buffered::<Vec<Alike>>(value) {
+                return Ok(Self::AlikeList(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl Batch {
@@ -212,8 +256,30 @@ impl Serialize for Reply {
 }
 impl<'de> Deserialize<'de> for Reply {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl Reply {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<ReplyResult>(value) {
+                return Ok(Self::Result(body));
+            }
+        }
+        if value.kind() == "object" {
+            if let Some(body) = union::from_buffered::<ReplyError>(value) {
+                return Ok(Self::Error(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl Reply {

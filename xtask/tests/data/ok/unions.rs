@@ -281,8 +281,33 @@ impl Serialize for Id {
 }
 impl<'de> Deserialize<'de> for Id {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if union::buffered_branches() {
+            let value = union::Buffered::deserialize(deserializer)?;
+            return Self::from_buffered(&value).map_err(serde::de::Error::custom);
+        }
         let value = serde_json::Value::deserialize(deserializer)?;
         Self::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+impl Id {
+    /// The untagged branches tried on the buffered value, in schema order: what
+    /// `from_json` decodes, or an error that sends the message the exact way.
+    #[allow(unreachable_code)]
+    fn from_buffered(value: &union::Buffered<'_>) -> Result<Self, serde_json::Error> {
+        if value.kind() == "null" {
+            return Ok(Self::Null);
+        }
+        if value.kind() == "number" {
+            if let Some(body) = union::from_buffered::<i64>(value) {
+                return Ok(Self::Number(body));
+            }
+        }
+        if value.kind() == "string" {
+            if let Some(body) = union::from_buffered::<String>(value) {
+                return Ok(Self::Str(body));
+            }
+        }
+        Err(union::no_buffered_branch())
     }
 }
 impl Id {
