@@ -12,9 +12,7 @@ use super::meta::RAW_TOKEN;
 use super::JsonObject;
 
 mod buffered;
-mod flattened;
 pub use buffered::Buffered;
-pub use flattened::flattened;
 
 /// A string enum as it appears on the wire.
 pub trait WireStr: Sized {

@@ -2998,7 +2998,7 @@ impl Cost {
 /// The agent sends this to the client to request information from the user,
 /// either via a form or by directing them to a URL.
 /// Elicitations are tied to a session (optionally a tool call) or a request.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct CreateElicitationRequest {
@@ -3021,40 +3021,6 @@ pub struct CreateElicitationRequest {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub mode: CreateElicitationRequestMode,
-}
-impl<'de> Deserialize<'de> for CreateElicitationRequest {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        /// The struct's own fields, decoded as the struct decodes them.
-        #[derive(Deserialize)]
-        struct Own {
-            /// A human-readable message describing what input is needed.
-            pub message: String,
-            /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-            /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
-            /// these keys.
-            ///
-            /// Optional. Omitted and `null` are equivalent and mean no metadata.
-            ///
-            /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-            #[serde(
-                rename = "_meta",
-                default,
-                skip_serializing_if = "Patch::is_omitted",
-                deserialize_with = "lenient_fns::patch_on_error"
-            )]
-            pub meta: Patch<Meta>,
-        }
-        let (own, part) = union::flattened::<
-            D,
-            Own,
-            CreateElicitationRequestMode,
-        >(deserializer, &["message", "_meta"])?;
-        Ok(Self {
-            message: own.message,
-            meta: own.meta,
-            mode: part,
-        })
-    }
 }
 impl CreateElicitationRequest {
     /// A value with the required fields given and every optional field left out.
@@ -3218,7 +3184,7 @@ impl From<ElicitationUrlMode> for CreateElicitationRequestMode {
     }
 }
 /// Response from the client to an elicitation request.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct CreateElicitationResponse {
@@ -3239,37 +3205,6 @@ pub struct CreateElicitationResponse {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub action: CreateElicitationResponseAction,
-}
-impl<'de> Deserialize<'de> for CreateElicitationResponse {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        /// The struct's own fields, decoded as the struct decodes them.
-        #[derive(Deserialize)]
-        struct Own {
-            /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-            /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
-            /// these keys.
-            ///
-            /// Optional. Omitted and `null` are equivalent and mean no metadata.
-            ///
-            /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-            #[serde(
-                rename = "_meta",
-                default,
-                skip_serializing_if = "Patch::is_omitted",
-                deserialize_with = "lenient_fns::patch_on_error"
-            )]
-            pub meta: Patch<Meta>,
-        }
-        let (own, part) = union::flattened::<
-            D,
-            Own,
-            CreateElicitationResponseAction,
-        >(deserializer, &["_meta"])?;
-        Ok(Self {
-            meta: own.meta,
-            action: part,
-        })
-    }
 }
 impl CreateElicitationResponse {
     /// A value with the required fields given and every optional field left out.
@@ -5454,7 +5389,7 @@ impl HttpHeader {
 ///
 /// An omitted, `null`, or malformed `stopReason` means not reported.
 #[cfg(feature = "unstable")]
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct IdleStateUpdate {
@@ -5480,44 +5415,6 @@ pub struct IdleStateUpdate {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub stop_reason: IdleStateUpdateStopReason,
-}
-#[cfg(feature = "unstable")]
-impl<'de> Deserialize<'de> for IdleStateUpdate {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        /// The struct's own fields, decoded as the struct decodes them.
-        #[derive(Deserialize)]
-        struct Own {
-            /// **UNSTABLE** Token usage for completed foreground work.
-            ///
-            /// Optional. Omitted or `null` means not reported.
-            #[serde(
-                default,
-                skip_serializing_if = "Patch::is_omitted",
-                deserialize_with = "lenient_fns::patch_on_error"
-            )]
-            pub usage: Patch<Usage>,
-            /// The _meta property is reserved by ACP for additional metadata.
-            /// Implementations MUST NOT make assumptions about values at these keys.
-            /// Optional. Omitted and `null` mean no metadata for this state snapshot.
-            #[serde(
-                rename = "_meta",
-                default,
-                skip_serializing_if = "Patch::is_omitted",
-                deserialize_with = "lenient_fns::patch_on_error"
-            )]
-            pub meta: Patch<Meta>,
-        }
-        let (own, part) = union::flattened::<
-            D,
-            Own,
-            IdleStateUpdateStopReason,
-        >(deserializer, &["usage", "_meta"])?;
-        Ok(Self {
-            usage: own.usage,
-            meta: own.meta,
-            stop_reason: part,
-        })
-    }
 }
 #[cfg(feature = "unstable")]
 impl IdleStateUpdate {
@@ -11363,7 +11260,7 @@ impl std::fmt::Display for SessionConfigId {
     }
 }
 /// A session configuration option selector and its current state.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SessionConfigOption {
@@ -11400,57 +11297,6 @@ pub struct SessionConfigOption {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub r#type: SessionConfigOptionType,
-}
-impl<'de> Deserialize<'de> for SessionConfigOption {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        /// The struct's own fields, decoded as the struct decodes them.
-        #[derive(Deserialize)]
-        struct Own {
-            /// Unique identifier for the configuration option.
-            pub id: SessionConfigId,
-            /// Human-readable label for the option.
-            pub name: String,
-            /// Optional description for the Client to display to the user.
-            #[serde(
-                default,
-                skip_serializing_if = "Patch::is_omitted",
-                deserialize_with = "lenient_fns::patch_on_error"
-            )]
-            pub description: Patch<String>,
-            /// Optional semantic category for this option (UX only).
-            #[serde(
-                default,
-                skip_serializing_if = "Patch::is_omitted",
-                deserialize_with = "lenient_fns::patch_on_error"
-            )]
-            pub category: Patch<SessionConfigOptionCategory>,
-            /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-            /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
-            /// these keys.
-            ///
-            /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-            #[serde(
-                rename = "_meta",
-                default,
-                skip_serializing_if = "Patch::is_omitted",
-                deserialize_with = "lenient_fns::patch_on_error"
-            )]
-            pub meta: Patch<Meta>,
-        }
-        let (own, part) = union::flattened::<
-            D,
-            Own,
-            SessionConfigOptionType,
-        >(deserializer, &["id", "name", "description", "category", "_meta"])?;
-        Ok(Self {
-            id: own.id,
-            name: own.name,
-            description: own.description,
-            category: own.category,
-            meta: own.meta,
-            r#type: part,
-        })
-    }
 }
 impl SessionConfigOption {
     /// A value with the required fields given and every optional field left out.
@@ -13873,7 +13719,7 @@ impl Default for SetProviderResponse {
     }
 }
 /// Request parameters for setting a session configuration option.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SetSessionConfigOptionRequest {
@@ -13898,43 +13744,6 @@ pub struct SetSessionConfigOptionRequest {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub r#type: SetSessionConfigOptionRequestType,
-}
-impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        /// The struct's own fields, decoded as the struct decodes them.
-        #[derive(Deserialize)]
-        struct Own {
-            /// The ID of the session to set the configuration option for.
-            #[serde(rename = "sessionId")]
-            pub session_id: SessionId,
-            /// The ID of the configuration option to set.
-            #[serde(rename = "configId")]
-            pub config_id: SessionConfigId,
-            /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-            /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
-            /// these keys.
-            ///
-            /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-            #[serde(
-                rename = "_meta",
-                default,
-                skip_serializing_if = "Patch::is_omitted",
-                deserialize_with = "lenient_fns::patch_on_error"
-            )]
-            pub meta: Patch<Meta>,
-        }
-        let (own, part) = union::flattened::<
-            D,
-            Own,
-            SetSessionConfigOptionRequestType,
-        >(deserializer, &["sessionId", "configId", "_meta"])?;
-        Ok(Self {
-            session_id: own.session_id,
-            config_id: own.config_id,
-            meta: own.meta,
-            r#type: part,
-        })
-    }
 }
 impl SetSessionConfigOptionRequest {
     /// A value with the required fields given and every optional field left out.

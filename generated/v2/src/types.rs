@@ -3649,7 +3649,7 @@ impl Cost {
 /// The request's scope alone does not establish that dependency.
 ///
 /// See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct CreateElicitationRequest {
@@ -3670,38 +3670,6 @@ pub struct CreateElicitationRequest {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub mode: CreateElicitationRequestMode,
-}
-impl<'de> Deserialize<'de> for CreateElicitationRequest {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        /// The struct's own fields, decoded as the struct decodes them.
-        #[derive(Deserialize)]
-        struct Own {
-            /// A human-readable message describing what input is needed.
-            pub message: String,
-            /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-            /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-            /// Implementations MUST NOT assign meaning to keys they do not recognize.
-            ///
-            /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-            #[serde(
-                rename = "_meta",
-                default,
-                skip_serializing_if = "Patch::is_omitted",
-                deserialize_with = "lenient_fns::patch_on_error"
-            )]
-            pub meta: Patch<Meta>,
-        }
-        let (own, part) = union::flattened::<
-            D,
-            Own,
-            CreateElicitationRequestMode,
-        >(deserializer, &["message", "_meta"])?;
-        Ok(Self {
-            message: own.message,
-            meta: own.meta,
-            mode: part,
-        })
-    }
 }
 impl CreateElicitationRequest {
     /// A value with the required fields given and every optional field left out.
@@ -3865,7 +3833,7 @@ impl From<ElicitationUrlMode> for CreateElicitationRequestMode {
     }
 }
 /// Response from the client to an elicitation request.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct CreateElicitationResponse {
@@ -3884,35 +3852,6 @@ pub struct CreateElicitationResponse {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub action: CreateElicitationResponseAction,
-}
-impl<'de> Deserialize<'de> for CreateElicitationResponse {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        /// The struct's own fields, decoded as the struct decodes them.
-        #[derive(Deserialize)]
-        struct Own {
-            /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-            /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-            /// Implementations MUST NOT assign meaning to keys they do not recognize.
-            ///
-            /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-            #[serde(
-                rename = "_meta",
-                default,
-                skip_serializing_if = "Patch::is_omitted",
-                deserialize_with = "lenient_fns::patch_on_error"
-            )]
-            pub meta: Patch<Meta>,
-        }
-        let (own, part) = union::flattened::<
-            D,
-            Own,
-            CreateElicitationResponseAction,
-        >(deserializer, &["_meta"])?;
-        Ok(Self {
-            meta: own.meta,
-            action: part,
-        })
-    }
 }
 impl CreateElicitationResponse {
     /// A value with the required fields given and every optional field left out.
@@ -4190,7 +4129,7 @@ impl Diff {
 ///
 /// Structured change metadata lets clients identify affected files and
 /// operations without parsing the text patch.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct DiffChange {
@@ -4229,57 +4168,6 @@ pub struct DiffChange {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub operation: DiffChangeOperation,
-}
-impl<'de> Deserialize<'de> for DiffChange {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        /// The struct's own fields, decoded as the struct decodes them.
-        #[derive(Deserialize)]
-        struct Own {
-            /// File content kind after the operation (for `delete`, of the deleted file).
-            ///
-            /// Omitted and `null` are equivalent and mean the content kind is unknown.
-            #[serde(
-                rename = "fileType",
-                default,
-                skip_serializing_if = "Patch::is_omitted",
-                deserialize_with = "lenient_fns::patch_on_error"
-            )]
-            pub file_type: Patch<DiffFileType>,
-            /// MIME type of the file contents after the operation (for `delete`, of the deleted file).
-            ///
-            /// Omitted and `null` are equivalent and mean the MIME type is unknown.
-            #[serde(
-                rename = "mimeType",
-                default,
-                skip_serializing_if = "Patch::is_omitted",
-                deserialize_with = "lenient_fns::patch_on_error"
-            )]
-            pub mime_type: Patch<MediaType>,
-            /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-            /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-            /// Implementations MUST NOT assign meaning to keys they do not recognize.
-            ///
-            /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-            #[serde(
-                rename = "_meta",
-                default,
-                skip_serializing_if = "Patch::is_omitted",
-                deserialize_with = "lenient_fns::patch_on_error"
-            )]
-            pub meta: Patch<Meta>,
-        }
-        let (own, part) = union::flattened::<
-            D,
-            Own,
-            DiffChangeOperation,
-        >(deserializer, &["fileType", "mimeType", "_meta"])?;
-        Ok(Self {
-            file_type: own.file_type,
-            mime_type: own.mime_type,
-            meta: own.meta,
-            operation: part,
-        })
-    }
 }
 impl DiffChange {
     /// A value with the required fields given and every optional field left out.
@@ -12648,7 +12536,7 @@ impl std::fmt::Display for SessionConfigId {
     }
 }
 /// A session configuration option selector and its current state.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SessionConfigOption {
@@ -12690,62 +12578,6 @@ pub struct SessionConfigOption {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub r#type: SessionConfigOptionType,
-}
-impl<'de> Deserialize<'de> for SessionConfigOption {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        /// The struct's own fields, decoded as the struct decodes them.
-        #[derive(Deserialize)]
-        struct Own {
-            /// Unique identifier for the configuration option.
-            #[serde(rename = "configId")]
-            pub config_id: SessionConfigId,
-            /// Human-readable label for the option.
-            pub name: String,
-            /// Optional description for the Client to display to the user.
-            ///
-            /// Omitted and `null` are equivalent and mean no description is provided.
-            #[serde(
-                default,
-                skip_serializing_if = "Patch::is_omitted",
-                deserialize_with = "lenient_fns::patch_on_error"
-            )]
-            pub description: Patch<String>,
-            /// Optional semantic category for this option (UX only).
-            ///
-            /// Omitted and `null` are equivalent and mean no category is provided.
-            #[serde(
-                default,
-                skip_serializing_if = "Patch::is_omitted",
-                deserialize_with = "lenient_fns::patch_on_error"
-            )]
-            pub category: Patch<SessionConfigOptionCategory>,
-            /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-            /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-            /// Implementations MUST NOT assign meaning to keys they do not recognize.
-            ///
-            /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-            #[serde(
-                rename = "_meta",
-                default,
-                skip_serializing_if = "Patch::is_omitted",
-                deserialize_with = "lenient_fns::patch_on_error"
-            )]
-            pub meta: Patch<Meta>,
-        }
-        let (own, part) = union::flattened::<
-            D,
-            Own,
-            SessionConfigOptionType,
-        >(deserializer, &["configId", "name", "description", "category", "_meta"])?;
-        Ok(Self {
-            config_id: own.config_id,
-            name: own.name,
-            description: own.description,
-            category: own.category,
-            meta: own.meta,
-            r#type: part,
-        })
-    }
 }
 impl SessionConfigOption {
     /// A value with the required fields given and every optional field left out.
@@ -15132,7 +14964,7 @@ impl Default for SetProviderResponse {
 /// configuration unchanged.
 ///
 /// See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SetSessionConfigOptionRequest {
@@ -15157,43 +14989,6 @@ pub struct SetSessionConfigOptionRequest {
     /// The variant-dependent part of the object.
     #[serde(flatten)]
     pub r#type: SetSessionConfigOptionRequestType,
-}
-impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        /// The struct's own fields, decoded as the struct decodes them.
-        #[derive(Deserialize)]
-        struct Own {
-            /// The ID of the session to set the configuration option for.
-            #[serde(rename = "sessionId")]
-            pub session_id: SessionId,
-            /// The ID of the configuration option to set.
-            #[serde(rename = "configId")]
-            pub config_id: SessionConfigId,
-            /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-            /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-            /// Implementations MUST NOT assign meaning to keys they do not recognize.
-            ///
-            /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-            #[serde(
-                rename = "_meta",
-                default,
-                skip_serializing_if = "Patch::is_omitted",
-                deserialize_with = "lenient_fns::patch_on_error"
-            )]
-            pub meta: Patch<Meta>,
-        }
-        let (own, part) = union::flattened::<
-            D,
-            Own,
-            SetSessionConfigOptionRequestType,
-        >(deserializer, &["sessionId", "configId", "_meta"])?;
-        Ok(Self {
-            session_id: own.session_id,
-            config_id: own.config_id,
-            meta: own.meta,
-            r#type: part,
-        })
-    }
 }
 impl SetSessionConfigOptionRequest {
     /// A value with the required fields given and every optional field left out.

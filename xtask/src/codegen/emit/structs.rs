@@ -28,8 +28,6 @@ impl Emitter<'_> {
             fields.push(field);
             default_fns.extend(fns);
         }
-        let own_fields = fields.clone();
-        let mut deserialize_impl = None;
         if let Some(fl) = &s.flatten {
             let fname = ident(&fl.name);
             let ty = self.rust(&TypeRef::Named(fl.ty), fl.boxed);
@@ -38,18 +36,12 @@ impl Emitter<'_> {
                 #[serde(flatten)]
                 pub #fname: #ty,
             });
-            deserialize_impl = self.flattened_deserialize(s, fl, &own_fields, name, cfg);
         }
-        let derives = if deserialize_impl.is_some() {
-            quote! { Debug, Clone, PartialEq, Serialize }
-        } else {
-            quote! { Debug, Clone, PartialEq, Serialize, Deserialize }
-        };
         let constructor = self.constructor(t, s, name, cfg);
         let default_impl = default_impl(t, s, name, cfg);
         Ok(quote! {
             #cfg
-            #[derive(#derives)]
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
             #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
             // A field a later schema adds must not break code built on this one: values are
             // made with `new` (the required fields) and set field by field.
@@ -57,49 +49,9 @@ impl Emitter<'_> {
             pub struct #name {
                 #(#fields)*
             }
-            #deserialize_impl
             #constructor
             #default_impl
             #(#default_fns)*
-        })
-    }
-
-    /// The `Deserialize` of a struct whose flattened part is a tagged union: in one pass
-    /// (`union::flattened`), its own fields decoded by a private derived struct of the same
-    /// fields. `None` (serde's `#[serde(flatten)]` decodes it) for an untagged union, or when an
-    /// own field exists only in some builds (`#[cfg]`).
-    fn flattened_deserialize(
-        &self,
-        s: &Struct,
-        fl: &Flatten,
-        own_fields: &[TokenStream],
-        name: &syn::Ident,
-        cfg: &TokenStream,
-    ) -> Option<TokenStream> {
-        let TypeKind::Union(u) = &self.p.get(fl.ty).kind else {
-            return None;
-        };
-        if u.tag.is_none() || s.fields.iter().any(|f| !cfg_for(f.stability).is_empty()) {
-            return None;
-        }
-        let union_ty = self.rust(&TypeRef::Named(fl.ty), false);
-        let fname = ident(&fl.name);
-        let wires = s.fields.iter().map(|f| f.origin.wire.as_str());
-        let names: Vec<_> = s.fields.iter().map(|f| ident(&f.name)).collect();
-        let part = if fl.boxed { quote! { Box::new(part) } } else { quote! { part } };
-        Some(quote! {
-            #cfg
-            impl<'de> Deserialize<'de> for #name {
-                fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                    /// The struct's own fields, decoded as the struct decodes them.
-                    #[derive(Deserialize)]
-                    struct Own {
-                        #(#own_fields)*
-                    }
-                    let (own, part) = union::flattened::<D, Own, #union_ty>(deserializer, &[#(#wires),*])?;
-                    Ok(Self { #(#names: own.#names,)* #fname: #part })
-                }
-            }
         })
     }
 
