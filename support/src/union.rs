@@ -12,7 +12,7 @@ use super::meta::RAW_TOKEN;
 use super::JsonObject;
 
 mod buffered;
-pub use buffered::Buffered;
+pub use buffered::{Buffered, Refusal};
 
 /// A string enum as it appears on the wire.
 pub trait WireStr: Sized {
@@ -638,11 +638,11 @@ pub fn from_buffered<'de, T: Deserialize<'de>>(value: &Buffered<'de>) -> Option<
     let mark = super::lenient::mark();
     match T::deserialize(value) {
         Ok(value) => Some(value),
-        Err(error) => {
+        Err(refusal) => {
             super::lenient::rewind(mark);
             // A `Value` keeps the last of two keys, so the exact way's branch may take what the
             // copy refuses: such a pass is not trusted ([`super::refuse`]).
-            if error.to_string().starts_with("duplicate field") {
+            if refusal.duplicate {
                 super::refuse();
             }
             None

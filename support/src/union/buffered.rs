@@ -131,7 +131,7 @@ impl<'de> Visitor<'de> for Reading {
 
 /// A buffered value read as `&Value` would be: the same visitor calls for the same JSON.
 impl<'de> Deserializer<'de> for &Buffered<'de> {
-    type Error = serde_json::Error;
+    type Error = Refusal;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
         match self {
@@ -171,7 +171,7 @@ impl<'de> Deserializer<'de> for &Buffered<'de> {
     ) -> Result<V::Value, Self::Error> {
         if name == RAW_TOKEN {
             // A raw value wants the value's text: a `Value` writes it.
-            return self.to_value().deserialize_newtype_struct(name, visitor);
+            return self.to_value().deserialize_newtype_struct(name, visitor).map_err(de::Error::custom);
         }
         visitor.visit_newtype_struct(self)
     }
@@ -186,7 +186,7 @@ impl<'de> Deserializer<'de> for &Buffered<'de> {
             Buffered::Str(s) => visitor.visit_enum(s.as_ref().into_deserializer()),
             // `{"Variant": body}`, as serde_json reads an externally tagged enum: rare enough to
             // go through a `Value`.
-            _ => self.to_value().deserialize_enum(name, variants, visitor),
+            _ => self.to_value().deserialize_enum(name, variants, visitor).map_err(de::Error::custom),
         }
     }
 
@@ -200,7 +200,7 @@ impl<'de> Deserializer<'de> for &Buffered<'de> {
     }
 }
 
-impl<'de> IntoDeserializer<'de, serde_json::Error> for &Buffered<'de> {
+impl<'de> IntoDeserializer<'de, Refusal> for &Buffered<'de> {
     type Deserializer = Self;
     fn into_deserializer(self) -> Self {
         self
@@ -210,10 +210,69 @@ impl<'de> IntoDeserializer<'de, serde_json::Error> for &Buffered<'de> {
 /// An object's key, handed to the visitor borrowed when the input lent it.
 struct Key<'a, 'de>(&'a Cow<'de, str>);
 
-impl<'a, 'de> IntoDeserializer<'de, serde_json::Error> for Key<'a, 'de> {
+impl<'a, 'de> IntoDeserializer<'de, Refusal> for Key<'a, 'de> {
     type Deserializer = KeyDeserializer<'a, 'de>;
     fn into_deserializer(self) -> KeyDeserializer<'a, 'de> {
         KeyDeserializer(self.0)
+    }
+}
+
+/// Why a branch refused a [`Buffered`] value: only whether it was a key twice, which is all
+/// [`super::from_buffered`] asks (a `Value` keeps the last of two keys, so the exact way may
+/// decide otherwise). The rest of a refusal is not worded: an untagged union tries branches that
+/// refuse all the time (a blob resource is first tried as a text one), and the exact way words
+/// the error of a value that no branch takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refusal {
+    /// The refusal was serde's `duplicate field`.
+    pub duplicate: bool,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(if self.duplicate { "duplicate field" } else { "the branch refused the value" })
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+impl de::Error for Refusal {
+    fn custom<T: fmt::Display>(message: T) -> Self {
+        Refusal { duplicate: Prefix::of(&message, DUPLICATE) }
+    }
+}
+
+/// How serde words a key twice (`Error::duplicate_field`).
+const DUPLICATE: &str = "duplicate field";
+
+/// Whether a message begins with a prefix, written out only as far as it takes to tell.
+struct Prefix<'p> {
+    rest: &'p str,
+    differs: bool,
+}
+
+impl Prefix<'_> {
+    fn of(message: &dyn fmt::Display, prefix: &str) -> bool {
+        use fmt::Write as _;
+        let mut check = Prefix { rest: prefix, differs: false };
+        // The writer stops the formatting (an `fmt::Error`) as soon as it can tell.
+        let _ = write!(check, "{message}");
+        !check.differs && check.rest.is_empty()
+    }
+}
+
+impl fmt::Write for Prefix<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let n = s.len().min(self.rest.len());
+        if s.as_bytes()[..n] != self.rest.as_bytes()[..n] {
+            self.differs = true;
+            return Err(fmt::Error);
+        }
+        self.rest = &self.rest[n..];
+        if self.rest.is_empty() {
+            return Err(fmt::Error);
+        }
+        Ok(())
     }
 }
 
@@ -235,7 +294,7 @@ macro_rules! keys_parsed {
 struct KeyDeserializer<'a, 'de>(&'a Cow<'de, str>);
 
 impl<'a, 'de> Deserializer<'de> for KeyDeserializer<'a, 'de> {
-    type Error = serde_json::Error;
+    type Error = Refusal;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
         match self.0 {
@@ -352,6 +411,26 @@ mod tests {
             same::<Value>(text);
             same::<Vec<String>>(text);
         }
+    }
+
+    #[test]
+    fn a_refusal_tells_a_key_twice() {
+        use serde::de::Error as _;
+        assert!(super::Refusal::custom(format_args!("duplicate field `{}`", "text")).duplicate);
+        assert!(super::Refusal::duplicate_field("uri").duplicate);
+        assert!(!super::Refusal::missing_field("uri").duplicate);
+        assert!(!super::Refusal::custom("duplicate").duplicate);
+        assert!(!super::Refusal::custom("a duplicate field").duplicate);
+        // Through a derived struct, as a branch refuses.
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct One {
+            a: u8,
+        }
+        let twice: Buffered<'_> = crate::json::decode(r#"{"a":1,"a":2}"#).unwrap();
+        assert!(One::deserialize(&twice).unwrap_err().duplicate);
+        let wrong: Buffered<'_> = crate::json::decode(r#"{"a":"x"}"#).unwrap();
+        assert!(!One::deserialize(&wrong).unwrap_err().duplicate);
     }
 
     #[test]
