@@ -68,7 +68,7 @@ pub(crate) fn refuse() {
     REFUSED.with(|r| r.set(true));
 }
 
-/// Whether a lenient field refused a value since the last call (and clears the note).
+/// Whether the [`optimistic`] pass was noted untrusted since the last call (and clears the note).
 pub(crate) fn take_refused() -> bool {
     REFUSED.with(|r| r.replace(false))
 }
