@@ -50,40 +50,42 @@ fn official_check<T: DeserializeOwned>(text: &str) -> bool {
     std::hint::black_box(serde_json::from_str::<T>(text)).is_ok()
 }
 
+/// Decodes one message into a value that the encode rows can encode again.
+type DecodeFn = fn(&str) -> Option<Decoded>;
+
 macro_rules! decoder {
     ($module:path, $update:ident, $decode:ident, $check:ident) => {
+        /// The [`Check`] and the [`DecodeFn`] of the type named `type_name`; `None` for a type
+        /// outside the turn.
+        fn entry(type_name: &str) -> Option<(Check, DecodeFn)> {
+            use $module as m;
+            macro_rules! both {
+                ($t:ty) => {
+                    ($check::<$t> as Check, $decode::<$t> as DecodeFn)
+                };
+            }
+            Some(match type_name {
+                "InitializeRequest" => both!(m::InitializeRequest),
+                "InitializeResponse" => both!(m::InitializeResponse),
+                "NewSessionRequest" => both!(m::NewSessionRequest),
+                "NewSessionResponse" => both!(m::NewSessionResponse),
+                "PromptRequest" => both!(m::PromptRequest),
+                "PromptResponse" => both!(m::PromptResponse),
+                "RequestPermissionRequest" => both!(m::RequestPermissionRequest),
+                "RequestPermissionResponse" => both!(m::RequestPermissionResponse),
+                name if name == stringify!($update) => both!(m::$update),
+                _ => return None,
+            })
+        }
+
         /// Decodes `text` as the type named `type_name`; `None` when it fails or is unknown.
         pub fn decode_as(type_name: &str, text: &str) -> Option<Decoded> {
-            check_as(type_name)?;
-            use $module as m;
-            match type_name {
-                "InitializeRequest" => $decode::<m::InitializeRequest>(text),
-                "InitializeResponse" => $decode::<m::InitializeResponse>(text),
-                "NewSessionRequest" => $decode::<m::NewSessionRequest>(text),
-                "NewSessionResponse" => $decode::<m::NewSessionResponse>(text),
-                "PromptRequest" => $decode::<m::PromptRequest>(text),
-                "PromptResponse" => $decode::<m::PromptResponse>(text),
-                "RequestPermissionRequest" => $decode::<m::RequestPermissionRequest>(text),
-                "RequestPermissionResponse" => $decode::<m::RequestPermissionResponse>(text),
-                _ => $decode::<m::$update>(text),
-            }
+            entry(type_name)?.1(text)
         }
 
         /// The [`Check`] of the type named `type_name`; `None` for a type outside the turn.
         pub fn check_as(type_name: &str) -> Option<Check> {
-            use $module as m;
-            Some(match type_name {
-                "InitializeRequest" => $check::<m::InitializeRequest>,
-                "InitializeResponse" => $check::<m::InitializeResponse>,
-                "NewSessionRequest" => $check::<m::NewSessionRequest>,
-                "NewSessionResponse" => $check::<m::NewSessionResponse>,
-                "PromptRequest" => $check::<m::PromptRequest>,
-                "PromptResponse" => $check::<m::PromptResponse>,
-                "RequestPermissionRequest" => $check::<m::RequestPermissionRequest>,
-                "RequestPermissionResponse" => $check::<m::RequestPermissionResponse>,
-                name if name == stringify!($update) => $check::<m::$update>,
-                _ => return None,
-            })
+            entry(type_name).map(|(check, _)| check)
         }
     };
 }

@@ -149,7 +149,7 @@ impl<'de> Deserializer<'de> for &Buffered<'de> {
                 Ok(value)
             }
             Buffered::Map(entries) => {
-                let mut map = de::value::MapDeserializer::new(entries.iter().map(|(k, v)| (Key(k), v)));
+                let mut map = de::value::MapDeserializer::new(entries.iter().map(|(k, v)| (EntryKey(k), v)));
                 let value = visitor.visit_map(&mut map)?;
                 map.end()?;
                 Ok(value)
@@ -204,16 +204,6 @@ impl<'de> IntoDeserializer<'de, Refusal> for &Buffered<'de> {
     type Deserializer = Self;
     fn into_deserializer(self) -> Self {
         self
-    }
-}
-
-/// An object's key, handed to the visitor borrowed when the input lent it.
-struct Key<'a, 'de>(&'a Cow<'de, str>);
-
-impl<'a, 'de> IntoDeserializer<'de, Refusal> for Key<'a, 'de> {
-    type Deserializer = KeyDeserializer<'a, 'de>;
-    fn into_deserializer(self) -> KeyDeserializer<'a, 'de> {
-        KeyDeserializer(self.0)
     }
 }
 
@@ -290,10 +280,18 @@ macro_rules! keys_parsed {
     )*};
 }
 
-/// The deserializer of a [`Key`]: a string, read as `&Value`'s keys are.
-struct KeyDeserializer<'a, 'de>(&'a Cow<'de, str>);
+/// An object's key, read as `&Value`'s keys are: a string, handed over borrowed when the input
+/// lent it.
+struct EntryKey<'a, 'de>(&'a Cow<'de, str>);
 
-impl<'a, 'de> Deserializer<'de> for KeyDeserializer<'a, 'de> {
+impl<'de> IntoDeserializer<'de, Refusal> for EntryKey<'_, 'de> {
+    type Deserializer = Self;
+    fn into_deserializer(self) -> Self {
+        self
+    }
+}
+
+impl<'de> Deserializer<'de> for EntryKey<'_, 'de> {
     type Error = Refusal;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
