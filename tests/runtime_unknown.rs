@@ -74,7 +74,7 @@ async fn update_reaches_the_client_handler(filler: &str) {
     conn.initialize(Version::V1, json!({})).await.expect("initialize");
     let note = tokio::time::timeout(LIMIT, rx.recv()).await.expect("handled in time").expect("a notification");
     let v1::SessionUpdate::Other(object) = &note.update else { panic!("expected the catch-all, got {note:?}") };
-    assert_eq!(object.get("sessionUpdate"), Some(&json!("future_thing")));
+    assert_eq!(object.get("sessionUpdate"), Some(json!("future_thing")));
     // Written back as it was sent, key order included.
     assert_eq!(serde_json::to_string(&note).expect("encodes"), future_update(filler).to_string());
     drop(agent);
@@ -114,6 +114,6 @@ async fn an_unknown_v1_content_block_reaches_the_agent_handler() {
         assert_eq!((answer["id"].clone(), answer.get("error")), (json!(id), None), "{answer}");
     }
     let request = rx.recv().await.expect("the prompt reached the handler");
-    assert!(matches!(&request.prompt[1], v1::ContentBlock::Other(o) if o.get("type") == Some(&json!("hologram"))));
+    assert!(matches!(&request.prompt[1], v1::ContentBlock::Other(o) if o.get_str("type") == Some("hologram")));
     assert_eq!(serde_json::to_value(&request).expect("encodes"), prompt);
 }

@@ -166,3 +166,46 @@ fn a_tagged_union_tells_its_tag_without_encoding() {
     let none = v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::None(Default::default()));
     assert_eq!(none.stop_reason.tag(), None, "an idle without a stop reason has no tag");
 }
+
+#[test]
+fn a_kept_object_is_its_text_on_one_line() {
+    use acp_types::support::json;
+    use acp_types::v1::SessionUpdate;
+    // Spaces and line breaks between tokens, escapes in keys and strings.
+    let text =
+        "{\"sessionUpdate\" : \"future_thing\", \"a\" : [1,\n 2.50, {\"x\\\"y\": \"\\u00e9\\n\"}],\r\n \"z\":\n null }";
+    let fast: SessionUpdate = json::from_str(text).expect("kept");
+    let exact: SessionUpdate = serde_json::from_str(text).expect("kept");
+    assert_eq!(fast, exact);
+    let SessionUpdate::Other(object) = &fast else { panic!("expected the catch-all, got {fast:?}") };
+    assert!(!object.as_str().contains(['\n', '\r']), "one line: {object}");
+    assert_eq!(Value::Object(object.to_map()), serde_json::from_str::<Value>(text).expect("JSON"));
+    assert_eq!(fast.tag(), Some("future_thing"));
+    // Written back in the order received, each value as it came.
+    let back = String::from_utf8(json::to_vec(&fast).expect("encodes")).expect("UTF-8");
+    assert_eq!(back, r#"{"sessionUpdate":"future_thing","a":[1,  2.50, {"x\"y": "\u00e9\n"}],"z":null}"#);
+    // Entries before the tag are read before the tag is known: kept as values.
+    let late = "{\"a\": 2.50, \"sessionUpdate\": \"future_thing\", \"b\": [ 1 ]}";
+    let fast: SessionUpdate = json::from_str(late).expect("kept");
+    assert_eq!(fast, serde_json::from_str::<SessionUpdate>(late).expect("kept"));
+    let back = String::from_utf8(json::to_vec(&fast).expect("encodes")).expect("UTF-8");
+    assert_eq!(back, r#"{"a":2.5,"sessionUpdate":"future_thing","b":[ 1 ]}"#);
+}
+
+#[test]
+fn a_second_tag_after_an_unknown_one_decides_as_in_a_value() {
+    use acp_types::support::json;
+    use acp_types::v1::SessionUpdate;
+    // A `Value` keeps the last of a key twice: the tag after the unknown one decides.
+    for text in [
+        r#"{"sessionUpdate":"future_thing","a":1,"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}"#,
+        r#"{"sessionUpdate":"future_thing","a":1,"sessionUpdate":"later_thing","b":2}"#,
+    ] {
+        let fast = json::from_str::<SessionUpdate>(text).expect("decodes");
+        let exact = serde_json::from_str::<SessionUpdate>(text).expect("decodes");
+        let general = acp_types::support::detailed(|| serde_json::from_str::<SessionUpdate>(text)).expect("decodes");
+        assert_eq!(fast, general, "{text}");
+        assert_eq!(exact, general, "{text}");
+        assert_eq!(fast.tag(), general.tag(), "{text}");
+    }
+}

@@ -189,7 +189,7 @@ fn first_to_escape(bytes: &[u8]) -> usize {
 /// `s` as a JSON string, escaped as serde_json does: `\"`, `\\`, `\b`, `\t`, `\n`, `\f`, `\r`,
 /// and `\u00XX` (lower-case hex) for the other control bytes.
 #[inline]
-fn write_str(out: &mut Vec<u8>, s: &str) {
+pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
     write_key_or_str(out, b"", s, b"");
 }
 

@@ -8,10 +8,12 @@
 //! allocation), encoding writes it back as it came, and [`Meta::to_map`] or [`Meta::get`] parse it
 //! when asked.
 
-use serde::de::{Deserialize, Deserializer, Error as _};
-use serde::ser::{Serialize, SerializeStruct, Serializer};
+use serde::de::{self, Deserialize, Deserializer, Error as _};
+use serde::ser::{self, Serialize, SerializeStruct, Serializer};
 use serde_json::{Map, Value};
 use std::fmt;
+
+use super::union::Key;
 
 /// `serde_json`'s name for its raw-value protocol. Written: a struct of this name whose one field
 /// of this name is JSON text is that text, for serde_json and [`super::json`]. Read: a newtype
@@ -54,9 +56,32 @@ impl Meta {
         self.to_map().remove(key)
     }
 
+    /// The value of one entry when it is a string written without escapes, borrowed from the
+    /// text (the last entry of that key, as [`Self::get`] takes it). A catch-all's tag is read
+    /// this way: the decoder writes the tag of an object it keeps with only the escapes JSON
+    /// requires (`"`, `\` and control characters).
+    pub fn get_str(&self, key: &str) -> Option<&str> {
+        let entries = entries(&self.0).ok()?;
+        let value = entries.iter().rev().find(|(k, _)| k.0 == key).map(|(_, value)| *value)?;
+        let text = value.get().strip_prefix('"')?.strip_suffix('"')?;
+        (!text.contains('\\')).then_some(text)
+    }
+
+    /// Encodes the object as a map of its entries, each value written as its text: for where a
+    /// map is needed rather than a value (serde's flattening, `union::flat`).
+    pub(crate) fn serialize_entries<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let entries = entries(&self.0).map_err(ser::Error::custom)?;
+        serializer.collect_map(entries.iter().map(|(key, value)| (&*key.0, *value)))
+    }
+
     /// Whether the object has no entries.
     pub fn is_empty(&self) -> bool {
         self.0.len() == 2 || self.to_map().is_empty()
+    }
+
+    /// An object the decoder wrote out itself (a catch-all's, `union::kept`): one line of JSON.
+    pub(crate) fn from_written(text: String) -> Self {
+        Meta(text.into_boxed_str())
     }
 
     /// Kept from captured text, which the deserializer has already checked is JSON.
@@ -153,6 +178,26 @@ impl<'de> Deserialize<'de> for Meta {
             ))),
         }
     }
+}
+
+/// The entries of an object's text in their order, each value as its text (keys borrowed when
+/// they have no escapes).
+pub(crate) fn entries(text: &str) -> Result<Vec<(Key<'_>, &serde_json::value::RawValue)>, serde_json::Error> {
+    struct Entries;
+    impl<'de> de::Visitor<'de> for Entries {
+        type Value = Vec<(Key<'de>, &'de serde_json::value::RawValue)>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut entries = Vec::new();
+            while let Some(entry) = map.next_entry()? {
+                entries.push(entry);
+            }
+            Ok(entries)
+        }
+    }
+    serde_json::Deserializer::from_str(text).deserialize_map(Entries)
 }
 
 #[cfg(feature = "schemars")]

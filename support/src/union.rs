@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use super::meta::RAW_TOKEN;
-use super::JsonObject;
+use super::{JsonObject, Meta};
 
 mod buffered;
 pub use buffered::{Buffered, Refusal};
@@ -198,6 +198,16 @@ impl<M: SerializeMap> ser::SerializeStruct for TaggedMap<M> {
     type Ok = M::Ok;
     type Error = M::Error;
     fn serialize_field<V: Serialize + ?Sized>(&mut self, key: &'static str, value: &V) -> Result<(), M::Error> {
+        if key == RAW_TOKEN {
+            // A body kept as text (a catch-all's object, itself a union's variant): its entries.
+            let Ok(Value::String(text)) = serde_json::to_value(value) else {
+                return Err(ser::Error::custom("a raw value that is not text"));
+            };
+            for (key, value) in super::meta::entries(&text).map_err(ser::Error::custom)? {
+                self.0.serialize_entry(&*key.0, value)?;
+            }
+            return Ok(());
+        }
         self.0.serialize_entry(key, value)
     }
     fn end(self) -> Result<M::Ok, M::Error> {
@@ -299,6 +309,28 @@ impl<S: Serializer> Serializer for Tagged<S> {
     }
 }
 
+/// A union with a catch-all, whose kept object is text: see [`flat`].
+pub trait Kept {
+    /// The object the catch-all keeps; `None` for any other variant.
+    fn kept(&self) -> Option<&Meta>;
+}
+
+impl<T: Kept + ?Sized> Kept for Box<T> {
+    fn kept(&self) -> Option<&Meta> {
+        (**self).kept()
+    }
+}
+
+/// Encodes a union that a struct flattens (`#[serde(flatten, serialize_with = "union::flat")]`):
+/// serde's flattening takes a map's entries, so a catch-all's object is written as one, its
+/// values still as their text; any other variant as usual.
+pub fn flat<T: Kept + Serialize + ?Sized, S: Serializer>(value: &T, serializer: S) -> Result<S::Ok, S::Error> {
+    match value.kept() {
+        Some(object) => object.serialize_entries(serializer),
+        None => value.serialize(serializer),
+    }
+}
+
 /// A tagged union that decodes in one pass over its input: see [`stream`].
 pub trait Streamed: Sized {
     /// The tag property, e.g. `sessionUpdate`.
@@ -310,6 +342,20 @@ pub trait Streamed: Sized {
 
     /// The general path: from the whole object as a [`Value`].
     fn from_json(value: Value) -> Result<Self, serde_json::Error>;
+
+    /// Whether an object whose tag is a string no variant names goes to a catch-all with nothing
+    /// tried before it (a catch-all the schema declares, or one the generator added to a union
+    /// without untagged branches). [`stream`] then writes the object out as text for
+    /// [`Self::other`] instead of gathering a [`Value`] for [`Self::from_json`].
+    const KEEPS_OTHER: bool = false;
+
+    /// The catch-all of an object whose string `tag` no variant names, kept as its text: what
+    /// [`Self::from_json`] gives for the same object. The object handed back when the union has
+    /// no such catch-all (the general path then decides).
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Err(object)
+    }
 }
 
 /// Decodes a tagged union without buffering it when it can: the object's entries are read in order
@@ -357,6 +403,15 @@ impl<'de, T: Streamed> Visitor<'de> for Stream<T> {
                 }
                 before = rest.before.collect();
                 map = rest.live;
+                if T::KEEPS_OTHER {
+                    return match kept(before, T::TAG, tag, map)? {
+                        Ok(object) => match T::other(object, tag) {
+                            Ok(other) => Ok(other),
+                            Err(object) => Self::general(Value::from(object)),
+                        },
+                        Err(value) => Self::general(value),
+                    };
+                }
             }
             // Gather the object in its order: the entries before the tag, the tag, the rest.
             let mut object = JsonObject::new();
@@ -416,6 +471,80 @@ fn rest_of_map<'de, A: de::MapAccess<'de>>(mut map: A, mut object: JsonObject) -
     Ok(Value::Object(object))
 }
 
+/// The object of a tag no variant names, for a catch-all: written out as text in its order (the
+/// entries before the tag, the tag, the rest), each value's text as the deserializer captured
+/// it, without a [`Value`] tree of it. A second tag, which the general path resolves to the
+/// last, gathers the object as a [`Value`] instead (`Err`).
+fn kept<'de, A: de::MapAccess<'de>>(
+    before: Vec<(String, Value)>,
+    tag_key: &str,
+    tag: &str,
+    mut map: A,
+) -> Result<Result<Meta, Value>, A::Error> {
+    let mut out: Vec<u8> = Vec::with_capacity(128);
+    out.push(b'{');
+    for (key, value) in &before {
+        super::json::write_str(&mut out, key);
+        out.push(b':');
+        tri_json(super::json::to_writer(&mut out, value))?;
+        out.push(b',');
+    }
+    super::json::write_str(&mut out, tag_key);
+    out.push(b':');
+    super::json::write_str(&mut out, tag);
+    while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+        if key == tag_key {
+            out.push(b'}');
+            let mut object: JsonObject = tri_json(serde_json::from_slice(&out))?;
+            object.insert(key.into_owned(), map.next_value()?);
+            return rest_of_map(map, object).map(Err);
+        }
+        out.push(b',');
+        super::json::write_str(&mut out, &key);
+        out.push(b':');
+        match map.next_value_seed(Capture)? {
+            Captured::Text(text) => push_text(&mut out, &text),
+            Captured::Value(value) => tri_json(super::json::to_writer(&mut out, &value))?,
+        }
+    }
+    out.push(b'}');
+    // Escaped keys and strings, and text the deserializer took as JSON: UTF-8 throughout.
+    let text = tri_json(String::from_utf8(out))?;
+    Ok(Ok(Meta::from_written(text)))
+}
+
+/// A value's captured text at the end of `out`: without the whitespace around it, and with line
+/// breaks (which JSON text only has between tokens, strings escape theirs) made spaces, so that
+/// the object can be written into a newline-delimited stream as it is.
+fn push_text(out: &mut Vec<u8>, text: &str) {
+    let start = out.len();
+    out.extend_from_slice(text.trim_matches(|c: char| c.is_ascii_whitespace()).as_bytes());
+    if memchr::memchr2(b'\n', b'\r', &out[start..]).is_some() {
+        for byte in &mut out[start..] {
+            if *byte == b'\n' || *byte == b'\r' {
+                *byte = b' ';
+            }
+        }
+    }
+}
+
+/// An error of building the kept text (which cannot fail on what a deserializer gives) as the
+/// deserializer's.
+fn tri_json<T, E: fmt::Display, F: de::Error>(result: Result<T, E>) -> Result<T, F> {
+    result.map_err(F::custom)
+}
+
+/// [`capture`] as a seed, for a map's value.
+struct Capture;
+
+impl<'de> de::DeserializeSeed<'de> for Capture {
+    type Value = Captured<'de>;
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Captured<'de>, D::Error> {
+        capture(deserializer)
+    }
+}
+
 /// The rest of a sequence, as a [`Value`] array.
 fn array<'de, A: de::SeqAccess<'de>>(mut seq: A) -> Result<Value, A::Error> {
     let mut items = Vec::new();
@@ -427,7 +556,7 @@ fn array<'de, A: de::SeqAccess<'de>>(mut seq: A) -> Result<Value, A::Error> {
 
 /// A string borrowed from the input when it can be (an object key); serde's own `Cow<str>`
 /// always copies.
-struct Key<'de>(Cow<'de, str>);
+pub(crate) struct Key<'de>(pub(crate) Cow<'de, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     #[inline]

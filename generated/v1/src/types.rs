@@ -3,7 +3,7 @@
 #![allow(clippy::large_enum_variant, clippy::derivable_impls)]
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 #[allow(unused_imports)]
-use crate::support::{lenient, union, Defaulted, JsonObject, Meta, Patch};
+use crate::support::{lenient, union, Defaulted, Meta, Patch};
 /// Authentication-related capabilities supported by the agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -861,17 +861,17 @@ pub enum AuthMethod {
     /// Added by the generator (the schema has no catch-all here), for the values a newer
     /// revision of this schema may send; decoding records each one it keeps
     /// (`lenient::LenientEvent::NotInSchema`).
-    Other(JsonObject),
+    Other(Meta),
 }
 impl AuthMethod {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["terminal"];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Terminal { .. } => Some("terminal"),
             Self::Agent { .. } => None,
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -978,10 +978,19 @@ impl AuthMethod {
             }
         }
         let value = match union::not_in_schema(value, "type", "AuthMethod") {
-            Ok(object) => return Ok(Self::Other(object)),
+            Ok(object) => return Ok(Self::Other(Meta::from(object))),
             Err(value) => value,
         };
         Err(union::no_branch("AuthMethod", &value, first))
+    }
+}
+impl union::Kept for AuthMethod {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<AuthMethodTerminal> for AuthMethod {
@@ -2700,7 +2709,7 @@ pub enum ContentBlock {
     /// Added by the generator (the schema has no catch-all here), for the values a newer
     /// revision of this schema may send; decoding records each one it keeps
     /// (`lenient::LenientEvent::NotInSchema`).
-    Other(JsonObject),
+    Other(Meta),
 }
 impl ContentBlock {
     /// The tag values this union knows.
@@ -2711,7 +2720,7 @@ impl ContentBlock {
         "resource_link",
         "resource",
     ];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Text { .. } => Some("text"),
@@ -2719,7 +2728,7 @@ impl ContentBlock {
             Self::Audio { .. } => Some("audio"),
             Self::ResourceLink { .. } => Some("resource_link"),
             Self::Resource { .. } => Some("resource"),
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -2834,6 +2843,11 @@ impl union::Streamed for ContentBlock {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        lenient::note_not_in_schema_str("ContentBlock", Some("type"), tag);
+        Ok(Self::Other(object))
+    }
 }
 impl ContentBlock {
     /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
@@ -2883,13 +2897,22 @@ impl ContentBlock {
             other => other,
         };
         let value = match union::not_in_schema(value, "type", "ContentBlock") {
-            Ok(object) => return Ok(Self::Other(object)),
+            Ok(object) => return Ok(Self::Other(Meta::from(object))),
             Err(value) => value,
         };
         if value.is_object() {
             return Err(union::missing_tag("type", "ContentBlock"));
         }
         Err(union::no_branch("ContentBlock", &value, first))
+    }
+}
+impl union::Kept for ContentBlock {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<TextContent> for ContentBlock {
@@ -3019,7 +3042,7 @@ pub struct CreateElicitationRequest {
     )]
     pub meta: Patch<Meta>,
     /// The variant-dependent part of the object.
-    #[serde(flatten)]
+    #[serde(flatten, serialize_with = "union::flat")]
     pub mode: CreateElicitationRequestMode,
 }
 impl CreateElicitationRequest {
@@ -3049,17 +3072,17 @@ pub enum CreateElicitationRequestMode {
     /// Clients that do not understand this mode should preserve the raw payload
     /// when storing, replaying, proxying, or forwarding elicitation requests.
     /// They MUST NOT render it as a known elicitation mode.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl CreateElicitationRequestMode {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["form", "url"];
-    /// The `mode` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `mode` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Form { .. } => Some("form"),
             Self::Url { .. } => Some("url"),
-            Self::Other(object) => object.get("mode").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("mode"),
         }
     }
 }
@@ -3133,6 +3156,11 @@ impl union::Streamed for CreateElicitationRequestMode {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl CreateElicitationRequestMode {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -3160,7 +3188,7 @@ impl CreateElicitationRequestMode {
                         return union::body(object, "mode", "url")
                             .map(|b| Self::Url(Box::new(b)));
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -3171,6 +3199,15 @@ impl CreateElicitationRequestMode {
             return Err(union::missing_tag("mode", "CreateElicitationRequestMode"));
         }
         Err(union::no_branch("CreateElicitationRequestMode", &value, first))
+    }
+}
+impl union::Kept for CreateElicitationRequestMode {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<ElicitationFormMode> for CreateElicitationRequestMode {
@@ -3203,7 +3240,7 @@ pub struct CreateElicitationResponse {
     )]
     pub meta: Patch<Meta>,
     /// The variant-dependent part of the object.
-    #[serde(flatten)]
+    #[serde(flatten, serialize_with = "union::flat")]
     pub action: CreateElicitationResponseAction,
 }
 impl CreateElicitationResponse {
@@ -3234,20 +3271,18 @@ pub enum CreateElicitationResponseAction {
     /// Agents that do not understand this action should preserve the raw
     /// payload when storing, replaying, proxying, or forwarding elicitation
     /// responses. They MUST NOT treat it as a known elicitation action.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl CreateElicitationResponseAction {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["accept", "decline", "cancel"];
-    /// The `action` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `action` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Accept { .. } => Some("accept"),
             Self::Decline { .. } => Some("decline"),
             Self::Cancel { .. } => Some("cancel"),
-            Self::Other(object) => {
-                object.get("action").and_then(serde_json::Value::as_str)
-            }
+            Self::Other(object) => object.get_str("action"),
         }
     }
 }
@@ -3321,6 +3356,11 @@ impl union::Streamed for CreateElicitationResponseAction {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl CreateElicitationResponseAction {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -3346,7 +3386,7 @@ impl CreateElicitationResponseAction {
                     }
                     1u32 => return Ok(Self::Decline),
                     2u32 => return Ok(Self::Cancel),
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -3357,6 +3397,15 @@ impl CreateElicitationResponseAction {
             return Err(union::missing_tag("action", "CreateElicitationResponseAction"));
         }
         Err(union::no_branch("CreateElicitationResponseAction", &value, first))
+    }
+}
+impl union::Kept for CreateElicitationResponseAction {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<ElicitationAcceptAction> for CreateElicitationResponseAction {
@@ -4127,7 +4176,7 @@ pub enum ElicitationPropertySchema {
     /// Clients that do not understand this property schema type should preserve
     /// the raw schema when storing, replaying, proxying, or forwarding
     /// elicitation requests. They MUST NOT render it as a known input control.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl ElicitationPropertySchema {
     /// The tag values this union knows.
@@ -4138,7 +4187,7 @@ impl ElicitationPropertySchema {
         "boolean",
         "array",
     ];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::String { .. } => Some("string"),
@@ -4146,7 +4195,7 @@ impl ElicitationPropertySchema {
             Self::Integer { .. } => Some("integer"),
             Self::Boolean { .. } => Some("boolean"),
             Self::Array { .. } => Some("array"),
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -4260,6 +4309,11 @@ impl union::Streamed for ElicitationPropertySchema {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl ElicitationPropertySchema {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -4302,7 +4356,7 @@ impl ElicitationPropertySchema {
                         return union::body(object, "type", "array")
                             .map(|b| Self::Array(Box::new(b)));
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -4313,6 +4367,15 @@ impl ElicitationPropertySchema {
             return Err(union::missing_tag("type", "ElicitationPropertySchema"));
         }
         Err(union::no_branch("ElicitationPropertySchema", &value, first))
+    }
+}
+impl union::Kept for ElicitationPropertySchema {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<StringPropertySchema> for ElicitationPropertySchema {
@@ -5413,7 +5476,7 @@ pub struct IdleStateUpdate {
     )]
     pub meta: Patch<Meta>,
     /// The variant-dependent part of the object.
-    #[serde(flatten)]
+    #[serde(flatten, serialize_with = "union::flat")]
     pub stop_reason: IdleStateUpdateStopReason,
 }
 #[cfg(feature = "unstable")]
@@ -5449,7 +5512,7 @@ pub enum IdleStateUpdateStopReason {
     ///
     /// Values beginning with `_` are reserved for implementation-specific
     /// extensions. Other unknown values are reserved for future ACP variants.
-    Other(JsonObject),
+    Other(Meta),
     /// No stop reason: `stopReason` is omitted or `null`.
     None(IdleStateUpdateStopReasonNone),
 }
@@ -5464,7 +5527,7 @@ impl IdleStateUpdateStopReason {
         "cancelled",
         "error",
     ];
-    /// The `stopReason` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `stopReason` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::EndTurn { .. } => Some("end_turn"),
@@ -5473,9 +5536,7 @@ impl IdleStateUpdateStopReason {
             Self::Refusal { .. } => Some("refusal"),
             Self::Cancelled { .. } => Some("cancelled"),
             Self::Error { .. } => Some("error"),
-            Self::Other(object) => {
-                object.get("stopReason").and_then(serde_json::Value::as_str)
-            }
+            Self::Other(object) => object.get_str("stopReason"),
             Self::None { .. } => None,
         }
     }
@@ -5583,6 +5644,11 @@ impl union::Streamed for IdleStateUpdateStopReason {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 #[cfg(feature = "unstable")]
 impl IdleStateUpdateStopReason {
@@ -5617,7 +5683,7 @@ impl IdleStateUpdateStopReason {
                         return union::body(object, "stopReason", "error")
                             .map(|b| Self::Error(Box::new(b)));
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -5635,6 +5701,16 @@ impl IdleStateUpdateStopReason {
             }
         }
         Err(union::no_branch("IdleStateUpdateStopReason", &value, first))
+    }
+}
+#[cfg(feature = "unstable")]
+impl union::Kept for IdleStateUpdateStopReason {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 #[cfg(feature = "unstable")]
@@ -7001,7 +7077,7 @@ pub enum McpServer {
     /// Added by the generator (the schema has no catch-all here), for the values a newer
     /// revision of this schema may send; decoding records each one it keeps
     /// (`lenient::LenientEvent::NotInSchema`).
-    Other(JsonObject),
+    Other(Meta),
 }
 impl McpServer {
     /// The tag values this union knows.
@@ -7009,7 +7085,7 @@ impl McpServer {
     pub const KNOWN_TAGS: &'static [&'static str] = &["http", "sse", "acp"];
     #[cfg(not(feature = "unstable"))]
     pub const KNOWN_TAGS: &'static [&'static str] = &["http", "sse"];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Http { .. } => Some("http"),
@@ -7017,7 +7093,7 @@ impl McpServer {
             #[cfg(feature = "unstable")]
             Self::Acp { .. } => Some("acp"),
             Self::Stdio { .. } => None,
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -7154,10 +7230,19 @@ impl McpServer {
             }
         }
         let value = match union::not_in_schema(value, "type", "McpServer") {
-            Ok(object) => return Ok(Self::Other(object)),
+            Ok(object) => return Ok(Self::Other(Meta::from(object))),
             Err(value) => value,
         };
         Err(union::no_branch("McpServer", &value, first))
+    }
+}
+impl union::Kept for McpServer {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<McpServerHttp> for McpServer {
@@ -7731,7 +7816,7 @@ pub enum MultiSelectItems {
     /// Multi-select string items with plain string values.
     String(StringMultiSelectItems),
     /// Custom or future typed multi-select items.
-    Other(JsonObject),
+    Other(Meta),
     /// Titled multi-select items with human-readable labels.
     ///
     /// As in MCP, titled items omit `type` and are identified by `anyOf`.
@@ -7740,11 +7825,11 @@ pub enum MultiSelectItems {
 impl MultiSelectItems {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["string"];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::String { .. } => Some("string"),
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
             Self::Titled { .. } => None,
         }
     }
@@ -7812,6 +7897,11 @@ impl union::Streamed for MultiSelectItems {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl MultiSelectItems {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -7833,7 +7923,7 @@ impl MultiSelectItems {
                     0u32 => {
                         return union::body(object, "type", "string").map(Self::String);
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -7851,6 +7941,15 @@ impl MultiSelectItems {
             }
         }
         Err(union::no_branch("MultiSelectItems", &value, first))
+    }
+}
+impl union::Kept for MultiSelectItems {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<StringMultiSelectItems> for MultiSelectItems {
@@ -8982,19 +9081,19 @@ pub enum PlanUpdateContent {
     /// Added by the generator (the schema has no catch-all here), for the values a newer
     /// revision of this schema may send; decoding records each one it keeps
     /// (`lenient::LenientEvent::NotInSchema`).
-    Other(JsonObject),
+    Other(Meta),
 }
 #[cfg(feature = "unstable")]
 impl PlanUpdateContent {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["items", "file", "markdown"];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Items { .. } => Some("items"),
             Self::File { .. } => Some("file"),
             Self::Markdown { .. } => Some("markdown"),
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -9082,6 +9181,11 @@ impl union::Streamed for PlanUpdateContent {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        lenient::note_not_in_schema_str("PlanUpdateContent", Some("type"), tag);
+        Ok(Self::Other(object))
+    }
 }
 #[cfg(feature = "unstable")]
 impl PlanUpdateContent {
@@ -9116,13 +9220,23 @@ impl PlanUpdateContent {
             other => other,
         };
         let value = match union::not_in_schema(value, "type", "PlanUpdateContent") {
-            Ok(object) => return Ok(Self::Other(object)),
+            Ok(object) => return Ok(Self::Other(Meta::from(object))),
             Err(value) => value,
         };
         if value.is_object() {
             return Err(union::missing_tag("type", "PlanUpdateContent"));
         }
         Err(union::no_branch("PlanUpdateContent", &value, first))
+    }
+}
+#[cfg(feature = "unstable")]
+impl union::Kept for PlanUpdateContent {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 #[cfg(feature = "unstable")]
@@ -10142,19 +10256,17 @@ pub enum RequestPermissionOutcome {
     /// Added by the generator (the schema has no catch-all here), for the values a newer
     /// revision of this schema may send; decoding records each one it keeps
     /// (`lenient::LenientEvent::NotInSchema`).
-    Other(JsonObject),
+    Other(Meta),
 }
 impl RequestPermissionOutcome {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["cancelled", "selected"];
-    /// The `outcome` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `outcome` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Cancelled { .. } => Some("cancelled"),
             Self::Selected { .. } => Some("selected"),
-            Self::Other(object) => {
-                object.get("outcome").and_then(serde_json::Value::as_str)
-            }
+            Self::Other(object) => object.get_str("outcome"),
         }
     }
 }
@@ -10226,6 +10338,15 @@ impl union::Streamed for RequestPermissionOutcome {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        lenient::note_not_in_schema_str(
+            "RequestPermissionOutcome",
+            Some("outcome"),
+            tag,
+        );
+        Ok(Self::Other(object))
+    }
 }
 impl RequestPermissionOutcome {
     /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
@@ -10261,13 +10382,22 @@ impl RequestPermissionOutcome {
             "outcome",
             "RequestPermissionOutcome",
         ) {
-            Ok(object) => return Ok(Self::Other(object)),
+            Ok(object) => return Ok(Self::Other(Meta::from(object))),
             Err(value) => value,
         };
         if value.is_object() {
             return Err(union::missing_tag("outcome", "RequestPermissionOutcome"));
         }
         Err(union::no_branch("RequestPermissionOutcome", &value, first))
+    }
+}
+impl union::Kept for RequestPermissionOutcome {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<SelectedPermissionOutcome> for RequestPermissionOutcome {
@@ -11295,7 +11425,7 @@ pub struct SessionConfigOption {
     )]
     pub meta: Patch<Meta>,
     /// The variant-dependent part of the object.
-    #[serde(flatten)]
+    #[serde(flatten, serialize_with = "union::flat")]
     pub r#type: SessionConfigOptionType,
 }
 impl SessionConfigOption {
@@ -11416,17 +11546,17 @@ pub enum SessionConfigOptionType {
     /// Added by the generator (the schema has no catch-all here), for the values a newer
     /// revision of this schema may send; decoding records each one it keeps
     /// (`lenient::LenientEvent::NotInSchema`).
-    Other(JsonObject),
+    Other(Meta),
 }
 impl SessionConfigOptionType {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["select", "boolean"];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Select { .. } => Some("select"),
             Self::Boolean { .. } => Some("boolean"),
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -11500,6 +11630,11 @@ impl union::Streamed for SessionConfigOptionType {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        lenient::note_not_in_schema_str("SessionConfigOptionType", Some("type"), tag);
+        Ok(Self::Other(object))
+    }
 }
 impl SessionConfigOptionType {
     /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
@@ -11536,13 +11671,22 @@ impl SessionConfigOptionType {
             "type",
             "SessionConfigOptionType",
         ) {
-            Ok(object) => return Ok(Self::Other(object)),
+            Ok(object) => return Ok(Self::Other(Meta::from(object))),
             Err(value) => value,
         };
         if value.is_object() {
             return Err(union::missing_tag("type", "SessionConfigOptionType"));
         }
         Err(union::no_branch("SessionConfigOptionType", &value, first))
+    }
+}
+impl union::Kept for SessionConfigOptionType {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<SessionConfigSelect> for SessionConfigOptionType {
@@ -12946,7 +13090,7 @@ pub enum SessionUpdate {
     /// Added by the generator (the schema has no catch-all here), for the values a newer
     /// revision of this schema may send; decoding records each one it keeps
     /// (`lenient::LenientEvent::NotInSchema`).
-    Other(JsonObject),
+    Other(Meta),
 }
 impl SessionUpdate {
     /// The tag values this union knows.
@@ -12989,7 +13133,7 @@ impl SessionUpdate {
         "compaction_update",
         "compaction_summary_chunk",
     ];
-    /// The `sessionUpdate` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `sessionUpdate` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::UserMessageChunk { .. } => Some("user_message_chunk"),
@@ -13016,9 +13160,7 @@ impl SessionUpdate {
             Self::SessionMessage { .. } => Some("session_message"),
             #[cfg(feature = "unstable")]
             Self::SessionMessageChunk { .. } => Some("session_message_chunk"),
-            Self::Other(object) => {
-                object.get("sessionUpdate").and_then(serde_json::Value::as_str)
-            }
+            Self::Other(object) => object.get_str("sessionUpdate"),
         }
     }
 }
@@ -13370,6 +13512,11 @@ impl union::Streamed for SessionUpdate {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        lenient::note_not_in_schema_str("SessionUpdate", Some("sessionUpdate"), tag);
+        Ok(Self::Other(object))
+    }
 }
 impl SessionUpdate {
     /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
@@ -13531,13 +13678,22 @@ impl SessionUpdate {
             other => other,
         };
         let value = match union::not_in_schema(value, "sessionUpdate", "SessionUpdate") {
-            Ok(object) => return Ok(Self::Other(object)),
+            Ok(object) => return Ok(Self::Other(Meta::from(object))),
             Err(value) => value,
         };
         if value.is_object() {
             return Err(union::missing_tag("sessionUpdate", "SessionUpdate"));
         }
         Err(union::no_branch("SessionUpdate", &value, first))
+    }
+}
+impl union::Kept for SessionUpdate {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<ToolCall> for SessionUpdate {
@@ -13742,7 +13898,7 @@ pub struct SetSessionConfigOptionRequest {
     )]
     pub meta: Patch<Meta>,
     /// The variant-dependent part of the object.
-    #[serde(flatten)]
+    #[serde(flatten, serialize_with = "union::flat")]
     pub r#type: SetSessionConfigOptionRequestType,
 }
 impl SetSessionConfigOptionRequest {
@@ -13777,17 +13933,17 @@ pub enum SetSessionConfigOptionRequestType {
     /// Added by the generator (the schema has no catch-all here), for the values a newer
     /// revision of this schema may send; decoding records each one it keeps
     /// (`lenient::LenientEvent::NotInSchema`).
-    Other(JsonObject),
+    Other(Meta),
 }
 impl SetSessionConfigOptionRequestType {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["boolean"];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Boolean { .. } => Some("boolean"),
             Self::ValueId { .. } => None,
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -13901,10 +14057,19 @@ impl SetSessionConfigOptionRequestType {
             "type",
             "SetSessionConfigOptionRequestType",
         ) {
-            Ok(object) => return Ok(Self::Other(object)),
+            Ok(object) => return Ok(Self::Other(Meta::from(object))),
             Err(value) => value,
         };
         Err(union::no_branch("SetSessionConfigOptionRequestType", &value, first))
+    }
+}
+impl union::Kept for SetSessionConfigOptionRequestType {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<SetSessionConfigOptionRequestTypeBoolean>
@@ -14170,7 +14335,7 @@ pub enum StateUpdate {
     ///
     /// Values beginning with `_` are reserved for implementation-specific
     /// extensions. Other unknown values are reserved for future ACP variants.
-    Other(JsonObject),
+    Other(Meta),
 }
 #[cfg(feature = "unstable")]
 impl StateUpdate {
@@ -14181,16 +14346,14 @@ impl StateUpdate {
         "requires_action",
         "unknown",
     ];
-    /// The `state` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `state` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Running { .. } => Some("running"),
             Self::Idle { .. } => Some("idle"),
             Self::RequiresAction { .. } => Some("requires_action"),
             Self::Unknown { .. } => Some("unknown"),
-            Self::Other(object) => {
-                object.get("state").and_then(serde_json::Value::as_str)
-            }
+            Self::Other(object) => object.get_str("state"),
         }
     }
 }
@@ -14292,6 +14455,11 @@ impl union::Streamed for StateUpdate {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 #[cfg(feature = "unstable")]
 impl StateUpdate {
@@ -14328,7 +14496,7 @@ impl StateUpdate {
                     3u32 => {
                         return union::body(object, "state", "unknown").map(Self::Unknown);
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -14339,6 +14507,16 @@ impl StateUpdate {
             return Err(union::missing_tag("state", "StateUpdate"));
         }
         Err(union::no_branch("StateUpdate", &value, first))
+    }
+}
+#[cfg(feature = "unstable")]
+impl union::Kept for StateUpdate {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 #[cfg(feature = "unstable")]
@@ -15514,18 +15692,18 @@ pub enum ToolCallContent {
     /// Added by the generator (the schema has no catch-all here), for the values a newer
     /// revision of this schema may send; decoding records each one it keeps
     /// (`lenient::LenientEvent::NotInSchema`).
-    Other(JsonObject),
+    Other(Meta),
 }
 impl ToolCallContent {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["content", "diff", "terminal"];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Content { .. } => Some("content"),
             Self::Diff { .. } => Some("diff"),
             Self::Terminal { .. } => Some("terminal"),
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -15611,6 +15789,11 @@ impl union::Streamed for ToolCallContent {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        lenient::note_not_in_schema_str("ToolCallContent", Some("type"), tag);
+        Ok(Self::Other(object))
+    }
 }
 impl ToolCallContent {
     /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
@@ -15650,13 +15833,22 @@ impl ToolCallContent {
             other => other,
         };
         let value = match union::not_in_schema(value, "type", "ToolCallContent") {
-            Ok(object) => return Ok(Self::Other(object)),
+            Ok(object) => return Ok(Self::Other(Meta::from(object))),
             Err(value) => value,
         };
         if value.is_object() {
             return Err(union::missing_tag("type", "ToolCallContent"));
         }
         Err(union::no_branch("ToolCallContent", &value, first))
+    }
+}
+impl union::Kept for ToolCallContent {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<Content> for ToolCallContent {

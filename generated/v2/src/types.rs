@@ -3,7 +3,7 @@
 #![allow(clippy::large_enum_variant, clippy::derivable_impls)]
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 #[allow(unused_imports)]
-use crate::support::{lenient, union, Defaulted, JsonObject, Meta, Patch};
+use crate::support::{lenient, union, Defaulted, Meta, Patch};
 /// An absolute filesystem path used by the protocol.
 ///
 /// Uses the native syntax of the machine the Agent runs on, such as `/home/user/project`,
@@ -882,17 +882,17 @@ pub enum AuthMethod {
     /// Clients that do not understand this method type should preserve the raw
     /// payload when storing, replaying, proxying, or forwarding initialization
     /// data, and otherwise ignore the method or display it generically.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl AuthMethod {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["terminal", "agent"];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Terminal { .. } => Some("terminal"),
             Self::Agent { .. } => Some("agent"),
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -970,6 +970,11 @@ impl union::Streamed for AuthMethod {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl AuthMethod {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -997,7 +1002,7 @@ impl AuthMethod {
                         return union::body(object, "type", "agent")
                             .map(|b| Self::Agent(Box::new(b)));
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -1008,6 +1013,15 @@ impl AuthMethod {
             return Err(union::missing_tag("type", "AuthMethod"));
         }
         Err(union::no_branch("AuthMethod", &value, first))
+    }
+}
+impl union::Kept for AuthMethod {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<AuthMethodTerminal> for AuthMethod {
@@ -1471,16 +1485,16 @@ pub enum AvailableCommand {
     /// payload when storing, replaying, proxying, or forwarding command
     /// metadata, and otherwise ignore the command or display it as a plain
     /// command using its `name` and `description`.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl AvailableCommand {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["command"];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Command { .. } => Some("command"),
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -1546,6 +1560,11 @@ impl union::Streamed for AvailableCommand {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl AvailableCommand {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -1568,7 +1587,7 @@ impl AvailableCommand {
                         return union::body(object, "type", "command")
                             .map(|b| Self::Command(Box::new(b)));
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -1579,6 +1598,15 @@ impl AvailableCommand {
             return Err(union::missing_tag("type", "AvailableCommand"));
         }
         Err(union::no_branch("AvailableCommand", &value, first))
+    }
+}
+impl union::Kept for AvailableCommand {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<Command> for AvailableCommand {
@@ -1601,16 +1629,16 @@ pub enum AvailableCommandInput {
     /// payload when storing, replaying, proxying, or forwarding command
     /// metadata, and otherwise ignore the input specification or display the
     /// command without structured input.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl AvailableCommandInput {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["text"];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Text { .. } => Some("text"),
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -1674,6 +1702,11 @@ impl union::Streamed for AvailableCommandInput {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl AvailableCommandInput {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -1693,7 +1726,7 @@ impl AvailableCommandInput {
                 };
                 match which {
                     0u32 => return union::body(object, "type", "text").map(Self::Text),
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -1704,6 +1737,15 @@ impl AvailableCommandInput {
             return Err(union::missing_tag("type", "AvailableCommandInput"));
         }
         Err(union::no_branch("AvailableCommandInput", &value, first))
+    }
+}
+impl union::Kept for AvailableCommandInput {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<TextCommandInput> for AvailableCommandInput {
@@ -1877,7 +1919,7 @@ pub enum BackgroundWork {
     ///
     /// An unknown item still means background work is running, even when the Client
     /// cannot show what it is.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl BackgroundWork {
     /// The tag values this union knows.
@@ -1889,14 +1931,14 @@ impl BackgroundWork {
     ];
     #[cfg(not(feature = "unstable"))]
     pub const KNOWN_TAGS: &'static [&'static str] = &["terminal", "tool_call"];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Terminal { .. } => Some("terminal"),
             Self::ToolCall { .. } => Some("tool_call"),
             #[cfg(feature = "unstable")]
             Self::Subagent { .. } => Some("subagent"),
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -1983,6 +2025,11 @@ impl union::Streamed for BackgroundWork {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl BackgroundWork {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -2017,7 +2064,7 @@ impl BackgroundWork {
                         return union::body(object, "type", "subagent")
                             .map(Self::Subagent);
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -2028,6 +2075,15 @@ impl BackgroundWork {
             return Err(union::missing_tag("type", "BackgroundWork"));
         }
         Err(union::no_branch("BackgroundWork", &value, first))
+    }
+}
+impl union::Kept for BackgroundWork {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<BackgroundTerminal> for BackgroundWork {
@@ -3346,7 +3402,7 @@ pub enum ContentBlock {
     /// and otherwise ignore it or display it generically. Agents MUST reject a
     /// `session/prompt` request with a content block type they do not support
     /// with `-32602`.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl ContentBlock {
     /// The tag values this union knows.
@@ -3357,7 +3413,7 @@ impl ContentBlock {
         "resource_link",
         "resource",
     ];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Text { .. } => Some("text"),
@@ -3365,7 +3421,7 @@ impl ContentBlock {
             Self::Audio { .. } => Some("audio"),
             Self::ResourceLink { .. } => Some("resource_link"),
             Self::Resource { .. } => Some("resource"),
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -3480,6 +3536,11 @@ impl union::Streamed for ContentBlock {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl ContentBlock {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -3522,7 +3583,7 @@ impl ContentBlock {
                         return union::body(object, "type", "resource")
                             .map(|b| Self::Resource(Box::new(b)));
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -3533,6 +3594,15 @@ impl ContentBlock {
             return Err(union::missing_tag("type", "ContentBlock"));
         }
         Err(union::no_branch("ContentBlock", &value, first))
+    }
+}
+impl union::Kept for ContentBlock {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<TextContent> for ContentBlock {
@@ -3668,7 +3738,7 @@ pub struct CreateElicitationRequest {
     )]
     pub meta: Patch<Meta>,
     /// The variant-dependent part of the object.
-    #[serde(flatten)]
+    #[serde(flatten, serialize_with = "union::flat")]
     pub mode: CreateElicitationRequestMode,
 }
 impl CreateElicitationRequest {
@@ -3698,17 +3768,17 @@ pub enum CreateElicitationRequestMode {
     /// Clients that do not understand this mode should preserve the raw payload
     /// when storing, replaying, proxying, or forwarding elicitation requests.
     /// They MUST NOT render it as a known elicitation mode.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl CreateElicitationRequestMode {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["form", "url"];
-    /// The `mode` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `mode` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Form { .. } => Some("form"),
             Self::Url { .. } => Some("url"),
-            Self::Other(object) => object.get("mode").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("mode"),
         }
     }
 }
@@ -3782,6 +3852,11 @@ impl union::Streamed for CreateElicitationRequestMode {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl CreateElicitationRequestMode {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -3809,7 +3884,7 @@ impl CreateElicitationRequestMode {
                         return union::body(object, "mode", "url")
                             .map(|b| Self::Url(Box::new(b)));
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -3820,6 +3895,15 @@ impl CreateElicitationRequestMode {
             return Err(union::missing_tag("mode", "CreateElicitationRequestMode"));
         }
         Err(union::no_branch("CreateElicitationRequestMode", &value, first))
+    }
+}
+impl union::Kept for CreateElicitationRequestMode {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<ElicitationFormMode> for CreateElicitationRequestMode {
@@ -3850,7 +3934,7 @@ pub struct CreateElicitationResponse {
     )]
     pub meta: Patch<Meta>,
     /// The variant-dependent part of the object.
-    #[serde(flatten)]
+    #[serde(flatten, serialize_with = "union::flat")]
     pub action: CreateElicitationResponseAction,
 }
 impl CreateElicitationResponse {
@@ -3881,20 +3965,18 @@ pub enum CreateElicitationResponseAction {
     /// Agents that do not understand this action should preserve the raw
     /// payload when storing, replaying, proxying, or forwarding elicitation
     /// responses, and otherwise MUST handle it as `cancel`.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl CreateElicitationResponseAction {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["accept", "decline", "cancel"];
-    /// The `action` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `action` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Accept { .. } => Some("accept"),
             Self::Decline { .. } => Some("decline"),
             Self::Cancel { .. } => Some("cancel"),
-            Self::Other(object) => {
-                object.get("action").and_then(serde_json::Value::as_str)
-            }
+            Self::Other(object) => object.get_str("action"),
         }
     }
 }
@@ -3968,6 +4050,11 @@ impl union::Streamed for CreateElicitationResponseAction {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl CreateElicitationResponseAction {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -3993,7 +4080,7 @@ impl CreateElicitationResponseAction {
                     }
                     1u32 => return Ok(Self::Decline),
                     2u32 => return Ok(Self::Cancel),
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -4004,6 +4091,15 @@ impl CreateElicitationResponseAction {
             return Err(union::missing_tag("action", "CreateElicitationResponseAction"));
         }
         Err(union::no_branch("CreateElicitationResponseAction", &value, first))
+    }
+}
+impl union::Kept for CreateElicitationResponseAction {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<ElicitationAcceptAction> for CreateElicitationResponseAction {
@@ -4166,7 +4262,7 @@ pub struct DiffChange {
     )]
     pub meta: Patch<Meta>,
     /// The variant-dependent part of the object.
-    #[serde(flatten)]
+    #[serde(flatten, serialize_with = "union::flat")]
     pub operation: DiffChangeOperation,
 }
 impl DiffChange {
@@ -4199,7 +4295,7 @@ pub enum DiffChangeOperation {
     /// Values beginning with `_` are reserved for implementation-specific
     /// extensions. Unknown values that do not begin with `_` are reserved for
     /// future ACP variants.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl DiffChangeOperation {
     /// The tag values this union knows.
@@ -4210,7 +4306,7 @@ impl DiffChangeOperation {
         "move",
         "copy",
     ];
-    /// The `operation` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `operation` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Add { .. } => Some("add"),
@@ -4218,9 +4314,7 @@ impl DiffChangeOperation {
             Self::Modify { .. } => Some("modify"),
             Self::Move { .. } => Some("move"),
             Self::Copy { .. } => Some("copy"),
-            Self::Other(object) => {
-                object.get("operation").and_then(serde_json::Value::as_str)
-            }
+            Self::Other(object) => object.get_str("operation"),
         }
     }
 }
@@ -4325,6 +4419,11 @@ impl union::Streamed for DiffChangeOperation {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl DiffChangeOperation {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -4362,7 +4461,7 @@ impl DiffChangeOperation {
                     4u32 => {
                         return union::body(object, "operation", "copy").map(Self::Copy);
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -4373,6 +4472,15 @@ impl DiffChangeOperation {
             return Err(union::missing_tag("operation", "DiffChangeOperation"));
         }
         Err(union::no_branch("DiffChangeOperation", &value, first))
+    }
+}
+impl union::Kept for DiffChangeOperation {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 /// Kind of file content represented by a diff change.
@@ -5134,7 +5242,7 @@ pub enum ElicitationPropertySchema {
     /// Clients that do not understand this property schema type should preserve
     /// the raw schema when storing, replaying, proxying, or forwarding
     /// elicitation requests. They MUST NOT render it as a known input control.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl ElicitationPropertySchema {
     /// The tag values this union knows.
@@ -5145,7 +5253,7 @@ impl ElicitationPropertySchema {
         "boolean",
         "array",
     ];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::String { .. } => Some("string"),
@@ -5153,7 +5261,7 @@ impl ElicitationPropertySchema {
             Self::Integer { .. } => Some("integer"),
             Self::Boolean { .. } => Some("boolean"),
             Self::Array { .. } => Some("array"),
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -5267,6 +5375,11 @@ impl union::Streamed for ElicitationPropertySchema {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl ElicitationPropertySchema {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -5309,7 +5422,7 @@ impl ElicitationPropertySchema {
                         return union::body(object, "type", "array")
                             .map(|b| Self::Array(Box::new(b)));
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -5320,6 +5433,15 @@ impl ElicitationPropertySchema {
             return Err(union::missing_tag("type", "ElicitationPropertySchema"));
         }
         Err(union::no_branch("ElicitationPropertySchema", &value, first))
+    }
+}
+impl union::Kept for ElicitationPropertySchema {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<StringPropertySchema> for ElicitationPropertySchema {
@@ -6584,7 +6706,7 @@ pub struct IdleStateUpdate {
     )]
     pub meta: Patch<Meta>,
     /// The variant-dependent part of the object.
-    #[serde(flatten)]
+    #[serde(flatten, serialize_with = "union::flat")]
     pub stop_reason: IdleStateUpdateStopReason,
 }
 impl IdleStateUpdate {
@@ -6635,7 +6757,7 @@ pub enum IdleStateUpdateStopReason {
     /// Values beginning with `_` are reserved for implementation-specific
     /// extensions. Unknown values that do not begin with `_` are reserved for
     /// future ACP variants.
-    Other(JsonObject),
+    Other(Meta),
     /// No stop reason: `stopReason` is omitted or `null`.
     None(IdleStateUpdateStopReasonNone),
 }
@@ -6649,7 +6771,7 @@ impl IdleStateUpdateStopReason {
         "cancelled",
         "error",
     ];
-    /// The `stopReason` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `stopReason` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::EndTurn { .. } => Some("end_turn"),
@@ -6658,9 +6780,7 @@ impl IdleStateUpdateStopReason {
             Self::Refusal { .. } => Some("refusal"),
             Self::Cancelled { .. } => Some("cancelled"),
             Self::Error { .. } => Some("error"),
-            Self::Other(object) => {
-                object.get("stopReason").and_then(serde_json::Value::as_str)
-            }
+            Self::Other(object) => object.get_str("stopReason"),
             Self::None { .. } => None,
         }
     }
@@ -6764,6 +6884,11 @@ impl union::Streamed for IdleStateUpdateStopReason {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl IdleStateUpdateStopReason {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -6797,7 +6922,7 @@ impl IdleStateUpdateStopReason {
                         return union::body(object, "stopReason", "error")
                             .map(|b| Self::Error(Box::new(b)));
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -6815,6 +6940,15 @@ impl IdleStateUpdateStopReason {
             }
         }
         Err(union::no_branch("IdleStateUpdateStopReason", &value, first))
+    }
+}
+impl union::Kept for IdleStateUpdateStopReason {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<ErrorStopReason> for IdleStateUpdateStopReason {
@@ -7899,7 +8033,7 @@ pub enum McpServer {
     /// payload when storing, replaying, proxying, or forwarding session setup
     /// data. Agents MUST reject a request with a transport they do not support
     /// with `-32602`.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl McpServer {
     /// The tag values this union knows.
@@ -7907,14 +8041,14 @@ impl McpServer {
     pub const KNOWN_TAGS: &'static [&'static str] = &["http", "acp", "stdio"];
     #[cfg(not(feature = "unstable"))]
     pub const KNOWN_TAGS: &'static [&'static str] = &["http", "stdio"];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Http { .. } => Some("http"),
             #[cfg(feature = "unstable")]
             Self::Acp { .. } => Some("acp"),
             Self::Stdio { .. } => Some("stdio"),
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -8003,6 +8137,11 @@ impl union::Streamed for McpServer {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl McpServer {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -8034,7 +8173,7 @@ impl McpServer {
                         return union::body(object, "type", "stdio")
                             .map(|b| Self::Stdio(Box::new(b)));
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -8045,6 +8184,15 @@ impl McpServer {
             return Err(union::missing_tag("type", "McpServer"));
         }
         Err(union::no_branch("McpServer", &value, first))
+    }
+}
+impl union::Kept for McpServer {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<McpServerHttp> for McpServer {
@@ -8660,7 +8808,7 @@ pub enum MultiSelectItems {
     /// Multi-select string items with plain string values.
     String(StringMultiSelectItems),
     /// Custom or future typed multi-select items.
-    Other(JsonObject),
+    Other(Meta),
     /// Titled multi-select items with human-readable labels.
     ///
     /// As in MCP, titled items omit `type` and are identified by `anyOf`.
@@ -8669,11 +8817,11 @@ pub enum MultiSelectItems {
 impl MultiSelectItems {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["string"];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::String { .. } => Some("string"),
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
             Self::Titled { .. } => None,
         }
     }
@@ -8741,6 +8889,11 @@ impl union::Streamed for MultiSelectItems {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl MultiSelectItems {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -8762,7 +8915,7 @@ impl MultiSelectItems {
                     0u32 => {
                         return union::body(object, "type", "string").map(Self::String);
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -8780,6 +8933,15 @@ impl MultiSelectItems {
             }
         }
         Err(union::no_branch("MultiSelectItems", &value, first))
+    }
+}
+impl union::Kept for MultiSelectItems {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<StringMultiSelectItems> for MultiSelectItems {
@@ -9827,7 +9989,7 @@ pub enum PlanUpdateContent {
     /// raw payload when storing, replaying, proxying, or forwarding plans, and
     /// otherwise ignore it or display it generically. It still replaces any earlier
     /// content for the same `planId`.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl PlanUpdateContent {
     /// The tag values this union knows.
@@ -9835,7 +9997,7 @@ impl PlanUpdateContent {
     pub const KNOWN_TAGS: &'static [&'static str] = &["items", "file", "markdown"];
     #[cfg(not(feature = "unstable"))]
     pub const KNOWN_TAGS: &'static [&'static str] = &["items"];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Items { .. } => Some("items"),
@@ -9843,7 +10005,7 @@ impl PlanUpdateContent {
             Self::File { .. } => Some("file"),
             #[cfg(feature = "unstable")]
             Self::Markdown { .. } => Some("markdown"),
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -9933,6 +10095,11 @@ impl union::Streamed for PlanUpdateContent {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl PlanUpdateContent {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -9963,7 +10130,7 @@ impl PlanUpdateContent {
                         return union::body(object, "type", "markdown")
                             .map(Self::Markdown);
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -9974,6 +10141,15 @@ impl PlanUpdateContent {
             return Err(union::missing_tag("type", "PlanUpdateContent"));
         }
         Err(union::no_branch("PlanUpdateContent", &value, first))
+    }
+}
+impl union::Kept for PlanUpdateContent {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<PlanItems> for PlanUpdateContent {
@@ -10924,16 +11100,16 @@ pub enum ReplayFrom {
     /// proxying, or forwarding requests. Agents that do not support this cursor
     /// MUST reject the request with `-32602` (Invalid params), rather than
     /// substituting another cursor or resuming without replay.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl ReplayFrom {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["start"];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Start { .. } => Some("start"),
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -10997,6 +11173,11 @@ impl union::Streamed for ReplayFrom {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl ReplayFrom {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -11016,7 +11197,7 @@ impl ReplayFrom {
                 };
                 match which {
                     0u32 => return union::body(object, "type", "start").map(Self::Start),
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -11027,6 +11208,15 @@ impl ReplayFrom {
             return Err(union::missing_tag("type", "ReplayFrom"));
         }
         Err(union::no_branch("ReplayFrom", &value, first))
+    }
+}
+impl union::Kept for ReplayFrom {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<ReplayFromStart> for ReplayFrom {
@@ -11184,19 +11374,17 @@ pub enum RequestPermissionOutcome {
     /// They should preserve the raw payload when storing, replaying, proxying, or
     /// forwarding permission responses, and otherwise fail or decline the
     /// permission request according to policy.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl RequestPermissionOutcome {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["cancelled", "selected"];
-    /// The `outcome` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `outcome` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Cancelled { .. } => Some("cancelled"),
             Self::Selected { .. } => Some("selected"),
-            Self::Other(object) => {
-                object.get("outcome").and_then(serde_json::Value::as_str)
-            }
+            Self::Other(object) => object.get_str("outcome"),
         }
     }
 }
@@ -11275,6 +11463,11 @@ impl union::Streamed for RequestPermissionOutcome {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl RequestPermissionOutcome {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -11302,7 +11495,7 @@ impl RequestPermissionOutcome {
                         return union::body(object, "outcome", "selected")
                             .map(Self::Selected);
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -11313,6 +11506,15 @@ impl RequestPermissionOutcome {
             return Err(union::missing_tag("outcome", "RequestPermissionOutcome"));
         }
         Err(union::no_branch("RequestPermissionOutcome", &value, first))
+    }
+}
+impl union::Kept for RequestPermissionOutcome {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<CancelledPermissionOutcome> for RequestPermissionOutcome {
@@ -11439,17 +11641,17 @@ pub enum RequestPermissionSubject {
     /// payload when storing, replaying, proxying, or forwarding permission
     /// requests, and otherwise display a generic permission prompt or decline it
     /// according to policy.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl RequestPermissionSubject {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["tool_call", "command"];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::ToolCall { .. } => Some("tool_call"),
             Self::Command { .. } => Some("command"),
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -11527,6 +11729,11 @@ impl union::Streamed for RequestPermissionSubject {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl RequestPermissionSubject {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -11554,7 +11761,7 @@ impl RequestPermissionSubject {
                         return union::body(object, "type", "command")
                             .map(|b| Self::Command(Box::new(b)));
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -11565,6 +11772,15 @@ impl RequestPermissionSubject {
             return Err(union::missing_tag("type", "RequestPermissionSubject"));
         }
         Err(union::no_branch("RequestPermissionSubject", &value, first))
+    }
+}
+impl union::Kept for RequestPermissionSubject {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<ToolCallPermissionSubject> for RequestPermissionSubject {
@@ -12576,7 +12792,7 @@ pub struct SessionConfigOption {
     )]
     pub meta: Patch<Meta>,
     /// The variant-dependent part of the object.
-    #[serde(flatten)]
+    #[serde(flatten, serialize_with = "union::flat")]
     pub r#type: SessionConfigOptionType,
 }
 impl SessionConfigOption {
@@ -12705,17 +12921,17 @@ pub enum SessionConfigOptionType {
     /// Clients that do not understand this option type should preserve the raw
     /// payload when storing, replaying, proxying, or forwarding configuration
     /// data, and otherwise ignore the option. The Agent keeps using its `currentValue`.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl SessionConfigOptionType {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["select", "boolean"];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Select { .. } => Some("select"),
             Self::Boolean { .. } => Some("boolean"),
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -12789,6 +13005,11 @@ impl union::Streamed for SessionConfigOptionType {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl SessionConfigOptionType {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -12814,7 +13035,7 @@ impl SessionConfigOptionType {
                     1u32 => {
                         return union::body(object, "type", "boolean").map(Self::Boolean);
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -12825,6 +13046,15 @@ impl SessionConfigOptionType {
             return Err(union::missing_tag("type", "SessionConfigOptionType"));
         }
         Err(union::no_branch("SessionConfigOptionType", &value, first))
+    }
+}
+impl union::Kept for SessionConfigOptionType {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<SessionConfigSelect> for SessionConfigOptionType {
@@ -14076,7 +14306,7 @@ pub enum SessionUpdate {
     /// Receivers that do not understand this update type should preserve the
     /// raw payload when storing, replaying, proxying, or forwarding session
     /// history, and otherwise ignore it or display it generically.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl SessionUpdate {
     /// The tag values this union knows.
@@ -14128,7 +14358,7 @@ impl SessionUpdate {
         "compaction_update",
         "compaction_summary_chunk",
     ];
-    /// The `sessionUpdate` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `sessionUpdate` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::UserMessageChunk { .. } => Some("user_message_chunk"),
@@ -14158,9 +14388,7 @@ impl SessionUpdate {
             Self::SessionMessage { .. } => Some("session_message"),
             #[cfg(feature = "unstable")]
             Self::SessionMessageChunk { .. } => Some("session_message_chunk"),
-            Self::Other(object) => {
-                object.get("sessionUpdate").and_then(serde_json::Value::as_str)
-            }
+            Self::Other(object) => object.get_str("sessionUpdate"),
         }
     }
 }
@@ -14571,6 +14799,11 @@ impl union::Streamed for SessionUpdate {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl SessionUpdate {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -14747,7 +14980,7 @@ impl SessionUpdate {
                             )
                             .map(|b| Self::SessionMessageChunk(Box::new(b)));
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -14758,6 +14991,15 @@ impl SessionUpdate {
             return Err(union::missing_tag("sessionUpdate", "SessionUpdate"));
         }
         Err(union::no_branch("SessionUpdate", &value, first))
+    }
+}
+impl union::Kept for SessionUpdate {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<UserMessage> for SessionUpdate {
@@ -14987,7 +15229,7 @@ pub struct SetSessionConfigOptionRequest {
     )]
     pub meta: Patch<Meta>,
     /// The variant-dependent part of the object.
-    #[serde(flatten)]
+    #[serde(flatten, serialize_with = "union::flat")]
     pub r#type: SetSessionConfigOptionRequestType,
 }
 impl SetSessionConfigOptionRequest {
@@ -15021,17 +15263,17 @@ pub enum SetSessionConfigOptionRequestType {
     ///
     /// Agents MUST reject a `session/set_config_option` request with a value type
     /// they do not support with `-32602`.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl SetSessionConfigOptionRequestType {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["id", "boolean"];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Id { .. } => Some("id"),
             Self::Boolean { .. } => Some("boolean"),
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -15106,6 +15348,11 @@ impl union::Streamed for SetSessionConfigOptionRequestType {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl SetSessionConfigOptionRequestType {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -15129,7 +15376,7 @@ impl SetSessionConfigOptionRequestType {
                     1u32 => {
                         return union::body(object, "type", "boolean").map(Self::Boolean);
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -15140,6 +15387,15 @@ impl SetSessionConfigOptionRequestType {
             return Err(union::missing_tag("type", "SetSessionConfigOptionRequestType"));
         }
         Err(union::no_branch("SetSessionConfigOptionRequestType", &value, first))
+    }
+}
+impl union::Kept for SetSessionConfigOptionRequestType {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<SetSessionConfigOptionRequestTypeId> for SetSessionConfigOptionRequestType {
@@ -15373,7 +15629,7 @@ pub enum StateUpdate {
     /// Clients MUST NOT treat an unrecognized state as `idle` or present the
     /// previous state as confirmed, and show a generic busy state until a known
     /// state arrives.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl StateUpdate {
     /// The tag values this union knows.
@@ -15390,7 +15646,7 @@ impl StateUpdate {
         "idle",
         "requires_action",
     ];
-    /// The `state` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `state` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Running { .. } => Some("running"),
@@ -15398,9 +15654,7 @@ impl StateUpdate {
             Self::RequiresAction { .. } => Some("requires_action"),
             #[cfg(feature = "unstable")]
             Self::Unknown { .. } => Some("unknown"),
-            Self::Other(object) => {
-                object.get("state").and_then(serde_json::Value::as_str)
-            }
+            Self::Other(object) => object.get_str("state"),
         }
     }
 }
@@ -15501,6 +15755,11 @@ impl union::Streamed for StateUpdate {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl StateUpdate {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -15538,7 +15797,7 @@ impl StateUpdate {
                     3u32 => {
                         return union::body(object, "state", "unknown").map(Self::Unknown);
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -15549,6 +15808,15 @@ impl StateUpdate {
             return Err(union::missing_tag("state", "StateUpdate"));
         }
         Err(union::no_branch("StateUpdate", &value, first))
+    }
+}
+impl union::Kept for StateUpdate {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<RunningStateUpdate> for StateUpdate {
@@ -16832,18 +17100,18 @@ pub enum ToolCallContent {
     /// Receivers that do not understand this content type should preserve the
     /// raw payload when storing, replaying, proxying, or forwarding tool call
     /// output, and otherwise ignore it or display it generically.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl ToolCallContent {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["content", "diff", "terminal"];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Content { .. } => Some("content"),
             Self::Diff { .. } => Some("diff"),
             Self::Terminal { .. } => Some("terminal"),
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -16929,6 +17197,11 @@ impl union::Streamed for ToolCallContent {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl ToolCallContent {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -16961,7 +17234,7 @@ impl ToolCallContent {
                         return union::body(object, "type", "terminal")
                             .map(Self::Terminal);
                     }
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -16972,6 +17245,15 @@ impl ToolCallContent {
             return Err(union::missing_tag("type", "ToolCallContent"));
         }
         Err(union::no_branch("ToolCallContent", &value, first))
+    }
+}
+impl union::Kept for ToolCallContent {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<Content> for ToolCallContent {

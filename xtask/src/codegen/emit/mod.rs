@@ -59,7 +59,7 @@ pub fn types_module(p: &Protocol, sources: &str) -> Result<String, String> {
 
         use serde::{Deserialize, Deserializer, Serialize, Serializer};
         #[allow(unused_imports)]
-        use crate::support::{lenient, union, Defaulted, JsonObject, Meta, Patch};
+        use crate::support::{lenient, union, Defaulted, Meta, Patch};
 
         #(#items)*
 

@@ -31,9 +31,20 @@ impl Emitter<'_> {
         if let Some(fl) = &s.flatten {
             let fname = ident(&fl.name);
             let ty = self.rust(&TypeRef::Named(fl.ty), fl.boxed);
+            // A catch-all keeps its object as text, which serde's flattening cannot take in
+            // place of entries: `union::flat` writes that one as a map.
+            let kept = match &self.p.get(fl.ty).kind {
+                TypeKind::Union(u) => u.variants.iter().any(|v| matches!(v.kind, VariantKind::CatchAll(_))),
+                _ => false,
+            };
+            let attr = if kept {
+                quote! { #[serde(flatten, serialize_with = "union::flat")] }
+            } else {
+                quote! { #[serde(flatten)] }
+            };
             fields.push(quote! {
                 /// The variant-dependent part of the object.
-                #[serde(flatten)]
+                #attr
                 pub #fname: #ty,
             });
         }

@@ -40,7 +40,7 @@ impl Emitter<'_> {
         } else {
             quote! {}
         };
-        let deserialize_impl = union_deserialize_impl(u, &parts, name, cfg);
+        let deserialize_impl = union_deserialize_impl(u, &parts, union_name, name, cfg);
         let schema_branches = &parts.schema_branches;
         let schema_impl = schema_impl(
             name,
@@ -53,6 +53,7 @@ impl Emitter<'_> {
         );
         let from_json = union_from_json(u, &parts, union_name, name, cfg);
         let from_bodies = self.body_conversions(id, u, name, cfg);
+        let kept_impl = kept_impl(&parts, name, cfg);
         let (variants, ser_arms) = (&parts.variants, &parts.ser_arms);
         quote! {
             #cfg
@@ -72,6 +73,7 @@ impl Emitter<'_> {
             }
             #deserialize_impl
             #from_json
+            #kept_impl
             #(#from_bodies)*
         }
     }
@@ -305,12 +307,15 @@ fn tag_fn(u: &Union, tag: &str) -> TokenStream {
         match &v.kind {
             VariantKind::Tagged { value, .. } => quote! { #c Self::#vn { .. } => Some(#value), },
             VariantKind::CatchAll(_) => {
-                quote! { #c Self::#vn(object) => object.get(#tag).and_then(serde_json::Value::as_str), }
+                quote! { #c Self::#vn(object) => object.get_str(#tag), }
             }
             VariantKind::Untagged(_) => quote! { #c Self::#vn { .. } => None, },
         }
     });
-    let doc = format!(" The `{tag}` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.");
+    let doc = format!(
+        " The `{tag}` of this value as on the wire (a value kept by the catch-all included, when its \
+         tag is written without escapes); `None` for a branch without one."
+    );
     quote! {
         #[doc = #doc]
         pub fn tag(&self) -> Option<&str> {
@@ -321,21 +326,48 @@ fn tag_fn(u: &Union, tag: &str) -> TokenStream {
     }
 }
 
-/// Any other tag value: the whole object, kept as received.
+/// Any other tag value: the whole object, kept as received (as its text, a [`Meta`]).
 fn catch_all_variant(parts: &mut UnionParts, v: &Variant, source: CatchAllSource, tag: &str) {
     let (vn, c) = (ident(&v.name), cfg_for(v.stability));
     let d = docs(v.origin.docs.as_deref().or(Some("Any other variant, kept whole as received.")));
     parts.schema_branches.push(quote! {
         #c branches.push(crate::support::schema::catch_all(#tag, Self::KNOWN_TAGS));
     });
-    parts.variants.push(quote! { #d #c #vn(JsonObject), });
+    parts.variants.push(quote! { #d #c #vn(Meta), });
     parts.ser_arms.push(quote! { #c Self::#vn(object) => object.serialize(serializer), });
     parts.catch_alls.push((vn, c, source));
 }
 
+/// `union::Kept` for a union with a catch-all: the object it keeps, for a struct that flattens
+/// the union (`union::flat`).
+fn kept_impl(parts: &UnionParts, name: &syn::Ident, cfg: &TokenStream) -> TokenStream {
+    if parts.catch_alls.is_empty() {
+        return quote! {};
+    }
+    let arms = parts.catch_alls.iter().map(|(cn, c, _)| quote! { #c Self::#cn(object) => Some(object), });
+    quote! {
+        #cfg
+        impl union::Kept for #name {
+            #[allow(unreachable_patterns)]
+            fn kept(&self) -> Option<&Meta> {
+                match self {
+                    #(#arms)*
+                    _ => None,
+                }
+            }
+        }
+    }
+}
+
 /// A tagged union decodes in one pass when its tag is a known string, and from a
 /// `serde_json::Value` otherwise (`union::stream`); an untagged one always from a value.
-fn union_deserialize_impl(u: &Union, parts: &UnionParts, name: &syn::Ident, cfg: &TokenStream) -> TokenStream {
+fn union_deserialize_impl(
+    u: &Union,
+    parts: &UnionParts,
+    union_name: &str,
+    name: &syn::Ident,
+    cfg: &TokenStream,
+) -> TokenStream {
     let Some(tag) = &u.tag else {
         // Under optimistic decoding the branches are tried on a light copy of the value that
         // borrows its strings, without building a `serde_json::Value` (see `union::Buffered`).
@@ -365,6 +397,26 @@ fn union_deserialize_impl(u: &Union, parts: &UnionParts, name: &syn::Ident, cfg:
         };
     };
     let known_arms = &parts.known_arms;
+    // An object of an unknown string tag goes to the catch-all with nothing tried before it when
+    // the schema declares the catch-all, or the generator added it and there are no untagged
+    // branches: `union::stream` then keeps the object as text, without a `serde_json::Value`.
+    let others = parts.catch_alls.iter().filter(|(_, _, source)| source.declared() || parts.untagged.is_empty());
+    let others: Vec<TokenStream> = others
+        .map(|(cn, c, source)| {
+            let note = if source.declared() {
+                quote! { let _ = tag; }
+            } else {
+                quote! { lenient::note_not_in_schema_str(#union_name, Some(#tag), tag); }
+            };
+            quote! {
+                #c const KEEPS_OTHER: bool = true;
+                #c fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+                    #note
+                    Ok(Self::#cn(object))
+                }
+            }
+        })
+        .collect();
     quote! {
         #cfg
         impl<'de> Deserialize<'de> for #name {
@@ -385,6 +437,7 @@ fn union_deserialize_impl(u: &Union, parts: &UnionParts, name: &syn::Ident, cfg:
             fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
                 Self::from_json(value)
             }
+            #(#others)*
         }
     }
 }
@@ -425,7 +478,7 @@ fn union_from_json(
             quote! {
                 #c
                 let value = match union::not_in_schema(value, #tag, #union_name) {
-                    Ok(object) => return Ok(Self::#cn(object)),
+                    Ok(object) => return Ok(Self::#cn(Meta::from(object))),
                     Err(value) => value,
                 };
             }
@@ -465,7 +518,7 @@ fn union_by_tag(u: &Union, parts: &UnionParts, tag: &str) -> TokenStream {
         .catch_alls
         .iter()
         .filter(|(_, _, source)| source.declared())
-        .map(|(cn, c, _)| quote! { #c u32::MAX => return Ok(Self::#cn(object)), })
+        .map(|(cn, c, _)| quote! { #c u32::MAX => return Ok(Self::#cn(Meta::from(object))), })
         .collect();
     let unknown = match parts.catch_alls.is_empty() {
         // An added catch-all decides after the untagged branches (`union_from_json`).

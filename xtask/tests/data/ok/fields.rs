@@ -3,7 +3,7 @@
 #![allow(clippy::large_enum_variant, clippy::derivable_impls)]
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 #[allow(unused_imports)]
-use crate::support::{lenient, union, Defaulted, JsonObject, Meta, Patch};
+use crate::support::{lenient, union, Defaulted, Meta, Patch};
 /// A newtype id.
 #[derive(
     Debug,

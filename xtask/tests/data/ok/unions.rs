@@ -3,24 +3,24 @@
 #![allow(clippy::large_enum_variant, clippy::derivable_impls)]
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 #[allow(unused_imports)]
-use crate::support::{lenient, union, Defaulted, JsonObject, Meta, Patch};
+use crate::support::{lenient, union, Defaulted, Meta, Patch};
 /// A tagged union with a unit variant and a catch-all.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Block {
     Text(Text),
     Ping,
     /// Any other variant, kept whole as received.
-    Other(JsonObject),
+    Other(Meta),
 }
 impl Block {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["text", "ping"];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Text { .. } => Some("text"),
             Self::Ping { .. } => Some("ping"),
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -87,6 +87,11 @@ impl union::Streamed for Block {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        let _ = tag;
+        Ok(Self::Other(object))
+    }
 }
 impl Block {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -108,7 +113,7 @@ impl Block {
                 match which {
                     0u32 => return union::body(object, "type", "text").map(Self::Text),
                     1u32 => return Ok(Self::Ping),
-                    u32::MAX => return Ok(Self::Other(object)),
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
                 serde_json::Value::Object(object)
@@ -119,6 +124,15 @@ impl Block {
             return Err(union::missing_tag("type", "Block"));
         }
         Err(union::no_branch("Block", &value, first))
+    }
+}
+impl union::Kept for Block {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<Text> for Block {
@@ -415,17 +429,17 @@ pub enum Server {
     /// Added by the generator (the schema has no catch-all here), for the values a newer
     /// revision of this schema may send; decoding records each one it keeps
     /// (`lenient::LenientEvent::NotInSchema`).
-    Other(JsonObject),
+    Other(Meta),
 }
 impl Server {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["http"];
-    /// The `type` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Http { .. } => Some("http"),
             Self::Stdio { .. } => None,
-            Self::Other(object) => object.get("type").and_then(serde_json::Value::as_str),
+            Self::Other(object) => object.get_str("type"),
         }
     }
 }
@@ -525,10 +539,19 @@ impl Server {
             }
         }
         let value = match union::not_in_schema(value, "type", "Server") {
-            Ok(object) => return Ok(Self::Other(object)),
+            Ok(object) => return Ok(Self::Other(Meta::from(object))),
             Err(value) => value,
         };
         Err(union::no_branch("Server", &value, first))
+    }
+}
+impl union::Kept for Server {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<ServerHttp> for Server {
@@ -578,20 +601,18 @@ pub enum Shape {
     /// Added by the generator (the schema has no catch-all here), for the values a newer
     /// revision of this schema may send; decoding records each one it keeps
     /// (`lenient::LenientEvent::NotInSchema`).
-    Unknown2(JsonObject),
+    Unknown2(Meta),
 }
 impl Shape {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &["circle", "other", "unknown"];
-    /// The `kind` of this value as on the wire (a value kept by the catch-all included); `None` for a branch without one.
+    /// The `kind` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Circle { .. } => Some("circle"),
             Self::Other { .. } => Some("other"),
             Self::Unknown { .. } => Some("unknown"),
-            Self::Unknown2(object) => {
-                object.get("kind").and_then(serde_json::Value::as_str)
-            }
+            Self::Unknown2(object) => object.get_str("kind"),
         }
     }
 }
@@ -663,6 +684,11 @@ impl union::Streamed for Shape {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
+    const KEEPS_OTHER: bool = true;
+    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+        lenient::note_not_in_schema_str("Shape", Some("kind"), tag);
+        Ok(Self::Unknown2(object))
+    }
 }
 impl Shape {
     /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
@@ -695,13 +721,22 @@ impl Shape {
             other => other,
         };
         let value = match union::not_in_schema(value, "kind", "Shape") {
-            Ok(object) => return Ok(Self::Unknown2(object)),
+            Ok(object) => return Ok(Self::Unknown2(Meta::from(object))),
             Err(value) => value,
         };
         if value.is_object() {
             return Err(union::missing_tag("kind", "Shape"));
         }
         Err(union::no_branch("Shape", &value, first))
+    }
+}
+impl union::Kept for Shape {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Unknown2(object) => Some(object),
+            _ => None,
+        }
     }
 }
 impl From<ShapeCircle> for Shape {
