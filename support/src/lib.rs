@@ -23,7 +23,8 @@ pub use defaulted::Defaulted;
 pub use meta::Meta;
 pub use patch::Patch;
 
-/// A JSON object as received, kept whole by the catch-all variant of an open union.
+/// A JSON object as a map, in its order (what [`Meta::to_map`] gives; a union's catch-all keeps its
+/// object as a [`Meta`]).
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 
 /// Decodes a buffered JSON value (a union's body, a lenient field) and keeps the path of a failure

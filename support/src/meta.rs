@@ -1,5 +1,5 @@
-//! [`Meta`]: a free-form JSON object (`_meta`, and every object the schema leaves open), kept as
-//! its JSON text until someone asks for its entries.
+//! [`Meta`]: a free-form JSON object (`_meta`, every object the schema leaves open, and the object a
+//! union's catch-all keeps), kept as its JSON text until someone asks for its entries.
 //!
 //! Most messages carry `_meta` through untouched: a peer's extension data that this side neither
 //! reads nor changes. Building a `serde_json::Map` for it (a `String` per key, a `Value` per entry,
@@ -25,7 +25,8 @@ pub(crate) const RAW_TOKEN: &str = "$serde_json::private::RawValue";
 /// The text is always a valid JSON object. Two values are equal when they hold the same JSON
 /// (`{"a": 1}` equals `{"a":1}`). A message decoded from a peer keeps the object's text as
 /// received, except that line breaks between tokens are taken out (the text may be written back
-/// into a newline-delimited stream).
+/// into a newline-delimited stream). An object a catch-all keeps keeps a key given twice as it
+/// came; [`Meta::to_map`], [`Meta::get`] and [`Meta::get_str`] take the last, as a `Value` does.
 #[derive(Clone)]
 pub struct Meta(Box<str>);
 
@@ -243,6 +244,33 @@ mod tests {
     fn line_breaks_are_taken_out() {
         let meta: Meta = serde_json::from_str("{\n  \"a\": \"x\\ny\"\r\n}").expect("object");
         assert_eq!(meta.as_str(), r#"{"a":"x\ny"}"#);
+    }
+
+    #[test]
+    fn a_string_entry_borrowed_from_the_text() {
+        let meta = Meta::from_json(r#"{"type": "a", "n": 1, "e": "x\"y", "type": "b"}"#).expect("object");
+        assert_eq!(meta.get_str("type"), Some("b"), "the last of a key twice");
+        assert_eq!(meta.get_str("n"), None, "not a string");
+        assert_eq!(meta.get_str("e"), None, "written with an escape");
+        assert_eq!(meta.get_str("missing"), None);
+    }
+
+    #[test]
+    fn entries_written_as_a_map() {
+        #[derive(serde::Serialize)]
+        struct Outer<'a> {
+            id: u8,
+            #[serde(flatten, serialize_with = "entries")]
+            rest: &'a Meta,
+        }
+        fn entries<S: Serializer>(meta: &&Meta, serializer: S) -> Result<S::Ok, S::Error> {
+            meta.serialize_entries(serializer)
+        }
+        let meta = Meta::from_json(r#"{"b": [1, 2.50], "a": {"c": null}}"#).expect("object");
+        let outer = Outer { id: 1, rest: &meta };
+        let expected = r#"{"id":1,"b":[1, 2.50],"a":{"c": null}}"#;
+        assert_eq!(serde_json::to_string(&outer).expect("encodes"), expected);
+        assert_eq!(crate::json::to_vec(&outer).expect("encodes"), expected.as_bytes());
     }
 
     #[test]

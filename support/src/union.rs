@@ -199,20 +199,27 @@ impl<M: SerializeMap> ser::SerializeStruct for TaggedMap<M> {
     type Error = M::Error;
     fn serialize_field<V: Serialize + ?Sized>(&mut self, key: &'static str, value: &V) -> Result<(), M::Error> {
         if key == RAW_TOKEN {
-            // A body kept as text (a catch-all's object, itself a union's variant): its entries.
-            let Ok(Value::String(text)) = serde_json::to_value(value) else {
-                return Err(ser::Error::custom("a raw value that is not text"));
-            };
-            for (key, value) in super::meta::entries(&text).map_err(ser::Error::custom)? {
-                self.0.serialize_entry(&*key.0, value)?;
-            }
-            return Ok(());
+            return raw_entries(&mut self.0, value);
         }
         self.0.serialize_entry(key, value)
     }
     fn end(self) -> Result<M::Ok, M::Error> {
         self.0.end()
     }
+}
+
+/// A body kept as text (a catch-all's object, itself a union's variant): its entries after the
+/// tag. Out of line, so that the fields of every other body are written as before.
+#[cold]
+#[inline(never)]
+fn raw_entries<M: SerializeMap, V: Serialize + ?Sized>(map: &mut M, value: &V) -> Result<(), M::Error> {
+    let Ok(Value::String(text)) = serde_json::to_value(value) else {
+        return Err(ser::Error::custom("a raw value that is not text"));
+    };
+    for (key, value) in super::meta::entries(&text).map_err(ser::Error::custom)? {
+        map.serialize_entry(&*key.0, value)?;
+    }
+    Ok(())
 }
 
 macro_rules! reject {
