@@ -350,19 +350,12 @@ pub trait Streamed: Sized {
     /// The general path: from the whole object as a [`Value`].
     fn from_json(value: Value) -> Result<Self, serde_json::Error>;
 
-    /// Whether an object whose tag is a string no variant names goes to a catch-all with nothing
+    /// The catch-all that takes an object whose tag is a string no variant names with nothing
     /// tried before it (a catch-all the schema declares, or one the generator added to a union
-    /// without untagged branches). [`stream`] then writes the object out as text for
-    /// [`Self::other`] instead of gathering a [`Value`] for [`Self::from_json`].
-    const KEEPS_OTHER: bool = false;
-
-    /// The catch-all of an object whose string `tag` no variant names, kept as its text: what
-    /// [`Self::from_json`] gives for the same object. The object handed back when the union has
-    /// no such catch-all (the general path then decides).
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Err(object)
-    }
+    /// without untagged branches), given the object as its text and the tag: what
+    /// [`Self::from_json`] gives for the same object. [`stream`] then writes the object out as
+    /// text instead of gathering a [`Value`]. `None`: the general path decides.
+    const OTHER: Option<fn(Meta, &str) -> Self> = None;
 }
 
 /// Decodes a tagged union without buffering it when it can: the object's entries are read in order
@@ -410,12 +403,9 @@ impl<'de, T: Streamed> Visitor<'de> for Stream<T> {
                 }
                 before = rest.before.collect();
                 map = rest.live;
-                if T::KEEPS_OTHER {
+                if let Some(other) = T::OTHER {
                     return match kept(before, T::TAG, tag, map)? {
-                        Ok(object) => match T::other(object, tag) {
-                            Ok(other) => Ok(other),
-                            Err(object) => Self::general(Value::from(object)),
-                        },
+                        Ok(object) => Ok(other(object, tag)),
                         Err(value) => Self::general(value),
                     };
                 }

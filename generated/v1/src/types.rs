@@ -984,15 +984,6 @@ impl AuthMethod {
         Err(union::no_branch("AuthMethod", &value, first))
     }
 }
-impl union::Kept for AuthMethod {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
-    }
-}
 impl From<AuthMethodTerminal> for AuthMethod {
     fn from(body: AuthMethodTerminal) -> Self {
         Self::Terminal(Box::new(body))
@@ -2843,11 +2834,10 @@ impl union::Streamed for ContentBlock {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, tag| {
         lenient::note_not_in_schema_str("ContentBlock", Some("type"), tag);
-        Ok(Self::Other(object))
-    }
+        Self::Other(object)
+    });
 }
 impl ContentBlock {
     /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
@@ -2904,15 +2894,6 @@ impl ContentBlock {
             return Err(union::missing_tag("type", "ContentBlock"));
         }
         Err(union::no_branch("ContentBlock", &value, first))
-    }
-}
-impl union::Kept for ContentBlock {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<TextContent> for ContentBlock {
@@ -3156,11 +3137,7 @@ impl union::Streamed for CreateElicitationRequestMode {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl CreateElicitationRequestMode {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -3356,11 +3333,7 @@ impl union::Streamed for CreateElicitationResponseAction {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl CreateElicitationResponseAction {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -4309,11 +4282,7 @@ impl union::Streamed for ElicitationPropertySchema {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl ElicitationPropertySchema {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -4367,15 +4336,6 @@ impl ElicitationPropertySchema {
             return Err(union::missing_tag("type", "ElicitationPropertySchema"));
         }
         Err(union::no_branch("ElicitationPropertySchema", &value, first))
-    }
-}
-impl union::Kept for ElicitationPropertySchema {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<StringPropertySchema> for ElicitationPropertySchema {
@@ -5644,11 +5604,7 @@ impl union::Streamed for IdleStateUpdateStopReason {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 #[cfg(feature = "unstable")]
 impl IdleStateUpdateStopReason {
@@ -7236,15 +7192,6 @@ impl McpServer {
         Err(union::no_branch("McpServer", &value, first))
     }
 }
-impl union::Kept for McpServer {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
-    }
-}
 impl From<McpServerHttp> for McpServer {
     fn from(body: McpServerHttp) -> Self {
         Self::Http(Box::new(body))
@@ -7897,11 +7844,7 @@ impl union::Streamed for MultiSelectItems {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl MultiSelectItems {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -7941,15 +7884,6 @@ impl MultiSelectItems {
             }
         }
         Err(union::no_branch("MultiSelectItems", &value, first))
-    }
-}
-impl union::Kept for MultiSelectItems {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<StringMultiSelectItems> for MultiSelectItems {
@@ -9181,11 +9115,10 @@ impl union::Streamed for PlanUpdateContent {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, tag| {
         lenient::note_not_in_schema_str("PlanUpdateContent", Some("type"), tag);
-        Ok(Self::Other(object))
-    }
+        Self::Other(object)
+    });
 }
 #[cfg(feature = "unstable")]
 impl PlanUpdateContent {
@@ -9227,16 +9160,6 @@ impl PlanUpdateContent {
             return Err(union::missing_tag("type", "PlanUpdateContent"));
         }
         Err(union::no_branch("PlanUpdateContent", &value, first))
-    }
-}
-#[cfg(feature = "unstable")]
-impl union::Kept for PlanUpdateContent {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 #[cfg(feature = "unstable")]
@@ -10338,15 +10261,14 @@ impl union::Streamed for RequestPermissionOutcome {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, tag| {
         lenient::note_not_in_schema_str(
             "RequestPermissionOutcome",
             Some("outcome"),
             tag,
         );
-        Ok(Self::Other(object))
-    }
+        Self::Other(object)
+    });
 }
 impl RequestPermissionOutcome {
     /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
@@ -10389,15 +10311,6 @@ impl RequestPermissionOutcome {
             return Err(union::missing_tag("outcome", "RequestPermissionOutcome"));
         }
         Err(union::no_branch("RequestPermissionOutcome", &value, first))
-    }
-}
-impl union::Kept for RequestPermissionOutcome {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<SelectedPermissionOutcome> for RequestPermissionOutcome {
@@ -11630,11 +11543,10 @@ impl union::Streamed for SessionConfigOptionType {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, tag| {
         lenient::note_not_in_schema_str("SessionConfigOptionType", Some("type"), tag);
-        Ok(Self::Other(object))
-    }
+        Self::Other(object)
+    });
 }
 impl SessionConfigOptionType {
     /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
@@ -13512,11 +13424,10 @@ impl union::Streamed for SessionUpdate {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, tag| {
         lenient::note_not_in_schema_str("SessionUpdate", Some("sessionUpdate"), tag);
-        Ok(Self::Other(object))
-    }
+        Self::Other(object)
+    });
 }
 impl SessionUpdate {
     /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
@@ -13685,15 +13596,6 @@ impl SessionUpdate {
             return Err(union::missing_tag("sessionUpdate", "SessionUpdate"));
         }
         Err(union::no_branch("SessionUpdate", &value, first))
-    }
-}
-impl union::Kept for SessionUpdate {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<ToolCall> for SessionUpdate {
@@ -14455,11 +14357,7 @@ impl union::Streamed for StateUpdate {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 #[cfg(feature = "unstable")]
 impl StateUpdate {
@@ -14507,16 +14405,6 @@ impl StateUpdate {
             return Err(union::missing_tag("state", "StateUpdate"));
         }
         Err(union::no_branch("StateUpdate", &value, first))
-    }
-}
-#[cfg(feature = "unstable")]
-impl union::Kept for StateUpdate {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 #[cfg(feature = "unstable")]
@@ -15789,11 +15677,10 @@ impl union::Streamed for ToolCallContent {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, tag| {
         lenient::note_not_in_schema_str("ToolCallContent", Some("type"), tag);
-        Ok(Self::Other(object))
-    }
+        Self::Other(object)
+    });
 }
 impl ToolCallContent {
     /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
@@ -15840,15 +15727,6 @@ impl ToolCallContent {
             return Err(union::missing_tag("type", "ToolCallContent"));
         }
         Err(union::no_branch("ToolCallContent", &value, first))
-    }
-}
-impl union::Kept for ToolCallContent {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<Content> for ToolCallContent {

@@ -970,11 +970,7 @@ impl union::Streamed for AuthMethod {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl AuthMethod {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -1013,15 +1009,6 @@ impl AuthMethod {
             return Err(union::missing_tag("type", "AuthMethod"));
         }
         Err(union::no_branch("AuthMethod", &value, first))
-    }
-}
-impl union::Kept for AuthMethod {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<AuthMethodTerminal> for AuthMethod {
@@ -1560,11 +1547,7 @@ impl union::Streamed for AvailableCommand {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl AvailableCommand {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -1598,15 +1581,6 @@ impl AvailableCommand {
             return Err(union::missing_tag("type", "AvailableCommand"));
         }
         Err(union::no_branch("AvailableCommand", &value, first))
-    }
-}
-impl union::Kept for AvailableCommand {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<Command> for AvailableCommand {
@@ -1702,11 +1676,7 @@ impl union::Streamed for AvailableCommandInput {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl AvailableCommandInput {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -1737,15 +1707,6 @@ impl AvailableCommandInput {
             return Err(union::missing_tag("type", "AvailableCommandInput"));
         }
         Err(union::no_branch("AvailableCommandInput", &value, first))
-    }
-}
-impl union::Kept for AvailableCommandInput {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<TextCommandInput> for AvailableCommandInput {
@@ -2025,11 +1986,7 @@ impl union::Streamed for BackgroundWork {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl BackgroundWork {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -2075,15 +2032,6 @@ impl BackgroundWork {
             return Err(union::missing_tag("type", "BackgroundWork"));
         }
         Err(union::no_branch("BackgroundWork", &value, first))
-    }
-}
-impl union::Kept for BackgroundWork {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<BackgroundTerminal> for BackgroundWork {
@@ -3536,11 +3484,7 @@ impl union::Streamed for ContentBlock {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl ContentBlock {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -3594,15 +3538,6 @@ impl ContentBlock {
             return Err(union::missing_tag("type", "ContentBlock"));
         }
         Err(union::no_branch("ContentBlock", &value, first))
-    }
-}
-impl union::Kept for ContentBlock {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<TextContent> for ContentBlock {
@@ -3852,11 +3787,7 @@ impl union::Streamed for CreateElicitationRequestMode {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl CreateElicitationRequestMode {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -4050,11 +3981,7 @@ impl union::Streamed for CreateElicitationResponseAction {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl CreateElicitationResponseAction {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -4419,11 +4346,7 @@ impl union::Streamed for DiffChangeOperation {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl DiffChangeOperation {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -5375,11 +5298,7 @@ impl union::Streamed for ElicitationPropertySchema {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl ElicitationPropertySchema {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -5433,15 +5352,6 @@ impl ElicitationPropertySchema {
             return Err(union::missing_tag("type", "ElicitationPropertySchema"));
         }
         Err(union::no_branch("ElicitationPropertySchema", &value, first))
-    }
-}
-impl union::Kept for ElicitationPropertySchema {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<StringPropertySchema> for ElicitationPropertySchema {
@@ -6884,11 +6794,7 @@ impl union::Streamed for IdleStateUpdateStopReason {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl IdleStateUpdateStopReason {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -8137,11 +8043,7 @@ impl union::Streamed for McpServer {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl McpServer {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -8184,15 +8086,6 @@ impl McpServer {
             return Err(union::missing_tag("type", "McpServer"));
         }
         Err(union::no_branch("McpServer", &value, first))
-    }
-}
-impl union::Kept for McpServer {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<McpServerHttp> for McpServer {
@@ -8889,11 +8782,7 @@ impl union::Streamed for MultiSelectItems {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl MultiSelectItems {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -8933,15 +8822,6 @@ impl MultiSelectItems {
             }
         }
         Err(union::no_branch("MultiSelectItems", &value, first))
-    }
-}
-impl union::Kept for MultiSelectItems {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<StringMultiSelectItems> for MultiSelectItems {
@@ -10095,11 +9975,7 @@ impl union::Streamed for PlanUpdateContent {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl PlanUpdateContent {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -10141,15 +10017,6 @@ impl PlanUpdateContent {
             return Err(union::missing_tag("type", "PlanUpdateContent"));
         }
         Err(union::no_branch("PlanUpdateContent", &value, first))
-    }
-}
-impl union::Kept for PlanUpdateContent {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<PlanItems> for PlanUpdateContent {
@@ -11173,11 +11040,7 @@ impl union::Streamed for ReplayFrom {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl ReplayFrom {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -11208,15 +11071,6 @@ impl ReplayFrom {
             return Err(union::missing_tag("type", "ReplayFrom"));
         }
         Err(union::no_branch("ReplayFrom", &value, first))
-    }
-}
-impl union::Kept for ReplayFrom {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<ReplayFromStart> for ReplayFrom {
@@ -11463,11 +11317,7 @@ impl union::Streamed for RequestPermissionOutcome {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl RequestPermissionOutcome {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -11506,15 +11356,6 @@ impl RequestPermissionOutcome {
             return Err(union::missing_tag("outcome", "RequestPermissionOutcome"));
         }
         Err(union::no_branch("RequestPermissionOutcome", &value, first))
-    }
-}
-impl union::Kept for RequestPermissionOutcome {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<CancelledPermissionOutcome> for RequestPermissionOutcome {
@@ -11729,11 +11570,7 @@ impl union::Streamed for RequestPermissionSubject {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl RequestPermissionSubject {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -11772,15 +11609,6 @@ impl RequestPermissionSubject {
             return Err(union::missing_tag("type", "RequestPermissionSubject"));
         }
         Err(union::no_branch("RequestPermissionSubject", &value, first))
-    }
-}
-impl union::Kept for RequestPermissionSubject {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<ToolCallPermissionSubject> for RequestPermissionSubject {
@@ -13005,11 +12833,7 @@ impl union::Streamed for SessionConfigOptionType {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl SessionConfigOptionType {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -14799,11 +14623,7 @@ impl union::Streamed for SessionUpdate {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl SessionUpdate {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -14991,15 +14811,6 @@ impl SessionUpdate {
             return Err(union::missing_tag("sessionUpdate", "SessionUpdate"));
         }
         Err(union::no_branch("SessionUpdate", &value, first))
-    }
-}
-impl union::Kept for SessionUpdate {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<UserMessage> for SessionUpdate {
@@ -15348,11 +15159,7 @@ impl union::Streamed for SetSessionConfigOptionRequestType {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl SetSessionConfigOptionRequestType {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -15755,11 +15562,7 @@ impl union::Streamed for StateUpdate {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl StateUpdate {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -15808,15 +15611,6 @@ impl StateUpdate {
             return Err(union::missing_tag("state", "StateUpdate"));
         }
         Err(union::no_branch("StateUpdate", &value, first))
-    }
-}
-impl union::Kept for StateUpdate {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<RunningStateUpdate> for StateUpdate {
@@ -17197,11 +16991,7 @@ impl union::Streamed for ToolCallContent {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl ToolCallContent {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -17245,15 +17035,6 @@ impl ToolCallContent {
             return Err(union::missing_tag("type", "ToolCallContent"));
         }
         Err(union::no_branch("ToolCallContent", &value, first))
-    }
-}
-impl union::Kept for ToolCallContent {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<Content> for ToolCallContent {

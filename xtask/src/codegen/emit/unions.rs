@@ -53,7 +53,11 @@ impl Emitter<'_> {
         );
         let from_json = union_from_json(u, &parts, union_name, name, cfg);
         let from_bodies = self.body_conversions(id, u, name, cfg);
-        let kept_impl = kept_impl(&parts, name, cfg);
+        let kept_impl = if self.flattened(id) {
+            kept_impl(&parts, name, cfg)
+        } else {
+            quote! {}
+        };
         let (variants, ser_arms) = (&parts.variants, &parts.ser_arms);
         quote! {
             #cfg
@@ -76,6 +80,14 @@ impl Emitter<'_> {
             #kept_impl
             #(#from_bodies)*
         }
+    }
+
+    /// Whether some struct flattens union `id` (`#[serde(flatten)]`).
+    fn flattened(&self, id: TypeId) -> bool {
+        self.p
+            .types
+            .iter()
+            .any(|t| matches!(&t.kind, TypeKind::Struct(s) if s.flatten.as_ref().is_some_and(|f| f.ty == id)))
     }
 
     /// `From<Body>` for each variant whose body is a named type no other variant has (and not an
@@ -338,8 +350,8 @@ fn catch_all_variant(parts: &mut UnionParts, v: &Variant, source: CatchAllSource
     parts.catch_alls.push((vn, c, source));
 }
 
-/// `union::Kept` for a union with a catch-all: the object it keeps, for a struct that flattens
-/// the union (`union::flat`).
+/// `union::Kept` for a union with a catch-all that a struct flattens: the object it keeps, which
+/// the struct writes as entries (`union::flat`).
 fn kept_impl(parts: &UnionParts, name: &syn::Ident, cfg: &TokenStream) -> TokenStream {
     if parts.catch_alls.is_empty() {
         return quote! {};
@@ -403,18 +415,17 @@ fn union_deserialize_impl(
     let others = parts.catch_alls.iter().filter(|(_, _, source)| source.declared() || parts.untagged.is_empty());
     let others: Vec<TokenStream> = others
         .map(|(cn, c, source)| {
-            let note = if source.declared() {
-                quote! { let _ = tag; }
+            let keep = if source.declared() {
+                quote! { |object, _| Self::#cn(object) }
             } else {
-                quote! { lenient::note_not_in_schema_str(#union_name, Some(#tag), tag); }
-            };
-            quote! {
-                #c const KEEPS_OTHER: bool = true;
-                #c fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-                    #note
-                    Ok(Self::#cn(object))
+                quote! {
+                    |object, tag| {
+                        lenient::note_not_in_schema_str(#union_name, Some(#tag), tag);
+                        Self::#cn(object)
+                    }
                 }
-            }
+            };
+            quote! { #c const OTHER: Option<fn(Meta, &str) -> Self> = Some(#keep); }
         })
         .collect();
     quote! {

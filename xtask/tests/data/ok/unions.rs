@@ -87,11 +87,7 @@ impl union::Streamed for Block {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
-        let _ = tag;
-        Ok(Self::Other(object))
-    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
 impl Block {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
@@ -124,15 +120,6 @@ impl Block {
             return Err(union::missing_tag("type", "Block"));
         }
         Err(union::no_branch("Block", &value, first))
-    }
-}
-impl union::Kept for Block {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<Text> for Block {
@@ -545,15 +532,6 @@ impl Server {
         Err(union::no_branch("Server", &value, first))
     }
 }
-impl union::Kept for Server {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Other(object) => Some(object),
-            _ => None,
-        }
-    }
-}
 impl From<ServerHttp> for Server {
     fn from(body: ServerHttp) -> Self {
         Self::Http(body)
@@ -684,11 +662,10 @@ impl union::Streamed for Shape {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         Self::from_json(value)
     }
-    const KEEPS_OTHER: bool = true;
-    fn other(object: Meta, tag: &str) -> Result<Self, Meta> {
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, tag| {
         lenient::note_not_in_schema_str("Shape", Some("kind"), tag);
-        Ok(Self::Unknown2(object))
-    }
+        Self::Unknown2(object)
+    });
 }
 impl Shape {
     /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
@@ -728,15 +705,6 @@ impl Shape {
             return Err(union::missing_tag("kind", "Shape"));
         }
         Err(union::no_branch("Shape", &value, first))
-    }
-}
-impl union::Kept for Shape {
-    #[allow(unreachable_patterns)]
-    fn kept(&self) -> Option<&Meta> {
-        match self {
-            Self::Unknown2(object) => Some(object),
-            _ => None,
-        }
     }
 }
 impl From<ShapeCircle> for Shape {
