@@ -135,6 +135,21 @@ where
     if super::is_optimistic() {
         return direct(deserializer).inspect_err(|_| super::refuse());
     }
+    captured_field(deserializer, on_error, decode)
+}
+
+/// [`field`] outside the optimistic pass: out of line, so that each field's decoder is small
+/// where it runs.
+#[cold]
+#[inline(never)]
+fn captured_field<'de, D, T>(
+    deserializer: D,
+    on_error: Option<fn() -> T>,
+    decode: impl Fn(Raw<'_>) -> Result<T, serde_json::Error>,
+) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+{
     // Only the capture depends on the deserializer; the rest is compiled once per field type.
     let captured = if super::is_detailed() {
         super::union::Captured::Value(Value::deserialize(deserializer)?)

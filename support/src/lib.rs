@@ -108,11 +108,13 @@ pub fn optimistic<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// Whether [`detailed`] is in force on this thread.
+#[inline]
 pub(crate) fn is_detailed() -> bool {
     MODE.with(std::cell::Cell::get) == Mode::Detailed
 }
 
 /// Whether [`optimistic`] is in force on this thread.
+#[inline]
 pub(crate) fn is_optimistic() -> bool {
     MODE.with(std::cell::Cell::get) == Mode::Optimistic
 }

@@ -380,6 +380,57 @@ impl<T: Streamed> Stream<T> {
     fn general<E: de::Error>(value: Value) -> Result<T, E> {
         T::from_json(value).map_err(E::custom)
     }
+
+    /// An object without the tag: the general path.
+    #[cold]
+    #[inline(never)]
+    fn without_tag<E: de::Error>(before: Vec<(String, Value)>) -> Result<T, E> {
+        Self::general(Value::Object(before.into_iter().collect()))
+    }
+
+    /// A string tag this union does not name: the catch-all's text, or the general path.
+    #[cold]
+    #[inline(never)]
+    fn unknown<'de, A: de::MapAccess<'de>>(
+        before: Vec<(String, Value)>,
+        tag: Scalar<'de>,
+        map: A,
+    ) -> Result<T, A::Error> {
+        if let (Some(other), Scalar::Str(name)) = (T::OTHER, &tag) {
+            return match kept(before, T::TAG, name, map)? {
+                Ok(object) => Ok(other(object, name)),
+                Err(value) => Self::general(value),
+            };
+        }
+        Self::gathered(before, tag, map)
+    }
+
+    /// The object gathered in its order (the entries before the tag, the tag, the rest) for the
+    /// general path.
+    #[cold]
+    #[inline(never)]
+    fn gathered<'de, A: de::MapAccess<'de>>(
+        before: Vec<(String, Value)>,
+        tag: Scalar<'de>,
+        map: A,
+    ) -> Result<T, A::Error> {
+        let mut object = JsonObject::new();
+        object.extend(before);
+        object.insert(T::TAG.to_owned(), tag.into_value());
+        Self::general(rest_of_map(map, object)?)
+    }
+}
+
+/// An entry before the tag, read as a value (out of line: most objects start with their tag).
+#[cold]
+#[inline(never)]
+fn set_aside<'de, A: de::MapAccess<'de>>(
+    before: &mut Vec<(String, Value)>,
+    key: Key<'de>,
+    map: &mut A,
+) -> Result<(), A::Error> {
+    before.push((key.0.into_owned(), map.next_value()?));
+    Ok(())
 }
 
 impl<'de, T: Streamed> Visitor<'de> for Stream<T> {
@@ -388,35 +439,28 @@ impl<'de, T: Streamed> Visitor<'de> for Stream<T> {
         write!(f, "an object with a `{}` tag", T::TAG)
     }
     fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+        // The common case (the tag first, a string this union names) stays here; the others are
+        // out of line, so that each union's decoder is small where it runs.
         let mut before: Vec<(String, Value)> = Vec::new();
-        while let Some(key) = map.next_key::<Key<'de>>()? {
-            if key.0 != T::TAG {
-                before.push((key.0.into_owned(), map.next_value()?));
-                continue;
+        loop {
+            let Some(key) = map.next_key::<Key<'de>>()? else {
+                return Self::without_tag(before);
+            };
+            if key.0 == T::TAG {
+                break;
             }
-            let tag = map.next_value::<Scalar<'de>>()?;
-            if let Scalar::Str(tag) = &tag {
-                let mut rest = Rest { tag: T::TAG, before: before.into_iter(), value: None, live: map };
-                // `known` reads the entries only when it names the tag.
-                if let Some(result) = T::known(tag, de::value::MapAccessDeserializer::new(&mut rest)) {
-                    return result.map_err(|e| in_variant(e, T::TAG, tag));
-                }
-                before = rest.before.collect();
-                map = rest.live;
-                if let Some(other) = T::OTHER {
-                    return match kept(before, T::TAG, tag, map)? {
-                        Ok(object) => Ok(other(object, tag)),
-                        Err(value) => Self::general(value),
-                    };
-                }
-            }
-            // Gather the object in its order: the entries before the tag, the tag, the rest.
-            let mut object = JsonObject::new();
-            object.extend(before);
-            object.insert(T::TAG.to_owned(), tag.into_value());
-            return Self::general(rest_of_map(map, object)?);
+            set_aside(&mut before, key, &mut map)?;
         }
-        Self::general(Value::Object(before.into_iter().collect()))
+        let tag = map.next_value::<Scalar<'de>>()?;
+        let Scalar::Str(name) = &tag else {
+            return Self::gathered(before, tag, map);
+        };
+        let mut rest = Rest { tag: T::TAG, before: before.into_iter(), value: None, live: map };
+        // `known` reads the entries only when it names the tag.
+        match T::known(name, de::value::MapAccessDeserializer::new(&mut rest)) {
+            Some(result) => result.map_err(|e| in_variant(e, T::TAG, name)),
+            None => Self::unknown(rest.before.collect(), tag, rest.live),
+        }
     }
     fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
         Self::general(array(seq)?)
