@@ -579,6 +579,7 @@ impl<'de> Reader<'de> {
         }
     }
 
+    #[inline]
     fn end_seq(&mut self) -> Result<()> {
         match self.parse_whitespace() {
             Some(b']') => {
@@ -597,6 +598,7 @@ impl<'de> Reader<'de> {
         }
     }
 
+    #[inline]
     fn end_map(&mut self) -> Result<()> {
         match self.parse_whitespace() {
             Some(b'}') => {
@@ -609,6 +611,7 @@ impl<'de> Reader<'de> {
         }
     }
 
+    #[inline]
     fn object_colon(&mut self) -> Result<()> {
         match self.parse_whitespace() {
             Some(b':') => {
