@@ -499,6 +499,8 @@ impl<'de, T: Streamed> Visitor<'de> for Stream<T> {
 
 /// A body's error, with the variant it was decoding named like the general path names it. The
 /// position `serde_json` gave it goes (the error gets it again, at the end of the message).
+#[cold]
+#[inline(never)]
 fn in_variant<E: de::Error>(error: E, tag: &str, value: &str) -> E {
     let text = error.to_string();
     E::custom(format_args!("{} (in {tag} `{value}`)", super::without_position(&text)))
@@ -708,7 +710,7 @@ impl<'de, A: de::MapAccess<'de>> de::MapAccess<'de> for &mut Rest<A> {
         // A second tag is refused here (the general path, where the last one wins, decides).
         match self.live.next_key::<Key<'de>>()? {
             None => Ok(None),
-            Some(Key(key)) if key == self.tag => Err(de::Error::custom(format_args!("duplicate field `{}`", self.tag))),
+            Some(Key(key)) if key == self.tag => Err(tag_twice(self.tag)),
             Some(Key(Cow::Borrowed(key))) => seed.deserialize(de::value::BorrowedStrDeserializer::new(key)).map(Some),
             Some(Key(Cow::Owned(key))) => {
                 seed.deserialize(de::IntoDeserializer::<A::Error>::into_deserializer(key)).map(Some)
@@ -723,6 +725,13 @@ impl<'de, A: de::MapAccess<'de>> de::MapAccess<'de> for &mut Rest<A> {
             None => self.live.next_value_seed(seed),
         }
     }
+}
+
+/// The error of a tag given twice (the general path, where the last one wins, decides).
+#[cold]
+#[inline(never)]
+fn tag_twice<E: de::Error>(tag: &str) -> E {
+    E::custom(format_args!("duplicate field `{tag}`"))
 }
 
 /// What [`capture`] read: the JSON text, when the deserializer can give it (`serde_json`'s own,

@@ -193,11 +193,13 @@ fn position(bytes: &[u8], i: usize) -> (usize, usize) {
 }
 
 impl<'de> Reader<'de> {
+    #[inline]
     fn new(text: &'de str) -> Self {
         Reader { text, index: 0, depth: DEPTH, scratch: SCRATCH.with(Cell::take) }
     }
 
     /// Gives the unescaping buffer back to the thread.
+    #[inline]
     fn finish(&mut self) {
         if self.scratch.capacity() <= KEEP {
             let scratch = std::mem::take(&mut self.scratch);
@@ -307,6 +309,7 @@ impl<'de> Reader<'de> {
     }
 
     /// After the value: nothing but whitespace.
+    #[inline]
     fn end(&mut self) -> Result<()> {
         match self.parse_whitespace() {
             Some(_) => Err(self.peek_error(TRAILING_CHARACTERS)),
