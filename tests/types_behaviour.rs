@@ -306,79 +306,112 @@ mod v2 {
         assert_eq!(known.stop_reason, IdleStateUpdateStopReason::EndTurn);
     }
 
-    /// A struct that flattens a tagged union (`DiffChange`, `SessionConfigOption`) is read in one
-    /// pass when its tag is known, and from the kept text when it is not: every way of decoding
-    /// (the runtime's, `serde_json`'s, and serde's `#[serde(flatten)]` under `detailed`) gives
-    /// the same value or fails alike, wherever the tag and the struct's own fields stand.
-    fn flattened_alike<T: serde::de::DeserializeOwned + serde::Serialize + PartialEq + std::fmt::Debug>(
-        text: &str,
-    ) -> Option<T> {
-        let fast = collect(|| acp_types::support::json::from_str::<T>(text).map_err(|e| e.to_string()));
-        let plain = collect(|| serde_json::from_str::<T>(text).map_err(|e| e.to_string()));
-        let flatten =
-            collect(|| acp_types::support::detailed(|| serde_json::from_str::<T>(text)).map_err(|e| e.to_string()));
-        assert_eq!(fast, plain, "runtime and serde_json differ on {text}");
-        // A tag given twice is refused by the one-pass way (as serde's internally tagged enums
-        // refuse it), where the `Value` of `detailed` keeps the last: a known difference.
-        if text.matches(r#""operation":"#).count() > 1 {
-            assert!(fast.0.is_err(), "{text}");
-            return None;
-        }
-        assert_eq!(
-            fast.0.is_ok(),
-            flatten.0.is_ok(),
-            "runtime and serde's flatten differ on {text}: {fast:?} {flatten:?}"
-        );
-        if let (Ok(a), Ok(b)) = (&fast.0, &flatten.0) {
-            assert_eq!(a, b, "{text}");
-            assert_eq!(fast.1, flatten.1, "repairs differ on {text}");
-            let written: Value = serde_json::to_value(a).expect("encodes");
-            let read: Value = serde_json::from_str(text).expect("json");
-            // What is written is what was read, but for a key given twice (the last is kept)
-            // and a repaired value.
-            if !text.contains("twice") && fast.1.is_empty() {
-                assert_eq!(written, read, "{text}");
+    /// The keys of a JSON object's text given more than once, in their order (a `Value` would
+    /// keep only the last).
+    fn keys_twice(text: &str) -> Vec<String> {
+        struct Keys;
+        impl<'de> serde::de::Visitor<'de> for Keys {
+            type Value = Vec<String>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Vec<String>, A::Error> {
+                let (mut seen, mut twice) = (Vec::new(), Vec::new());
+                while let Some((key, _)) = map.next_entry::<String, serde::de::IgnoredAny>()? {
+                    if seen.contains(&key) {
+                        twice.push(key);
+                    } else {
+                        seen.push(key);
+                    }
+                }
+                Ok(twice)
             }
         }
-        fast.0.ok()
+        serde::Deserializer::deserialize_map(&mut serde_json::Deserializer::from_str(text), Keys).expect("an object")
+    }
+
+    /// A struct that flattens a tagged union (`DiffChange`, `SessionConfigOption`; serde's
+    /// `#[serde(flatten)]` hands the union the entries the struct does not name): every way of
+    /// decoding (the runtime's, `serde_json`'s, and the general path under `detailed`) gives the
+    /// same value and repairs or fails alike, wherever the tag and the struct's own fields stand,
+    /// and a value decoded is written back as it was read. `tag` is the union's tag property.
+    fn flattened_alike<T: serde::de::DeserializeOwned + serde::Serialize + PartialEq + std::fmt::Debug>(
+        text: &str,
+        tag: &str,
+    ) -> Result<T, String> {
+        let fast = collect(|| acp_types::support::json::from_str::<T>(text).map_err(|e| e.to_string()));
+        let plain = collect(|| serde_json::from_str::<T>(text).map_err(|e| e.to_string()));
+        let general =
+            collect(|| acp_types::support::detailed(|| serde_json::from_str::<T>(text)).map_err(|e| e.to_string()));
+        assert_eq!(fast, plain, "runtime and serde_json differ on {text}");
+        let twice = keys_twice(text);
+        // A tag given twice is refused by the one-pass way (as serde's internally tagged enums
+        // refuse it), where the `Value` of `detailed` keeps the last: a known difference.
+        if twice.iter().any(|key| key == tag) {
+            assert!(fast.0.is_err(), "a tag twice taken: {text}");
+            return fast.0;
+        }
+        assert_eq!(fast.0.is_ok(), general.0.is_ok(), "runtime and `detailed` differ on {text}: {fast:?} {general:?}");
+        if let (Ok(a), Ok(b)) = (&fast.0, &general.0) {
+            assert_eq!(a, b, "{text}");
+            assert_eq!(fast.1, general.1, "repairs differ on {text}");
+            // Written as read, but for a key given twice (the last is kept) and a repaired value.
+            if twice.is_empty() && fast.1.is_empty() {
+                let written: Value = serde_json::to_value(a).expect("encodes");
+                assert_eq!(written, serde_json::from_str::<Value>(text).expect("json"), "{text}");
+            }
+        }
+        fast.0
     }
 
     #[test]
     fn flattened_unions_decode_alike_wherever_the_tag_stands() {
         let path = "/a/b.rs";
-        for text in [
-            format!(r#"{{"operation":"add","path":"{path}","fileType":"text","mimeType":"text/x-rust"}}"#),
-            format!(r#"{{"fileType":"text","operation":"add","path":"{path}"}}"#),
-            format!(r#"{{"path":"{path}","mimeType":"text/plain","fileType":"text","operation":"modify"}}"#),
-            format!(
-                r#"{{"fileType":"text","oldPath":"/a/c.rs","operation":"move","path":"{path}","_meta":{{"k":[1]}}}}"#
+        // (the object, whether it decodes)
+        for (text, decodes) in [
+            (format!(r#"{{"operation":"add","path":"{path}","fileType":"text","mimeType":"text/x-rust"}}"#), true),
+            (format!(r#"{{"fileType":"text","operation":"add","path":"{path}"}}"#), true),
+            (format!(r#"{{"path":"{path}","mimeType":"text/plain","fileType":"text","operation":"modify"}}"#), true),
+            (
+                format!(
+                    r#"{{"fileType":"text","oldPath":"/a/c.rs","operation":"move","path":"{path}","_meta":{{"k":[1]}}}}"#
+                ),
+                true,
             ),
-            format!(r#"{{"_meta":{{"k":1}},"operation":"copy","oldPath":"/a/c.rs","path":"{path}"}}"#),
+            (format!(r#"{{"_meta":{{"k":1}},"operation":"copy","oldPath":"/a/c.rs","path":"{path}"}}"#), true),
             // Unknown operations: own fields before, after and on both sides of the tag.
-            format!(r#"{{"operation":"_acme_chmod","path":"{path}","mode":"0755","fileType":"text"}}"#),
-            format!(
-                r#"{{"fileType":"binary","mimeType":"image/png","operation":"_acme_chmod","path":"{path}","x":{{"y":[1,2]}}}}"#
+            (format!(r#"{{"operation":"_acme_chmod","path":"{path}","mode":"0755","fileType":"text"}}"#), true),
+            (
+                format!(
+                    r#"{{"fileType":"binary","mimeType":"image/png","operation":"_acme_chmod","path":"{path}","x":{{"y":[1,2]}}}}"#
+                ),
+                true,
             ),
-            format!(
-                r#"{{"mode" : "0644" ,"fileType":null,"operation":"future_op","_meta":{{"a":"b"}},"path":"{path}"}}"#
+            (
+                format!(
+                    r#"{{"mode" : "0644" ,"fileType":null,"operation":"future_op","_meta":{{"a":"b"}},"path":"{path}"}}"#
+                ),
+                true,
             ),
             // Lenient own fields (a bad value dropped), before and after the tag.
-            format!(r#"{{"fileType":5,"operation":"add","path":"{path}"}}"#),
-            format!(r#"{{"operation":"_acme_chmod","fileType":[1],"path":"{path}"}}"#),
-            // Errors: a missing body field, no tag, a tag that is not a string, a tag twice,
-            // an own field twice.
-            format!(r#"{{"operation":"move","path":"{path}"}}"#),
-            format!(r#"{{"path":"{path}"}}"#),
-            format!(r#"{{"operation":7,"path":"{path}"}}"#),
-            format!(r#"{{"operation":"add","path":"{path}","operation":"delete"}}"#),
-            format!(r#"{{"operation":"add","fileType":"text","path":"{path}","fileType":"binary"}}"#),
-            format!(r#"{{"fileType":"text","operation":"_acme_x","fileType":"binary","path":"{path}","twice":1}}"#),
+            (format!(r#"{{"fileType":5,"operation":"add","path":"{path}"}}"#), true),
+            (format!(r#"{{"operation":"_acme_chmod","fileType":[1],"path":"{path}"}}"#), true),
+            // A missing body field, no tag, a tag that is not a string, a tag twice, an own
+            // field twice (known and unknown tag).
+            (format!(r#"{{"operation":"move","path":"{path}"}}"#), false),
+            (format!(r#"{{"path":"{path}"}}"#), false),
+            (format!(r#"{{"operation":7,"path":"{path}"}}"#), false),
+            (format!(r#"{{"operation":"add","path":"{path}","operation":"delete"}}"#), false),
+            (format!(r#"{{"operation":"add","fileType":"text","path":"{path}","fileType":"binary"}}"#), false),
+            (format!(r#"{{"fileType":"text","operation":"_acme_x","fileType":"binary","path":"{path}"}}"#), false),
         ] {
-            flattened_alike::<DiffChange>(&text);
+            let result = flattened_alike::<DiffChange>(&text, "operation");
+            assert_eq!(result.is_ok(), decodes, "{text}: {result:?}");
         }
-        let change = flattened_alike::<DiffChange>(&format!(
-            r#"{{"fileType":"text","operation":"_acme_chmod","path":"{path}","mode":"0755"}}"#
-        ))
+        let change = flattened_alike::<DiffChange>(
+            &format!(r#"{{"fileType":"text","operation":"_acme_chmod","path":"{path}","mode":"0755"}}"#),
+            "operation",
+        )
         .expect("decodes");
         assert_eq!(change.file_type, Patch::Value(DiffFileType::Text));
         let DiffChangeOperation::Other(kept) = &change.operation else { panic!("{change:?}") };
@@ -387,16 +420,34 @@ mod v2 {
             json!({ "operation": "_acme_chmod", "path": path, "mode": "0755" }).as_object().unwrap().clone()
         );
 
-        for text in [
-            r#"{"configId":"m","name":"Model","category":"model","type":"select","currentValue":"a","options":[{"value":"a","name":"A"}]}"#,
-            r#"{"type":"select","currentValue":"a","configId":"m","options":[{"group":"g","name":"G","options":[{"value":"a","name":"A"}]}],"name":"Model"}"#,
-            r#"{"configId":"t","name":"Thinking","type":"boolean","currentValue":false,"description":null}"#,
-            r#"{"configId":"s","name":"Slider","type":"_acme_slider","currentValue":0.7,"min":0,"marks":{"0":"lo"},"category":"_acme"}"#,
-            r#"{"type":"_acme_slider","configId":"s","step":0.1,"name":"Slider","description":"d"}"#,
-            r#"{"configId":"s","name":"Slider","type":"boolean"}"#,
+        for (text, decodes) in [
+            (
+                r#"{"configId":"m","name":"Model","category":"model","type":"select","currentValue":"a","options":[{"value":"a","name":"A"}]}"#,
+                true,
+            ),
+            (
+                r#"{"type":"select","currentValue":"a","configId":"m","options":[{"groupId":"g","name":"G","options":[{"value":"a","name":"A"}]}],"name":"Model"}"#,
+                true,
+            ),
+            (r#"{"configId":"t","name":"Thinking","type":"boolean","currentValue":false,"description":null}"#, true),
+            (
+                r#"{"configId":"s","name":"Slider","type":"_acme_slider","currentValue":0.7,"min":0,"marks":{"0":"lo"},"category":"_acme"}"#,
+                true,
+            ),
+            (r#"{"type":"_acme_slider","configId":"s","step":0.1,"name":"Slider","description":"d"}"#, true),
+            // A boolean option without its current value.
+            (r#"{"configId":"s","name":"Slider","type":"boolean"}"#, false),
         ] {
-            flattened_alike::<SessionConfigOption>(text);
+            let result = flattened_alike::<SessionConfigOption>(text, "type");
+            assert_eq!(result.is_ok(), decodes, "{text}: {result:?}");
         }
+        let grouped = flattened_alike::<SessionConfigOption>(
+            r#"{"configId":"m","name":"Model","type":"select","currentValue":"a","options":[{"groupId":"g","name":"G","options":[{"value":"a","name":"A"}]}]}"#,
+            "type",
+        )
+        .expect("decodes");
+        let SessionConfigOptionType::Select(select) = &grouped.r#type else { panic!("{grouped:?}") };
+        assert!(matches!(select.options, SessionConfigSelectOptions::Grouped(_)), "{select:?}");
     }
 
     #[test]
