@@ -57,9 +57,16 @@ enum Command {
     /// an agent, and print PASS / FAIL / SKIP per rule with the evidence.
     ///
     /// A fresh agent process per scenario: version negotiation (1, 2, 65535, 0), unknown and `_`
-    /// methods, notifications, a line that is not JSON, two sessions, a prompt turn, a cancelled
-    /// turn (with --cancel-prompt), capability-gated methods. Exit status: 0 when every MUST rule
-    /// passes, 1 when one fails, 2 when the agent cannot be started.
+    /// methods, notifications, a line that is not JSON, two sessions, a prompt turn, a tool turn
+    /// (with --tool-prompt: permissions allowed, `fs/*` served in a scratch directory, `terminal/*`
+    /// commands run there), what the agent advertises (`session/load` with its replay, list,
+    /// resume, close, fork, set_mode, set_config_option, image/audio/embedded prompts), a
+    /// cancelled turn (with --cancel-prompt), capability-gated methods.
+    ///
+    /// Exit status: 0 every MUST rule exercised passes; 1 a MUST rule fails; 2 the agent cannot be
+    /// started (or the arguments are wrong); 3 the agent could not be brought to a session
+    /// (`session/new` or authentication refused: the report gives the error and the agent's
+    /// `authMethods`; 3 wins over 1).
     Conform {
         /// Drive only this protocol version (default: every version the agent supports).
         #[arg(long, value_name = "N", value_parser = parse_version)]
@@ -71,6 +78,15 @@ enum Command {
         /// cancellation rules SKIP).
         #[arg(long, value_name = "TEXT")]
         cancel_prompt: Option<String>,
+        /// A prompt that makes the agent ask for permission and use `fs/*` and `terminal/*`
+        /// (`{cwd}` in it stands for the session's directory); without it the client-request rules
+        /// SKIP unless the plain prompt uses tools.
+        #[arg(long, value_name = "TEXT")]
+        tool_prompt: Option<String>,
+        /// `authenticate` (v2: `auth/login`) with this method id from the agent's `authMethods`
+        /// right after `initialize`, in every scenario that creates a session.
+        #[arg(long, value_name = "METHOD_ID")]
+        auth: Option<String>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -96,7 +112,7 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Check { files, protocol_version, format } => check(&files, protocol_version, format),
         Command::Tap { log, protocol_version, agent } => acp_tool::tap::run(log, protocol_version, agent),
-        Command::Conform { protocol_version, prompt, cancel_prompt, format, timeout, agent } => {
+        Command::Conform { protocol_version, prompt, cancel_prompt, tool_prompt, auth, format, timeout, agent } => {
             let timeout = match std::time::Duration::try_from_secs_f64(timeout) {
                 Ok(t) if !t.is_zero() => t,
                 _ => {
@@ -108,6 +124,8 @@ fn main() -> ExitCode {
                 versions: protocol_version.map_or_else(|| Version::ALL.to_vec(), |v| vec![v]),
                 prompt,
                 cancel_prompt,
+                tool_prompt,
+                auth,
                 timeout,
                 json: format == Format::Json,
                 agent,

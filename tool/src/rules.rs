@@ -113,6 +113,16 @@ pub const V2_RUNNING_IDLE: &str = "turn.v2-running-idle";
 pub const V2_STOP_REASON: &str = "turn.v2-stop-reason";
 pub const V2_USER_MESSAGE: &str = "turn.v2-user-message";
 pub const V2_CANCELLED: &str = "turn.v2-cancelled";
+pub const LOAD_REPLAY: &str = "session.load-replay";
+pub const SERVES_LIST: &str = "cap.serves-list";
+pub const SERVES_RESUME: &str = "cap.serves-resume";
+pub const SERVES_CLOSE: &str = "cap.serves-close";
+pub const SERVES_FORK: &str = "cap.serves-fork";
+pub const SERVES_SET_MODE: &str = "cap.serves-set-mode";
+pub const SERVES_CONFIG_OPTION: &str = "cap.serves-config-option";
+pub const SERVES_IMAGE: &str = "cap.serves-image";
+pub const SERVES_AUDIO: &str = "cap.serves-audio";
+pub const SERVES_EMBEDDED_CONTEXT: &str = "cap.serves-embedded-context";
 
 /// Every rule, in the order reports list them.
 pub static RULES: &[Rule] = &[
@@ -361,6 +371,125 @@ pub static RULES: &[Rule] = &[
                    foreground work, even if aborting causes exceptions.",
         source: "schema/v2/schema.json#/$defs/IdleStateUpdate/anyOf/4",
         tck: &["ACP-CANCEL-201", "ACP-CANCEL-203"],
+    },
+    // What an agent advertises, served (`acp conform` calls each advertised method once). The
+    // capability sentences say what advertising means without an RFC 2119 keyword: a refusal is
+    // a finding (SHOULD), not a MUST error; only `session/load`'s replay has MUSTs of its own.
+    Rule {
+        id: LOAD_REPLAY,
+        tier: Tier::Must,
+        binds: Binds::Agent,
+        versions: V1,
+        sentence: "The Agent MUST replay the entire conversation to the Client in the form of `session/update` \
+                   notifications (like `session/prompt`). [...] When all the conversation entries have been \
+                   streamed to the Client, the Agent MUST respond to the original `session/load` request.",
+        source: "agentclientprotocol.com/protocol/v1/session-setup#loading-sessions",
+        tck: &[],
+    },
+    Rule {
+        id: SERVES_LIST,
+        tier: Tier::Should,
+        binds: Binds::Agent,
+        versions: BOTH,
+        sentence: "Whether the agent supports `session/list`. [...] Supplying `{}` means the agent supports listing \
+                   sessions. / Supplying `{}` means the agent supports the baseline session methods: \
+                   `session/new`, `session/list`, `session/resume`, `session/close`, `session/prompt`, \
+                   `session/cancel`, and `session/update`.",
+        source: "schema/v1/schema.json#/$defs/SessionCapabilities/properties/list; \
+                 schema/v2/schema.json#/$defs/AgentCapabilities/properties/session",
+        tck: &[],
+    },
+    Rule {
+        id: SERVES_RESUME,
+        tier: Tier::Should,
+        binds: Binds::Agent,
+        versions: BOTH,
+        sentence: "Whether the agent supports `session/resume`. [...] Supplying `{}` means the agent supports \
+                   resuming sessions. / Supplying `{}` means the agent supports the baseline session methods: \
+                   [...] `session/resume` [...].",
+        source: "schema/v1/schema.json#/$defs/SessionCapabilities/properties/resume; \
+                 schema/v2/schema.json#/$defs/AgentCapabilities/properties/session",
+        tck: &[],
+    },
+    Rule {
+        id: SERVES_CLOSE,
+        tier: Tier::Should,
+        binds: Binds::Agent,
+        versions: BOTH,
+        sentence: "Whether the agent supports `session/close`. [...] Supplying `{}` means the agent supports \
+                   closing sessions. / Supplying `{}` means the agent supports the baseline session methods: \
+                   [...] `session/close` [...].",
+        source: "schema/v1/schema.json#/$defs/SessionCapabilities/properties/close; \
+                 schema/v2/schema.json#/$defs/AgentCapabilities/properties/session",
+        tck: &[],
+    },
+    Rule {
+        id: SERVES_FORK,
+        tier: Tier::Should,
+        binds: Binds::Agent,
+        versions: V1,
+        sentence: "**UNSTABLE** [...] Whether the agent supports `session/fork`. [...] Supplying `{}` means the \
+                   agent supports forking sessions.",
+        source: "schema/v1/schema.unstable.json#/$defs/SessionCapabilities/properties/fork",
+        tck: &[],
+    },
+    Rule {
+        id: SERVES_SET_MODE,
+        tier: Tier::Should,
+        binds: Binds::Agent,
+        versions: V1,
+        sentence: "Initial mode state if supported by the Agent / The set of modes and the one currently active. \
+                   (An agent that lists modes serves `session/set_mode` to one of them.)",
+        source: "schema/v1/schema.json#/$defs/NewSessionResponse/properties/modes; \
+                 schema/v1/schema.json#/$defs/SessionModeState",
+        tck: &[],
+    },
+    Rule {
+        id: SERVES_CONFIG_OPTION,
+        // v2's sentence is a MUST; v1 has the method and the field but no sentence, and one row
+        // covers both: the weaker tier.
+        tier: Tier::Should,
+        binds: Binds::Agent,
+        versions: BOTH,
+        sentence: "Agents MUST support this method for any session where they advertise config options. / \
+                   Initial session configuration options if supported by the Agent.",
+        source: "schema/v2/schema.json#/$defs/SetSessionConfigOptionRequest; \
+                 schema/v1/schema.json#/$defs/NewSessionResponse/properties/configOptions",
+        tck: &[],
+    },
+    Rule {
+        id: SERVES_IMAGE,
+        tier: Tier::Should,
+        binds: Binds::Agent,
+        versions: BOTH,
+        sentence: "Agent supports `image` content blocks. [...] Supplying `{}` means the agent supports image \
+                   content in prompts.",
+        source: "schema/v1/schema.json#/$defs/PromptCapabilities/properties/image; \
+                 schema/v2/schema.json#/$defs/PromptCapabilities/properties/image",
+        tck: &[],
+    },
+    Rule {
+        id: SERVES_AUDIO,
+        tier: Tier::Should,
+        binds: Binds::Agent,
+        versions: BOTH,
+        sentence: "Agent supports `audio` content blocks. [...] Supplying `{}` means the agent supports audio \
+                   content in prompts.",
+        source: "schema/v1/schema.json#/$defs/PromptCapabilities/properties/audio; \
+                 schema/v2/schema.json#/$defs/PromptCapabilities/properties/audio",
+        tck: &[],
+    },
+    Rule {
+        id: SERVES_EMBEDDED_CONTEXT,
+        tier: Tier::Should,
+        binds: Binds::Agent,
+        versions: BOTH,
+        sentence: "Agent supports embedded context in `session/prompt` requests. When enabled, the Client is \
+                   allowed to include `resource` content blocks in prompt requests for pieces of context that \
+                   are referenced in the message.",
+        source: "schema/v1/schema.json#/$defs/PromptCapabilities/properties/embeddedContext; \
+                 schema/v2/schema.json#/$defs/PromptCapabilities/properties/embeddedContext",
+        tck: &[],
     },
 ];
 

@@ -1,12 +1,14 @@
 //! One agent process driven as a raw JSON-RPC client over its stdin/stdout: every line either
 //! way is checked (schema and rules) and kept in a transcript; the agent's requests are answered
-//! as a small client would (a scratch directory for `fs/*`, an honest error for `terminal/*`,
-//! permissions allowed once, or `cancelled` after a cancel). Raw, so that malformed lines can be
-//! sent too. The process runs in its own process group, killed when the scenario ends.
+//! as a client that advertised what it serves would (a scratch directory for `fs/*`, real
+//! commands for `terminal/*` (see [`super::terminal`]), permissions allowed once, or `cancelled`
+//! after a cancel). Raw, so that malformed lines can be sent too. The process runs in its own
+//! process group, killed when the scenario ends.
 
+use super::terminal::Terminals;
 use crate::check::{Checker, Role};
 use serde_json::{json, Value};
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -23,7 +25,7 @@ const MAX_LINE: u64 = 16 << 20;
 pub struct ClientSide {
     /// `fs/read_text_file` and `fs/write_text_file` are served (v1 `clientCapabilities.fs`).
     pub fs: bool,
-    /// `terminal/*` is advertised (v1 `clientCapabilities.terminal`).
+    /// `terminal/*` is advertised and served (v1 `clientCapabilities.terminal`).
     pub terminal: bool,
     /// The directory sessions work in; `fs/*` is served inside it only.
     pub scratch: PathBuf,
@@ -59,6 +61,12 @@ pub struct Agent {
     /// The agent's requests read but not answered yet.
     deferred: Vec<Value>,
     closed: bool,
+    terminals: Terminals,
+    /// Answers computed apart (`terminal/wait_for_exit`), sent when they are ready.
+    replies: mpsc::UnboundedReceiver<Value>,
+    reply: mpsc::UnboundedSender<Value>,
+    /// How many requests of each method the agent sent.
+    pub called: BTreeMap<String, usize>,
 }
 
 struct Line {
@@ -81,6 +89,7 @@ impl Agent {
         };
         let (tx, lines) = mpsc::channel(1024);
         tokio::spawn(read_lines(stdout, tx));
+        let (reply, replies) = mpsc::unbounded_channel();
         Ok(Agent {
             child,
             stdin: Some(stdin),
@@ -93,6 +102,10 @@ impl Agent {
             cancelled: HashSet::new(),
             deferred: Vec::new(),
             closed: false,
+            terminals: Terminals::default(),
+            replies,
+            reply,
+            called: BTreeMap::new(),
         })
     }
 
@@ -164,13 +177,22 @@ impl Agent {
             Ok(line) => line,
             Err(_) => {
                 self.answer_deferred().await;
-                match tokio::time::timeout_at(deadline, self.lines.recv()).await {
-                    Err(_) => return Event::Timeout,
-                    Ok(None) => {
-                        self.closed = true;
-                        return Event::Closed;
+                loop {
+                    let line = tokio::select! {
+                        line = tokio::time::timeout_at(deadline, self.lines.recv()) => line,
+                        Some(reply) = self.replies.recv() => {
+                            self.send(reply).await;
+                            continue;
+                        }
+                    };
+                    match line {
+                        Err(_) => return Event::Timeout,
+                        Ok(None) => {
+                            self.closed = true;
+                            return Event::Closed;
+                        }
+                        Ok(Some(line)) => break line,
                     }
-                    Ok(Some(line)) => line,
                 }
             }
         };
@@ -188,7 +210,8 @@ impl Agent {
             return Event::Junk;
         };
         self.transcript.push(json!({ "from": "agent", "message": message }));
-        if message.get("method").is_some_and(Value::is_string) && message.get("id").is_some() {
+        if let (Some(method), Some(_)) = (message.get("method").and_then(Value::as_str), message.get("id")) {
+            *self.called.entry(method.to_string()).or_default() += 1;
             self.deferred.push(message.clone());
         }
         Event::Message(message)
@@ -198,13 +221,21 @@ impl Agent {
     async fn answer_deferred(&mut self) {
         for request in std::mem::take(&mut self.deferred) {
             let method = request["method"].as_str().unwrap_or_default();
-            let reply = match self.answer(method, request.get("params").unwrap_or(&Value::Null)) {
-                Ok(result) => json!({ "jsonrpc": "2.0", "id": request["id"], "result": result }),
-                Err((code, text)) => {
-                    json!({ "jsonrpc": "2.0", "id": request["id"], "error": { "code": code, "message": text } })
+            let params = request.get("params").unwrap_or(&Value::Null);
+            if method == "terminal/wait_for_exit" && self.client.terminal {
+                match self.terminals.wait_for_exit(params) {
+                    Ok(wait) => {
+                        let (reply, id) = (self.reply.clone(), request["id"].clone());
+                        tokio::spawn(async move {
+                            let _ = reply.send(response(id, wait.await));
+                        });
+                    }
+                    Err(e) => self.send(response(request["id"].clone(), Err(e))).await,
                 }
-            };
-            self.send(reply).await;
+                continue;
+            }
+            let answer = self.answer(method, params);
+            self.send(response(request["id"].clone(), answer)).await;
         }
     }
 
@@ -267,10 +298,10 @@ impl Agent {
                 std::fs::write(&path, content).map_err(|e| (-32603, format!("{}: {e}", path.display())))?;
                 Ok(json!({}))
             }
-            m if m.starts_with("terminal/") && self.client.terminal => Err((
-                -32603,
-                "acp conform advertises terminals to see that the agent may use them, but runs no commands".into(),
-            )),
+            "terminal/create" if self.client.terminal => self.terminals.create(params, &self.client.scratch),
+            "terminal/output" if self.client.terminal => self.terminals.output(params),
+            "terminal/kill" if self.client.terminal => self.terminals.kill(params),
+            "terminal/release" if self.client.terminal => self.terminals.release(params),
             _ => not_found(),
         }
     }
@@ -295,6 +326,7 @@ impl Agent {
     /// group and reaps the agent.
     pub async fn stop(&mut self) {
         self.answer_deferred().await;
+        self.terminals.kill_all();
         self.stdin = None;
         self.quiet(Duration::from_millis(50)).await;
         #[cfg(unix)]
@@ -306,6 +338,14 @@ impl Agent {
         }
         let _ = self.child.start_kill();
         let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
+    }
+}
+
+/// A JSON-RPC response to `id`.
+fn response(id: Value, answer: Result<Value, (i64, String)>) -> Value {
+    match answer {
+        Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+        Err((code, text)) => json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": text } }),
     }
 }
 

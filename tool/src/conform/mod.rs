@@ -5,11 +5,18 @@
 //!
 //! - negotiation: `initialize` asking for 1, 2, 65535 and 0, then a cross-check of the answers;
 //! - per protocol version: a main scenario (unknown and `_` methods, notifications, a line that
-//!   is not JSON, two sessions, a prompt turn, a cancelled turn with `--cancel-prompt`, a
-//!   `session/load` the agent did not advertise) and, in v1, a turn with no client capabilities.
+//!   is not JSON, `authenticate` with `--auth`, two sessions, a prompt turn, a `--tool-prompt`
+//!   turn, what the agent advertises (see [`advertised`]), a cancelled turn with
+//!   `--cancel-prompt`, a `session/load` the agent did not advertise) and, in v1, a turn with no
+//!   client capabilities.
+//!
+//! An agent that cannot be brought to a session (`session/new` or `authenticate` refused) gets a
+//! report that says why, with the `authMethods` it lists, and exit status 3.
 
+mod advertised;
 mod driver;
 mod report;
+mod terminal;
 
 use crate::check::{Role, RuleViolation};
 use crate::rules;
@@ -17,6 +24,7 @@ use acp_types::Version;
 use driver::{Agent, ClientSide};
 use report::Results;
 use serde_json::{json, Value};
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -39,6 +47,11 @@ pub struct Options {
     pub prompt: String,
     /// The text of a prompt that keeps the agent busy (the cancelled turn); none: cancel rules SKIP.
     pub cancel_prompt: Option<String>,
+    /// The text of a prompt that makes the agent ask for permission and use `fs/*` and
+    /// `terminal/*`; `{cwd}` in it stands for the session's working directory.
+    pub tool_prompt: Option<String>,
+    /// The `authMethods` id to `authenticate` with (v2: `auth/login`) before sessions are created.
+    pub auth: Option<String>,
     /// Every wait.
     pub timeout: Duration,
     /// JSON output.
@@ -51,7 +64,8 @@ pub struct Options {
 struct Unstartable(String);
 
 /// Runs the scenarios and prints the verdicts; exit 0 (every MUST passes), 1 (one fails),
-/// 2 (the agent cannot be started).
+/// 2 (the agent cannot be started), 3 (the agent could not be brought to a session: the
+/// verdicts cover little, whatever they say).
 pub fn run(options: Options) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
@@ -76,7 +90,7 @@ pub fn run(options: Options) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let exit = u8::from(results.must_failed());
+    let exit = if results.without_session() { 3 } else { u8::from(results.must_failed()) };
     if options.json {
         println!("{}", results.json(exit));
     } else {
@@ -142,8 +156,12 @@ async fn conform(options: &Options, scratch: &std::path::Path) -> Result<Results
             results.skip_reason(rule, "no --cancel-prompt given (a prompt that keeps the agent busy)");
         }
     }
-    results.skip_reason(rules::CAP_CLIENT_FS, "the agent never called `fs/*`");
-    results.skip_reason(rules::CAP_CLIENT_TERMINAL, "the agent never called `terminal/*`");
+    let unused = match &options.tool_prompt {
+        Some(_) => "the agent never called it, --tool-prompt included",
+        None => "the agent never called it (--tool-prompt gives a prompt that makes it use tools)",
+    };
+    results.skip_reason(rules::CAP_CLIENT_FS, format!("`fs/*`: {unused}"));
+    results.skip_reason(rules::CAP_CLIENT_TERMINAL, format!("`terminal/*`: {unused}"));
     Ok(results)
 }
 
@@ -290,6 +308,85 @@ async fn call(agent: &mut Agent, options: &Options, method: &str, params: Value,
     response
 }
 
+/// An error response in words: `error CODE "MESSAGE"` and its `data`, if any.
+fn error_text(response: &Value) -> String {
+    let error = &response["error"];
+    let mut text = format!("error {} {}", error["code"], error["message"]);
+    if let Some(data) = error.get("data").filter(|d| !d.is_null()) {
+        let _ = write!(text, " (data: {data})");
+    }
+    text
+}
+
+/// The `authMethods` of an `initialize` answer in words (v1 names them `id`, v2 `methodId`).
+fn auth_methods(init: &Value) -> String {
+    let methods: Vec<String> = init["authMethods"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| {
+            let id = m.get("methodId").or_else(|| m.get("id")).and_then(Value::as_str).unwrap_or("?");
+            match (m["name"].as_str(), m["type"].as_str()) {
+                (Some(name), Some(kind)) => format!("{id} ({name}, type {kind})"),
+                (Some(name), None) => format!("{id} ({name})"),
+                _ => id.to_string(),
+            }
+        })
+        .collect();
+    if methods.is_empty() {
+        "the agent lists no `authMethods`".into()
+    } else {
+        format!("the agent lists authMethods: {}", methods.join(", "))
+    }
+}
+
+/// `--auth`: `authenticate` (v1) or `auth/login` (v2) with the method; why not, when refused.
+async fn authenticate(agent: &mut Agent, options: &Options, version: Version, init: &Value) -> Result<(), String> {
+    let Some(method) = &options.auth else { return Ok(()) };
+    let name = match version {
+        Version::V1 => "authenticate",
+        Version::V2 => "auth/login",
+    };
+    let id = agent.request(name, json!({ "methodId": method })).await;
+    match agent.response(&id, Instant::now() + options.timeout).await {
+        Some(r) if r.get("error").is_none() => Ok(()),
+        Some(r) => Err(format!("`{name}` with {method:?} answered {}; {}", error_text(&r), auth_methods(init))),
+        None => Err(format!("`{name}` with {method:?} not answered within {:?}", options.timeout)),
+    }
+}
+
+/// A session the agent created: its id and the `session/new` answer (modes, config options).
+struct Session {
+    id: String,
+    answer: Value,
+}
+
+/// `--auth` if given, then `session/new`; why not, in words, when the agent refuses.
+async fn open_session(
+    agent: &mut Agent,
+    options: &Options,
+    version: Version,
+    init: &Value,
+    params: &Value,
+) -> Result<Session, String> {
+    authenticate(agent, options, version, init).await?;
+    let response = call(agent, options, "session/new", params.clone(), rules::DISTINCT_SESSIONS).await;
+    let Some(response) = response else {
+        return Err(format!("`session/new` not answered within {:?}", options.timeout));
+    };
+    match response["result"]["sessionId"].as_str() {
+        Some(id) => Ok(Session { id: id.to_string(), answer: response["result"].clone() }),
+        None if response.get("error").is_some() => {
+            let hint = match (&options.auth, init["authMethods"].as_array().is_some_and(|m| !m.is_empty())) {
+                (None, true) => "; run again with --auth METHOD_ID",
+                _ => "",
+            };
+            Err(format!("`session/new` answered {}; {}{hint}", error_text(&response), auth_methods(init)))
+        }
+        None => Err("`session/new` answered without a `sessionId`".into()),
+    }
+}
+
 async fn main_scenario(options: &Options, version: Version, client: &ClientSide, results: &mut Results) {
     let name = format!("{version} main");
     let Ok((mut agent, Some(init), _)) = start(options, client, u64::from(version.number())).await else {
@@ -328,24 +425,33 @@ async fn main_scenario(options: &Options, version: Version, client: &ClientSide,
         results.skip_reason(rules::DISTINCT_SESSIONS, why);
         return end(agent, &name, results).await;
     }
-    let mut sessions = Vec::new();
-    for _ in 0..2 {
-        let response = call(&mut agent, options, "session/new", new_params.clone(), rules::DISTINCT_SESSIONS).await;
-        if let Some(id) = response.as_ref().and_then(|r| r["result"]["sessionId"].as_str()) {
-            sessions.push(id.to_string());
+    let first = match open_session(&mut agent, options, version, &init, &new_params).await {
+        Ok(session) => session,
+        Err(why) => {
+            results.no_session(&name, why);
+            return end(agent, &name, results).await;
         }
+    };
+    let response = call(&mut agent, options, "session/new", new_params.clone(), rules::DISTINCT_SESSIONS).await;
+    let second = response.as_ref().and_then(|r| r["result"]["sessionId"].as_str()).map(str::to_string);
+    turn(&mut agent, options, version, &first.id, text_prompt(&options.prompt), false).await;
+    if let Some(text) = &options.tool_prompt {
+        turn(&mut agent, options, version, &first.id, text_prompt(&text.replace("{cwd}", &cwd)), false).await;
     }
-    if let Some(session) = sessions.first() {
-        turn(&mut agent, options, version, session, &options.prompt, false).await;
+    let advertised = advertised::Advertised::of(version, &init);
+    advertised.skip_reasons(version, results);
+    let mut scenario = advertised::Scenario { agent: &mut agent, options, version, name: &name, cwd: &cwd };
+    scenario.in_session(&advertised, &first, results).await;
+    if let (Some(text), Some(session)) = (&options.cancel_prompt, &second) {
+        turn(scenario.agent, options, version, session, text_prompt(text), true).await;
     }
-    if let (Some(text), Some(session)) = (&options.cancel_prompt, sessions.get(1)) {
-        turn(&mut agent, options, version, session, text, true).await;
+    if let Some(session) = &second {
+        scenario.close(&advertised, session, results).await;
     }
-    if version == Version::V1 && init["agentCapabilities"]["loadSession"] != Value::Bool(true) {
-        if let Some(session) = sessions.first() {
-            let params = json!({ "sessionId": session, "cwd": cwd, "mcpServers": [] });
-            call(&mut agent, options, "session/load", params, rules::CAP_LOAD_SESSION).await;
-        }
+    scenario.restore(&advertised, client, &init, &first.id, results).await;
+    if version == Version::V1 && !advertised.load {
+        let params = json!({ "sessionId": first.id, "cwd": cwd, "mcpServers": [] });
+        call(&mut agent, options, "session/load", params, rules::CAP_LOAD_SESSION).await;
     }
     end(agent, &name, results).await;
 }
@@ -356,7 +462,10 @@ async fn before_initialize(options: &Options, client: &ClientSide, results: &mut
     let params = json!({ "cwd": client.scratch.display().to_string(), "mcpServers": [] });
     let line = agent.line();
     let id = agent.request("session/new", params).await;
-    if agent.response(&id, Instant::now() + options.timeout).await.is_none() && !agent.closed() {
+    let answered = agent.response(&id, Instant::now() + options.timeout).await.is_some();
+    // An unanswered request is held against the agent only where the table says the rule binds it.
+    let binds_agent = rules::find(rules::INIT_FIRST).is_some_and(|r| r.binds.binds(Role::Agent));
+    if !answered && !agent.closed() && binds_agent {
         let detail =
             format!("`session/new` before `initialize` (line {line}) not answered within {:?}", options.timeout);
         agent.checker.note_violation(rules::INIT_FIRST, Role::Agent, line, detail);
@@ -367,12 +476,16 @@ async fn before_initialize(options: &Options, client: &ClientSide, results: &mut
 /// v1 with no client capabilities: the agent must not call `fs/*` or `terminal/*`.
 async fn no_capabilities(options: &Options, client: &ClientSide, results: &mut Results) {
     let name = "v1 no client capabilities".to_string();
-    let Ok((mut agent, Some(_), _)) = start(options, client, 1).await else { return };
-    let params = json!({ "cwd": client.scratch.display().to_string(), "mcpServers": [] });
-    let response = call(&mut agent, options, "session/new", params, rules::DISTINCT_SESSIONS).await;
-    if let Some(session) = response.as_ref().and_then(|r| r["result"]["sessionId"].as_str()) {
-        let session = session.to_string();
-        turn(&mut agent, options, Version::V1, &session, &options.prompt, false).await;
+    let Ok((mut agent, Some(init), _)) = start(options, client, 1).await else { return };
+    let cwd = client.scratch.display().to_string();
+    let params = json!({ "cwd": cwd, "mcpServers": [] });
+    match open_session(&mut agent, options, Version::V1, &init["result"], &params).await {
+        Ok(session) => {
+            // The tool prompt, if any: the agent is asked to use what it was not offered.
+            let text = options.tool_prompt.as_ref().unwrap_or(&options.prompt).replace("{cwd}", &cwd);
+            turn(&mut agent, options, Version::V1, &session.id, text_prompt(&text), false).await;
+        }
+        Err(why) => results.no_session(&name, why),
     }
     end(agent, &name, results).await;
 }
@@ -382,18 +495,33 @@ async fn end(mut agent: Agent, name: &str, results: &mut Results) {
     finish(name, agent, results);
 }
 
+/// A prompt of one text block.
+fn text_prompt(text: &str) -> Value {
+    json!([{ "type": "text", "text": text }])
+}
+
 /// A prompt turn on `session`; with `cancel`, `session/cancel` after a moment. Waits for the
-/// response (v1) or the response and the turn-ending idle (v2), then a quiet period.
-async fn turn(agent: &mut Agent, options: &Options, version: Version, session: &str, text: &str, cancel: bool) {
-    let params = json!({ "sessionId": session, "prompt": [{ "type": "text", "text": text }] });
+/// response (v1) or the response and the turn-ending idle (v2), then a quiet period; the
+/// response, if one came.
+async fn turn(
+    agent: &mut Agent,
+    options: &Options,
+    version: Version,
+    session: &str,
+    prompt: Value,
+    cancel: bool,
+) -> Option<Value> {
+    let params = json!({ "sessionId": session, "prompt": prompt });
     let id = agent.request("session/prompt", params).await;
     let deadline = Instant::now() + options.timeout;
     let mut answered = false;
+    let mut response = None;
     let mut running = false;
     let mut ended = false;
     let mut watch = |m: &Value| {
         if m.get("method").is_none() && m.get("id") == Some(&id) {
             answered = true;
+            response = Some(m.clone());
         }
         let update = &m["params"]["update"];
         if m["method"] == "session/update"
@@ -413,7 +541,7 @@ async fn turn(agent: &mut Agent, options: &Options, version: Version, session: &
         if agent.wait_for(early, &mut watch).await {
             // Over before the cancel could be sent: the prompt did not keep the agent busy.
             agent.quiet(QUIET).await;
-            return;
+            return response;
         }
         agent.notify("session/cancel", json!({ "sessionId": session })).await;
     }
@@ -421,4 +549,5 @@ async fn turn(agent: &mut Agent, options: &Options, version: Version, session: &
     // a cancelled prompt never answered).
     agent.wait_for(deadline, &mut watch).await;
     agent.quiet(QUIET).await;
+    response
 }

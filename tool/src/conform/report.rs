@@ -29,6 +29,10 @@ pub struct Results {
     found: BTreeMap<&'static str, Vec<Found>>,
     /// Why a rule was not exercised, when a scenario knows.
     skipped: BTreeMap<&'static str, String>,
+    /// What a PASS rests on, when a scenario says more than a count.
+    evidence: BTreeMap<&'static str, Vec<String>>,
+    /// Scenarios that could not get a session, and why.
+    no_session: Vec<(String, String)>,
     /// `acp conform --format json`: the negotiations and the transcripts.
     pub negotiation: Vec<Value>,
     pub scenarios: Vec<Value>,
@@ -55,6 +59,21 @@ impl Results {
     pub fn violate(&mut self, scenario: &str, violation: RuleViolation) {
         self.exercise(violation.rule);
         self.found.entry(violation.rule).or_default().push(Found { scenario: scenario.to_string(), violation });
+    }
+
+    /// What a PASS of `rule` rests on, beyond the count of checks.
+    pub fn evidence(&mut self, rule: &'static str, text: impl Into<String>) {
+        self.evidence.entry(rule).or_default().push(text.into());
+    }
+
+    /// A scenario that could not get a session: the run cannot say the agent passes.
+    pub fn no_session(&mut self, scenario: &str, why: impl Into<String>) {
+        self.no_session.push((scenario.to_string(), why.into()));
+    }
+
+    /// Whether a scenario could not get a session (exit status 3).
+    pub fn without_session(&self) -> bool {
+        !self.no_session.is_empty()
     }
 
     /// Says why `rule` may go unexercised (kept unless a reason is already there).
@@ -96,7 +115,11 @@ impl Results {
             let (word, evidence) = match verdict {
                 Verdict::Pass => {
                     let n = self.exercised.get(rule.id).copied().unwrap_or_default();
-                    ("PASS", format!("{n} check{}", if n == 1 { "" } else { "s" }))
+                    let mut text = format!("{n} check{}", if n == 1 { "" } else { "s" });
+                    for evidence in self.evidence.get(rule.id).into_iter().flatten() {
+                        let _ = write!(text, "; {evidence}");
+                    }
+                    ("PASS", text)
                 }
                 Verdict::Fail => {
                     let found = &self.found[rule.id];
@@ -113,15 +136,22 @@ impl Results {
             };
             counts[verdict as usize] += 1;
             let _ = writeln!(out, "{word}  {:<6}  {:<width$}  {evidence}", rule.tier.to_string(), rule.id);
+            if verdict == Verdict::Fail {
+                // The sentence the verdict is against, and where it is.
+                let _ = writeln!(out, "      {:<6}  {:<width$}  \"{}\" ({})", "", "", rule.sentence, rule.source);
+            }
         }
-        let _ = writeln!(
-            out,
-            "{} pass, {} fail, {} skip; {}",
-            counts[0],
-            counts[1],
-            counts[2],
-            if self.must_failed() { "a MUST rule fails" } else { "every MUST rule exercised passes" }
-        );
+        for (scenario, why) in &self.no_session {
+            let _ = writeln!(out, "NO SESSION  [{scenario}] {why}");
+        }
+        let verdict = if self.without_session() {
+            "the agent could not be brought to a session: the rules that need one were not exercised"
+        } else if self.must_failed() {
+            "a MUST rule fails"
+        } else {
+            "every MUST rule exercised passes"
+        };
+        let _ = writeln!(out, "{} pass, {} fail, {} skip; {verdict}", counts[0], counts[1], counts[2]);
         out
     }
 
@@ -145,10 +175,21 @@ impl Results {
                     "exercised": self.exercised.get(rule.id).copied().unwrap_or_default(),
                     "violations": violations,
                     "skipped": (verdict == Verdict::Skip).then(|| self.skip_text(rule)),
+                    "evidence": self.evidence.get(rule.id),
+                    "sentence": rule.sentence,
+                    "source": rule.source,
                     "tck": rule.tck,
                 })
             })
             .collect();
-        json!({ "rules": rules, "negotiation": self.negotiation, "scenarios": self.scenarios, "exit": exit })
+        let no_session: Vec<Value> =
+            self.no_session.iter().map(|(scenario, why)| json!({ "scenario": scenario, "why": why })).collect();
+        json!({
+            "rules": rules,
+            "noSession": no_session,
+            "negotiation": self.negotiation,
+            "scenarios": self.scenarios,
+            "exit": exit,
+        })
     }
 }

@@ -1,0 +1,479 @@
+//! What an agent advertises, exercised: read from its `initialize` answer (and the `session/new`
+//! answer's modes and config options), each advertised method is called once and each
+//! advertised prompt content type sent once, in the main scenario's connection; `session/load`
+//! and `session/resume` in a fresh process (the session persisted), or, when the fresh process
+//! does not know the session, in the same connection. Each gets a verdict: PASS with what was
+//! seen, FAIL with what broke it, or SKIP naming the capability the agent did not advertise.
+
+use super::driver::{Agent, ClientSide};
+use super::report::Results;
+use super::{authenticate, error_text, start, turn, Options, Session, QUIET};
+use crate::check::{Role, RuleViolation};
+use crate::rules;
+use acp_types::Version;
+use serde_json::{json, Value};
+use tokio::time::Instant;
+
+/// A 1x1 PNG and an eight-sample WAV: the smallest valid payloads of their kinds.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR4nGP4DwQACfsD/fteaysAAAAASUVORK5CYII=";
+const WAV: &str = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA==";
+
+/// The `session/update` kinds that carry conversation entries (what a replay is made of; an
+/// `available_commands_update` after the load answer is not one).
+const ENTRIES: &[&str] = &[
+    "user_message_chunk",
+    "agent_message_chunk",
+    "agent_thought_chunk",
+    "tool_call",
+    "tool_call_update",
+    "plan",
+    "user_message",
+    "agent_message",
+    "agent_thought",
+];
+
+/// What the agent advertised in its `initialize` answer.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Advertised {
+    pub load: bool,
+    pub list: bool,
+    pub resume: bool,
+    pub close: bool,
+    pub fork: bool,
+    pub image: bool,
+    pub audio: bool,
+    pub embedded_context: bool,
+}
+
+/// A capability flag: `true` (v1 booleans) or an object (`{}` means supported).
+fn on(value: &Value) -> bool {
+    value == &Value::Bool(true) || value.is_object()
+}
+
+impl Advertised {
+    /// Reads the `initialize` result of `version`.
+    pub fn of(version: Version, init: &Value) -> Self {
+        match version {
+            Version::V1 => {
+                let caps = &init["agentCapabilities"];
+                let session = &caps["sessionCapabilities"];
+                let prompt = &caps["promptCapabilities"];
+                Advertised {
+                    load: on(&caps["loadSession"]),
+                    list: on(&session["list"]),
+                    resume: on(&session["resume"]),
+                    close: on(&session["close"]),
+                    fork: on(&session["fork"]),
+                    image: on(&prompt["image"]),
+                    audio: on(&prompt["audio"]),
+                    embedded_context: on(&prompt["embeddedContext"]),
+                }
+            }
+            Version::V2 => {
+                // `{}` means the baseline: new, list, resume, close, prompt, cancel, update.
+                let session = &init["capabilities"]["session"];
+                let baseline = session.is_object();
+                let prompt = &session["prompt"];
+                Advertised {
+                    list: baseline,
+                    resume: baseline,
+                    close: baseline,
+                    image: on(&prompt["image"]),
+                    audio: on(&prompt["audio"]),
+                    embedded_context: on(&prompt["embeddedContext"]),
+                    ..Advertised::default()
+                }
+            }
+        }
+    }
+
+    /// Says, for each capability not advertised, why its rule may SKIP.
+    pub fn skip_reasons(&self, version: Version, results: &mut Results) {
+        let (session, prompt) = match version {
+            Version::V1 => ("agentCapabilities.sessionCapabilities", "agentCapabilities.promptCapabilities"),
+            Version::V2 => ("capabilities.session", "capabilities.session.prompt"),
+        };
+        let rows = [
+            (self.load, rules::LOAD_REPLAY, "agentCapabilities.loadSession".to_string()),
+            (self.list, rules::SERVES_LIST, format!("{session}.list")),
+            (self.resume, rules::SERVES_RESUME, format!("{session}.resume")),
+            (self.close, rules::SERVES_CLOSE, format!("{session}.close")),
+            (self.fork, rules::SERVES_FORK, format!("{session}.fork")),
+            (self.image, rules::SERVES_IMAGE, format!("{prompt}.image")),
+            (self.audio, rules::SERVES_AUDIO, format!("{prompt}.audio")),
+            (self.embedded_context, rules::SERVES_EMBEDDED_CONTEXT, format!("{prompt}.embeddedContext")),
+        ];
+        for (advertised, rule, path) in rows {
+            if !advertised && rules::find(rule).is_some_and(|r| r.applies_to(version)) {
+                results.skip_reason(rule, format!("the agent did not advertise `{path}` ({version})"));
+            }
+        }
+    }
+}
+
+/// Whether `m` is a `session/update` with a conversation entry for `session`.
+fn entry_for(m: &Value, session: &str) -> bool {
+    m["method"] == "session/update"
+        && m["params"]["sessionId"] == session
+        && m["params"]["update"]["sessionUpdate"].as_str().is_some_and(|kind| ENTRIES.contains(&kind))
+}
+
+/// How a restoring call went.
+enum Restored {
+    /// It held: what was seen.
+    Pass(String),
+    /// The agent refused it (it may not know the session in that process).
+    Refused(String),
+    /// It broke the rule: why.
+    Broken(usize, String),
+}
+
+/// The main scenario's connection, for the calls of this module.
+pub struct Scenario<'a> {
+    pub agent: &'a mut Agent,
+    pub options: &'a Options,
+    pub version: Version,
+    pub name: &'a str,
+    pub cwd: &'a str,
+}
+
+impl Scenario<'_> {
+    /// A request; its response, or a violation of `rule` when it is not answered in time.
+    async fn ask(&mut self, method: &str, params: Value, rule: &'static str, results: &mut Results) -> Option<Value> {
+        let line = self.agent.line();
+        let id = self.agent.request(method, params).await;
+        let response = self.agent.response(&id, Instant::now() + self.options.timeout).await;
+        if response.is_none() {
+            let detail = format!("`{method}` (line {line}) not answered within {:?}", self.options.timeout);
+            results.violate(self.name, RuleViolation::new(rule, Role::Agent, line, detail));
+        }
+        response
+    }
+
+    /// Records an answer to an advertised call: PASS with `evidence` for a result, FAIL for an error.
+    fn judge(
+        &self,
+        rule: &'static str,
+        line: usize,
+        what: &str,
+        response: Option<&Value>,
+        evidence: String,
+        results: &mut Results,
+    ) {
+        match response {
+            Some(r) if r.get("error").is_some() => {
+                let detail = format!("{what} (line {line}) answered {} though advertised", error_text(r));
+                results.violate(self.name, RuleViolation::new(rule, Role::Agent, line, detail));
+            }
+            Some(_) => {
+                results.exercise(rule);
+                results.evidence(rule, format!("{}: {evidence}", self.version));
+            }
+            None => {}
+        }
+    }
+
+    /// In the first session, after its prompt turn: one prompt per advertised content type,
+    /// `session/list`, `session/fork`, `session/set_mode` and `session/set_config_option`.
+    pub async fn in_session(&mut self, advertised: &Advertised, session: &Session, results: &mut Results) {
+        let uri = format!("file://{}/notes.txt", self.cwd);
+        let blocks = [
+            (
+                advertised.image,
+                rules::SERVES_IMAGE,
+                "an image",
+                json!({ "type": "image", "mimeType": "image/png", "data": PNG }),
+            ),
+            (
+                advertised.audio,
+                rules::SERVES_AUDIO,
+                "an audio clip",
+                json!({ "type": "audio", "mimeType": "audio/wav", "data": WAV }),
+            ),
+            (
+                advertised.embedded_context,
+                rules::SERVES_EMBEDDED_CONTEXT,
+                "an embedded resource",
+                json!({ "type": "resource", "resource": { "uri": uri, "mimeType": "text/plain", "text": "a scratch file of acp conform\n" } }),
+            ),
+        ];
+        for (on, rule, what, block) in blocks {
+            if !on {
+                continue;
+            }
+            let line = self.agent.line();
+            let prompt = json!([{ "type": "text", "text": format!("Describe {what} in one word.") }, block]);
+            let response = turn(self.agent, self.options, self.version, &session.id, prompt, false).await;
+            let evidence = match &response {
+                Some(r) => format!("a prompt with {what} answered {}", r["result"]),
+                None => String::new(),
+            };
+            if response.is_none() {
+                let detail =
+                    format!("a prompt with {what} (line {line}) not answered within {:?}", self.options.timeout);
+                results.violate(self.name, RuleViolation::new(rule, Role::Agent, line, detail));
+            }
+            self.judge(rule, line, &format!("a prompt with {what}"), response.as_ref(), evidence, results);
+        }
+        if advertised.list {
+            let line = self.agent.line();
+            let response = self.ask("session/list", json!({ "cwd": self.cwd }), rules::SERVES_LIST, results).await;
+            let sessions = response.as_ref().and_then(|r| r["result"]["sessions"].as_array());
+            let ours = sessions.is_some_and(|s| s.iter().any(|s| s["sessionId"] == session.id.as_str()));
+            let evidence = format!(
+                "listed {} session(s) in the scratch directory, {}",
+                sessions.map_or(0, Vec::len),
+                if ours { "the one just used among them" } else { "not the one just used" }
+            );
+            self.judge(rules::SERVES_LIST, line, "`session/list`", response.as_ref(), evidence, results);
+        }
+        if advertised.fork {
+            let line = self.agent.line();
+            let params = json!({ "sessionId": session.id, "cwd": self.cwd, "mcpServers": [] });
+            let response = self.ask("session/fork", params, rules::SERVES_FORK, results).await;
+            let forked = response.as_ref().and_then(|r| r["result"]["sessionId"].as_str());
+            if forked == Some(session.id.as_str()) {
+                let detail =
+                    format!("`session/fork` (line {line}) answered the id of the session forked, not a new one");
+                results.violate(self.name, RuleViolation::new(rules::SERVES_FORK, Role::Agent, line, detail));
+            } else {
+                let evidence = format!("forked into {}", forked.unwrap_or("?"));
+                self.judge(rules::SERVES_FORK, line, "`session/fork`", response.as_ref(), evidence, results);
+            }
+        }
+        self.set_mode(session, results).await;
+        self.set_config_option(session, results).await;
+    }
+
+    /// `session/set_mode` to a mode the agent listed (another than the current one if it can).
+    async fn set_mode(&mut self, session: &Session, results: &mut Results) {
+        let modes = &session.answer["modes"];
+        let current = modes["currentModeId"].as_str();
+        let ids: Vec<&str> =
+            modes["availableModes"].as_array().into_iter().flatten().filter_map(|m| m["id"].as_str()).collect();
+        let Some(mode) = ids.iter().find(|id| Some(**id) != current).or(ids.first()) else {
+            // v2 has no session modes (they are config options): the rule is v1's.
+            if self.version == Version::V1 {
+                results.skip_reason(rules::SERVES_SET_MODE, "the agent listed no `modes` in its `session/new` answer");
+            }
+            return;
+        };
+        let line = self.agent.line();
+        let params = json!({ "sessionId": session.id, "modeId": mode });
+        let response = self.ask("session/set_mode", params, rules::SERVES_SET_MODE, results).await;
+        let evidence = format!("mode {} -> {mode}", current.unwrap_or("?"));
+        self.judge(rules::SERVES_SET_MODE, line, "`session/set_mode`", response.as_ref(), evidence, results);
+    }
+
+    /// `session/set_config_option` on the first option listed, to another value it lists (a
+    /// select) or the other value (a boolean); the answer's list shows the value taken.
+    async fn set_config_option(&mut self, session: &Session, results: &mut Results) {
+        let key = match self.version {
+            Version::V1 => "id",
+            Version::V2 => "configId",
+        };
+        let options = session.answer["configOptions"].as_array().cloned().unwrap_or_default();
+        let chosen = options.iter().find_map(|o| Some((o[key].as_str()?, pick(o)?)));
+        let Some((config, value)) = chosen else {
+            results.skip_reason(
+                rules::SERVES_CONFIG_OPTION,
+                "the agent listed no `configOptions` (with a value to choose) in its `session/new` answer",
+            );
+            return;
+        };
+        let mut params = json!({ "sessionId": session.id, "configId": config, "value": value });
+        match (&value, self.version) {
+            (Value::Bool(_), _) => params["type"] = json!("boolean"),
+            (_, Version::V2) => params["type"] = json!("id"),
+            // v1: the value id is the variant without `type`.
+            (_, Version::V1) => {}
+        }
+        let line = self.agent.line();
+        let response = self.ask("session/set_config_option", params, rules::SERVES_CONFIG_OPTION, results).await;
+        let after = response
+            .as_ref()
+            .and_then(|r| r["result"]["configOptions"].as_array())
+            .and_then(|list| list.iter().find(|o| o[key] == config))
+            .map(|o| o["currentValue"].clone());
+        if response.as_ref().is_some_and(|r| r.get("result").is_some()) && after.as_ref() != Some(&value) {
+            let shown = after.map_or_else(|| "does not list the option".to_string(), |v| format!("shows {v}"));
+            let detail = format!(
+                "`session/set_config_option` {config} = {value} (line {line}) succeeded but its answer {shown}"
+            );
+            results.violate(self.name, RuleViolation::new(rules::SERVES_CONFIG_OPTION, Role::Agent, line, detail));
+            return;
+        }
+        let evidence = format!("{config} = {value}, the answer shows it");
+        self.judge(
+            rules::SERVES_CONFIG_OPTION,
+            line,
+            "`session/set_config_option`",
+            response.as_ref(),
+            evidence,
+            results,
+        );
+    }
+
+    /// `session/close` on `session` (idle by now).
+    pub async fn close(&mut self, advertised: &Advertised, session: &str, results: &mut Results) {
+        if !advertised.close {
+            return;
+        }
+        let line = self.agent.line();
+        let response = self.ask("session/close", json!({ "sessionId": session }), rules::SERVES_CLOSE, results).await;
+        self.judge(
+            rules::SERVES_CLOSE,
+            line,
+            "`session/close`",
+            response.as_ref(),
+            format!("closed {session}"),
+            results,
+        );
+    }
+
+    /// `session/load` and `session/resume` of `session` (which had a prompt turn): in a fresh
+    /// process first, as after a restart; in this connection when that process does not know it.
+    pub async fn restore(
+        &mut self,
+        advertised: &Advertised,
+        client: &ClientSide,
+        init: &Value,
+        session: &str,
+        results: &mut Results,
+    ) {
+        if !advertised.load && !advertised.resume {
+            return;
+        }
+        let fresh_name = format!("{} restore", self.name);
+        let fresh = match start(self.options, client, u64::from(self.version.number())).await {
+            Ok((mut agent, Some(_), _)) => match authenticate(&mut agent, self.options, self.version, init).await {
+                Ok(()) => Some(agent),
+                Err(_) => {
+                    super::end(agent, &fresh_name, results).await;
+                    None
+                }
+            },
+            Ok((agent, None, _)) => {
+                super::end(agent, &fresh_name, results).await;
+                None
+            }
+            Err(_) => None,
+        };
+        let mut fresh = fresh;
+        let calls = [
+            (advertised.load, rules::LOAD_REPLAY, "session/load"),
+            (advertised.resume, rules::SERVES_RESUME, "session/resume"),
+        ];
+        for (on, rule, method) in calls {
+            if !on {
+                continue;
+            }
+            let mut outcome = match fresh.as_mut() {
+                Some(agent) => restore_once(agent, self.options, method, session, self.cwd).await,
+                None => Restored::Refused("no fresh process could be started".into()),
+            };
+            let mut name = fresh_name.as_str();
+            let mut place = "in a fresh process";
+            if let Restored::Refused(why) = &outcome {
+                let first_try = format!("a fresh process answered {why}");
+                outcome = restore_once(self.agent, self.options, method, session, self.cwd).await;
+                name = self.name;
+                place = "in the same connection";
+                if let Restored::Refused(again) = &outcome {
+                    outcome = Restored::Broken(
+                        0,
+                        format!("`{method}` of {session} answered {again} though advertised ({first_try})"),
+                    );
+                }
+                if let Restored::Pass(evidence) = &mut outcome {
+                    *evidence = format!("{evidence} ({first_try})");
+                }
+            }
+            match outcome {
+                Restored::Pass(evidence) => {
+                    results.exercise(rule);
+                    results.evidence(rule, format!("{}: {method} {place}: {evidence}", self.version));
+                }
+                Restored::Broken(line, detail) => {
+                    results.violate(name, RuleViolation::new(rule, Role::Agent, line, detail));
+                }
+                Restored::Refused(_) => {}
+            }
+        }
+        if let Some(agent) = fresh {
+            super::end(agent, &fresh_name, results).await;
+        }
+    }
+}
+
+/// One `session/load` (replay before the answer, none after) or `session/resume` call.
+async fn restore_once(agent: &mut Agent, options: &Options, method: &str, session: &str, cwd: &str) -> Restored {
+    let line = agent.line();
+    let id = agent.request(method, json!({ "sessionId": session, "cwd": cwd, "mcpServers": [] })).await;
+    let mut before = 0usize;
+    let mut response = None;
+    let answered = agent
+        .wait_for(Instant::now() + options.timeout, |m| {
+            if entry_for(m, session) {
+                before += 1;
+            }
+            let is = m.get("method").is_none() && m.get("id") == Some(&id);
+            if is {
+                response = Some(m.clone());
+            }
+            is
+        })
+        .await;
+    let Some(response) = response.filter(|_| answered) else {
+        return Restored::Broken(line, format!("`{method}` (line {line}) not answered within {:?}", options.timeout));
+    };
+    if response.get("error").is_some() {
+        return Restored::Refused(error_text(&response));
+    }
+    // What comes right after the answer, before anything else is asked.
+    let mut after = 0usize;
+    agent
+        .wait_for(Instant::now() + QUIET, |m| {
+            if entry_for(m, session) {
+                after += 1;
+            }
+            false
+        })
+        .await;
+    if method == "session/resume" {
+        return Restored::Pass(format!("answered, {before} conversation update(s) before the answer"));
+    }
+    match (before, after) {
+        (_, 1..) => Restored::Broken(
+            line,
+            format!(
+                "{after} replayed conversation update(s) came after the `session/load` answer (line {line}); \
+                 {before} before it"
+            ),
+        ),
+        (0, 0) => Restored::Broken(
+            line,
+            format!(
+                "`session/load` (line {line}) answered with no conversation replayed, though the session had turns"
+            ),
+        ),
+        (n, 0) => Restored::Pass(format!("{n} conversation update(s) replayed before the answer, none after")),
+    }
+}
+
+/// A value for a config option other than its current one, when it lists one.
+fn pick(option: &Value) -> Option<Value> {
+    let current = &option["currentValue"];
+    if option["type"] == "boolean" {
+        return current.as_bool().map(|b| Value::Bool(!b));
+    }
+    // A flat list of `{value, name}`, or groups of them (`{group, name, options}`).
+    let mut values = Vec::new();
+    for item in option["options"].as_array().into_iter().flatten() {
+        match item.get("options").and_then(Value::as_array) {
+            Some(group) => values.extend(group.iter().filter_map(|o| o.get("value")).cloned()),
+            None => values.extend(item.get("value").cloned()),
+        }
+    }
+    values.iter().find(|v| *v != current).or(values.first()).cloned()
+}
