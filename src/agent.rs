@@ -1,6 +1,7 @@
 //! Serving an agent: one binary speaks v1 and v2. On `initialize` the agent answers the highest
-//! version it supports that is at most the one requested (-32022 when there is none), and decodes
-//! everything after with that version's generated tables.
+//! version it supports that is at most the one requested (when there is none: -32022 from an
+//! agent that speaks v2, its only version from a v1-only one), and decodes everything after with
+//! that version's generated tables.
 //!
 //! The runtime keeps the protocol's lifecycle rules for the agent:
 //! - v1: a `session/prompt` answered while (or after) its session was cancelled ends `cancelled`,
@@ -232,11 +233,7 @@ async fn initialize<A: Speaks>(
     cx: Context,
 ) -> Result<Raw, RpcError> {
     let requested = requested_version(params.as_deref())?;
-    let chosen = versions.iter().copied().filter(|v| v.number() <= requested).max().ok_or_else(|| {
-        let supported: Vec<u16> = versions.iter().map(|v| v.number()).collect();
-        RpcError::new(-32022, "unsupported protocol version")
-            .with_data(json!({ "requested": requested, "supported": supported }))
-    })?;
+    let chosen = choose_version(versions, requested)?;
     let advertised = ClientCapabilities::of_initialize(chosen, params.as_deref());
     let advertise_to = cx.advertised.clone();
     let mut result = agent.handle_request(chosen, "initialize", params, Context { version: chosen, ..cx }).await?;
@@ -258,6 +255,29 @@ async fn initialize<A: Speaks>(
     }
     negotiated.set(chosen);
     to_raw(result)
+}
+
+/// The version to answer an `initialize` asking for `requested` with, among the `versions`
+/// served (sorted). The highest one at or below the one asked for, in both schemas' words:
+/// "The protocol version the client specified if supported by the agent, or the latest protocol
+/// version supported by the agent" (v1 `InitializeResponse.protocolVersion`), "The highest
+/// protocol version supported by the agent that is at or below the version requested by the
+/// client" (v2). When there is none (asked for 0, or a v2-only agent asked for 1) the texts
+/// differ, and the newest version served decides: v2 says "If no such version exists,
+/// initialization fails with error code -32022" (an error v1's `ErrorCode` does not have), v1
+/// answers its latest version.
+fn choose_version(versions: &[Version], requested: u16) -> Result<Version, RpcError> {
+    if let Some(highest) = versions.iter().copied().filter(|v| v.number() <= requested).max() {
+        return Ok(highest);
+    }
+    match versions.iter().copied().max() {
+        Some(Version::V1) => Ok(Version::V1),
+        _ => {
+            let supported: Vec<u16> = versions.iter().map(|v| v.number()).collect();
+            Err(RpcError::new(-32022, "unsupported protocol version")
+                .with_data(json!({ "requested": requested, "supported": supported })))
+        }
+    }
 }
 
 /// A v2 `session/prompt`: the prompt checked, the user message inserted and reported, the

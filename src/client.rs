@@ -5,6 +5,7 @@
 //! ends, once the client's handler has seen every update before that end.
 
 use crate::agent::{V1, V2};
+use crate::auth::{AuthMethod, AuthRequired};
 use crate::connection::{BoxFuture, Config, Connection, Error, Pipe, Raw, RequestContext, Service, Transport};
 use crate::dispatch;
 use crate::session::{session_of, Context, Negotiated, Sessions};
@@ -15,7 +16,7 @@ use acp_types::support::rpc::RpcError;
 use acp_types::{v1, v2, Version};
 use serde_json::json;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 /// A client: the generated client-side handler traits of both versions (every method has a
@@ -39,6 +40,20 @@ pub trait Client: Send + Sync + 'static {
 
     /// A v2 notification of the agent, decoded.
     fn handle_v2(&self, note: v2::methods::client::Notification, cx: Context) -> impl Future<Output = ()> + Send;
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The `supported` versions of a -32022 (unsupported protocol version) error's data, as v2's
+/// `UnsupportedProtocolVersionErrorData` has them; `None` for any other error.
+fn supported_versions(error: &RpcError) -> Option<Vec<u16>> {
+    if error.code != -32022 {
+        return None;
+    }
+    let listed = error.data.as_ref()?.get("supported")?.as_array()?;
+    Some(listed.iter().filter_map(|v| v.as_u64().and_then(|v| u16::try_from(v).ok())).collect())
 }
 
 fn not_spoken(version: Version) -> RpcError {
@@ -120,14 +135,94 @@ impl<C: v2::methods::client::Handler<Context> + 'static> Client for V2<C> {
     }
 }
 
-/// The answer to [`ClientConnection::initialize_any`], in the version the agent chose.
+/// The answer to `initialize` in the version the connection agreed on: what
+/// [`ClientConnection::negotiate`] returns. The caller goes on with that version's session API
+/// (`new_session_v1` or `new_session_v2`, …).
 #[derive(Debug, Clone)]
 #[allow(clippy::large_enum_variant)] // one value per connection
 pub enum Initialized {
-    /// The agent speaks v1.
+    /// The connection speaks v1.
     V1(v1::InitializeResponse),
-    /// The agent speaks v2.
+    /// The connection speaks v2.
     V2(v2::InitializeResponse),
+}
+
+impl Initialized {
+    /// The agreed version.
+    pub fn version(&self) -> Version {
+        match self {
+            Initialized::V1(_) => Version::V1,
+            Initialized::V2(_) => Version::V2,
+        }
+    }
+
+    /// The authentication methods the agent listed (`authMethods`), in either version.
+    pub fn auth_methods(&self) -> Vec<AuthMethod> {
+        match self {
+            Initialized::V1(answer) => AuthMethod::of_v1(&answer.auth_methods),
+            Initialized::V2(answer) => AuthMethod::of_v2(answer.auth_methods.as_deref().unwrap_or_default()),
+        }
+    }
+}
+
+/// What [`ClientConnection::negotiate`] may ask for: the `initialize` request of each version
+/// the caller is ready to speak (the two versions' requests have different fields), and
+/// optionally a highest version. Only the request of the version actually asked for is sent.
+#[derive(Debug, Clone, Default)]
+pub struct Offer {
+    v1: Option<v1::InitializeRequest>,
+    v2: Option<v2::InitializeRequest>,
+    at_most: Option<Version>,
+}
+
+impl Offer {
+    /// Nothing offered yet.
+    pub fn new() -> Self {
+        Offer::default()
+    }
+
+    /// Offers v1, with this request (its `protocolVersion` is set when it is sent).
+    pub fn v1(mut self, request: v1::InitializeRequest) -> Self {
+        self.v1 = Some(request);
+        self
+    }
+
+    /// Offers v2, with this request (its `protocolVersion` is set when it is sent).
+    pub fn v2(mut self, request: v2::InitializeRequest) -> Self {
+        self.v2 = Some(request);
+        self
+    }
+
+    /// Asks for no version above `version`, and accepts no answer above it.
+    pub fn at_most(mut self, version: Version) -> Self {
+        self.at_most = Some(version);
+        self
+    }
+
+    /// The versions to ask for, newest first: offered, spoken by the client's handler, and not
+    /// above the maximum.
+    fn candidates(&self, speaks: &[Version]) -> Vec<Version> {
+        let mut versions: Vec<Version> = Version::ALL
+            .iter()
+            .copied()
+            .filter(|v| match v {
+                Version::V1 => self.v1.is_some(),
+                Version::V2 => self.v2.is_some(),
+            })
+            .filter(|v| speaks.contains(v) && self.at_most.is_none_or(|most| *v <= most))
+            .collect();
+        versions.sort_by(|a, b| b.cmp(a));
+        versions
+    }
+
+    /// The request of `version` as JSON.
+    fn request(&self, version: Version) -> Result<serde_json::Value, Error> {
+        let encoded = match version {
+            Version::V1 => serde_json::to_value(&self.v1),
+            Version::V2 => serde_json::to_value(&self.v2),
+        };
+        encoded.map_err(|e| Error::Invalid(format!("cannot encode the initialize request: {e}")))
+    }
 }
 
 /// The client's end of a connection.
@@ -141,6 +236,8 @@ pub struct ClientConnection {
     routes: Arc<Routes>,
     /// The versions the client's handler speaks.
     speaks: &'static [Version],
+    /// The `authMethods` of the agent's `initialize` answer.
+    auth_methods: Arc<Mutex<Vec<AuthMethod>>>,
 }
 
 impl ClientConnection {
@@ -152,36 +249,87 @@ impl ClientConnection {
     }
 
     /// `initialize` asking for v2 with `request`; the agent's answer, or an error when it
-    /// answers another version (an agent that speaks only v1 answers 1).
+    /// answers another version. Strict: it returns v2's answer or nothing, so an agent that
+    /// answers 1 (as v1-only agents do) is an error naming both versions; the connection then
+    /// speaks v1 if the client's handler does. [`ClientConnection::negotiate`] falls back instead.
     pub async fn initialize_v2(&self, mut request: v2::InitializeRequest) -> Result<v2::InitializeResponse, Error> {
         request.protocol_version = v2::ProtocolVersion(2);
         self.initialize_typed(Version::V2, &request).await
     }
 
-    /// `initialize` offering both versions: asks for the highest one this client speaks, with
-    /// the fields of both requests in one object (their names do not overlap: v1 reads
-    /// `clientCapabilities`/`clientInfo`, v2 `capabilities`/`info`), and returns the answer of
-    /// the version the agent chose.
+    /// Version negotiation as the protocol defines it: asks for the newest version in `offer`
+    /// (those with a request, spoken by the client's handler, not above [`Offer::at_most`]) with
+    /// that version's request alone, and goes on with the version the agent answers when the
+    /// handler speaks it: the agent answers "the latest protocol version supported by the
+    /// agent" (v1 `InitializeResponse.protocolVersion`), "the highest protocol version
+    /// supported by the agent that is at or below the version requested" (v2). A lower answer
+    /// is accepted even without a request of its own in `offer`: the request is only what is
+    /// sent.
+    ///
+    /// An agent that answers an error instead (some v1-only agents reject a version they do
+    /// not know rather than answer 1) is asked again, once per lower version offered, with that
+    /// version's request; a -32022 error that lists the agent's `supported` versions narrows
+    /// the retry to those. The error of the last attempt is returned, or
+    /// [`Error::NoCommonVersion`] (naming both sides) when the agent names no version the
+    /// client speaks.
+    ///
+    /// After a fallback, the agent has read the newer version's request: a v1 agent asked with
+    /// a v2 request sees v1's default client capabilities (no `fs`, no `terminal`: v2 has
+    /// neither), not those of the v1 request in `offer`.
+    pub async fn negotiate(&self, offer: Offer) -> Result<Initialized, Error> {
+        let candidates = offer.candidates(self.speaks);
+        let Some(&newest) = candidates.first() else {
+            return Err(Error::Invalid(format!(
+                "nothing to negotiate: the offer has no request of a version this client's handler speaks ({}){}",
+                self.speaks.iter().map(|v| format!("v{}", v.number())).collect::<Vec<_>>().join(", "),
+                offer.at_most.map(|v| format!(" at most v{}", v.number())).unwrap_or_default(),
+            )));
+        };
+        let at_most = offer.at_most.unwrap_or(newest);
+        let mut ask = newest;
+        loop {
+            let (answer, answered) = match self.ask(ask, offer.request(ask)?).await {
+                Ok(answered) => answered,
+                Err(Error::Rpc(refused)) => {
+                    let supported = supported_versions(&refused);
+                    let lower = candidates
+                        .iter()
+                        .copied()
+                        .find(|v| *v < ask && supported.as_ref().is_none_or(|s| s.contains(&v.number())));
+                    match (lower, supported) {
+                        (Some(lower), _) => {
+                            tracing::info!(
+                                "acp: initialize asking v{} refused ({refused}); asking v{}",
+                                ask.number(),
+                                lower.number()
+                            );
+                            ask = lower;
+                            continue;
+                        }
+                        (None, Some(agent)) => {
+                            return Err(Error::NoCommonVersion { asked: ask, agent, client: self.speaks })
+                        }
+                        (None, None) => return Err(Error::Rpc(refused)),
+                    }
+                }
+                Err(other) => return Err(other),
+            };
+            let Some(version) = self.accept(answered, at_most) else {
+                let agent = answered.and_then(|v| u16::try_from(v).ok()).into_iter().collect();
+                return Err(Error::NoCommonVersion { asked: ask, agent, client: self.speaks });
+            };
+            return self.agreed(version, answer);
+        }
+    }
+
+    /// `initialize` offering both versions: [`ClientConnection::negotiate`] with both requests
+    /// (only the one of the version asked for is sent).
     pub async fn initialize_any(
         &self,
         v1_request: v1::InitializeRequest,
         v2_request: v2::InitializeRequest,
     ) -> Result<Initialized, Error> {
-        let encode = |r: serde_json::Result<serde_json::Value>| r.map_err(|e| Error::Invalid(e.to_string()));
-        let mut params = encode(serde_json::to_value(&v1_request))?;
-        if let (Some(both), serde_json::Value::Object(v2_fields)) =
-            (params.as_object_mut(), encode(serde_json::to_value(&v2_request))?)
-        {
-            both.extend(v2_fields);
-        }
-        let highest = self.speaks.iter().copied().max().unwrap_or(Version::V1);
-        let answer = self.initialize(highest, params).await?;
-        let decode = |e: serde_json::Error| Error::Invalid(format!("the answer to initialize does not decode: {e}"));
-        match self.version() {
-            Some(Version::V1) => Ok(Initialized::V1(serde_json::from_value(answer).map_err(decode)?)),
-            Some(Version::V2) => Ok(Initialized::V2(serde_json::from_value(answer).map_err(decode)?)),
-            None => Err(Error::Invalid("no protocol version after initialize".into())),
-        }
+        self.negotiate(Offer::new().v1(v1_request).v2(v2_request)).await
     }
 
     async fn initialize_typed<Q: serde::Serialize, A: serde::de::DeserializeOwned>(
@@ -193,7 +341,7 @@ impl ClientConnection {
         let answer = self.initialize(version, params).await?;
         if self.version() != Some(version) {
             return Err(Error::Invalid(format!(
-                "the agent answered protocol version {}, not {}",
+                "the agent answered protocol version {}, not {} (`negotiate` goes on with the version answered)",
                 answer["protocolVersion"],
                 version.number()
             )));
@@ -202,78 +350,15 @@ impl ClientConnection {
             .map_err(|e| Error::Invalid(format!("the answer to initialize does not decode: {e}")))
     }
 
-    /// `session/new` (v1), and a handle on the session its answer names.
-    pub async fn new_session_v1(&self, request: v1::NewSessionRequest) -> Result<sessions::v1::Session, Error> {
-        let _opening = self.routes.opening();
-        let answer = self.conn.request::<v1::methods::SessionNew>(&request).await?;
-        // The updates the agent sent before its answer are routed (held) by now.
-        self.conn.sync_notifications().await;
-        Ok(sessions::v1::Session::open(self, answer.session_id))
-    }
-
-    /// `session/new` (v2), and a handle on the session its answer names.
-    pub async fn new_session_v2(&self, request: v2::NewSessionRequest) -> Result<sessions::v2::Session, Error> {
-        let _opening = self.routes.opening();
-        let answer = self.conn.request::<v2::methods::SessionNew>(&request).await?;
-        self.conn.sync_notifications().await;
-        Ok(sessions::v2::Session::open(self, answer.session_id))
-    }
-
-    /// `session/load` (v1; the agent must advertise `loadSession`), and a handle on the session:
-    /// the history the agent replays before answering comes first in its updates.
-    pub async fn load_session_v1(&self, request: v1::LoadSessionRequest) -> Result<sessions::v1::Session, Error> {
-        let _opening = self.routes.opening();
-        let id = request.session_id.clone();
-        self.conn.request::<v1::methods::SessionLoad>(&request).await?;
-        self.conn.sync_notifications().await;
-        Ok(sessions::v1::Session::open(self, id))
-    }
-
-    /// `session/resume` (v1), and a handle on the session.
-    pub async fn resume_session_v1(&self, request: v1::ResumeSessionRequest) -> Result<sessions::v1::Session, Error> {
-        let _opening = self.routes.opening();
-        let id = request.session_id.clone();
-        self.conn.request::<v1::methods::SessionResume>(&request).await?;
-        self.conn.sync_notifications().await;
-        Ok(sessions::v1::Session::open(self, id))
-    }
-
-    /// `session/resume` (v2), and a handle on the session: the replayed history and the state
-    /// snapshot the agent sends before answering come first in its updates.
-    pub async fn resume_session_v2(&self, request: v2::ResumeSessionRequest) -> Result<sessions::v2::Session, Error> {
-        let _opening = self.routes.opening();
-        let id = request.session_id.clone();
-        self.conn.request::<v2::methods::SessionResume>(&request).await?;
-        self.conn.sync_notifications().await;
-        Ok(sessions::v2::Session::open(self, id))
-    }
-
-    pub(crate) fn routes(&self) -> &Routes {
-        &self.routes
-    }
-
     /// Sends `initialize` asking for `version` with the given params (the matching version's
     /// `InitializeRequest` as JSON; `protocolVersion` is set here) and returns the agent's answer.
     /// From then on the agent's messages decode with the version it answered.
     pub async fn initialize(&self, version: Version, params: serde_json::Value) -> Result<serde_json::Value, Error> {
-        let mut params = match params {
-            serde_json::Value::Object(params) => params,
-            serde_json::Value::Null => serde_json::Map::new(),
-            other => return Err(Error::Invalid(format!("initialize params must be a JSON object, not {other}"))),
-        };
-        if !self.speaks.contains(&version) {
-            return Err(Error::Invalid(format!("this client's handler does not speak v{}", version.number())));
-        }
-        params.insert("protocolVersion".into(), json!(version.number()));
-        self.version.set(version);
-        let raw = serde_json::value::to_raw_value(&params).map_err(|e| Error::Invalid(e.to_string()))?;
-        let answer = self.conn.request_raw("initialize", Some(&raw)).await?;
-        let answer: serde_json::Value =
-            serde_json::from_str(answer.get()).map_err(|e| Error::Invalid(e.to_string()))?;
-        let answered = answer["protocolVersion"].as_u64();
-        let spoken = answered.and_then(|v| u16::try_from(v).ok()).and_then(Version::from_number);
-        match spoken.filter(|v| self.speaks.contains(v)) {
+        let (answer, answered) = self.ask(version, params).await?;
+        let newest = self.speaks.iter().copied().max().unwrap_or(version);
+        match self.accept(answered, newest) {
             Some(v) => {
+                self.remember_auth_methods(v, &answer);
                 self.version.set(v);
                 Ok(answer)
             }
@@ -283,11 +368,171 @@ impl ClientConnection {
         }
     }
 
+    /// Sends `initialize` asking for `version` with `params`; the answer, and the version number
+    /// it names.
+    async fn ask(
+        &self,
+        version: Version,
+        params: serde_json::Value,
+    ) -> Result<(serde_json::Value, Option<u64>), Error> {
+        let mut params = match params {
+            serde_json::Value::Object(params) => params,
+            serde_json::Value::Null => serde_json::Map::new(),
+            other => return Err(Error::Invalid(format!("initialize params must be a JSON object, not {other}"))),
+        };
+        if !self.speaks.contains(&version) {
+            return Err(Error::Invalid(format!("this client's handler does not speak v{}", version.number())));
+        }
+        params.insert("protocolVersion".into(), json!(version.number()));
+        // The agent's messages decode with the version asked for until it answers.
+        self.version.set(version);
+        let raw = serde_json::value::to_raw_value(&params).map_err(|e| Error::Invalid(e.to_string()))?;
+        let answer = self.conn.request_raw("initialize", Some(&raw)).await?;
+        let answer: serde_json::Value =
+            serde_json::from_str(answer.get()).map_err(|e| Error::Invalid(e.to_string()))?;
+        let answered = answer["protocolVersion"].as_u64();
+        Ok((answer, answered))
+    }
+
+    /// The version an answer names, if the client's handler speaks it and it is not above
+    /// `at_most`.
+    fn accept(&self, answered: Option<u64>, at_most: Version) -> Option<Version> {
+        let named = answered.and_then(|v| u16::try_from(v).ok()).and_then(Version::from_number);
+        named.filter(|v| self.speaks.contains(v) && *v <= at_most)
+    }
+
+    /// The connection agrees on `version`: the answer decoded as that version's.
+    fn agreed(&self, version: Version, answer: serde_json::Value) -> Result<Initialized, Error> {
+        let decode = |e: serde_json::Error| Error::Invalid(format!("the answer to initialize does not decode: {e}"));
+        let initialized = match version {
+            Version::V1 => Initialized::V1(serde_json::from_value(answer).map_err(decode)?),
+            Version::V2 => Initialized::V2(serde_json::from_value(answer).map_err(decode)?),
+        };
+        *lock(&self.auth_methods) = initialized.auth_methods();
+        self.version.set(version);
+        Ok(initialized)
+    }
+
+    /// Keeps the `authMethods` of an answer given as JSON (none when it does not decode).
+    fn remember_auth_methods(&self, version: Version, answer: &serde_json::Value) {
+        let methods = match version {
+            Version::V1 => serde_json::from_value::<v1::InitializeResponse>(answer.clone())
+                .map(|a| AuthMethod::of_v1(&a.auth_methods)),
+            Version::V2 => serde_json::from_value::<v2::InitializeResponse>(answer.clone())
+                .map(|a| AuthMethod::of_v2(a.auth_methods.as_deref().unwrap_or_default())),
+        };
+        *lock(&self.auth_methods) = methods.unwrap_or_default();
+    }
+
+    /// The authentication methods the agent listed in its `initialize` answer (empty before
+    /// `initialize`, or when it listed none).
+    pub fn auth_methods(&self) -> Vec<AuthMethod> {
+        lock(&self.auth_methods).clone()
+    }
+
+    /// Authenticates with the method `method_id` of the agent's `authMethods`: `authenticate`
+    /// in v1, `auth/login` in v2. Sends nothing and fails when the agent did not list that
+    /// method, or when it is a `terminal` method (run the agent as an interactive process
+    /// instead): "Clients MUST call this method only with a method whose type defines a
+    /// protocol-driven login flow, and MUST NOT call it when `authMethods` was omitted or
+    /// empty" (v2 `authenticate`).
+    pub async fn authenticate(&self, method_id: &str) -> Result<(), Error> {
+        let methods = self.auth_methods();
+        let Some(method) = methods.iter().find(|m| m.id == method_id) else {
+            let listed = methods.iter().map(|m| m.to_string()).collect::<Vec<_>>();
+            return Err(Error::Invalid(format!(
+                "the agent did not list the auth method {method_id:?} in its initialize answer (it listed: {})",
+                if listed.is_empty() { "none".to_string() } else { listed.join(", ") }
+            )));
+        };
+        if !method.is_protocol_driven() {
+            return Err(Error::Invalid(format!(
+                "the auth method {method} is a terminal method: the client runs the agent as an interactive process, not authenticate"
+            )));
+        }
+        match self.version() {
+            Some(Version::V1) => {
+                let request = v1::AuthenticateRequest::new(v1::AuthMethodId(method_id.to_string()));
+                self.conn.request::<v1::methods::Authenticate>(&request).await.map(|_| ())
+            }
+            Some(Version::V2) => {
+                let request = v2::LoginAuthRequest::new(v2::AuthMethodId(method_id.to_string()));
+                self.conn.request::<v2::methods::AuthLogin>(&request).await.map(|_| ())
+            }
+            None => Err(Error::Invalid("authenticate before initialize".into())),
+        }
+    }
+
+    /// A typed request to the agent, as [`Connection::request`], with an `auth_required`
+    /// (-32000) refusal reported as [`Error::AuthRequired`], carrying the agent's methods.
+    pub async fn request<M: acp_types::support::rpc::Request>(&self, params: &M::Params) -> Result<M::Response, Error> {
+        self.conn.request::<M>(params).await.map_err(|e| self.refused(e))
+    }
+
+    /// An `auth_required` answer as [`Error::AuthRequired`]; any other error as it is.
+    fn refused(&self, e: Error) -> Error {
+        match e {
+            Error::Rpc(error) if error.code == RpcError::AUTH_REQUIRED => {
+                Error::AuthRequired(Box::new(AuthRequired { error, methods: self.auth_methods() }))
+            }
+            other => other,
+        }
+    }
+    /// `session/new` (v1), and a handle on the session its answer names.
+    pub async fn new_session_v1(&self, request: v1::NewSessionRequest) -> Result<sessions::v1::Session, Error> {
+        let _opening = self.routes.opening();
+        let answer = self.request::<v1::methods::SessionNew>(&request).await?;
+        // The updates the agent sent before its answer are routed (held) by now.
+        self.conn.sync_notifications().await;
+        Ok(sessions::v1::Session::open(self, answer.session_id))
+    }
+
+    /// `session/new` (v2), and a handle on the session its answer names.
+    pub async fn new_session_v2(&self, request: v2::NewSessionRequest) -> Result<sessions::v2::Session, Error> {
+        let _opening = self.routes.opening();
+        let answer = self.request::<v2::methods::SessionNew>(&request).await?;
+        self.conn.sync_notifications().await;
+        Ok(sessions::v2::Session::open(self, answer.session_id))
+    }
+
+    /// `session/load` (v1; the agent must advertise `loadSession`), and a handle on the session:
+    /// the history the agent replays before answering comes first in its updates.
+    pub async fn load_session_v1(&self, request: v1::LoadSessionRequest) -> Result<sessions::v1::Session, Error> {
+        let _opening = self.routes.opening();
+        let id = request.session_id.clone();
+        self.request::<v1::methods::SessionLoad>(&request).await?;
+        self.conn.sync_notifications().await;
+        Ok(sessions::v1::Session::open(self, id))
+    }
+
+    /// `session/resume` (v1), and a handle on the session.
+    pub async fn resume_session_v1(&self, request: v1::ResumeSessionRequest) -> Result<sessions::v1::Session, Error> {
+        let _opening = self.routes.opening();
+        let id = request.session_id.clone();
+        self.request::<v1::methods::SessionResume>(&request).await?;
+        self.conn.sync_notifications().await;
+        Ok(sessions::v1::Session::open(self, id))
+    }
+
+    /// `session/resume` (v2), and a handle on the session: the replayed history and the state
+    /// snapshot the agent sends before answering come first in its updates.
+    pub async fn resume_session_v2(&self, request: v2::ResumeSessionRequest) -> Result<sessions::v2::Session, Error> {
+        let _opening = self.routes.opening();
+        let id = request.session_id.clone();
+        self.request::<v2::methods::SessionResume>(&request).await?;
+        self.conn.sync_notifications().await;
+        Ok(sessions::v2::Session::open(self, id))
+    }
+
+    pub(crate) fn routes(&self) -> &Routes {
+        &self.routes
+    }
+
     /// A v1 prompt turn: sends `session/prompt` and returns its answer (the stop reason, and
     /// usage where the agent reports it) once the client's handler has handled every update the
     /// agent sent before it.
     pub async fn prompt_v1(&self, prompt: &v1::PromptRequest) -> Result<v1::PromptResponse, Error> {
-        let done = self.conn.request::<v1::methods::SessionPrompt>(prompt).await?;
+        let done = self.request::<v1::methods::SessionPrompt>(prompt).await?;
         self.conn.sync_notifications().await;
         Ok(done)
     }
@@ -299,7 +544,7 @@ impl ClientConnection {
     pub async fn prompt_v2(&self, prompt: &v2::PromptRequest) -> Result<TurnEnd, Error> {
         // Waiting starts before the request: `running` may come before the answer.
         let waiting = self.turns.wait(&prompt.session_id.0);
-        let answer = self.conn.request::<v2::methods::SessionPrompt>(prompt).await?;
+        let answer = self.request::<v2::methods::SessionPrompt>(prompt).await?;
         let mut waiting = waiting;
         tokio::select! {
             idle = &mut waiting.done => match idle {
@@ -370,7 +615,8 @@ pub fn connect_over<C: Client, T: Transport>(
         routes: r,
         conn,
     });
-    (ClientConnection { conn, version, sessions, turns, routes, speaks: C::VERSIONS }, driver)
+    let auth_methods = Arc::default();
+    (ClientConnection { conn, version, sessions, turns, routes, speaks: C::VERSIONS, auth_methods }, driver)
 }
 
 /// Spawns an agent process (`program args…`) with piped stdin/stdout (its stderr passes through)

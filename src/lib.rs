@@ -78,6 +78,7 @@
 //! ```
 
 pub mod agent;
+pub mod auth;
 pub mod client;
 pub mod connection;
 mod dispatch;

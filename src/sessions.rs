@@ -211,13 +211,13 @@ macro_rules! session_handle {
                 &self,
                 request: acp_types::$version::SetSessionConfigOptionRequest,
             ) -> Result<acp_types::$version::SetSessionConfigOptionResponse, Error> {
-                self.conn.conn.request::<acp_types::$version::methods::SessionSetConfigOption>(&request).await
+                self.conn.request::<acp_types::$version::methods::SessionSetConfigOption>(&request).await
             }
 
             /// `session/close` (the agent ends the running turn first) and drops the handle.
             pub async fn close(self) -> Result<(), Error> {
                 let request = acp_types::$version::CloseSessionRequest::new(self.id.clone());
-                self.conn.conn.request::<acp_types::$version::methods::SessionClose>(&request).await.map(|_| ())
+                self.conn.request::<acp_types::$version::methods::SessionClose>(&request).await.map(|_| ())
             }
         }
 
@@ -250,7 +250,7 @@ pub mod v1 {
         /// `session/set_mode`: switches the session to one of its modes.
         pub async fn set_mode(&self, mode: acp::SessionModeId) -> Result<acp::SetSessionModeResponse, Error> {
             let request = acp::SetSessionModeRequest::new(self.id.clone(), mode);
-            self.conn.conn.request::<acp::methods::SessionSetMode>(&request).await
+            self.conn.request::<acp::methods::SessionSetMode>(&request).await
         }
     }
 }

@@ -89,6 +89,7 @@ impl Default for Config {
 
 /// Why an outgoing call failed.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Error {
     /// The peer answered with a JSON-RPC error.
     Rpc(RpcError),
@@ -109,9 +110,31 @@ pub enum Error {
         /// The connection's.
         negotiated: acp_types::Version,
     },
+    /// The agent refused the request until the client authenticates (`auth_required`,
+    /// -32000), with the methods its `initialize` answer listed.
+    AuthRequired(Box<crate::auth::AuthRequired>),
+    /// `initialize` found no protocol version that both sides speak.
+    NoCommonVersion {
+        /// The version the client asked for last (after a retry, the lower one).
+        asked: acp_types::Version,
+        /// The agent's side: the version its answer named, or the versions its -32022 error
+        /// listed as supported (empty when it listed none).
+        agent: Vec<u16>,
+        /// The versions the client's handler speaks.
+        client: &'static [acp_types::Version],
+    },
 }
 
 impl Error {
+    /// The refusal, when the agent answered `auth_required` (-32000): its error and the
+    /// methods the agent listed in `initialize`.
+    pub fn auth_required(&self) -> Option<&crate::auth::AuthRequired> {
+        match self {
+            Error::AuthRequired(refused) => Some(refused),
+            _ => None,
+        }
+    }
+
     /// The error as a JSON-RPC error object, e.g. to pass a failure on to our own peer.
     pub fn to_rpc(&self) -> RpcError {
         match self {
@@ -119,7 +142,10 @@ impl Error {
             Error::Closed => RpcError::internal("connection closed"),
             Error::Cancelled => RpcError::new(RpcError::REQUEST_CANCELLED, "request cancelled"),
             Error::Invalid(m) => RpcError::internal(m.clone()),
-            Error::NotAdvertised(_) | Error::WrongVersion { .. } => RpcError::internal(self.to_string()),
+            Error::AuthRequired(refused) => refused.error.clone(),
+            Error::NotAdvertised(_) | Error::WrongVersion { .. } | Error::NoCommonVersion { .. } => {
+                RpcError::internal(self.to_string())
+            }
         }
     }
 }
@@ -134,6 +160,18 @@ impl std::fmt::Display for Error {
             Error::NotAdvertised(capability) => write!(f, "the client did not advertise {capability}"),
             Error::WrongVersion { wanted, negotiated } => {
                 write!(f, "the v{} helpers on a connection that speaks v{}", wanted.number(), negotiated.number())
+            }
+            Error::AuthRequired(refused) => refused.fmt(f),
+            Error::NoCommonVersion { asked, agent, client } => {
+                let numbers = |v: &[acp_types::Version]| v.iter().map(|v| v.number().to_string()).collect::<Vec<_>>();
+                let agent = agent.iter().map(u16::to_string).collect::<Vec<_>>();
+                write!(
+                    f,
+                    "no protocol version in common: the client asked for {} and speaks {}; the agent speaks {}",
+                    asked.number(),
+                    numbers(client).join(", "),
+                    if agent.is_empty() { "none that it named".to_string() } else { agent.join(", ") },
+                )
             }
         }
     }
