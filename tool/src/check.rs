@@ -509,14 +509,23 @@ impl Checker {
         report.from = from;
         if let Some(id) = &id {
             let key = (from, id.to_string());
+            // v2 forbids reusing a pending id (MUST); v1 has no such sentence (a SHOULD finding).
+            let (rule, must) = match self.decoding_version() {
+                Version::V2 => (crate::rules::UNIQUE_IDS, true),
+                Version::V1 => (crate::rules::V1_UNIQUE_IDS, false),
+            };
             if let Some(from) = from {
-                self.judge.exercise(crate::rules::UNIQUE_IDS, from);
+                self.judge.exercise(rule, from);
             }
             if let Some(previous) = self.pending.get(&key) {
                 let detail = format!("{id} is still in use by `{}` (line {})", previous.method, previous.line);
-                report.error("id", detail.clone());
+                if must {
+                    report.error("id", detail.clone());
+                } else {
+                    report.warnings.push(Warning { path: Some("id".into()), reason: detail.clone() });
+                }
                 if let Some(from) = from {
-                    self.judge.violation(report, crate::rules::UNIQUE_IDS, from, detail);
+                    self.judge.violation(report, rule, from, detail);
                 }
             }
             let param = |name: &str| params.as_ref().and_then(|p| p.get(name));
@@ -641,6 +650,23 @@ impl Checker {
             report.status = Status::Extension;
             return;
         }
+        if method == "initialize" && self.forced.is_none() {
+            // The answer is in the version it names, which may be lower than the one asked: from
+            // here on (this answer included) messages decode with it.
+            let answered = result.get("protocolVersion").and_then(Value::as_u64);
+            match answered.map(|v| u16::try_from(v).ok().and_then(Version::from_number)) {
+                Some(Some(v)) => self.version = Some(v),
+                Some(None) => report.error(
+                    "result.protocolVersion",
+                    format!(
+                        "protocol version {} is not one this tool knows ({:?})",
+                        answered.unwrap_or_default(),
+                        Version::ALL.iter().map(|v| v.number()).collect::<Vec<_>>()
+                    ),
+                ),
+                None => {}
+            }
+        }
         let tables = tables(self.decoding_version());
         let row = tables.find(&method, MessageKind::Request);
         let receiver = Receiver::of(row, requester);
@@ -663,21 +689,6 @@ impl Checker {
                 compare(report, "result", Some(&result), reencoded.as_ref(), events);
                 if let Some(def) = row.and_then(|row| row.result) {
                     validate(report, self.decoding_version(), def, "result", &result);
-                }
-                if method == "initialize" && self.forced.is_none() {
-                    let answered = result.get("protocolVersion").and_then(Value::as_u64);
-                    match answered.map(|v| u16::try_from(v).ok().and_then(Version::from_number)) {
-                        Some(Some(v)) => self.version = Some(v),
-                        Some(None) => report.error(
-                            "result.protocolVersion",
-                            format!(
-                                "protocol version {} is not one this tool knows ({:?})",
-                                answered.unwrap_or_default(),
-                                Version::ALL.iter().map(|v| v.number()).collect::<Vec<_>>()
-                            ),
-                        ),
-                        None => {}
-                    }
                 }
             }
         }

@@ -92,12 +92,14 @@ const V2: &[Version] = &[Version::V2];
 
 pub const JSON_ONLY: &str = "rpc.json-only";
 pub const UNIQUE_IDS: &str = "rpc.unique-ids";
+pub const V1_UNIQUE_IDS: &str = "rpc.v1-unique-ids";
 pub const RESPONSE_TO_PENDING: &str = "rpc.response-to-pending";
 pub const NO_RESPONSE_TO_NOTIFICATION: &str = "rpc.no-response-to-notification";
 pub const METHOD_NOT_FOUND: &str = "rpc.method-not-found";
 pub const PARSE_ERROR: &str = "rpc.parse-error";
 pub const UNDERSCORE: &str = "ext.underscore";
 pub const INIT_FIRST: &str = "init.first";
+pub const INIT_REFUSE_EARLY: &str = "init.refuse-before-initialize";
 pub const INIT_ONCE: &str = "init.once";
 pub const INIT_VERSION: &str = "init.version";
 pub const DISTINCT_SESSIONS: &str = "session.distinct-ids";
@@ -113,6 +115,7 @@ pub const V2_RUNNING_IDLE: &str = "turn.v2-running-idle";
 pub const V2_STOP_REASON: &str = "turn.v2-stop-reason";
 pub const V2_USER_MESSAGE: &str = "turn.v2-user-message";
 pub const V2_CANCELLED: &str = "turn.v2-cancelled";
+pub const V2_RESUME_STATE: &str = "session.v2-resume-state";
 pub const LOAD_REPLAY: &str = "session.load-replay";
 pub const SERVES_LIST: &str = "cap.serves-list";
 pub const SERVES_RESUME: &str = "cap.serves-resume";
@@ -141,10 +144,22 @@ pub static RULES: &[Rule] = &[
         id: UNIQUE_IDS,
         tier: Tier::Must,
         binds: Binds::Both,
-        versions: BOTH,
-        sentence: "The Server MUST reply with the same value in the Response object [as the Request's id]: \
-                   a sender does not reuse an id while a request with it is pending, or answers cannot be matched.",
-        source: "jsonrpc.org/specification#request_object (id); derived",
+        versions: V2,
+        sentence: "A sender MUST NOT reuse an ID while a request with it is still awaiting a response.",
+        source: "schema/v2/schema.json#/$defs/RequestId",
+        tck: &[],
+    },
+    Rule {
+        id: V1_UNIQUE_IDS,
+        // v1 has no sentence against reuse; JSON-RPC's only says the reply carries the same id,
+        // which cannot tell two pending requests with one id apart: a SHOULD, derived.
+        tier: Tier::Should,
+        binds: Binds::Both,
+        versions: V1,
+        sentence: "(Derived) The Server MUST reply with the same value in the Response object if included. This \
+                   member is used to correlate the context between the two objects. (A sender that reuses an id \
+                   while a request with it is pending makes the answers impossible to correlate.)",
+        source: "schema/v1/schema.json#/$defs/RequestId; jsonrpc.org/specification#request_object",
         tck: &[],
     },
     Rule {
@@ -206,13 +221,28 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         id: INIT_FIRST,
+        // The sentence's subject is the client; nothing obliges an agent to refuse (see
+        // INIT_REFUSE_EARLY).
         tier: Tier::Must,
-        binds: Binds::Both,
+        binds: Binds::Client,
         versions: BOTH,
         sentence: "Before a Session can be created, Clients MUST initialize the connection by calling the \
-                   initialize method. (`initialize` is the client's first request; the agent answers any \
-                   request before it with an error.)",
-        source: "agentclientprotocol.com/protocol/v1/initialization",
+                   initialize method. / Before creating a session, Clients MUST first complete the \
+                   initialization phase to establish protocol compatibility and capabilities.",
+        source: "agentclientprotocol.com/protocol/v1/initialization; /protocol/v1/session-setup",
+        tck: &["ACP-INIT-001"],
+    },
+    Rule {
+        id: INIT_REFUSE_EARLY,
+        // No sentence binds the agent here: several production agents answer `session/new` before
+        // `initialize`. A finding, never an error.
+        tier: Tier::Should,
+        binds: Binds::Agent,
+        versions: BOTH,
+        sentence: "(Derived) Clients and Agents MUST agree on a protocol version and act according to its \
+                   specification. (Before `initialize` no version is agreed, so an agent answers a request sent \
+                   before it with an error rather than a result.)",
+        source: "agentclientprotocol.com/protocol/v1/initialization#protocol-version",
         tck: &["ACP-INIT-001"],
     },
     Rule {
@@ -232,11 +262,11 @@ pub static RULES: &[Rule] = &[
         tier: Tier::Must,
         binds: Binds::Agent,
         versions: BOTH,
-        sentence: "The protocol version the client specified if supported by the agent, or the latest protocol \
-                   version supported by the agent. / The highest protocol version supported by the agent that \
-                   is at or below the version requested by the client. If no such version exists, \
-                   initialization fails with error code -32022.",
-        source: "schema/v1/schema.json#/$defs/InitializeResponse/properties/protocolVersion; \
+        sentence: "If the Agent supports the requested version, it MUST respond with the same version. Otherwise, \
+                   the Agent MUST respond with the latest version it supports. / The highest protocol version \
+                   supported by the agent that is at or below the version requested by the client. If no such \
+                   version exists, initialization fails with error code -32022.",
+        source: "agentclientprotocol.com/protocol/v1/initialization#protocol-version; \
                  schema/v2/schema.json#/$defs/InitializeResponse/properties/protocolVersion",
         tck: &["ACP-INIT-002", "ACP-INIT-003", "ACP-INIT-201", "ACP-INIT-202"],
     },
@@ -245,29 +275,32 @@ pub static RULES: &[Rule] = &[
         tier: Tier::Must,
         binds: Binds::Agent,
         versions: BOTH,
-        sentence: "Unique identifier for the created session. Used in all subsequent requests for this conversation.",
-        source: "schema/v1/schema.json#/$defs/NewSessionResponse/properties/sessionId",
+        sentence: "The Agent MUST respond with a unique Session ID that identifies this conversation.",
+        source: "agentclientprotocol.com/protocol/v1/session-setup#creating-a-session",
         tck: &["ACP-SESSION-002"],
     },
     Rule {
         id: CAP_SESSION,
+        // Binds the caller: no sentence stops an agent from serving what it did not advertise.
         tier: Tier::Must,
-        binds: Binds::Both,
+        binds: Binds::Client,
         versions: V2,
         sentence: "Omitted and `null` are equivalent and mean the agent does not support the `session/*` \
-                   methods. (The client calls them only when `capabilities.session` is advertised; an agent \
-                   that does not advertise it does not serve them.)",
-        source: "schema/v2/schema.json#/$defs/AgentCapabilities/properties/session",
+                   methods. / Clients and Agents MUST treat all capabilities omitted in the initialize request \
+                   as UNSUPPORTED.",
+        source: "schema/v2/schema.json#/$defs/AgentCapabilities/properties/session; \
+                 agentclientprotocol.com/protocol/v2/initialization#capabilities",
         tck: &["ACP-SESSION-001"],
     },
     Rule {
         id: CAP_LOAD_SESSION,
+        // Binds the caller: no sentence stops an agent from serving what it did not advertise.
         tier: Tier::Must,
-        binds: Binds::Both,
+        binds: Binds::Client,
         versions: V1,
-        sentence: "Whether the agent supports `session/load`. (The client calls it only when advertised; an \
-                   agent that does not advertise it does not serve it.)",
-        source: "schema/v1/schema.json#/$defs/AgentCapabilities/properties/loadSession",
+        sentence: "If `loadSession` is `false` or not present, the Agent does not support loading sessions and \
+                   Clients MUST NOT attempt to call `session/load`.",
+        source: "agentclientprotocol.com/protocol/v1/session-setup#checking-support",
         tck: &["ACP-LOAD-001"],
     },
     Rule {
@@ -275,9 +308,9 @@ pub static RULES: &[Rule] = &[
         tier: Tier::Must,
         binds: Binds::Agent,
         versions: V1,
-        sentence: "Whether the Client supports `fs/read_text_file` requests. / Whether the Client supports \
-                   `fs/write_text_file` requests. (The agent calls them only when advertised.)",
-        source: "schema/v1/schema.json#/$defs/FileSystemCapabilities",
+        sentence: "If `readTextFile` or `writeTextFile` is `false` or not present, the Agent MUST NOT attempt to \
+                   call the corresponding filesystem method.",
+        source: "agentclientprotocol.com/protocol/v1/file-system#checking-support",
         tck: &["ACP-CLIENTCAP-001"],
     },
     Rule {
@@ -285,8 +318,10 @@ pub static RULES: &[Rule] = &[
         tier: Tier::Must,
         binds: Binds::Agent,
         versions: V1,
-        sentence: "Whether the Client support all `terminal/*` methods. (The agent calls them only when advertised.)",
-        source: "schema/v1/schema.json#/$defs/ClientCapabilities/properties/terminal",
+        sentence: "Whether the Client support all `terminal/*` methods. / Clients and Agents MUST treat all \
+                   capabilities omitted in the initialize request as UNSUPPORTED.",
+        source: "schema/v1/schema.json#/$defs/ClientCapabilities/properties/terminal; \
+                 agentclientprotocol.com/protocol/v1/initialization#capabilities",
         tck: &["ACP-CLIENTCAP-002"],
     },
     Rule {
@@ -354,13 +389,24 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         id: V2_USER_MESSAGE,
-        tier: Tier::Must,
+        // "must" in lower case, where the schema writes its requirements as MUST: not a keyword.
+        tier: Tier::Should,
         binds: Binds::Agent,
         versions: V2,
         sentence: "The corresponding user-message session update carries this same identifier and may arrive \
                    before or after this response. Agents must echo the message during the live session.",
         source: "schema/v2/schema.json#/$defs/PromptResponse/properties/messageId",
         tck: &["ACP-PROMPT-203"],
+    },
+    Rule {
+        id: V2_RESUME_STATE,
+        tier: Tier::Must,
+        binds: Binds::Agent,
+        versions: V2,
+        sentence: "The agent MUST send a current `state_update` after any requested history replay and before \
+                   this response, even without replay.",
+        source: "schema/v2/schema.json#/$defs/ResumeSessionResponse",
+        tck: &[],
     },
     Rule {
         id: V2_CANCELLED,

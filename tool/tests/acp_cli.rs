@@ -315,7 +315,8 @@ fn help_follows_clap_conventions() {
 fn each_rule_transcript_breaks_its_rule_and_clean_ones_break_none() {
     // (file, the one rule broken, by whom, at which line (0: at the end), exit status)
     let cases = [
-        ("rule-v1-update-after-response.jsonl", "turn.v1-updates-before-response", "agent", 8, 1),
+        ("rule-v1-update-after-response.jsonl", "turn.v1-updates-before-response", "agent", 9, 1),
+        ("rule-v2-resume-without-state.jsonl", "session.v2-resume-state", "agent", 4, 1),
         ("rule-v1-cancel-not-cancelled.jsonl", "turn.v1-cancelled", "agent", 8, 1),
         ("rule-v1-session-ids-reused.jsonl", "session.distinct-ids", "agent", 6, 1),
         ("rule-v1-fs-without-capability.jsonl", "cap.client-fs", "agent", 6, 1),
@@ -323,7 +324,8 @@ fn each_rule_transcript_breaks_its_rule_and_clean_ones_break_none() {
         ("rule-v1-permission-after-cancel.jsonl", "turn.cancel-permission", "client", 8, 1),
         ("rule-v2-no-running.jsonl", "turn.v2-running-idle", "agent", 8, 1),
         ("rule-v2-never-idle.jsonl", "turn.v2-running-idle", "agent", 7, 1),
-        ("rule-v2-user-message-missing.jsonl", "turn.v2-user-message", "agent", 8, 1),
+        // "must" in lower case: a SHOULD finding, exit 0.
+        ("rule-v2-user-message-missing.jsonl", "turn.v2-user-message", "agent", 8, 0),
         ("rule-v2-cancel-ignored.jsonl", "turn.v2-cancelled", "agent", 10, 1),
         ("unknown-id.jsonl", "rpc.response-to-pending", "agent", 5, 1),
         ("before-initialize.jsonl", "init.first", "client", 1, 1),
@@ -344,7 +346,15 @@ fn each_rule_transcript_breaks_its_rule_and_clean_ones_break_none() {
         );
         assert_eq!(code, Some(exit), "{file}");
     }
-    for file in ["clean-v1-turns.jsonl", "clean-v2-turns.jsonl", "echo-v1.jsonl"] {
+    for file in [
+        "clean-v1-turns.jsonl",
+        "clean-v2-turns.jsonl",
+        "echo-v1.jsonl",
+        // History replayed before the `session/load` answer, after a cancelled turn.
+        "clean-v1-load-replay.jsonl",
+        // Asked for v2, answered v1: everything after the request decodes as v1.
+        "clean-downgrade-v2-to-v1.jsonl",
+    ] {
         let (reports, summary, code) = json_reports(file);
         assert_eq!(violated_rules(&reports, &summary), Vec::<String>::new(), "{file}");
         assert_eq!(code, Some(0), "{file}");
@@ -358,4 +368,38 @@ fn an_empty_v2_prompt_is_an_error_citing_min_items() {
     assert_eq!(fault["problems"][0]["path"], "params.prompt", "{fault}");
     assert!(fault["problems"][0]["reason"].as_str().unwrap_or_default().contains("`minItems`"), "{fault}");
     assert_eq!(code, Some(1));
+}
+
+#[test]
+fn a_lower_answer_to_initialize_is_decoded_in_the_version_it_names() {
+    let (reports, summary, code) = json_reports("clean-downgrade-v2-to-v1.jsonl");
+    let statuses: Vec<&str> = reports.iter().filter_map(|r| r["status"].as_str()).collect();
+    assert!(statuses.iter().all(|s| *s == "ok"), "{statuses:?}");
+    // The answer itself carries v1's fields (`agentCapabilities`, no `info`): decoded as v1.
+    assert_eq!(reports[1]["problems"], serde_json::json!([]), "{}", reports[1]);
+    assert_eq!(summary["protocolVersion"], 1, "{summary}");
+    assert_eq!(code, Some(0));
+}
+
+#[test]
+fn an_agent_answering_before_initialize_is_a_should_finding_and_the_client_breaks_the_must() {
+    let (reports, summary, _) = json_reports("agent-answers-before-initialize.jsonl");
+    let violations: Vec<(String, String, String)> = reports
+        .iter()
+        .chain(std::iter::once(&summary))
+        .flat_map(|r| r["violations"].as_array().cloned().unwrap_or_default())
+        .map(|v| {
+            let field = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+            (field("rule"), field("tier"), field("by"))
+        })
+        .collect();
+    assert_eq!(
+        violations,
+        [
+            ("init.first".to_string(), "MUST".to_string(), "client".to_string()),
+            ("init.refuse-before-initialize".to_string(), "SHOULD".to_string(), "agent".to_string()),
+        ]
+    );
+    // The agent's answer is a finding, not an error.
+    assert_eq!(reports[1]["status"], "ok", "{}", reports[1]);
 }

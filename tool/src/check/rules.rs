@@ -53,8 +53,13 @@ impl Tally {
 struct Session {
     /// `session/prompt` requests awaiting their response.
     prompts: Vec<Prompt>,
-    /// Line of the last `session/prompt` response (v1).
-    answered: Option<usize>,
+    /// Line of the last `session/prompt` response that ended a cancelled turn (v1).
+    cancelled_answer: Option<usize>,
+    /// A `session/load` or `session/resume` of the session is pending: what the agent sends
+    /// now is history replay (or, v2, the state snapshot), not a turn's.
+    opening: bool,
+    /// v2 `session/resume` pending: a `state_update` came since its request.
+    resume_state: Option<bool>,
     /// Line of the `running` (or `requires_action`) that started the foreground work (v2).
     running: Option<usize>,
     /// A prompt was sent and its turn has not ended (v2).
@@ -284,6 +289,15 @@ impl Judge {
             (Role::Agent, "session/request_permission") => {
                 self.permissions.insert(id, Permission { session, line, cancelled: None });
             }
+            (Role::Client, "session/load" | "session/resume") => {
+                if let Some(session) = session {
+                    let state = self.sessions.entry(session).or_default();
+                    state.opening = true;
+                    if self.version == Some(Version::V2) && method == "session/resume" {
+                        state.resume_state = Some(false);
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -388,20 +402,26 @@ impl Judge {
         let tally = &mut self.tally;
         match self.version {
             Some(Version::V1) if TURN_CONTENT.contains(&kind) => {
-                let Some(state) = self.sessions.get(session) else { return };
-                if !state.prompts.is_empty() {
-                    tally.exercise(rules::V1_UPDATES_BEFORE_RESPONSE, Role::Agent);
-                } else if let Some(answered) = state.answered {
+                // History replayed while `session/load` (or `session/resume`) is pending is what
+                // the protocol prescribes, not a turn's update.
+                let Some(state) = self.sessions.get(session).filter(|s| !s.opening) else { return };
+                // The sentence binds the updates of a cancelled turn: they come before its answer.
+                if let (true, Some(answered)) = (state.prompts.is_empty(), state.cancelled_answer) {
                     tally.exercise(rules::V1_UPDATES_BEFORE_RESPONSE, Role::Agent);
                     let detail = format!(
-                        "`{kind}` update for session {session:?} after the `session/prompt` response (line {answered}), \
-                         with no prompt of the session pending"
+                        "`{kind}` update for session {session:?} after the `session/prompt` response that ended the \
+                         cancelled turn (line {answered}), with no prompt of the session pending"
                     );
                     tally.violate(report, rules::V1_UPDATES_BEFORE_RESPONSE, Role::Agent, detail);
                 }
             }
             Some(Version::V2) => {
                 let state = self.sessions.entry(session.to_string()).or_default();
+                if kind == "state_update" {
+                    if let Some(seen) = &mut state.resume_state {
+                        *seen = true;
+                    }
+                }
                 match kind {
                     "user_message" | "user_message_chunk" => {
                         if let Some(id) = update.get("messageId").and_then(Value::as_str) {
@@ -485,11 +505,11 @@ impl Judge {
             && !method.starts_with('_')
             && self.initialize_line.is_none_or(|first| pending.line < first)
         {
-            self.tally.exercise(rules::INIT_FIRST, Role::Agent);
+            self.tally.exercise(rules::INIT_REFUSE_EARLY, Role::Agent);
             if ok {
                 let detail =
                     format!("`{method}` (line {}), sent before `initialize`, answered with a result", pending.line);
-                self.tally.violate(report, rules::INIT_FIRST, Role::Agent, detail);
+                self.tally.violate(report, rules::INIT_REFUSE_EARLY, Role::Agent, detail);
             }
         }
         let unknown = self.unknown.contains(method)
@@ -532,6 +552,23 @@ impl Judge {
             (Role::Agent, "session/prompt") => {
                 self.prompt_answered(report, pending, &id.to_string(), ok, result, &answer)
             }
+            (Role::Agent, "session/load" | "session/resume") => {
+                let state = pending.session.as_ref().and_then(|s| self.sessions.get_mut(s));
+                if let Some(state) = state {
+                    state.opening = false;
+                    if let (Some(seen), true) = (state.resume_state.take(), ok && method == "session/resume") {
+                        self.tally.exercise(rules::V2_RESUME_STATE, Role::Agent);
+                        if !seen {
+                            let detail = format!(
+                                "`session/resume` (line {}) answered without a `state_update` for the session \
+                                 between the request and the response",
+                                pending.line
+                            );
+                            self.tally.violate(report, rules::V2_RESUME_STATE, Role::Agent, detail);
+                        }
+                    }
+                }
+            }
             (Role::Client, "session/request_permission") => {
                 if let Some(permission) = self.permissions.remove(&id.to_string()) {
                     if let Some(cancel) = permission.cancelled {
@@ -551,29 +588,6 @@ impl Judge {
             }
             _ => {}
         }
-        self.gated_answer(report, from, method, pending.line, ok);
-    }
-
-    /// The agent serving a method it did not advertise.
-    fn gated_answer(&mut self, report: &mut Report, from: Role, method: &str, line: usize, ok: bool) {
-        let Some(init) = &self.agent_init else { return };
-        if from != Role::Agent {
-            return;
-        }
-        let (rule, capability) = match self.version {
-            Some(Version::V2) if method.starts_with("session/") && !advertises_sessions(init) => {
-                (rules::CAP_SESSION, "capabilities.session")
-            }
-            Some(Version::V1) if method == "session/load" && !advertises_load(init) => {
-                (rules::CAP_LOAD_SESSION, "agentCapabilities.loadSession")
-            }
-            _ => return,
-        };
-        self.tally.exercise(rule, Role::Agent);
-        if ok {
-            let detail = format!("served `{method}` (line {line}) with a result, but did not advertise `{capability}`");
-            self.tally.violate(report, rule, Role::Agent, detail);
-        }
     }
 
     fn prompt_answered(
@@ -591,8 +605,9 @@ impl Judge {
         let tally = &mut self.tally;
         match self.version {
             Some(Version::V1) => {
-                state.answered = Some(report.line);
-                if let Some(cancel) = prompt.as_ref().and_then(|p| p.cancelled) {
+                let cancelled = prompt.as_ref().and_then(|p| p.cancelled);
+                state.cancelled_answer = cancelled.map(|_| report.line);
+                if let Some(cancel) = cancelled {
                     tally.exercise(rules::V1_CANCELLED, Role::Agent);
                     let stop = result.get("stopReason").and_then(Value::as_str);
                     if !ok || stop != Some("cancelled") {
