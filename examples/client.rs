@@ -1,28 +1,62 @@
-//! An ACP client: spawns an agent, runs `initialize`, `session/new` (cwd = current directory) and
-//! one `session/prompt`; allows every permission request; serves `fs/read_text_file` inside the
-//! cwd; prints every `session/update` as one JSON line, then `{"stopReason": …}`; exits 0 when the
-//! turn ended.
+//! An ACP client: spawns an agent, negotiates the protocol version (`initialize`), authenticates
+//! when asked to, runs `session/new` (cwd = current directory) and one `session/prompt`; allows
+//! every permission request; in v1 serves `fs/read_text_file`, `fs/write_text_file` inside the
+//! cwd and `terminal/*` (the command runs in the cwd; v2 has no client methods for files or
+//! terminals); prints every `session/update` as one JSON line, then `{"stopReason": …}`; exits 0
+//! when the turn ended.
 //!
-//! `cargo run --example client -- [--protocol-version N] --prompt TEXT [--repeat N] [--cancel-after MS]
-//! (--url URL | -- AGENT_CMD [ARGS…])`
+//! `cargo run --example client -- [--protocol-version N] [--auth METHOD_ID] --prompt TEXT
+//! [--repeat N] [--cancel-after MS] (--url URL | -- AGENT_CMD [ARGS…])`
 //!
-//! `--repeat N` prompts N times in the one session, one turn after another (the stop reason
-//! printed is the last turn's); `--cancel-after MS` sends `session/cancel` that long after each
-//! prompt.
+//! `--protocol-version N` asks for at most version N (default: the newest this client speaks)
+//! and goes on with the version the agent answers; the version agreed is printed on stderr.
+//! `--auth METHOD_ID` authenticates with that method of the agent's `authMethods` before
+//! `session/new`; without it, an agent that requires authentication ends the run with exit
+//! status 3 and an error naming its methods. `--repeat N` prompts N times in the one session,
+//! one turn after another (the stop reason printed is the last turn's); `--cancel-after MS` sends
+//! `session/cancel` that long after each prompt.
 //!
 //! `--url http://…` (Streamable HTTP) or `--url ws://…` (WebSocket) connects to an agent served
 //! over the network instead of spawning one (built with the `ws` feature).
 
-use acp_rpc::client::ClientConnection;
+use acp_rpc::client::{ClientConnection, Initialized, Offer};
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, v2, Version};
 use acp_rpc::Context;
 use serde_json::json;
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+/// The exit status when the agent requires authentication and `--auth` was not given.
+const AUTH_REQUIRED: u8 = 3;
 
 struct Client {
     cwd: PathBuf,
+    terminals: Terminals,
+}
+
+/// The option to select: the first that allows, else the first; `None` when there are none.
+fn allow<T>(options: &[T], allows: impl Fn(&T) -> bool) -> Option<&T> {
+    options.iter().find(|o| allows(o)).or(options.first())
+}
+
+impl Client {
+    /// `path` if it names something inside the cwd (symbolic links resolved); for a file still
+    /// to be written, its directory must be inside.
+    fn inside(&self, path: &str, existing: bool) -> Result<PathBuf, RpcError> {
+        let path = self.cwd.join(path);
+        let resolved = if existing {
+            path.canonicalize().ok()
+        } else {
+            let dir = path.parent().and_then(|d| d.canonicalize().ok());
+            dir.zip(path.file_name()).map(|(dir, name)| dir.join(name))
+        };
+        resolved.filter(|p| p.starts_with(&self.cwd)).ok_or_else(|| {
+            RpcError::new(RpcError::RESOURCE_NOT_FOUND, format!("{} is not inside the cwd", path.display()))
+        })
+    }
 }
 
 impl v1::methods::client::Handler<Context> for Client {
@@ -31,11 +65,10 @@ impl v1::methods::client::Handler<Context> for Client {
         params: v1::RequestPermissionRequest,
         _: Context,
     ) -> Result<v1::RequestPermissionResponse, RpcError> {
-        let allow = params
-            .options
-            .iter()
-            .find(|o| matches!(o.kind, v1::PermissionOptionKind::AllowOnce | v1::PermissionOptionKind::AllowAlways));
-        let outcome = match allow.or(params.options.first()) {
+        let allows = |o: &v1::PermissionOption| {
+            matches!(o.kind, v1::PermissionOptionKind::AllowOnce | v1::PermissionOptionKind::AllowAlways)
+        };
+        let outcome = match allow(&params.options, allows) {
             Some(o) => v1::RequestPermissionOutcome::Selected(v1::SelectedPermissionOutcome::new(o.option_id.clone())),
             None => v1::RequestPermissionOutcome::Cancelled,
         };
@@ -47,14 +80,97 @@ impl v1::methods::client::Handler<Context> for Client {
         params: v1::ReadTextFileRequest,
         _: Context,
     ) -> Result<v1::ReadTextFileResponse, RpcError> {
-        let path = self.cwd.join(&params.path);
-        let inside = path.canonicalize().ok().filter(|p| p.starts_with(&self.cwd));
-        let path = inside.ok_or_else(|| {
-            RpcError::new(RpcError::RESOURCE_NOT_FOUND, format!("{} is not a file inside the cwd", params.path))
-        })?;
+        let path = self.inside(&params.path, true)?;
         let content =
             std::fs::read_to_string(&path).map_err(|e| RpcError::new(RpcError::RESOURCE_NOT_FOUND, e.to_string()))?;
+        // `line` is 1-based; `limit` counts lines.
+        let skip = params.line.as_value().map_or(0, |line| line.saturating_sub(1) as usize);
+        let take = params.limit.as_value().map_or(usize::MAX, |limit| *limit as usize);
+        let content = match (skip, take) {
+            (0, usize::MAX) => content,
+            _ => content.split_inclusive('\n').skip(skip).take(take).collect(),
+        };
         Ok(v1::ReadTextFileResponse::new(content))
+    }
+
+    async fn fs_write_text_file(
+        &self,
+        params: v1::WriteTextFileRequest,
+        _: Context,
+    ) -> Result<v1::WriteTextFileResponse, RpcError> {
+        let path = self.inside(&params.path, false)?;
+        std::fs::write(&path, params.content).map_err(|e| RpcError::internal(format!("{}: {e}", path.display())))?;
+        Ok(v1::WriteTextFileResponse::new())
+    }
+
+    async fn terminal_create(
+        &self,
+        params: v1::CreateTerminalRequest,
+        _: Context,
+    ) -> Result<v1::CreateTerminalResponse, RpcError> {
+        let cwd = match params.cwd.as_value() {
+            Some(dir) => self.inside(dir, true)?,
+            None => self.cwd.clone(),
+        };
+        let env = params.env.unwrap_or_default().into_iter().map(|e| (e.name, e.value));
+        let mut command = tokio::process::Command::new(&params.command);
+        command.args(params.args.unwrap_or_default()).envs(env).current_dir(cwd);
+        let limit = params.output_byte_limit.as_value().map(|l| usize::try_from(*l).unwrap_or(usize::MAX));
+        let id = self.terminals.create(command, limit)?;
+        Ok(v1::CreateTerminalResponse::new(v1::TerminalId(id)))
+    }
+
+    async fn terminal_output(
+        &self,
+        params: v1::TerminalOutputRequest,
+        _: Context,
+    ) -> Result<v1::TerminalOutputResponse, RpcError> {
+        let terminal = self.terminals.get(&params.terminal_id.0)?;
+        let (output, truncated) = terminal.output();
+        let mut answer = v1::TerminalOutputResponse::new(output, truncated);
+        if let Some(status) = *terminal.exit.borrow() {
+            let mut exit = v1::TerminalExitStatus::new();
+            (exit.exit_code, exit.signal) = exit_fields(status);
+            answer.exit_status = exit.into();
+        }
+        Ok(answer)
+    }
+
+    async fn terminal_wait_for_exit(
+        &self,
+        params: v1::WaitForTerminalExitRequest,
+        cx: Context,
+    ) -> Result<v1::WaitForTerminalExitResponse, RpcError> {
+        let terminal = self.terminals.get(&params.terminal_id.0)?;
+        let mut exit = terminal.exit.clone();
+        let status = tokio::select! {
+            status = exit.wait_for(Option::is_some) => status.ok().and_then(|s| *s),
+            _ = cx.cancelled() => None,
+        };
+        let status = status.ok_or_else(|| RpcError::new(RpcError::REQUEST_CANCELLED, "no exit: cancelled"))?;
+        let mut answer = v1::WaitForTerminalExitResponse::new();
+        (answer.exit_code, answer.signal) = exit_fields(status);
+        Ok(answer)
+    }
+
+    async fn terminal_kill(
+        &self,
+        params: v1::KillTerminalRequest,
+        _: Context,
+    ) -> Result<v1::KillTerminalResponse, RpcError> {
+        self.terminals.get(&params.terminal_id.0)?.kill.notify_one();
+        Ok(v1::KillTerminalResponse::new())
+    }
+
+    async fn terminal_release(
+        &self,
+        params: v1::ReleaseTerminalRequest,
+        _: Context,
+    ) -> Result<v1::ReleaseTerminalResponse, RpcError> {
+        // Released: killed if still running, and its id no longer valid.
+        self.terminals.get(&params.terminal_id.0)?.kill.notify_one();
+        self.terminals.release(&params.terminal_id.0);
+        Ok(v1::ReleaseTerminalResponse::new())
     }
 }
 
@@ -64,11 +180,10 @@ impl v2::methods::client::Handler<Context> for Client {
         params: v2::RequestPermissionRequest,
         _: Context,
     ) -> Result<v2::RequestPermissionResponse, RpcError> {
-        let allow = params
-            .options
-            .iter()
-            .find(|o| matches!(o.kind, v2::PermissionOptionKind::AllowOnce | v2::PermissionOptionKind::AllowAlways));
-        let outcome = match allow.or(params.options.first()) {
+        let allows = |o: &v2::PermissionOption| {
+            matches!(o.kind, v2::PermissionOptionKind::AllowOnce | v2::PermissionOptionKind::AllowAlways)
+        };
+        let outcome = match allow(&params.options, allows) {
             Some(o) => v2::RequestPermissionOutcome::Selected(v2::SelectedPermissionOutcome::new(o.option_id.clone())),
             None => v2::RequestPermissionOutcome::Cancelled(v2::CancelledPermissionOutcome::default()),
         };
@@ -76,8 +191,110 @@ impl v2::methods::client::Handler<Context> for Client {
     }
 }
 
+/// The exit code and signal of a finished command, as v1's `TerminalExitStatus` has them.
+fn exit_fields(
+    status: std::process::ExitStatus,
+) -> (acp_rpc::types::support::Patch<u32>, acp_rpc::types::support::Patch<String>) {
+    #[cfg(unix)]
+    let signal = std::os::unix::process::ExitStatusExt::signal(&status).map(|s| s.to_string());
+    #[cfg(not(unix))]
+    let signal: Option<String> = None;
+    (status.code().and_then(|c| u32::try_from(c).ok()).into(), signal.into())
+}
+
+/// The terminals the agent created: each a command running in a task that captures its output
+/// (stdout and stderr, as they come) and reports its exit.
+#[derive(Default)]
+struct Terminals {
+    running: Mutex<HashMap<String, Arc<Terminal>>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+struct Terminal {
+    /// The output kept (at most the limit asked for, cut at the front), and whether any was cut.
+    output: Mutex<(Vec<u8>, bool)>,
+    limit: Option<usize>,
+    exit: tokio::sync::watch::Receiver<Option<std::process::ExitStatus>>,
+    kill: tokio::sync::Notify,
+}
+
+impl Terminal {
+    fn append(&self, bytes: &[u8]) {
+        let mut kept = self.output.lock().unwrap_or_else(|p| p.into_inner());
+        kept.0.extend_from_slice(bytes);
+        if let Some(limit) = self.limit.filter(|limit| kept.0.len() > *limit) {
+            // "The Client MUST ensure truncation happens at a character boundary" (v1
+            // `CreateTerminalRequest.outputByteLimit`): no UTF-8 continuation byte first.
+            let mut cut = kept.0.len() - limit;
+            while kept.0.get(cut).is_some_and(|b| b & 0xC0 == 0x80) {
+                cut += 1;
+            }
+            kept.0.drain(..cut);
+            kept.1 = true;
+        }
+    }
+
+    fn output(&self) -> (String, bool) {
+        let kept = self.output.lock().unwrap_or_else(|p| p.into_inner());
+        (String::from_utf8_lossy(&kept.0).into_owned(), kept.1)
+    }
+}
+
+impl Terminals {
+    fn create(&self, mut command: tokio::process::Command, limit: Option<usize>) -> Result<String, RpcError> {
+        use std::process::Stdio;
+        use tokio::io::AsyncReadExt;
+        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+        let mut child = command.spawn().map_err(|e| RpcError::internal(format!("cannot run the command: {e}")))?;
+        let (report, exit) = tokio::sync::watch::channel(None);
+        let terminal = Arc::new(Terminal { output: Default::default(), limit, exit, kill: Default::default() });
+        let streams: [Option<Box<dyn tokio::io::AsyncRead + Unpin + Send>>; 2] = [
+            child.stdout.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
+            child.stderr.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
+        ];
+        let mut readers = Vec::new();
+        for mut stream in streams.into_iter().flatten() {
+            let terminal = terminal.clone();
+            readers.push(tokio::spawn(async move {
+                let mut buffer = [0u8; 8192];
+                while let Ok(n @ 1..) = stream.read(&mut buffer).await {
+                    terminal.append(&buffer[..n]);
+                }
+            }));
+        }
+        let waiter = terminal.clone();
+        tokio::spawn(async move {
+            let status = tokio::select! {
+                status = child.wait() => status,
+                _ = waiter.kill.notified() => {
+                    let _ = child.start_kill();
+                    child.wait().await
+                }
+            };
+            // The exit is reported once all its output is kept.
+            for reader in readers {
+                let _ = reader.await;
+            }
+            let _ = report.send(status.ok());
+        });
+        let id = format!("term-{}", self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        self.running.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone(), terminal);
+        Ok(id)
+    }
+
+    fn get(&self, id: &str) -> Result<Arc<Terminal>, RpcError> {
+        let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        running.get(id).cloned().ok_or_else(|| RpcError::new(RpcError::RESOURCE_NOT_FOUND, format!("no terminal {id}")))
+    }
+
+    fn release(&self, id: &str) {
+        self.running.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+    }
+}
+
 struct Args {
-    version: Version,
+    at_most: Version,
+    auth: Option<String>,
     prompt: String,
     repeat: usize,
     cancel_after: Option<std::time::Duration>,
@@ -87,15 +304,20 @@ struct Args {
 
 fn parse_args() -> Result<Args, String> {
     let mut args = std::env::args().skip(1);
-    let (mut version, mut prompt, mut url) = (Version::V1, None, None);
+    let newest = Version::ALL.iter().copied().max().unwrap_or(Version::V1);
+    let (mut at_most, mut auth, mut prompt, mut url) = (newest, None, None, None);
     let (mut repeat, mut cancel_after) = (1, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--protocol-version" => {
-                let number = args.next().and_then(|v| v.parse().ok()).ok_or("--protocol-version needs a number")?;
-                version = Version::from_number(number)
-                    .ok_or(format!("protocol version {number} is not one of {:?}", Version::ALL))?;
+                let number: u16 =
+                    args.next().and_then(|v| v.parse().ok()).ok_or("--protocol-version needs a number")?;
+                at_most = Version::ALL.iter().copied().filter(|v| v.number() <= number).max().ok_or(format!(
+                    "no protocol version at most {number}: this client speaks {:?}",
+                    Version::ALL.iter().map(|v| v.number()).collect::<Vec<_>>()
+                ))?;
             }
+            "--auth" => auth = Some(args.next().ok_or("--auth needs a method id")?),
             "--prompt" => prompt = Some(args.next().ok_or("--prompt needs a text")?),
             "--url" => url = Some(args.next().ok_or("--url needs a URL")?),
             "--repeat" => repeat = args.next().and_then(|n| n.parse().ok()).ok_or("--repeat needs a count")?,
@@ -114,61 +336,87 @@ fn parse_args() -> Result<Args, String> {
         (Some(_), false) => return Err("--url and an agent command exclude each other".into()),
         _ => {}
     }
-    Ok(Args { version, prompt, repeat, cancel_after, agent, url })
+    Ok(Args { at_most, auth, prompt, repeat, cancel_after, agent, url })
 }
 
-async fn run(args: Args) -> Result<String, String> {
-    let cwd = std::env::current_dir().and_then(|d| d.canonicalize()).map_err(|e| e.to_string())?;
-    let client = Client { cwd: cwd.clone() };
-    let cwd = cwd.display().to_string();
+/// Why a run failed: the message, and the exit status.
+struct Failure(String, u8);
+
+/// The step a failure happened in; an `auth_required` refusal gets its own exit status.
+fn step(step: &'static str) -> impl Fn(acp_rpc::Error) -> Failure {
+    move |e| match e.auth_required() {
+        Some(refused) => Failure(format!("{step}: {refused}; pass --auth METHOD_ID"), AUTH_REQUIRED),
+        None => Failure(format!("{step}: {e}"), 1),
+    }
+}
+
+async fn run(args: Args) -> Result<String, Failure> {
+    let cwd = std::env::current_dir().and_then(|d| d.canonicalize()).map_err(|e| Failure(e.to_string(), 1))?;
+    let client = Client { cwd: cwd.clone(), terminals: Terminals::default() };
     if let Some(url) = args.url.clone() {
-        return run_url(client, &url, cwd, args).await;
+        return run_url(client, &url, &cwd, args).await;
     }
     let (conn, driver, _child) =
         acp_rpc::client::spawn_agent(client, &args.agent[0], &args.agent[1..], Default::default())
-            .map_err(|e| format!("cannot start the agent: {e}"))?;
+            .map_err(|e| Failure(format!("cannot start the agent: {e}"), 1))?;
     tokio::spawn(driver);
-    run_version(&conn, cwd, args).await
-}
-
-async fn run_version(conn: &ClientConnection, cwd: String, args: Args) -> Result<String, String> {
-    match args.version {
-        Version::V1 => run_v1(conn, cwd, &args).await,
-        Version::V2 => run_v2(conn, cwd, &args).await,
-    }
+    run_on(&conn, &cwd, args).await
 }
 
 /// Connects over the network; the transport is closed (HTTP: `DELETE`) once the turn is over.
 #[cfg(feature = "ws")]
-async fn run_url(client: Client, url: &str, cwd: String, args: Args) -> Result<String, String> {
+async fn run_url(client: Client, url: &str, cwd: &Path, args: Args) -> Result<String, Failure> {
     use acp_rpc::net::{http, ws};
-    let cannot = |e: std::io::Error| format!("cannot connect to {url}: {e}");
+    let cannot = |e: std::io::Error| Failure(format!("cannot connect to {url}: {e}"), 1);
     if url.starts_with("ws://") {
         let (conn, driver, socket) =
             ws::connect(client, url, acp_rpc::net::ClientOptions::default(), Default::default())
                 .await
                 .map_err(cannot)?;
         tokio::spawn(driver);
-        let result = run_version(&conn, cwd, args).await;
+        let result = run_on(&conn, cwd, args).await;
         socket.close().await;
         result
     } else {
         let (conn, driver, transport) =
             http::connect(client, url, acp_rpc::net::ClientOptions::default(), Default::default()).map_err(cannot)?;
         tokio::spawn(driver);
-        let result = run_version(&conn, cwd, args).await;
+        let result = run_on(&conn, cwd, args).await;
         transport.close().await;
         result
     }
 }
 
 #[cfg(not(feature = "ws"))]
-async fn run_url(_: Client, _: &str, _: String, _: Args) -> Result<String, String> {
-    Err("--url needs the example built with --features ws".into())
+async fn run_url(_: Client, _: &str, _: &Path, _: Args) -> Result<String, Failure> {
+    Err(Failure("--url needs the example built with --features ws".into(), 2))
 }
 
-fn step(step: &'static str) -> impl Fn(acp_rpc::Error) -> String {
-    move |e| format!("{step}: {e}")
+/// Negotiates (each version's own request: v1 advertises files and terminals, v2 has neither),
+/// authenticates when asked to, and runs the session in the version agreed.
+async fn run_on(conn: &ClientConnection, cwd: &Path, args: Args) -> Result<String, Failure> {
+    let mut v1_init = v1::InitializeRequest::new(v1::ProtocolVersion(1));
+    v1_init.client_capabilities.fs.read_text_file = true.into();
+    v1_init.client_capabilities.fs.write_text_file = true.into();
+    v1_init.client_capabilities.terminal = true.into();
+    let name = || "acp-rpc example client".to_string();
+    v1_init.client_info = v1::Implementation::new(name(), env!("CARGO_PKG_VERSION").into()).into();
+    let info = v2::Implementation::new(name(), env!("CARGO_PKG_VERSION").into());
+    let offer = Offer::new().v1(v1_init).v2(v2::InitializeRequest::new(v2::ProtocolVersion(2), info));
+    let agreed = conn.negotiate(offer.at_most(args.at_most)).await.map_err(step("initialize"))?;
+    eprintln!(
+        "client: protocol version {} agreed (asked for at most {})",
+        agreed.version().number(),
+        args.at_most.number()
+    );
+    if let Some(method) = &args.auth {
+        conn.authenticate(method).await.map_err(step("authenticate"))?;
+    }
+    let cwd = cwd.display().to_string();
+    match agreed {
+        Initialized::V1(_) => run_v1(conn, cwd, &args).await,
+        Initialized::V2(_) => run_v2(conn, cwd, &args).await,
+    }
 }
 
 /// Prints an update as one JSON line.
@@ -187,10 +435,7 @@ fn cancel_later(conn: &ClientConnection, session: &str, args: &Args) {
     }
 }
 
-async fn run_v1(conn: &ClientConnection, cwd: String, args: &Args) -> Result<String, String> {
-    let mut init = v1::InitializeRequest::new(v1::ProtocolVersion(1));
-    init.client_capabilities.fs.read_text_file = true.into();
-    conn.initialize_v1(init).await.map_err(step("initialize"))?;
+async fn run_v1(conn: &ClientConnection, cwd: String, args: &Args) -> Result<String, Failure> {
     let new = v1::NewSessionRequest::new(cwd, vec![]);
     let mut session = conn.new_session_v1(new).await.map_err(step("session/new"))?;
     let mut stop = String::new();
@@ -207,9 +452,7 @@ async fn run_v1(conn: &ClientConnection, cwd: String, args: &Args) -> Result<Str
     Ok(stop)
 }
 
-async fn run_v2(conn: &ClientConnection, cwd: String, args: &Args) -> Result<String, String> {
-    let info = v2::Implementation::new("acp-rpc example client".into(), env!("CARGO_PKG_VERSION").into());
-    conn.initialize_v2(v2::InitializeRequest::new(v2::ProtocolVersion(2), info)).await.map_err(step("initialize"))?;
+async fn run_v2(conn: &ClientConnection, cwd: String, args: &Args) -> Result<String, Failure> {
     let new = v2::NewSessionRequest::new(v2::AbsolutePath(cwd));
     let mut session = conn.new_session_v2(new).await.map_err(step("session/new"))?;
     // Updates before the prompt (an idle snapshot after `session/new`, say) are not the turn's.
@@ -243,7 +486,8 @@ async fn main() -> ExitCode {
         Ok(args) => args,
         Err(e) => {
             eprintln!(
-                "client: {e}\nusage: client [--protocol-version N] --prompt TEXT (--url URL | -- AGENT_CMD [ARGS…])"
+                "client: {e}\nusage: client [--protocol-version N] [--auth METHOD_ID] --prompt TEXT [--repeat N] \
+                 [--cancel-after MS] (--url URL | -- AGENT_CMD [ARGS…])"
             );
             return ExitCode::from(2);
         }
@@ -253,9 +497,9 @@ async fn main() -> ExitCode {
             println!("{}", json!({ "stopReason": stop }));
             ExitCode::SUCCESS
         }
-        Err(e) => {
+        Err(Failure(e, status)) => {
             eprintln!("client: {e}");
-            ExitCode::FAILURE
+            ExitCode::from(status)
         }
     }
 }

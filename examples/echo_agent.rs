@@ -1,10 +1,16 @@
 //! An ACP agent on stdio that speaks v1 and v2: it streams each prompt's text back as agent
 //! message chunks and ends the turn with `end_turn`. The word `perm` makes it ask
 //! `session/request_permission` first; `read PATH` makes it call `fs/read_text_file` (v1, when the
-//! client advertised it: the runtime's helpers check); `slow` makes it wait 10 s, which
+//! client advertised it: the runtime's helpers check); `write PATH` writes the prompt's text to
+//! PATH (`fs/write_text_file`) and `run CMD` runs CMD in a client terminal (`terminal/create`,
+//! `wait_for_exit`, `output`, `release`) and says its output (v1, likewise checked); `slow` makes it wait 10 s, which
 //! `session/cancel` cuts short; `flood N` sends N one-character chunks before the echo (for the
 //! notification benchmarks). In v2 the runtime runs each turn's lifecycle (the user message,
 //! `running`, then `idle` with the stop reason `prompt_turn` returns).
+//!
+//! With `--require-auth` it lists one authentication method, `echo-login`, in its `initialize`
+//! answer and refuses `session/new` with `auth_required` (-32000) until the client called
+//! `authenticate` (v1) / `auth/login` (v2) with it (once per process).
 //!
 //! `cargo run --example echo_agent`, or over the network (feature `ws`: Streamable HTTP and
 //! WebSocket on `/`): `cargo run --features ws --example echo_agent -- --listen 127.0.0.1:0`,
@@ -21,13 +27,34 @@ use std::time::Duration;
 
 #[derive(Default)]
 struct Echo {
+    /// `--require-auth`: sessions only after `echo-login`.
+    require_auth: bool,
+    authenticated: std::sync::atomic::AtomicBool,
     sessions: AtomicU64,
     /// v2: the open sessions and their cwd, for `session/list`, `session/resume` and
     /// `session/close` (the baseline that `capabilities.session` advertises).
     open: Mutex<BTreeMap<String, v2::AbsolutePath>>,
 }
 
+const LOGIN: &str = "echo-login";
+
 impl Echo {
+    /// -32000 while authentication is required and has not happened.
+    fn gate(&self) -> Result<(), RpcError> {
+        match self.require_auth && !self.authenticated.load(Ordering::SeqCst) {
+            true => Err(RpcError::new(RpcError::AUTH_REQUIRED, format!("Authentication required: use {LOGIN}"))),
+            false => Ok(()),
+        }
+    }
+
+    fn log_in(&self, method: &str) -> Result<(), RpcError> {
+        if method != LOGIN {
+            return Err(RpcError::invalid_params("authenticate", "methodId", &format!("no auth method {method}")));
+        }
+        self.authenticated.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
     fn open(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, v2::AbsolutePath>> {
         self.open.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -52,10 +79,20 @@ async fn slow(cx: &Context) -> bool {
 
 impl v1::methods::agent::Handler<Context> for Echo {
     async fn initialize(&self, _: v1::InitializeRequest, _: Context) -> Result<v1::InitializeResponse, RpcError> {
-        Ok(v1::InitializeResponse::new(v1::ProtocolVersion(1)))
+        let mut answer = v1::InitializeResponse::new(v1::ProtocolVersion(1));
+        if self.require_auth {
+            let login = v1::AuthMethodAgent::new(v1::AuthMethodId(LOGIN.into()), "Echo login".into());
+            *answer.auth_methods = vec![v1::AuthMethod::Agent(Box::new(login))];
+        }
+        Ok(answer)
+    }
+
+    async fn authenticate(&self, p: v1::AuthenticateRequest, _: Context) -> Result<v1::AuthenticateResponse, RpcError> {
+        self.log_in(&p.method_id.0).map(|()| v1::AuthenticateResponse::new())
     }
 
     async fn session_new(&self, _: v1::NewSessionRequest, _: Context) -> Result<v1::NewSessionResponse, RpcError> {
+        self.gate()?;
         let n = self.sessions.fetch_add(1, Ordering::Relaxed);
         Ok(v1::NewSessionResponse::new(v1::SessionId(format!("sess-{n}"))))
     }
@@ -100,6 +137,25 @@ impl v1::methods::agent::Handler<Context> for Echo {
                 Err(e) => return Err(e.into()),
             }
         }
+        if let Some(path) = words.windows(2).find(|w| w[0] == "write").map(|w| w[1]) {
+            match client.write_text_file(session, path, text.clone()).await {
+                Ok(()) | Err(acp_rpc::Error::NotAdvertised(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if let Some(command) = words.windows(2).find(|w| w[0] == "run").map(|w| w[1]) {
+            match client.create_terminal(session, command, Vec::<String>::new()).await {
+                Ok(terminal) => {
+                    let exit = terminal.wait_for_exit().await?;
+                    let output = terminal.output().await?;
+                    terminal.release().await?;
+                    let code = exit.exit_code.as_value().map_or("none".to_string(), u32::to_string);
+                    client.update(session, say(format!("{}(exit {code})", output.output))).await?;
+                }
+                Err(acp_rpc::Error::NotAdvertised(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
         if words.contains(&"slow") && slow(&cx).await {
             return Ok(v1::PromptResponse::new(v1::StopReason::Cancelled));
         }
@@ -115,10 +171,20 @@ impl v2::methods::agent::Handler<Context> for Echo {
     async fn initialize(&self, _: v2::InitializeRequest, _: Context) -> Result<v2::InitializeResponse, RpcError> {
         let info = v2::Implementation::new("echo_agent".into(), env!("CARGO_PKG_VERSION").into());
         // `capabilities.session` is filled in by the runtime, which runs the prompt turns.
-        Ok(v2::InitializeResponse::new(v2::ProtocolVersion(2), info))
+        let mut answer = v2::InitializeResponse::new(v2::ProtocolVersion(2), info);
+        if self.require_auth {
+            let login = v2::AuthMethodAgent::new(v2::AuthMethodId(LOGIN.into()), "Echo login".into());
+            answer.auth_methods = Some(vec![v2::AuthMethod::Agent(Box::new(login))]);
+        }
+        Ok(answer)
+    }
+
+    async fn auth_login(&self, p: v2::LoginAuthRequest, _: Context) -> Result<v2::LoginAuthResponse, RpcError> {
+        self.log_in(&p.method_id.0).map(|()| v2::LoginAuthResponse::new())
     }
 
     async fn session_new(&self, params: v2::NewSessionRequest, _: Context) -> Result<v2::NewSessionResponse, RpcError> {
+        self.gate()?;
         let id = format!("sess-{}", self.sessions.fetch_add(1, Ordering::Relaxed));
         self.open().insert(id.clone(), params.cwd);
         Ok(v2::NewSessionResponse::new(v2::SessionId(id)))
@@ -228,7 +294,10 @@ async fn main() -> std::io::Result<()> {
             };
             listen(addr).await
         }
-        None => acp_rpc::agent::serve_stdio(Echo::default(), acp_rpc::types::Version::ALL).await,
+        None => {
+            let echo = Echo { require_auth: args.iter().any(|a| a == "--require-auth"), ..Echo::default() };
+            acp_rpc::agent::serve_stdio(echo, acp_rpc::types::Version::ALL).await
+        }
     }
 }
 

@@ -538,3 +538,72 @@ async fn history_replayed_before_the_load_answer_reaches_the_loaded_session() {
     let replayed: Vec<_> = std::iter::from_fn(|| session.next_update()).map(|u| u.tag().map(str::to_string)).collect();
     assert_eq!(replayed, [Some("user_message_chunk".to_string()), Some("agent_message_chunk".to_string())]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The example client (`examples/client.rs`) as CI runs it against production agents.
+
+mod common;
+
+/// Runs the example client in `cwd` with `args`; its stdout lines, stderr and exit status.
+fn client(cwd: &std::path::Path, args: &[&str], agent: &[&str]) -> (Vec<Value>, String, Option<i32>) {
+    let out = std::process::Command::new(common::example("client"))
+        .current_dir(cwd)
+        .args(args)
+        .arg("--")
+        .args(agent)
+        .output()
+        .expect("client runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines = stdout.lines().map(|l| serde_json::from_str(l).expect("JSON lines")).collect();
+    (lines, String::from_utf8_lossy(&out.stderr).into_owned(), out.status.code())
+}
+
+fn path_of(example: &str) -> String {
+    common::example(example).display().to_string()
+}
+
+#[test]
+fn the_example_client_falls_back_to_v1_and_says_so() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (lines, stderr, status) = client(dir.path(), &["--prompt", "hi"], &[&path_of("minimal_agent")]);
+    assert_eq!(status, Some(0), "{stderr}");
+    assert!(stderr.contains("protocol version 1 agreed (asked for at most 2)"), "{stderr}");
+    assert_eq!(lines.last(), Some(&json!({ "stopReason": "end_turn" })));
+}
+
+#[test]
+fn the_example_client_authenticates_with_auth_and_names_the_methods_without() {
+    let dir = tempfile::tempdir().expect("dir");
+    let agent = [path_of("echo_agent"), "--require-auth".to_string()];
+    let agent: Vec<&str> = agent.iter().map(String::as_str).collect();
+    for version in ["1", "2"] {
+        let (_, stderr, status) = client(dir.path(), &["--protocol-version", version, "--prompt", "hi"], &agent);
+        assert_eq!(status, Some(3), "v{version}: {stderr}");
+        assert!(stderr.contains("requires authentication") && stderr.contains("echo-login (Echo login)"), "{stderr}");
+        let args = ["--protocol-version", version, "--auth", "echo-login", "--prompt", "hi"];
+        let (lines, stderr, status) = client(dir.path(), &args, &agent);
+        assert_eq!(status, Some(0), "v{version}: {stderr}");
+        assert_eq!(lines.last(), Some(&json!({ "stopReason": "end_turn" })), "v{version}");
+    }
+}
+
+#[test]
+fn the_example_client_serves_files_and_terminals_in_v1() {
+    let dir = tempfile::tempdir().expect("dir");
+    let cwd = dir.path().canonicalize().expect("cwd");
+    std::fs::write(cwd.join("in.txt"), "file content\n").expect("write");
+    let (read, write) = (cwd.join("in.txt"), cwd.join("out.txt"));
+    let prompt = format!("perm read {} write {} run pwd", read.display(), write.display());
+    let args = ["--protocol-version", "1", "--prompt", &prompt];
+    let (lines, stderr, status) = client(&cwd, &args, &[&path_of("echo_agent")]);
+    assert_eq!(status, Some(0), "{stderr}");
+    let said: Vec<&str> = lines.iter().filter_map(|l| l["content"]["text"].as_str()).collect();
+    assert_eq!(said[0], "file content\n", "{lines:?}");
+    assert_eq!(said[1], format!("{}\n(exit 0)", cwd.display()), "{lines:?}");
+    assert_eq!(std::fs::read_to_string(&write).expect("written"), prompt);
+    // Outside the cwd: refused, and the turn fails with the agent's error.
+    let prompt = "read /etc/hostname";
+    let (_, stderr, status) = client(&cwd, &["--protocol-version", "1", "--prompt", prompt], &[&path_of("echo_agent")]);
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(stderr.contains("not inside the cwd"), "{stderr}");
+}
