@@ -1,5 +1,8 @@
-//! Connecting a client to an agent: the client asks for a protocol version in `initialize` and
-//! decodes the agent's requests and notifications with the version the agent answered. Cancelling
+//! Connecting a client to an agent: the client asks for a protocol version in `initialize`
+//! ([`ClientConnection::negotiate`] falls back to a lower version the agent answers) and decodes
+//! the agent's requests and notifications with the version the agent answered. It keeps the
+//! agent's `authMethods`, authenticates ([`ClientConnection::authenticate`]) and reports an
+//! `auth_required` refusal as [`Error::AuthRequired`]. Cancelling
 //! a session answers the agent's pending permission requests for it with `cancelled`. A prompt
 //! ([`ClientConnection::prompt_v1`], [`ClientConnection::prompt_v2`]) completes when its turn
 //! ends, once the client's handler has seen every update before that end.

@@ -4,9 +4,12 @@
 //!
 //! - [`framing`]: linear-time line framing with a maximum message size;
 //! - [`connection`]: correlation, concurrent dispatch, cancellation, faults;
-//! - [`agent`] and [`client`]: the two ends, v1 and v2 in one process, with version negotiation;
-//! - [`sessions`]: the client's typed API: `initialize_v1`/`initialize_v2`, a session handle per
-//!   `session/new`, and each prompt's turn as a stream of typed updates, then its outcome;
+//! - [`agent`] and [`client`]: the two ends, v1 and v2 in one process, with version negotiation
+//!   (the client's `negotiate` falls back to the version the agent answers);
+//! - [`auth`]: the agent's authentication methods and the `auth_required` refusal, as the client
+//!   sees them;
+//! - [`sessions`]: the client's typed API: a session handle per `session/new`, and each prompt's
+//!   turn as a stream of typed updates, then its outcome;
 //! - [`spawn`]: starting an agent process and ending it with everything it started;
 //! - [`turn`]: the v2 prompt turn (running, idle, cancellation), kept by the runtime at both ends.
 //! - `net` (features `http` and `ws`): the same agents and clients over Streamable HTTP and
@@ -53,9 +56,10 @@
 //! # Writing a client
 //!
 //! Implement the client handler of your version for what the agent asks of you (permission, files,
-//! terminals; defaults refuse), spawn or connect the agent, and drive sessions: `initialize_v1` /
-//! `initialize_v2`, `new_session_v1` / `new_session_v2`, then per prompt a turn: its typed updates
-//! in order, then its outcome. A spawned agent runs in its own process group, ended with it.
+//! terminals; defaults refuse), spawn or connect the agent, and drive sessions: `negotiate` (or
+//! the strict `initialize_v1` / `initialize_v2`), `authenticate` when the agent asks for it,
+//! `new_session_v1` / `new_session_v2`, then per prompt a turn: its typed updates in order, then
+//! its outcome. A spawned agent runs in its own process group, ended with it.
 //!
 //! ```no_run
 //! use acp_rpc::types::v1;

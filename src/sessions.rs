@@ -1,14 +1,18 @@
-//! The client's typed session API: `initialize` with the version's own request and answer, a
-//! [`v1::Session`] or [`v2::Session`] per `session/new`, and for each prompt a [`Turn`]: the
-//! typed updates of that turn as a stream, then its outcome.
+//! The client's typed session API: a [`v1::Session`] or [`v2::Session`] per `session/new`, and
+//! for each prompt a [`Turn`]: the typed updates of that turn as a stream, then its outcome.
 //!
 //! ```no_run
 //! # async fn run(conn: acp_rpc::client::ClientConnection) -> Result<(), acp_rpc::Error> {
-//! use acp_rpc::types::v1 as acp;
-//! let info = acp::InitializeRequest::new(acp::ProtocolVersion(1));
-//! conn.initialize_v1(info).await?;
-//! let mut session = conn.new_session_v1(acp::NewSessionRequest::new("/work".into(), vec![])).await?;
-//! let text = acp::ContentBlock::from(acp::TextContent::new("hello".into()));
+//! use acp_rpc::client::{Initialized, Offer};
+//! use acp_rpc::types::{v1, v2};
+//! let info = v2::Implementation::new("my-client".into(), "1.0".into());
+//! let offer = Offer::new()
+//!     .v1(v1::InitializeRequest::new(v1::ProtocolVersion(1)))
+//!     .v2(v2::InitializeRequest::new(v2::ProtocolVersion(2), info));
+//! // The newest version both speak: v2 if the agent does, else v1.
+//! let Initialized::V1(_) = conn.negotiate(offer).await? else { return Ok(()) /* the v2 API */ };
+//! let mut session = conn.new_session_v1(v1::NewSessionRequest::new("/work".into(), vec![])).await?;
+//! let text = v1::ContentBlock::from(v1::TextContent::new("hello".into()));
 //! let mut turn = session.prompt(vec![text]).await;
 //! while let Some(update) = turn.next().await {
 //!     println!("{update:?}");

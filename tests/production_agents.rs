@@ -130,7 +130,10 @@ impl v1::methods::client::Handler<Context> for Rejecting {
 }
 impl v2::methods::client::Handler<Context> for Rejecting {}
 
-fn pipe() -> ((ReadHalf<DuplexStream>, WriteHalf<DuplexStream>), (ReadHalf<DuplexStream>, WriteHalf<DuplexStream>)) {
+/// One end of an in-memory pipe, split.
+type End = (ReadHalf<DuplexStream>, WriteHalf<DuplexStream>);
+
+fn pipe() -> (End, End) {
     let (a, b) = tokio::io::duplex(1 << 16);
     (tokio::io::split(a), tokio::io::split(b))
 }
@@ -415,10 +418,11 @@ async fn v1_session<C: Client>(client: C) -> (ClientConnection, Peer, acp_rpc::s
     (conn, agent, session)
 }
 
+/// A turn's update tags, its updates, and its answer.
+type Prompted = (Vec<String>, Vec<v1::SessionUpdate>, Result<v1::PromptResponse, Error>);
+
 /// Sends a prompt on `session` in a task: the turn's update tags, the updates, and its answer.
-fn prompt(
-    mut session: acp_rpc::sessions::v1::Session,
-) -> tokio::task::JoinHandle<(Vec<String>, Vec<v1::SessionUpdate>, Result<v1::PromptResponse, Error>)> {
+fn prompt(mut session: acp_rpc::sessions::v1::Session) -> tokio::task::JoinHandle<Prompted> {
     tokio::spawn(async move {
         let mut turn = session.prompt(vec![v1::ContentBlock::from(v1::TextContent::new("go".into()))]).await;
         let mut updates = Vec::new();
