@@ -47,12 +47,11 @@ impl Client {
     /// to be written, its directory must be inside.
     fn inside(&self, path: &str, existing: bool) -> Result<PathBuf, RpcError> {
         let path = self.cwd.join(path);
-        let resolved = if existing {
-            path.canonicalize().ok()
-        } else {
-            let dir = path.parent().and_then(|d| d.canonicalize().ok());
-            dir.zip(path.file_name()).map(|(dir, name)| dir.join(name))
-        };
+        // An existing path is resolved whole (a link to outside is outside).
+        let resolved = path.canonicalize().ok().or_else(|| match existing {
+            true => None,
+            false => path.parent().and_then(|d| d.canonicalize().ok()).zip(path.file_name()).map(|(d, n)| d.join(n)),
+        });
         resolved.filter(|p| p.starts_with(&self.cwd)).ok_or_else(|| {
             RpcError::new(RpcError::RESOURCE_NOT_FOUND, format!("{} is not inside the cwd", path.display()))
         })
