@@ -245,7 +245,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_command_runs_in_the_directory_and_its_exit_is_reported() {
-        let dir = std::env::temp_dir();
+        let dir = std::env::temp_dir().canonicalize().unwrap_or_else(|_| std::env::temp_dir());
         let mut terminals = Terminals::default();
         let params = json!({ "sessionId": "s", "command": "pwd; echo out; echo err >&2; exit 3" });
         let created = terminals.create(&params, &dir).map_err(|e| e.1);
@@ -259,6 +259,7 @@ mod tests {
         assert_eq!(exit.map_err(|e| e.1), Ok(json!({ "exitCode": 3, "signal": null })));
         let output = terminals.output(&ask).map_err(|e| e.1).unwrap_or_default();
         let text = output["output"].as_str().unwrap_or_default();
+        assert!(text.starts_with(&format!("{}\n", dir.display())), "{output}");
         assert!(text.contains("out") && text.contains("err"), "{output}");
         assert_eq!(output["exitStatus"]["exitCode"], 3, "{output}");
         assert!(terminals.release(&ask).is_ok());

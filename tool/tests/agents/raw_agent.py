@@ -4,18 +4,34 @@
 Well-behaved by default. `--break RULE_ID` breaks that one rule of the tool's rule table
 (tool/src/rules.rs), and nothing else, so that a test can see `acp conform` name it.
 
-A prompt whose text contains "slow" keeps the agent busy until `session/cancel`.
+`--advertise` advertises (and serves) everything optional: v1 `loadSession` (the history kept
+in a file of the session's cwd, so that a fresh process can load it), `sessionCapabilities`
+list/resume/close/fork, image/audio/embedded prompts, modes and a config option.
+`--require-auth` lists one auth method (`raw-key`) and refuses `session/new` (-32000) until
+`authenticate` (v2: `auth/login`) with it.
+
+A prompt whose text contains "slow" keeps the agent busy until `session/cancel`; one with
+"tools" (v1) asks for permission, then reads and writes a file and runs `echo` in a terminal,
+each when the client advertised it.
 """
 
 import json
+import os
 import sys
 
 SUPPORTED = (1, 2)
 
 
+HISTORY = ".raw_agent_sessions.json"
+
+
 class Agent:
-    def __init__(self, broken):
+    def __init__(self, broken, advertise=False, require_auth=False):
         self.broken = broken
+        self.advertise = advertise
+        self.require_auth = require_auth
+        self.authenticated = False
+        self.history = {}  # session -> the updates of its turns (v1), replayed by session/load
         self.version = None
         self.client_caps = {}
         self.sessions = 0
@@ -84,13 +100,28 @@ class Agent:
         id = message["id"]
         if method == "initialize":
             return self.initialize(id, params)
-        if not self.initialized and self.broken != "init.first":
+        if not self.initialized and self.broken != "init.refuse-before-initialize":
             return self.error(id, -32600, "initialize first")
         handler = {
             "session/new": self.new_session,
             "session/prompt": self.prompt,
             "session/load": self.load,
         }.get(method)
+        if self.require_auth and method in ("authenticate", "auth/login"):
+            handler = self.authenticate
+        if self.advertise or self.version == 2:
+            # v2's `capabilities.session: {}` is the baseline: list, resume and close included.
+            handler = {
+                "session/list": self.list,
+                "session/resume": self.resume,
+                "session/close": self.close,
+            }.get(method, handler)
+        if self.advertise:
+            handler = {
+                "session/fork": self.fork,
+                "session/set_mode": self.set_mode,
+                "session/set_config_option": self.set_config_option,
+            }.get(method, handler)
         if handler is None:
             if self.broken == "rpc.method-not-found":
                 return self.error(id, -32603, "no idea")
@@ -114,23 +145,129 @@ class Agent:
         info = {"name": "raw_agent", "version": "0.1.0"}
         if version == 1:
             self.client_caps = params.get("clientCapabilities") or {}
-            self.result(id, {"protocolVersion": 1, "agentCapabilities": {"loadSession": False}, "agentInfo": info})
+            caps = {"loadSession": False}
+            if self.advertise:
+                caps = {"loadSession": True,
+                        "promptCapabilities": {"image": True, "audio": True, "embeddedContext": True},
+                        "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "fork": {}}}
+            answer = {"protocolVersion": 1, "agentCapabilities": caps, "agentInfo": info}
+            if self.require_auth:
+                answer["authMethods"] = [{"id": "raw-key", "name": "Raw key", "description": "a test key"}]
         else:
             caps = {} if self.broken == "cap.session" else {"session": {}}
-            self.result(id, {"protocolVersion": version, "info": info, "capabilities": caps})
+            if self.advertise:
+                caps["session"]["prompt"] = {"image": {}, "audio": {}, "embeddedContext": {}}
+            answer = {"protocolVersion": version, "info": info, "capabilities": caps}
+            if self.require_auth:
+                answer["authMethods"] = [{"type": "agent", "methodId": "raw-key", "name": "Raw key"}]
+        self.result(id, answer)
+
+    def authenticate(self, id, params):
+        if params.get("methodId") != "raw-key":
+            return self.error(id, -32602, "unknown auth method %r" % params.get("methodId"))
+        self.authenticated = True
+        self.result(id, {})
+
+    # -- what --advertise serves --------------------------------------------------------------
+    def stored(self, cwd):
+        try:
+            with open(os.path.join(cwd or "/nonexistent", HISTORY)) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return {}
+
+    def store(self, session):
+        cwd = self.cwd.get(session)
+        if not self.advertise or not cwd:
+            return
+        sessions = self.stored(cwd)
+        sessions[session] = self.history.get(session, [])
+        with open(os.path.join(cwd, HISTORY), "w") as f:
+            json.dump(sessions, f)
+
+    def known(self, session, cwd):
+        if session in self.cwd:
+            return True
+        stored = self.stored(cwd)
+        if session in stored:
+            self.cwd[session] = cwd
+            self.history[session] = stored[session]
+            return True
+        return False
+
+    def config(self, value="small"):
+        key = "id" if self.version == 1 else "configId"
+        return [{key: "model", "name": "Model", "type": "select", "currentValue": value,
+                 "options": [{"value": "small", "name": "Small"}, {"value": "large", "name": "Large"}]}]
+
+    def list(self, id, params):
+        sessions = [{"sessionId": s, "cwd": c} for s, c in self.cwd.items()
+                    if params.get("cwd") in (None, c)]
+        self.result(id, {"sessions": sessions})
+
+    def resume(self, id, params):
+        session = params.get("sessionId")
+        if not self.known(session, params.get("cwd")):
+            return self.error(id, -32002, "no session %s" % session)
+        if self.version == 2:
+            self.update(session, {"sessionUpdate": "state_update", "state": "idle"})
+        self.result(id, {})
+
+    def close(self, id, params):
+        session = params.get("sessionId")
+        self.cwd.pop(session, None)
+        self.result(id, {})
+
+    def fork(self, id, params):
+        session = params.get("sessionId")
+        if not self.known(session, params.get("cwd")):
+            return self.error(id, -32002, "no session %s" % session)
+        fork = "fork-%d" % self.sessions
+        self.sessions += 1
+        self.cwd[fork] = params.get("cwd")
+        self.history[fork] = list(self.history.get(session, []))
+        self.result(id, {"sessionId": fork})
+
+    def set_mode(self, id, params):
+        if params.get("modeId") not in ("ask", "code"):
+            return self.error(id, -32602, "no mode %r" % params.get("modeId"))
+        self.result(id, {})
+
+    def set_config_option(self, id, params):
+        if params.get("configId") != "model" or params.get("value") not in ("small", "large"):
+            return self.error(id, -32602, "no such option or value")
+        self.result(id, {"configOptions": self.config(params["value"])})
 
     def new_session(self, id, params):
+        if self.require_auth and not self.authenticated:
+            return self.send({"id": id, "error": {"code": -32000, "message": "Authentication required"}})
         session = "sess-0" if self.broken == "session.distinct-ids" else "sess-%d" % self.sessions
         self.sessions += 1
         self.cwd[session] = params.get("cwd") or "/"
-        self.result(id, {"sessionId": session})
+        answer = {"sessionId": session}
+        if self.advertise:
+            answer["configOptions"] = self.config()
+            if self.version == 1:
+                answer["modes"] = {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"},
+                                                                             {"id": "code", "name": "Code"}]}
+        self.result(id, answer)
         if self.broken == "rpc.response-to-pending":
             self.result(999, {})
 
     def load(self, id, params):
         if self.broken == "cap.load-session":
             return self.result(id, {})
-        self.error(id, -32601, "Method not found: session/load")
+        if not self.advertise:
+            return self.error(id, -32601, "Method not found: session/load")
+        session = params.get("sessionId")
+        if not self.known(session, params.get("cwd")):
+            return self.error(id, -32002, "no session %s" % session)
+        if self.broken == "session.load-replay":
+            self.result(id, {})
+        for update in self.history.get(session, []):
+            self.update(session, update)
+        if self.broken != "session.load-replay":
+            self.result(id, {})
 
     # -- turns ------------------------------------------------------------------------------
     def prompt(self, id, params):
@@ -150,7 +287,14 @@ class Agent:
         if fs or self.broken == "cap.client-fs":
             ask = self.request("fs/read_text_file", {"sessionId": session, "path": self.cwd.get(session, "/") + "/notes.txt"})
             self.wait(ask)
-        if self.broken == "rpc.unique-ids":
+        if "tools" in text:
+            text += self.tools(session)
+        self.history.setdefault(session, []).extend([
+            {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": text}},
+            {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
+        ])
+        self.store(session)
+        if self.broken == "rpc.v1-unique-ids":
             options = [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}]
             params = {"sessionId": session, "toolCall": {"toolCallId": "call-1"}, "options": options}
             self.request("session/request_permission", params, id="perm")
@@ -158,8 +302,36 @@ class Agent:
             self.wait("perm")
         self.update(session, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
         self.result(id, {"stopReason": "end_turn"})
-        if self.broken == "turn.v1-updates-before-response":
-            self.update(session, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "late"}})
+
+    def tools(self, session):
+        """Permission, then fs and a terminal, each when the client advertised it; what was seen."""
+        seen = []
+        options = [{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                   {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]
+        call = {"toolCallId": "tools-1", "title": "Use tools", "kind": "execute"}
+        answer = self.wait(self.request("session/request_permission",
+                                        {"sessionId": session, "toolCall": call, "options": options}))
+        seen.append("permission %s" % json.dumps(answer.get("result", {}).get("outcome")))
+        fs = self.client_caps.get("fs") or {}
+        cwd = self.cwd.get(session, "/")
+        if fs.get("writeTextFile") is True:
+            answer = self.wait(self.request("fs/write_text_file", {"sessionId": session, "path": cwd + "/out.txt",
+                                                                   "content": "written"}))
+            seen.append("write %s" % ("ok" if "result" in answer else "refused"))
+        if fs.get("readTextFile") is True:
+            answer = self.wait(self.request("fs/read_text_file", {"sessionId": session, "path": cwd + "/out.txt"}))
+            seen.append("read %r" % answer.get("result", {}).get("content"))
+        if self.client_caps.get("terminal") is True or self.broken == "cap.client-terminal":
+            answer = self.wait(self.request("terminal/create", {"sessionId": session, "command": "echo",
+                                                                "args": ["hi"], "outputByteLimit": 64}))
+            terminal = answer.get("result", {}).get("terminalId")
+            if terminal:
+                ids = {"sessionId": session, "terminalId": terminal}
+                exit = self.wait(self.request("terminal/wait_for_exit", ids)).get("result")
+                output = self.wait(self.request("terminal/output", ids)).get("result", {})
+                self.wait(self.request("terminal/release", ids))
+                seen.append("terminal %r exit %s" % (output.get("output"), json.dumps(exit)))
+        return " [" + "; ".join(seen) + "]"
 
     def prompt_v2(self, id, session, text):
         self.messages += 1
@@ -194,20 +366,30 @@ class Agent:
             self.update(session, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "stopping"}})
             stop = "end_turn" if self.broken == "turn.v1-cancelled" else "cancelled"
             self.result(pending, {"stopReason": stop})
+            if self.broken == "turn.v1-updates-before-response":
+                # The sentence speaks of the updates a cancel may bring, before the answer.
+                self.update(session, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "late"}})
         else:
             self.idle(session, "end_turn" if self.broken == "turn.v2-cancelled" else "cancelled")
 
 
 def main():
     broken = None
-    if len(sys.argv) == 3 and sys.argv[1] == "--break":
-        broken = sys.argv[2]
-    elif len(sys.argv) != 1:
-        sys.exit("usage: raw_agent.py [--break RULE_ID]")
+    advertise = require_auth = False
+    args = sys.argv[1:]
+    while args:
+        if args[0] == "--break" and len(args) > 1:
+            broken, args = args[1], args[2:]
+        elif args[0] == "--advertise":
+            advertise, args = True, args[1:]
+        elif args[0] == "--require-auth":
+            require_auth, args = True, args[1:]
+        else:
+            sys.exit("usage: raw_agent.py [--break RULE_ID] [--advertise] [--require-auth]")
     if broken == "rpc.json-only":
         sys.stdout.write("raw_agent starting\n")
         sys.stdout.flush()
-    agent = Agent(broken)
+    agent = Agent(broken, advertise, require_auth)
     for line in sys.stdin:
         agent.handle(line)
 
