@@ -8,7 +8,7 @@
 //! notification benchmarks). In v2 the runtime runs each turn's lifecycle (the user message,
 //! `running`, then `idle` with the stop reason `prompt_turn` returns).
 //!
-//! With `--require-auth` it lists one authentication method, `echo-login`, in its `initialize`
+//! With `--require-auth` (on stdio) it lists one authentication method, `echo-login`, in its `initialize`
 //! answer and refuses `session/new` with `auth_required` (-32000) until the client called
 //! `authenticate` (v1) / `auth/login` (v2) with it (once per process).
 //!
