@@ -43,10 +43,13 @@
 //! agent is killed when the client is done. [`Expect::Cancelled`] scenarios send [`SLOW_PROMPT`]
 //! with `--cancel-after` (both client drivers have it).
 
+pub mod production;
+
 use crate::files;
 use crate::listener::{Listener, NotListening};
 use crate::process::{self, describe, run_with_timeout, tail, Finished, TAIL_LINES};
 use heck::ToSnakeCase;
+pub use production::{Production, PRODUCTION};
 use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -325,10 +328,12 @@ impl Report {
 /// Like [`run`], but returns the report even when scenarios fail (errors only when a peer cannot
 /// be installed or `only` matches nothing).
 pub fn run_report(root: &Path, only: Option<&str>) -> Result<Report, String> {
-    let selected: Vec<Scenario> =
-        SCENARIOS.iter().copied().filter(|s| only.is_none_or(|needle| s.name().contains(needle))).collect();
-    if selected.is_empty() {
-        let names: Vec<String> = SCENARIOS.iter().map(Scenario::name).collect();
+    let matches = |name: String| only.is_none_or(|needle| name.contains(needle));
+    let selected: Vec<Scenario> = SCENARIOS.iter().copied().filter(|s| matches(s.name())).collect();
+    let production: Vec<Production> = PRODUCTION.iter().copied().filter(|s| matches(s.name())).collect();
+    if selected.is_empty() && production.is_empty() {
+        let names: Vec<String> =
+            SCENARIOS.iter().map(Scenario::name).chain(PRODUCTION.iter().map(Production::name)).collect();
         return Err(format!(
             "no interop scenario matches {:?}; scenarios: {}",
             only.unwrap_or_default(),
@@ -340,12 +345,20 @@ pub fn run_report(root: &Path, only: Option<&str>) -> Result<Report, String> {
     let ts = if selected.iter().any(|s| s.uses(Peer::Ts)) { Some(install_ts(&cache)?) } else { None };
     let py = if selected.iter().any(|s| s.uses(Peer::Py)) { Some(install_py(&cache)?) } else { None };
     let rs = if selected.iter().any(|s| s.uses(Peer::Rs)) { Some(install_rs(root, &cache)?) } else { None };
-    let ours = if selected.iter().any(|s| s.uses(Peer::Ours)) { Some(build_examples(root)) } else { None };
+    let needs_ours = selected.iter().any(|s| s.uses(Peer::Ours)) || !production.is_empty();
+    let ours = if needs_ours { Some(build_examples(root)) } else { None };
+    let setup = match (&ours, production.is_empty()) {
+        (Some(ours), false) => Some(production::set_up(root, &cache, ours, production::build_acp(root))?),
+        _ => None,
+    };
     let env = Env { root: root.to_path_buf(), ts, py, rs, ours };
 
     let mut report = Report::default();
-    for scenario in selected {
-        let result = run_scenario(&env, scenario);
+    let results = selected
+        .into_iter()
+        .map(|scenario| run_scenario(&env, scenario))
+        .chain(production.into_iter().filter_map(|scenario| setup.as_ref().map(|s| production::run(s, scenario))));
+    for result in results {
         eprintln!("interop: {}", first_line(&result.line));
         report.results.push(result);
     }
@@ -653,16 +666,21 @@ fn build_examples(root: &Path) -> Ours {
         crate::bench::net::FEATURES,
         started.elapsed().as_secs_f64()
     );
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .map(|dir| if dir.is_absolute() { dir } else { root.join(dir) })
-        .unwrap_or_else(|| root.join("target"));
-    let examples = target.join("debug").join("examples");
+    let examples = target_debug(root).join("examples");
     let find = |name: &str| {
         let path = examples.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
         path.is_file().then_some(path)
     };
     Ours::Built { echo_agent: find("echo_agent"), client: find("client") }
+}
+
+/// `target/debug` (or `$CARGO_TARGET_DIR/debug`), where cargo leaves our builds.
+fn target_debug(root: &Path) -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|dir| if dir.is_absolute() { dir } else { root.join(dir) })
+        .unwrap_or_else(|| root.join("target"));
+    target.join("debug")
 }
 
 // ------------------------------------------------------------------------------------------

@@ -1,0 +1,804 @@
+//! The production-agent scenarios of `cargo xtask interop` (`--only production`): two ACP agents
+//! people use, installed from npm at pinned versions into `.cache/interop/agents/`, run offline
+//! against the stand-in model server `interop/model/server.mjs`, driven by our `client` example
+//! behind `acp tap` (each transcript then read by `acp check`) and by `acp conform`.
+//!
+//! | agent | started as | model API it streams | setup (a throwaway HOME per scenario) |
+//! |---|---|---|---|
+//! | `@google/gemini-cli` [`GEMINI_VERSION`] | `node …/bundle/gemini.js --acp` (v1 only) | Gemini API `…:streamGenerateContent?alt=sse` at `GOOGLE_GEMINI_BASE_URL` | `GEMINI_API_KEY`; `~/.gemini/settings.json`: API-key auth, no telemetry, usage statistics or update checks, folder trust off |
+//! | `@agentclientprotocol/codex-acp` [`CODEX_ACP_VERSION`] | `node …/dist/index.js` (v1 and v2), which runs `codex app-server` from `@openai/codex` [`CODEX_VERSION`] (a native binary in an optional dependency) | OpenAI Responses API `POST /v1/responses` | `$CODEX_HOME/config.toml`: a custom `responses` provider at the stand-in; `INITIAL_AGENT_MODE=workspace-write` (approvals go to the client, not codex's model-run auto-reviewer), `NO_BROWSER=1` |
+//!
+//! The stand-in answers from the prompt (see its header): [`PLAIN_PROMPT`] gets [`FIXED_TEXT`];
+//! [`tool_prompt`] makes the model call the agent's shell tool with a command that writes a
+//! nonce into a file of the workspace (both agents ask `session/request_permission` first, our
+//! client allows), then answer text after the tool result; [`SLOW_PROMPT`] stalls the stream for
+//! 30 s, so only `session/cancel` ends the turn soon. Every request it gets is logged to
+//! `.cache/interop/production/model.log`; a failed scenario shows the lines of its own requests.
+//!
+//! Each scenario runs in `.cache/interop/production/<scenario>/` (made afresh): `home/`,
+//! `workspace/` (the session's cwd), `tap.jsonl` (the transcript), `client.out`/`client.err`.
+//! By hand, after one run (PORT from `node interop/model/server.mjs`'s `listening on` line):
+//!
+//! ```text
+//! cd .cache/interop/production/<scenario>/workspace
+//! env -i PATH=$PATH HOME=../home GEMINI_API_KEY=stand-in GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:PORT \
+//!   ../../../../../target/debug/examples/client --prompt hello -- \
+//!   node ../../../agents/node_modules/@google/gemini-cli/bundle/gemini.js --acp
+//! ```
+//!
+//! (the `command:` line of a failure has the exact command, environment included).
+
+use super::{details, first_line, indent_rest, indented_tail, parse_client_output, path_arg, Argv, Transcript};
+use super::{Ours, ScenarioResult, Verdict};
+use crate::listener::{Listener, NotListening};
+use crate::process::{self, describe, run_with_timeout, Finished};
+use serde_json::Value;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// The npm package of Gemini CLI, installed at exactly [`GEMINI_VERSION`].
+pub const GEMINI_PACKAGE: &str = "@google/gemini-cli";
+/// Version of [`GEMINI_PACKAGE`]: one JavaScript bundle; its optional native dependencies
+/// (keytar, node-pty) are not needed with an API key, and `@lydell/node-pty-linux-x64` ships
+/// prebuilt, so the install runs no scripts.
+pub const GEMINI_VERSION: &str = "0.61.0";
+/// The npm package of the Codex ACP adapter, installed at exactly [`CODEX_ACP_VERSION`].
+pub const CODEX_ACP_PACKAGE: &str = "@agentclientprotocol/codex-acp";
+/// Version of [`CODEX_ACP_PACKAGE`]: a JavaScript program that speaks ACP and drives
+/// `codex app-server` over JSON-RPC.
+pub const CODEX_ACP_VERSION: &str = "2.6.0";
+/// Codex itself, which [`CODEX_ACP_PACKAGE`] asks for as `^0.166.0`: pinned here so that a new
+/// Codex release does not change the runs. Its native binary comes from the optional dependency
+/// `@openai/codex-<platform>` (no install script).
+pub const CODEX_PACKAGE: &str = "@openai/codex";
+/// Version of [`CODEX_PACKAGE`].
+pub const CODEX_VERSION: &str = "0.166.0";
+
+/// What the stand-in model answers to a plain prompt (as in `interop/model/server.mjs`).
+pub const FIXED_TEXT: &str = "Stand-in model reply: hello from the interop model server.";
+/// The prompt of the plain turns.
+pub const PLAIN_PROMPT: &str = "hello";
+/// The prompt of the cancelled turns: `slow` makes the stand-in stall its stream for 30 s.
+pub const SLOW_PROMPT: &str = "please be slow";
+/// How long after the slow prompt the client sends `session/cancel`: both agents first make a
+/// request or two of their own (gemini's model router), so the cancel lands mid-stream.
+pub const CANCEL_AFTER: Duration = Duration::from_millis(2000);
+/// A cancelled turn must end before this, well before the stand-in's 30 s stall.
+pub const CANCELLED_WITHIN: Duration = Duration::from_secs(15);
+/// The file the tool turn's command writes in the workspace.
+pub const TOOL_OUTPUT: &str = "tool-output.txt";
+/// Wall-clock limit of one client scenario: both agents answer `initialize` in 1-2 s here.
+pub const TIMEOUT: Duration = Duration::from_secs(60);
+/// Wall-clock limit of one `acp conform` run (a fresh agent per conform scenario, ~20 of them).
+pub const CONFORM_TIMEOUT: Duration = Duration::from_secs(300);
+/// `acp conform --timeout`: each of its waits; agents take 1-2 s to start.
+pub const CONFORM_WAIT_SECS: u64 = 10;
+/// The environment variable codex reads the stand-in provider's key from (`env_key`).
+const CODEX_KEY_ENV: &str = "ACP_INTEROP_MODEL_KEY";
+/// Whether `acp check` findings on a scenario's transcript fail it. Off until the checker's
+/// fixes for issue 33 land (downgraded transcripts, replays); the findings are listed either way.
+pub const CHECK_FINDINGS_FAIL: bool = false;
+
+/// A production agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    Gemini,
+    Codex,
+}
+
+impl Agent {
+    pub fn label(self) -> &'static str {
+        match self {
+            Agent::Gemini => "gemini",
+            Agent::Codex => "codex",
+        }
+    }
+
+    /// The `authMethods` id of its API-key method, which the `authenticated` scenarios and
+    /// `acp conform --auth` use. Neither agent requires `authenticate` when its key is in the
+    /// environment; the scenarios check that calling it works.
+    pub fn auth_method(self) -> &'static str {
+        match self {
+            Agent::Gemini => "gemini-api-key",
+            Agent::Codex => "api-key",
+        }
+    }
+
+    /// The command line, from the installed packages.
+    fn argv(self, agents: &Agents) -> Argv {
+        match self {
+            Agent::Gemini => vec!["node".into(), path_arg(&agents.gemini_js), "--acp".into()],
+            Agent::Codex => vec!["node".into(), path_arg(&agents.codex_acp_js)],
+        }
+    }
+
+    /// Writes the agent's configuration into `home` and returns its environment: nothing but
+    /// `PATH` from ours (no proxies, no keys), so that it reaches nothing but the stand-in.
+    fn environment(self, home: &Path, model_url: &str) -> Result<Vec<(String, String)>, String> {
+        let mut env =
+            vec![("PATH".to_string(), std::env::var("PATH").unwrap_or_default()), ("HOME".to_string(), path_arg(home))];
+        match self {
+            Agent::Gemini => {
+                let dir = home.join(".gemini");
+                let settings = serde_json::json!({
+                    "general": { "enableAutoUpdate": false, "enableAutoUpdateNotification": false },
+                    "privacy": { "usageStatisticsEnabled": false },
+                    "telemetry": { "enabled": false },
+                    // Without this, an untrusted workspace refuses "allow always" and writes.
+                    "security": { "auth": { "selectedType": "gemini-api-key" }, "folderTrust": { "enabled": false } },
+                });
+                write(
+                    &dir.join("settings.json"),
+                    &(serde_json::to_string_pretty(&settings).map_err(|e| e.to_string())? + "\n"),
+                )?;
+                env.push(("GEMINI_API_KEY".into(), "stand-in-key".into()));
+                env.push(("GOOGLE_GEMINI_BASE_URL".into(), model_url.to_string()));
+            }
+            Agent::Codex => {
+                let codex_home = home.join(".codex");
+                let config = format!(
+                    "# Written by `cargo xtask interop`: codex against the stand-in model server.\n\
+                     model = \"stand-in-model\"\n\
+                     model_provider = \"stand-in\"\n\
+                     check_for_update_on_startup = false\n\
+                     \n\
+                     [model_providers.stand-in]\n\
+                     name = \"Stand-in\"\n\
+                     base_url = \"{model_url}/v1\"\n\
+                     wire_api = \"responses\"\n\
+                     env_key = \"{CODEX_KEY_ENV}\"\n\
+                     \n\
+                     [analytics]\n\
+                     enabled = false\n"
+                );
+                write(&codex_home.join("config.toml"), &config)?;
+                env.push(("CODEX_HOME".into(), path_arg(&codex_home)));
+                env.push((CODEX_KEY_ENV.into(), "stand-in-key".into()));
+                // What its `api-key` auth method logs in with (else `authenticate` answers
+                // -32603 "CODEX_API_KEY or OPENAI_API_KEY is not set"); the turns still go to
+                // the stand-in provider afterwards.
+                env.push(("CODEX_API_KEY".into(), "stand-in-key".into()));
+                // codex-acp's default mode ("agent") has codex's model review each approval;
+                // this one asks the client (codex-acp reads INITIAL_AGENT_MODE).
+                env.push(("INITIAL_AGENT_MODE".into(), "workspace-write".into()));
+                // No ChatGPT browser login offered (nor attempted).
+                env.push(("NO_BROWSER".into(), "1".into()));
+            }
+        }
+        Ok(env)
+    }
+}
+
+/// What a client scenario's turn must show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// [`PLAIN_PROMPT`]: `end_turn`, [`FIXED_TEXT`] among the agent's message chunks.
+    Plain,
+    /// The same with `--auth` [`Agent::auth_method`] first.
+    Authenticated,
+    /// [`tool_prompt`]: `end_turn`, a `tool_call`/`tool_call_update`, and [`TOOL_OUTPUT`] in
+    /// the workspace holding the nonce (the command really ran).
+    Tool,
+    /// [`SLOW_PROMPT`] with `--cancel-after`: `cancelled`, within [`CANCELLED_WITHIN`].
+    Cancelled,
+}
+
+/// One production scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Production {
+    /// Our client asks for `protocol_version` (at most); the agent answers `answers`.
+    Client { agent: Agent, protocol_version: u32, answers: u32, kind: Kind },
+    /// `acp conform` with a tool prompt, a cancel prompt and `--auth`.
+    Conform { agent: Agent },
+}
+
+impl Production {
+    const fn client(agent: Agent, protocol_version: u32, kind: Kind) -> Self {
+        Production::Client { agent, protocol_version, answers: protocol_version, kind }
+    }
+
+    /// `production: our-client -> gemini v1, tool`, `production: our-client -> gemini v2
+    /// (answers v1)`, `production: acp conform -> codex`.
+    pub fn name(&self) -> String {
+        match *self {
+            Production::Client { agent, protocol_version, answers, kind } => {
+                let kind = match kind {
+                    Kind::Plain => "",
+                    Kind::Authenticated => ", authenticated",
+                    Kind::Tool => ", tool",
+                    Kind::Cancelled => ", cancelled",
+                };
+                let answers =
+                    if answers == protocol_version { String::new() } else { format!(" (answers v{answers})") };
+                format!("production: our-client -> {} v{protocol_version}{answers}{kind}", agent.label())
+            }
+            Production::Conform { agent } => format!("production: acp conform -> {}", agent.label()),
+        }
+    }
+
+    /// The scenario's directory name: its name in lower-case words joined by `-`.
+    fn slug(&self) -> String {
+        let name = self.name();
+        let words: Vec<&str> = name
+            .trim_start_matches("production: ")
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect();
+        words.join("-")
+    }
+}
+
+/// Every production scenario, in the order they run. gemini-cli speaks v1 only: asked for v2, it
+/// answers 1 and our client goes on in v1.
+pub const PRODUCTION: &[Production] = &[
+    Production::client(Agent::Gemini, 1, Kind::Plain),
+    Production::client(Agent::Gemini, 1, Kind::Tool),
+    Production::client(Agent::Gemini, 1, Kind::Cancelled),
+    Production::client(Agent::Gemini, 1, Kind::Authenticated),
+    Production::Client { agent: Agent::Gemini, protocol_version: 2, answers: 1, kind: Kind::Plain },
+    Production::client(Agent::Codex, 1, Kind::Plain),
+    Production::client(Agent::Codex, 1, Kind::Tool),
+    Production::client(Agent::Codex, 1, Kind::Cancelled),
+    Production::client(Agent::Codex, 1, Kind::Authenticated),
+    Production::client(Agent::Codex, 2, Kind::Plain),
+    Production::client(Agent::Codex, 2, Kind::Tool),
+    Production::client(Agent::Codex, 2, Kind::Cancelled),
+    Production::Conform { agent: Agent::Gemini },
+    Production::Conform { agent: Agent::Codex },
+];
+
+/// The tool turn's prompt: the stand-in's `tool:run` marker with a command that writes `nonce`
+/// into [`TOOL_OUTPUT`].
+pub fn tool_prompt(nonce: &str) -> String {
+    format!("please use a tool: tool:run echo {nonce} > {TOOL_OUTPUT}")
+}
+
+/// `acp conform --tool-prompt`: gemini's `write_file` (a permission request, then
+/// `fs/read_text_file` to see whether the file exists and `fs/write_text_file`, as the client
+/// advertised them; gemini takes a read error as "no such file" only when its message says
+/// `Resource not found`, `ENOENT`, `does not exist` or `No such file`); codex runs commands
+/// itself and never calls `fs/*` or `terminal/*`, so its shell tool (a permission request).
+fn conform_tool_prompt(agent: Agent) -> &'static str {
+    match agent {
+        Agent::Gemini => "please use a tool: tool:write conform-tool.txt",
+        Agent::Codex => "please use a tool: tool:run echo conform > conform-tool.txt",
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Installation
+
+/// The installed agents.
+#[derive(Debug, Clone)]
+pub(super) struct Agents {
+    gemini_js: PathBuf,
+    codex_acp_js: PathBuf,
+}
+
+/// Installs both agents into `cache/agents` with `npm install --ignore-scripts` (or reuses
+/// them); the marker `.installed` names the versions.
+pub(super) fn install_agents(cache: &Path) -> Result<Agents, String> {
+    let dir = cache.join("agents");
+    let modules = dir.join("node_modules");
+    let agents = Agents {
+        gemini_js: modules.join(GEMINI_PACKAGE).join("bundle").join("gemini.js"),
+        codex_acp_js: modules.join(CODEX_ACP_PACKAGE).join("dist").join("index.js"),
+    };
+    let pinned =
+        [(GEMINI_PACKAGE, GEMINI_VERSION), (CODEX_ACP_PACKAGE, CODEX_ACP_VERSION), (CODEX_PACKAGE, CODEX_VERSION)];
+    let stamp: String = pinned.iter().map(|(package, version)| format!("{package}@{version} ")).collect();
+    let stamp = format!("{} --ignore-scripts\n", stamp.trim_end());
+    let marker = dir.join(".installed");
+    let versions_ok = || {
+        pinned.iter().all(|(package, version)| {
+            super::installed_npm_version(&modules.join(package).join("package.json")).as_deref() == Some(*version)
+        })
+    };
+    if fs::read_to_string(&marker).ok().as_deref() == Some(stamp.as_str()) && versions_ok() {
+        return Ok(agents);
+    }
+
+    let started = Instant::now();
+    eprintln!(
+        "interop: installing {GEMINI_PACKAGE}@{GEMINI_VERSION} and {CODEX_ACP_PACKAGE}@{CODEX_ACP_VERSION} into {}",
+        dir.display()
+    );
+    fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let _ = fs::remove_file(&marker);
+    let dependencies: serde_json::Map<String, Value> =
+        pinned.iter().map(|(package, version)| (package.to_string(), Value::from(*version))).collect();
+    let manifest = serde_json::json!({
+        "name": "acp-rpc-interop-agents",
+        "private": true,
+        "description": "Written by `cargo xtask interop`; do not edit.",
+        "dependencies": dependencies,
+    });
+    write(&dir.join("package.json"), &(serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())? + "\n"))?;
+    // No install scripts: gemini-cli's (keytar, node-pty builds) are for features unused here,
+    // and Codex's binary is a plain optional dependency.
+    let mut npm = process::npm();
+    npm.args(["install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"]).current_dir(&dir);
+    process::capture(&mut npm)?;
+    for (package, version) in pinned {
+        let found = super::installed_npm_version(&modules.join(package).join("package.json"));
+        if found.as_deref() != Some(version) {
+            return Err(format!(
+                "npm install left {package} at {found:?} in {}, expected {version}",
+                modules.display()
+            ));
+        }
+    }
+    for program in [&agents.gemini_js, &agents.codex_acp_js] {
+        if !program.is_file() {
+            return Err(format!("npm install left no {}", program.display()));
+        }
+    }
+    write(&marker, &stamp)?;
+    eprintln!("interop: installed the production agents in {:.1} s", started.elapsed().as_secs_f64());
+    Ok(agents)
+}
+
+/// Builds the `acp` binary (`cargo build -p acp-tool`); its path, or why not.
+pub(super) fn build_acp(root: &Path) -> Result<PathBuf, String> {
+    let started = Instant::now();
+    let mut build = process::cargo();
+    build.args(["build", "--quiet", "-p", "acp-tool"]).current_dir(root);
+    process::capture(&mut build)?;
+    let acp = super::target_debug(root).join(format!("acp{}", std::env::consts::EXE_SUFFIX));
+    if !acp.is_file() {
+        return Err(format!("cargo build -p acp-tool left no {}", acp.display()));
+    }
+    eprintln!("interop: cargo build -p acp-tool in {:.1} s", started.elapsed().as_secs_f64());
+    Ok(acp)
+}
+
+// ------------------------------------------------------------------------------------------
+// Running
+
+/// What the production scenarios run with, set up once per `cargo xtask interop`.
+pub(super) struct Setup {
+    dir: PathBuf,
+    agents: Agents,
+    client: Result<PathBuf, String>,
+    acp: Result<PathBuf, String>,
+    model: Listener,
+    model_log: PathBuf,
+}
+
+/// Installs the agents and starts the stand-in model server; `ours` is the examples' build
+/// (our `client`), `acp` the tool's.
+pub(super) fn set_up(root: &Path, cache: &Path, ours: &Ours, acp: Result<PathBuf, String>) -> Result<Setup, String> {
+    let agents = install_agents(cache)?;
+    let dir = cache.join("production");
+    fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let model_log = dir.join("model.log");
+    let _ = fs::remove_file(&model_log);
+    let mut server = Command::new("node");
+    server
+        .arg(root.join("interop").join("model").join("server.mjs"))
+        .args(["--listen", "127.0.0.1:0", "--log"])
+        .arg(&model_log)
+        .current_dir(root);
+    let model = Listener::start(&mut server, super::LISTEN_TIMEOUT).map_err(|e| match e {
+        NotListening::Exited { status, stderr } => {
+            format!("the stand-in model server exited with {status}:\n{}", indented_tail(&stderr))
+        }
+        NotListening::TimedOut { stderr } => {
+            format!("the stand-in model server printed no `listening on URL`:\n{}", indented_tail(&stderr))
+        }
+        NotListening::Spawn(why) => why,
+    })?;
+    eprintln!("interop: stand-in model server at {} (log: {})", model.url, model_log.display());
+    let client = match ours {
+        Ours::Built { client: Some(path), .. } => Ok(path.clone()),
+        Ours::Built { .. } => Err("the client example was not built".to_string()),
+        Ours::BuildFailed(message) => Err(message.clone()),
+    };
+    Ok(Setup { dir, agents, client, acp, model, model_log })
+}
+
+/// Runs one production scenario.
+pub(super) fn run(setup: &Setup, scenario: Production) -> ScenarioResult {
+    let name = scenario.name();
+    let outcome = match scenario {
+        Production::Client { agent, protocol_version, answers, kind } => {
+            client_scenario(setup, scenario, agent, protocol_version, answers, kind)
+        }
+        Production::Conform { agent } => conform_scenario(setup, scenario, agent),
+    };
+    // The first line of a summary goes in parentheses; the rest (acp check findings, conform's
+    // table) indented under it.
+    let (verdict, line) = match outcome {
+        Ok(summary) => {
+            let (first, rest) = summary.split_once('\n').unwrap_or((summary.as_str(), ""));
+            let rest: String = rest.lines().map(|l| format!("\n    {l}")).collect();
+            (Verdict::Pass, format!("PASS {name} ({first}){rest}"))
+        }
+        Err(why) => (Verdict::Fail, format!("FAIL {name}: {}", indent_rest(&why))),
+    };
+    ScenarioResult { name, verdict, line }
+}
+
+/// A fresh directory for the scenario, with `home/` and `workspace/`.
+fn scenario_dir(setup: &Setup, scenario: Production) -> Result<(PathBuf, PathBuf, PathBuf), String> {
+    let dir = setup.dir.join(scenario.slug());
+    if dir.exists() {
+        fs::remove_dir_all(&dir).map_err(|e| format!("cannot remove {}: {e}", dir.display()))?;
+    }
+    let (home, workspace) = (dir.join("home"), dir.join("workspace"));
+    for d in [&home, &workspace] {
+        fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+    }
+    write(&workspace.join("notes.txt"), "Notes of the interop workspace.\n")?;
+    Ok((dir, home, workspace))
+}
+
+fn client_scenario(
+    setup: &Setup,
+    scenario: Production,
+    agent: Agent,
+    protocol_version: u32,
+    answers: u32,
+    kind: Kind,
+) -> Result<String, String> {
+    let client = setup.client.as_ref().map_err(|why| format!("our client is not available: {}", first_line(why)))?;
+    let acp = setup.acp.as_ref().map_err(|why| format!("acp is not available: {}", first_line(why)))?;
+    let (dir, home, workspace) = scenario_dir(setup, scenario)?;
+    let env = agent.environment(&home, &setup.model.url)?;
+    let tap = dir.join("tap.jsonl");
+    let nonce = nonce();
+
+    // Always named: our client asks for its newest version by default, and codex answers 2.
+    let mut argv: Argv = vec![path_arg(client), "--protocol-version".into(), protocol_version.to_string()];
+    if kind == Kind::Authenticated {
+        argv.extend(["--auth".into(), agent.auth_method().into()]);
+    }
+    let prompt = match kind {
+        Kind::Plain | Kind::Authenticated => PLAIN_PROMPT.to_string(),
+        Kind::Tool => tool_prompt(&nonce),
+        Kind::Cancelled => SLOW_PROMPT.to_string(),
+    };
+    argv.extend(["--prompt".into(), prompt]);
+    if kind == Kind::Cancelled {
+        argv.extend(["--cancel-after".into(), CANCEL_AFTER.as_millis().to_string()]);
+    }
+    argv.extend(["--".into(), path_arg(acp), "tap".into(), "--log".into(), path_arg(&tap), "--".into()]);
+    argv.extend(agent.argv(&setup.agents));
+
+    let mut command = Command::new(&argv[0]);
+    command.args(&argv[1..]).current_dir(&workspace).env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+    let described = describe(&command);
+    let log_start = file_len(&setup.model_log);
+    let run = run_with_timeout(&mut command, TIMEOUT).map_err(|why| format!("cannot run `{described}`: {why}"))?;
+    let _ = fs::write(dir.join("client.out"), &run.stdout);
+    let _ = fs::write(dir.join("client.err"), &run.stderr);
+    let elapsed = run.elapsed;
+    let fail = |why: String| {
+        format!(
+            "{why} ({:.1} s)\n{}\n    stand-in model requests:\n{}",
+            elapsed.as_secs_f64(),
+            details(&described, &run),
+            indented_tail(&model_log_since(&setup.model_log, log_start))
+        )
+    };
+
+    let transcript = judge_client_run(&run, kind).map_err(fail)?;
+    let tool_check = match kind {
+        Kind::Tool => {
+            let written = fs::read_to_string(workspace.join(TOOL_OUTPUT)).unwrap_or_default();
+            check_tool_turn(&transcript, &written, &nonce).map_err(fail)?;
+            format!(", {TOOL_OUTPUT} written")
+        }
+        _ => String::new(),
+    };
+    let negotiated = negotiated_version(&tap).map_err(fail)?;
+    if negotiated != answers {
+        return Err(fail(format!("the agent answered protocol version {negotiated}, expected {answers}")));
+    }
+    let check = check_transcript(acp, &tap);
+    let summary = format!(
+        "{} updates, stopReason {}{tool_check}, v{negotiated}, {:.1} s; {}",
+        transcript.updates.len(),
+        transcript.stop_reason.as_deref().unwrap_or("null"),
+        elapsed.as_secs_f64(),
+        check.summary
+    );
+    if CHECK_FINDINGS_FAIL && !check.findings.is_empty() {
+        return Err(format!("acp check found problems in {}: {summary}\n{}", tap.display(), check.listing()));
+    }
+    Ok(if check.findings.is_empty() { summary } else { format!("{summary}\n{}", check.listing()) })
+}
+
+/// The judgement on the client's run: exit 0 and its output read; then per kind, the stop reason
+/// and what the agent said.
+fn judge_client_run(run: &Finished, kind: Kind) -> Result<Transcript, String> {
+    if run.timed_out {
+        return Err(format!("timed out after {} s (killed)", TIMEOUT.as_secs()));
+    }
+    let status = run.status.ok_or_else(|| "client exit status unknown".to_string())?;
+    if !status.success() {
+        return Err(match run.stderr.lines().rev().map(str::trim).find(|line| !line.is_empty()) {
+            Some(line) => format!("client exited with {status}: {line}"),
+            None => format!("client exited with {status}"),
+        });
+    }
+    let transcript = parse_client_output(&run.stdout)?;
+    check_kind(&transcript, kind, run.elapsed)?;
+    Ok(transcript)
+}
+
+/// The stop reason and text a kind of turn must end with.
+fn check_kind(transcript: &Transcript, kind: Kind, elapsed: Duration) -> Result<(), String> {
+    let stop = transcript.stop_reason.as_deref().unwrap_or("null");
+    let expected = if kind == Kind::Cancelled { "cancelled" } else { "end_turn" };
+    if stop != expected {
+        return Err(format!("stopReason {stop}, expected {expected}"));
+    }
+    match kind {
+        Kind::Plain | Kind::Authenticated if !transcript.agent_text().contains(FIXED_TEXT) => Err(format!(
+            "the agent's text {:?} does not contain the stand-in's reply {FIXED_TEXT:?}",
+            transcript.agent_text()
+        )),
+        Kind::Cancelled if elapsed >= CANCELLED_WITHIN => Err(format!(
+            "the cancelled turn took {:.1} s, expected under {} s",
+            elapsed.as_secs_f64(),
+            CANCELLED_WITHIN.as_secs()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A tool turn: the agent reported a tool call, and the command wrote the nonce.
+fn check_tool_turn(transcript: &Transcript, written: &str, nonce: &str) -> Result<(), String> {
+    let is_tool = |u: &&Value| {
+        matches!(u.get("sessionUpdate").and_then(Value::as_str), Some("tool_call") | Some("tool_call_update"))
+    };
+    if !transcript.updates.iter().any(|u| is_tool(&u)) {
+        return Err("no tool_call or tool_call_update among the updates".into());
+    }
+    if written.trim() != nonce {
+        return Err(format!("{TOOL_OUTPUT} holds {:?}, expected {nonce:?}: the command did not run", written.trim()));
+    }
+    Ok(())
+}
+
+/// The protocol version of the agent's `initialize` answer in a tap transcript.
+fn negotiated_version(tap: &Path) -> Result<u32, String> {
+    let text = fs::read_to_string(tap).map_err(|e| format!("cannot read the transcript {}: {e}", tap.display()))?;
+    text.lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|record| record.get("from").and_then(Value::as_str) == Some("agent"))
+        .find_map(|record| record.pointer("/message/result/protocolVersion").and_then(Value::as_u64))
+        .and_then(|v| u32::try_from(v).ok())
+        .ok_or_else(|| format!("no initialize answer with a protocolVersion in {}", tap.display()))
+}
+
+/// What `acp check` said about a transcript.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct CheckReport {
+    /// Its last line (`N messages: … ok, …`), or why it could not run.
+    summary: String,
+    /// Each message it did not find `ok` (or `extension`), with its first detail line.
+    findings: Vec<String>,
+}
+
+impl CheckReport {
+    fn listing(&self) -> String {
+        self.findings.iter().map(|f| format!("acp check: {f}")).collect::<Vec<_>>().join("\n")
+    }
+}
+
+fn check_transcript(acp: &Path, tap: &Path) -> CheckReport {
+    let mut command = Command::new(acp);
+    command.arg("check").arg(tap);
+    match run_with_timeout(&mut command, Duration::from_secs(60)) {
+        Ok(run) => read_check_output(&run.stdout, &run.stderr),
+        Err(why) => CheckReport { summary: format!("acp check did not run: {why}"), findings: vec![] },
+    }
+}
+
+/// Reads `acp check`'s text output: a line per message ending in its status, indented detail
+/// lines under it, a summary line last.
+fn read_check_output(stdout: &str, stderr: &str) -> CheckReport {
+    const SHOWN: usize = 160;
+    let lines: Vec<&str> = stdout.lines().filter(|l| !l.trim().is_empty()).collect();
+    // The summary starts with the transcript's path, which the scenario line names already.
+    let summary = match lines.last() {
+        Some(last) => last.trim().split_once(": ").map_or(*last, |(_, rest)| rest).to_string(),
+        None => format!("acp check printed nothing: {}", first_line(stderr.trim())),
+    };
+    let mut findings = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i].trim();
+        let numbered = line.split_whitespace().next().is_some_and(|w| w.chars().all(|c| c.is_ascii_digit()));
+        let status = line.rsplit(char::is_whitespace).next().unwrap_or_default();
+        if numbered && !matches!(status, "ok" | "extension") {
+            let squeezed = line.split_whitespace().collect::<Vec<_>>().join(" ");
+            let detail = lines.get(i + 1).filter(|next| next.starts_with("         ")).map(|d| d.trim());
+            let text = match detail {
+                Some(detail) => format!("{squeezed}: {detail}"),
+                None => squeezed,
+            };
+            findings.push(shorten(&text, SHOWN));
+        }
+        i += 1;
+    }
+    CheckReport { summary: format!("acp check: {summary}"), findings }
+}
+
+fn conform_scenario(setup: &Setup, scenario: Production, agent: Agent) -> Result<String, String> {
+    let acp = setup.acp.as_ref().map_err(|why| format!("acp is not available: {}", first_line(why)))?;
+    let (_dir, home, workspace) = scenario_dir(setup, scenario)?;
+    let env = agent.environment(&home, &setup.model.url)?;
+    let mut command = Command::new(acp);
+    command
+        .args(["conform", "--tool-prompt", conform_tool_prompt(agent), "--cancel-prompt", SLOW_PROMPT])
+        .args(["--auth", agent.auth_method(), "--timeout", &CONFORM_WAIT_SECS.to_string(), "--"])
+        .args(agent.argv(&setup.agents))
+        .current_dir(&workspace)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)));
+    let described = describe(&command);
+    let run =
+        run_with_timeout(&mut command, CONFORM_TIMEOUT).map_err(|why| format!("cannot run `{described}`: {why}"))?;
+    let saved = setup.dir.join(format!("conform-{}.txt", agent.label()));
+    write(&saved, &run.stdout)?;
+    let table: String = run.stdout.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("{l}\n")).collect();
+    let elapsed = run.elapsed.as_secs_f64();
+    if run.timed_out {
+        return Err(format!("timed out after {} s (killed)\n{}", CONFORM_TIMEOUT.as_secs(), details(&described, &run)));
+    }
+    match run.status.and_then(|s| s.code()) {
+        Some(0) => Ok(format!("every MUST passes, {elapsed:.1} s; {}\n{}", saved.display(), table.trim_end())),
+        code => {
+            let meaning = match code {
+                Some(1) => "a MUST rule fails",
+                Some(2) => "the agent could not be started (or conform's arguments were refused)",
+                Some(3) => "no session could be created",
+                _ => "unexpected exit status",
+            };
+            Err(format!(
+                "acp conform exited with {code:?}: {meaning} ({elapsed:.1} s; {})\n{}\n    command: {described}\n    stderr:\n{}",
+                saved.display(),
+                table.trim_end(),
+                indented_tail(&run.stderr)
+            ))
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Helpers
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    }
+    fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// A word no earlier run can have left behind.
+fn nonce() -> String {
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or_default();
+    format!("nonce-{:x}-{}", nanos, std::process::id())
+}
+
+fn file_len(path: &Path) -> u64 {
+    fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+/// The model server's log lines written since `start` (the scenario's own requests).
+fn model_log_since(path: &Path, start: u64) -> String {
+    let bytes = fs::read(path).unwrap_or_default();
+    let start = usize::try_from(start).unwrap_or(usize::MAX).min(bytes.len());
+    let text = String::from_utf8_lossy(&bytes[start..]);
+    text.lines().map(|line| shorten(line, 300)).collect::<Vec<_>>().join("\n")
+}
+
+fn shorten(text: &str, n: usize) -> String {
+    match text.char_indices().nth(n) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_say_production() {
+        let names: Vec<String> = PRODUCTION.iter().map(Production::name).collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len());
+        assert!(names.iter().all(|n| n.starts_with("production: ")));
+        assert!(names.contains(&"production: our-client -> gemini v2 (answers v1)".to_string()));
+        assert!(names.contains(&"production: our-client -> codex v2, cancelled".to_string()));
+        assert!(names.contains(&"production: acp conform -> gemini".to_string()));
+        let slugs: Vec<String> = PRODUCTION.iter().map(Production::slug).collect();
+        assert!(slugs.contains(&"our-client-gemini-v2-answers-v1".to_string()), "{slugs:?}");
+        let mut unique = slugs.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), slugs.len());
+    }
+
+    fn transcript(lines: &str) -> Transcript {
+        parse_client_output(lines).unwrap()
+    }
+
+    #[test]
+    fn plain_and_cancelled_turns() {
+        let text = format!(
+            "{{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{{\"type\":\"text\",\"text\":\"Warning\\n{}\"}}}}\n{{\"stopReason\":\"end_turn\"}}\n",
+            FIXED_TEXT
+        );
+        let quick = Duration::from_secs(1);
+        assert!(check_kind(&transcript(&text), Kind::Plain, quick).is_ok());
+        let other = "{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":\"text\",\"text\":\"hi\"}}\n{\"stopReason\":\"end_turn\"}";
+        assert!(check_kind(&transcript(other), Kind::Authenticated, quick).unwrap_err().contains("stand-in's reply"));
+        let cancelled = transcript("{\"stopReason\":\"cancelled\"}");
+        assert!(check_kind(&cancelled, Kind::Cancelled, quick).is_ok());
+        assert!(check_kind(&cancelled, Kind::Cancelled, CANCELLED_WITHIN).unwrap_err().contains("expected under"));
+        assert!(check_kind(&cancelled, Kind::Plain, quick).unwrap_err().contains("expected end_turn"));
+        assert!(check_kind(&transcript(&text), Kind::Cancelled, quick).unwrap_err().contains("expected cancelled"));
+    }
+
+    #[test]
+    fn a_tool_turn_needs_a_tool_call_and_the_file() {
+        let with_tool =
+            transcript("{\"sessionUpdate\":\"tool_call_update\",\"toolCallId\":\"t\"}\n{\"stopReason\":\"end_turn\"}");
+        assert!(check_tool_turn(&with_tool, "nonce-1\n", "nonce-1").is_ok());
+        assert!(check_tool_turn(&with_tool, "", "nonce-1").unwrap_err().contains("did not run"));
+        let without = transcript("{\"sessionUpdate\":\"plan\",\"entries\":[]}\n{\"stopReason\":\"end_turn\"}");
+        assert!(check_tool_turn(&without, "nonce-1", "nonce-1").unwrap_err().contains("no tool_call"));
+        assert!(tool_prompt("n-1").ends_with("tool:run echo n-1 > tool-output.txt"));
+    }
+
+    #[test]
+    fn reads_the_negotiated_version() {
+        let dir = std::env::temp_dir().join(format!("acp-interop-test-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let tap = dir.join("tap.jsonl");
+        fs::write(
+            &tap,
+            concat!(
+                "{\"from\":\"client\",\"message\":{\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":2}}}\n",
+                "{\"from\":\"agent\",\"message\":{\"id\":0,\"result\":{\"protocolVersion\":1,\"authMethods\":[]}}}\n",
+            ),
+        )
+        .unwrap();
+        assert_eq!(negotiated_version(&tap).unwrap(), 1);
+        fs::write(&tap, "{\"from\":\"client\",\"message\":{\"params\":{\"protocolVersion\":2}}}\n").unwrap();
+        assert!(negotiated_version(&tap).unwrap_err().contains("no initialize answer"));
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn lists_what_acp_check_did_not_find_ok() {
+        let out = concat!(
+            "tap.jsonl\n",
+            "    1  client → agent  request initialize (id 0)  ok\n",
+            "    4  agent → client  response session/new (id 1)  lossy\n",
+            "         result.models: received {}, re-encoded (absent)\n",
+            "    5  agent → client  notification _auth/status_update  extension\n",
+            "    6  agent → client  notification session/update  error\n",
+            "tap.jsonl: 6 messages: 3 ok, 1 extension, 1 error, 1 lossy, 0 unmatched; 0 warnings (protocol version 1)\n",
+        );
+        let report = read_check_output(out, "");
+        assert_eq!(
+            report.findings,
+            [
+                "4 agent → client response session/new (id 1) lossy: result.models: received {}, re-encoded (absent)",
+                "6 agent → client notification session/update error"
+            ]
+        );
+        assert!(report.summary.starts_with("acp check: 6 messages: 3 ok"), "{}", report.summary);
+        assert!(read_check_output("", "boom").summary.contains("printed nothing: boom"));
+    }
+}
