@@ -1,16 +1,17 @@
 //! An ACP agent on stdio that speaks v1 and v2: it streams each prompt's text back as agent
 //! message chunks and ends the turn with `end_turn`. The word `perm` makes it ask
-//! `session/request_permission` first; `read PATH` makes it call `fs/read_text_file` (v1, when the
-//! client advertised it: the runtime's helpers check); `write PATH` writes the prompt's text to
-//! PATH (`fs/write_text_file`) and `run CMD` runs CMD in a client terminal (`terminal/create`,
-//! `wait_for_exit`, `output`, `release`) and says its output (v1, likewise checked); `slow` makes it wait 10 s, which
-//! `session/cancel` cuts short; `flood N` sends N one-character chunks before the echo (for the
-//! notification benchmarks). In v2 the runtime runs each turn's lifecycle (the user message,
-//! `running`, then `idle` with the stop reason `prompt_turn` returns).
+//! `session/request_permission` first; `read PATH` makes it call `fs/read_text_file`, `write PATH`
+//! write the prompt's text to PATH (`fs/write_text_file`), and `run CMD` run CMD in a client
+//! terminal (`terminal/create`, `wait_for_exit`, `output`, `release`; `limit N` sets its
+//! `outputByteLimit`) and say its output (v1, when the client advertised them: the runtime's
+//! helpers check); `slow` makes it wait 10 s, which `session/cancel` cuts short; `flood N` sends N
+//! one-character chunks before the echo (for the notification benchmarks). In v2 the runtime runs
+//! each turn's lifecycle (the user message, `running`, then `idle` with the stop reason
+//! `prompt_turn` returns).
 //!
-//! With `--require-auth` (on stdio) it lists one authentication method, `echo-login`, in its `initialize`
-//! answer and refuses `session/new` with `auth_required` (-32000) until the client called
-//! `authenticate` (v1) / `auth/login` (v2) with it (once per process).
+//! With `--require-auth` (on stdio) it lists one authentication method, `echo-login`, in its
+//! `initialize` answer and refuses `session/new` with `auth_required` (-32000) until the client
+//! called `authenticate` (v1) / `auth/login` (v2) with it (once per process).
 //!
 //! `cargo run --example echo_agent`, or over the network (feature `ws`: Streamable HTTP and
 //! WebSocket on `/`): `cargo run --features ws --example echo_agent -- --listen 127.0.0.1:0`,
@@ -144,13 +145,17 @@ impl v1::methods::agent::Handler<Context> for Echo {
             }
         }
         if let Some(command) = words.windows(2).find(|w| w[0] == "run").map(|w| w[1]) {
-            match client.create_terminal(session, command, Vec::<String>::new()).await {
+            let mut request = v1::CreateTerminalRequest::new(session.clone(), command.into());
+            request.output_byte_limit =
+                words.windows(2).find(|w| w[0] == "limit").and_then(|w| w[1].parse().ok()).into();
+            match client.create_terminal_with(request).await {
                 Ok(terminal) => {
                     let exit = terminal.wait_for_exit().await?;
                     let output = terminal.output().await?;
                     terminal.release().await?;
                     let code = exit.exit_code.as_value().map_or("none".to_string(), u32::to_string);
-                    client.update(session, say(format!("{}(exit {code})", output.output))).await?;
+                    let cut = if output.truncated { ", truncated" } else { "" };
+                    client.update(session, say(format!("{}(exit {code}{cut})", output.output))).await?;
                 }
                 Err(acp_rpc::Error::NotAdvertised(_)) => {}
                 Err(e) => return Err(e.into()),

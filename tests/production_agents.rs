@@ -605,6 +605,18 @@ fn the_example_client_serves_files_and_terminals_in_v1() {
     assert_eq!(said[0], "file content\n", "{lines:?}");
     assert_eq!(said[1], format!("{}\n(exit 0)", cwd.display()), "{lines:?}");
     assert_eq!(std::fs::read_to_string(&write).expect("written"), prompt);
+    // Output kept to `outputByteLimit`, cut at the front on a character boundary: of 10 × "aé"
+    // (30 bytes) a limit of 7 keeps "aéaé" (6 bytes), since byte 23 is inside an "é".
+    let script = cwd.join("print.sh");
+    std::fs::write(&script, "#!/bin/sh\nprintf 'a\\303\\251%.0s' 1 2 3 4 5 6 7 8 9 10\n").expect("script");
+    let mut permissions = std::fs::metadata(&script).expect("meta").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&script, permissions).expect("chmod");
+    let prompt = format!("run {} limit 7", script.display());
+    let (lines, stderr, status) =
+        client(&cwd, &["--protocol-version", "1", "--prompt", &prompt], &[&path_of("echo_agent")]);
+    assert_eq!(status, Some(0), "{stderr}");
+    assert_eq!(lines[0]["content"]["text"], "aéaé(exit 0, truncated)", "{lines:?}");
     // Outside the cwd: refused, and the turn fails with the agent's error.
     let prompt = "read /etc/hostname";
     let (_, stderr, status) = client(&cwd, &["--protocol-version", "1", "--prompt", prompt], &[&path_of("echo_agent")]);
