@@ -61,7 +61,8 @@ enum Command {
     /// (with --tool-prompt: permissions allowed, `fs/*` served in a scratch directory, `terminal/*`
     /// commands run there), what the agent advertises (`session/load` with its replay, list,
     /// resume, close, fork, set_mode, set_config_option, image/audio/embedded prompts), a
-    /// cancelled turn (with --cancel-prompt), capability-gated methods.
+    /// cancelled turn (with --cancel-prompt), and a v1 client that advertises nothing (the agent
+    /// must not call `fs/*` or `terminal/*`).
     ///
     /// Exit status: 0 every MUST rule exercised passes; 1 a MUST rule fails; 2 the agent cannot be
     /// started (or the arguments are wrong); 3 the agent could not be brought to a session

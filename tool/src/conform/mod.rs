@@ -7,8 +7,9 @@
 //! - per protocol version: a main scenario (unknown and `_` methods, notifications, a line that
 //!   is not JSON, `authenticate` with `--auth`, two sessions, a prompt turn, a `--tool-prompt`
 //!   turn, what the agent advertises (see [`advertised`]), a cancelled turn with
-//!   `--cancel-prompt`, a `session/load` the agent did not advertise) and, in v1, a turn with no
-//!   client capabilities.
+//!   `--cancel-prompt`) and, in v1, a turn with no client capabilities (the agent must not call
+//!   `fs/*` or `terminal/*`). Methods the agent did not advertise are not called: the rules
+//!   against calling them bind the client, which `acp conform` is.
 //!
 //! An agent that cannot be brought to a session (`session/new` or `authenticate` refused) gets a
 //! report that says why, with the `authMethods` it lists, and exit status 3.
@@ -138,12 +139,6 @@ async fn conform(options: &Options, scratch: &std::path::Path) -> Result<Results
                 skip_version(&mut results, version, why);
                 continue;
             }
-        }
-        if version == Version::V2 {
-            results.skip_reason(
-                rules::CAP_SESSION,
-                "the agent advertised `capabilities.session` (the rule binds an agent only when it does not)",
-            );
         }
         main_scenario(options, version, &full, &mut results).await;
         if version == Version::V1 {
@@ -416,10 +411,9 @@ async fn main_scenario(options: &Options, version: Version, client: &ClientSide,
         Version::V2 => json!({ "cwd": cwd }),
     };
     if version == Version::V2 && !init["capabilities"]["session"].is_object() {
-        // One probe: an agent that does not advertise sessions does not serve them.
-        call(&mut agent, options, "session/new", new_params, rules::CAP_SESSION).await;
+        // `cap.session` binds the client: an agent without sessions is not asked for one.
         let why = "the agent did not advertise `capabilities.session`";
-        for rule in rules::RULES.iter().filter(|r| r.versions == [Version::V2] && r.id != rules::CAP_SESSION) {
+        for rule in rules::RULES.iter().filter(|r| r.versions == [Version::V2]) {
             results.skip_reason(rule.id, why);
         }
         results.skip_reason(rules::DISTINCT_SESSIONS, why);
@@ -448,27 +442,23 @@ async fn main_scenario(options: &Options, version: Version, client: &ClientSide,
     if let Some(session) = &second {
         scenario.close(&advertised, session, results).await;
     }
+    // `session/load` is not called when not advertised: `cap.load-session` binds the client.
     scenario.restore(&advertised, client, &init, &first.id, results).await;
-    if version == Version::V1 && !advertised.load {
-        let params = json!({ "sessionId": first.id, "cwd": cwd, "mcpServers": [] });
-        call(&mut agent, options, "session/load", params, rules::CAP_LOAD_SESSION).await;
-    }
     end(agent, &name, results).await;
 }
 
-/// A request before `initialize`: the agent answers it with an error (`init.first`).
+/// A request before `initialize`: the agent answers it with an error (`init.refuse-before-initialize`).
 async fn before_initialize(options: &Options, client: &ClientSide, results: &mut Results) {
     let Ok(mut agent) = Agent::spawn(&options.agent, client.clone()) else { return };
     let params = json!({ "cwd": client.scratch.display().to_string(), "mcpServers": [] });
     let line = agent.line();
     let id = agent.request("session/new", params).await;
     let answered = agent.response(&id, Instant::now() + options.timeout).await.is_some();
-    // An unanswered request is held against the agent only where the table says the rule binds it.
-    let binds_agent = rules::find(rules::INIT_FIRST).is_some_and(|r| r.binds.binds(Role::Agent));
-    if !answered && !agent.closed() && binds_agent {
+    // `init.first` binds the client; what an agent does with an early request is this finding's.
+    if !answered && !agent.closed() {
         let detail =
             format!("`session/new` before `initialize` (line {line}) not answered within {:?}", options.timeout);
-        agent.checker.note_violation(rules::INIT_FIRST, Role::Agent, line, detail);
+        agent.checker.note_violation(rules::INIT_REFUSE_EARLY, Role::Agent, line, detail);
     }
     end(agent, "before initialize", results).await;
 }

@@ -154,7 +154,7 @@ class Agent:
             if self.require_auth:
                 answer["authMethods"] = [{"id": "raw-key", "name": "Raw key", "description": "a test key"}]
         else:
-            caps = {} if self.broken == "cap.session" else {"session": {}}
+            caps = {"session": {}}
             if self.advertise:
                 caps["session"]["prompt"] = {"image": {}, "audio": {}, "embeddedContext": {}}
             answer = {"protocolVersion": version, "info": info, "capabilities": caps}
@@ -255,8 +255,6 @@ class Agent:
             self.result(999, {})
 
     def load(self, id, params):
-        if self.broken == "cap.load-session":
-            return self.result(id, {})
         if not self.advertise:
             return self.error(id, -32601, "Method not found: session/load")
         session = params.get("sessionId")
