@@ -8,6 +8,8 @@
 //! | `.cache/interop/venv/` | Python venv with `agent-client-protocol` [`PY_SDK_VERSION`] from PyPI |
 //! | `.cache/interop/sdist/` | that package's source distribution, unpacked, for `examples/echo_agent.py` |
 //! | `.cache/interop/rust-sdk/` | the crates.io source of `agent-client-protocol` [`RS_SDK_VERSION`] (the official Rust SDK) and its four examples built in `target/` |
+//! | `.cache/interop/agents/` | npm project with the production agents `@google/gemini-cli` [`production::GEMINI_VERSION`] and `@agentclientprotocol/codex-acp` [`production::CODEX_ACP_VERSION`] (with `@openai/codex` [`production::CODEX_VERSION`]), installed without install scripts |
+//! | `.cache/interop/production/` | each production scenario's throwaway HOME, workspace, `acp tap` transcript and client output; the stand-in model server's `model.log`; `conform-gemini.txt`, `conform-codex.txt` |
 //!
 //! Each step leaves a marker naming the version it installed, so a second run reuses the
 //! cache (delete `.cache/interop/` to start over). Our drivers on top of the SDKs live in
@@ -42,6 +44,11 @@
 //! our `client`) with the same output contract; WebSocket clients get the URL as `ws://`. The
 //! agent is killed when the client is done. [`Expect::Cancelled`] scenarios send [`SLOW_PROMPT`]
 //! with `--cancel-after` (both client drivers have it).
+//!
+//! The production scenarios ([`PRODUCTION`], names starting `production: `, so `--only
+//! production` selects them) run our `client` and `acp conform` against gemini-cli and codex-acp,
+//! offline, against the stand-in model server `interop/model/server.mjs`; each client run goes
+//! through `acp tap`, and `acp check` reads its transcript. See [`production`].
 
 pub mod production;
 

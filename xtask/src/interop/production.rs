@@ -21,8 +21,8 @@
 //!
 //! ```text
 //! cd .cache/interop/production/<scenario>/workspace
-//! env -i PATH=$PATH HOME=../home GEMINI_API_KEY=stand-in GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:PORT \
-//!   ../../../../../target/debug/examples/client --prompt hello -- \
+//! env -i PATH=$PATH HOME="$PWD/../home" GEMINI_API_KEY=stand-in GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:PORT \
+//!   ../../../../../target/debug/examples/client --protocol-version 1 --prompt hello -- \
 //!   node ../../../agents/node_modules/@google/gemini-cli/bundle/gemini.js --acp
 //! ```
 //!
@@ -431,7 +431,6 @@ fn scenario_dir(setup: &Setup, scenario: Production) -> Result<(PathBuf, PathBuf
     for d in [&home, &workspace] {
         fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
     }
-    write(&workspace.join("notes.txt"), "Notes of the interop workspace.\n")?;
     Ok((dir, home, workspace))
 }
 
