@@ -215,6 +215,19 @@ fn advertised_capabilities_and_tool_use_pass_with_evidence() {
     for id in ["cap.client-fs", "cap.client-terminal"] {
         assert_eq!(rule(id)["status"], "PASS", "{:#}", rule(id));
     }
+    // The agent's requests are counted over the run (v2 has no `fs/*` or `terminal/*`; the v1
+    // scenario whose client advertised nothing sees permission only).
+    let requests = &report["agentRequests"];
+    for (method, n) in [
+        ("session/request_permission", 2),
+        ("fs/write_text_file", 1),
+        ("terminal/create", 1),
+        ("terminal/wait_for_exit", 1),
+        ("terminal/output", 1),
+        ("terminal/release", 1),
+    ] {
+        assert_eq!(requests[method], n, "{method}: {requests}");
+    }
     // `session/fork` is in the unstable schema only: exercised with the unstable tables.
     let fork = rule("cap.serves-fork");
     let expected = if cfg!(feature = "unstable") { "PASS" } else { "SKIP" };

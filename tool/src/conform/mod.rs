@@ -288,6 +288,7 @@ fn cross_check(answers: &std::collections::BTreeMap<u64, Answer>, results: &mut 
 fn finish(name: &str, mut agent: Agent, results: &mut Results) {
     agent.checker.finish();
     results.add(name, agent.checker.rule_results_of(Role::Agent));
+    results.called(&agent.called);
     results.scenarios.push(json!({ "name": name, "transcript": agent.transcript }));
 }
 

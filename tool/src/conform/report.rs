@@ -33,6 +33,9 @@ pub struct Results {
     evidence: BTreeMap<&'static str, Vec<String>>,
     /// Scenarios that could not get a session, and why.
     no_session: Vec<(String, String)>,
+    /// The agent's requests to the client, by method, over every scenario: what a tool prompt
+    /// made it do (permission, `fs/*`, `terminal/*`), whichever rule they fall under.
+    requests: BTreeMap<String, usize>,
     /// `acp conform --format json`: the negotiations and the transcripts.
     pub negotiation: Vec<Value>,
     pub scenarios: Vec<Value>,
@@ -64,6 +67,13 @@ impl Results {
     /// What a PASS of `rule` rests on, beyond the count of checks.
     pub fn evidence(&mut self, rule: &'static str, text: impl Into<String>) {
         self.evidence.entry(rule).or_default().push(text.into());
+    }
+
+    /// Adds a scenario's count of the agent's requests by method.
+    pub fn called(&mut self, called: &BTreeMap<String, usize>) {
+        for (method, n) in called {
+            *self.requests.entry(method.clone()).or_default() += n;
+        }
     }
 
     /// A scenario that could not get a session: the run cannot say the agent passes.
@@ -141,6 +151,10 @@ impl Results {
                 let _ = writeln!(out, "      {:<6}  {:<width$}  \"{}\" ({})", "", "", rule.sentence, rule.source);
             }
         }
+        if !self.requests.is_empty() {
+            let calls: Vec<String> = self.requests.iter().map(|(method, n)| format!("{method} x{n}")).collect();
+            let _ = writeln!(out, "AGENT REQUESTS  {}", calls.join(", "));
+        }
         for (scenario, why) in &self.no_session {
             let _ = writeln!(out, "NO SESSION  [{scenario}] {why}");
         }
@@ -187,6 +201,7 @@ impl Results {
         json!({
             "rules": rules,
             "noSession": no_session,
+            "agentRequests": self.requests,
             "negotiation": self.negotiation,
             "scenarios": self.scenarios,
             "exit": exit,
