@@ -117,6 +117,7 @@ pub const V2_USER_MESSAGE: &str = "turn.v2-user-message";
 pub const V2_CANCELLED: &str = "turn.v2-cancelled";
 pub const V2_RESUME_STATE: &str = "session.v2-resume-state";
 pub const LOAD_REPLAY: &str = "session.load-replay";
+pub const SERVES_LOAD: &str = "cap.serves-load";
 pub const SERVES_LIST: &str = "cap.serves-list";
 pub const SERVES_RESUME: &str = "cap.serves-resume";
 pub const SERVES_CLOSE: &str = "cap.serves-close";
@@ -430,6 +431,17 @@ pub static RULES: &[Rule] = &[
                    notifications (like `session/prompt`). [...] When all the conversation entries have been \
                    streamed to the Client, the Agent MUST respond to the original `session/load` request.",
         source: "agentclientprotocol.com/protocol/v1/session-setup#loading-sessions",
+        tck: &[],
+    },
+    Rule {
+        id: SERVES_LOAD,
+        tier: Tier::Should,
+        binds: Binds::Agent,
+        versions: V1,
+        sentence: "Whether the agent supports `session/load`. / [Loading sessions] enables persistence across \
+                   restarts and sharing sessions between different Client instances.",
+        source: "schema/v1/schema.json#/$defs/AgentCapabilities/properties/loadSession; \
+                 agentclientprotocol.com/protocol/v1/session-setup#loading-sessions",
         tck: &[],
     },
     Rule {

@@ -183,8 +183,7 @@ fn line_of<'a>(text: &'a str, rule: &str) -> Option<&'a str> {
 }
 
 /// What an agent advertises, exercised (issue 33, point 4): every optional capability of the raw
-/// agent gets a PASS with its evidence (load in a fresh process with the replay before the
-/// answer, list, resume, close, set_mode, set_config_option, image/audio/resource prompts), and a
+/// agent gets a PASS with its evidence (load with the replay before the answer, list, resume, close, set_mode, set_config_option, image/audio/resource prompts), and a
 /// tool prompt makes it ask for permission, write and read a file and run `echo` in a terminal,
 /// which `acp conform` really runs: the client-request rules PASS instead of SKIP.
 #[test]
@@ -196,9 +195,10 @@ fn advertised_capabilities_and_tool_use_pass_with_evidence() {
         report["rules"].as_array().into_iter().flatten().find(|r| r["id"] == id).cloned().unwrap_or_default()
     };
     let passes = [
-        ("session.load-replay", "v1: session/load in a fresh process: "),
+        ("session.load-replay", "v1: in the same connection: "),
+        ("cap.serves-load", "v1: session/load in the same connection"),
         ("cap.serves-list", "the one just used among them"),
-        ("cap.serves-resume", "v1: session/resume in a fresh process"),
+        ("cap.serves-resume", "v1: session/resume in the same connection"),
         ("cap.serves-close", "v2: closed sess-1"),
         ("cap.serves-set-mode", "v1: mode ask -> code"),
         ("cap.serves-config-option", "v2: model = \"large\", the answer shows it"),
@@ -327,4 +327,36 @@ fn an_agent_that_requires_auth_exits_3_without_auth_and_runs_with_it() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(3), "{text}");
     assert!(text.contains("`authenticate` with \"nope\" answered error -32602"), "{text}");
+}
+
+/// An agent that will not load or resume a session it holds open: both are asked again of a fresh
+/// process once the first is stopped, which loads the session from its history file.
+#[test]
+fn a_session_held_open_is_loaded_in_a_fresh_process() {
+    let out = conform(&["--protocol-version", "1"], &["--advertise", "--no-reload"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_eq!(failing(&out), Vec::<String>::new(), "{text}");
+    for (rule, evidence) in [
+        ("session.load-replay", "v1: in a fresh process: "),
+        ("cap.serves-load", "(the same connection: error -32600 \"session sess-0 is open in this process\")"),
+        ("cap.serves-resume", "v1: session/resume in a fresh process"),
+    ] {
+        let line = line_of(&text, rule).unwrap_or_default();
+        assert!(line.starts_with("PASS") && line.contains(evidence), "{rule}: {line}\n{text}");
+    }
+}
+
+/// `session/load` advertised and refused everywhere: a SHOULD finding of `cap.serves-load` with
+/// both refusals, not a MUST of the replay (which judges loads answered, and SKIPs).
+#[test]
+fn a_load_refused_everywhere_is_a_finding_not_a_replay_failure() {
+    let out = conform(&["--protocol-version", "1"], &["--advertise", "--break", "cap.serves-load"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(failing(&out), ["cap.serves-load"], "{text}");
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let line = line_of(&text, "cap.serves-load").unwrap_or_default();
+    assert!(line.contains("in the same connection") && line.contains("in a fresh process"), "{line}");
+    let replay = line_of(&text, "session.load-replay").unwrap_or_default();
+    assert!(replay.starts_with("SKIP") && replay.contains("refused `session/load`"), "{replay}");
 }

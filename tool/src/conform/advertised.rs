@@ -1,9 +1,9 @@
 //! What an agent advertises, exercised: read from its `initialize` answer (and the `session/new`
 //! answer's modes and config options), each advertised method is called once and each
 //! advertised prompt content type sent once, in the main scenario's connection; `session/load`
-//! and `session/resume` in a fresh process (the session persisted), or, when the fresh process
-//! does not know the session, in the same connection. Each gets a verdict: PASS with what was
-//! seen, FAIL with what broke it, or SKIP naming the capability the agent did not advertise.
+//! and `session/resume` there too, and in a fresh process when the agent refuses them in the
+//! connection that holds the session. Each gets a verdict: PASS with what was seen, FAIL with
+//! what broke it, or SKIP naming the capability the agent did not advertise.
 
 use super::driver::{Agent, ClientSide};
 use super::report::Results;
@@ -95,6 +95,7 @@ impl Advertised {
         };
         let rows = [
             (self.load, rules::LOAD_REPLAY, "agentCapabilities.loadSession".to_string()),
+            (self.load, rules::SERVES_LOAD, "agentCapabilities.loadSession".to_string()),
             (self.list, rules::SERVES_LIST, format!("{session}.list")),
             (self.resume, rules::SERVES_RESUME, format!("{session}.resume")),
             (self.close, rules::SERVES_CLOSE, format!("{session}.close")),
@@ -335,8 +336,11 @@ impl Scenario<'_> {
         );
     }
 
-    /// `session/load` and `session/resume` of `session` (which had a prompt turn): in a fresh
-    /// process first, as after a restart; in this connection when that process does not know it.
+    /// `session/load` and `session/resume` of `session` (which had a prompt turn), last in the
+    /// scenario: in this connection first; what the agent refuses there is asked again of a fresh
+    /// process once this one is stopped (an agent may refuse to load a session it holds live, or
+    /// hold a lock on it, or write it out only on exit). A refusal in both is a finding of
+    /// `cap.serves-load` / `cap.serves-resume`; `session.load-replay` judges the loads answered.
     pub async fn restore(
         &mut self,
         advertised: &Advertised,
@@ -345,67 +349,78 @@ impl Scenario<'_> {
         session: &str,
         results: &mut Results,
     ) {
-        if !advertised.load && !advertised.resume {
-            return;
-        }
-        let fresh_name = format!("{} restore", self.name);
-        let fresh = match start(self.options, client, u64::from(self.version.number())).await {
-            Ok((mut agent, Some(_), _)) => match authenticate(&mut agent, self.options, self.version, init).await {
-                Ok(()) => Some(agent),
-                Err(_) => {
-                    super::end(agent, &fresh_name, results).await;
-                    None
-                }
-            },
-            Ok((agent, None, _)) => {
-                super::end(agent, &fresh_name, results).await;
-                None
-            }
-            Err(_) => None,
-        };
-        let mut fresh = fresh;
-        let calls = [
-            (advertised.load, rules::LOAD_REPLAY, "session/load"),
+        let calls: Vec<(&'static str, &str)> = [
+            (advertised.load, rules::SERVES_LOAD, "session/load"),
             (advertised.resume, rules::SERVES_RESUME, "session/resume"),
-        ];
-        for (on, rule, method) in calls {
-            if !on {
-                continue;
-            }
-            let mut outcome = match fresh.as_mut() {
-                Some(agent) => restore_once(agent, self.options, method, session, self.cwd).await,
-                None => Restored::Refused("no fresh process could be started".into()),
+        ]
+        .into_iter()
+        .filter(|(on, _, _)| *on)
+        .map(|(_, rule, method)| (rule, method))
+        .collect();
+        let mut outcomes = Vec::new();
+        for (rule, method) in calls {
+            let outcome = restore_once(self.agent, self.options, method, session, self.cwd).await;
+            outcomes.push((rule, method, self.name.to_string(), "in the same connection", outcome));
+        }
+        if outcomes.iter().any(|o| matches!(o.4, Restored::Refused(_))) {
+            self.agent.stop().await;
+            let name = format!("{} restore", self.name);
+            let mut fresh = match start(self.options, client, u64::from(self.version.number())).await {
+                Ok((mut agent, Some(_), _)) => match authenticate(&mut agent, self.options, self.version, init).await {
+                    Ok(()) => Ok(agent),
+                    Err(why) => Err((Some(agent), why)),
+                },
+                Ok((agent, None, _)) => Err((Some(agent), "no answer to `initialize`".to_string())),
+                Err(super::Unstartable(why)) => Err((None, why)),
             };
-            let mut name = fresh_name.as_str();
-            let mut place = "in a fresh process";
-            if let Restored::Refused(why) = &outcome {
-                let first_try = format!("a fresh process answered {why}");
-                outcome = restore_once(self.agent, self.options, method, session, self.cwd).await;
-                name = self.name;
-                place = "in the same connection";
-                if let Restored::Refused(again) = &outcome {
-                    outcome = Restored::Broken(
-                        0,
-                        format!("`{method}` of {session} answered {again} though advertised ({first_try})"),
-                    );
-                }
-                if let Restored::Pass(evidence) = &mut outcome {
-                    *evidence = format!("{evidence} ({first_try})");
-                }
+            for (_, method, scenario, place, outcome) in &mut outcomes {
+                let Restored::Refused(first) = outcome else { continue };
+                let again = match &mut fresh {
+                    Ok(agent) => restore_once(agent, self.options, method, session, self.cwd).await,
+                    Err((_, why)) => Restored::Refused(format!("a fresh process could not be asked: {why}")),
+                };
+                *outcome = match again {
+                    Restored::Refused(why) => {
+                        Restored::Refused(format!("{first} in the same connection, {why} in a fresh process"))
+                    }
+                    Restored::Pass(evidence) => Restored::Pass(format!("{evidence} (the same connection: {first})")),
+                    broken => broken,
+                };
+                scenario.clone_from(&name);
+                *place = "in a fresh process";
             }
+            match fresh {
+                Ok(agent) | Err((Some(agent), _)) => super::end(agent, &name, results).await,
+                Err((None, _)) => {}
+            }
+        }
+        for (rule, method, scenario, place, outcome) in outcomes {
+            let replay = rule == rules::SERVES_LOAD;
             match outcome {
                 Restored::Pass(evidence) => {
                     results.exercise(rule);
                     results.evidence(rule, format!("{}: {method} {place}: {evidence}", self.version));
+                    if replay {
+                        results.exercise(rules::LOAD_REPLAY);
+                        results.evidence(rules::LOAD_REPLAY, format!("{}: {place}: {evidence}", self.version));
+                    }
+                }
+                Restored::Refused(why) => {
+                    let detail = format!("`{method}` of {session} answered {why}, though advertised");
+                    results.violate(&scenario, RuleViolation::new(rule, Role::Agent, 0, detail));
+                    if replay {
+                        results.skip_reason(rules::LOAD_REPLAY, "the agent refused `session/load` (cap.serves-load)");
+                    }
                 }
                 Restored::Broken(line, detail) => {
-                    results.violate(name, RuleViolation::new(rule, Role::Agent, line, detail));
+                    // Answered (or not) against the sentence of the call: the replay's for a load.
+                    let rule = if replay { rules::LOAD_REPLAY } else { rule };
+                    if replay {
+                        results.exercise(rules::SERVES_LOAD);
+                    }
+                    results.violate(&scenario, RuleViolation::new(rule, Role::Agent, line, detail));
                 }
-                Restored::Refused(_) => {}
             }
-        }
-        if let Some(agent) = fresh {
-            super::end(agent, &fresh_name, results).await;
         }
     }
 }

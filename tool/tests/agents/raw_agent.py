@@ -7,6 +7,8 @@ Well-behaved by default. `--break RULE_ID` breaks that one rule of the tool's ru
 `--advertise` advertises (and serves) everything optional: v1 `loadSession` (the history kept
 in a file of the session's cwd, so that a fresh process can load it), `sessionCapabilities`
 list/resume/close/fork, image/audio/embedded prompts, modes and a config option.
+`--no-reload` (with `--advertise`) refuses to load or resume a session it created in the same
+process, as agents that hold a session open do; a fresh process loads it from the file.
 `--require-auth` lists one auth method (`raw-key`) and refuses `session/new` (-32000) until
 `authenticate` (v2: `auth/login`) with it.
 
@@ -26,9 +28,11 @@ HISTORY = ".raw_agent_sessions.json"
 
 
 class Agent:
-    def __init__(self, broken, advertise=False, require_auth=False):
+    def __init__(self, broken, advertise=False, require_auth=False, no_reload=False):
         self.broken = broken
         self.advertise = advertise
+        self.no_reload = no_reload
+        self.created = set()  # sessions of session/new in this process
         self.require_auth = require_auth
         self.authenticated = False
         self.history = {}  # session -> the updates of its turns (v1), replayed by session/load
@@ -207,6 +211,8 @@ class Agent:
 
     def resume(self, id, params):
         session = params.get("sessionId")
+        if self.no_reload and session in self.created:
+            return self.error(id, -32600, "session %s is open in this process" % session)
         if not self.known(session, params.get("cwd")):
             return self.error(id, -32002, "no session %s" % session)
         if self.version == 2:
@@ -244,6 +250,7 @@ class Agent:
         session = "sess-0" if self.broken == "session.distinct-ids" else "sess-%d" % self.sessions
         self.sessions += 1
         self.cwd[session] = params.get("cwd") or "/"
+        self.created.add(session)
         answer = {"sessionId": session}
         if self.advertise:
             answer["configOptions"] = self.config()
@@ -258,7 +265,9 @@ class Agent:
         if not self.advertise:
             return self.error(id, -32601, "Method not found: session/load")
         session = params.get("sessionId")
-        if not self.known(session, params.get("cwd")):
+        if self.no_reload and session in self.created:
+            return self.error(id, -32600, "session %s is open in this process" % session)
+        if self.broken == "cap.serves-load" or not self.known(session, params.get("cwd")):
             return self.error(id, -32002, "no session %s" % session)
         if self.broken == "session.load-replay":
             self.result(id, {})
@@ -373,7 +382,7 @@ class Agent:
 
 def main():
     broken = None
-    advertise = require_auth = False
+    advertise = require_auth = no_reload = False
     args = sys.argv[1:]
     while args:
         if args[0] == "--break" and len(args) > 1:
@@ -382,12 +391,14 @@ def main():
             advertise, args = True, args[1:]
         elif args[0] == "--require-auth":
             require_auth, args = True, args[1:]
+        elif args[0] == "--no-reload":
+            no_reload, args = True, args[1:]
         else:
-            sys.exit("usage: raw_agent.py [--break RULE_ID] [--advertise] [--require-auth]")
+            sys.exit("usage: raw_agent.py [--break RULE_ID] [--advertise] [--no-reload] [--require-auth]")
     if broken == "rpc.json-only":
         sys.stdout.write("raw_agent starting\n")
         sys.stdout.flush()
-    agent = Agent(broken, advertise, require_auth)
+    agent = Agent(broken, advertise, require_auth, no_reload)
     for line in sys.stdin:
         agent.handle(line)
 
