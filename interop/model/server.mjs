@@ -134,7 +134,8 @@ function geminiCall(tools, action, arg) {
   }
   if (action === "write") {
     const name = pick("write_file");
-    return name && { name, args: { file_path: arg, content: `written by the stand-in model\n` } };
+    // The production scenarios check this text (WRITTEN_TEXT in xtask/src/interop/production.rs).
+    return name && { name, args: { file_path: arg, content: "written by the stand-in model\n" } };
   }
   const name = pick("run_shell_command");
   return name && { name, args: { command: arg, description: "stand-in model command" } };
@@ -285,6 +286,8 @@ function sse(res) {
 /** Holds the stream open for SLOW_MS, or until the agent hangs up. */
 function stall(req, res, entry) {
   const started = Date.now();
+  // Logged now and again when it ends, so that a hung agent's request shows in the log.
+  log({ ...entry, stalling: true });
   const timer = setTimeout(() => {
     log({ ...entry, stalled_ms: Date.now() - started, ended: "timeout" });
     res.end();

@@ -752,13 +752,12 @@ fn client_argv(env: &Env, client: Peer, agent: Argv, protocol_version: u32) -> R
 }
 
 /// The command line of a scenario whose client follows the drivers' contract:
-/// `CLIENT [--protocol-version N] --prompt PROMPT -- AGENT...` (the flag only when N ≠ 1).
+/// `CLIENT --protocol-version N --prompt PROMPT -- AGENT...` (the flag even for 1: our client
+/// asks for its newest version without it).
 fn scenario_argv(client: Argv, agent: Argv, protocol_version: u32) -> Argv {
     let mut argv = client;
-    if protocol_version != 1 {
-        argv.push("--protocol-version".into());
-        argv.push(protocol_version.to_string());
-    }
+    argv.push("--protocol-version".into());
+    argv.push(protocol_version.to_string());
     argv.push("--prompt".into());
     argv.push(PROMPT.into());
     argv.push("--".into());
@@ -849,7 +848,7 @@ fn listening_agent_argv(env: &Env, agent: Peer) -> Result<Argv, Unavailable> {
 }
 
 /// The command line of a network client:
-/// `CLIENT --url URL [--protocol-version N] --prompt TEXT [--cancel-after MS]`.
+/// `CLIENT --url URL --protocol-version N --prompt TEXT [--cancel-after MS]`.
 fn net_client_argv(env: &Env, scenario: Scenario, url: &str) -> Result<Argv, Unavailable> {
     let mut argv: Argv = match scenario.client {
         Peer::Ts => vec!["node".into(), path_arg(&env.root.join("interop").join("ts").join("net-client.mjs"))],
@@ -863,9 +862,7 @@ fn net_client_argv(env: &Env, scenario: Scenario, url: &str) -> Result<Argv, Una
         }
     };
     argv.extend(["--url".into(), url.into()]);
-    if scenario.protocol_version != 1 {
-        argv.extend(["--protocol-version".into(), scenario.protocol_version.to_string()]);
-    }
+    argv.extend(["--protocol-version".into(), scenario.protocol_version.to_string()]);
     match scenario.expect {
         Expect::Cancelled => {
             argv.extend(["--prompt".into(), SLOW_PROMPT.into()]);
@@ -1368,7 +1365,7 @@ mod tests {
     #[test]
     fn command_lines() {
         let argv = scenario_argv(vec!["node".into(), "client.mjs".into()], vec!["agent".into()], 1);
-        assert_eq!(argv, ["node", "client.mjs", "--prompt", PROMPT, "--", "agent"]);
+        assert_eq!(argv, ["node", "client.mjs", "--protocol-version", "1", "--prompt", PROMPT, "--", "agent"]);
         let argv = scenario_argv(vec!["client".into()], vec!["node".into(), "a.mjs".into()], 2);
         assert_eq!(argv, ["client", "--protocol-version", "2", "--prompt", PROMPT, "--", "node", "a.mjs"]);
     }

@@ -183,6 +183,11 @@ pub enum Kind {
     Tool,
     /// [`SLOW_PROMPT`] with `--cancel-after`: `cancelled`, within [`CANCELLED_WITHIN`].
     Cancelled,
+    /// [`fs_prompt`] (gemini): its `write_file` tool through our client's `fs/read_text_file`
+    /// (the file does not exist yet) and `fs/write_text_file`: `end_turn`, a
+    /// `fs/write_text_file` request in the transcript, the file in the workspace with the
+    /// stand-in's [`WRITTEN_TEXT`].
+    FsWrite,
 }
 
 /// One production scenario.
@@ -209,6 +214,7 @@ impl Production {
                     Kind::Authenticated => ", authenticated",
                     Kind::Tool => ", tool",
                     Kind::Cancelled => ", cancelled",
+                    Kind::FsWrite => ", fs write",
                 };
                 let answers =
                     if answers == protocol_version { String::new() } else { format!(" (answers v{answers})") };
@@ -236,6 +242,7 @@ pub const PRODUCTION: &[Production] = &[
     Production::client(Agent::Gemini, 1, Kind::Plain),
     Production::client(Agent::Gemini, 1, Kind::Tool),
     Production::client(Agent::Gemini, 1, Kind::Cancelled),
+    Production::client(Agent::Gemini, 1, Kind::FsWrite),
     Production::client(Agent::Gemini, 1, Kind::Authenticated),
     Production::Client { agent: Agent::Gemini, protocol_version: 2, answers: 1, kind: Kind::Plain },
     Production::client(Agent::Codex, 1, Kind::Plain),
@@ -253,6 +260,14 @@ pub const PRODUCTION: &[Production] = &[
 /// into [`TOOL_OUTPUT`].
 pub fn tool_prompt(nonce: &str) -> String {
     format!("please use a tool: tool:run echo {nonce} > {TOOL_OUTPUT}")
+}
+
+/// What the stand-in's `tool:write` asks the agent to write.
+pub const WRITTEN_TEXT: &str = "written by the stand-in model\n";
+
+/// The fs turn's prompt: the stand-in's `tool:write` marker with a file named after `nonce`.
+pub fn fs_prompt(nonce: &str) -> String {
+    format!("please use a tool: tool:write {nonce}.txt")
 }
 
 /// `acp conform --tool-prompt`: gemini's `write_file` (a permission request, then
@@ -457,6 +472,7 @@ fn client_scenario(
     let prompt = match kind {
         Kind::Plain | Kind::Authenticated => PLAIN_PROMPT.to_string(),
         Kind::Tool => tool_prompt(&nonce),
+        Kind::FsWrite => fs_prompt(&nonce),
         Kind::Cancelled => SLOW_PROMPT.to_string(),
     };
     argv.extend(["--prompt".into(), prompt]);
@@ -489,6 +505,11 @@ fn client_scenario(
             let written = fs::read_to_string(workspace.join(TOOL_OUTPUT)).unwrap_or_default();
             check_tool_turn(&transcript, &written, &nonce).map_err(fail)?;
             format!(", {TOOL_OUTPUT} written")
+        }
+        Kind::FsWrite => {
+            let written = fs::read_to_string(workspace.join(format!("{nonce}.txt"))).ok();
+            check_fs_turn(&tap, written.as_deref()).map_err(fail)?;
+            ", fs/write_text_file served".to_string()
         }
         _ => String::new(),
     };
@@ -561,6 +582,32 @@ fn check_tool_turn(transcript: &Transcript, written: &str, nonce: &str) -> Resul
         return Err(format!("{TOOL_OUTPUT} holds {:?}, expected {nonce:?}: the command did not run", written.trim()));
     }
     Ok(())
+}
+
+/// An fs turn: the agent asked our client to write (not its own fallback), and the file holds
+/// what the model asked for.
+fn check_fs_turn(tap: &Path, written: Option<&str>) -> Result<(), String> {
+    let methods = agent_requests(tap)?;
+    if !methods.iter().any(|m| m == "fs/write_text_file") {
+        return Err(format!("the agent sent no fs/write_text_file (its requests: {methods:?})"));
+    }
+    match written {
+        Some(text) if text == WRITTEN_TEXT => Ok(()),
+        Some(text) => Err(format!("the file holds {text:?}, expected {WRITTEN_TEXT:?}")),
+        None => Err("the file was not written".into()),
+    }
+}
+
+/// The methods of the agent's requests in a tap transcript, in order.
+fn agent_requests(tap: &Path) -> Result<Vec<String>, String> {
+    let text = fs::read_to_string(tap).map_err(|e| format!("cannot read the transcript {}: {e}", tap.display()))?;
+    Ok(text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|record| record.get("from").and_then(Value::as_str) == Some("agent"))
+        .filter(|record| record.pointer("/message/id").is_some())
+        .filter_map(|record| record.pointer("/message/method").and_then(Value::as_str).map(str::to_string))
+        .collect())
 }
 
 /// The protocol version of the agent's `initialize` answer in a tap transcript.
@@ -757,6 +804,24 @@ mod tests {
         let without = transcript("{\"sessionUpdate\":\"plan\",\"entries\":[]}\n{\"stopReason\":\"end_turn\"}");
         assert!(check_tool_turn(&without, "nonce-1", "nonce-1").unwrap_err().contains("no tool_call"));
         assert!(tool_prompt("n-1").ends_with("tool:run echo n-1 > tool-output.txt"));
+    }
+
+    #[test]
+    fn an_fs_turn_needs_the_clients_write() {
+        let dir = std::env::temp_dir().join(format!("acp-interop-fs-test-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let tap = dir.join("tap.jsonl");
+        let read = "{\"from\":\"agent\",\"message\":{\"id\":0,\"method\":\"fs/read_text_file\",\"params\":{}}}\n";
+        let update = "{\"from\":\"agent\",\"message\":{\"method\":\"fs/write_text_file\",\"params\":{}}}\n";
+        fs::write(&tap, format!("{read}{update}")).unwrap();
+        let err = check_fs_turn(&tap, Some(WRITTEN_TEXT)).unwrap_err();
+        assert!(err.contains("no fs/write_text_file") && err.contains("fs/read_text_file"), "{err}");
+        let write = "{\"from\":\"agent\",\"message\":{\"id\":1,\"method\":\"fs/write_text_file\",\"params\":{}}}\n";
+        fs::write(&tap, format!("{read}{write}")).unwrap();
+        assert!(check_fs_turn(&tap, Some(WRITTEN_TEXT)).is_ok());
+        assert!(check_fs_turn(&tap, Some("other")).unwrap_err().contains("expected"));
+        assert!(check_fs_turn(&tap, None).unwrap_err().contains("not written"));
+        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]
