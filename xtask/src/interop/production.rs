@@ -178,8 +178,9 @@ pub enum Kind {
     Plain,
     /// The same with `--auth` [`Agent::auth_method`] first.
     Authenticated,
-    /// [`tool_prompt`]: `end_turn`, a `tool_call`/`tool_call_update`, and [`TOOL_OUTPUT`] in
-    /// the workspace holding the nonce (the command really ran).
+    /// [`tool_prompt`]: `end_turn`, a `tool_call`/`tool_call_update`, a
+    /// `session/request_permission`, and [`TOOL_OUTPUT`] in the workspace holding the nonce (the
+    /// command really ran).
     Tool,
     /// [`SLOW_PROMPT`] with `--cancel-after`: `cancelled`, within [`CANCELLED_WITHIN`].
     Cancelled,
@@ -504,7 +505,19 @@ fn client_scenario(
         Kind::Tool => {
             let written = fs::read_to_string(workspace.join(TOOL_OUTPUT)).unwrap_or_default();
             check_tool_turn(&transcript, &written, &nonce).map_err(fail)?;
-            format!(", {TOOL_OUTPUT} written")
+            // Both agents ask before running a command that writes (gemini: not a read-only
+            // command; codex: the stand-in asks to leave the sandbox).
+            let requests = agent_requests(&tap).map_err(fail)?;
+            if !requests.iter().any(|m| m == "session/request_permission") {
+                return Err(fail(format!(
+                    "the agent asked no session/request_permission (its requests: {requests:?})"
+                )));
+            }
+            format!(", permission asked, {TOOL_OUTPUT} written")
+        }
+        Kind::Authenticated => {
+            check_authenticated(&tap, agent.auth_method()).map_err(fail)?;
+            format!(", authenticated with {}", agent.auth_method())
         }
         Kind::FsWrite => {
             let written = fs::read_to_string(workspace.join(format!("{nonce}.txt"))).ok();
@@ -598,12 +611,42 @@ fn check_fs_turn(tap: &Path, written: Option<&str>) -> Result<(), String> {
     }
 }
 
+/// The client's `authenticate` request with `method` was answered with a result (v1 only: v2
+/// calls it `auth/login`).
+fn check_authenticated(tap: &Path, method: &str) -> Result<(), String> {
+    let records = read_tap(tap)?;
+    let from = |r: &Value, side: &str| r.get("from").and_then(Value::as_str) == Some(side);
+    let request = records
+        .iter()
+        .filter(|r| from(r, "client"))
+        .find(|r| r.pointer("/message/method").and_then(Value::as_str) == Some("authenticate"))
+        .ok_or("the client sent no authenticate request")?;
+    let asked = request.pointer("/message/params/methodId").and_then(Value::as_str);
+    if asked != Some(method) {
+        return Err(format!("authenticate asked for {asked:?}, expected {method:?}"));
+    }
+    let id = request.pointer("/message/id");
+    let answer = records
+        .iter()
+        .filter(|r| from(r, "agent"))
+        .find(|r| r.pointer("/message/id") == id && r.pointer("/message/method").is_none())
+        .ok_or("the agent never answered authenticate")?;
+    match answer.pointer("/message/result") {
+        Some(_) => Ok(()),
+        None => Err(format!("authenticate was answered {}", answer.get("message").unwrap_or(&Value::Null))),
+    }
+}
+
+/// The records of a tap transcript (lines that are not JSON skipped: `acp check` reports those).
+fn read_tap(tap: &Path) -> Result<Vec<Value>, String> {
+    let text = fs::read_to_string(tap).map_err(|e| format!("cannot read the transcript {}: {e}", tap.display()))?;
+    Ok(text.lines().filter_map(|line| serde_json::from_str::<Value>(line).ok()).collect())
+}
+
 /// The methods of the agent's requests in a tap transcript, in order.
 fn agent_requests(tap: &Path) -> Result<Vec<String>, String> {
-    let text = fs::read_to_string(tap).map_err(|e| format!("cannot read the transcript {}: {e}", tap.display()))?;
-    Ok(text
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+    Ok(read_tap(tap)?
+        .into_iter()
         .filter(|record| record.get("from").and_then(Value::as_str) == Some("agent"))
         .filter(|record| record.pointer("/message/id").is_some())
         .filter_map(|record| record.pointer("/message/method").and_then(Value::as_str).map(str::to_string))
@@ -612,9 +655,8 @@ fn agent_requests(tap: &Path) -> Result<Vec<String>, String> {
 
 /// The protocol version of the agent's `initialize` answer in a tap transcript.
 fn negotiated_version(tap: &Path) -> Result<u32, String> {
-    let text = fs::read_to_string(tap).map_err(|e| format!("cannot read the transcript {}: {e}", tap.display()))?;
-    text.lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+    read_tap(tap)?
+        .into_iter()
         .filter(|record| record.get("from").and_then(Value::as_str) == Some("agent"))
         .find_map(|record| record.pointer("/message/result/protocolVersion").and_then(Value::as_u64))
         .and_then(|v| u32::try_from(v).ok())
@@ -821,6 +863,29 @@ mod tests {
         assert!(check_fs_turn(&tap, Some(WRITTEN_TEXT)).is_ok());
         assert!(check_fs_turn(&tap, Some("other")).unwrap_err().contains("expected"));
         assert!(check_fs_turn(&tap, None).unwrap_err().contains("not written"));
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn an_authenticated_turn_needs_an_answered_authenticate() {
+        let dir = std::env::temp_dir().join(format!("acp-interop-auth-test-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let tap = dir.join("tap.jsonl");
+        let ask = "{\"from\":\"client\",\"message\":{\"id\":1,\"method\":\"authenticate\",\"params\":{\"methodId\":\"api-key\"}}}\n";
+        let vendor =
+            "{\"from\":\"agent\",\"message\":{\"id\":1,\"method\":\"session/request_permission\",\"params\":{}}}\n";
+        let ok = "{\"from\":\"agent\",\"message\":{\"id\":1,\"result\":{}}}\n";
+        let refused =
+            "{\"from\":\"agent\",\"message\":{\"id\":1,\"error\":{\"code\":-32603,\"message\":\"no key\"}}}\n";
+        fs::write(&tap, format!("{ask}{vendor}{ok}")).unwrap();
+        assert!(check_authenticated(&tap, "api-key").is_ok());
+        assert!(check_authenticated(&tap, "gemini-api-key").unwrap_err().contains("expected"));
+        fs::write(&tap, format!("{ask}{refused}")).unwrap();
+        assert!(check_authenticated(&tap, "api-key").unwrap_err().contains("no key"));
+        fs::write(&tap, ask).unwrap();
+        assert!(check_authenticated(&tap, "api-key").unwrap_err().contains("never answered"));
+        fs::write(&tap, ok).unwrap();
+        assert!(check_authenticated(&tap, "api-key").unwrap_err().contains("no authenticate"));
         let _ = fs::remove_dir_all(&dir);
     }
 
