@@ -106,7 +106,14 @@ fn the_well_behaved_agent_passes_both_versions() {
     // One line per rule that binds an agent; the turn rules of both versions were exercised.
     let binding = acp_tool::rules::RULES.iter().filter(|r| r.binds != acp_tool::rules::Binds::Client).count();
     assert_eq!(verdicts.len(), binding, "{text}");
-    for rule in ["turn.v1-cancelled", "turn.v2-cancelled", "turn.v2-user-message", "init.version", "cap.client-fs"] {
+    for rule in [
+        "turn.v1-cancelled",
+        "turn.v1-updates-before-response",
+        "turn.v2-cancelled",
+        "turn.v2-user-message",
+        "init.version",
+        "cap.client-fs",
+    ] {
         assert!(verdicts.iter().any(|(v, _, r)| v == "PASS" && r == rule), "{rule}:\n{text}");
     }
 }
@@ -143,9 +150,7 @@ fn an_agent_that_cannot_be_started_exits_2() {
 #[test]
 fn our_example_agents_pass() {
     let runs: [(&str, &str, &[&str]); 3] = [
-        // (`turn.v1-updates-before-response` is judged on updates after a cancelled turn's answer,
-        // which neither agent sends: it is exercised by the raw agent's tests.)
-        ("echo_agent", "1", &["turn.v1-cancelled", "cap.client-fs"]),
+        ("echo_agent", "1", &["turn.v1-cancelled", "turn.v1-updates-before-response", "cap.client-fs"]),
         (
             "echo_agent",
             "2",

@@ -406,7 +406,10 @@ impl Judge {
                 // the protocol prescribes, not a turn's update.
                 let Some(state) = self.sessions.get(session).filter(|s| !s.opening) else { return };
                 // The sentence binds the updates of a cancelled turn: they come before its answer.
-                if let (true, Some(answered)) = (state.prompts.is_empty(), state.cancelled_answer) {
+                if state.prompts.iter().any(|p| p.cancelled.is_some()) {
+                    // One the agent sent in time.
+                    tally.exercise(rules::V1_UPDATES_BEFORE_RESPONSE, Role::Agent);
+                } else if let (true, Some(answered)) = (state.prompts.is_empty(), state.cancelled_answer) {
                     tally.exercise(rules::V1_UPDATES_BEFORE_RESPONSE, Role::Agent);
                     let detail = format!(
                         "`{kind}` update for session {session:?} after the `session/prompt` response that ended the \
@@ -608,6 +611,8 @@ impl Judge {
                 let cancelled = prompt.as_ref().and_then(|p| p.cancelled);
                 state.cancelled_answer = cancelled.map(|_| report.line);
                 if let Some(cancel) = cancelled {
+                    // From here on, an update of the cancelled turn would come too late.
+                    tally.exercise(rules::V1_UPDATES_BEFORE_RESPONSE, Role::Agent);
                     tally.exercise(rules::V1_CANCELLED, Role::Agent);
                     let stop = result.get("stopReason").and_then(Value::as_str);
                     if !ok || stop != Some("cancelled") {
