@@ -12,11 +12,18 @@
 //! [`tool_prompt`] makes the model call the agent's shell tool with a command that writes a
 //! nonce into a file of the workspace (both agents ask `session/request_permission` first, our
 //! client allows), then answer text after the tool result; [`SLOW_PROMPT`] stalls the stream for
-//! 30 s, so only `session/cancel` ends the turn soon. Every request it gets is logged to
-//! `.cache/interop/production/model.log`; a failed scenario shows the lines of its own requests.
+//! 30 s, so only `session/cancel` ends the turn soon.
+//!
+//! Offline: where `unshare -rn` works (Linux with unprivileged user namespaces, and `ip`), each
+//! scenario runs in a network namespace of its own with only loopback, and its own stand-in
+//! (result lines say `offline`), so an agent that needed any other host would fail. Elsewhere one
+//! stand-in serves all scenarios on the host's loopback; the agents are configured to reach
+//! nothing else (no telemetry, update checks or browser login), but nothing enforces it.
 //!
 //! Each scenario runs in `.cache/interop/production/<scenario>/` (made afresh): `home/`,
-//! `workspace/` (the session's cwd), `tap.jsonl` (the transcript), `client.out`/`client.err`.
+//! `workspace/` (the session's cwd), `tap.jsonl` (the transcript), `client.out`/`client.err`, and
+//! `model.log`, one line per request the stand-in got (on the host's network:
+//! `.cache/interop/production/model.log`); a failed scenario shows the lines of its requests.
 //! By hand, after one run (PORT from `node interop/model/server.mjs`'s `listening on` line):
 //!
 //! ```text
@@ -379,40 +386,148 @@ pub(super) struct Setup {
     agents: Agents,
     client: Result<PathBuf, String>,
     acp: Result<PathBuf, String>,
-    model: Listener,
-    model_log: PathBuf,
+    network: Network,
 }
 
-/// Installs the agents and starts the stand-in model server; `ours` is the examples' build
+/// The stand-in's port inside a scenario's own network namespace, where nothing else listens.
+const ISOLATED_MODEL_PORT: u16 = 38917;
+
+/// Where the stand-in model server runs, and so what the agents can reach.
+enum Network {
+    /// Each scenario in a network namespace of its own (`unshare -rn`: loopback only, up), with
+    /// its own stand-in at [`ISOLATED_MODEL_PORT`] logging into the scenario's directory: an
+    /// agent that needed anything but the stand-in would fail.
+    Isolated { server_js: PathBuf },
+    /// The host's network, where isolation is not available (set-up says why): one stand-in for
+    /// all. The agents are configured to reach nothing else, but nothing enforces it.
+    Shared { model: Listener, log: PathBuf },
+}
+
+/// Run by `sh -c` in a scenario's network namespace: loopback up, the stand-in started (`$1`
+/// the server, `$2` its log, `$3` the port), and once it listens, the scenario's command.
+const ISOLATED_SH: &str = r#"server=$1; log=$2; port=$3; shift 3
+ip link set lo up || exit 97
+node "$server" --listen "127.0.0.1:$port" --log "$log" >/dev/null 2>"$log.stderr" &
+i=0
+until grep -q 'listening on' "$log.stderr" 2>/dev/null; do
+  i=$((i + 1))
+  if [ "$i" -gt 200 ]; then echo "the stand-in model server did not start:" >&2; cat "$log.stderr" >&2; exit 98; fi
+  sleep 0.05
+done
+exec "$@"
+"#;
+
+impl Setup {
+    /// The stand-in's base URL as the agents are configured with it.
+    fn model_url(&self) -> String {
+        match &self.network {
+            Network::Isolated { .. } => format!("http://127.0.0.1:{ISOLATED_MODEL_PORT}"),
+            Network::Shared { model, .. } => model.url.clone(),
+        }
+    }
+
+    /// A scenario's command: `argv` in `workspace` with only `env`, in a network namespace of its
+    /// own when isolated (its stand-in logging to `dir/model.log`).
+    fn command(&self, argv: &[String], workspace: &Path, env: &[(String, String)], dir: &Path) -> Command {
+        let mut command = match &self.network {
+            Network::Isolated { server_js } => {
+                let mut command = Command::new("unshare");
+                command
+                    .args(["-rn", "--", "sh", "-c", ISOLATED_SH, "sh"])
+                    .arg(server_js)
+                    .arg(dir.join("model.log"))
+                    .arg(ISOLATED_MODEL_PORT.to_string())
+                    .args(argv);
+                command
+            }
+            Network::Shared { .. } => {
+                let mut command = Command::new(&argv[0]);
+                command.args(&argv[1..]);
+                command
+            }
+        };
+        command.current_dir(workspace).env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+        command
+    }
+
+    /// The stand-in's log of a scenario and where its requests start in it.
+    fn model_log(&self, dir: &Path) -> (PathBuf, u64) {
+        match &self.network {
+            Network::Isolated { .. } => (dir.join("model.log"), 0),
+            Network::Shared { log, .. } => (log.clone(), file_len(log)),
+        }
+    }
+
+    /// `, offline` (isolated) or `` for a scenario's summary.
+    fn offline(&self) -> &'static str {
+        match self.network {
+            Network::Isolated { .. } => ", offline",
+            Network::Shared { .. } => "",
+        }
+    }
+}
+
+/// Why each scenario cannot have a network namespace of its own here, or `None` when it can:
+/// `unshare -rn` (an unprivileged user namespace) and `ip` to bring loopback up, both Linux.
+fn isolation_unavailable() -> Option<String> {
+    if !cfg!(target_os = "linux") {
+        return Some("network namespaces are Linux's".into());
+    }
+    let mut probe = Command::new("unshare");
+    probe
+        .args(["-rn", "--", "sh", "-c", "ip link set lo up"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    match run_with_timeout(&mut probe, Duration::from_secs(10)) {
+        Ok(run) if run.status.is_some_and(|s| s.success()) => None,
+        Ok(run) => {
+            Some(format!("`unshare -rn -- sh -c 'ip link set lo up'` failed: {}", first_line(run.stderr.trim())))
+        }
+        Err(why) => Some(format!("cannot run unshare: {why}")),
+    }
+}
+
+/// Installs the agents and chooses the network: a namespace per scenario where `unshare -rn`
+/// works, else one stand-in model server for all, started here. `ours` is the examples' build
 /// (our `client`), `acp` the tool's.
 pub(super) fn set_up(root: &Path, cache: &Path, ours: &Ours, acp: Result<PathBuf, String>) -> Result<Setup, String> {
     let agents = install_agents(cache)?;
     let dir = cache.join("production");
     fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let model_log = dir.join("model.log");
-    let _ = fs::remove_file(&model_log);
-    let mut server = Command::new("node");
-    server
-        .arg(root.join("interop").join("model").join("server.mjs"))
-        .args(["--listen", "127.0.0.1:0", "--log"])
-        .arg(&model_log)
-        .current_dir(root);
-    let model = Listener::start(&mut server, super::LISTEN_TIMEOUT).map_err(|e| match e {
-        NotListening::Exited { status, stderr } => {
-            format!("the stand-in model server exited with {status}:\n{}", indented_tail(&stderr))
+    let server_js = root.join("interop").join("model").join("server.mjs");
+    let network = match isolation_unavailable() {
+        None => {
+            eprintln!("interop: production scenarios offline: each in a network namespace of its own (unshare -rn), loopback only, with its own stand-in model server");
+            Network::Isolated { server_js }
         }
-        NotListening::TimedOut { stderr } => {
-            format!("the stand-in model server printed no `listening on URL`:\n{}", indented_tail(&stderr))
+        Some(why) => {
+            let log = dir.join("model.log");
+            let _ = fs::remove_file(&log);
+            let mut server = Command::new("node");
+            server.arg(&server_js).args(["--listen", "127.0.0.1:0", "--log"]).arg(&log).current_dir(root);
+            let model = Listener::start(&mut server, super::LISTEN_TIMEOUT).map_err(|e| match e {
+                NotListening::Exited { status, stderr } => {
+                    format!("the stand-in model server exited with {status}:\n{}", indented_tail(&stderr))
+                }
+                NotListening::TimedOut { stderr } => {
+                    format!("the stand-in model server printed no `listening on URL`:\n{}", indented_tail(&stderr))
+                }
+                NotListening::Spawn(why) => why,
+            })?;
+            eprintln!(
+                "interop: production scenarios on the host's network ({why}): one stand-in model server at {} (log: {})",
+                model.url,
+                log.display()
+            );
+            Network::Shared { model, log }
         }
-        NotListening::Spawn(why) => why,
-    })?;
-    eprintln!("interop: stand-in model server at {} (log: {})", model.url, model_log.display());
+    };
     let client = match ours {
         Ours::Built { client: Some(path), .. } => Ok(path.clone()),
         Ours::Built { .. } => Err("the client example was not built".to_string()),
         Ours::BuildFailed(message) => Err(message.clone()),
     };
-    Ok(Setup { dir, agents, client, acp, model, model_log })
+    Ok(Setup { dir, agents, client, acp, network })
 }
 
 /// Runs one production scenario.
@@ -461,7 +576,7 @@ fn client_scenario(
     let client = setup.client.as_ref().map_err(|why| format!("our client is not available: {}", first_line(why)))?;
     let acp = setup.acp.as_ref().map_err(|why| format!("acp is not available: {}", first_line(why)))?;
     let (dir, home, workspace) = scenario_dir(setup, scenario)?;
-    let env = agent.environment(&home, &setup.model.url)?;
+    let env = agent.environment(&home, &setup.model_url())?;
     let tap = dir.join("tap.jsonl");
     let nonce = nonce();
 
@@ -483,10 +598,9 @@ fn client_scenario(
     argv.extend(["--".into(), path_arg(acp), "tap".into(), "--log".into(), path_arg(&tap), "--".into()]);
     argv.extend(agent.argv(&setup.agents));
 
-    let mut command = Command::new(&argv[0]);
-    command.args(&argv[1..]).current_dir(&workspace).env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+    let mut command = setup.command(&argv, &workspace, &env, &dir);
     let described = describe(&command);
-    let log_start = file_len(&setup.model_log);
+    let (model_log, log_start) = setup.model_log(&dir);
     let run = run_with_timeout(&mut command, TIMEOUT).map_err(|why| format!("cannot run `{described}`: {why}"))?;
     let _ = fs::write(dir.join("client.out"), &run.stdout);
     let _ = fs::write(dir.join("client.err"), &run.stderr);
@@ -496,7 +610,7 @@ fn client_scenario(
             "{why} ({:.1} s)\n{}\n    stand-in model requests:\n{}",
             elapsed.as_secs_f64(),
             details(&described, &run),
-            indented_tail(&model_log_since(&setup.model_log, log_start))
+            indented_tail(&model_log_since(&model_log, log_start))
         )
     };
 
@@ -532,9 +646,10 @@ fn client_scenario(
     }
     let check = check_transcript(acp, &tap);
     let summary = format!(
-        "{} updates, stopReason {}{tool_check}, v{negotiated}, {:.1} s; {}",
+        "{} updates, stopReason {}{tool_check}, v{negotiated}{}, {:.1} s; {}",
         transcript.updates.len(),
         transcript.stop_reason.as_deref().unwrap_or("null"),
+        setup.offline(),
         elapsed.as_secs_f64(),
         check.summary
     );
@@ -719,16 +834,14 @@ fn read_check_output(stdout: &str, stderr: &str) -> CheckReport {
 
 fn conform_scenario(setup: &Setup, scenario: Production, agent: Agent) -> Result<String, String> {
     let acp = setup.acp.as_ref().map_err(|why| format!("acp is not available: {}", first_line(why)))?;
-    let (_dir, home, workspace) = scenario_dir(setup, scenario)?;
-    let env = agent.environment(&home, &setup.model.url)?;
-    let mut command = Command::new(acp);
-    command
-        .args(["conform", "--tool-prompt", conform_tool_prompt(agent), "--cancel-prompt", SLOW_PROMPT])
-        .args(["--auth", agent.auth_method(), "--timeout", &CONFORM_WAIT_SECS.to_string(), "--"])
-        .args(agent.argv(&setup.agents))
-        .current_dir(&workspace)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)));
+    let (dir, home, workspace) = scenario_dir(setup, scenario)?;
+    let env = agent.environment(&home, &setup.model_url())?;
+    let mut argv: Argv =
+        vec![path_arg(acp), "conform".into(), "--tool-prompt".into(), conform_tool_prompt(agent).into()];
+    argv.extend(["--cancel-prompt".into(), SLOW_PROMPT.into(), "--auth".into(), agent.auth_method().into()]);
+    argv.extend(["--timeout".into(), CONFORM_WAIT_SECS.to_string(), "--".into()]);
+    argv.extend(agent.argv(&setup.agents));
+    let mut command = setup.command(&argv, &workspace, &env, &dir);
     let described = describe(&command);
     let run =
         run_with_timeout(&mut command, CONFORM_TIMEOUT).map_err(|why| format!("cannot run `{described}`: {why}"))?;
@@ -740,7 +853,12 @@ fn conform_scenario(setup: &Setup, scenario: Production, agent: Agent) -> Result
         return Err(format!("timed out after {} s (killed)\n{}", CONFORM_TIMEOUT.as_secs(), details(&described, &run)));
     }
     match run.status.and_then(|s| s.code()) {
-        Some(0) => Ok(format!("every MUST passes, {elapsed:.1} s; {}\n{}", saved.display(), table.trim_end())),
+        Some(0) => Ok(format!(
+            "every MUST passes{}, {elapsed:.1} s; {}\n{}",
+            setup.offline(),
+            saved.display(),
+            table.trim_end()
+        )),
         code => {
             let meaning = match code {
                 Some(1) => "a MUST rule fails",
