@@ -638,7 +638,14 @@ fn client_scenario(
             check_fs_turn(&tap, written.as_deref()).map_err(fail)?;
             ", fs/write_text_file served".to_string()
         }
-        _ => String::new(),
+        Kind::Cancelled => {
+            // The cancel must have cut a model stream short, not come before the agent asked.
+            if !was_stalled(&read_since(&model_log, log_start)) {
+                return Err(fail("the stand-in stalled no stream before the turn ended".into()));
+            }
+            ", a stalled stream cut short".to_string()
+        }
+        Kind::Plain => String::new(),
     };
     let negotiated = negotiated_version(&tap).map_err(fail)?;
     if negotiated != answers {
@@ -896,12 +903,23 @@ fn file_len(path: &Path) -> u64 {
     fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
-/// The model server's log lines written since `start` (the scenario's own requests).
-fn model_log_since(path: &Path, start: u64) -> String {
+/// Whether the stand-in's log lines show a request it stalled (`slow`).
+fn was_stalled(log: &str) -> bool {
+    log.lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .any(|entry| entry.get("stalling").and_then(Value::as_bool) == Some(true))
+}
+
+/// The stand-in's log from byte `start` on (the scenario's own requests).
+fn read_since(path: &Path, start: u64) -> String {
     let bytes = fs::read(path).unwrap_or_default();
     let start = usize::try_from(start).unwrap_or(usize::MAX).min(bytes.len());
-    let text = String::from_utf8_lossy(&bytes[start..]);
-    text.lines().map(|line| shorten(line, 300)).collect::<Vec<_>>().join("\n")
+    String::from_utf8_lossy(&bytes[start..]).into_owned()
+}
+
+/// [`read_since`] with each line cut to a width a failure report can show.
+fn model_log_since(path: &Path, start: u64) -> String {
+    read_since(path, start).lines().map(|line| shorten(line, 300)).collect::<Vec<_>>().join("\n")
 }
 
 fn shorten(text: &str, n: usize) -> String {
@@ -1005,6 +1023,15 @@ mod tests {
         fs::write(&tap, ok).unwrap();
         assert!(check_authenticated(&tap, "api-key").unwrap_err().contains("no authenticate"));
         let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_stalled_request_in_the_log() {
+        let stalled = "{\"n\":1,\"path\":\"/v1/responses\",\"decision\":\"slow\",\"stalling\":true}\n";
+        let answered = "{\"n\":2,\"path\":\"/v1/responses\",\"decision\":\"text\"}\n";
+        assert!(was_stalled(&format!("{answered}{stalled}")));
+        assert!(!was_stalled(answered));
+        assert!(!was_stalled("not json \"stalling\":true"));
     }
 
     #[test]
