@@ -189,7 +189,8 @@ pub enum Kind {
     /// `session/request_permission`, and [`TOOL_OUTPUT`] in the workspace holding the nonce (the
     /// command really ran).
     Tool,
-    /// [`SLOW_PROMPT`] with `--cancel-after`: `cancelled`, within [`CANCELLED_WITHIN`].
+    /// [`SLOW_PROMPT`] with `--cancel-after`: `cancelled`, within [`CANCELLED_WITHIN`], and the
+    /// stand-in's log shows the model stream it stalled.
     Cancelled,
     /// [`fs_prompt`] (gemini): its `write_file` tool through our client's `fs/read_text_file`
     /// (the file does not exist yet) and `fs/write_text_file`: `end_turn`, a
