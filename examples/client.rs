@@ -79,9 +79,12 @@ impl v1::methods::client::Handler<Context> for Client {
         params: v1::ReadTextFileRequest,
         _: Context,
     ) -> Result<v1::ReadTextFileResponse, RpcError> {
-        let path = self.inside(&params.path, true)?;
-        let content =
-            std::fs::read_to_string(&path).map_err(|e| RpcError::new(RpcError::RESOURCE_NOT_FOUND, e.to_string()))?;
+        // A file not there yet (an agent about to write it asks first) is -32002 with the schema's
+        // own message, "Resource not found": agents such as gemini-cli read "absent" from that text.
+        let path = self.inside(&params.path, false)?;
+        let content = std::fs::read_to_string(&path).map_err(|e| {
+            RpcError::new(RpcError::RESOURCE_NOT_FOUND, format!("Resource not found: {}: {e}", path.display()))
+        })?;
         // `line` is 1-based; `limit` counts lines.
         let skip = params.line.as_value().map_or(0, |line| line.saturating_sub(1) as usize);
         let take = params.limit.as_value().map_or(usize::MAX, |limit| *limit as usize);

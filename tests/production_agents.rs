@@ -622,4 +622,11 @@ fn the_example_client_serves_files_and_terminals_in_v1() {
     let (_, stderr, status) = client(&cwd, &["--protocol-version", "1", "--prompt", prompt], &[&path_of("echo_agent")]);
     assert_eq!(status, Some(1), "{stderr}");
     assert!(stderr.contains("not inside the cwd"), "{stderr}");
+    // A file inside that is not there yet: -32002 "Resource not found", the words agents such as
+    // gemini-cli read as "absent" before they write a new file.
+    let prompt = format!("read {}", cwd.join("new.txt").display());
+    let (_, stderr, status) =
+        client(&cwd, &["--protocol-version", "1", "--prompt", &prompt], &[&path_of("echo_agent")]);
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(stderr.contains("-32002") && stderr.contains("Resource not found"), "{stderr}");
 }
