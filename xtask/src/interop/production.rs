@@ -193,9 +193,14 @@ pub enum Kind {
     /// stand-in's log shows the model stream it stalled.
     Cancelled,
     /// [`fs_prompt`] (gemini): its `write_file` tool through our client's `fs/read_text_file`
-    /// (the file does not exist yet) and `fs/write_text_file`: `end_turn`, a
+    /// and `fs/write_text_file`, on a file the workspace already holds: `end_turn`, a
     /// `fs/write_text_file` request in the transcript, the file in the workspace with the
-    /// stand-in's [`WRITTEN_TEXT`].
+    /// stand-in's [`WRITTEN_TEXT`]. An existing file, because gemini-cli 0.61.0 cannot create a
+    /// new one through a client's `fs/*`: it reads the file first and takes only an error whose
+    /// message says "Resource not found" (or ENOENT…) as "absent", but its ACP connection rejects
+    /// with the JSON-RPC error object itself, not an `Error`, so the message it tests is
+    /// "[object Object]" whatever the client answers (bundle: `AcpFileSystemService.
+    /// normalizeFileSystemError`).
     FsWrite,
 }
 
@@ -580,6 +585,10 @@ fn client_scenario(
     let env = agent.environment(&home, &setup.model_url())?;
     let tap = dir.join("tap.jsonl");
     let nonce = nonce();
+    if kind == Kind::FsWrite {
+        let existing = workspace.join(format!("{nonce}.txt"));
+        fs::write(&existing, "to be replaced\n").map_err(|e| format!("cannot write {}: {e}", existing.display()))?;
+    }
 
     // Always named: our client asks for its newest version by default, and codex answers 2.
     let mut argv: Argv = vec![path_arg(client), "--protocol-version".into(), protocol_version.to_string()];
