@@ -84,9 +84,6 @@ pub const CONFORM_TIMEOUT: Duration = Duration::from_secs(300);
 pub const CONFORM_WAIT_SECS: u64 = 10;
 /// The environment variable codex reads the stand-in provider's key from (`env_key`).
 const CODEX_KEY_ENV: &str = "ACP_INTEROP_MODEL_KEY";
-/// Whether `acp check` findings on a scenario's transcript fail it. Off until the checker's
-/// fixes for issue 33 land (downgraded transcripts, replays); the findings are listed either way.
-pub const CHECK_FINDINGS_FAIL: bool = false;
 
 /// A production agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -670,7 +667,7 @@ fn client_scenario(
         elapsed.as_secs_f64(),
         check.summary
     );
-    if CHECK_FINDINGS_FAIL && !check.findings.is_empty() {
+    if check.failed {
         return Err(format!("acp check found problems in {}: {summary}\n{}", tap.display(), check.listing()));
     }
     Ok(if check.findings.is_empty() { summary } else { format!("{summary}\n{}", check.listing()) })
@@ -802,6 +799,9 @@ struct CheckReport {
     summary: String,
     /// Each message it did not find `ok` (or `extension`), with its first detail line.
     findings: Vec<String>,
+    /// It exited 1: a message is an `error` or a MUST rule is broken. Such a transcript fails its
+    /// scenario; `lossy` messages and SHOULD findings are listed only.
+    failed: bool,
 }
 
 impl CheckReport {
@@ -814,8 +814,11 @@ fn check_transcript(acp: &Path, tap: &Path) -> CheckReport {
     let mut command = Command::new(acp);
     command.arg("check").arg(tap);
     match run_with_timeout(&mut command, Duration::from_secs(60)) {
-        Ok(run) => read_check_output(&run.stdout, &run.stderr),
-        Err(why) => CheckReport { summary: format!("acp check did not run: {why}"), findings: vec![] },
+        Ok(run) => CheckReport {
+            failed: run.status.and_then(|s| s.code()) != Some(0),
+            ..read_check_output(&run.stdout, &run.stderr)
+        },
+        Err(why) => CheckReport { summary: format!("acp check did not run: {why}"), findings: vec![], failed: true },
     }
 }
 
@@ -846,7 +849,7 @@ fn read_check_output(stdout: &str, stderr: &str) -> CheckReport {
         }
         i += 1;
     }
-    CheckReport { summary: format!("acp check: {summary}"), findings }
+    CheckReport { summary: format!("acp check: {summary}"), findings, failed: false }
 }
 
 fn conform_scenario(setup: &Setup, scenario: Production, agent: Agent) -> Result<String, String> {
