@@ -151,9 +151,15 @@ async fn conform(options: &Options, scratch: &std::path::Path) -> Result<Results
             results.skip_reason(rule, "no --cancel-prompt given (a prompt that keeps the agent busy)");
         }
     }
-    let unused = match &options.tool_prompt {
-        Some(_) => "the agent never called it, --tool-prompt included",
-        None => "the agent never called it (--tool-prompt gives a prompt that makes it use tools)",
+    // An agent that asked for permission did use tools: it ran them itself, which no rule
+    // forbids (the client's `fs/*` and `terminal/*` are offered, not imposed).
+    let permissions = results.requested("session/request_permission");
+    let unused = match (&options.tool_prompt, permissions) {
+        (Some(_), 0) => "the agent never called it, --tool-prompt included".to_string(),
+        (Some(_), n) => {
+            format!("the agent used tools ({n} permission request(s)) but ran them itself, never calling it")
+        }
+        (None, _) => "the agent never called it (--tool-prompt gives a prompt that makes it use tools)".to_string(),
     };
     results.skip_reason(rules::CAP_CLIENT_FS, format!("`fs/*`: {unused}"));
     results.skip_reason(rules::CAP_CLIENT_TERMINAL, format!("`terminal/*`: {unused}"));

@@ -69,6 +69,11 @@ impl Results {
         self.evidence.entry(rule).or_default().push(text.into());
     }
 
+    /// How many requests the agent sent whose method starts with `prefix`, over every scenario.
+    pub fn requested(&self, prefix: &str) -> usize {
+        self.requests.iter().filter(|(method, _)| method.starts_with(prefix)).map(|(_, n)| n).sum()
+    }
+
     /// Adds a scenario's count of the agent's requests by method.
     pub fn called(&mut self, called: &BTreeMap<String, usize>) {
         for (method, n) in called {
