@@ -282,9 +282,9 @@ pub fn fs_prompt(nonce: &str) -> String {
 }
 
 /// `acp conform --tool-prompt`: gemini's `write_file` (a permission request, then
-/// `fs/read_text_file` to see whether the file exists and `fs/write_text_file`, as the client
-/// advertised them; gemini takes a read error as "no such file" only when its message says
-/// `Resource not found`, `ENOENT`, `does not exist` or `No such file`); codex runs commands
+/// `fs/read_text_file` to see whether the file exists, then `fs/write_text_file` where that read
+/// succeeds: `acp conform`'s answer to a read of a new file is an error, which gemini-cli 0.61.0
+/// cannot tell from a failure (see [`Kind::FsWrite`]), so its write ends there); codex runs commands
 /// itself and never calls `fs/*` or `terminal/*`, so its shell tool (a permission request).
 fn conform_tool_prompt(agent: Agent) -> &'static str {
     match agent {
