@@ -6,7 +6,7 @@
 //! - negotiation: `initialize` asking for 1, 2, 65535 and 0, then a cross-check of the answers;
 //! - per protocol version: a main scenario (unknown and `_` methods, notifications, a line that
 //!   is not JSON, `authenticate` with `--auth`, two sessions, a prompt turn, a `--tool-prompt`
-//!   turn, what the agent advertises (see [`advertised`]), a cancelled turn with
+//!   turn, what the agent advertises (the `advertised` module), a cancelled turn with
 //!   `--cancel-prompt`) and, in v1, a turn with no client capabilities (the agent must not call
 //!   `fs/*` or `terminal/*`). Methods the agent did not advertise are not called: the rules
 //!   against calling them bind the client, which `acp conform` is.
