@@ -19,12 +19,14 @@ pub struct AuthMethod {
 }
 
 impl AuthMethod {
-    /// Whether the agent runs this method's flow itself, through `authenticate` / `auth/login`.
-    /// A `terminal` method is not passed to either: "Client runs the configured agent program
-    /// as a separate interactive process, without passing this method to `authenticate`" (v1
-    /// and v2 `AuthMethod`).
+    /// Whether the agent runs this method's flow itself, through `authenticate` / `auth/login`:
+    /// only an `agent` method does. A `terminal` method is not passed to either ("Client runs
+    /// the configured agent program as a separate interactive process, without passing this
+    /// method to `authenticate`", v1 and v2 `AuthMethod`), and a type this client does not know
+    /// defines no login flow it can rely on ("Clients MUST call this method only with a method
+    /// whose type defines a protocol-driven login flow", v2 `auth/login`).
     pub fn is_protocol_driven(&self) -> bool {
-        self.kind != "terminal"
+        self.kind == "agent"
     }
 
     /// The methods of a v1 `initialize` answer.

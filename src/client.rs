@@ -435,10 +435,11 @@ impl ClientConnection {
 
     /// Authenticates with the method `method_id` of the agent's `authMethods`: `authenticate`
     /// in v1, `auth/login` in v2. Sends nothing and fails when the agent did not list that
-    /// method, or when it is a `terminal` method (run the agent as an interactive process
-    /// instead): "Clients MUST call this method only with a method whose type defines a
-    /// protocol-driven login flow, and MUST NOT call it when `authMethods` was omitted or
-    /// empty" (v2 `authenticate`).
+    /// method, or when it is not an `agent` method ([`AuthMethod::is_protocol_driven`]: a
+    /// `terminal` method runs the agent as an interactive process instead, and a type this
+    /// client does not know is not called): "Clients MUST call this method only with a method
+    /// whose type defines a protocol-driven login flow, and MUST NOT call it when `authMethods`
+    /// was omitted or empty" (v2 `auth/login`).
     pub async fn authenticate(&self, method_id: &str) -> Result<(), Error> {
         let methods = self.auth_methods();
         let Some(method) = methods.iter().find(|m| m.id == method_id) else {
@@ -448,9 +449,14 @@ impl ClientConnection {
                 if listed.is_empty() { "none".to_string() } else { listed.join(", ") }
             )));
         };
-        if !method.is_protocol_driven() {
+        if method.kind == "terminal" {
             return Err(Error::Invalid(format!(
                 "the auth method {method} is a terminal method: the client runs the agent as an interactive process, not authenticate"
+            )));
+        }
+        if !method.is_protocol_driven() {
+            return Err(Error::Invalid(format!(
+                "the auth method {method} is of a type this client does not know: it defines no login flow to call authenticate with"
             )));
         }
         match self.version() {

@@ -337,6 +337,25 @@ async fn auth_required_then_auth_login_then_a_session_in_v2() {
     assert_eq!(in_time(conn.new_session_v2(new())).await.expect("a session").id.0, "s2");
 }
 
+#[tokio::test]
+async fn a_method_of_a_type_the_client_does_not_know_is_not_passed_to_auth_login() {
+    let (conn, mut agent) = scripted(Rejecting);
+    let init = tokio::spawn({
+        let conn = conn.clone();
+        async move { conn.negotiate(Offer::new().v2(v2_request())).await }
+    });
+    let request = agent.recv().await;
+    let methods = json!([{ "type": "_vendor_sso", "methodId": "sso", "name": "SSO" }]);
+    let info = json!({ "name": "a", "version": "0" });
+    agent.answer(&request, json!({ "protocolVersion": 2, "info": info, "authMethods": methods })).await;
+    assert!(matches!(in_time(init).await.expect("task"), Ok(Initialized::V2(_))));
+    let kinds: Vec<String> = conn.auth_methods().into_iter().map(|m| m.kind).collect();
+    assert_eq!(kinds, ["_vendor_sso"]);
+    let refused = in_time(conn.authenticate("sso")).await.expect_err("unknown type");
+    assert!(refused.to_string().contains("does not know"), "{refused}");
+    agent.nothing_more().await;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Traffic of production agents, from a scripted agent.
 
