@@ -44,11 +44,12 @@ fn allow<T>(options: &[T], allows: impl Fn(&T) -> bool) -> Option<&T> {
 
 impl Client {
     /// `path` if it names something inside the cwd (symbolic links resolved); for a file still
-    /// to be written, its directory must be inside.
+    /// to be written, its directory must be inside, and it must not be a dangling link (writing
+    /// through one creates its target, wherever that is).
     fn inside(&self, path: &str, existing: bool) -> Result<PathBuf, RpcError> {
         let path = self.cwd.join(path);
         // An existing path is resolved whole (a link to outside is outside).
-        let resolved = path.canonicalize().ok().or_else(|| match existing {
+        let resolved = path.canonicalize().ok().or_else(|| match existing || path.symlink_metadata().is_ok() {
             true => None,
             false => path.parent().and_then(|d| d.canonicalize().ok()).zip(path.file_name()).map(|(d, n)| d.join(n)),
         });

@@ -641,6 +641,16 @@ fn the_example_client_serves_files_and_terminals_in_v1() {
     let (_, stderr, status) = client(&cwd, &["--protocol-version", "1", "--prompt", prompt], &[&path_of("echo_agent")]);
     assert_eq!(status, Some(1), "{stderr}");
     assert!(stderr.contains("not inside the cwd"), "{stderr}");
+    // A dangling link inside to a file outside: writing through it would create the file outside.
+    let outside = tempfile::tempdir().expect("dir");
+    let target = outside.path().join("escaped.txt");
+    std::os::unix::fs::symlink(&target, cwd.join("link.txt")).expect("symlink");
+    let prompt = format!("write {}", cwd.join("link.txt").display());
+    let (_, stderr, status) =
+        client(&cwd, &["--protocol-version", "1", "--prompt", &prompt], &[&path_of("echo_agent")]);
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(stderr.contains("not inside the cwd"), "{stderr}");
+    assert!(!target.exists(), "written outside the cwd through a dangling link");
     // A file inside that is not there yet: -32002 "Resource not found", the words agents such as
     // gemini-cli read as "absent" before they write a new file.
     let prompt = format!("read {}", cwd.join("new.txt").display());
