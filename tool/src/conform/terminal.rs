@@ -206,11 +206,18 @@ impl Terminals {
     }
 }
 
+/// A scenario that ends without [`Terminals::kill_all`] (an early return, a panic) leaves no
+/// command behind either.
+impl Drop for Terminals {
+    fn drop(&mut self) {
+        self.kill_all();
+    }
+}
+
 impl Terminal {
+    /// Kills the whole process group, even once the command itself has exited: what it started
+    /// in the background (`sleep 99 >/dev/null &`) is still in the group.
     fn kill(&self) {
-        if self.exit.borrow().is_some() {
-            return;
-        }
         #[cfg(unix)]
         if let Some(pid) = self.pid {
             // SAFETY: `killpg` only sends a signal; the group is the terminal's own (`process_group(0)`).
@@ -279,5 +286,41 @@ mod tests {
             Err(_) => None,
         };
         assert_eq!(exit.and_then(Result::ok).map(|e| e["signal"].clone()), Some(json!("SIGKILL")));
+    }
+
+    /// What a command left running in the background (its output elsewhere, so the command's
+    /// exit is reported) is killed with the terminal's group on release.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn release_kills_what_the_command_left_in_the_background() {
+        let dir = std::env::temp_dir().canonicalize().unwrap_or_else(|_| std::env::temp_dir());
+        let pidfile = dir.join(format!("acp-terminal-test-{}.pid", std::process::id()));
+        let command = format!("sleep 30 >/dev/null 2>&1 & echo $! > {}", pidfile.display());
+        let mut terminals = Terminals::default();
+        let created = terminals.create(&json!({ "sessionId": "s", "command": command }), &dir);
+        let ask =
+            json!({ "sessionId": "s", "terminalId": created.map(|c| c["terminalId"].clone()).unwrap_or_default() });
+        let exit = match terminals.wait_for_exit(&ask) {
+            Ok(wait) => tokio::time::timeout(std::time::Duration::from_secs(5), wait).await.ok(),
+            Err(_) => None,
+        };
+        assert_eq!(exit.and_then(Result::ok).map(|e| e["exitCode"].clone()), Some(json!(0)));
+        let pid: i32 = std::fs::read_to_string(&pidfile).ok().and_then(|p| p.trim().parse().ok()).unwrap_or(0);
+        let _ = std::fs::remove_file(&pidfile);
+        assert!(pid > 0, "the background pid was not written");
+        // Running (or stopped), not gone and not a zombie left for a parent that does not reap.
+        let alive = || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| stat.rsplit_once(") ").map(|(_, rest)| !rest.starts_with('Z')))
+                .unwrap_or(false)
+        };
+        assert!(alive(), "the background sleep should still run before release");
+        assert!(terminals.release(&ask).is_ok());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while alive() && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert!(!alive(), "the background sleep {pid} outlived its terminal's release");
     }
 }
