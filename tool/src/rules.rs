@@ -124,6 +124,7 @@ pub const SERVES_CLOSE: &str = "cap.serves-close";
 pub const SERVES_FORK: &str = "cap.serves-fork";
 pub const SERVES_SET_MODE: &str = "cap.serves-set-mode";
 pub const SERVES_CONFIG_OPTION: &str = "cap.serves-config-option";
+pub const V2_SERVES_CONFIG_OPTION: &str = "cap.v2-serves-config-option";
 pub const SERVES_IMAGE: &str = "cap.serves-image";
 pub const SERVES_AUDIO: &str = "cap.serves-audio";
 pub const SERVES_EMBEDDED_CONTEXT: &str = "cap.serves-embedded-context";
@@ -504,15 +505,22 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         id: SERVES_CONFIG_OPTION,
-        // v2's sentence is a MUST; v1 has the method and the field but no sentence, and one row
-        // covers both: the weaker tier.
+        // v1 has the method and the field but no keyword: a finding. v2's sentence is a MUST
+        // (V2_SERVES_CONFIG_OPTION).
         tier: Tier::Should,
         binds: Binds::Agent,
-        versions: BOTH,
-        sentence: "Agents MUST support this method for any session where they advertise config options. / \
-                   Initial session configuration options if supported by the Agent.",
-        source: "schema/v2/schema.json#/$defs/SetSessionConfigOptionRequest; \
-                 schema/v1/schema.json#/$defs/NewSessionResponse/properties/configOptions",
+        versions: V1,
+        sentence: "Initial session configuration options if supported by the Agent.",
+        source: "schema/v1/schema.json#/$defs/NewSessionResponse/properties/configOptions",
+        tck: &[],
+    },
+    Rule {
+        id: V2_SERVES_CONFIG_OPTION,
+        tier: Tier::Must,
+        binds: Binds::Agent,
+        versions: V2,
+        sentence: "Agents MUST support this method for any session where they advertise config options.",
+        source: "schema/v2/schema.json#/$defs/SetSessionConfigOptionRequest",
         tck: &[],
     },
     Rule {

@@ -206,7 +206,8 @@ fn advertised_capabilities_and_tool_use_pass_with_evidence() {
         ("cap.serves-resume", "v1: session/resume in the same connection"),
         ("cap.serves-close", "v2: closed sess-1"),
         ("cap.serves-set-mode", "v1: mode ask -> code"),
-        ("cap.serves-config-option", "v2: model = \"large\", the answer shows it"),
+        ("cap.serves-config-option", "v1: model = \"large\", the answer shows it"),
+        ("cap.v2-serves-config-option", "v2: model = \"large\", the answer shows it"),
         ("cap.serves-image", "v2: a prompt with an image answered"),
         ("cap.serves-audio", "v1: a prompt with an audio clip answered {\"stopReason\":\"end_turn\"}"),
         ("cap.serves-embedded-context", "a prompt with an embedded resource"),
@@ -269,6 +270,7 @@ fn what_is_not_advertised_skips_and_says_so() {
         ("cap.serves-image", "did not advertise `agentCapabilities.promptCapabilities.image` (v1)"),
         ("cap.serves-set-mode", "listed no `modes`"),
         ("cap.serves-config-option", "listed no `configOptions`"),
+        ("cap.v2-serves-config-option", "listed no `configOptions`"),
     ] {
         let line = line_of(&text, rule).unwrap_or_default();
         assert!(line.starts_with("SKIP") && line.contains(why), "{rule}: {line}\n{text}");

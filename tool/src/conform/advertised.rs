@@ -273,15 +273,16 @@ impl Scenario<'_> {
     /// `session/set_config_option` on the first option listed, to another value it lists (a
     /// select) or the other value (a boolean); the answer's list shows the value taken.
     async fn set_config_option(&mut self, session: &Session, results: &mut Results) {
-        let key = match self.version {
-            Version::V1 => "id",
-            Version::V2 => "configId",
+        // v1 has no keyword for it (a finding); v2's sentence is a MUST.
+        let (key, rule) = match self.version {
+            Version::V1 => ("id", rules::SERVES_CONFIG_OPTION),
+            Version::V2 => ("configId", rules::V2_SERVES_CONFIG_OPTION),
         };
         let options = session.answer["configOptions"].as_array().cloned().unwrap_or_default();
         let chosen = options.iter().find_map(|o| Some((o[key].as_str()?, pick(o)?)));
         let Some((config, value)) = chosen else {
             results.skip_reason(
-                rules::SERVES_CONFIG_OPTION,
+                rule,
                 "the agent listed no `configOptions` (with a value to choose) in its `session/new` answer",
             );
             return;
@@ -294,7 +295,7 @@ impl Scenario<'_> {
             (_, Version::V1) => {}
         }
         let line = self.agent.line();
-        let response = self.ask("session/set_config_option", params, rules::SERVES_CONFIG_OPTION, results).await;
+        let response = self.ask("session/set_config_option", params, rule, results).await;
         let after = response
             .as_ref()
             .and_then(|r| r["result"]["configOptions"].as_array())
@@ -305,18 +306,11 @@ impl Scenario<'_> {
             let detail = format!(
                 "`session/set_config_option` {config} = {value} (line {line}) succeeded but its answer {shown}"
             );
-            results.violate(self.name, RuleViolation::new(rules::SERVES_CONFIG_OPTION, Role::Agent, line, detail));
+            results.violate(self.name, RuleViolation::new(rule, Role::Agent, line, detail));
             return;
         }
         let evidence = format!("{config} = {value}, the answer shows it");
-        self.judge(
-            rules::SERVES_CONFIG_OPTION,
-            line,
-            "`session/set_config_option`",
-            response.as_ref(),
-            evidence,
-            results,
-        );
+        self.judge(rule, line, "`session/set_config_option`", response.as_ref(), evidence, results);
     }
 
     /// `session/close` on `session` (idle by now).
