@@ -243,12 +243,36 @@ impl Terminal {
     }
 }
 
+/// A terminal command's process group (its id is the command's pid), killed when asked to and
+/// when dropped.
+struct Group(Option<u32>);
+
+impl Group {
+    fn kill(&self) {
+        #[cfg(unix)]
+        if let Some(group) = self.0.and_then(|id| libc::pid_t::try_from(id).ok()) {
+            // SAFETY: `killpg` takes two integers and touches no memory of this process.
+            unsafe { libc::killpg(group, libc::SIGKILL) };
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
 impl Terminals {
     fn create(&self, mut command: tokio::process::Command, limit: Option<usize>) -> Result<String, RpcError> {
         use std::process::Stdio;
         use tokio::io::AsyncReadExt;
         command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+        // In a process group of its own, so that what the command starts ends with it.
+        #[cfg(unix)]
+        command.process_group(0);
         let mut child = command.spawn().map_err(|e| RpcError::internal(format!("cannot run the command: {e}")))?;
+        let group = Group(child.id());
         let (report, exit) = tokio::sync::watch::channel(None);
         let terminal = Arc::new(Terminal { output: Default::default(), limit, exit, kill: Default::default() });
         let streams: [Option<Box<dyn tokio::io::AsyncRead + Unpin + Send>>; 2] = [
@@ -267,18 +291,27 @@ impl Terminals {
         }
         let waiter = terminal.clone();
         tokio::spawn(async move {
+            // Dropped (the client exits) or asked to: the command's group is killed.
+            let group = group;
             let status = tokio::select! {
                 status = child.wait() => status,
                 _ = waiter.kill.notified() => {
+                    group.kill();
                     let _ = child.start_kill();
                     child.wait().await
                 }
             };
-            // The exit is reported once all its output is kept.
-            for reader in readers {
-                let _ = reader.await;
-            }
+            // The exit is reported once its output is kept; a process the command left running
+            // with its stdout or stderr open does not hold the report back for long.
+            let drained = async {
+                for reader in readers {
+                    let _ = reader.await;
+                }
+            };
+            let _ = tokio::time::timeout(std::time::Duration::from_millis(500), drained).await;
             let _ = report.send(status.ok());
+            // `terminal/kill` or `terminal/release` after the exit ends what it left running.
+            waiter.kill.notified().await;
         });
         let id = format!("term-{}", self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
         self.running.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone(), terminal);

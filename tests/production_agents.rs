@@ -636,6 +636,31 @@ fn the_example_client_serves_files_and_terminals_in_v1() {
         client(&cwd, &["--protocol-version", "1", "--prompt", &prompt], &[&path_of("echo_agent")]);
     assert_eq!(status, Some(0), "{stderr}");
     assert_eq!(lines[0]["content"]["text"], "aéaé(exit 0, truncated)", "{lines:?}");
+    // A command that leaves a process running with its output open: its exit is reported all
+    // the same, and releasing the terminal ends the process it left (its process group).
+    let script = cwd.join("background.sh");
+    std::fs::write(&script, "#!/bin/sh\nsleep 30 &\necho $! > sleeping.pid\necho started\n").expect("script");
+    let mut permissions = std::fs::metadata(&script).expect("meta").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&script, permissions).expect("chmod");
+    let started = std::time::Instant::now();
+    let prompt = format!("run {}", script.display());
+    let (lines, stderr, status) =
+        client(&cwd, &["--protocol-version", "1", "--prompt", &prompt], &[&path_of("echo_agent")]);
+    assert_eq!(status, Some(0), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(20), "the exit waited for the background process");
+    assert_eq!(lines[0]["content"]["text"], "started\n(exit 0)", "{lines:?}");
+    let pid = std::fs::read_to_string(cwd.join("sleeping.pid")).expect("pid");
+    // Gone, or a zombie nobody reaped yet (its parent exited; the signal may still be on its way).
+    let alive = || {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
+        stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z'))
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    while alive() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive(), "the background process {} outlived its released terminal", pid.trim());
     // Outside the cwd: refused, and the turn fails with the agent's error.
     let prompt = "read /etc/hostname";
     let (_, stderr, status) = client(&cwd, &["--protocol-version", "1", "--prompt", prompt], &[&path_of("echo_agent")]);
