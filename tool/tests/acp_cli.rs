@@ -352,6 +352,9 @@ fn each_rule_transcript_breaks_its_rule_and_clean_ones_break_none() {
         "echo-v1.jsonl",
         // History replayed before the `session/load` answer, after a cancelled turn.
         "clean-v1-load-replay.jsonl",
+        // An update after the `session/load` answer that followed a cancelled turn: not the
+        // cancelled turn's.
+        "clean-v1-update-after-load-after-cancel.jsonl",
         // Asked for v2, answered v1: everything after the request decodes as v1.
         "clean-downgrade-v2-to-v1.jsonl",
     ] {

@@ -293,6 +293,9 @@ impl Judge {
                 if let Some(session) = session {
                     let state = self.sessions.entry(session).or_default();
                     state.opening = true;
+                    // What the agent sends from here on is the load's (replay) or a later turn's,
+                    // not the cancelled turn's: an update after the load's answer is no late one.
+                    state.cancelled_answer = None;
                     if self.version == Some(Version::V2) && method == "session/resume" {
                         state.resume_state = Some(false);
                     }
