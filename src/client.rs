@@ -280,6 +280,15 @@ impl ClientConnection {
     /// a v2 request sees v1's default client capabilities (no `fs`, no `terminal`: v2 has
     /// neither), not those of the v1 request in `offer`.
     pub async fn negotiate(&self, offer: Offer) -> Result<Initialized, Error> {
+        let agreed = self.try_negotiate(offer).await;
+        if agreed.is_err() {
+            // No version agreed: the one last asked for is not the connection's.
+            self.version.clear();
+        }
+        agreed
+    }
+
+    async fn try_negotiate(&self, offer: Offer) -> Result<Initialized, Error> {
         let candidates = offer.candidates(self.speaks);
         let Some(&newest) = candidates.first() else {
             return Err(Error::Invalid(format!(
@@ -365,9 +374,12 @@ impl ClientConnection {
                 self.version.set(v);
                 Ok(answer)
             }
-            None => Err(Error::Invalid(format!(
-                "the agent answered protocol version {answered:?}, which this client does not speak"
-            ))),
+            None => {
+                self.version.clear();
+                Err(Error::Invalid(format!(
+                    "the agent answered protocol version {answered:?}, which this client does not speak"
+                )))
+            }
         }
     }
 

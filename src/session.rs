@@ -134,4 +134,9 @@ impl Negotiated {
     pub(crate) fn set(&self, version: Version) {
         self.0.store(version.number(), Ordering::SeqCst);
     }
+
+    /// No version agreed (an `initialize` that failed).
+    pub(crate) fn clear(&self) {
+        self.0.store(0, Ordering::SeqCst);
+    }
 }

@@ -205,6 +205,8 @@ async fn a_v1_only_client_and_a_v2_only_agent_get_an_error_naming_both_versions(
     assert_eq!(error, Error::NoCommonVersion { asked: Version::V1, agent: vec![2], client: &[Version::V1] });
     let text = error.to_string();
     assert!(text.contains("asked for 1") && text.contains("the agent speaks 2"), "{text}");
+    // No version agreed: not the one asked for last.
+    assert_eq!(conn.version(), None);
 }
 
 #[tokio::test]
@@ -265,6 +267,7 @@ async fn a_32022_listing_no_version_the_client_speaks_names_both_sides() {
     let error = in_time(negotiation).await.expect("task").expect_err("nothing in common");
     // No retry with v1: the agent said it speaks 3 alone.
     assert_eq!(error, Error::NoCommonVersion { asked: Version::V2, agent: vec![3], client: Version::ALL });
+    assert_eq!(conn.version(), None);
     agent.nothing_more().await;
 }
 
