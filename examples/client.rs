@@ -268,7 +268,9 @@ impl Terminals {
         use std::process::Stdio;
         use tokio::io::AsyncReadExt;
         command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
-        // In a process group of its own, so that what the command starts ends with it.
+        // In a process group of its own, so that what the command starts ends with it (on
+        // kill, release and this client's exit; not when this client is killed with SIGKILL, as
+        // with `spawn_agent`: the group is no longer this client's).
         #[cfg(unix)]
         command.process_group(0);
         let mut child = command.spawn().map_err(|e| RpcError::internal(format!("cannot run the command: {e}")))?;
