@@ -846,6 +846,13 @@ fn read_check_output(stdout: &str, stderr: &str) -> CheckReport {
                 None => squeezed,
             };
             findings.push(shorten(&text, SHOWN));
+        } else if numbered {
+            // A message `ok` as a message may still carry SHOULD findings of the rules.
+            let squeezed = line.split_whitespace().collect::<Vec<_>>().join(" ");
+            let details = lines[i + 1..].iter().take_while(|next| next.starts_with("         "));
+            for rule in details.map(|d| d.trim()).filter(|d| d.starts_with("rule ")) {
+                findings.push(shorten(&format!("{squeezed}: {rule}"), SHOWN));
+            }
         }
         i += 1;
     }
@@ -1075,17 +1082,21 @@ mod tests {
             "         result.models: received {}, re-encoded (absent)\n",
             "    5  agent → client  notification _auth/status_update  extension\n",
             "    6  agent → client  notification session/update  error\n",
-            "tap.jsonl: 6 messages: 3 ok, 1 extension, 1 error, 1 lossy, 0 unmatched; 0 warnings (protocol version 1)\n",
+            "    7  agent → client  response session/new (id 0)  ok\n",
+            "         warning: id: 0 is still in use by `initialize` (line 1)\n",
+            "         rule rpc.v1-unique-ids (SHOULD, agent): 0 is still in use\n",
+            "tap.jsonl: 7 messages: 4 ok, 1 extension, 1 error, 1 lossy, 0 unmatched; 1 warning; 1 rule violation (protocol version 1)\n",
         );
         let report = read_check_output(out, "");
         assert_eq!(
             report.findings,
             [
                 "4 agent → client response session/new (id 1) lossy: result.models: received {}, re-encoded (absent)",
-                "6 agent → client notification session/update error"
+                "6 agent → client notification session/update error",
+                "7 agent → client response session/new (id 0) ok: rule rpc.v1-unique-ids (SHOULD, agent): 0 is still in use",
             ]
         );
-        assert!(report.summary.starts_with("acp check: 6 messages: 3 ok"), "{}", report.summary);
+        assert!(report.summary.starts_with("acp check: 7 messages: 4 ok"), "{}", report.summary);
         assert!(read_check_output("", "boom").summary.contains("printed nothing: boom"));
     }
 }
