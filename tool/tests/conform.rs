@@ -367,3 +367,14 @@ fn a_load_refused_everywhere_is_a_finding_not_a_replay_failure() {
     let replay = line_of(&text, "session.load-replay").unwrap_or_default();
     assert!(replay.starts_with("SKIP") && replay.contains("refused `session/load`"), "{replay}");
 }
+
+/// A session whose prompts were all refused has no conversation: a `session/load` that replays
+/// nothing does not break `session.load-replay`.
+#[test]
+fn a_load_with_nothing_to_replay_is_no_replay_failure() {
+    let out = conform(&["--protocol-version", "1"], &["--advertise", "--refuse-prompts"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = line_of(&text, "session.load-replay").unwrap_or_default();
+    assert!(line.starts_with("PASS") && line.contains("nothing to replay"), "{line}\n{text}");
+    assert!(!failing(&out).iter().any(|rule| rule == "session.load-replay"), "{text}");
+}

@@ -351,9 +351,10 @@ impl Scenario<'_> {
         .filter(|(on, _, _)| *on)
         .map(|(_, rule, method)| (rule, method))
         .collect();
+        let conversation = had_a_turn(&self.agent.transcript, session);
         let mut outcomes = Vec::new();
         for (rule, method) in calls {
-            let outcome = restore_once(self.agent, self.options, method, session, self.cwd).await;
+            let outcome = restore_once(self.agent, self.options, method, session, self.cwd, conversation).await;
             outcomes.push((rule, method, self.name.to_string(), "in the same connection", outcome));
         }
         if outcomes.iter().any(|o| matches!(o.4, Restored::Refused(_))) {
@@ -370,7 +371,7 @@ impl Scenario<'_> {
             for (_, method, scenario, place, outcome) in &mut outcomes {
                 let Restored::Refused(first) = outcome else { continue };
                 let again = match &mut fresh {
-                    Ok(agent) => restore_once(agent, self.options, method, session, self.cwd).await,
+                    Ok(agent) => restore_once(agent, self.options, method, session, self.cwd, conversation).await,
                     Err((_, why)) => Restored::Refused(format!("a fresh process could not be asked: {why}")),
                 };
                 *outcome = match again {
@@ -419,8 +420,35 @@ impl Scenario<'_> {
     }
 }
 
-/// One `session/load` (replay before the answer, none after) or `session/resume` call.
-async fn restore_once(agent: &mut Agent, options: &Options, method: &str, session: &str, cwd: &str) -> Restored {
+/// Whether a `session/prompt` of `session` was answered with a result in `transcript`: a
+/// conversation the agent has to replay when the session is loaded.
+fn had_a_turn(transcript: &[Value], session: &str) -> bool {
+    let prompts: Vec<&Value> = transcript
+        .iter()
+        .filter(|record| record["from"] == "client")
+        .map(|record| &record["message"])
+        .filter(|m| m["method"] == "session/prompt" && m["params"]["sessionId"] == session)
+        .map(|m| &m["id"])
+        .collect();
+    transcript.iter().any(|record| {
+        let m = &record["message"];
+        record["from"] == "agent"
+            && m.get("method").is_none()
+            && m.get("result").is_some()
+            && prompts.contains(&&m["id"])
+    })
+}
+
+/// One `session/load` (replay before the answer, none after) or `session/resume` call;
+/// `conversation`: whether a turn of the session was answered (else there may be nothing to replay).
+async fn restore_once(
+    agent: &mut Agent,
+    options: &Options,
+    method: &str,
+    session: &str,
+    cwd: &str,
+    conversation: bool,
+) -> Restored {
     let line = agent.line();
     let id = agent.request(method, json!({ "sessionId": session, "cwd": cwd, "mcpServers": [] })).await;
     let mut before = 0usize;
@@ -463,6 +491,9 @@ async fn restore_once(agent: &mut Agent, options: &Options, method: &str, sessio
                 "{after} replayed conversation update(s) came after the `session/load` answer (line {line}); \
                  {before} before it"
             ),
+        ),
+        (0, 0) if !conversation => Restored::Pass(
+            "no turn of the session was answered before: nothing to replay, none replayed, none after".into(),
         ),
         (0, 0) => Restored::Broken(
             line,

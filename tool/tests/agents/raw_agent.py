@@ -10,7 +10,8 @@ list/resume/close/fork, image/audio/embedded prompts, modes and a config option.
 `--no-reload` (with `--advertise`) refuses to load or resume a session it created in the same
 process, as agents that hold a session open do; a fresh process loads it from the file.
 `--require-auth` lists one auth method (`raw-key`) and refuses `session/new` (-32000) until
-`authenticate` (v2: `auth/login`) with it.
+`authenticate` (v2: `auth/login`) with it. `--refuse-prompts` answers every `session/prompt`
+with an error (a model that cannot be reached): a session with no conversation to replay.
 
 A prompt whose text contains "slow" keeps the agent busy until `session/cancel`; one with
 "tools" (v1) asks for permission, then reads and writes a file and runs `echo` in a terminal,
@@ -28,8 +29,9 @@ HISTORY = ".raw_agent_sessions.json"
 
 
 class Agent:
-    def __init__(self, broken, advertise=False, require_auth=False, no_reload=False):
+    def __init__(self, broken, advertise=False, require_auth=False, no_reload=False, refuse_prompts=False):
         self.broken = broken
+        self.refuse_prompts = refuse_prompts
         self.advertise = advertise
         self.no_reload = no_reload
         self.created = set()  # sessions of session/new in this process
@@ -278,6 +280,8 @@ class Agent:
 
     # -- turns ------------------------------------------------------------------------------
     def prompt(self, id, params):
+        if self.refuse_prompts:
+            return self.error(id, -32603, "the model cannot be reached")
         session = params.get("sessionId")
         text = " ".join(b.get("text", "") for b in params.get("prompt") or [] if isinstance(b, dict))
         if self.version == 1:
@@ -382,7 +386,7 @@ class Agent:
 
 def main():
     broken = None
-    advertise = require_auth = no_reload = False
+    advertise = require_auth = no_reload = refuse_prompts = False
     args = sys.argv[1:]
     while args:
         if args[0] == "--break" and len(args) > 1:
@@ -393,12 +397,15 @@ def main():
             require_auth, args = True, args[1:]
         elif args[0] == "--no-reload":
             no_reload, args = True, args[1:]
+        elif args[0] == "--refuse-prompts":
+            refuse_prompts, args = True, args[1:]
         else:
-            sys.exit("usage: raw_agent.py [--break RULE_ID] [--advertise] [--no-reload] [--require-auth]")
+            sys.exit("usage: raw_agent.py [--break RULE_ID] [--advertise] [--no-reload] [--require-auth] "
+                     "[--refuse-prompts]")
     if broken == "rpc.json-only":
         sys.stdout.write("raw_agent starting\n")
         sys.stdout.flush()
-    agent = Agent(broken, advertise, require_auth, no_reload)
+    agent = Agent(broken, advertise, require_auth, no_reload, refuse_prompts)
     for line in sys.stdin:
         agent.handle(line)
 
