@@ -378,3 +378,22 @@ fn a_load_with_nothing_to_replay_is_no_replay_failure() {
     assert!(line.starts_with("PASS") && line.contains("nothing to replay"), "{line}\n{text}");
     assert!(!failing(&out).iter().any(|rule| rule == "session.load-replay"), "{text}");
 }
+
+/// A v2 prompt refused with an error has no turn to end: `acp conform` goes on at once instead
+/// of waiting out `--timeout` for an idle that never comes (four refused prompts here).
+#[test]
+fn a_refused_v2_prompt_is_not_waited_for() {
+    let started = std::time::Instant::now();
+    let out = Command::new(ACP)
+        .args(["conform", "--protocol-version", "2", "--timeout", "30", "--"])
+        .arg("python3")
+        .arg(raw_agent())
+        .args(["--advertise", "--refuse-prompts"])
+        .output()
+        .expect("acp runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(25), "{:?}\n{text}", started.elapsed());
+    let line = line_of(&text, "cap.serves-image").unwrap_or_default();
+    assert!(line.starts_with("FAIL") && line.contains("the model cannot be reached"), "{line}\n{text}");
+}

@@ -498,8 +498,9 @@ fn text_prompt(text: &str) -> Value {
 }
 
 /// A prompt turn on `session`; with `cancel`, `session/cancel` after a moment. Waits for the
-/// response (v1) or the response and the turn-ending idle (v2), then a quiet period; the
-/// response, if one came.
+/// response (v1) or the response and the turn-ending idle (v2; an error response before any
+/// `running` is a prompt refused, with no turn to end), then a quiet period; the response, if
+/// one came.
 async fn turn(
     agent: &mut Agent,
     options: &Options,
@@ -515,9 +516,11 @@ async fn turn(
     let mut response = None;
     let mut running = false;
     let mut ended = false;
+    let mut refused = false;
     let mut watch = |m: &Value| {
         if m.get("method").is_none() && m.get("id") == Some(&id) {
             answered = true;
+            refused = m.get("error").is_some() && !running;
             response = Some(m.clone());
         }
         let update = &m["params"]["update"];
@@ -531,7 +534,7 @@ async fn turn(
                 _ => {}
             }
         }
-        answered && (version == Version::V1 || ended)
+        answered && (version == Version::V1 || ended || refused)
     };
     if cancel {
         let early = Instant::now() + BEFORE_CANCEL;
