@@ -497,8 +497,8 @@ pub static RULES: &[Rule] = &[
         tier: Tier::Should,
         binds: Binds::Agent,
         versions: V1,
-        sentence: "Initial mode state if supported by the Agent / The set of modes and the one currently active. \
-                   (An agent that lists modes serves `session/set_mode` to one of them.)",
+        sentence: "(Derived) Initial mode state if supported by the Agent / The set of modes and the one \
+                   currently active. (An agent that lists modes serves `session/set_mode` to one of them.)",
         source: "schema/v1/schema.json#/$defs/NewSessionResponse/properties/modes; \
                  schema/v1/schema.json#/$defs/SessionModeState",
         tck: &[],
