@@ -271,6 +271,8 @@ fn what_is_not_advertised_skips_and_says_so() {
         ("cap.serves-set-mode", "listed no `modes`"),
         ("cap.serves-config-option", "listed no `configOptions`"),
         ("cap.v2-serves-config-option", "listed no `configOptions`"),
+        // Judged on the updates of a cancelled turn only.
+        ("turn.v1-updates-before-response", "no --cancel-prompt given"),
     ] {
         let line = line_of(&text, rule).unwrap_or_default();
         assert!(line.starts_with("SKIP") && line.contains(why), "{rule}: {line}\n{text}");

@@ -147,7 +147,8 @@ async fn conform(options: &Options, scratch: &std::path::Path) -> Result<Results
         }
     }
     if options.cancel_prompt.is_none() {
-        for rule in [rules::V1_CANCELLED, rules::V2_CANCELLED] {
+        // v1's updates-before-response binds the updates of a cancelled turn only.
+        for rule in [rules::V1_CANCELLED, rules::V1_UPDATES_BEFORE_RESPONSE, rules::V2_CANCELLED] {
             results.skip_reason(rule, "no --cancel-prompt given (a prompt that keeps the agent busy)");
         }
     }
