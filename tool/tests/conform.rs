@@ -399,3 +399,14 @@ fn a_refused_v2_prompt_is_not_waited_for() {
     let line = line_of(&text, "cap.serves-image").unwrap_or_default();
     assert!(line.starts_with("FAIL") && line.contains("the model cannot be reached"), "{line}\n{text}");
 }
+
+/// v2's `session/set_config_option` refused though the session listed config options: its
+/// sentence is a MUST ("Agents MUST support this method for any session where they advertise
+/// config options"), so the run fails.
+#[test]
+fn v2_config_option_refused_fails_the_must() {
+    let out = conform(&["--protocol-version", "2"], &["--advertise", "--break", "cap.v2-serves-config-option"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(failing(&out), ["cap.v2-serves-config-option"], "{text}");
+    assert_eq!(out.status.code(), Some(1), "{text}");
+}

@@ -242,6 +242,8 @@ class Agent:
         self.result(id, {})
 
     def set_config_option(self, id, params):
+        if self.broken == "cap.v2-serves-config-option" and self.version == 2:
+            return self.error(id, -32603, "config options cannot be set")
         if params.get("configId") != "model" or params.get("value") not in ("small", "large"):
             return self.error(id, -32602, "no such option or value")
         self.result(id, {"configOptions": self.config(params["value"])})
