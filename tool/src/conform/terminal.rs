@@ -18,6 +18,10 @@ pub type Answer = Result<Value, (i64, String)>;
 /// Output kept when the agent sets no `outputByteLimit`.
 const DEFAULT_LIMIT: usize = 1 << 20;
 
+/// How long, once the command exited, its output is read before the exit is reported: what it
+/// left in the background may hold the pipes open for as long as it runs.
+const DRAIN: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The terminals of one scenario, by id.
 #[derive(Default)]
 pub struct Terminals {
@@ -139,9 +143,11 @@ impl Terminals {
         let (tx, exit) = watch::channel(None);
         tokio::spawn(async move {
             let status = child.wait().await;
-            // The output is complete once both streams are drained.
+            // The output is complete once both streams are drained, unless a process the command
+            // left behind keeps them open: then it is what came within `DRAIN` (reading goes on).
+            let drained = tokio::time::Instant::now() + DRAIN;
             for reader in readers {
-                let _ = reader.await;
+                let _ = tokio::time::timeout_at(drained, reader).await;
             }
             if let Ok(status) = status {
                 let _ = tx.send(Some(status));
@@ -286,6 +292,26 @@ mod tests {
             Err(_) => None,
         };
         assert_eq!(exit.and_then(Result::ok).map(|e| e["signal"].clone()), Some(json!("SIGKILL")));
+    }
+
+    /// A command that exited while what it left in the background still holds its output open:
+    /// its exit is reported all the same (the release then kills the rest of its group).
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn the_exit_is_reported_while_a_background_process_holds_the_output() {
+        let dir = std::env::temp_dir();
+        let mut terminals = Terminals::default();
+        let created = terminals.create(&json!({ "sessionId": "s", "command": "sleep 30 & echo started" }), &dir);
+        let id = created.map(|c| c["terminalId"].clone()).unwrap_or_default();
+        let ask = json!({ "sessionId": "s", "terminalId": id });
+        let exit = match terminals.wait_for_exit(&ask) {
+            Ok(wait) => tokio::time::timeout(std::time::Duration::from_secs(10), wait).await.ok(),
+            Err(_) => None,
+        };
+        assert_eq!(exit.and_then(Result::ok).map(|e| e["exitCode"].clone()), Some(json!(0)));
+        let output = terminals.output(&ask).map_err(|e| e.1).unwrap_or_default();
+        assert_eq!(output["output"], "started\n", "{output}");
+        assert!(terminals.release(&ask).is_ok());
     }
 
     /// What a command left running in the background (its output elsewhere, so the command's
