@@ -395,50 +395,61 @@ struct PyPeer {
 /// runs the network drivers from there too.
 pub(crate) fn install_ts(cache: &Path) -> Result<TsPeer, String> {
     let node_dir = cache.join("node");
-    let marker = node_dir.join(".installed");
-    let stamp = format!("{TS_SDK_PACKAGE}@{TS_SDK_VERSION} zod@{ZOD_VERSION} ws@{WS_VERSION}\n");
-    let installed = node_dir.join("node_modules").join(TS_SDK_PACKAGE).join("package.json");
-    if fs::read_to_string(&marker).ok().as_deref() == Some(stamp.as_str())
-        && installed_npm_version(&installed).as_deref() == Some(TS_SDK_VERSION)
-    {
-        return Ok(TsPeer { node_dir });
+    let pinned = [(TS_SDK_PACKAGE, TS_SDK_VERSION), ("zod", ZOD_VERSION), ("ws", WS_VERSION)];
+    install_npm_project(&node_dir, "acp-rpc-interop-peers", &pinned, &[])?;
+    Ok(TsPeer { node_dir })
+}
+
+/// An npm project in `dir` named `name` with exactly the `pinned` packages, installed with
+/// `npm install` and `extra` arguments, or reused: a marker (`.installed`) names what was
+/// installed, and each package's installed version is read back.
+pub(crate) fn install_npm_project(
+    dir: &Path,
+    name: &str,
+    pinned: &[(&str, &str)],
+    extra: &[&str],
+) -> Result<(), String> {
+    let modules = dir.join("node_modules");
+    let marker = dir.join(".installed");
+    let listed: Vec<String> = pinned.iter().map(|(package, version)| format!("{package}@{version}")).collect();
+    let stamp =
+        format!("{}\n", listed.iter().map(String::as_str).chain(extra.iter().copied()).collect::<Vec<_>>().join(" "));
+    let installed = |package: &str| installed_npm_version(&modules.join(package).join("package.json"));
+    let versions_ok = || pinned.iter().all(|(package, version)| installed(package).as_deref() == Some(*version));
+    if fs::read_to_string(&marker).ok().as_deref() == Some(stamp.as_str()) && versions_ok() {
+        return Ok(());
     }
 
     let started = Instant::now();
-    eprintln!("interop: installing {TS_SDK_PACKAGE}@{TS_SDK_VERSION} into {}", node_dir.display());
-    fs::create_dir_all(&node_dir).map_err(|e| format!("cannot create {}: {e}", node_dir.display()))?;
+    eprintln!("interop: installing {} into {}", listed.join(", "), dir.display());
+    fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let _ = fs::remove_file(&marker);
+    let dependencies: serde_json::Map<String, Value> =
+        pinned.iter().map(|(package, version)| (package.to_string(), Value::from(*version))).collect();
     let manifest = serde_json::json!({
-        "name": "acp-rpc-interop-peers",
+        "name": name,
         "private": true,
         "description": "Written by `cargo xtask interop`; do not edit.",
-        "dependencies": {
-            TS_SDK_PACKAGE: TS_SDK_VERSION,
-            "zod": ZOD_VERSION,
-            "ws": WS_VERSION,
-        },
+        "dependencies": dependencies,
     });
     let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())? + "\n";
-    let path = node_dir.join("package.json");
+    let path = dir.join("package.json");
     fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     let mut npm = process::npm();
-    npm.args(["install", "--no-audit", "--no-fund", "--loglevel=error"]).current_dir(&node_dir);
+    npm.args(["install", "--no-audit", "--no-fund", "--loglevel=error"]).args(extra).current_dir(dir);
     process::capture(&mut npm)?;
-    for (package, version) in [(TS_SDK_PACKAGE, TS_SDK_VERSION), ("ws", WS_VERSION)] {
-        let installed = node_dir.join("node_modules").join(package).join("package.json");
-        match installed_npm_version(&installed) {
-            Some(found) if found == version => {}
-            other => {
-                return Err(format!(
-                    "npm install left {package} at {other:?} in {}, expected {version}",
-                    installed.display()
-                ))
-            }
+    for (package, version) in pinned {
+        let found = installed(package);
+        if found.as_deref() != Some(*version) {
+            return Err(format!(
+                "npm install left {package} at {found:?} in {}, expected {version}",
+                modules.display()
+            ));
         }
     }
     fs::write(&marker, stamp).map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
-    eprintln!("interop: installed {TS_SDK_PACKAGE}@{TS_SDK_VERSION} in {:.1} s", started.elapsed().as_secs_f64());
-    Ok(TsPeer { node_dir })
+    eprintln!("interop: installed {} in {:.1} s", listed.join(", "), started.elapsed().as_secs_f64());
+    Ok(())
 }
 
 fn installed_npm_version(package_json: &Path) -> Option<String> {

@@ -314,55 +314,14 @@ pub(super) fn install_agents(cache: &Path) -> Result<Agents, String> {
     };
     let pinned =
         [(GEMINI_PACKAGE, GEMINI_VERSION), (CODEX_ACP_PACKAGE, CODEX_ACP_VERSION), (CODEX_PACKAGE, CODEX_VERSION)];
-    let stamp: String = pinned.iter().map(|(package, version)| format!("{package}@{version} ")).collect();
-    let stamp = format!("{} --ignore-scripts\n", stamp.trim_end());
-    let marker = dir.join(".installed");
-    let versions_ok = || {
-        pinned.iter().all(|(package, version)| {
-            super::installed_npm_version(&modules.join(package).join("package.json")).as_deref() == Some(*version)
-        })
-    };
-    if fs::read_to_string(&marker).ok().as_deref() == Some(stamp.as_str()) && versions_ok() {
-        return Ok(agents);
-    }
-
-    let started = Instant::now();
-    eprintln!(
-        "interop: installing {GEMINI_PACKAGE}@{GEMINI_VERSION} and {CODEX_ACP_PACKAGE}@{CODEX_ACP_VERSION} into {}",
-        dir.display()
-    );
-    fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let _ = fs::remove_file(&marker);
-    let dependencies: serde_json::Map<String, Value> =
-        pinned.iter().map(|(package, version)| (package.to_string(), Value::from(*version))).collect();
-    let manifest = serde_json::json!({
-        "name": "acp-rpc-interop-agents",
-        "private": true,
-        "description": "Written by `cargo xtask interop`; do not edit.",
-        "dependencies": dependencies,
-    });
-    write(&dir.join("package.json"), &(serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())? + "\n"))?;
     // No install scripts: gemini-cli's (keytar, node-pty builds) are for features unused here,
     // and Codex's binary is a plain optional dependency.
-    let mut npm = process::npm();
-    npm.args(["install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"]).current_dir(&dir);
-    process::capture(&mut npm)?;
-    for (package, version) in pinned {
-        let found = super::installed_npm_version(&modules.join(package).join("package.json"));
-        if found.as_deref() != Some(version) {
-            return Err(format!(
-                "npm install left {package} at {found:?} in {}, expected {version}",
-                modules.display()
-            ));
-        }
-    }
+    super::install_npm_project(&dir, "acp-rpc-interop-agents", &pinned, &["--ignore-scripts"])?;
     for program in [&agents.gemini_js, &agents.codex_acp_js] {
         if !program.is_file() {
             return Err(format!("npm install left no {}", program.display()));
         }
     }
-    write(&marker, &stamp)?;
-    eprintln!("interop: installed the production agents in {:.1} s", started.elapsed().as_secs_f64());
     Ok(agents)
 }
 
