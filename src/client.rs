@@ -14,6 +14,7 @@ use crate::dispatch;
 use crate::session::{session_of, Context, Negotiated, Sessions};
 use crate::sessions::{self, Routes};
 use crate::spawn::{AgentProcess, SpawnOptions};
+use crate::sync::lock;
 use crate::turn::{TurnEnd, TurnWaiters};
 use acp_types::support::rpc::RpcError;
 use acp_types::{v1, v2, Version};
@@ -43,10 +44,6 @@ pub trait Client: Send + Sync + 'static {
 
     /// A v2 notification of the agent, decoded.
     fn handle_v2(&self, note: v2::methods::client::Notification, cx: Context) -> impl Future<Output = ()> + Send;
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The `supported` versions of a -32022 (unsupported protocol version) error's data, as v2's

@@ -92,6 +92,7 @@ pub mod net;
 pub mod session;
 pub mod sessions;
 pub mod spawn;
+mod sync;
 pub mod turn;
 
 pub use agent::{V1, V2};

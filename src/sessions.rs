@@ -27,6 +27,7 @@
 
 use crate::client::ClientConnection;
 use crate::connection::Error;
+use crate::sync::lock;
 use crate::turn::TurnEnd;
 use std::collections::HashMap;
 use std::future::Future;
@@ -34,10 +35,6 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use tokio::sync::mpsc;
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// Where each session's updates go, per version (only sessions with a handle). While a
 /// `session/new` is in flight, updates of sessions without a handle are held, so that the new

@@ -12,12 +12,13 @@
 //! The agent's stderr never reaches the protocol stream (stdout): it is passed through, captured
 //! in a bounded buffer ([`StderrCapture`]), or discarded ([`Stderr`]).
 
+use crate::sync::lock;
 use std::collections::VecDeque;
 use std::ffi::OsStr;
 use std::io;
 use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWrite, BufReader};
@@ -162,11 +163,6 @@ pub fn spawn_command(
         group,
     };
     Ok((process, stdin, stdout))
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Nothing panics while holding these locks; a poisoned one is still consistent.
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A running agent: its process (on Unix, its process group) and, with [`Stderr::Capture`], its

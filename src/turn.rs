@@ -17,16 +17,13 @@
 
 use crate::connection::Error;
 use crate::session::Context;
+use crate::sync::lock;
 use acp_types::v2;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::oneshot;
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// One v2 prompt turn, as its handler sees it.
 #[derive(Clone)]

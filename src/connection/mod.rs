@@ -35,6 +35,7 @@ use tokio::sync::{mpsc, oneshot, Notify};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::sync::lock;
 use notifications::Note;
 
 /// Raw params or result, as received.
@@ -251,11 +252,6 @@ struct Inner {
     /// The handlers of the peer's requests, awaited (briefly) before closing.
     tasks: TaskTracker,
     config: Config,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A panic while holding one of these short locks cannot leave the maps inconsistent.
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Connection {
