@@ -273,9 +273,13 @@ fn choose_version(versions: &[Version], requested: u16) -> Result<Version, RpcEr
     match versions.iter().copied().max() {
         Some(Version::V1) => Ok(Version::V1),
         _ => {
-            let supported: Vec<u16> = versions.iter().map(|v| v.number()).collect();
-            Err(RpcError::new(-32022, "unsupported protocol version")
-                .with_data(json!({ "requested": requested, "supported": supported })))
+            let supported = versions.iter().map(|v| v2::ProtocolVersion(v.number())).collect();
+            let data = v2::UnsupportedProtocolVersionErrorData::new(v2::ProtocolVersion(requested), supported);
+            let error = RpcError::new(v2::ErrorCode::UnsupportedProtocolVersion.code(), "unsupported protocol version");
+            Err(match serde_json::to_value(&data) {
+                Ok(data) => error.with_data(data),
+                Err(_) => error,
+            })
         }
     }
 }

@@ -46,14 +46,15 @@ pub trait Client: Send + Sync + 'static {
     fn handle_v2(&self, note: v2::methods::client::Notification, cx: Context) -> impl Future<Output = ()> + Send;
 }
 
-/// The `supported` versions of a -32022 (unsupported protocol version) error's data, as v2's
-/// `UnsupportedProtocolVersionErrorData` has them; `None` for any other error.
+/// The `supported` versions of an unsupported-protocol-version error (v2's `ErrorCode`), read
+/// from its `UnsupportedProtocolVersionErrorData`; `None` for any other error, or data of
+/// another shape.
 fn supported_versions(error: &RpcError) -> Option<Vec<u16>> {
-    if error.code != -32022 {
+    if error.code != v2::ErrorCode::UnsupportedProtocolVersion.code() {
         return None;
     }
-    let listed = error.data.as_ref()?.get("supported")?.as_array()?;
-    Some(listed.iter().filter_map(|v| v.as_u64().and_then(|v| u16::try_from(v).ok())).collect())
+    let data: v2::UnsupportedProtocolVersionErrorData = serde_json::from_value(error.data.clone()?).ok()?;
+    Some(data.supported.iter().map(|v| v.0).collect())
 }
 
 fn not_spoken(version: Version) -> RpcError {
