@@ -89,6 +89,7 @@ mod dispatch;
 pub mod framing;
 #[cfg(feature = "http")]
 pub mod net;
+pub mod rules;
 pub mod session;
 pub mod sessions;
 pub mod spawn;

@@ -22,7 +22,7 @@ mod not_in_schema;
 mod rules;
 mod schema;
 
-use crate::rules::{Rule, Tier};
+use acp_rpc::rules::{Rule, Tier};
 
 /// The verdict on one message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -132,14 +132,14 @@ pub struct Report {
     pub differences: Vec<Difference>,
     /// Lenient repairs; the message still counts as `ok`.
     pub warnings: Vec<Warning>,
-    /// Rules of [`crate::rules`] this message breaks (a MUST one makes it an `error`).
+    /// Rules of [`acp_rpc::rules`] this message breaks (a MUST one makes it an `error`).
     pub violations: Vec<RuleViolation>,
 }
 
 /// A rule broken: which, by whom, where and how.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RuleViolation {
-    /// The rule's id ([`crate::rules::RULES`]).
+    /// The rule's id ([`acp_rpc::rules::RULES`]).
     pub rule: &'static str,
     /// The rule's tier.
     pub tier: Tier,
@@ -153,9 +153,9 @@ pub struct RuleViolation {
 }
 
 impl RuleViolation {
-    /// A violation of the rule `rule` (an id of [`crate::rules::RULES`]; an unknown one counts as MUST).
+    /// A violation of the rule `rule` (an id of [`acp_rpc::rules::RULES`]; an unknown one counts as MUST).
     pub fn new(rule: &'static str, by: Role, line: usize, detail: String) -> Self {
-        let tier = crate::rules::find(rule).map_or(Tier::Must, |r| r.tier);
+        let tier = acp_rpc::rules::find(rule).map_or(Tier::Must, |r| r.tier);
         RuleViolation { rule, tier, by, line, detail }
     }
 }
@@ -315,7 +315,7 @@ impl Checker {
         self.judge.finish()
     }
 
-    /// How every rule of [`crate::rules::RULES`] fared so far, both sides together.
+    /// How every rule of [`acp_rpc::rules::RULES`] fared so far, both sides together.
     pub fn rule_results(&self) -> Vec<RuleResult> {
         self.judge.results(None)
     }
@@ -511,8 +511,8 @@ impl Checker {
             let key = (from, id.to_string());
             // v2 forbids reusing a pending id (MUST); v1 has no such sentence (a SHOULD finding).
             let (rule, must) = match self.decoding_version() {
-                Version::V2 => (crate::rules::UNIQUE_IDS, true),
-                Version::V1 => (crate::rules::V1_UNIQUE_IDS, false),
+                Version::V2 => (acp_rpc::rules::UNIQUE_IDS, true),
+                Version::V1 => (acp_rpc::rules::V1_UNIQUE_IDS, false),
             };
             if let Some(from) = from {
                 self.judge.exercise(rule, from);

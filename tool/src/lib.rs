@@ -4,10 +4,9 @@
 //! - [`check`]: validation of recorded or live traffic against the generated types and tables;
 //! - [`tap`]: a byte-exact proxy between a client on stdin/stdout and an agent it starts, that
 //!   logs and checks every line;
-//! - [`rules`]: the protocol's rules beyond the schemas, one table;
+//! - the protocol's rules beyond the schemas are one table, [`acp_rpc::rules`], which the runtime keeps too;
 //! - [`conform`]: drives an agent through scenarios and gives a verdict per rule.
 
 pub mod check;
 pub mod conform;
-pub mod rules;
 pub mod tap;

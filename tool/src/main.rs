@@ -1,7 +1,7 @@
 //! `acp`: check recorded ACP traffic, or watch it live, against the protocol's generated types.
 
+use acp_rpc::rules::Tier;
 use acp_tool::check::{Checker, Summary};
-use acp_tool::rules::Tier;
 use acp_types::Version;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{Read, Write};

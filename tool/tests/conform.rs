@@ -56,8 +56,8 @@ fn broken(rule: &str, args: &[&str]) {
     let out = conform(args, &["--break", rule]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(failing(&out), [rule], "--break {rule}:\n{text}");
-    let tier = acp_tool::rules::find(rule).map(|r| r.tier).expect("a rule of the table");
-    let expected = if tier == acp_tool::rules::Tier::Must { 1 } else { 0 };
+    let tier = acp_rpc::rules::find(rule).map(|r| r.tier).expect("a rule of the table");
+    let expected = if tier == acp_rpc::rules::Tier::Must { 1 } else { 0 };
     assert_eq!(out.status.code(), Some(expected), "--break {rule}:\n{text}");
 }
 
@@ -104,7 +104,7 @@ fn the_well_behaved_agent_passes_both_versions() {
     assert_eq!(failing(&out), Vec::<String>::new(), "{text}");
     let verdicts = verdicts(&out);
     // One line per rule that binds an agent; the turn rules of both versions were exercised.
-    let binding = acp_tool::rules::RULES.iter().filter(|r| r.binds != acp_tool::rules::Binds::Client).count();
+    let binding = acp_rpc::rules::RULES.iter().filter(|r| r.binds != acp_rpc::rules::Binds::Client).count();
     assert_eq!(verdicts.len(), binding, "{text}");
     for rule in [
         "turn.v1-cancelled",

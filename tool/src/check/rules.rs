@@ -1,10 +1,10 @@
-//! The rules of [`crate::rules`] judged on one conversation, fed every message in order by the
+//! The rules of [`acp_rpc::rules`] judged on one conversation, fed every message in order by the
 //! [`Checker`](super::Checker). Keeps what the rules need (capabilities, sessions, turns, pending
 //! permission requests), counts per rule and side how often a rule could have been broken
 //! (exercised) and records where it was. End-of-conversation findings come from [`Judge::finish`].
 
 use super::{tables, Kind, Pending, Report, RuleResult, RuleViolation, Status};
-use crate::rules::{self, Tier};
+use acp_rpc::rules::{self, Tier};
 use acp_types::support::rpc::{MessageKind, Role};
 use acp_types::Version;
 use serde_json::{Map, Value};

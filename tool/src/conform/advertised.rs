@@ -9,7 +9,7 @@ use super::driver::{Agent, ClientSide};
 use super::report::Results;
 use super::{authenticate, error_text, start, turn, Options, Session, QUIET};
 use crate::check::{Role, RuleViolation};
-use crate::rules;
+use acp_rpc::rules;
 use acp_types::Version;
 use serde_json::{json, Value};
 use tokio::time::Instant;

@@ -20,7 +20,7 @@ mod report;
 mod terminal;
 
 use crate::check::{Role, RuleViolation};
-use crate::rules;
+use acp_rpc::rules;
 use acp_types::Version;
 use driver::{Agent, ClientSide};
 use report::Results;

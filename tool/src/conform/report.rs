@@ -2,7 +2,7 @@
 //! rule, with the driver's own findings; printed one line per rule (text) or as one JSON object.
 
 use crate::check::{RuleResult, RuleViolation};
-use crate::rules::{self, Binds, Rule, Tier};
+use acp_rpc::rules::{self, Binds, Rule, Tier};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

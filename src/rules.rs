@@ -1,7 +1,8 @@
 //! The protocol's rules beyond what the JSON Schemas check: lifecycle, ordering, capability
 //! gating, JSON-RPC hygiene. One table, one row per rule: its id, its tier, the side it binds
 //! (the sender whose behaviour it judges), the versions it applies to, and the sentence it comes
-//! from. `check::rules` judges traffic against them; `acp conform` reports them one per line.
+//! from. The runtime keeps the rules it can for its users and names their ids in its errors; the `acp`
+//! tool (`acp-tool`) judges traffic against them and `acp conform` reports them one per line.
 //!
 //! The `tck` column names the requirements of the official conformance kit
 //! (`agentclientprotocol/acp-tck`, `src/tck/v1/requirements.py`, `src/tck/v2/requirements.py`)
