@@ -2,40 +2,48 @@
 //! tokio `AsyncRead`/`AsyncWrite`, with the protocol's types, methods and handler traits generated
 //! in [`acp_types`].
 //!
-//! - [`framing`]: linear-time line framing with a maximum message size;
-//! - [`connection`]: correlation, concurrent dispatch, cancellation, faults;
-//! - [`agent`] and [`client`]: the two ends, v1 and v2 in one process, with version negotiation
-//!   (the client's `negotiate` falls back to the version the agent answers);
+//! The roles, each with its own handler context:
+//! - [`agent`]: serving an agent ([`agent::serve`]); its handlers get an [`AgentContext`] (calls to
+//!   the client, checked against what the client advertised; cancellation; the v2 turn);
+//! - [`client`]: connecting a client ([`client::connect`], [`client::spawn_agent`]) and driving
+//!   sessions ([`client::ClientConnection`]); its handlers get a [`ClientContext`] (calls to the
+//!   agent; cancellation).
+//!
+//! Beside them:
+//! - [`rules`]: the protocol's rules (lifecycle, capability gating, ordering), one table with ids;
+//!   the runtime keeps those it can and names their ids in its errors, the `acp` tool checks
+//!   others' traffic against them;
+//! - [`Error`] (and [`Misuse`]): why a call failed, by concern;
 //! - [`auth`]: the agent's authentication methods and the `auth_required` refusal, as the client
 //!   sees them;
-//! - [`sessions`]: the client's typed API: a session handle per `session/new`, and each prompt's
-//!   turn as a stream of typed updates, then its outcome;
 //! - [`spawn`]: starting an agent process and ending it with everything it started;
-//! - [`turn`]: the v2 prompt turn (running, idle, cancellation), kept by the runtime at both ends.
+//! - [`V1`], [`V2`]: a handler of one version alone;
 //! - `net` (features `http` and `ws`): the same agents and clients over Streamable HTTP and
 //!   WebSocket: `net::server::Server` serves one agent to many clients on one listener,
-//!   `net::http::connect` and `net::ws::connect` connect a client.
+//!   `net::http::connect` and `net::ws::connect` connect a client;
+//! - [`jsonrpc`]: the JSON-RPC layer under the roles (framing, a connection over any transport),
+//!   for transports, tools and tests.
 //!
 //! The `acp` command (`check`, `tap`, `conform`) is the `acp-tool` package, beside this one.
 //!
 //! # Writing an agent
 //!
 //! Implement the generated handler trait of the version you speak (every method has a default
-//! answer, -32601, so implement what you support) and serve it. On the handler's [`Context`]:
+//! answer, -32601, so implement what you support) and serve it. On the handler's [`AgentContext`]:
 //! `cx.v1()?` / `cx.v2()?` call the client (updates, permission, files, terminals), each checked
 //! against what the client advertised; `cx.cancelled()` resolves when the request or its session is
 //! cancelled. Session ids must be distinct.
 //!
 //! ```no_run
 //! use acp_rpc::types::{support::rpc::RpcError, v1, Version};
-//! use acp_rpc::Context;
+//! use acp_rpc::AgentContext;
 //!
 //! struct Agent;
-//! impl v1::methods::agent::Handler<Context> for Agent {
-//!     async fn initialize(&self, _: v1::InitializeRequest, _: Context) -> Result<v1::InitializeResponse, RpcError> {
+//! impl v1::methods::agent::Handler<AgentContext> for Agent {
+//!     async fn initialize(&self, _: v1::InitializeRequest, _: AgentContext) -> Result<v1::InitializeResponse, RpcError> {
 //!         Ok(v1::InitializeResponse::new(v1::ProtocolVersion(1)))
 //!     }
-//!     async fn session_prompt(&self, p: v1::PromptRequest, cx: Context) -> Result<v1::PromptResponse, RpcError> {
+//!     async fn session_prompt(&self, p: v1::PromptRequest, cx: AgentContext) -> Result<v1::PromptResponse, RpcError> {
 //!         let echo = v1::SessionUpdate::AgentMessageChunk(Box::new(v1::ContentChunk::new(p.prompt[0].clone())));
 //!         cx.v1()?.update(&p.session_id, echo).await?;
 //!         Ok(v1::PromptResponse::new(v1::StopReason::EndTurn))
@@ -50,7 +58,7 @@
 //! In v2 a prompt is a turn that outlives its request: implement
 //! [`PromptTurn`](agent::PromptTurn) beside the v2 handler; the runtime answers `session/prompt`,
 //! reports the user message, `running` and `idle`, and runs `prompt_turn` with a
-//! [`Turn`](turn::Turn) whose cancellation `session/cancel` reaches. An agent that speaks both
+//! [`Turn`](agent::Turn) whose cancellation `session/cancel` reaches. An agent that speaks both
 //! versions implements both handlers and `PromptTurn`, and is served as it is.
 //!
 //! # Writing a client
@@ -63,10 +71,10 @@
 //!
 //! ```no_run
 //! use acp_rpc::types::v1;
-//! use acp_rpc::Context;
+//! use acp_rpc::ClientContext;
 //!
 //! struct Client;
-//! impl v1::methods::client::Handler<Context> for Client {}
+//! impl v1::methods::client::Handler<ClientContext> for Client {}
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let (conn, driver, _agent) = acp_rpc::client::spawn_agent(acp_rpc::V1(Client), "my-agent", &[], Default::default())?;
@@ -84,20 +92,20 @@
 pub mod agent;
 pub mod auth;
 pub mod client;
-pub mod connection;
-mod dispatch;
-pub mod framing;
+mod error;
+pub mod jsonrpc;
+mod lifecycle;
 #[cfg(feature = "http")]
 pub mod net;
 pub mod rules;
-pub mod session;
-pub mod sessions;
 pub mod spawn;
 mod sync;
-pub mod turn;
+mod versions;
 
-pub use agent::{V1, V2};
-pub use connection::{Config, Connection, Error};
-pub use session::Context;
+pub use agent::AgentContext;
+pub use client::ClientContext;
+pub use error::{Error, Misuse};
+pub use jsonrpc::{Config, Connection};
+pub use versions::{V1, V2};
 
 pub use acp_types as types;

@@ -4,7 +4,7 @@
 //! checks that a valid request is still answered. The memory cases read the agent's peak RSS
 //! (`VmHWM`) and hold it to a bound far below what unbounded growth would reach.
 
-use acp_rpc::connection::{BoxFuture, Raw as RawValueBox, RequestContext, Service};
+use acp_rpc::jsonrpc::{BoxFuture, Raw as RawValueBox, RequestContext, Service};
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, v2, Version};
 use acp_rpc::{Config, Connection, Context, Error};

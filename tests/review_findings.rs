@@ -1,7 +1,7 @@
 //! Regression tests for the faults a review of the connection found: each once hung, deadlocked,
 //! lost a message or put invalid JSON on the wire.
 
-use acp_rpc::connection::{BoxFuture, Raw as RawV, RequestContext, Service};
+use acp_rpc::jsonrpc::{BoxFuture, Raw as RawV, RequestContext, Service};
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, v2, Version};
 use acp_rpc::{Config, Connection, Context};

@@ -8,8 +8,8 @@
 
 #![no_main]
 
-use acp_rpc::connection::{classify, Incoming};
-use acp_rpc::framing::{scan_prefix, Frame, FrameReader};
+use acp_rpc::jsonrpc::{classify, Incoming};
+use acp_rpc::jsonrpc::framing::{scan_prefix, Frame, FrameReader};
 use acp_types::support::rpc::RpcError;
 use libfuzzer_sys::fuzz_target;
 use serde_json::value::RawValue;

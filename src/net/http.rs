@@ -31,8 +31,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::link::header_map;
 use super::{ClientOptions, TransportHandle};
-use crate::client::{connect_over, Client, ClientConnection};
-use crate::connection::Channels;
+use crate::client::{connect_over, ClientConnection, ClientHandler};
+use crate::jsonrpc::Channels;
 use crate::Config;
 use exchange::Shared;
 
@@ -66,7 +66,7 @@ pub fn open(url: &str, options: ClientOptions) -> io::Result<(Channels, Transpor
 /// Connects `client` to the agent served at `url`: the connection, its driver (to spawn or
 /// await; it ends when the transport does) and the transport's handle (keep it: dropping it
 /// closes the connection).
-pub fn connect<C: Client>(
+pub fn connect<C: ClientHandler>(
     client: C,
     url: &str,
     options: ClientOptions,

@@ -20,8 +20,8 @@ use tokio_util::sync::CancellationToken;
 use super::link::header_map;
 use super::{envelope, NotAMessage, BATCH_ERROR, HEADER_CONNECTION_ID, PARSE_ERROR};
 use super::{ClientOptions, TransportHandle};
-use crate::client::{connect_over, Client, ClientConnection};
-use crate::connection::Channels;
+use crate::client::{connect_over, ClientConnection, ClientHandler};
+use crate::jsonrpc::Channels;
 use crate::Config;
 
 /// Messages buffered each way between the socket and the core.
@@ -58,7 +58,7 @@ pub async fn open(url: &str, options: ClientOptions) -> io::Result<(Channels, Tr
 /// Connects `client` to the agent served at `url`: the connection, its driver (to spawn or
 /// await; it ends when the socket closes) and the transport's handle (keep it: dropping it
 /// closes the socket).
-pub async fn connect<C: Client>(
+pub async fn connect<C: ClientHandler>(
     client: C,
     url: &str,
     options: ClientOptions,

@@ -9,7 +9,7 @@
 //! (WebSocket sessions), and here the listener and shutdown.
 //!
 //! ```no_run
-//! # async fn run<A: acp_rpc::agent::Speaks>(agent: A) -> std::io::Result<()> {
+//! # async fn run<A: acp_rpc::agent::AgentHandler>(agent: A) -> std::io::Result<()> {
 //! use acp_rpc::net::server::{Auth, Server};
 //! use std::sync::Arc;
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
@@ -33,8 +33,8 @@ mod ws;
 pub use auth::{Auth, Rejection};
 pub use limits::Limits;
 
-use crate::agent::{serve_over, Speaks};
-use crate::connection::{Channels, Config};
+use crate::agent::{serve_over, AgentHandler};
+use crate::jsonrpc::{Channels, Config};
 use acp_types::Version;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -96,7 +96,7 @@ impl std::fmt::Debug for Server {
 impl Server {
     /// Serves `agent`, speaking `versions` (e.g. [`Version::ALL`]), with the default
     /// [`Limits`], no authentication and the default connection [`Config`].
-    pub fn new<A: Speaks>(agent: Arc<A>, versions: &[Version]) -> Self {
+    pub fn new<A: AgentHandler>(agent: Arc<A>, versions: &[Version]) -> Self {
         let versions = versions.to_vec();
         let tasks = TaskTracker::new();
         let agent_tasks = tasks.clone();

@@ -4,6 +4,7 @@
 use super::body::{self, Body, ReadError};
 use super::conn::{id_key, id_string, AcquireError, AgentConn, Route};
 use super::Shared;
+use crate::lifecycle::INITIALIZE;
 use crate::net::{
     envelope, requires_session_header, Envelope, Kind, NotAMessage, BATCH_ERROR, EVENT_STREAM, HEADER_CONNECTION_ID,
     HEADER_SESSION_ID, JSON,
@@ -12,6 +13,9 @@ use hyper::body::Incoming;
 use hyper::header::{HeaderValue, ACCEPT, CONTENT_TYPE, UPGRADE, WWW_AUTHENTICATE};
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use std::sync::Arc;
+
+/// `session/load` (v1), whose replayed history goes to the connection's stream.
+const SESSION_LOAD: &str = <acp_types::v1::methods::SessionLoad as acp_types::support::rpc::Method>::METHOD;
 
 /// One request, any method.
 pub(super) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
@@ -101,7 +105,7 @@ pub(super) fn is_initialize(env: &Envelope, bytes: &[u8]) -> bool {
         jsonrpc: Option<&'a str>,
     }
     env.kind == Kind::Request
-        && env.method.as_deref() == Some("initialize")
+        && env.method.as_deref() == Some(INITIALIZE)
         && serde_json::from_slice::<Version<'_>>(bytes).is_ok_and(|v| v.jsonrpc == Some("2.0"))
 }
 
@@ -204,7 +208,7 @@ async fn forward_method_message(
     }
     if env.kind == Kind::Request {
         if let Some(key) = env.id.as_deref().and_then(id_key) {
-            let route = if env.method.as_deref() == Some("session/load") { Route::Connection } else { route };
+            let route = if env.method.as_deref() == Some(SESSION_LOAD) { Route::Connection } else { route };
             conn.set_pending_route(key, route);
         }
     }

@@ -8,6 +8,7 @@ use super::body::{self, Body};
 use super::routes::is_initialize;
 use super::Shared;
 use crate::net::{envelope, Kind, NotAMessage, BATCH_ERROR, HEADER_CONNECTION_ID, PARSE_ERROR};
+use crate::rules;
 use futures_util::{SinkExt as _, StreamExt as _};
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONNECTION, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_KEY, SEC_WEBSOCKET_VERSION, UPGRADE};
@@ -128,6 +129,9 @@ where
                         continue;
                     }
                     _ if !initialize => {
+                        // Rule `init.first`, kept the way the TypeScript `AcpServer` keeps it on a
+                        // WebSocket (and with its close reason): the socket is closed.
+                        tracing::debug!("acp server: {} broken: {:?} first", rules::INIT_FIRST, env.method);
                         let _ = direct.send(close(CloseCode::Protocol, "First message must be initialize")).await;
                         return;
                     }

@@ -1,109 +1,13 @@
-//! The v2 prompt turn, kept by the runtime at both ends.
-//!
-//! In v2 a `session/prompt` is answered as soon as the user message is inserted (the answer
-//! carries its `messageId`); the turn runs on after it and is reported through `session/update`:
-//! `running` when its foreground work starts, `idle` with a `stopReason` when it ends.
-//!
-//! - Agent side ([`Turn`]): the runtime inserts the message (a `user_message` update with the
-//!   prompt's content and the answer's `messageId`), answers, reports `running`, runs
-//!   [`PromptTurn::prompt_turn`](crate::agent::PromptTurn::prompt_turn) with a cancellation of the turn's own
-//!   (reached by `session/cancel` and `session/close`; the turn is dropped when the connection
-//!   closes), and reports `idle` with the stop reason the handler returned (`cancelled` when the
-//!   turn was cancelled, `error` when the handler failed). Turns of one session run one after the
-//!   other.
-//! - Client side (`ClientConnection::prompt_v2`): a prompt completes at the first `idle` after
-//!   that prompt's `running` (or `requires_action`); an `idle` snapshot with no such start (the
-//!   one an agent sends after `session/new`, a resume's) is not a turn end.
+//! The end of a v2 prompt turn as the client sees it ([`TurnEnd`]): a prompt completes at the
+//! first `idle` after that prompt's `running` (or `requires_action`); an `idle` snapshot with no
+//! such start (the one an agent sends after `session/new`, a resume's) is not a turn end.
 
-use crate::connection::Error;
-use crate::session::Context;
 use crate::sync::lock;
 use acp_types::v2;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::oneshot;
-
-/// One v2 prompt turn, as its handler sees it.
-#[derive(Clone)]
-pub struct Turn {
-    /// The connection and the negotiated version; `cancel` is the turn's own, cancelled by
-    /// `session/cancel` or `session/close` for this session.
-    pub cx: Context,
-    /// The session prompted.
-    pub session_id: v2::SessionId,
-    /// The `messageId` of the inserted user message (the `session/prompt` answer's).
-    pub user_message: v2::MessageId,
-    ids: Arc<MessageIds>,
-}
-
-impl Turn {
-    pub(crate) fn new(
-        cx: Context,
-        session_id: v2::SessionId,
-        user_message: v2::MessageId,
-        ids: Arc<MessageIds>,
-    ) -> Self {
-        Turn { cx, session_id, user_message, ids }
-    }
-
-    /// Sends a `session/update` for this turn's session.
-    pub async fn update(&self, update: v2::SessionUpdate) -> Result<(), Error> {
-        let note = v2::UpdateSessionNotification::new(self.session_id.clone(), update);
-        self.cx.notify::<v2::methods::SessionUpdate>(&note).await
-    }
-
-    /// A fresh `messageId`, for a message of the agent's (chunks of one message share it).
-    pub fn new_message_id(&self) -> v2::MessageId {
-        self.ids.next()
-    }
-
-    /// Whether the turn was cancelled.
-    pub fn is_cancelled(&self) -> bool {
-        self.cx.is_cancelled()
-    }
-
-    /// Resolves when the turn is cancelled.
-    pub async fn cancelled(&self) {
-        self.cx.cancelled().await
-    }
-}
-
-/// `messageId`s unique to a connection (and, by the prefix, across the agent's connections).
-pub(crate) struct MessageIds {
-    prefix: String,
-    next: AtomicU64,
-}
-
-impl Default for MessageIds {
-    fn default() -> Self {
-        static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
-        let started = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros()).unwrap_or_default();
-        let connection = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
-        MessageIds { prefix: format!("msg-{started:x}-{}-{connection}", std::process::id()), next: AtomicU64::new(0) }
-    }
-}
-
-impl MessageIds {
-    pub(crate) fn next(&self) -> v2::MessageId {
-        v2::MessageId(format!("{}-{}", self.prefix, self.next.fetch_add(1, Ordering::Relaxed)))
-    }
-}
-
-/// One lock per session, so that its turns run one after the other.
-#[derive(Default)]
-pub(crate) struct SessionLocks(Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>);
-
-impl SessionLocks {
-    pub(crate) fn of(&self, session: &str) -> Arc<tokio::sync::Mutex<()>> {
-        let mut locks = lock(&self.0);
-        // Locks nobody holds or waits for are dropped here, so the map stays as large as the
-        // sessions with turns in flight.
-        locks.retain(|_, l| Arc::strong_count(l) > 1);
-        locks.entry(session.to_string()).or_default().clone()
-    }
-}
 
 /// How a v2 turn ended, as the client sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -123,17 +27,17 @@ struct Waiter {
 
 /// The client's prompts waiting for their turn to end, by session.
 #[derive(Default)]
-pub(crate) struct TurnWaiters {
+pub(super) struct TurnWaiters {
     waiting: Mutex<HashMap<String, Vec<Waiter>>>,
     next: AtomicU64,
 }
 
 /// Removes its waiter when dropped (the prompt failed, or its caller gave up).
-pub(crate) struct Waiting {
+pub(super) struct Waiting {
     waiters: Arc<TurnWaiters>,
     session: String,
     key: u64,
-    pub(crate) done: oneshot::Receiver<v2::IdleStateUpdate>,
+    pub(super) done: oneshot::Receiver<v2::IdleStateUpdate>,
 }
 
 impl Drop for Waiting {
@@ -150,7 +54,7 @@ impl Drop for Waiting {
 
 impl TurnWaiters {
     /// Waits for the end of the next turn of `session` that starts from now on.
-    pub(crate) fn wait(self: &Arc<Self>, session: &str) -> Waiting {
+    pub(super) fn wait(self: &Arc<Self>, session: &str) -> Waiting {
         let (tx, rx) = oneshot::channel();
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         lock(&self.waiting).entry(session.to_string()).or_default().push(Waiter { key, started: false, done: tx });
@@ -160,7 +64,7 @@ impl TurnWaiters {
     /// A state update of `session`, once the client's handler has seen it: `running` (or
     /// `requires_action`) starts the turns waited for; `idle` ends the oldest started one, and
     /// the others wait for a start of their own. An `idle` with no start before it is a snapshot.
-    pub(crate) fn observe(&self, session: &str, state: &v2::StateUpdate) {
+    pub(super) fn observe(&self, session: &str, state: &v2::StateUpdate) {
         let mut waiting = lock(&self.waiting);
         let Some(list) = waiting.get_mut(session) else { return };
         match state {
@@ -224,12 +128,5 @@ mod tests {
         let waiters = Arc::new(TurnWaiters::default());
         drop(waiters.wait("s"));
         assert!(lock(&waiters.waiting).is_empty());
-    }
-
-    #[test]
-    fn message_ids_are_distinct() {
-        let (a, b) = (MessageIds::default(), MessageIds::default());
-        let ids = [a.next(), a.next(), b.next()];
-        assert!(ids[0] != ids[1] && ids[0] != ids[2] && ids[1] != ids[2]);
     }
 }

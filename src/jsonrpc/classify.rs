@@ -2,7 +2,7 @@
 //! alone ([`Incoming`]), with the id checks and the answers owed to anything malformed. No I/O and
 //! no connection state; fuzzed (`fuzz/fuzz_targets/line.rs`).
 
-use crate::framing::{nesting_exceeds, scan_prefix, MAX_DEPTH};
+use super::framing::{nesting_exceeds, scan_prefix, MAX_DEPTH};
 use acp_types::support::rpc::RpcError;
 use serde::Deserialize;
 use serde_json::value::RawValue;

@@ -2,7 +2,7 @@
 //! notification queue is full, and routes each line by what [`classify_line`] makes of it. It
 //! never waits on a handler.
 
-use crate::framing::{Frame, Prefix};
+use super::framing::{Frame, Prefix};
 use acp_types::support::rpc::RpcError;
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use super::classify::{classify_line, valid_id, Incoming};
 use super::notifications::Note;
 use super::transport::Source;
-use super::{Connection, Service};
+use super::{Connection, Service, CANCEL_REQUEST};
 
 /// Lines the reader handles before it lets other tasks run. A read can bring a thousand small
 /// messages at once; handled in one go, their wake-ups and handler tasks overflow the worker's run
@@ -50,7 +50,7 @@ impl Connection {
         match classify_line(line) {
             Incoming::Request { method, id, params } => self.on_request(method, id, params, service).await,
             Incoming::Notification { method, params } => {
-                if method == "$/cancel_request" {
+                if method == CANCEL_REQUEST {
                     self.on_cancel(params.as_deref());
                     return;
                 }

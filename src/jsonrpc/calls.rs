@@ -7,7 +7,8 @@ use std::sync::atomic::Ordering;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::{lock, Connection, Error, Raw};
+use super::{lock, Connection, Error, Raw, CANCEL_REQUEST};
+use crate::error::Misuse;
 
 impl Connection {
     /// Sends a request and waits for its answer. Dropping the future cancels the call: the
@@ -38,7 +39,7 @@ impl Connection {
             guard.forget();
             return Err(Error::Closed);
         }
-        let method_json = serde_json::to_string(method).map_err(|e| Error::Invalid(e.to_string()))?;
+        let method_json = serde_json::to_string(method).map_err(|e| Misuse::Params(e.to_string()))?;
         let message = match params {
             Some(p) => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{method_json},"params":{}}}"#, p.get()),
             None => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{method_json}}}"#),
@@ -58,7 +59,7 @@ impl Connection {
 
     /// Sends a notification.
     pub async fn notify_raw(&self, method: &str, params: Option<&RawValue>) -> Result<(), Error> {
-        let method_json = serde_json::to_string(method).map_err(|e| Error::Invalid(e.to_string()))?;
+        let method_json = serde_json::to_string(method).map_err(|e| Misuse::Params(e.to_string()))?;
         let message = match params {
             Some(p) => format!(r#"{{"jsonrpc":"2.0","method":{method_json},"params":{}}}"#, p.get()),
             None => format!(r#"{{"jsonrpc":"2.0","method":{method_json}}}"#),
@@ -78,7 +79,7 @@ impl Connection {
         cancel: Option<CancellationToken>,
     ) -> Result<M::Response, Error> {
         let params = acp_types::support::json::to_raw_value(params)
-            .map_err(|e| Error::Invalid(format!("cannot encode params: {e}")))?;
+            .map_err(|e| Misuse::Params(format!("cannot encode the params of {}: {e}", M::METHOD)))?;
         let result = self.request_raw_cancellable(M::METHOD, Some(&params), cancel).await?;
         rpc::decode_raw::<M::Response>(M::METHOD, result.into()).map_err(|e| {
             // The error names params; here it is the result, so only its path and reason are kept.
@@ -88,7 +89,7 @@ impl Connection {
                 (_, Some(reason)) => reason.to_string(),
                 _ => e.message.clone(),
             };
-            Error::Invalid(format!("the response to {} does not decode: {why}", M::METHOD))
+            Error::Protocol(format!("the response to {} does not decode: {why}", M::METHOD))
         })
     }
 
@@ -97,10 +98,10 @@ impl Connection {
         // Encoded straight into the message, without an intermediate string of the params.
         let mut message = Vec::with_capacity(256);
         message.extend_from_slice(br#"{"jsonrpc":"2.0","method":"#);
-        serde_json::to_writer(&mut message, M::METHOD).map_err(|e| Error::Invalid(e.to_string()))?;
+        serde_json::to_writer(&mut message, M::METHOD).map_err(|e| Misuse::Params(e.to_string()))?;
         message.extend_from_slice(br#","params":"#);
         acp_types::support::json::to_writer(&mut message, params)
-            .map_err(|e| Error::Invalid(format!("cannot encode params: {e}")))?;
+            .map_err(|e| Misuse::Params(format!("cannot encode the params of {}: {e}", M::METHOD)))?;
         message.push(b'}');
         self.send(message).await
     }
@@ -113,7 +114,7 @@ impl Connection {
             .and_then(|k| lock(&self.inner.pending).remove(&k));
         match waiter {
             Some(tx) => {
-                let _ = tx.send(answer.map_err(Error::Rpc));
+                let _ = tx.send(answer.map_err(Error::Peer));
             }
             None => {
                 tracing::warn!("acp: response to unknown request id {} dropped", id.as_deref().unwrap_or("(none)"))
@@ -126,7 +127,7 @@ impl Connection {
         let waiter = serde_json::from_str::<i64>(id).ok().and_then(|k| lock(&self.inner.pending).remove(&k));
         match waiter {
             Some(tx) => {
-                let _ = tx.send(Err(Error::Invalid(why)));
+                let _ = tx.send(Err(Error::Protocol(why)));
                 true
             }
             None => false,
@@ -155,7 +156,7 @@ impl CallGuard<'_> {
     }
 
     fn cancel_message(&self) -> Vec<u8> {
-        format!(r#"{{"jsonrpc":"2.0","method":"$/cancel_request","params":{{"requestId":{}}}}}"#, self.id).into_bytes()
+        format!(r#"{{"jsonrpc":"2.0","method":"{CANCEL_REQUEST}","params":{{"requestId":{}}}}}"#, self.id).into_bytes()
     }
 
     async fn cancel(&mut self) {

@@ -3,7 +3,7 @@
 //! where HTTP bodies, SSE events and WebSocket frames already delimit them). The rest of the
 //! connection sees only [`Frame`]s in and batches of messages out.
 
-use crate::framing::{scan_prefix, write_frames, Frame, FrameReader};
+use super::framing::{scan_prefix, write_frames, Frame, FrameReader};
 use std::future::Future;
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc;

@@ -1,5 +1,6 @@
-//! The client's typed session API: a [`v1::Session`] or [`v2::Session`] per `session/new`, and
-//! for each prompt a [`Turn`]: the typed updates of that turn as a stream, then its outcome.
+//! The client's typed session API: a [`v1::Session`] or [`v2::Session`] per `session/new` (or
+//! load, resume), and for each prompt its [`TurnUpdates`]: the typed updates of that turn as a
+//! stream, then its outcome.
 //!
 //! ```no_run
 //! # async fn run(conn: acp_rpc::client::ClientConnection) -> Result<(), acp_rpc::Error> {
@@ -23,106 +24,92 @@
 //!
 //! The updates of a session reach its handle as well as the client's `session_update` handler,
 //! after that handler has seen them; those that come between turns wait in the session
-//! ([`v1::Session::next_update`]).
+//! ([`v1::Session::next_update`]). A v1 prompt completes with its answer, once the handler has
+//! seen every update before it (rule `turn.v1-updates-before-response`); a v2 prompt with the
+//! `idle` that ends its turn ([`TurnEnd`]).
 
-use crate::client::ClientConnection;
-use crate::connection::Error;
-use crate::sync::lock;
-use crate::turn::TurnEnd;
-use std::collections::HashMap;
+use super::connection::ClientConnection;
+use super::turn_end::TurnEnd;
+use crate::error::Error;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use tokio::sync::mpsc;
 
-/// Where each session's updates go, per version (only sessions with a handle). While a
-/// `session/new` is in flight, updates of sessions without a handle are held, so that the new
-/// handle gets those its session sent before the answer.
-#[derive(Default)]
-pub(crate) struct Routes {
-    v1: Mutex<Route<acp_types::v1::SessionUpdate>>,
-    v2: Mutex<Route<acp_types::v2::SessionUpdate>>,
-    opening: AtomicUsize,
-}
-
-struct Route<U> {
-    to: HashMap<String, mpsc::UnboundedSender<U>>,
-    held: HashMap<String, Vec<U>>,
-}
-
-impl<U> Default for Route<U> {
-    fn default() -> Self {
-        Route { to: HashMap::new(), held: HashMap::new() }
-    }
-}
-
-impl<U> Route<U> {
-    fn wants(&self, session: &str, opening: bool) -> bool {
-        opening || self.to.contains_key(session)
+impl ClientConnection {
+    /// `session/new` (v1), and a handle on the session its answer names.
+    pub async fn new_session_v1(&self, request: acp_types::v1::NewSessionRequest) -> Result<v1::Session, Error> {
+        let _opening = self.routes.opening();
+        let answer = self.request::<acp_types::v1::methods::SessionNew>(&request).await?;
+        // The updates the agent sent before its answer are routed (held) by now.
+        self.conn.sync_notifications().await;
+        Ok(v1::Session::open(self, answer.session_id))
     }
 
-    fn send(&mut self, session: &str, update: U, opening: bool) {
-        match self.to.get(session) {
-            Some(tx) => {
-                if let Err(mpsc::error::SendError(_)) = tx.send(update) {
-                    self.to.remove(session); // the handle was dropped
-                }
-            }
-            None if opening => self.held.entry(session.to_string()).or_default().push(update),
-            None => {}
+    /// `session/new` (v2), and a handle on the session its answer names.
+    pub async fn new_session_v2(&self, request: acp_types::v2::NewSessionRequest) -> Result<v2::Session, Error> {
+        let _opening = self.routes.opening();
+        let answer = self.request::<acp_types::v2::methods::SessionNew>(&request).await?;
+        self.conn.sync_notifications().await;
+        Ok(v2::Session::open(self, answer.session_id))
+    }
+
+    /// `session/load` (v1; the agent must advertise `loadSession`), and a handle on the session:
+    /// the history the agent replays before answering comes first in its updates.
+    pub async fn load_session_v1(&self, request: acp_types::v1::LoadSessionRequest) -> Result<v1::Session, Error> {
+        let _opening = self.routes.opening();
+        let id = request.session_id.clone();
+        self.request::<acp_types::v1::methods::SessionLoad>(&request).await?;
+        self.conn.sync_notifications().await;
+        Ok(v1::Session::open(self, id))
+    }
+
+    /// `session/resume` (v1), and a handle on the session.
+    pub async fn resume_session_v1(&self, request: acp_types::v1::ResumeSessionRequest) -> Result<v1::Session, Error> {
+        let _opening = self.routes.opening();
+        let id = request.session_id.clone();
+        self.request::<acp_types::v1::methods::SessionResume>(&request).await?;
+        self.conn.sync_notifications().await;
+        Ok(v1::Session::open(self, id))
+    }
+
+    /// `session/resume` (v2), and a handle on the session: the replayed history and the state
+    /// snapshot the agent sends before answering come first in its updates.
+    pub async fn resume_session_v2(&self, request: acp_types::v2::ResumeSessionRequest) -> Result<v2::Session, Error> {
+        let _opening = self.routes.opening();
+        let id = request.session_id.clone();
+        self.request::<acp_types::v2::methods::SessionResume>(&request).await?;
+        self.conn.sync_notifications().await;
+        Ok(v2::Session::open(self, id))
+    }
+
+    /// A v1 prompt turn: sends `session/prompt` and returns its answer (the stop reason, and
+    /// usage where the agent reports it) once the client's handler has handled every update the
+    /// agent sent before it.
+    pub async fn prompt_v1(
+        &self,
+        prompt: &acp_types::v1::PromptRequest,
+    ) -> Result<acp_types::v1::PromptResponse, Error> {
+        let done = self.request::<acp_types::v1::methods::SessionPrompt>(prompt).await?;
+        self.conn.sync_notifications().await;
+        Ok(done)
+    }
+
+    /// A v2 prompt turn: sends `session/prompt` and waits for the end of the turn it starts:
+    /// the first `idle` state update after this prompt's `running` (an `idle` snapshot before
+    /// that, such as the one after `session/new`, is not counted), once the client's handler has
+    /// handled it and every update before it.
+    pub async fn prompt_v2(&self, prompt: &acp_types::v2::PromptRequest) -> Result<TurnEnd, Error> {
+        // Waiting starts before the request: `running` may come before the answer.
+        let waiting = self.turns.wait(&prompt.session_id.0);
+        let answer = self.request::<acp_types::v2::methods::SessionPrompt>(prompt).await?;
+        let mut waiting = waiting;
+        tokio::select! {
+            idle = &mut waiting.done => match idle {
+                Ok(idle) => Ok(TurnEnd { message_id: answer.message_id, idle }),
+                Err(_) => Err(Error::Closed),
+            },
+            _ = self.conn.closed() => Err(Error::Closed),
         }
-    }
-
-    /// A handle for `session`: its channel, with what was held for it first.
-    fn open(&mut self, session: &str) -> mpsc::UnboundedReceiver<U> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        for update in self.held.remove(session).unwrap_or_default() {
-            let _ = tx.send(update);
-        }
-        self.to.insert(session.to_string(), tx);
-        rx
-    }
-}
-
-/// Counts a `session/new` in flight; the last one to end drops what no handle claimed.
-pub(crate) struct Opening<'a>(&'a Routes);
-
-impl Drop for Opening<'_> {
-    fn drop(&mut self) {
-        if self.0.opening.fetch_sub(1, Ordering::SeqCst) == 1 {
-            lock(&self.0.v1).held.clear();
-            lock(&self.0.v2).held.clear();
-        }
-    }
-}
-
-impl Routes {
-    /// Holds updates of sessions without a handle until the returned guard is dropped.
-    pub(crate) fn opening(&self) -> Opening<'_> {
-        self.opening.fetch_add(1, Ordering::SeqCst);
-        Opening(self)
-    }
-
-    fn is_opening(&self) -> bool {
-        self.opening.load(Ordering::SeqCst) > 0
-    }
-
-    /// Whether an update of `session` is wanted (a handle, or a `session/new` in flight).
-    pub(crate) fn wants_v1(&self, session: &str) -> bool {
-        lock(&self.v1).wants(session, self.is_opening())
-    }
-
-    pub(crate) fn wants_v2(&self, session: &str) -> bool {
-        lock(&self.v2).wants(session, self.is_opening())
-    }
-
-    pub(crate) fn send_v1(&self, session: &str, update: acp_types::v1::SessionUpdate) {
-        lock(&self.v1).send(session, update, self.is_opening());
-    }
-
-    pub(crate) fn send_v2(&self, session: &str, update: acp_types::v2::SessionUpdate) {
-        lock(&self.v2).send(session, update, self.is_opening());
     }
 }
 
@@ -130,22 +117,22 @@ type Outcome<T> = Pin<Box<dyn Future<Output = Result<T, Error>> + Send>>;
 
 /// A turn whose prompt is already on its way: the call is polled once here, which queues the
 /// request (a later `cancel` from the same task is written after it).
-async fn start<'s, U, T>(updates: &'s mut mpsc::UnboundedReceiver<U>, mut end: Outcome<T>) -> Turn<'s, U, T> {
+async fn start<'s, U, T>(updates: &'s mut mpsc::UnboundedReceiver<U>, mut end: Outcome<T>) -> TurnUpdates<'s, U, T> {
     match std::future::poll_fn(|cx| std::task::Poll::Ready(end.as_mut().poll(cx))).await {
-        std::task::Poll::Ready(outcome) => Turn { updates, end: None, outcome: Some(outcome) },
-        std::task::Poll::Pending => Turn { updates, end: Some(end), outcome: None },
+        std::task::Poll::Ready(outcome) => TurnUpdates { updates, end: None, outcome: Some(outcome) },
+        std::task::Poll::Pending => TurnUpdates { updates, end: Some(end), outcome: None },
     }
 }
 
 /// One prompt turn: its updates, in order, then its outcome (`v1::PromptResponse` or
 /// [`TurnEnd`]).
-pub struct Turn<'s, U, T> {
+pub struct TurnUpdates<'s, U, T> {
     updates: &'s mut mpsc::UnboundedReceiver<U>,
     end: Option<Outcome<T>>,
     outcome: Option<Result<T, Error>>,
 }
 
-impl<U, T> Turn<'_, U, T> {
+impl<U, T> TurnUpdates<'_, U, T> {
     /// The next update of the turn; `None` once the turn has ended and its updates were all
     /// taken.
     pub async fn next(&mut self) -> Option<U> {
@@ -165,7 +152,7 @@ impl<U, T> Turn<'_, U, T> {
         }
     }
 
-    /// How the turn ended (updates not taken with [`Turn::next`] are dropped).
+    /// How the turn ended (updates not taken with [`TurnUpdates::next`] are dropped).
     pub async fn outcome(mut self) -> Result<T, Error> {
         if let Some(end) = self.end.take() {
             self.outcome = Some(end.await);
@@ -176,19 +163,23 @@ impl<U, T> Turn<'_, U, T> {
 }
 
 macro_rules! session_handle {
-    ($version:ident) => {
+    ($version:ident, $open:ident, $close:ident) => {
         /// A session of this version: prompts, cancel, and the updates that come between turns.
         pub struct Session {
             conn: ClientConnection,
-            /// The session's id.
-            pub id: acp_types::$version::SessionId,
+            id: acp_types::$version::SessionId,
             updates: mpsc::UnboundedReceiver<acp_types::$version::SessionUpdate>,
         }
 
         impl Session {
-            pub(crate) fn open(conn: &ClientConnection, id: acp_types::$version::SessionId) -> Self {
-                let updates = lock(&conn.routes().$version).open(&id.0);
+            pub(super) fn open(conn: &ClientConnection, id: acp_types::$version::SessionId) -> Self {
+                let updates = conn.routes.$open(&id.0);
                 Session { conn: conn.clone(), id, updates }
+            }
+
+            /// The session's id.
+            pub fn id(&self) -> &acp_types::$version::SessionId {
+                &self.id
             }
 
             /// An update that came outside a turn (after `session/new`, say), if one waits.
@@ -224,7 +215,7 @@ macro_rules! session_handle {
 
         impl Drop for Session {
             fn drop(&mut self) {
-                lock(&self.conn.routes().$version).to.remove(&self.id.0);
+                self.conn.routes.$close(&self.id.0);
             }
         }
     };
@@ -234,7 +225,7 @@ macro_rules! session_handle {
 pub mod v1 {
     use super::*;
     use acp_types::v1 as acp;
-    session_handle!(v1);
+    session_handle!(v1, open_v1, close_v1);
 
     impl Session {
         /// Sends `session/prompt` (queued when this returns); the turn's updates and then its
@@ -242,7 +233,7 @@ pub mod v1 {
         pub async fn prompt(
             &mut self,
             prompt: Vec<acp::ContentBlock>,
-        ) -> Turn<'_, acp::SessionUpdate, acp::PromptResponse> {
+        ) -> TurnUpdates<'_, acp::SessionUpdate, acp::PromptResponse> {
             let conn = self.conn.clone();
             let request = acp::PromptRequest::new(self.id.clone(), prompt);
             start(&mut self.updates, Box::pin(async move { conn.prompt_v1(&request).await })).await
@@ -260,13 +251,13 @@ pub mod v1 {
 pub mod v2 {
     use super::*;
     use acp_types::v2 as acp;
-    session_handle!(v2);
+    session_handle!(v2, open_v2, close_v2);
 
     impl Session {
         /// Sends `session/prompt` (queued when this returns); the turn's updates and then its
         /// end: the message id of the prompt and the `idle` update with the stop reason (and
         /// usage where reported).
-        pub async fn prompt(&mut self, prompt: Vec<acp::ContentBlock>) -> Turn<'_, acp::SessionUpdate, TurnEnd> {
+        pub async fn prompt(&mut self, prompt: Vec<acp::ContentBlock>) -> TurnUpdates<'_, acp::SessionUpdate, TurnEnd> {
             let conn = self.conn.clone();
             let request = acp::PromptRequest::new(self.id.clone(), prompt);
             start(&mut self.updates, Box::pin(async move { conn.prompt_v2(&request).await })).await

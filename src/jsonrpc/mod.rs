@@ -1,18 +1,22 @@
-//! One JSON-RPC connection: correlation of our requests with their responses, concurrent handling
-//! of the peer's requests (a handler may await requests to the peer: the reading loop never waits
-//! on a handler), notifications handled one at a time in arrival order, `$/cancel_request` both
-//! ways, and the JSON-RPC error a peer expects for anything malformed. The connection keeps
-//! serving after every fault; it ends when the peer closes its side.
+//! The JSON-RPC 2.0 layer under the roles, for transports, tools and tests: most users need none
+//! of it (the [`agent`](crate::agent) and [`client`](crate::client) modules build on it). One
+//! connection: correlation of our requests with their responses, concurrent handling of the
+//! peer's requests (a handler may await requests to the peer: the reading loop never waits on a
+//! handler), notifications handled one at a time in arrival order, `$/cancel_request` both ways,
+//! and the JSON-RPC error a peer expects for anything malformed. The connection keeps serving
+//! after every fault; it ends when the peer closes its side.
 //!
-//! One job per module: `classify` judges a line alone (pure); `reader` reads the pipe
-//! and routes each line; `handlers` runs the peer's requests; `notifications` queues the peer's
-//! notifications and handles them in order; `calls` makes our calls and correlates the answers;
-//! `writer` owns the write queue; `driver` starts these tasks and closes them in order;
-//! `transport` is what the reader reads and the writer writes (a pipe, or message channels).
+//! One job per module: [`framing`] cuts the byte stream into lines (linear time, bounded size);
+//! `classify` judges a line alone (pure); `reader` reads the transport and routes each line;
+//! `handlers` runs the peer's requests; `notifications` queues the peer's notifications and
+//! handles them in order; `calls` makes our calls and correlates the answers; `writer` owns the
+//! write queue; `driver` starts these tasks and closes them in order; `transport` is what the
+//! reader reads and the writer writes (a pipe, or message channels).
 
 mod calls;
 mod classify;
 mod driver;
+pub mod framing;
 mod handlers;
 mod notifications;
 mod reader;
@@ -35,8 +39,13 @@ use tokio::sync::{mpsc, oneshot, Notify};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::error::Error;
 use crate::sync::lock;
 use notifications::Note;
+
+/// `$/cancel_request`, the protocol-level method both ends send (the same in every version).
+pub(crate) const CANCEL_REQUEST: &str =
+    <acp_types::v1::methods::CancelRequest as acp_types::support::rpc::Method>::METHOD;
 
 /// Raw params or result, as received.
 pub type Raw = Box<RawValue>;
@@ -85,111 +94,6 @@ impl Default for Config {
             notification_queue_limit: 256 << 20,
             max_concurrent_requests: 1024,
         }
-    }
-}
-
-/// Why an outgoing call failed.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum Error {
-    /// The peer answered with a JSON-RPC error.
-    Rpc(RpcError),
-    /// The connection closed before the answer came.
-    Closed,
-    /// We cancelled the call (`$/cancel_request` was sent).
-    Cancelled,
-    /// The params could not be encoded, or the answer did not decode as the method's response.
-    Invalid(String),
-    /// Not sent: the client did not advertise the capability the call needs, named by its path
-    /// in the `initialize` params (e.g. `clientCapabilities.fs.readTextFile`).
-    NotAdvertised(&'static str),
-    /// Not sent: the helpers of one protocol version used on a connection that negotiated
-    /// another (e.g. [`Context::v1`](crate::Context::v1) in a v2 handler).
-    WrongVersion {
-        /// The version of the helpers.
-        wanted: acp_types::Version,
-        /// The connection's.
-        negotiated: acp_types::Version,
-    },
-    /// The agent refused the request until the client authenticates (`auth_required`,
-    /// -32000), with the methods its `initialize` answer listed.
-    AuthRequired(Box<crate::auth::AuthRequired>),
-    /// `initialize` found no protocol version that both sides speak.
-    NoCommonVersion {
-        /// The version the client asked for last (after a retry, the lower one).
-        asked: acp_types::Version,
-        /// The agent's side: the version its answer named, or the versions its -32022 error
-        /// listed as supported (empty when it listed none).
-        agent: Vec<u16>,
-        /// The versions the client's handler speaks.
-        client: &'static [acp_types::Version],
-    },
-}
-
-impl Error {
-    /// The refusal, when the agent answered `auth_required` (-32000): its error and the
-    /// methods the agent listed in `initialize`.
-    pub fn auth_required(&self) -> Option<&crate::auth::AuthRequired> {
-        match self {
-            Error::AuthRequired(refused) => Some(refused),
-            _ => None,
-        }
-    }
-
-    /// The error as a JSON-RPC error object, e.g. to pass a failure on to our own peer.
-    pub fn to_rpc(&self) -> RpcError {
-        match self {
-            Error::Rpc(e) => e.clone(),
-            Error::Closed => RpcError::internal("connection closed"),
-            Error::Cancelled => RpcError::new(RpcError::REQUEST_CANCELLED, "request cancelled"),
-            Error::Invalid(m) => RpcError::internal(m.clone()),
-            Error::AuthRequired(refused) => refused.error.clone(),
-            Error::NotAdvertised(_) | Error::WrongVersion { .. } | Error::NoCommonVersion { .. } => {
-                RpcError::internal(self.to_string())
-            }
-        }
-    }
-}
-
-impl std::fmt::Display for Error {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Error::Rpc(e) => write!(f, "peer error: {e}"),
-            Error::Closed => f.write_str("connection closed"),
-            Error::Cancelled => f.write_str("request cancelled"),
-            Error::Invalid(m) => f.write_str(m),
-            Error::NotAdvertised(capability) => write!(f, "the client did not advertise {capability}"),
-            Error::WrongVersion { wanted, negotiated } => {
-                write!(f, "the v{} helpers on a connection that speaks v{}", wanted.number(), negotiated.number())
-            }
-            Error::AuthRequired(refused) => refused.fmt(f),
-            Error::NoCommonVersion { asked, agent, client } => {
-                let numbers = |v: &[acp_types::Version]| v.iter().map(|v| v.number().to_string()).collect::<Vec<_>>();
-                let agent = agent.iter().map(u16::to_string).collect::<Vec<_>>();
-                write!(
-                    f,
-                    "no protocol version in common: the client asked for {} and speaks {}; the agent speaks {}",
-                    asked.number(),
-                    numbers(client).join(", "),
-                    if agent.is_empty() { "none that it named".to_string() } else { agent.join(", ") },
-                )
-            }
-        }
-    }
-}
-
-impl std::error::Error for Error {}
-
-impl From<RpcError> for Error {
-    fn from(e: RpcError) -> Self {
-        Error::Rpc(e)
-    }
-}
-
-/// So that `?` passes a failed call on from a handler (see [`Error::to_rpc`]).
-impl From<Error> for RpcError {
-    fn from(e: Error) -> Self {
-        e.to_rpc()
     }
 }
 

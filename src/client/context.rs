@@ -1,0 +1,59 @@
+//! What a client's handler gets besides the agent's params: [`ClientContext`], the agent of this
+//! connection as the client may call it, and the request's cancellation.
+
+use crate::error::Error;
+use crate::jsonrpc::Connection;
+use acp_types::support::rpc::{Notification, Request, ToAgent};
+use acp_types::Version;
+use tokio_util::sync::CancellationToken;
+
+/// The context of a client's handler: calls to the agent (typed, only methods the agent
+/// receives), the negotiated version, and the cancellation of the agent's request (by
+/// `$/cancel_request`) or of its session (`session/cancel`).
+#[derive(Clone)]
+pub struct ClientContext {
+    conn: Connection,
+    version: Version,
+    cancel: CancellationToken,
+}
+
+impl ClientContext {
+    pub(super) fn new(conn: Connection, version: Version, cancel: CancellationToken) -> Self {
+        ClientContext { conn, version, cancel }
+    }
+
+    /// The protocol version the connection speaks.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// Resolves when the agent's request or its session is cancelled.
+    pub async fn cancelled(&self) {
+        self.cancel.cancelled().await
+    }
+
+    /// Whether the agent's request or its session was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// The cancellation itself, e.g. to hand a child token to other work.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// A typed request to the agent (only methods the agent receives).
+    pub async fn request<M: Request + ToAgent>(&self, params: &M::Params) -> Result<M::Response, Error> {
+        self.conn.request::<M>(params).await
+    }
+
+    /// A typed notification to the agent (only methods the agent receives).
+    pub async fn notify<M: Notification + ToAgent>(&self, params: &M::Params) -> Result<(), Error> {
+        self.conn.notify::<M>(params).await
+    }
+
+    /// The connection, for what has no marker type (extension methods, `_vendor/…`).
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+}
