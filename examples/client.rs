@@ -22,7 +22,7 @@
 use acp_rpc::client::{ClientConnection, Initialized, Offer};
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, v2, Version};
-use acp_rpc::Context;
+use acp_rpc::ClientContext;
 use serde_json::json;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -59,11 +59,11 @@ impl Client {
     }
 }
 
-impl v1::methods::client::Handler<Context> for Client {
+impl v1::methods::client::Handler<ClientContext> for Client {
     async fn session_request_permission(
         &self,
         params: v1::RequestPermissionRequest,
-        _: Context,
+        _: ClientContext,
     ) -> Result<v1::RequestPermissionResponse, RpcError> {
         let allows = |o: &v1::PermissionOption| {
             matches!(o.kind, v1::PermissionOptionKind::AllowOnce | v1::PermissionOptionKind::AllowAlways)
@@ -78,7 +78,7 @@ impl v1::methods::client::Handler<Context> for Client {
     async fn fs_read_text_file(
         &self,
         params: v1::ReadTextFileRequest,
-        _: Context,
+        _: ClientContext,
     ) -> Result<v1::ReadTextFileResponse, RpcError> {
         // A file not there yet (an agent about to write it asks first) is -32002 with the schema's
         // own message, "Resource not found": agents such as gemini-cli read "absent" from that text.
@@ -99,7 +99,7 @@ impl v1::methods::client::Handler<Context> for Client {
     async fn fs_write_text_file(
         &self,
         params: v1::WriteTextFileRequest,
-        _: Context,
+        _: ClientContext,
     ) -> Result<v1::WriteTextFileResponse, RpcError> {
         let path = self.inside(&params.path, false)?;
         std::fs::write(&path, params.content).map_err(|e| RpcError::internal(format!("{}: {e}", path.display())))?;
@@ -109,7 +109,7 @@ impl v1::methods::client::Handler<Context> for Client {
     async fn terminal_create(
         &self,
         params: v1::CreateTerminalRequest,
-        _: Context,
+        _: ClientContext,
     ) -> Result<v1::CreateTerminalResponse, RpcError> {
         let cwd = match params.cwd.as_value() {
             Some(dir) => self.inside(dir, true)?,
@@ -126,7 +126,7 @@ impl v1::methods::client::Handler<Context> for Client {
     async fn terminal_output(
         &self,
         params: v1::TerminalOutputRequest,
-        _: Context,
+        _: ClientContext,
     ) -> Result<v1::TerminalOutputResponse, RpcError> {
         let terminal = self.terminals.get(&params.terminal_id.0)?;
         let (output, truncated) = terminal.output();
@@ -142,7 +142,7 @@ impl v1::methods::client::Handler<Context> for Client {
     async fn terminal_wait_for_exit(
         &self,
         params: v1::WaitForTerminalExitRequest,
-        cx: Context,
+        cx: ClientContext,
     ) -> Result<v1::WaitForTerminalExitResponse, RpcError> {
         let terminal = self.terminals.get(&params.terminal_id.0)?;
         let mut exit = terminal.exit.clone();
@@ -159,7 +159,7 @@ impl v1::methods::client::Handler<Context> for Client {
     async fn terminal_kill(
         &self,
         params: v1::KillTerminalRequest,
-        _: Context,
+        _: ClientContext,
     ) -> Result<v1::KillTerminalResponse, RpcError> {
         self.terminals.get(&params.terminal_id.0)?.kill.notify_one();
         Ok(v1::KillTerminalResponse::new())
@@ -168,7 +168,7 @@ impl v1::methods::client::Handler<Context> for Client {
     async fn terminal_release(
         &self,
         params: v1::ReleaseTerminalRequest,
-        _: Context,
+        _: ClientContext,
     ) -> Result<v1::ReleaseTerminalResponse, RpcError> {
         // Released: killed if still running, and its id no longer valid.
         self.terminals.get(&params.terminal_id.0)?.kill.notify_one();
@@ -177,11 +177,11 @@ impl v1::methods::client::Handler<Context> for Client {
     }
 }
 
-impl v2::methods::client::Handler<Context> for Client {
+impl v2::methods::client::Handler<ClientContext> for Client {
     async fn session_request_permission(
         &self,
         params: v2::RequestPermissionRequest,
-        _: Context,
+        _: ClientContext,
     ) -> Result<v2::RequestPermissionResponse, RpcError> {
         let allows = |o: &v2::PermissionOption| {
             matches!(o.kind, v2::PermissionOptionKind::AllowOnce | v2::PermissionOptionKind::AllowAlways)
@@ -478,7 +478,7 @@ async fn run_v1(conn: &ClientConnection, cwd: String, args: &Args) -> Result<Str
     let mut session = conn.new_session_v1(new).await.map_err(step("session/new"))?;
     let mut stop = String::new();
     for _ in 0..args.repeat {
-        let id = session.id.0.clone();
+        let id = session.id().0.clone();
         let mut turn = session.prompt(vec![v1::ContentBlock::from(v1::TextContent::new(args.prompt.clone()))]).await;
         cancel_later(conn, &id, args);
         while let Some(update) = turn.next().await {
@@ -499,7 +499,7 @@ async fn run_v2(conn: &ClientConnection, cwd: String, args: &Args) -> Result<Str
     }
     let mut stop = String::new();
     for _ in 0..args.repeat {
-        let id = session.id.0.clone();
+        let id = session.id().0.clone();
         let mut turn = session.prompt(vec![v2::ContentBlock::from(v2::TextContent::new(args.prompt.clone()))]).await;
         cancel_later(conn, &id, args);
         while let Some(update) = turn.next().await {

@@ -17,10 +17,10 @@
 //! WebSocket on `/`): `cargo run --features ws --example echo_agent -- --listen 127.0.0.1:0`,
 //! which prints `listening on http://ADDR:PORT` to stderr once bound.
 
-use acp_rpc::turn::Turn;
+use acp_rpc::agent::Turn;
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, v2};
-use acp_rpc::Context;
+use acp_rpc::AgentContext;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -71,15 +71,15 @@ fn flood(words: &[&str]) -> usize {
 }
 
 /// Waits 10 s unless the turn is cancelled first; true when cancelled.
-async fn slow(cx: &Context) -> bool {
+async fn slow(cx: &AgentContext) -> bool {
     tokio::select! {
         _ = tokio::time::sleep(Duration::from_secs(10)) => false,
         _ = cx.cancelled() => true,
     }
 }
 
-impl v1::methods::agent::Handler<Context> for Echo {
-    async fn initialize(&self, _: v1::InitializeRequest, _: Context) -> Result<v1::InitializeResponse, RpcError> {
+impl v1::methods::agent::Handler<AgentContext> for Echo {
+    async fn initialize(&self, _: v1::InitializeRequest, _: AgentContext) -> Result<v1::InitializeResponse, RpcError> {
         let mut answer = v1::InitializeResponse::new(v1::ProtocolVersion(1));
         if self.require_auth {
             let login = v1::AuthMethodAgent::new(v1::AuthMethodId(LOGIN.into()), "Echo login".into());
@@ -88,17 +88,25 @@ impl v1::methods::agent::Handler<Context> for Echo {
         Ok(answer)
     }
 
-    async fn authenticate(&self, p: v1::AuthenticateRequest, _: Context) -> Result<v1::AuthenticateResponse, RpcError> {
+    async fn authenticate(
+        &self,
+        p: v1::AuthenticateRequest,
+        _: AgentContext,
+    ) -> Result<v1::AuthenticateResponse, RpcError> {
         self.log_in(&p.method_id.0).map(|()| v1::AuthenticateResponse::new())
     }
 
-    async fn session_new(&self, _: v1::NewSessionRequest, _: Context) -> Result<v1::NewSessionResponse, RpcError> {
+    async fn session_new(&self, _: v1::NewSessionRequest, _: AgentContext) -> Result<v1::NewSessionResponse, RpcError> {
         self.gate()?;
         let n = self.sessions.fetch_add(1, Ordering::Relaxed);
         Ok(v1::NewSessionResponse::new(v1::SessionId(format!("sess-{n}"))))
     }
 
-    async fn session_prompt(&self, params: v1::PromptRequest, cx: Context) -> Result<v1::PromptResponse, RpcError> {
+    async fn session_prompt(
+        &self,
+        params: v1::PromptRequest,
+        cx: AgentContext,
+    ) -> Result<v1::PromptResponse, RpcError> {
         let text = prompt_text(params.prompt.iter().map(|b| match b {
             v1::ContentBlock::Text(t) => Some(t.text.as_str()),
             _ => None,
@@ -134,13 +142,13 @@ impl v1::methods::agent::Handler<Context> for Echo {
             match client.read_text_file(session, path).await {
                 Ok(content) => client.update(session, say(content)).await?,
                 // Nothing was sent: the client did not advertise `fs.readTextFile`.
-                Err(acp_rpc::Error::NotAdvertised(_)) => {}
+                Err(acp_rpc::Error::Misuse(acp_rpc::Misuse::NotAdvertised { .. })) => {}
                 Err(e) => return Err(e.into()),
             }
         }
         if let Some(path) = words.windows(2).find(|w| w[0] == "write").map(|w| w[1]) {
             match client.write_text_file(session, path, text.clone()).await {
-                Ok(()) | Err(acp_rpc::Error::NotAdvertised(_)) => {}
+                Ok(()) | Err(acp_rpc::Error::Misuse(acp_rpc::Misuse::NotAdvertised { .. })) => {}
                 Err(e) => return Err(e.into()),
             }
         }
@@ -157,7 +165,7 @@ impl v1::methods::agent::Handler<Context> for Echo {
                     let cut = if output.truncated { ", truncated" } else { "" };
                     client.update(session, say(format!("{}(exit {code}{cut})", output.output))).await?;
                 }
-                Err(acp_rpc::Error::NotAdvertised(_)) => {}
+                Err(acp_rpc::Error::Misuse(acp_rpc::Misuse::NotAdvertised { .. })) => {}
                 Err(e) => return Err(e.into()),
             }
         }
@@ -172,8 +180,8 @@ impl v1::methods::agent::Handler<Context> for Echo {
     }
 }
 
-impl v2::methods::agent::Handler<Context> for Echo {
-    async fn initialize(&self, _: v2::InitializeRequest, _: Context) -> Result<v2::InitializeResponse, RpcError> {
+impl v2::methods::agent::Handler<AgentContext> for Echo {
+    async fn initialize(&self, _: v2::InitializeRequest, _: AgentContext) -> Result<v2::InitializeResponse, RpcError> {
         let info = v2::Implementation::new("echo_agent".into(), env!("CARGO_PKG_VERSION").into());
         // `capabilities.session` is filled in by the runtime, which runs the prompt turns.
         let mut answer = v2::InitializeResponse::new(v2::ProtocolVersion(2), info);
@@ -184,11 +192,15 @@ impl v2::methods::agent::Handler<Context> for Echo {
         Ok(answer)
     }
 
-    async fn auth_login(&self, p: v2::LoginAuthRequest, _: Context) -> Result<v2::LoginAuthResponse, RpcError> {
+    async fn auth_login(&self, p: v2::LoginAuthRequest, _: AgentContext) -> Result<v2::LoginAuthResponse, RpcError> {
         self.log_in(&p.method_id.0).map(|()| v2::LoginAuthResponse::new())
     }
 
-    async fn session_new(&self, params: v2::NewSessionRequest, _: Context) -> Result<v2::NewSessionResponse, RpcError> {
+    async fn session_new(
+        &self,
+        params: v2::NewSessionRequest,
+        _: AgentContext,
+    ) -> Result<v2::NewSessionResponse, RpcError> {
         self.gate()?;
         let id = format!("sess-{}", self.sessions.fetch_add(1, Ordering::Relaxed));
         self.open().insert(id.clone(), params.cwd);
@@ -198,7 +210,7 @@ impl v2::methods::agent::Handler<Context> for Echo {
     async fn session_list(
         &self,
         params: v2::ListSessionsRequest,
-        _: Context,
+        _: AgentContext,
     ) -> Result<v2::ListSessionsResponse, RpcError> {
         let wanted = match params.cwd {
             acp_rpc::types::Patch::Value(cwd) => Some(cwd),
@@ -218,7 +230,7 @@ impl v2::methods::agent::Handler<Context> for Echo {
     async fn session_resume(
         &self,
         params: v2::ResumeSessionRequest,
-        cx: Context,
+        cx: AgentContext,
     ) -> Result<v2::ResumeSessionResponse, RpcError> {
         if !self.open().contains_key(&params.session_id.0) {
             return Err(RpcError::new(RpcError::RESOURCE_NOT_FOUND, format!("no session {}", params.session_id.0)));
@@ -235,7 +247,7 @@ impl v2::methods::agent::Handler<Context> for Echo {
     async fn session_close(
         &self,
         params: v2::CloseSessionRequest,
-        _: Context,
+        _: AgentContext,
     ) -> Result<v2::CloseSessionResponse, RpcError> {
         self.open().remove(&params.session_id.0);
         Ok(v2::CloseSessionResponse::new())
@@ -268,7 +280,7 @@ impl acp_rpc::agent::PromptTurn for Echo {
                 return stopped(v2::IdleStateUpdateStopReason::Cancelled);
             }
         }
-        if text.split_whitespace().any(|w| w == "slow") && slow(&turn.cx).await {
+        if text.split_whitespace().any(|w| w == "slow") && slow(&turn.context()).await {
             return stopped(v2::IdleStateUpdateStopReason::Cancelled);
         }
         let message = turn.new_message_id();

@@ -1,8 +1,8 @@
 use acp_rpc::types::v1;
-use acp_rpc::Context;
+use acp_rpc::ClientContext;
 
 struct Client;
-impl v1::methods::client::Handler<Context> for Client {} // no permissions, files or terminals
+impl v1::methods::client::Handler<ClientContext> for Client {} // no permissions, files or terminals
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -1,12 +1,13 @@
-//! The agent's helpers on its handler's `Context` (issue 20): the client's capabilities are kept
+//! The agent's helpers on its handler's `AgentContext` (issue 20): the client's capabilities are kept
 //! from `initialize`; each helper reaches a raw client when the capability it needs was
 //! advertised, and fails with `Error::NotAdvertised` (naming it) and sends nothing when it was not.
 
 use acp_rpc::agent::ClientCapabilities;
-use acp_rpc::turn::Turn;
+use acp_rpc::agent::Turn;
+use acp_rpc::rules;
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, v2, Patch, Version};
-use acp_rpc::{Config, Context, Error};
+use acp_rpc::{AgentContext, Config, Error, Misuse};
 use serde_json::{json, Value};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf};
@@ -35,16 +36,20 @@ fn v2_options() -> Vec<v2::PermissionOption> {
     )]
 }
 
-impl v1::methods::agent::Handler<Context> for Agent {
-    async fn initialize(&self, _: v1::InitializeRequest, _: Context) -> Result<v1::InitializeResponse, RpcError> {
+impl v1::methods::agent::Handler<AgentContext> for Agent {
+    async fn initialize(&self, _: v1::InitializeRequest, _: AgentContext) -> Result<v1::InitializeResponse, RpcError> {
         Ok(v1::InitializeResponse::new(v1::ProtocolVersion(1)))
     }
 
-    async fn session_new(&self, _: v1::NewSessionRequest, _: Context) -> Result<v1::NewSessionResponse, RpcError> {
+    async fn session_new(&self, _: v1::NewSessionRequest, _: AgentContext) -> Result<v1::NewSessionResponse, RpcError> {
         Ok(v1::NewSessionResponse::new(v1::SessionId("s".into())))
     }
 
-    async fn session_prompt(&self, params: v1::PromptRequest, cx: Context) -> Result<v1::PromptResponse, RpcError> {
+    async fn session_prompt(
+        &self,
+        params: v1::PromptRequest,
+        cx: AgentContext,
+    ) -> Result<v1::PromptResponse, RpcError> {
         let text = text_of(params.prompt.iter().map(|b| match b {
             v1::ContentBlock::Text(t) => Some(t.text.clone()),
             _ => None,
@@ -96,12 +101,12 @@ impl v1::methods::agent::Handler<Context> for Agent {
     }
 }
 
-impl v2::methods::agent::Handler<Context> for Agent {
-    async fn initialize(&self, _: v2::InitializeRequest, _: Context) -> Result<v2::InitializeResponse, RpcError> {
+impl v2::methods::agent::Handler<AgentContext> for Agent {
+    async fn initialize(&self, _: v2::InitializeRequest, _: AgentContext) -> Result<v2::InitializeResponse, RpcError> {
         Ok(v2::InitializeResponse::new(v2::ProtocolVersion(2), v2::Implementation::new("t".into(), "0".into())))
     }
 
-    async fn session_new(&self, _: v2::NewSessionRequest, _: Context) -> Result<v2::NewSessionResponse, RpcError> {
+    async fn session_new(&self, _: v2::NewSessionRequest, _: AgentContext) -> Result<v2::NewSessionResponse, RpcError> {
         Ok(v2::NewSessionResponse::new(v2::SessionId("s".into())))
     }
 }
@@ -115,28 +120,30 @@ impl acp_rpc::agent::PromptTurn for Agent {
         let said = match text.as_str() {
             "capabilities" => {
                 let c = turn.client_capabilities();
-                assert_eq!(turn.cx.client_capabilities(), Some(ClientCapabilities::V2(c.clone())));
-                assert_eq!(turn.cx.v2()?.capabilities(), &c);
+                assert_eq!(turn.context().client_capabilities(), Some(ClientCapabilities::V2(c.clone())));
+                assert_eq!(turn.context().v2()?.capabilities(), &c);
                 format!("elicitation={}", matches!(c.elicitation, Patch::Value(_)))
             }
             "perm" => match turn.ask_permission("May I?", v2_options()).await? {
                 v2::RequestPermissionOutcome::Selected(s) => format!("selected {}", s.option_id.0),
                 other => format!("{other:?}"),
             },
-            "perm via context" => match turn.cx.v2()?.ask_permission(&turn.session_id, "May I?", v2_options()).await? {
-                v2::RequestPermissionOutcome::Selected(s) => format!("selected {}", s.option_id.0),
-                other => format!("{other:?}"),
-            },
+            "perm via context" => {
+                match turn.context().v2()?.ask_permission(&turn.session_id(), "May I?", v2_options()).await? {
+                    v2::RequestPermissionOutcome::Selected(s) => format!("selected {}", s.option_id.0),
+                    other => format!("{other:?}"),
+                }
+            }
             "v1 helpers" => {
                 // A v1 helper on a v2 connection: refused, nothing sent.
-                let refused = turn.cx.v1().err().map(|e| e.to_string()).unwrap_or_default();
-                turn.cx.v1()?;
+                let refused = turn.context().v1().err().map(|e| e.to_string()).unwrap_or_default();
+                turn.context().v1()?;
                 refused
             }
             other => return Err(RpcError::internal(format!("no such test: {other}"))),
         };
         let chunk = v2::ContentChunk::new(turn.new_message_id(), v2::ContentBlock::from(v2::TextContent::new(said)));
-        turn.cx.v2()?.update(&turn.session_id, v2::SessionUpdate::AgentMessageChunk(Box::new(chunk))).await?;
+        turn.context().v2()?.update(&turn.session_id(), v2::SessionUpdate::AgentMessageChunk(Box::new(chunk))).await?;
         Ok(v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::EndTurn))
     }
 }
@@ -337,8 +344,11 @@ async fn v1_gated_helpers_fail_and_send_nothing_when_not_advertised() {
     for (helper, capabilities, capability) in cases {
         let mut raw = v1_client(capabilities).await;
         let answer = prompt(&mut raw, helper).await;
-        let expected = Error::NotAdvertised(capability).to_rpc();
-        assert_eq!(answer["error"]["message"], format!("the client did not advertise {capability}"), "{answer}");
+        let rule = if capability.contains(".fs.") { rules::CAP_CLIENT_FS } else { rules::CAP_CLIENT_TERMINAL };
+        let expected = Error::from(Misuse::NotAdvertised { capability, rule }).to_rpc();
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert_eq!(message, expected.message, "{answer}");
+        assert!(message.contains(capability) && message.contains(rule), "{message}");
         assert_eq!(answer["error"]["code"], expected.code);
         // Whatever the client sends next is answered after anything the agent might have sent
         // for the failed prompt: nothing of the helper's came.
@@ -352,24 +362,31 @@ async fn v1_gated_helpers_fail_and_send_nothing_when_not_advertised() {
 }
 
 #[tokio::test]
-async fn the_error_names_the_capability() {
-    let e = Error::NotAdvertised("clientCapabilities.fs.readTextFile");
-    assert_eq!(e.to_string(), "the client did not advertise clientCapabilities.fs.readTextFile");
+async fn the_error_names_the_capability_and_the_rule() {
+    let capability = "clientCapabilities.fs.readTextFile";
+    let e = Error::from(Misuse::NotAdvertised { capability, rule: rules::CAP_CLIENT_FS });
+    let text = e.to_string();
+    assert!(text.starts_with("not sent: the client did not advertise clientCapabilities.fs.readTextFile"), "{text}");
+    assert!(text.contains("(rule cap.client-fs)"), "{text}");
+    assert!(rules::find(rules::CAP_CLIENT_FS).is_some());
     let rpc: RpcError = e.into();
-    assert_eq!(rpc.message, "the client did not advertise clientCapabilities.fs.readTextFile");
+    assert_eq!(rpc.code, RpcError::INTERNAL_ERROR);
+    assert_eq!(rpc.message, text);
 }
 
 #[tokio::test]
 async fn helpers_of_the_other_version_are_refused() {
     let mut raw = v1_client(all_v1()).await;
     let answer = prompt(&mut raw, "v2 helpers").await;
-    assert_eq!(answer["error"]["message"], "the v2 helpers on a connection that speaks v1", "{answer}");
+    let wrong = Error::from(Misuse::WrongVersion { wanted: Version::V2, negotiated: Version::V1 });
+    assert_eq!(answer["error"]["message"], wrong.to_string(), "{answer}");
 
     let mut raw = client(Version::V2, json!({ "info": { "name": "t", "version": "0" } })).await;
     prompt(&mut raw, "v1 helpers").await;
     let idle = raw.until(|m| m["params"]["update"]["state"] == "idle").await;
     assert_eq!(idle["params"]["update"]["stopReason"], "error", "{idle}");
-    assert_eq!(idle["params"]["update"]["error"]["message"], "the v1 helpers on a connection that speaks v2");
+    let wrong = Error::from(Misuse::WrongVersion { wanted: Version::V1, negotiated: Version::V2 });
+    assert_eq!(idle["params"]["update"]["error"]["message"], wrong.to_string());
 }
 
 async fn v2_client(capabilities: Value) -> Raw {

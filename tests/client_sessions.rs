@@ -2,10 +2,10 @@
 //! version's own types, a handle per session, and each prompt's turn as a stream of typed updates,
 //! in order, then its outcome.
 
-use acp_rpc::turn::Turn;
+use acp_rpc::agent::Turn;
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, v2, Version};
-use acp_rpc::Context;
+use acp_rpc::{AgentContext, ClientContext};
 
 /// Echoes each word of a prompt as one chunk; v2 also sends an idle snapshot after `session/new`.
 struct Words;
@@ -14,11 +14,15 @@ fn words_of(text: &str) -> Vec<String> {
     text.split_whitespace().map(str::to_string).collect()
 }
 
-impl v1::methods::agent::Handler<Context> for Words {
-    async fn initialize(&self, _: v1::InitializeRequest, _: Context) -> Result<v1::InitializeResponse, RpcError> {
+impl v1::methods::agent::Handler<AgentContext> for Words {
+    async fn initialize(&self, _: v1::InitializeRequest, _: AgentContext) -> Result<v1::InitializeResponse, RpcError> {
         Ok(v1::InitializeResponse::new(v1::ProtocolVersion(1)))
     }
-    async fn session_new(&self, _: v1::NewSessionRequest, cx: Context) -> Result<v1::NewSessionResponse, RpcError> {
+    async fn session_new(
+        &self,
+        _: v1::NewSessionRequest,
+        cx: AgentContext,
+    ) -> Result<v1::NewSessionResponse, RpcError> {
         let hello = v1::ContentChunk::new(v1::ContentBlock::from(v1::TextContent::new("welcome".into())));
         let note = v1::SessionNotification::new(
             v1::SessionId("s".into()),
@@ -28,13 +32,17 @@ impl v1::methods::agent::Handler<Context> for Words {
         Ok(v1::NewSessionResponse::new(v1::SessionId("s".into())))
     }
     /// Replays one message of history before answering.
-    async fn session_load(&self, p: v1::LoadSessionRequest, cx: Context) -> Result<v1::LoadSessionResponse, RpcError> {
+    async fn session_load(
+        &self,
+        p: v1::LoadSessionRequest,
+        cx: AgentContext,
+    ) -> Result<v1::LoadSessionResponse, RpcError> {
         let old = v1::ContentChunk::new(v1::ContentBlock::from(v1::TextContent::new("history".into())));
         let note = v1::SessionNotification::new(p.session_id, v1::SessionUpdate::UserMessageChunk(Box::new(old)));
         cx.notify::<v1::methods::SessionUpdate>(&note).await.map_err(|e| e.to_rpc())?;
         Ok(v1::LoadSessionResponse::new())
     }
-    async fn session_prompt(&self, p: v1::PromptRequest, cx: Context) -> Result<v1::PromptResponse, RpcError> {
+    async fn session_prompt(&self, p: v1::PromptRequest, cx: AgentContext) -> Result<v1::PromptResponse, RpcError> {
         let Some(v1::ContentBlock::Text(text)) = p.prompt.first() else { return Err(RpcError::internal("text")) };
         for word in words_of(&text.text) {
             let chunk = v1::ContentChunk::new(v1::ContentBlock::from(v1::TextContent::new(word)));
@@ -48,11 +56,15 @@ impl v1::methods::agent::Handler<Context> for Words {
     }
 }
 
-impl v2::methods::agent::Handler<Context> for Words {
-    async fn initialize(&self, _: v2::InitializeRequest, _: Context) -> Result<v2::InitializeResponse, RpcError> {
+impl v2::methods::agent::Handler<AgentContext> for Words {
+    async fn initialize(&self, _: v2::InitializeRequest, _: AgentContext) -> Result<v2::InitializeResponse, RpcError> {
         Ok(v2::InitializeResponse::new(v2::ProtocolVersion(2), v2::Implementation::new("w".into(), "0".into())))
     }
-    async fn session_new(&self, _: v2::NewSessionRequest, cx: Context) -> Result<v2::NewSessionResponse, RpcError> {
+    async fn session_new(
+        &self,
+        _: v2::NewSessionRequest,
+        cx: AgentContext,
+    ) -> Result<v2::NewSessionResponse, RpcError> {
         let idle = v2::StateUpdate::Idle(Box::new(v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::EndTurn)));
         let note = v2::UpdateSessionNotification::new(
             v2::SessionId("s".into()),
@@ -76,8 +88,8 @@ impl acp_rpc::agent::PromptTurn for Words {
 }
 
 struct Client;
-impl v1::methods::client::Handler<Context> for Client {}
-impl v2::methods::client::Handler<Context> for Client {}
+impl v1::methods::client::Handler<ClientContext> for Client {}
+impl v2::methods::client::Handler<ClientContext> for Client {}
 
 fn connect(versions: &'static [Version]) -> acp_rpc::client::ClientConnection {
     let (a, b) = tokio::io::duplex(1 << 16);
@@ -105,7 +117,7 @@ async fn a_v1_turn_streams_its_updates_in_order_then_its_answer() {
     let answer = conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(7))).await.expect("initialize");
     assert_eq!(answer.protocol_version, v1::ProtocolVersion(1));
     let mut session = conn.new_session_v1(v1::NewSessionRequest::new("/".into(), vec![])).await.expect("session");
-    assert_eq!(session.id, v1::SessionId("s".into()));
+    assert_eq!(session.id(), &v1::SessionId("s".into()));
     for round in 0..2 {
         let prompt = vec![v1::ContentBlock::from(v1::TextContent::new("one two three".into()))];
         let mut turn = session.prompt(prompt).await;

@@ -7,7 +7,7 @@
 use acp_rpc::jsonrpc::{BoxFuture, Raw as RawValueBox, RequestContext, Service};
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, v2, Version};
-use acp_rpc::{Config, Connection, Context, Error};
+use acp_rpc::{ClientContext, Config, Connection, Error, Misuse};
 use serde_json::{json, Value};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -326,7 +326,8 @@ async fn a_request_before_initialize_is_32600() {
         let answer = agent.call(method, json!({ "cwd": "/", "mcpServers": [] })).await;
         let id = answer["id"].clone();
         assert_error(&answer, id, -32600, &format!("{method} before initialize: the first request must be initialize"));
-        assert_eq!(answer["error"]["data"], json!({ "method": method }));
+        // The data names the method and the rule broken.
+        assert_eq!(answer["error"]["data"], json!({ "method": method, "rule": "init.first" }));
     }
     assert_eq!(agent.call("initialize", json!({ "protocolVersion": 1 })).await["result"]["protocolVersion"], 1);
     agent.still_serves().await;
@@ -458,16 +459,16 @@ impl RawAgent {
 }
 
 struct QuietClient;
-impl v1::methods::client::Handler<Context> for QuietClient {
+impl v1::methods::client::Handler<ClientContext> for QuietClient {
     async fn fs_read_text_file(
         &self,
         p: v1::ReadTextFileRequest,
-        _: Context,
+        _: ClientContext,
     ) -> Result<v1::ReadTextFileResponse, RpcError> {
         Ok(v1::ReadTextFileResponse::new(format!("contents of {}", p.path)))
     }
 }
-impl v2::methods::client::Handler<Context> for QuietClient {}
+impl v2::methods::client::Handler<ClientContext> for QuietClient {}
 
 fn client() -> (acp_rpc::client::ClientConnection, RawAgent) {
     let (ours, theirs) = tokio::io::duplex(1 << 16);
@@ -507,12 +508,9 @@ async fn our_client_facing_a_hostile_agent() {
         )
         .await;
     let refused = init.await.expect("task");
-    assert_eq!(
-        refused,
-        Err(Error::Invalid("the agent answered protocol version Some(70000), which this client does not speak".into()))
-    );
+    assert_eq!(refused, Err(Error::NoCommonVersion { asked: Version::V1, agent: vec![], client: Version::ALL }));
     // Non-object initialize params are the caller's mistake, reported, not a panic.
-    assert!(matches!(conn.initialize(Version::V1, json!([1])).await, Err(Error::Invalid(_))));
+    assert!(matches!(conn.initialize(Version::V1, json!([1])).await, Err(Error::Misuse(Misuse::Params(_)))));
     // A well-formed negotiation.
     let init = tokio::spawn({
         let conn = conn.clone();
@@ -526,7 +524,7 @@ async fn our_client_facing_a_hostile_agent() {
     // A response to nothing, then a typed call answered with the wrong shape.
     agent.send_text(r#"{"jsonrpc":"2.0","id":12345,"result":{}}"#).await;
     let call = tokio::spawn({
-        let conn = conn.conn.clone();
+        let conn = conn.connection().clone();
         async move { conn.request::<v1::methods::SessionNew>(&v1::NewSessionRequest::new("/".into(), vec![])).await }
     });
     let request = agent.recv().await;
@@ -534,7 +532,7 @@ async fn our_client_facing_a_hostile_agent() {
     agent.send_text(&json!({ "jsonrpc": "2.0", "id": request["id"], "result": { "sessionId": 5 } }).to_string()).await;
     assert_eq!(
         call.await.expect("task"),
-        Err(Error::Invalid(
+        Err(Error::Protocol(
             "the response to session/new does not decode: sessionId: invalid type: integer `5`, expected a string"
                 .into()
         ))
@@ -560,7 +558,7 @@ async fn our_client_when_the_agent_closes_mid_message() {
     drop(agent);
     // The half answer is not an answer; the call fails when the agent is gone.
     assert_eq!(tokio::time::timeout(LIMIT, init).await.expect("in time").expect("task"), Err(Error::Closed));
-    assert!(conn.conn.is_closed());
+    assert!(conn.connection().is_closed());
 }
 
 // ---- The notification queue's bound, at the connection level (in process). ----

@@ -9,7 +9,7 @@ use acp_rpc::net::ws;
 use acp_rpc::net::ClientOptions;
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::v1;
-use acp_rpc::{Context, Error, V1};
+use acp_rpc::{ClientContext, Error, V1};
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use http_body_util::combinators::BoxBody;
@@ -270,11 +270,11 @@ async fn serve(fake: Arc<Fake>) -> String {
 
 /// Allows with the first "allow" option.
 struct Allow;
-impl v1::methods::client::Handler<Context> for Allow {
+impl v1::methods::client::Handler<ClientContext> for Allow {
     async fn session_request_permission(
         &self,
         params: v1::RequestPermissionRequest,
-        _: Context,
+        _: ClientContext,
     ) -> Result<v1::RequestPermissionResponse, RpcError> {
         let option = params.options.iter().find(|o| o.kind == v1::PermissionOptionKind::AllowOnce);
         let option = option.ok_or_else(|| RpcError::new(RpcError::INVALID_PARAMS, "no allow option"))?;
@@ -340,8 +340,8 @@ async fn http_500_fails_only_that_request() {
         tokio::spawn(driver);
         conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(1))).await.unwrap();
         let params = serde_json::value::to_raw_value(&json!({"x": 1})).unwrap();
-        let error = match conn.conn.request_raw("_test/fail", Some(&params)).await {
-            Err(Error::Rpc(error)) => error,
+        let error = match conn.connection().request_raw("_test/fail", Some(&params)).await {
+            Err(Error::Peer(error)) => error,
             other => panic!("expected a JSON-RPC error, got {other:?}"),
         };
         println!("{error:?}");
@@ -350,7 +350,7 @@ async fn http_500_fails_only_that_request() {
         assert_eq!(data, json!({"status": 500, "body": {"error": "boom"}}));
         assert!(error.message.contains("500"), "{}", error.message);
         // The connection keeps working.
-        let echo = conn.conn.request_raw("_test/echo", Some(&params)).await.unwrap();
+        let echo = conn.connection().request_raw("_test/echo", Some(&params)).await.unwrap();
         assert_eq!(serde_json::from_str::<Value>(echo.get()).unwrap(), json!({"echo": {"x": 1}}));
         assert!(!transport.is_closed());
     })
@@ -391,7 +391,7 @@ async fn http_session_stream_end_fails_its_requests_then_reopens() {
         let mut session = conn.new_session_v1(v1::NewSessionRequest::new("/tmp".to_string(), vec![])).await.unwrap();
         let turn = session.prompt(vec![v1::ContentBlock::from(v1::TextContent::new("hi".into()))]).await;
         match turn.outcome().await {
-            Err(Error::Rpc(e)) => assert!(e.message.contains("SSE stream closed"), "{}", e.message),
+            Err(Error::Peer(e)) => assert!(e.message.contains("SSE stream closed"), "{}", e.message),
             other => panic!("expected the prompt to fail, got {other:?}"),
         }
         // The next message of the session opens its stream again.
@@ -455,7 +455,7 @@ async fn ws_echo_batch_and_parse_errors_close() {
         let driver = tokio::spawn(driver);
         assert_eq!(socket.connection_id(), Some("w1"));
         let params = serde_json::value::to_raw_value(&json!({"x": 2})).unwrap();
-        let echo = conn.conn.request_raw("_test/junk", Some(&params)).await.unwrap();
+        let echo = conn.connection().request_raw("_test/junk", Some(&params)).await.unwrap();
         assert_eq!(serde_json::from_str::<Value>(echo.get()).unwrap(), json!({"echo": {"x": 2}}));
         let batch: Value = serde_json::from_str(&seen.recv().await.unwrap()).unwrap();
         assert_eq!((batch["id"].clone(), batch["error"]["code"].clone()), (Value::Null, json!(-32600)));
@@ -485,7 +485,7 @@ async fn ws_server_closing_closes_the_connection() {
             ws::connect(V1(Allow), &url, ClientOptions::default(), Default::default()).await.unwrap();
         let driver = tokio::spawn(driver);
         assert_eq!(socket.connection_id(), None);
-        let result = conn.conn.request_raw("_test/hang", None).await;
+        let result = conn.connection().request_raw("_test/hang", None).await;
         assert!(matches!(result, Err(Error::Closed)), "{result:?}");
         driver.await.unwrap().unwrap();
     })

@@ -8,12 +8,12 @@
 //! Real agents of this runtime where the behaviour is the runtime's, a scripted agent (the test
 //! writes its lines) where it is the other side's.
 
-use acp_rpc::agent::{PromptTurn, Speaks};
-use acp_rpc::client::{Client, ClientConnection, Initialized, Offer};
-use acp_rpc::turn::Turn;
+use acp_rpc::agent::Turn;
+use acp_rpc::agent::{AgentHandler, PromptTurn};
+use acp_rpc::client::{ClientConnection, ClientHandler, Initialized, Offer};
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, v2, Version};
-use acp_rpc::{Context, Error, V1, V2};
+use acp_rpc::{AgentContext, ClientContext, Error, V1, V2};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -59,8 +59,8 @@ impl Agent {
     }
 }
 
-impl v1::methods::agent::Handler<Context> for Agent {
-    async fn initialize(&self, p: v1::InitializeRequest, _: Context) -> Result<v1::InitializeResponse, RpcError> {
+impl v1::methods::agent::Handler<AgentContext> for Agent {
+    async fn initialize(&self, p: v1::InitializeRequest, _: AgentContext) -> Result<v1::InitializeResponse, RpcError> {
         self.asked.lock().map_err(|_| RpcError::internal("lock"))?.push(p.protocol_version.0);
         let mut answer = v1::InitializeResponse::new(v1::ProtocolVersion(1));
         if self.auth {
@@ -71,19 +71,23 @@ impl v1::methods::agent::Handler<Context> for Agent {
         }
         Ok(answer)
     }
-    async fn authenticate(&self, p: v1::AuthenticateRequest, _: Context) -> Result<v1::AuthenticateResponse, RpcError> {
+    async fn authenticate(
+        &self,
+        p: v1::AuthenticateRequest,
+        _: AgentContext,
+    ) -> Result<v1::AuthenticateResponse, RpcError> {
         self.login(&p.method_id.0).map(|()| v1::AuthenticateResponse::new())
     }
-    async fn session_new(&self, _: v1::NewSessionRequest, _: Context) -> Result<v1::NewSessionResponse, RpcError> {
+    async fn session_new(&self, _: v1::NewSessionRequest, _: AgentContext) -> Result<v1::NewSessionResponse, RpcError> {
         self.gate().map(|()| v1::NewSessionResponse::new(v1::SessionId("s1".into())))
     }
-    async fn session_prompt(&self, _: v1::PromptRequest, _: Context) -> Result<v1::PromptResponse, RpcError> {
+    async fn session_prompt(&self, _: v1::PromptRequest, _: AgentContext) -> Result<v1::PromptResponse, RpcError> {
         Ok(v1::PromptResponse::new(v1::StopReason::EndTurn))
     }
 }
 
-impl v2::methods::agent::Handler<Context> for Agent {
-    async fn initialize(&self, p: v2::InitializeRequest, _: Context) -> Result<v2::InitializeResponse, RpcError> {
+impl v2::methods::agent::Handler<AgentContext> for Agent {
+    async fn initialize(&self, p: v2::InitializeRequest, _: AgentContext) -> Result<v2::InitializeResponse, RpcError> {
         self.asked.lock().map_err(|_| RpcError::internal("lock"))?.push(p.protocol_version.0);
         let mut answer =
             v2::InitializeResponse::new(v2::ProtocolVersion(2), v2::Implementation::new("a".into(), "0".into()));
@@ -93,10 +97,10 @@ impl v2::methods::agent::Handler<Context> for Agent {
         }
         Ok(answer)
     }
-    async fn auth_login(&self, p: v2::LoginAuthRequest, _: Context) -> Result<v2::LoginAuthResponse, RpcError> {
+    async fn auth_login(&self, p: v2::LoginAuthRequest, _: AgentContext) -> Result<v2::LoginAuthResponse, RpcError> {
         self.login(&p.method_id.0).map(|()| v2::LoginAuthResponse::new())
     }
-    async fn session_new(&self, _: v2::NewSessionRequest, _: Context) -> Result<v2::NewSessionResponse, RpcError> {
+    async fn session_new(&self, _: v2::NewSessionRequest, _: AgentContext) -> Result<v2::NewSessionResponse, RpcError> {
         self.gate().map(|()| v2::NewSessionResponse::new(v2::SessionId("s2".into())))
     }
 }
@@ -111,11 +115,11 @@ impl PromptTurn for Agent {
 #[derive(Clone, Copy)]
 struct Rejecting;
 
-impl v1::methods::client::Handler<Context> for Rejecting {
+impl v1::methods::client::Handler<ClientContext> for Rejecting {
     async fn session_request_permission(
         &self,
         p: v1::RequestPermissionRequest,
-        _: Context,
+        _: ClientContext,
     ) -> Result<v1::RequestPermissionResponse, RpcError> {
         let reject = p
             .options
@@ -128,7 +132,7 @@ impl v1::methods::client::Handler<Context> for Rejecting {
         Ok(v1::RequestPermissionResponse::new(outcome))
     }
 }
-impl v2::methods::client::Handler<Context> for Rejecting {}
+impl v2::methods::client::Handler<ClientContext> for Rejecting {}
 
 /// One end of an in-memory pipe, split.
 type End = (ReadHalf<DuplexStream>, WriteHalf<DuplexStream>);
@@ -139,7 +143,7 @@ fn pipe() -> (End, End) {
 }
 
 /// `client` connected to `agent`, served with every version (narrowed to what it speaks).
-fn connect<A: Speaks, C: Client>(agent: A, client: C) -> ClientConnection {
+fn connect<A: AgentHandler, C: ClientHandler>(agent: A, client: C) -> ClientConnection {
     let ((ar, aw), (br, bw)) = pipe();
     tokio::spawn(acp_rpc::agent::serve(agent, Version::ALL, ar, aw, Default::default()).1);
     let (conn, driver) = acp_rpc::client::connect(client, br, bw, Default::default());
@@ -272,7 +276,7 @@ async fn a_32022_listing_no_version_the_client_speaks_names_both_sides() {
 }
 
 /// The agent's answer to an `initialize` asking for `asked`: its version, or its error.
-async fn answer_to<A: Speaks>(agent: A, asked: u64) -> Value {
+async fn answer_to<A: AgentHandler>(agent: A, asked: u64) -> Value {
     let ((ar, aw), (br, bw)) = pipe();
     tokio::spawn(acp_rpc::agent::serve(agent, Version::ALL, ar, aw, Default::default()).1);
     let mut client = Peer { lines: BufReader::new(br).lines(), write: bw };
@@ -326,7 +330,7 @@ async fn auth_required_then_authenticate_then_a_session_in_v1() {
     assert!(in_time(conn.authenticate("tty")).await.expect_err("terminal").to_string().contains("terminal method"));
     in_time(conn.authenticate("login")).await.expect("authenticated");
     let session = in_time(conn.new_session_v1(new())).await.expect("a session after authenticate");
-    assert_eq!(session.id.0, "s1");
+    assert_eq!(session.id().0, "s1");
 }
 
 #[tokio::test]
@@ -337,7 +341,7 @@ async fn auth_required_then_auth_login_then_a_session_in_v2() {
     let Err(refused) = in_time(conn.new_session_v2(new())).await else { panic!("auth required") };
     assert_eq!(refused.auth_required().map(|r| r.methods.len()), Some(1), "{refused}");
     in_time(conn.authenticate("login")).await.expect("auth/login");
-    assert_eq!(in_time(conn.new_session_v2(new())).await.expect("a session").id.0, "s2");
+    assert_eq!(in_time(conn.new_session_v2(new())).await.expect("a session").id().0, "s2");
 }
 
 #[tokio::test]
@@ -405,7 +409,7 @@ impl Peer {
 }
 
 /// `client` connected to a scripted agent.
-fn scripted<C: Client>(client: C) -> (ClientConnection, Peer) {
+fn scripted<C: ClientHandler>(client: C) -> (ClientConnection, Peer) {
     let ((ar, aw), (br, bw)) = pipe();
     let (conn, driver) = acp_rpc::client::connect(client, br, bw, Default::default());
     tokio::spawn(driver);
@@ -416,7 +420,7 @@ fn scripted<C: Client>(client: C) -> (ClientConnection, Peer) {
 /// schema alone (`agentCapabilities.providers`); while `session/new` is pending the agent sends
 /// an extension notification and a vendor one without `_`; its answer carries `models`, which
 /// neither schema has.
-async fn v1_session<C: Client>(client: C) -> (ClientConnection, Peer, acp_rpc::sessions::v1::Session) {
+async fn v1_session<C: ClientHandler>(client: C) -> (ClientConnection, Peer, acp_rpc::client::v1::Session) {
     let (conn, mut agent) = scripted(client);
     let init = tokio::spawn({
         let conn = conn.clone();
@@ -444,7 +448,7 @@ async fn v1_session<C: Client>(client: C) -> (ClientConnection, Peer, acp_rpc::s
 type Prompted = (Vec<String>, Vec<v1::SessionUpdate>, Result<v1::PromptResponse, Error>);
 
 /// Sends a prompt on `session` in a task: the turn's update tags, the updates, and its answer.
-fn prompt(mut session: acp_rpc::sessions::v1::Session) -> tokio::task::JoinHandle<Prompted> {
+fn prompt(mut session: acp_rpc::client::v1::Session) -> tokio::task::JoinHandle<Prompted> {
     tokio::spawn(async move {
         let mut turn = session.prompt(vec![v1::ContentBlock::from(v1::TextContent::new("go".into()))]).await;
         let mut updates = Vec::new();

@@ -4,7 +4,7 @@
 use acp_rpc::jsonrpc::{BoxFuture, Raw as RawV, RequestContext, Service};
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, v2, Version};
-use acp_rpc::{Config, Connection, Context};
+use acp_rpc::{AgentContext, Config, Connection};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -48,7 +48,7 @@ async fn silent(lines: &mut PeerLines) {
 /// The call resolves, with an error, in time.
 async fn fails(call: tokio::task::JoinHandle<Result<RawV, acp_rpc::Error>>) {
     let r = tokio::time::timeout(Duration::from_secs(3), call).await.expect("the pending call resolves").expect("task");
-    assert!(matches!(r, Err(acp_rpc::Error::Invalid(_))), "{r:?}");
+    assert!(matches!(r, Err(acp_rpc::Error::Protocol(_))), "{r:?}");
 }
 
 fn setup(cfg: Config, call_peer: bool) -> (Connection, Arc<AtomicUsize>, PeerLines, PeerWrite) {
@@ -140,16 +140,16 @@ async fn notification_queue_deadlock() {
 
 // F5: session/cancel right behind session/prompt is lost (registration happens only when the handler first runs).
 struct WaitAgent;
-impl v1::methods::agent::Handler<Context> for WaitAgent {
-    async fn initialize(&self, _: v1::InitializeRequest, _: Context) -> Result<v1::InitializeResponse, RpcError> {
+impl v1::methods::agent::Handler<AgentContext> for WaitAgent {
+    async fn initialize(&self, _: v1::InitializeRequest, _: AgentContext) -> Result<v1::InitializeResponse, RpcError> {
         Ok(v1::InitializeResponse::new(v1::ProtocolVersion(1)))
     }
-    async fn session_prompt(&self, _: v1::PromptRequest, cx: Context) -> Result<v1::PromptResponse, RpcError> {
+    async fn session_prompt(&self, _: v1::PromptRequest, cx: AgentContext) -> Result<v1::PromptResponse, RpcError> {
         cx.cancelled().await;
         Ok(v1::PromptResponse::new(v1::StopReason::Cancelled))
     }
 }
-impl v2::methods::agent::Handler<Context> for WaitAgent {}
+impl v2::methods::agent::Handler<AgentContext> for WaitAgent {}
 impl acp_rpc::agent::PromptTurn for WaitAgent {}
 
 #[tokio::test]

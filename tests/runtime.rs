@@ -3,7 +3,7 @@
 
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, v2, Patch, Version};
-use acp_rpc::{Config, Context, Error};
+use acp_rpc::{AgentContext, ClientContext, Config, Error};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -53,14 +53,14 @@ fn text_of(p: &v1::PromptRequest) -> String {
         .collect()
 }
 
-impl v1::methods::agent::Handler<Context> for TestAgent {
-    async fn initialize(&self, _: v1::InitializeRequest, _: Context) -> Result<v1::InitializeResponse, RpcError> {
+impl v1::methods::agent::Handler<AgentContext> for TestAgent {
+    async fn initialize(&self, _: v1::InitializeRequest, _: AgentContext) -> Result<v1::InitializeResponse, RpcError> {
         Ok(v1::InitializeResponse::new(v1::ProtocolVersion(1)))
     }
-    async fn session_new(&self, _: v1::NewSessionRequest, _: Context) -> Result<v1::NewSessionResponse, RpcError> {
+    async fn session_new(&self, _: v1::NewSessionRequest, _: AgentContext) -> Result<v1::NewSessionResponse, RpcError> {
         Ok(v1::NewSessionResponse::new(v1::SessionId("s".into())))
     }
-    async fn session_prompt(&self, p: v1::PromptRequest, cx: Context) -> Result<v1::PromptResponse, RpcError> {
+    async fn session_prompt(&self, p: v1::PromptRequest, cx: AgentContext) -> Result<v1::PromptResponse, RpcError> {
         let text = text_of(&p);
         let mut response = v1::PromptResponse::new(v1::StopReason::EndTurn);
         if text == "panic" {
@@ -111,7 +111,7 @@ impl v1::methods::agent::Handler<Context> for TestAgent {
         }
         Ok(response)
     }
-    async fn ext_method(&self, method: String, params: Option<Value>, _: Context) -> Result<Value, RpcError> {
+    async fn ext_method(&self, method: String, params: Option<Value>, _: AgentContext) -> Result<Value, RpcError> {
         if method == "_burst" {
             let alive = tokio::runtime::Handle::current().metrics().num_alive_tasks();
             self.tasks_at_first_burst.lock().expect("lock").get_or_insert(alive);
@@ -119,7 +119,7 @@ impl v1::methods::agent::Handler<Context> for TestAgent {
         Ok(json!({ "method": method, "params": params }))
     }
 }
-impl v2::methods::agent::Handler<Context> for TestAgent {}
+impl v2::methods::agent::Handler<AgentContext> for TestAgent {}
 impl acp_rpc::agent::PromptTurn for TestAgent {}
 
 #[derive(Default)]
@@ -130,11 +130,11 @@ struct TestClient {
     panic_on_update: Option<&'static str>,
 }
 
-impl v1::methods::client::Handler<Context> for TestClient {
+impl v1::methods::client::Handler<ClientContext> for TestClient {
     async fn session_request_permission(
         &self,
         _: v1::RequestPermissionRequest,
-        _: Context,
+        _: ClientContext,
     ) -> Result<v1::RequestPermissionResponse, RpcError> {
         if self.hold_permission {
             tokio::time::sleep(Duration::from_secs(60)).await; // a user who never answers
@@ -146,11 +146,11 @@ impl v1::methods::client::Handler<Context> for TestClient {
     async fn fs_read_text_file(
         &self,
         _: v1::ReadTextFileRequest,
-        _: Context,
+        _: ClientContext,
     ) -> Result<v1::ReadTextFileResponse, RpcError> {
         Ok(v1::ReadTextFileResponse::new("contents".into()))
     }
-    async fn session_update(&self, p: v1::SessionNotification, _: Context) {
+    async fn session_update(&self, p: v1::SessionNotification, _: ClientContext) {
         if let v1::SessionUpdate::AgentMessageChunk(c) = p.update {
             if let v1::ContentBlock::Text(t) = c.content {
                 if self.panic_on_update == Some(t.text.as_str()) {
@@ -160,11 +160,11 @@ impl v1::methods::client::Handler<Context> for TestClient {
             }
         }
     }
-    async fn ext_method(&self, method: String, _: Option<Value>, _: Context) -> Result<Value, RpcError> {
+    async fn ext_method(&self, method: String, _: Option<Value>, _: ClientContext) -> Result<Value, RpcError> {
         Ok(json!({ "client saw": method }))
     }
 }
-impl v2::methods::client::Handler<Context> for TestClient {}
+impl v2::methods::client::Handler<ClientContext> for TestClient {}
 
 fn config() -> Config {
     Config { max_message_size: 1 << 20, cancel_grace: Duration::from_millis(200), ..Config::default() }
@@ -183,36 +183,40 @@ fn raw_agent(config: Config) -> (Raw, Arc<TestAgent>) {
 
 /// Lets a test keep a handle on the agent it serves.
 struct SharedAgent(Arc<TestAgent>);
-impl v1::methods::agent::Handler<Context> for SharedAgent {
-    async fn initialize(&self, p: v1::InitializeRequest, cx: Context) -> Result<v1::InitializeResponse, RpcError> {
+impl v1::methods::agent::Handler<AgentContext> for SharedAgent {
+    async fn initialize(&self, p: v1::InitializeRequest, cx: AgentContext) -> Result<v1::InitializeResponse, RpcError> {
         v1::methods::agent::Handler::initialize(&*self.0, p, cx).await
     }
-    async fn session_new(&self, p: v1::NewSessionRequest, cx: Context) -> Result<v1::NewSessionResponse, RpcError> {
+    async fn session_new(
+        &self,
+        p: v1::NewSessionRequest,
+        cx: AgentContext,
+    ) -> Result<v1::NewSessionResponse, RpcError> {
         v1::methods::agent::Handler::session_new(&*self.0, p, cx).await
     }
-    async fn session_prompt(&self, p: v1::PromptRequest, cx: Context) -> Result<v1::PromptResponse, RpcError> {
+    async fn session_prompt(&self, p: v1::PromptRequest, cx: AgentContext) -> Result<v1::PromptResponse, RpcError> {
         v1::methods::agent::Handler::session_prompt(&*self.0, p, cx).await
     }
-    async fn ext_method(&self, m: String, p: Option<Value>, cx: Context) -> Result<Value, RpcError> {
+    async fn ext_method(&self, m: String, p: Option<Value>, cx: AgentContext) -> Result<Value, RpcError> {
         v1::methods::agent::Handler::ext_method(&*self.0, m, p, cx).await
     }
 }
-impl v2::methods::agent::Handler<Context> for SharedAgent {
-    async fn initialize(&self, _: v2::InitializeRequest, _: Context) -> Result<v2::InitializeResponse, RpcError> {
+impl v2::methods::agent::Handler<AgentContext> for SharedAgent {
+    async fn initialize(&self, _: v2::InitializeRequest, _: AgentContext) -> Result<v2::InitializeResponse, RpcError> {
         Ok(v2::InitializeResponse::new(v2::ProtocolVersion(2), v2::Implementation::new("t".into(), "0".into())))
     }
 }
 impl acp_rpc::agent::PromptTurn for SharedAgent {}
 
 /// Our client and our agent, connected.
-async fn pair(client: impl acp_rpc::client::Client) -> (acp_rpc::client::ClientConnection, Arc<TestAgent>) {
+async fn pair(client: impl acp_rpc::client::ClientHandler) -> (acp_rpc::client::ClientConnection, Arc<TestAgent>) {
     let (conn, agent, _) = pair_with_agent_conn(client).await;
     (conn, agent)
 }
 
 /// [`pair`], also giving the agent's end of the connection.
 async fn pair_with_agent_conn(
-    client: impl acp_rpc::client::Client,
+    client: impl acp_rpc::client::ClientHandler,
 ) -> (acp_rpc::client::ClientConnection, Arc<TestAgent>, acp_rpc::Connection) {
     let (a, b) = tokio::io::duplex(1 << 16);
     let (ar, aw) = tokio::io::split(a);
@@ -222,7 +226,10 @@ async fn pair_with_agent_conn(
     tokio::spawn(driver);
     let (conn, driver) = acp_rpc::client::connect(client, br, bw, config());
     tokio::spawn(driver);
-    conn.initialize(Version::V1, json!({})).await.expect("initialize");
+    // The test client serves `fs/read_text_file`, and says so: the agent's calls are checked
+    // against what the client advertised (rule `cap.client-fs`).
+    let advertised = json!({ "clientCapabilities": { "fs": { "readTextFile": true } } });
+    conn.initialize(Version::V1, advertised).await.expect("initialize");
     (conn, agent, agent_conn)
 }
 
@@ -280,7 +287,7 @@ async fn faults_get_the_expected_errors_and_the_connection_keeps_serving() {
 async fn a_handler_awaiting_the_peer_does_not_deadlock_and_requests_run_concurrently() {
     let (conn, _) = pair(TestClient::default()).await;
     let calls = (0..64).map(|_| {
-        let conn = conn.conn.clone();
+        let conn = conn.connection().clone();
         tokio::spawn(async move { conn.request::<v1::methods::SessionPrompt>(&prompt("perm")).await })
     });
     for call in calls {
@@ -293,8 +300,8 @@ async fn a_handler_awaiting_the_peer_does_not_deadlock_and_requests_run_concurre
 async fn notifications_arrive_in_order() {
     let client = Arc::new(TestClient::default());
     let (conn, _) = pair(SharedClient(client.clone())).await;
-    conn.conn.request::<v1::methods::SessionPrompt>(&prompt("updates")).await.expect("answered");
-    conn.conn.sync_notifications().await;
+    conn.connection().request::<v1::methods::SessionPrompt>(&prompt("updates")).await.expect("answered");
+    conn.connection().sync_notifications().await;
     let seen = client.updates.lock().expect("lock").clone();
     assert_eq!(seen, (0..500).map(|i| i.to_string()).collect::<Vec<_>>());
 }
@@ -303,28 +310,28 @@ async fn notifications_arrive_in_order() {
 async fn a_panicking_notification_handler_is_contained_and_the_next_ones_run() {
     let client = Arc::new(TestClient { panic_on_update: Some("13"), ..TestClient::default() });
     let (conn, _) = pair(SharedClient(client.clone())).await;
-    conn.conn.request::<v1::methods::SessionPrompt>(&prompt("updates")).await.expect("answered");
-    tokio::time::timeout(LIMIT, conn.conn.sync_notifications()).await.expect("the notification queue drains");
+    conn.connection().request::<v1::methods::SessionPrompt>(&prompt("updates")).await.expect("answered");
+    tokio::time::timeout(LIMIT, conn.connection().sync_notifications()).await.expect("the notification queue drains");
     let seen = client.updates.lock().expect("lock").clone();
     assert_eq!(seen, (0..500).filter(|&i| i != 13).map(|i| i.to_string()).collect::<Vec<_>>());
-    let after = conn.conn.request::<v1::methods::SessionPrompt>(&prompt("hi")).await.expect("still serving");
+    let after = conn.connection().request::<v1::methods::SessionPrompt>(&prompt("hi")).await.expect("still serving");
     assert_eq!(after.stop_reason, v1::StopReason::EndTurn);
 }
 
 struct SharedClient(Arc<TestClient>);
-impl v1::methods::client::Handler<Context> for SharedClient {
-    async fn session_update(&self, p: v1::SessionNotification, cx: Context) {
+impl v1::methods::client::Handler<ClientContext> for SharedClient {
+    async fn session_update(&self, p: v1::SessionNotification, cx: ClientContext) {
         v1::methods::client::Handler::session_update(&*self.0, p, cx).await
     }
 }
-impl v2::methods::client::Handler<Context> for SharedClient {}
+impl v2::methods::client::Handler<ClientContext> for SharedClient {}
 
 #[tokio::test]
 async fn cancelling_an_outgoing_call_sends_cancel_and_the_handler_sees_it() {
     let (conn, agent) = pair(TestClient::default()).await;
     let token = tokio_util::sync::CancellationToken::new();
     let call = {
-        let (conn, token) = (conn.conn.clone(), token.clone());
+        let (conn, token) = (conn.connection().clone(), token.clone());
         tokio::spawn(async move {
             conn.request_cancellable::<v1::methods::SessionPrompt>(&prompt("wait"), Some(token)).await
         })
@@ -355,7 +362,7 @@ async fn a_handler_that_ignores_cancellation_is_answered_32800() {
 async fn session_cancel_ends_the_turn_and_answers_pending_permission_requests() {
     let (conn, _) = pair(TestClient { hold_permission: true, ..TestClient::default() }).await;
     let call = {
-        let conn = conn.conn.clone();
+        let conn = conn.connection().clone();
         tokio::spawn(async move { conn.request::<v1::methods::SessionPrompt>(&prompt("perm")).await })
     };
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -370,13 +377,13 @@ async fn extension_methods_both_ways_keep_their_names() {
     let answer = agent_conn.request_raw("_acme/ping", None).await.expect("the client answers");
     assert_eq!(serde_json::from_str::<Value>(answer.get()).expect("json"), json!({ "client saw": "_acme/ping" }));
     let params = serde_json::value::to_raw_value(&json!({ "x": [1] })).expect("raw");
-    let answer = conn.conn.request_raw("_acme/echo", Some(&params)).await.expect("answered");
+    let answer = conn.connection().request_raw("_acme/echo", Some(&params)).await.expect("answered");
     assert_eq!(
         serde_json::from_str::<Value>(answer.get()).expect("json"),
         json!({ "method": "_acme/echo", "params": { "x": [1] } })
     );
-    let unknown = conn.conn.request_raw("acme/echo", Some(&params)).await;
-    assert!(matches!(unknown, Err(Error::Rpc(RpcError { code: -32601, .. }))), "{unknown:?}");
+    let unknown = conn.connection().request_raw("acme/echo", Some(&params)).await;
+    assert!(matches!(unknown, Err(Error::Peer(RpcError { code: -32601, .. }))), "{unknown:?}");
 }
 
 #[tokio::test]

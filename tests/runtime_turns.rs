@@ -4,10 +4,10 @@
 //! client's prompt ends at the `idle` after its `running`, not at a snapshot; v1 prompts of a
 //! cancelled session end `cancelled`.
 
-use acp_rpc::turn::Turn;
+use acp_rpc::agent::Turn;
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, v2, Version};
-use acp_rpc::{Config, Context};
+use acp_rpc::{AgentContext, ClientContext, Config};
 use serde_json::{json, Value};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf};
@@ -16,30 +16,30 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, 
 /// after one chunk. v1 prompts ignore cancellation on purpose (`end_turn` whatever happened).
 struct Agent;
 
-impl v1::methods::agent::Handler<Context> for Agent {
-    async fn initialize(&self, _: v1::InitializeRequest, _: Context) -> Result<v1::InitializeResponse, RpcError> {
+impl v1::methods::agent::Handler<AgentContext> for Agent {
+    async fn initialize(&self, _: v1::InitializeRequest, _: AgentContext) -> Result<v1::InitializeResponse, RpcError> {
         Ok(v1::InitializeResponse::new(v1::ProtocolVersion(1)))
     }
-    async fn session_new(&self, _: v1::NewSessionRequest, _: Context) -> Result<v1::NewSessionResponse, RpcError> {
+    async fn session_new(&self, _: v1::NewSessionRequest, _: AgentContext) -> Result<v1::NewSessionResponse, RpcError> {
         Ok(v1::NewSessionResponse::new(v1::SessionId("s".into())))
     }
-    async fn session_prompt(&self, _: v1::PromptRequest, cx: Context) -> Result<v1::PromptResponse, RpcError> {
+    async fn session_prompt(&self, _: v1::PromptRequest, cx: AgentContext) -> Result<v1::PromptResponse, RpcError> {
         cx.cancelled().await;
         Ok(v1::PromptResponse::new(v1::StopReason::EndTurn))
     }
 }
 
-impl v2::methods::agent::Handler<Context> for Agent {
-    async fn initialize(&self, _: v2::InitializeRequest, _: Context) -> Result<v2::InitializeResponse, RpcError> {
+impl v2::methods::agent::Handler<AgentContext> for Agent {
+    async fn initialize(&self, _: v2::InitializeRequest, _: AgentContext) -> Result<v2::InitializeResponse, RpcError> {
         Ok(v2::InitializeResponse::new(v2::ProtocolVersion(2), v2::Implementation::new("t".into(), "0".into())))
     }
-    async fn session_new(&self, _: v2::NewSessionRequest, _: Context) -> Result<v2::NewSessionResponse, RpcError> {
+    async fn session_new(&self, _: v2::NewSessionRequest, _: AgentContext) -> Result<v2::NewSessionResponse, RpcError> {
         Ok(v2::NewSessionResponse::new(v2::SessionId("s".into())))
     }
     async fn session_close(
         &self,
         _: v2::CloseSessionRequest,
-        _: Context,
+        _: AgentContext,
     ) -> Result<v2::CloseSessionResponse, RpcError> {
         Ok(v2::CloseSessionResponse::new())
     }
@@ -73,8 +73,8 @@ impl acp_rpc::agent::PromptTurn for Agent {
 }
 
 struct Client;
-impl v1::methods::client::Handler<Context> for Client {}
-impl v2::methods::client::Handler<Context> for Client {}
+impl v1::methods::client::Handler<ClientContext> for Client {}
+impl v2::methods::client::Handler<ClientContext> for Client {}
 
 fn config() -> Config {
     Config { cancel_grace: Duration::from_millis(300), ..Config::default() }
@@ -303,7 +303,7 @@ async fn v2_snapshots_are_not_turn_ends() {
     agent.send(state("idle", Some("refusal"))).await;
     agent.send(json!({ "jsonrpc": "2.0", "id": prompt["id"], "result": { "messageId": "m1" } })).await;
     agent.send(state("idle", Some("max_tokens"))).await;
-    conn.conn.sync_notifications().await;
+    conn.connection().sync_notifications().await;
     assert!(!turn.is_finished(), "idle snapshots before `running` do not end the turn");
     agent.send(state("running", None)).await;
     agent.send(state("idle", Some("end_turn"))).await;

@@ -5,7 +5,7 @@
 
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, v2, Version};
-use acp_rpc::{Config, Context};
+use acp_rpc::{AgentContext, ClientContext, Config};
 use serde_json::{json, Value};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -16,26 +16,26 @@ const LIMIT: Duration = Duration::from_secs(20);
 /// A client that hands every v1 `session/update` to the test.
 struct Updates(mpsc::UnboundedSender<v1::SessionNotification>);
 
-impl v1::methods::client::Handler<Context> for Updates {
-    async fn session_update(&self, note: v1::SessionNotification, _: Context) {
+impl v1::methods::client::Handler<ClientContext> for Updates {
+    async fn session_update(&self, note: v1::SessionNotification, _: ClientContext) {
         let _ = self.0.send(note);
     }
 }
-impl v2::methods::client::Handler<Context> for Updates {}
+impl v2::methods::client::Handler<ClientContext> for Updates {}
 
 /// An agent that hands every v1 prompt to the test.
 struct Prompts(mpsc::UnboundedSender<v1::PromptRequest>);
 
-impl v1::methods::agent::Handler<Context> for Prompts {
-    async fn initialize(&self, _: v1::InitializeRequest, _: Context) -> Result<v1::InitializeResponse, RpcError> {
+impl v1::methods::agent::Handler<AgentContext> for Prompts {
+    async fn initialize(&self, _: v1::InitializeRequest, _: AgentContext) -> Result<v1::InitializeResponse, RpcError> {
         Ok(v1::InitializeResponse::new(v1::ProtocolVersion(1)))
     }
-    async fn session_prompt(&self, p: v1::PromptRequest, _: Context) -> Result<v1::PromptResponse, RpcError> {
+    async fn session_prompt(&self, p: v1::PromptRequest, _: AgentContext) -> Result<v1::PromptResponse, RpcError> {
         let _ = self.0.send(p);
         Ok(v1::PromptResponse::new(v1::StopReason::EndTurn))
     }
 }
-impl v2::methods::agent::Handler<Context> for Prompts {}
+impl v2::methods::agent::Handler<AgentContext> for Prompts {}
 impl acp_rpc::agent::PromptTurn for Prompts {}
 
 /// A `session/update` from a newer v1: an unknown `sessionUpdate` with fields of its own, in an

@@ -2,22 +2,22 @@
 //! client connected as `V1(client)` implement that version's trait alone, and the other version is
 //! never negotiated.
 
-use acp_rpc::turn::Turn;
+use acp_rpc::agent::Turn;
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, v2, Version};
-use acp_rpc::{Context, V1, V2};
+use acp_rpc::{AgentContext, ClientContext, V1, V2};
 use serde_json::json;
 
 struct OnlyV1;
-impl v1::methods::agent::Handler<Context> for OnlyV1 {
-    async fn initialize(&self, _: v1::InitializeRequest, _: Context) -> Result<v1::InitializeResponse, RpcError> {
+impl v1::methods::agent::Handler<AgentContext> for OnlyV1 {
+    async fn initialize(&self, _: v1::InitializeRequest, _: AgentContext) -> Result<v1::InitializeResponse, RpcError> {
         Ok(v1::InitializeResponse::new(v1::ProtocolVersion(1)))
     }
 }
 
 struct OnlyV2;
-impl v2::methods::agent::Handler<Context> for OnlyV2 {
-    async fn initialize(&self, _: v2::InitializeRequest, _: Context) -> Result<v2::InitializeResponse, RpcError> {
+impl v2::methods::agent::Handler<AgentContext> for OnlyV2 {
+    async fn initialize(&self, _: v2::InitializeRequest, _: AgentContext) -> Result<v2::InitializeResponse, RpcError> {
         Ok(v2::InitializeResponse::new(v2::ProtocolVersion(2), v2::Implementation::new("two".into(), "0".into())))
     }
 }
@@ -28,9 +28,9 @@ impl acp_rpc::agent::PromptTurn for OnlyV2 {
 }
 
 struct Client;
-impl v1::methods::client::Handler<Context> for Client {}
+impl v1::methods::client::Handler<ClientContext> for Client {}
 
-fn connect<A: acp_rpc::agent::Speaks>(agent: A) -> acp_rpc::client::ClientConnection {
+fn connect<A: acp_rpc::agent::AgentHandler>(agent: A) -> acp_rpc::client::ClientConnection {
     let (a, b) = tokio::io::duplex(1 << 16);
     let (ar, aw) = tokio::io::split(a);
     let (br, bw) = tokio::io::split(b);

@@ -12,7 +12,7 @@
 use acp_rpc::client::{spawn_agent_with, ClientConnection};
 use acp_rpc::spawn::{AgentProcess, SpawnOptions, Stderr};
 use acp_rpc::types::{v1, v2, Version};
-use acp_rpc::{Config, Context};
+use acp_rpc::{ClientContext, Config};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -22,8 +22,8 @@ mod common;
 const LIMIT: Duration = Duration::from_secs(20);
 
 struct Quiet;
-impl v1::methods::client::Handler<Context> for Quiet {}
-impl v2::methods::client::Handler<Context> for Quiet {}
+impl v1::methods::client::Handler<ClientContext> for Quiet {}
+impl v2::methods::client::Handler<ClientContext> for Quiet {}
 
 /// The inner shell: runs the agent (not `exec`: the shell stays, as npm's and uv's do). The
 /// stubborn one ignores `SIGTERM` (the agent inherits that) and outlives the agent by a `sleep`,

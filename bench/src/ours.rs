@@ -2,7 +2,7 @@
 
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, Version};
-use acp_rpc::{Config, Context};
+use acp_rpc::{Config, AgentContext, ClientContext};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,20 +14,20 @@ struct Agent {
     initialized: Arc<Notify>,
 }
 
-impl v1::methods::agent::Handler<Context> for Agent {
-    async fn initialize(&self, _: v1::InitializeRequest, _: Context) -> Result<v1::InitializeResponse, RpcError> {
+impl v1::methods::agent::Handler<AgentContext> for Agent {
+    async fn initialize(&self, _: v1::InitializeRequest, _: AgentContext) -> Result<v1::InitializeResponse, RpcError> {
         self.initialized.notify_one();
         Ok(v1::InitializeResponse::new(v1::ProtocolVersion(1)))
     }
     async fn session_set_mode(
         &self,
         _: v1::SetSessionModeRequest,
-        _: Context,
+        _: AgentContext,
     ) -> Result<v1::SetSessionModeResponse, RpcError> {
         Ok(v1::SetSessionModeResponse::default())
     }
 }
-impl acp_rpc::types::v2::methods::agent::Handler<Context> for Agent {}
+impl acp_rpc::types::v2::methods::agent::Handler<AgentContext> for Agent {}
 impl acp_rpc::agent::PromptTurn for Agent {}
 
 /// Counts `session/update` notifications and wakes the waiter at `target`.
@@ -39,8 +39,8 @@ struct Client {
     done: Arc<Notify>,
 }
 
-impl v1::methods::client::Handler<Context> for Client {
-    async fn session_update(&self, n: v1::SessionNotification, _: Context) {
+impl v1::methods::client::Handler<ClientContext> for Client {
+    async fn session_update(&self, n: v1::SessionNotification, _: ClientContext) {
         if let v1::SessionUpdate::AgentMessageChunk(chunk) = &n.update {
             if let v1::ContentBlock::Text(t) = &chunk.content {
                 self.bytes.fetch_add(t.text.len(), Ordering::Relaxed);
@@ -51,7 +51,7 @@ impl v1::methods::client::Handler<Context> for Client {
         }
     }
 }
-impl acp_rpc::types::v2::methods::client::Handler<Context> for Client {}
+impl acp_rpc::types::v2::methods::client::Handler<ClientContext> for Client {}
 
 fn big_config() -> Config {
     Config { max_message_size: 256 * 1024 * 1024, ..Config::default() }
@@ -84,7 +84,7 @@ pub fn latencies(n: usize, in_flight: usize) -> (Duration, Vec<Duration>) {
         let start = Instant::now();
         let mut workers = Vec::new();
         for w in 0..in_flight {
-            let conn = conn.conn.clone();
+            let conn = conn.connection().clone();
             let params = params.clone();
             let share = n / in_flight + usize::from(w < n % in_flight);
             workers.push(tokio::spawn(async move {

@@ -111,7 +111,6 @@ macro_rules! by_version {
 }
 
 fn handle(mode: u8, line: &[u8]) {
-    let _ = acp_rpc::session::session_of(serde_json::from_slice::<&RawValue>(line).ok());
     let incoming = classify(line);
     match &incoming {
         Incoming::Request { id, method, .. } => {
