@@ -280,7 +280,7 @@ impl acp_rpc::agent::PromptTurn for Echo {
                 return stopped(v2::IdleStateUpdateStopReason::Cancelled);
             }
         }
-        if text.split_whitespace().any(|w| w == "slow") && slow(&turn.context()).await {
+        if text.split_whitespace().any(|w| w == "slow") && slow(turn.context()).await {
             return stopped(v2::IdleStateUpdateStopReason::Cancelled);
         }
         let message = turn.new_message_id();

@@ -129,7 +129,7 @@ impl acp_rpc::agent::PromptTurn for Agent {
                 other => format!("{other:?}"),
             },
             "perm via context" => {
-                match turn.context().v2()?.ask_permission(&turn.session_id(), "May I?", v2_options()).await? {
+                match turn.context().v2()?.ask_permission(turn.session_id(), "May I?", v2_options()).await? {
                     v2::RequestPermissionOutcome::Selected(s) => format!("selected {}", s.option_id.0),
                     other => format!("{other:?}"),
                 }
@@ -143,7 +143,7 @@ impl acp_rpc::agent::PromptTurn for Agent {
             other => return Err(RpcError::internal(format!("no such test: {other}"))),
         };
         let chunk = v2::ContentChunk::new(turn.new_message_id(), v2::ContentBlock::from(v2::TextContent::new(said)));
-        turn.context().v2()?.update(&turn.session_id(), v2::SessionUpdate::AgentMessageChunk(Box::new(chunk))).await?;
+        turn.context().v2()?.update(turn.session_id(), v2::SessionUpdate::AgentMessageChunk(Box::new(chunk))).await?;
         Ok(v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::EndTurn))
     }
 }
