@@ -89,6 +89,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod agent;
 pub mod auth;
 pub mod client;

@@ -91,43 +91,81 @@ const BOTH: &[Version] = &[Version::V1, Version::V2];
 const V1: &[Version] = &[Version::V1];
 const V2: &[Version] = &[Version::V2];
 
+/// `rpc.json-only`: a MUST that binds both ends.
 pub const JSON_ONLY: &str = "rpc.json-only";
+/// `rpc.unique-ids`: a MUST that binds both ends.
 pub const UNIQUE_IDS: &str = "rpc.unique-ids";
+/// `rpc.v1-unique-ids`: a SHOULD that binds both ends.
 pub const V1_UNIQUE_IDS: &str = "rpc.v1-unique-ids";
+/// `rpc.response-to-pending`: a MUST that binds both ends.
 pub const RESPONSE_TO_PENDING: &str = "rpc.response-to-pending";
+/// `rpc.no-response-to-notification`: a MUST that binds both ends.
 pub const NO_RESPONSE_TO_NOTIFICATION: &str = "rpc.no-response-to-notification";
+/// `rpc.method-not-found`: a SHOULD that binds both ends.
 pub const METHOD_NOT_FOUND: &str = "rpc.method-not-found";
+/// `rpc.parse-error`: a SHOULD that binds the agent.
 pub const PARSE_ERROR: &str = "rpc.parse-error";
+/// `ext.underscore`: a SHOULD that binds both ends.
 pub const UNDERSCORE: &str = "ext.underscore";
+/// `init.first`: a MUST that binds the client.
 pub const INIT_FIRST: &str = "init.first";
+/// `init.refuse-before-initialize`: a SHOULD that binds the agent.
 pub const INIT_REFUSE_EARLY: &str = "init.refuse-before-initialize";
+/// `init.once`: a SHOULD that binds the client.
 pub const INIT_ONCE: &str = "init.once";
+/// `init.version`: a MUST that binds the agent.
 pub const INIT_VERSION: &str = "init.version";
+/// `session.distinct-ids`: a MUST that binds the agent.
 pub const DISTINCT_SESSIONS: &str = "session.distinct-ids";
+/// `cap.session`: a MUST that binds the client.
 pub const CAP_SESSION: &str = "cap.session";
+/// `cap.load-session`: a MUST that binds the client.
 pub const CAP_LOAD_SESSION: &str = "cap.load-session";
+/// `cap.client-fs`: a MUST that binds the agent.
 pub const CAP_CLIENT_FS: &str = "cap.client-fs";
+/// `cap.client-terminal`: a MUST that binds the agent.
 pub const CAP_CLIENT_TERMINAL: &str = "cap.client-terminal";
+/// `cap.prompt-content`: a MUST that binds the client.
 pub const CAP_PROMPT_CONTENT: &str = "cap.prompt-content";
+/// `turn.v1-updates-before-response`: a MUST that binds the agent.
 pub const V1_UPDATES_BEFORE_RESPONSE: &str = "turn.v1-updates-before-response";
+/// `turn.v1-cancelled`: a MUST that binds the agent.
 pub const V1_CANCELLED: &str = "turn.v1-cancelled";
+/// `turn.cancel-permission`: a MUST that binds the client.
 pub const CANCEL_PERMISSION: &str = "turn.cancel-permission";
+/// `turn.v2-running-idle`: a MUST that binds the agent.
 pub const V2_RUNNING_IDLE: &str = "turn.v2-running-idle";
+/// `turn.v2-stop-reason`: a SHOULD that binds the agent.
 pub const V2_STOP_REASON: &str = "turn.v2-stop-reason";
+/// `turn.v2-user-message`: a SHOULD that binds the agent.
 pub const V2_USER_MESSAGE: &str = "turn.v2-user-message";
+/// `turn.v2-cancelled`: a MUST that binds the agent.
 pub const V2_CANCELLED: &str = "turn.v2-cancelled";
+/// `session.v2-resume-state`: a MUST that binds the agent.
 pub const V2_RESUME_STATE: &str = "session.v2-resume-state";
+/// `session.load-replay`: a MUST that binds the agent.
 pub const LOAD_REPLAY: &str = "session.load-replay";
+/// `cap.serves-load`: a SHOULD that binds the agent.
 pub const SERVES_LOAD: &str = "cap.serves-load";
+/// `cap.serves-list`: a SHOULD that binds the agent.
 pub const SERVES_LIST: &str = "cap.serves-list";
+/// `cap.serves-resume`: a SHOULD that binds the agent.
 pub const SERVES_RESUME: &str = "cap.serves-resume";
+/// `cap.serves-close`: a SHOULD that binds the agent.
 pub const SERVES_CLOSE: &str = "cap.serves-close";
+/// `cap.serves-fork`: a SHOULD that binds the agent.
 pub const SERVES_FORK: &str = "cap.serves-fork";
+/// `cap.serves-set-mode`: a SHOULD that binds the agent.
 pub const SERVES_SET_MODE: &str = "cap.serves-set-mode";
+/// `cap.serves-config-option`: a SHOULD that binds the agent.
 pub const SERVES_CONFIG_OPTION: &str = "cap.serves-config-option";
+/// `cap.v2-serves-config-option`: a MUST that binds the agent.
 pub const V2_SERVES_CONFIG_OPTION: &str = "cap.v2-serves-config-option";
+/// `cap.serves-image`: a SHOULD that binds the agent.
 pub const SERVES_IMAGE: &str = "cap.serves-image";
+/// `cap.serves-audio`: a SHOULD that binds the agent.
 pub const SERVES_AUDIO: &str = "cap.serves-audio";
+/// `cap.serves-embedded-context`: a SHOULD that binds the agent.
 pub const SERVES_EMBEDDED_CONTEXT: &str = "cap.serves-embedded-context";
 
 /// Every rule, in the order reports list them.

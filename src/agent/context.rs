@@ -58,6 +58,20 @@ impl AgentContext {
     /// A typed request to the client (`cx.request::<v1::methods::FsReadTextFile>(&params)`):
     /// only methods the client receives. Fails with [`Misuse::NotAdvertised`], sending nothing,
     /// when the client did not advertise the capability the method needs.
+    ///
+    /// ```no_run
+    /// # use acp_rpc::types::v1;
+    /// # async fn f(cx: acp_rpc::AgentContext, read: v1::ReadTextFileRequest) {
+    /// let file = cx.request::<v1::methods::FsReadTextFile>(&read).await;
+    /// # }
+    /// ```
+    /// A method the agent receives is no call an agent makes, and does not compile:
+    /// ```compile_fail
+    /// # use acp_rpc::types::v1;
+    /// # async fn f(cx: acp_rpc::AgentContext, new: v1::NewSessionRequest) {
+    /// let session = cx.request::<v1::methods::SessionNew>(&new).await;
+    /// # }
+    /// ```
     pub async fn request<M: Request + ToClient>(&self, params: &M::Params) -> Result<M::Response, Error> {
         self.gate(M::METHOD)?;
         self.conn.request::<M>(params).await

@@ -43,6 +43,20 @@ impl ClientContext {
     }
 
     /// A typed request to the agent (only methods the agent receives).
+    ///
+    /// ```no_run
+    /// # use acp_rpc::types::v1;
+    /// # async fn f(cx: acp_rpc::ClientContext, new: v1::NewSessionRequest) {
+    /// let session = cx.request::<v1::methods::SessionNew>(&new).await;
+    /// # }
+    /// ```
+    /// A method the client receives is no call a client makes, and does not compile:
+    /// ```compile_fail
+    /// # use acp_rpc::types::v1;
+    /// # async fn f(cx: acp_rpc::ClientContext, read: v1::ReadTextFileRequest) {
+    /// let file = cx.request::<v1::methods::FsReadTextFile>(&read).await;
+    /// # }
+    /// ```
     pub async fn request<M: Request + ToAgent>(&self, params: &M::Params) -> Result<M::Response, Error> {
         self.conn.request::<M>(params).await
     }
