@@ -22,6 +22,62 @@ mod not_in_schema;
 mod rules;
 mod schema;
 
+/// The wire names the checker and `acp conform` route on, from the generated method markers:
+/// plain consts, so that they can be match patterns.
+pub(crate) mod wire {
+    use acp_types::support::rpc::Method;
+    use acp_types::{v1::methods as v1, v2::methods as v2};
+
+    /// Methods both versions have, for code that serves both: v1's marker names each, and the
+    /// build fails should v2 name it otherwise (that code would then miss v2's).
+    macro_rules! both {
+        ($($(#[$attr:meta])* $name:ident = $marker:ident;)*) => {$(
+            $(#[$attr])*
+            pub(crate) const $name: &str = v1::$marker::METHOD;
+            $(#[$attr])*
+            const _: () = assert!(
+                same(v1::$marker::METHOD, v2::$marker::METHOD),
+                concat!("v1 and v2 name ", stringify!($marker), " apart")
+            );
+        )*};
+    }
+
+    both! {
+        INITIALIZE = Initialize;
+        SESSION_NEW = SessionNew;
+        // Unstable in both versions: without the unstable tables the checker knows no fork.
+        #[cfg(feature = "unstable")]
+        SESSION_FORK = SessionFork;
+        SESSION_RESUME = SessionResume;
+        SESSION_PROMPT = SessionPrompt;
+        SESSION_CANCEL = SessionCancel;
+        SESSION_UPDATE = SessionUpdate;
+        SESSION_REQUEST_PERMISSION = SessionRequestPermission;
+    }
+
+    // Methods only v1 has: named by its markers.
+    pub(crate) const SESSION_LOAD: &str = v1::SessionLoad::METHOD;
+    pub(crate) const SESSION_SET_MODE: &str = v1::SessionSetMode::METHOD;
+    pub(crate) const FS_READ_TEXT_FILE: &str = v1::FsReadTextFile::METHOD;
+    pub(crate) const FS_WRITE_TEXT_FILE: &str = v1::FsWriteTextFile::METHOD;
+
+    /// `a == b`, in a const context.
+    const fn same(a: &str, b: &str) -> bool {
+        let (a, b) = (a.as_bytes(), b.as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+}
+
 use acp_rpc::rules::{Rule, Tier};
 
 /// The verdict on one message.
@@ -494,7 +550,7 @@ impl Checker {
         report.method = Some(method.clone());
         let extension = method.starts_with('_');
         // The version to decode with: the initialize request brings its own.
-        if method == "initialize" && kind == MessageKind::Request {
+        if method == wire::INITIALIZE && kind == MessageKind::Request {
             self.initialize_seen = true;
             if self.forced.is_none() {
                 let requested = params.as_ref().and_then(|p| p.get("protocolVersion")).and_then(Value::as_u64);
@@ -650,7 +706,7 @@ impl Checker {
             report.status = Status::Extension;
             return;
         }
-        if method == "initialize" && self.forced.is_none() {
+        if method == wire::INITIALIZE && self.forced.is_none() {
             // The answer is in the version it names, which may be lower than the one asked: from
             // here on (this answer included) messages decode with it.
             let answered = result.get("protocolVersion").and_then(Value::as_u64);

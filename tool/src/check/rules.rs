@@ -3,10 +3,10 @@
 //! permission requests), counts per rule and side how often a rule could have been broken
 //! (exercised) and records where it was. End-of-conversation findings come from [`Judge::finish`].
 
-use super::{tables, Kind, Pending, Report, RuleResult, RuleViolation, Status};
+use super::{tables, wire, Kind, Pending, Report, RuleResult, RuleViolation, Status};
 use acp_rpc::rules::{self, Tier};
-use acp_types::support::rpc::{MessageKind, Role};
-use acp_types::Version;
+use acp_types::support::rpc::{MessageKind, Method, Role};
+use acp_types::{v2, Version};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -233,18 +233,18 @@ impl Judge {
             self.tally.exercise(rules::NO_RESPONSE_TO_NOTIFICATION, from.peer());
             *self.notified.entry(from.peer()).or_default() += 1;
             match (from, method.as_str()) {
-                (Role::Client, "session/cancel") => {
+                (Role::Client, wire::SESSION_CANCEL) => {
                     if let Some(session) = session {
                         self.cancel(&session, line);
                     }
                 }
-                (Role::Agent, "$/cancel_request") if self.version == Some(Version::V2) => {
+                (Role::Agent, m) if self.version == Some(Version::V2) && m == v2::methods::CancelRequest::METHOD => {
                     let id = params.get("requestId").map(Value::to_string).unwrap_or_default();
                     if let Some(permission) = self.permissions.get_mut(&id) {
                         permission.cancelled.get_or_insert(line);
                     }
                 }
-                (Role::Agent, "session/update") => {
+                (Role::Agent, wire::SESSION_UPDATE) => {
                     if let Some(session) = session {
                         self.update(report, &session, params.get("update").unwrap_or(&Value::Null));
                     }
@@ -257,14 +257,14 @@ impl Judge {
         if from == Role::Client && !self.forced {
             if self.client_requests == 0 {
                 self.tally.exercise(rules::INIT_FIRST, Role::Client);
-                if method != "initialize" {
+                if method != wire::INITIALIZE {
                     let detail = format!("the client's first request is `{method}`, not `initialize`");
                     self.tally.violate(report, rules::INIT_FIRST, Role::Client, detail);
                 }
             }
             self.client_requests += 1;
         }
-        if from == Role::Client && method == "initialize" {
+        if from == Role::Client && method == wire::INITIALIZE {
             self.tally.exercise(rules::INIT_ONCE, Role::Client);
             match self.initialize_line {
                 Some(first) => {
@@ -277,7 +277,7 @@ impl Judge {
         }
         self.gated_call(report, from, &method);
         match (from, method.as_str()) {
-            (Role::Client, "session/prompt") => {
+            (Role::Client, wire::SESSION_PROMPT) => {
                 self.prompt_content(report, params);
                 if let Some(session) = session {
                     let state = self.sessions.entry(session).or_default();
@@ -286,17 +286,17 @@ impl Judge {
                     state.prompted = line;
                 }
             }
-            (Role::Agent, "session/request_permission") => {
+            (Role::Agent, wire::SESSION_REQUEST_PERMISSION) => {
                 self.permissions.insert(id, Permission { session, line, cancelled: None });
             }
-            (Role::Client, "session/load" | "session/resume") => {
+            (Role::Client, wire::SESSION_LOAD | wire::SESSION_RESUME) => {
                 if let Some(session) = session {
                     let state = self.sessions.entry(session).or_default();
                     state.opening = true;
                     // What the agent sends from here on is the load's (replay) or a later turn's,
                     // not the cancelled turn's: an update after the load's answer is no late one.
                     state.cancelled_answer = None;
-                    if self.version == Some(Version::V2) && method == "session/resume" {
+                    if self.version == Some(Version::V2) && method == v2::methods::SessionResume::METHOD {
                         state.resume_state = Some(false);
                     }
                 }
@@ -319,7 +319,7 @@ impl Judge {
                     }
                 }
             }
-            (Role::Client, Some(Version::V1)) if method == "session/load" => {
+            (Role::Client, Some(Version::V1)) if method == wire::SESSION_LOAD => {
                 if let Some(init) = &self.agent_init {
                     self.tally.exercise(rules::CAP_LOAD_SESSION, Role::Client);
                     if !advertises_load(init) {
@@ -333,8 +333,10 @@ impl Judge {
                 let Some(init) = &self.client_init else { return };
                 let caps = init.get("clientCapabilities").unwrap_or(&Value::Null);
                 let (rule, path, granted) = match method {
-                    "fs/read_text_file" => (rules::CAP_CLIENT_FS, "fs.readTextFile", &caps["fs"]["readTextFile"]),
-                    "fs/write_text_file" => (rules::CAP_CLIENT_FS, "fs.writeTextFile", &caps["fs"]["writeTextFile"]),
+                    wire::FS_READ_TEXT_FILE => (rules::CAP_CLIENT_FS, "fs.readTextFile", &caps["fs"]["readTextFile"]),
+                    wire::FS_WRITE_TEXT_FILE => {
+                        (rules::CAP_CLIENT_FS, "fs.writeTextFile", &caps["fs"]["writeTextFile"])
+                    }
                     m if m.starts_with("terminal/") => (rules::CAP_CLIENT_TERMINAL, "terminal", &caps["terminal"]),
                     _ => return,
                 };
@@ -507,7 +509,7 @@ impl Judge {
         let method = pending.method.as_str();
         if from == Role::Agent
             && !self.forced
-            && method != "initialize"
+            && method != wire::INITIALIZE
             && !method.starts_with('_')
             && self.initialize_line.is_none_or(|first| pending.line < first)
         {
@@ -532,7 +534,7 @@ impl Judge {
         }
         let result = result.unwrap_or(&Value::Null);
         match (from, method) {
-            (Role::Agent, "initialize") if ok => {
+            (Role::Agent, wire::INITIALIZE) if ok => {
                 self.agent_init = Some(result.clone());
                 self.tally.exercise(rules::INIT_VERSION, Role::Agent);
                 let answered = result.get("protocolVersion").and_then(Value::as_u64);
@@ -546,7 +548,7 @@ impl Judge {
                     }
                 }
             }
-            (Role::Agent, "session/new" | "session/fork") if ok => {
+            (Role::Agent, m) if ok && opens_session(m) => {
                 if let Some(session) = result.get("sessionId").and_then(Value::as_str) {
                     self.tally.exercise(rules::DISTINCT_SESSIONS, Role::Agent);
                     if !self.session_ids.insert(session.to_string()) {
@@ -555,14 +557,14 @@ impl Judge {
                     }
                 }
             }
-            (Role::Agent, "session/prompt") => {
+            (Role::Agent, wire::SESSION_PROMPT) => {
                 self.prompt_answered(report, pending, &id.to_string(), ok, result, &answer)
             }
-            (Role::Agent, "session/load" | "session/resume") => {
+            (Role::Agent, wire::SESSION_LOAD | wire::SESSION_RESUME) => {
                 let state = pending.session.as_ref().and_then(|s| self.sessions.get_mut(s));
                 if let Some(state) = state {
                     state.opening = false;
-                    if let (Some(seen), true) = (state.resume_state.take(), ok && method == "session/resume") {
+                    if let (Some(seen), true) = (state.resume_state.take(), ok && method == wire::SESSION_RESUME) {
                         self.tally.exercise(rules::V2_RESUME_STATE, Role::Agent);
                         if !seen {
                             let detail = format!(
@@ -575,7 +577,7 @@ impl Judge {
                     }
                 }
             }
-            (Role::Client, "session/request_permission") => {
+            (Role::Client, wire::SESSION_REQUEST_PERMISSION) => {
                 if let Some(permission) = self.permissions.remove(&id.to_string()) {
                     if let Some(cancel) = permission.cancelled {
                         self.tally.exercise(rules::CANCEL_PERMISSION, Role::Client);
@@ -788,6 +790,16 @@ fn end_turn(tally: &mut Tally, report: &mut Report, session: &str, state: &mut S
     }
     state.running = None;
     state.open = false;
+}
+
+/// Whether the result of `method` names a session it created: `session/new`, or `session/fork`
+/// where the unstable tables are built in (without them the checker knows no `session/fork`).
+fn opens_session(method: &str) -> bool {
+    #[cfg(feature = "unstable")]
+    if method == wire::SESSION_FORK {
+        return true;
+    }
+    method == wire::SESSION_NEW
 }
 
 /// v2: `capabilities.session` is an object.

@@ -8,7 +8,7 @@
 use super::driver::{Agent, ClientSide};
 use super::report::Results;
 use super::{authenticate, error_text, start, turn, Options, Session, QUIET};
-use crate::check::{Role, RuleViolation};
+use crate::check::{wire, Role, RuleViolation};
 use acp_rpc::rules;
 use acp_types::Version;
 use serde_json::{json, Value};
@@ -112,9 +112,9 @@ impl Advertised {
     }
 }
 
-/// Whether `m` is a `session/update` with a conversation entry for `session`.
+/// Whether `m` is a `session/update` with a conversation entry for `session` (either version's).
 fn entry_for(m: &Value, session: &str) -> bool {
-    m["method"] == "session/update"
+    m["method"] == wire::SESSION_UPDATE
         && m["params"]["sessionId"] == session
         && m["params"]["update"]["sessionUpdate"].as_str().is_some_and(|kind| ENTRIES.contains(&kind))
 }
@@ -218,7 +218,9 @@ impl Scenario<'_> {
         }
         if advertised.list {
             let line = self.agent.line();
-            let response = self.ask("session/list", json!({ "cwd": self.cwd }), rules::SERVES_LIST, results).await;
+            let response = self
+                .ask(method!(self.version, SessionList), json!({ "cwd": self.cwd }), rules::SERVES_LIST, results)
+                .await;
             let sessions = response.as_ref().and_then(|r| r["result"]["sessions"].as_array());
             let ours = sessions.is_some_and(|s| s.iter().any(|s| s["sessionId"] == session.id.as_str()));
             let evidence = format!(
@@ -228,26 +230,34 @@ impl Scenario<'_> {
             );
             self.judge(rules::SERVES_LIST, line, "`session/list`", response.as_ref(), evidence, results);
         }
-        // Without the unstable tables the checker takes `session/fork` for a method no one
-        // implements (and its answer for a broken `rpc.method-not-found`).
-        if advertised.fork && !cfg!(feature = "unstable") {
-            results.skip_reason(rules::SERVES_FORK, "`session/fork` is unstable: build acp with `--features unstable`");
-        } else if advertised.fork {
-            let line = self.agent.line();
-            let params = json!({ "sessionId": session.id, "cwd": self.cwd, "mcpServers": [] });
-            let response = self.ask("session/fork", params, rules::SERVES_FORK, results).await;
-            let forked = response.as_ref().and_then(|r| r["result"]["sessionId"].as_str());
-            if forked == Some(session.id.as_str()) {
-                let detail =
-                    format!("`session/fork` (line {line}) answered the id of the session forked, not a new one");
-                results.violate(self.name, RuleViolation::new(rules::SERVES_FORK, Role::Agent, line, detail));
-            } else {
-                let evidence = format!("forked into {}", forked.unwrap_or("?"));
-                self.judge(rules::SERVES_FORK, line, "`session/fork`", response.as_ref(), evidence, results);
-            }
+        if advertised.fork {
+            self.fork(session, results).await;
         }
         self.set_mode(session, results).await;
         self.set_config_option(session, results).await;
+    }
+
+    /// `session/fork` of `session`: its answer names a new session.
+    #[cfg(feature = "unstable")]
+    async fn fork(&mut self, session: &Session, results: &mut Results) {
+        let line = self.agent.line();
+        let params = json!({ "sessionId": session.id, "cwd": self.cwd, "mcpServers": [] });
+        let response = self.ask(method!(self.version, SessionFork), params, rules::SERVES_FORK, results).await;
+        let forked = response.as_ref().and_then(|r| r["result"]["sessionId"].as_str());
+        if forked == Some(session.id.as_str()) {
+            let detail = format!("`session/fork` (line {line}) answered the id of the session forked, not a new one");
+            results.violate(self.name, RuleViolation::new(rules::SERVES_FORK, Role::Agent, line, detail));
+        } else {
+            let evidence = format!("forked into {}", forked.unwrap_or("?"));
+            self.judge(rules::SERVES_FORK, line, "`session/fork`", response.as_ref(), evidence, results);
+        }
+    }
+
+    /// Not called: without the unstable tables the checker takes `session/fork` for a method no
+    /// one implements (and its answer for a broken `rpc.method-not-found`).
+    #[cfg(not(feature = "unstable"))]
+    async fn fork(&mut self, _session: &Session, results: &mut Results) {
+        results.skip_reason(rules::SERVES_FORK, "`session/fork` is unstable: build acp with `--features unstable`");
     }
 
     /// `session/set_mode` to a mode the agent listed (another than the current one if it can).
@@ -265,7 +275,8 @@ impl Scenario<'_> {
         };
         let line = self.agent.line();
         let params = json!({ "sessionId": session.id, "modeId": mode });
-        let response = self.ask("session/set_mode", params, rules::SERVES_SET_MODE, results).await;
+        // v1's method, asked of any agent that lists modes.
+        let response = self.ask(wire::SESSION_SET_MODE, params, rules::SERVES_SET_MODE, results).await;
         let evidence = format!("mode {} -> {mode}", current.unwrap_or("?"));
         self.judge(rules::SERVES_SET_MODE, line, "`session/set_mode`", response.as_ref(), evidence, results);
     }
@@ -295,7 +306,7 @@ impl Scenario<'_> {
             (_, Version::V1) => {}
         }
         let line = self.agent.line();
-        let response = self.ask("session/set_config_option", params, rule, results).await;
+        let response = self.ask(method!(self.version, SessionSetConfigOption), params, rule, results).await;
         let after = response
             .as_ref()
             .and_then(|r| r["result"]["configOptions"].as_array())
@@ -319,7 +330,8 @@ impl Scenario<'_> {
             return;
         }
         let line = self.agent.line();
-        let response = self.ask("session/close", json!({ "sessionId": session }), rules::SERVES_CLOSE, results).await;
+        let method = method!(self.version, SessionClose);
+        let response = self.ask(method, json!({ "sessionId": session }), rules::SERVES_CLOSE, results).await;
         self.judge(
             rules::SERVES_CLOSE,
             line,
@@ -344,8 +356,8 @@ impl Scenario<'_> {
         results: &mut Results,
     ) {
         let calls: Vec<(&'static str, &str)> = [
-            (advertised.load, rules::SERVES_LOAD, "session/load"),
-            (advertised.resume, rules::SERVES_RESUME, "session/resume"),
+            (advertised.load, rules::SERVES_LOAD, wire::SESSION_LOAD),
+            (advertised.resume, rules::SERVES_RESUME, method!(self.version, SessionResume)),
         ]
         .into_iter()
         .filter(|(on, _, _)| *on)
@@ -427,7 +439,7 @@ fn had_a_turn(transcript: &[Value], session: &str) -> bool {
         .iter()
         .filter(|record| record["from"] == "client")
         .map(|record| &record["message"])
-        .filter(|m| m["method"] == "session/prompt" && m["params"]["sessionId"] == session)
+        .filter(|m| m["method"] == wire::SESSION_PROMPT && m["params"]["sessionId"] == session)
         .map(|m| &m["id"])
         .collect();
     transcript.iter().any(|record| {
@@ -481,7 +493,7 @@ async fn restore_once(
             false
         })
         .await;
-    if method == "session/resume" {
+    if method == wire::SESSION_RESUME {
         return Restored::Pass(format!("answered, {before} conversation update(s) before the answer"));
     }
     match (before, after) {

@@ -14,14 +14,26 @@
 //! An agent that cannot be brought to a session (`session/new` or `authenticate` refused) gets a
 //! report that says why, with the `authMethods` it lists, and exit status 3.
 
+/// The wire name of the method `$marker` in `version` (a method both versions have), from that
+/// version's generated marker. Defined before the submodules, so that they can use it too.
+macro_rules! method {
+    ($version:expr, $marker:ident) => {
+        match $version {
+            acp_types::Version::V1 => <acp_types::v1::methods::$marker as acp_types::support::rpc::Method>::METHOD,
+            acp_types::Version::V2 => <acp_types::v2::methods::$marker as acp_types::support::rpc::Method>::METHOD,
+        }
+    };
+}
+
 mod advertised;
 mod driver;
 mod report;
 mod terminal;
 
-use crate::check::{Role, RuleViolation};
+use crate::check::{wire, Role, RuleViolation};
 use acp_rpc::rules;
-use acp_types::Version;
+use acp_types::support::rpc::Method;
+use acp_types::{v1, v2, Version};
 use driver::{Agent, ClientSide};
 use report::Results;
 use serde_json::{json, Value};
@@ -154,7 +166,7 @@ async fn conform(options: &Options, scratch: &std::path::Path) -> Result<Results
     }
     // An agent that asked for permission did use tools: it ran them itself, which no rule
     // forbids (the client's `fs/*` and `terminal/*` are offered, not imposed).
-    let permissions = results.requested("session/request_permission");
+    let permissions = results.requested(wire::SESSION_REQUEST_PERMISSION);
     let unused = match (&options.tool_prompt, permissions) {
         (Some(_), 0) => "the agent never called it, --tool-prompt included".to_string(),
         (Some(_), n) => {
@@ -205,7 +217,8 @@ async fn start(
     requested: u64,
 ) -> Result<(Agent, Option<Value>, Value), Unstartable> {
     let mut agent = Agent::spawn(&options.agent, client.clone()).map_err(Unstartable)?;
-    let id = agent.request("initialize", initialize_params(requested, client)).await;
+    // `requested` may be no version at all: the name is both versions'.
+    let id = agent.request(wire::INITIALIZE, initialize_params(requested, client)).await;
     let response = agent.response(&id, Instant::now() + options.timeout).await;
     if response.is_none() && agent.closed() {
         agent.stop().await;
@@ -347,8 +360,8 @@ fn auth_methods(init: &Value) -> String {
 async fn authenticate(agent: &mut Agent, options: &Options, version: Version, init: &Value) -> Result<(), String> {
     let Some(method) = &options.auth else { return Ok(()) };
     let name = match version {
-        Version::V1 => "authenticate",
-        Version::V2 => "auth/login",
+        Version::V1 => v1::methods::Authenticate::METHOD,
+        Version::V2 => v2::methods::AuthLogin::METHOD,
     };
     let id = agent.request(name, json!({ "methodId": method })).await;
     match agent.response(&id, Instant::now() + options.timeout).await {
@@ -373,7 +386,7 @@ async fn open_session(
     params: &Value,
 ) -> Result<Session, String> {
     authenticate(agent, options, version, init).await?;
-    let response = call(agent, options, "session/new", params.clone(), rules::DISTINCT_SESSIONS).await;
+    let response = call(agent, options, method!(version, SessionNew), params.clone(), rules::DISTINCT_SESSIONS).await;
     let Some(response) = response else {
         return Err(format!("`session/new` not answered within {:?}", options.timeout));
     };
@@ -434,7 +447,8 @@ async fn main_scenario(options: &Options, version: Version, client: &ClientSide,
             return end(agent, &name, results).await;
         }
     };
-    let response = call(&mut agent, options, "session/new", new_params.clone(), rules::DISTINCT_SESSIONS).await;
+    let new = method!(version, SessionNew);
+    let response = call(&mut agent, options, new, new_params.clone(), rules::DISTINCT_SESSIONS).await;
     let second = response.as_ref().and_then(|r| r["result"]["sessionId"].as_str()).map(str::to_string);
     turn(&mut agent, options, version, &first.id, text_prompt(&options.prompt), false).await;
     if let Some(text) = &options.tool_prompt {
@@ -460,7 +474,8 @@ async fn before_initialize(options: &Options, client: &ClientSide, results: &mut
     let Ok(mut agent) = Agent::spawn(&options.agent, client.clone()) else { return };
     let params = json!({ "cwd": client.scratch.display().to_string(), "mcpServers": [] });
     let line = agent.line();
-    let id = agent.request("session/new", params).await;
+    // No version is negotiated: the name is both versions'.
+    let id = agent.request(wire::SESSION_NEW, params).await;
     let answered = agent.response(&id, Instant::now() + options.timeout).await.is_some();
     // `init.first` binds the client; what an agent does with an early request is this finding's.
     if !answered && !agent.closed() {
@@ -511,7 +526,8 @@ async fn turn(
     cancel: bool,
 ) -> Option<Value> {
     let params = json!({ "sessionId": session, "prompt": prompt });
-    let id = agent.request("session/prompt", params).await;
+    let id = agent.request(method!(version, SessionPrompt), params).await;
+    let update_method = method!(version, SessionUpdate);
     let deadline = Instant::now() + options.timeout;
     let mut answered = false;
     let mut response = None;
@@ -525,7 +541,7 @@ async fn turn(
             response = Some(m.clone());
         }
         let update = &m["params"]["update"];
-        if m["method"] == "session/update"
+        if m["method"] == update_method
             && m["params"]["sessionId"] == session
             && update["sessionUpdate"] == "state_update"
         {
@@ -544,7 +560,7 @@ async fn turn(
             agent.quiet(QUIET).await;
             return response;
         }
-        agent.notify("session/cancel", json!({ "sessionId": session })).await;
+        agent.notify(method!(version, SessionCancel), json!({ "sessionId": session })).await;
     }
     // A turn that never ends is judged by the checker at the end (v2: `running` never idle; v1:
     // a cancelled prompt never answered).
