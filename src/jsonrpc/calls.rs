@@ -1,5 +1,6 @@
 //! Our calls to the peer: requests (raw and typed, cancellable) and notifications, the table of
-//! calls awaiting an answer, and the correlation of the peer's responses with them.
+//! calls awaiting an answer, and the correlation of the peer's responses with them; and
+//! [`CANCEL_REQUEST`], the method that cancels a call (ours here, the peer's in `handlers`).
 
 use acp_types::support::rpc::{self, RpcError};
 use serde_json::value::RawValue;
@@ -7,8 +8,14 @@ use std::sync::atomic::Ordering;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::{lock, Connection, Error, Raw, CANCEL_REQUEST};
-use crate::error::Misuse;
+use super::connection::Connection;
+use super::raw::Raw;
+use crate::error::{Error, Misuse};
+use crate::sync::lock;
+
+/// `$/cancel_request`, the protocol-level method both ends send (the same in every version).
+pub(super) const CANCEL_REQUEST: &str =
+    <acp_types::v1::methods::CancelRequest as acp_types::support::rpc::Method>::METHOD;
 
 impl Connection {
     /// Sends a request and waits for its answer. Dropping the future cancels the call: the

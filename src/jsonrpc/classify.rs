@@ -7,7 +7,7 @@ use acp_types::support::rpc::RpcError;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::Raw;
+use super::raw::Raw;
 
 /// One message as it arrives, before we know what it is (raw members borrowed from the line).
 #[derive(Deserialize)]

@@ -1,16 +1,76 @@
-//! The future that drives a connection (what [`Connection::new`] returns): it starts the writer
-//! and the notification task, runs the reader, and once the peer is gone closes in order.
+//! Starting a connection: [`Connection::new`] and [`Connection::over`] build its shared state and
+//! return the future that drives it, which starts the writer and the notification task, runs the
+//! reader, and once the peer is gone closes in order.
 
-use std::sync::Arc;
-use tokio::sync::mpsc;
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicI64, AtomicUsize};
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
-use super::notifications::{self, Note};
-use super::transport::{Sink, Source};
-use super::{lock, reader, writer, Connection, Service};
+use super::config::Config;
+use super::connection::{Connection, Inner};
+use super::note::Note;
+use super::service::Service;
+use super::transport::{Pipe, Sink, Source, Transport};
+use super::{notifications, reader, writer};
+use crate::sync::lock;
+
+impl Connection {
+    /// Starts a connection over `reader`/`writer`. `service` is built with the connection's
+    /// handle, so that it can call the peer. Returns the handle and the future that drives the
+    /// connection (spawn or await it); it resolves when the peer closes its side.
+    pub fn new<R, W, S>(
+        reader: R,
+        writer: W,
+        config: Config,
+        service: impl FnOnce(Connection) -> S,
+    ) -> (Connection, impl Future<Output = std::io::Result<()>> + Send + 'static)
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+        S: Service,
+    {
+        Connection::over(Pipe { reader, writer }, config, service)
+    }
+
+    /// Starts a connection over any [`Transport`]: a [`Pipe`], or the
+    /// [`Channels`](super::transport::Channels) of a network transport. Otherwise as
+    /// [`Connection::new`].
+    pub fn over<T: Transport, S: Service>(
+        transport: T,
+        config: Config,
+        service: impl FnOnce(Connection) -> S,
+    ) -> (Connection, impl Future<Output = std::io::Result<()>> + Send + 'static) {
+        let (source, sink) = transport.split(&config);
+        let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(config.write_queue);
+        let conn = Connection {
+            inner: Arc::new(Inner {
+                out: out_tx,
+                pending: Mutex::new(HashMap::new()),
+                next_id: AtomicI64::new(0),
+                running: Mutex::new(HashMap::new()),
+                closed: CancellationToken::new(),
+                notes: Mutex::new(None),
+                notes_drained: CancellationToken::new(),
+                queued_bytes: AtomicUsize::new(0),
+                resume: Notify::new(),
+                peer_done: CancellationToken::new(),
+                tasks: TaskTracker::new(),
+                config,
+            }),
+        };
+        let service: Arc<dyn Service> = Arc::new(service(conn.clone()));
+        (conn.clone(), drive(conn, service, source, sink, out_rx))
+    }
+}
 
 /// Runs the connection until the peer closes its side, then closes it (see [`close`]).
-pub(super) async fn drive(
+async fn drive(
     conn: Connection,
     service: Arc<dyn Service>,
     mut frames: impl Source,

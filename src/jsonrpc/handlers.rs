@@ -10,7 +10,10 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::classify::id_key;
-use super::{lock, BoxFuture, Connection, Raw, RequestContext, Service};
+use super::connection::Connection;
+use super::raw::Raw;
+use super::service::{BoxFuture, RequestContext, Service};
+use crate::sync::lock;
 
 impl Connection {
     /// Starts the handler of a request, or answers at once why not.

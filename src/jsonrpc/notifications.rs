@@ -8,15 +8,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{lock, Connection, Raw, Service};
-
-/// An item of the ordered notification queue.
-pub(super) enum Note {
-    /// Method, params, and the bytes they count for in the queue.
-    Message(String, Option<Raw>, usize),
-    /// Answered once everything queued before it was handled.
-    Barrier(oneshot::Sender<()>),
-}
+use super::connection::Connection;
+use super::note::Note;
+use super::raw::Raw;
+use super::service::Service;
+use crate::sync::lock;
 
 /// Hands each queued notification to `service`, in order, until the queue closes and is empty.
 pub(super) async fn handle_in_order(
@@ -57,9 +53,10 @@ impl Connection {
     }
 
     /// Backpressure on the peer's notifications: waits while the queue is over
-    /// [`Config::notification_queue_pause`](super::Config::notification_queue_pause) and no call
-    /// of ours awaits an answer; fails (closing the connection) when it reaches
-    /// [`Config::notification_queue_limit`](super::Config::notification_queue_limit) while one does.
+    /// [`Config::notification_queue_pause`](super::config::Config::notification_queue_pause)
+    /// and no call of ours awaits an answer; fails (closing the connection) when it reaches
+    /// [`Config::notification_queue_limit`](super::config::Config::notification_queue_limit)
+    /// while one does.
     pub(super) async fn make_room(&self) -> std::io::Result<()> {
         let config = &self.inner.config;
         loop {

@@ -7,10 +7,12 @@ use acp_types::support::rpc::RpcError;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
+use super::calls::CANCEL_REQUEST;
 use super::classify::{classify_line, valid_id, Incoming};
-use super::notifications::Note;
+use super::connection::Connection;
+use super::note::Note;
+use super::service::Service;
 use super::transport::Source;
-use super::{Connection, Service, CANCEL_REQUEST};
 
 /// Lines the reader handles before it lets other tasks run. A read can bring a thousand small
 /// messages at once; handled in one go, their wake-ups and handler tasks overflow the worker's run

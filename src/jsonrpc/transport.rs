@@ -8,7 +8,7 @@ use std::future::Future;
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc;
 
-use super::Config;
+use super::config::Config;
 
 /// Bytes read from a pipe at a time (fewer reads for long messages than the default 8 KiB).
 const READ_BUFFER: usize = 64 << 10;

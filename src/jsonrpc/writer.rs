@@ -5,8 +5,9 @@ use acp_types::support::rpc::RpcError;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::connection::Connection;
 use super::transport::Sink;
-use super::{Connection, Error};
+use crate::error::Error;
 
 /// Writes what is queued until the connection closes (what is queued by then is still written)
 /// or a write fails (which closes it).

@@ -3,8 +3,8 @@
 //! and the accounting behind back-pressure (`max_buffered_bytes`, `max_output_stall`) and the
 //! idle timeout. The routing follows the TypeScript SDK's `connection.js` (`routeOutbound`).
 
+use super::limits::Limits;
 use super::mailbox::Mailbox;
-use super::Limits;
 use crate::net::{envelope, Kind};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};

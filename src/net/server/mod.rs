@@ -2,11 +2,13 @@
 //! Streamable HTTP (POST + SSE) and, with feature `ws`, WebSocket, as the TypeScript SDK 2.4.0
 //! `AcpServer` does (see [`crate::net`] for the profile).
 //!
-//! Each ACP connection runs the agent through [`serve_over`] on
-//! [`Channels`]: the same connection core as stdio. The modules: [`Limits`] and [`Auth`];
-//! `conn` (one connection's streams and routing), `mailbox` (one stream's queue), `registry`
-//! (connections by id), `body` (bodies in and out), `routes` (the HTTP methods), `ws`
-//! (WebSocket sessions), and here the listener and shutdown.
+//! Each ACP connection runs the agent through [`serve_over`](crate::agent::serve_over) on
+//! [`Channels`](crate::jsonrpc::Channels): the same connection core as stdio. The modules:
+//! [`Limits`] and [`Auth`]; `listener` ([`Server`] and its shutdown, [`ServerHandle`]); `shared`
+//! (what every request of one server shares); `conn` (one connection's streams and routing),
+//! `mailbox` (one stream's queue), `registry` (connections by id), `body` (bodies in and out),
+//! `initialize` (which message opens a connection), `routes` (the HTTP methods), `ws` (WebSocket
+//! sessions).
 //!
 //! ```no_run
 //! # async fn run<A: acp_rpc::agent::AgentHandler>(agent: A) -> std::io::Result<()> {
@@ -23,227 +25,16 @@
 mod auth;
 mod body;
 mod conn;
+mod initialize;
 mod limits;
+mod listener;
 mod mailbox;
 mod registry;
 mod routes;
+mod shared;
 #[cfg(feature = "ws")]
 mod ws;
 
 pub use auth::{Auth, Rejection};
 pub use limits::Limits;
-
-use crate::agent::{serve_over, AgentHandler};
-use crate::jsonrpc::{Channels, Config};
-use acp_types::Version;
-use hyper::server::conn::http1;
-use hyper_util::rt::{TokioIo, TokioTimer};
-use registry::Registry;
-use std::convert::Infallible;
-use std::sync::Arc;
-use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
-use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
-
-/// Starts the agent on one connection's channels (the agent's type erased).
-type Spawner = Arc<dyn Fn(Channels, Config) + Send + Sync>;
-
-/// What every request of one server shares.
-struct Shared {
-    spawn: Spawner,
-    config: Config,
-    limits: Arc<Limits>,
-    auth: Option<Auth>,
-    registry: Registry,
-    /// Cancelled by [`ServerHandle::shutdown`]; each connection's token is a child.
-    stop: CancellationToken,
-    tasks: TaskTracker,
-}
-
-type Inbound = tokio::sync::mpsc::Sender<Vec<u8>>;
-type Outbound = tokio::sync::mpsc::Receiver<Vec<u8>>;
-
-impl Shared {
-    /// A new agent connection: the agent started on fresh channels, whose other ends are
-    /// returned (its output bounded: the back-pressure that makes its sends wait).
-    fn start_agent(&self) -> (Inbound, Outbound) {
-        let queue = self.limits.agent_output_queue.max(1);
-        let (in_tx, in_rx) = tokio::sync::mpsc::channel(queue);
-        let (out_tx, out_rx) = tokio::sync::mpsc::channel(queue);
-        (self.spawn)(Channels { incoming: in_rx, outgoing: out_tx }, self.config.clone());
-        (in_tx, out_rx)
-    }
-}
-
-/// An agent served on a listener; see the module's documentation.
-pub struct Server {
-    spawn: Spawner,
-    limits: Limits,
-    auth: Option<Auth>,
-    config: Config,
-    stop: CancellationToken,
-    tasks: TaskTracker,
-}
-
-impl std::fmt::Debug for Server {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Server").field("limits", &self.limits).field("auth", &self.auth).finish_non_exhaustive()
-    }
-}
-
-impl Server {
-    /// Serves `agent`, speaking `versions` (e.g. [`Version::ALL`]), with the default
-    /// [`Limits`], no authentication and the default connection [`Config`].
-    pub fn new<A: AgentHandler>(agent: Arc<A>, versions: &[Version]) -> Self {
-        let versions = versions.to_vec();
-        let tasks = TaskTracker::new();
-        let agent_tasks = tasks.clone();
-        let spawn = move |channels: Channels, config: Config| {
-            let (_, driver) = serve_over(agent.clone(), &versions, channels, config);
-            agent_tasks.spawn(async move {
-                if let Err(e) = driver.await {
-                    tracing::debug!("acp server: agent connection ended: {e}");
-                }
-            });
-        };
-        Server {
-            spawn: Arc::new(spawn),
-            limits: Limits::default(),
-            auth: None,
-            config: Config::default(),
-            stop: CancellationToken::new(),
-            tasks,
-        }
-    }
-
-    /// Replaces the limits.
-    pub fn limits(mut self, limits: Limits) -> Self {
-        self.limits = limits;
-        self
-    }
-
-    /// Checks every request with `auth` before anything else (refused: `401` by default).
-    pub fn auth(mut self, auth: Auth) -> Self {
-        self.auth = Some(auth);
-        self
-    }
-
-    /// The configuration of each agent connection (its `max_message_size` is set to
-    /// [`Limits::max_message_size`]).
-    pub fn config(mut self, config: Config) -> Self {
-        self.config = config;
-        self
-    }
-
-    /// A handle that shuts the server down.
-    pub fn handle(&self) -> ServerHandle {
-        ServerHandle { stop: self.stop.clone(), tasks: self.tasks.clone(), grace: self.limits.shutdown_grace }
-    }
-
-    fn shared(self) -> Arc<Shared> {
-        let mut config = self.config;
-        config.max_message_size = self.limits.max_message_size;
-        Arc::new(Shared {
-            spawn: self.spawn,
-            config,
-            limits: Arc::new(self.limits),
-            auth: self.auth,
-            registry: Registry::default(),
-            stop: self.stop,
-            tasks: self.tasks,
-        })
-    }
-
-    /// Accepts connections on `listener` until [`ServerHandle::shutdown`], then waits (at most
-    /// [`Limits::shutdown_grace`]) for them to end. Past [`Limits::max_tcp_connections`] a
-    /// connection is closed as soon as it is accepted.
-    pub async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
-        let shared = self.shared();
-        let slots = Arc::new(Semaphore::new(shared.limits.max_tcp_connections));
-        loop {
-            let accepted = tokio::select! {
-                _ = shared.stop.cancelled() => break,
-                accepted = listener.accept() => accepted,
-            };
-            let stream = match accepted {
-                Ok((stream, _)) => stream,
-                Err(e) => {
-                    // Out of descriptors, or a connection reset before it was accepted: the
-                    // listener itself is fine; pause so a persistent error does not spin.
-                    tracing::warn!("acp server: accept failed: {e}");
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    continue;
-                }
-            };
-            let Ok(slot) = slots.clone().try_acquire_owned() else {
-                tracing::warn!("acp server: {} connections open; refusing one more", shared.limits.max_tcp_connections);
-                drop(stream);
-                continue;
-            };
-            let _ = stream.set_nodelay(true);
-            let shared = shared.clone();
-            shared.tasks.clone().spawn(async move {
-                serve_io(shared, stream).await;
-                drop(slot);
-            });
-        }
-        drop(listener);
-        shared.registry.close_all();
-        shared.tasks.close();
-        let _ = tokio::time::timeout(shared.limits.shutdown_grace, shared.tasks.wait()).await;
-        Ok(())
-    }
-}
-
-/// Serves HTTP/1.1 (and upgrades) on one stream until it closes or the server stops.
-async fn serve_io<IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(shared: Arc<Shared>, io: IO) {
-    let service = {
-        let shared = shared.clone();
-        hyper::service::service_fn(move |req| {
-            let shared = shared.clone();
-            async move { Ok::<_, Infallible>(routes::handle(shared, req).await) }
-        })
-    };
-    let conn = http1::Builder::new()
-        .timer(TokioTimer::new())
-        .header_read_timeout(shared.limits.header_read_timeout)
-        .serve_connection(TokioIo::new(io), service)
-        .with_upgrades();
-    tokio::pin!(conn);
-    tokio::select! {
-        result = conn.as_mut() => {
-            if let Err(e) = result {
-                tracing::debug!("acp server: HTTP connection ended: {e}");
-            }
-        }
-        _ = shared.stop.cancelled() => {
-            conn.as_mut().graceful_shutdown();
-            let _ = tokio::time::timeout(shared.limits.shutdown_grace, conn).await;
-        }
-    }
-}
-
-/// Stops a [`Server`]: see [`ServerHandle::shutdown`].
-#[derive(Debug, Clone)]
-pub struct ServerHandle {
-    stop: CancellationToken,
-    tasks: TaskTracker,
-    grace: std::time::Duration,
-}
-
-impl ServerHandle {
-    /// Stops accepting, closes every connection (SSE streams end, WebSockets get close 1001,
-    /// agents see their peer gone), and waits for them, at most [`Limits::shutdown_grace`].
-    pub async fn shutdown(&self) {
-        self.stop.cancel();
-        self.tasks.close();
-        let _ = tokio::time::timeout(self.grace, self.tasks.wait()).await;
-    }
-
-    /// Whether shutdown has begun.
-    pub fn is_shut_down(&self) -> bool {
-        self.stop.is_cancelled()
-    }
-}
+pub use listener::{Server, ServerHandle};

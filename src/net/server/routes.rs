@@ -3,8 +3,8 @@
 
 use super::body::{self, Body, ReadError};
 use super::conn::{id_key, id_string, AcquireError, AgentConn, Route};
-use super::Shared;
-use crate::lifecycle::INITIALIZE;
+use super::initialize::is_initialize;
+use super::shared::Shared;
 use crate::net::{
     envelope, requires_session_header, Envelope, Kind, NotAMessage, BATCH_ERROR, EVENT_STREAM, HEADER_CONNECTION_ID,
     HEADER_SESSION_ID, JSON,
@@ -95,18 +95,6 @@ async fn post(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         Ok(()) => body::empty(StatusCode::ACCEPTED),
         Err(res) => res,
     }
-}
-
-/// `jsonrpc: "2.0"`, an id and `method: "initialize"` (TypeScript `isInitializeRequest`).
-pub(super) fn is_initialize(env: &Envelope, bytes: &[u8]) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Version<'a> {
-        #[serde(borrow)]
-        jsonrpc: Option<&'a str>,
-    }
-    env.kind == Kind::Request
-        && env.method.as_deref() == Some(INITIALIZE)
-        && serde_json::from_slice::<Version<'_>>(bytes).is_ok_and(|v| v.jsonrpc == Some("2.0"))
 }
 
 /// Creates a connection, hands the agent the `initialize` request and answers with its

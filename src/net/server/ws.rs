@@ -5,8 +5,9 @@
 //! `max_output_stall` is given up on (the session ends, and with it the agent connection).
 
 use super::body::{self, Body};
-use super::routes::is_initialize;
-use super::Shared;
+use super::conn::id_string;
+use super::initialize::is_initialize;
+use super::shared::Shared;
 use crate::net::{envelope, Kind, NotAMessage, BATCH_ERROR, HEADER_CONNECTION_ID, PARSE_ERROR};
 use crate::rules;
 use futures_util::{SinkExt as _, StreamExt as _};
@@ -206,7 +207,7 @@ fn over_long_id(shared: &Shared, env: &crate::net::Envelope) -> Option<String> {
     if env.session_id.as_deref().is_some_and(|s| s.chars().count() > max) {
         return Some(format!("Session ID exceeds maxIdLength ({max})"));
     }
-    let id = env.id.as_deref().and_then(super::conn::id_string);
+    let id = env.id.as_deref().and_then(id_string);
     if env.kind == Kind::Request && id.is_some_and(|s| s.chars().count() > max) {
         return Some(format!("Request ID exceeds maxIdLength ({max})"));
     }

@@ -1,0 +1,48 @@
+//! What a connection does with the peer's messages: the [`Service`] it hands them to, the
+//! [`RequestContext`] each request handler gets, and the [`BoxFuture`] handlers return.
+
+use acp_types::support::rpc::RpcError;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
+
+use super::connection::Connection;
+use super::raw::Raw;
+use crate::sync::lock;
+
+/// A boxed future, as the [`Service`] returns.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// What a connection does with the peer's messages.
+pub trait Service: Send + Sync + 'static {
+    /// Answers a request; runs concurrently with everything else.
+    fn request(&self, method: String, params: Option<Raw>, cx: RequestContext) -> BoxFuture<Result<Raw, RpcError>>;
+    /// Handles a notification; notifications are handled one at a time, in arrival order.
+    fn notification(&self, method: String, params: Option<Raw>, conn: Connection) -> BoxFuture<()>;
+}
+
+/// What a request handler gets besides its params.
+#[derive(Clone)]
+pub struct RequestContext {
+    /// The connection, to call the peer while handling.
+    pub conn: Connection,
+    /// Cancelled when the peer sends `$/cancel_request` for this request (or the connection
+    /// closes). A handler that notices may still answer (within
+    /// [`Config::cancel_grace`](super::config::Config::cancel_grace)).
+    pub cancel: CancellationToken,
+    /// The request id, as JSON text.
+    pub id: String,
+    /// Work to start once the response is queued (see [`RequestContext::after_response`]).
+    pub(super) after: Arc<Mutex<Option<BoxFuture<()>>>>,
+}
+
+impl RequestContext {
+    /// Starts `work` once this request's successful response is queued for writing, so that
+    /// everything `work` sends reaches the peer after the response (a v2 prompt turn, which
+    /// outlives its `session/prompt` request). Not started when the request fails or is
+    /// cancelled; a later call replaces an earlier one.
+    pub fn after_response(&self, work: impl Future<Output = ()> + Send + 'static) {
+        *lock(&self.after) = Some(Box::pin(work));
+    }
+}
