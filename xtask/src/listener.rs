@@ -3,9 +3,10 @@
 //! stderr once bound (so port 0 works), its stderr kept for failure reports, and the process
 //! group killed when the [`Listener`] is dropped.
 
-use crate::process::{describe, kill_group};
+use crate::process::describe;
+use acp_process::GroupChild;
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -16,7 +17,8 @@ pub const LISTENING: &str = "listening on ";
 /// A running peer that printed its URL. Dropping it kills it and everything it spawned.
 #[derive(Debug)]
 pub struct Listener {
-    child: Child,
+    /// Dropping it kills the group.
+    child: GroupChild,
     /// The URL it printed (`http://127.0.0.1:PORT`).
     pub url: String,
     stderr: Arc<Mutex<String>>,
@@ -39,16 +41,12 @@ impl Listener {
     /// Starts `command` and waits up to `timeout` for its `listening on URL` line.
     pub fn start(command: &mut Command, timeout: Duration) -> Result<Listener, NotListening> {
         command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
-        #[cfg(unix)]
-        {
-            use std::os::unix::process::CommandExt;
-            command.process_group(0);
-        }
         let described = describe(command);
-        let mut child = command.spawn().map_err(|e| NotListening::Spawn(format!("cannot run `{described}`: {e}")))?;
+        let mut child =
+            GroupChild::spawn(command).map_err(|e| NotListening::Spawn(format!("cannot run `{described}`: {e}")))?;
         let stderr = Arc::new(Mutex::new(String::new()));
         let (tx, rx) = mpsc::channel();
-        if let Some(pipe) = child.stderr.take() {
+        if let Some(pipe) = child.inner().stderr.take() {
             let kept = Arc::clone(&stderr);
             thread::spawn(move || {
                 let mut tx = Some(tx);
@@ -107,14 +105,6 @@ pub fn ws_url(url: &str) -> String {
         format!("wss://{rest}")
     } else {
         url.to_string()
-    }
-}
-
-impl Drop for Listener {
-    fn drop(&mut self) {
-        kill_group(self.child.id());
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -3,13 +3,13 @@
 //! and running one to completion with its output captured, streamed, left on the terminal, or
 //! under a time limit. Every failure is an error that names the command.
 
+pub use acp_process::Finished;
 use std::collections::VecDeque;
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, ExitStatus, Stdio};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Lines of a failing command's stderr (and stdout) kept for its error.
 pub const TAIL_LINES: usize = 40;
@@ -166,93 +166,11 @@ pub fn tail(text: &str, n: usize) -> String {
     out
 }
 
-/// A finished (or killed) run of [`run_with_timeout`].
-#[derive(Debug)]
-pub struct Finished {
-    /// `None` when the status could not be read after a kill.
-    pub status: Option<ExitStatus>,
-    pub timed_out: bool,
-    pub stdout: String,
-    pub stderr: String,
-    pub elapsed: Duration,
-}
-
 /// Runs `command` with stdin closed and stdout/stderr captured; after `timeout` it kills the
 /// command and everything it spawned (its own process group on Unix). Stragglers left by a
 /// command that exited are killed too.
 pub fn run_with_timeout(command: &mut Command, timeout: Duration) -> Result<Finished, String> {
-    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        command.process_group(0);
-    }
-    let started = Instant::now();
-    let mut child = command.spawn().map_err(|e| e.to_string())?;
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-
-    let deadline = started + timeout;
-    let mut timed_out = false;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() >= deadline => {
-                timed_out = true;
-                kill_tree(&mut child);
-                break child.wait().ok();
-            }
-            Ok(None) => thread::sleep(Duration::from_millis(20)),
-            Err(_) => {
-                kill_tree(&mut child);
-                break child.wait().ok();
-            }
-        }
-    };
-    let elapsed = started.elapsed();
-    // Processes the command left behind keep the pipes open: kill them before collecting.
-    kill_group(child.id());
-    let grace = Duration::from_secs(5);
-    Ok(Finished { status, timed_out, stdout: collect(stdout, grace), stderr: collect(stderr, grace), elapsed })
-}
-
-fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> mpsc::Receiver<Vec<u8>> {
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let mut bytes = Vec::new();
-        if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_end(&mut bytes);
-        }
-        let _ = tx.send(bytes);
-    });
-    rx
-}
-
-fn collect(rx: mpsc::Receiver<Vec<u8>>, grace: Duration) -> String {
-    match rx.recv_timeout(grace) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(_) => "(output lost: a process outside the command's process group kept the pipe open)".into(),
-    }
-}
-
-fn kill_tree(child: &mut Child) {
-    kill_group(child.id());
-    let _ = child.kill();
-}
-
-/// Kills the process group `pgid` (the command was made its leader); a no-op elsewhere.
-pub(crate) fn kill_group(pgid: u32) {
-    #[cfg(unix)]
-    {
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{pgid}")])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-    }
-    #[cfg(not(unix))]
-    let _ = pgid;
+    acp_process::run_with_timeout(command, timeout).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -284,18 +202,5 @@ mod tests {
         assert!(err.contains("\nstderr:\noops") && err.contains("\nstdout:\nout"), "{err}");
         let err = capture(&mut Command::new("/nonexistent/program")).unwrap_err();
         assert!(err.contains("is `/nonexistent/program` installed"), "{err}");
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn timeout_kills_the_process_group() {
-        // The shell's background child would keep stdout open if only the shell were killed.
-        let mut command = Command::new("sh");
-        command.args(["-c", "sleep 30 & echo started; sleep 30"]);
-        let started = Instant::now();
-        let run = run_with_timeout(&mut command, Duration::from_millis(300)).unwrap();
-        assert!(run.timed_out);
-        assert!(started.elapsed() < Duration::from_secs(10));
-        assert_eq!(run.stdout.trim(), "started");
     }
 }

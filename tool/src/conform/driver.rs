@@ -3,22 +3,25 @@
 //! as a client that advertised what it serves would (a scratch directory for `fs/*`, real
 //! commands for `terminal/*` (see [`super::terminal`]), permissions allowed once, or `cancelled`
 //! after a cancel). Raw, so that malformed lines can be sent too. The process runs in its own
-//! process group, killed when the scenario ends.
+//! process group ([`acp_rpc::spawn`]), ended with it when the scenario ends.
 
 use super::terminal::Terminals;
 use crate::check::{Checker, Role};
+use acp_rpc::spawn::{spawn_command, AgentProcess, AgentStdin, SpawnOptions, Stderr};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 /// Longest line read from an agent; the rest of a longer one is dropped (and reported).
 const MAX_LINE: u64 = 16 << 20;
+/// How long [`Agent::stop`] reads after closing the agent's stdin: its grace to exit by itself.
+const QUIET: Duration = Duration::from_millis(50);
+/// From `SIGTERM` to `SIGKILL` when a scenario's agent is ended.
+const TERM_GRACE: Duration = Duration::from_millis(250);
 
 /// What the client side advertises and holds.
 #[derive(Debug, Clone)]
@@ -46,8 +49,9 @@ pub enum Event {
 
 /// A running agent and the conversation with it.
 pub struct Agent {
-    child: Child,
-    stdin: Option<ChildStdin>,
+    /// `None` once stopped.
+    process: Option<AgentProcess>,
+    stdin: Option<AgentStdin>,
     lines: mpsc::Receiver<Line>,
     /// Schema and rules, fed every line in order.
     pub checker: Checker,
@@ -80,18 +84,17 @@ impl Agent {
     pub fn spawn(command: &[String], client: ClientSide) -> Result<Agent, String> {
         let (program, args) = command.split_first().ok_or("no agent command")?;
         let mut cmd = tokio::process::Command::new(program);
-        cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).kill_on_drop(true);
-        #[cfg(unix)]
-        cmd.process_group(0);
-        let mut child = cmd.spawn().map_err(|e| format!("cannot start {program}: {e}"))?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err("the agent's pipes are missing".into());
-        };
+        cmd.args(args);
+        // Stop has closed stdin and read for `QUIET` before it ends the agent, so no more grace
+        // before `SIGTERM` (a dropped agent gets `SIGTERM` at once too).
+        let options = SpawnOptions::new().stderr(Stderr::Null).grace(Duration::ZERO).term_grace(TERM_GRACE);
+        let (process, stdin, stdout) =
+            spawn_command(cmd, &options).map_err(|e| format!("cannot start {program}: {e}"))?;
         let (tx, lines) = mpsc::channel(1024);
         tokio::spawn(read_lines(stdout, tx));
         let (reply, replies) = mpsc::unbounded_channel();
         Ok(Agent {
-            child,
+            process: Some(process),
             stdin: Some(stdin),
             lines,
             checker: Checker::new(None),
@@ -322,22 +325,20 @@ impl Agent {
         }
     }
 
-    /// Ends the scenario: closes stdin, reads what is left for a moment, kills the process
-    /// group and reaps the agent.
+    /// Ends the scenario: closes stdin, reads what is left for a moment, then ends the process
+    /// group (`SIGTERM`, then `SIGKILL`) and reaps the agent.
     pub async fn stop(&mut self) {
         self.answer_deferred().await;
         self.terminals.kill_all();
         self.stdin = None;
-        self.quiet(Duration::from_millis(50)).await;
-        #[cfg(unix)]
-        if let Some(pid) = self.child.id().and_then(|pid| i32::try_from(pid).ok()) {
-            // SAFETY: `killpg` only sends a signal; the group is the agent's own (`process_group(0)`).
-            unsafe {
-                libc::killpg(pid, libc::SIGKILL);
-            }
+        if let Some(process) = &self.process {
+            process.close_stdin();
         }
-        let _ = self.child.start_kill();
-        let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
+        self.quiet(QUIET).await;
+        if let Some(process) = self.process.take() {
+            // Dropped at the time limit, the shutdown still ends the group (as a dropped handle does).
+            let _ = tokio::time::timeout(Duration::from_secs(5), process.shutdown()).await;
+        }
     }
 }
 
