@@ -6,8 +6,11 @@
 //! process group ([`acp_rpc::spawn`]), ended with it when the scenario ends.
 
 use super::terminal::Terminals;
+use crate::check::wire;
 use crate::check::{Checker, Role};
 use acp_rpc::spawn::{spawn_command, AgentProcess, AgentStdin, SpawnOptions, Stderr};
+use acp_types::support::rpc::Method as _;
+use acp_types::v1::methods as v1;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -15,6 +18,13 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
+
+/// The v1 `terminal/*` methods this stand-in client serves (v2 has none), by their markers.
+const TERMINAL_CREATE: &str = v1::TerminalCreate::METHOD;
+const TERMINAL_OUTPUT: &str = v1::TerminalOutput::METHOD;
+const TERMINAL_WAIT_FOR_EXIT: &str = v1::TerminalWaitForExit::METHOD;
+const TERMINAL_KILL: &str = v1::TerminalKill::METHOD;
+const TERMINAL_RELEASE: &str = v1::TerminalRelease::METHOD;
 
 /// Longest line read from an agent; the rest of a longer one is dropped (and reported).
 const MAX_LINE: u64 = 16 << 20;
@@ -160,7 +170,7 @@ impl Agent {
 
     /// Sends a notification.
     pub async fn notify(&mut self, method: &str, params: Value) {
-        if method == "session/cancel" {
+        if method == wire::SESSION_CANCEL {
             if let Some(session) = params.get("sessionId").and_then(Value::as_str) {
                 self.cancelled.insert(session.to_string());
             }
@@ -225,7 +235,7 @@ impl Agent {
         for request in std::mem::take(&mut self.deferred) {
             let method = request["method"].as_str().unwrap_or_default();
             let params = request.get("params").unwrap_or(&Value::Null);
-            if method == "terminal/wait_for_exit" && self.client.terminal {
+            if method == TERMINAL_WAIT_FOR_EXIT && self.client.terminal {
                 match self.terminals.wait_for_exit(params) {
                     Ok(wait) => {
                         let (reply, id) = (self.reply.clone(), request["id"].clone());
@@ -278,7 +288,7 @@ impl Agent {
     fn answer(&mut self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
         let not_found = || Err((-32601, format!("Method not found: {method}")));
         match method {
-            "session/request_permission" => {
+            wire::SESSION_REQUEST_PERMISSION => {
                 let session = params.get("sessionId").and_then(Value::as_str).unwrap_or_default();
                 if self.cancelled.contains(session) {
                     return Ok(json!({ "outcome": { "outcome": "cancelled" } }));
@@ -290,21 +300,21 @@ impl Agent {
                     None => Ok(json!({ "outcome": { "outcome": "cancelled" } })),
                 }
             }
-            "fs/read_text_file" if self.client.fs => {
+            wire::FS_READ_TEXT_FILE if self.client.fs => {
                 let path = self.inside_scratch(params)?;
                 let text = std::fs::read_to_string(&path).map_err(|e| (-32002, format!("{}: {e}", path.display())))?;
                 Ok(json!({ "content": text }))
             }
-            "fs/write_text_file" if self.client.fs => {
+            wire::FS_WRITE_TEXT_FILE if self.client.fs => {
                 let path = self.inside_scratch(params)?;
                 let content = params.get("content").and_then(Value::as_str).unwrap_or_default();
                 std::fs::write(&path, content).map_err(|e| (-32603, format!("{}: {e}", path.display())))?;
                 Ok(json!({}))
             }
-            "terminal/create" if self.client.terminal => self.terminals.create(params, &self.client.scratch),
-            "terminal/output" if self.client.terminal => self.terminals.output(params),
-            "terminal/kill" if self.client.terminal => self.terminals.kill(params),
-            "terminal/release" if self.client.terminal => self.terminals.release(params),
+            TERMINAL_CREATE if self.client.terminal => self.terminals.create(params, &self.client.scratch),
+            TERMINAL_OUTPUT if self.client.terminal => self.terminals.output(params),
+            TERMINAL_KILL if self.client.terminal => self.terminals.kill(params),
+            TERMINAL_RELEASE if self.client.terminal => self.terminals.release(params),
             _ => not_found(),
         }
     }
@@ -377,7 +387,7 @@ async fn read_lines(stdout: tokio::process::ChildStdout, lines: mpsc::Sender<Lin
                         break;
                     }
                 }
-                bytes.truncate(acp_rpc::framing::PREFIX);
+                bytes.truncate(acp_rpc::jsonrpc::framing::PREFIX);
                 over_long = Some(n + rest);
             }
             Ok(_) => {}
