@@ -30,6 +30,8 @@ pub mod ws;
 #[cfg(feature = "http")]
 pub use link::{ClientOptions, TransportHandle, DEFAULT_MAX_MESSAGE_SIZE};
 
+use acp_types::support::rpc::{Role, Tables};
+use acp_types::Version;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -42,24 +44,17 @@ pub const EVENT_STREAM: &str = "text/event-stream";
 /// The media type of POST bodies and of the `initialize` answer.
 pub const JSON: &str = "application/json";
 
-/// Requests and notifications that act on one session: their POST must carry `Acp-Session-Id`
-/// (TypeScript SDK, `dist/transports/protocol.js`, `SESSION_SCOPED_METHODS`).
-pub const SESSION_SCOPED_METHODS: &[&str] = &[
-    "session/cancel",
-    "session/close",
-    "session/delete",
-    "session/fork",
-    "session/load",
-    "session/prompt",
-    "session/resume",
-    "session/set_config_option",
-    "session/set_mode",
-    "session/set_model",
-];
-
-/// Whether a POST of `method` must name its session.
+/// Whether a POST of `method` must name its session (`Acp-Session-Id`): a request or notification
+/// the agent receives whose params name a session (a required `sessionId`), in any protocol
+/// version compiled in (unstable methods with the `unstable` feature). Read from the generated
+/// tables ([`MethodInfo::session_scoped`](acp_types::support::rpc::MethodInfo::session_scoped)),
+/// so it follows the schemas; the TypeScript SDK keeps the same set by hand
+/// (`dist/transports/protocol.js`, `SESSION_SCOPED_METHODS`).
 pub fn requires_session_header(method: &str) -> bool {
-    SESSION_SCOPED_METHODS.contains(&method)
+    Version::ALL.iter().any(|version| match version {
+        Version::V1 => acp_types::v1::methods::Tables::session_scoped(Role::Agent, method),
+        Version::V2 => acp_types::v2::methods::Tables::session_scoped(Role::Agent, method),
+    })
 }
 
 /// What a transport needs to know of a JSON-RPC message to route it, read without decoding the
@@ -193,6 +188,54 @@ pub const PARSE_ERROR: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-327
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn session_scoped_methods_come_from_the_schemas() {
+        // Those the TypeScript SDK 2.4.0 lists, but `session/set_model` (in no schema now), and
+        // those of v2 and the unstable schemas it does not list.
+        let mut scoped = vec![
+            "session/cancel",
+            "session/close",
+            "session/delete",
+            "session/load",
+            "session/prompt",
+            "session/resume",
+            "session/set_config_option",
+            "session/set_mode",
+            "terminal/cancel",
+            "tool_call/cancel",
+        ];
+        if cfg!(feature = "unstable") {
+            scoped.extend([
+                "session/archive",
+                "session/fork",
+                "session/set_title",
+                "session/status",
+                "session/unarchive",
+            ]);
+        }
+        for method in scoped {
+            assert!(requires_session_header(method), "{method}");
+        }
+        // No session yet or at all, received by the client, not a method: no header needed.
+        let unscoped = [
+            "initialize",
+            "session/new",
+            "session/list",
+            "session/set_model",
+            "$/cancel_request",
+            "session/update",
+            "session/request_permission",
+            "fs/read_text_file",
+            "_vendor/session",
+        ];
+        for method in unscoped {
+            assert!(!requires_session_header(method), "{method}");
+        }
+        if !cfg!(feature = "unstable") {
+            assert!(!requires_session_header("session/fork"));
+        }
+    }
 
     #[test]
     fn envelopes() {

@@ -40,6 +40,10 @@ pub struct MethodInfo<S> {
     pub params: &'static str,
     /// Schema name of the response type (requests only).
     pub result: Option<&'static str>,
+    /// The params name the session the message acts on: the params type has a required, non-null
+    /// `sessionId`. Over Streamable HTTP, a POST of such a method received by the agent must carry
+    /// the `Acp-Session-Id` header. Equal to [`Method::SESSION_SCOPED`] of the method's marker.
+    pub session_scoped: bool,
 }
 
 /// The two ends of a connection.
@@ -79,8 +83,12 @@ pub trait Side: Copy + Eq + Ord + std::hash::Hash + fmt::Debug + fmt::Display + 
     /// The `x-side` value.
     fn name(self) -> &'static str;
     /// The end of a connection that receives this side's messages, when it is one (`protocol`
-    /// methods such as `$/cancel_request` go both ways).
+    /// methods such as `$/cancel_request` go both ways; `proxy` ones go to neither end).
     fn role(self) -> Option<Role>;
+    /// Whether `role`'s end receives this side's messages: the side whose [`role`](Side::role)
+    /// it is, and a side that goes both ways (`protocol`). The markers of a side received by the
+    /// agent implement [`ToAgent`], those of one received by the client [`ToClient`].
+    fn received_by(self, role: Role) -> bool;
     /// The side whose messages `role` receives, when the version has one.
     fn of_role(role: Role) -> Option<Self> {
         Self::ALL.iter().copied().find(|s| s.role() == Some(role))
@@ -104,6 +112,12 @@ pub trait Tables: 'static {
     ) -> Result<Option<Value>, RpcError>;
     /// Decodes the result of a call to `method` received by `side`, and re-encodes it.
     fn decode_response(side: Self::Side, method: &str, result: Option<&RawValue>) -> Result<Value, RpcError>;
+    /// Whether `role` receives `method` (a request or a notification) with params that name a
+    /// session ([`MethodInfo::session_scoped`]) in this version, e.g. `session/prompt` for the
+    /// agent; false for a method the version does not have.
+    fn session_scoped(role: Role, method: &str) -> bool {
+        Self::METHODS.iter().any(|m| m.session_scoped && m.name == method && m.side.received_by(role))
+    }
 }
 
 /// A protocol method: implemented by one zero-sized marker type per method.
@@ -116,9 +130,30 @@ pub trait Method {
     const SIDE: Self::Side;
     /// Stable or unstable.
     const STABILITY: Stability;
+    /// The params name the session the message acts on (a required, non-null `sessionId`): see
+    /// [`MethodInfo::session_scoped`].
+    const SESSION_SCOPED: bool;
     /// The params type.
     type Params: Serialize + DeserializeOwned + Send + 'static;
 }
+
+/// A method the agent receives (`x-side` `agent`, or `protocol`: those go both ways), so one that
+/// a client sends: the bound that lets a client's handler context call only what its agent
+/// receives. Implemented by each generated marker of such a method (every version), never by
+/// hand; `M::SIDE.received_by(Role::Agent)` holds for each.
+pub trait ToAgent: Method {}
+
+/// A method the client receives (`x-side` `client`, or `protocol`), so one that an agent sends:
+/// the bound that lets an agent's handler context call only what its client receives.
+/// Implemented by each generated marker of such a method, never by hand;
+/// `M::SIDE.received_by(Role::Client)` holds for each.
+pub trait ToClient: Method {}
+
+/// A method a proxy receives (`x-side` `proxy`, e.g. `proxy/successor`), which neither end of a
+/// client–agent connection does. Implemented by each generated marker of such a method, never by
+/// hand; their [`Side::role`] is `None`. A method of any other `x-side` value implements none of
+/// the three.
+pub trait ToProxy: Method {}
 
 /// A method that expects a response.
 pub trait Request: Method {

@@ -1,5 +1,6 @@
-//! Snapshot tests: each small schema in `tests/data/ok/` generates the Rust beside it (`.rs`), and
-//! each bad schema in `tests/data/err/` gives the error text beside it (`.txt`).
+//! Snapshot tests: each small schema in `tests/data/ok/` generates the Rust beside it (`.rs`; and
+//! for a schema with methods, its method tables in `.methods.rs`), and each bad schema in
+//! `tests/data/err/` gives the error text beside it (`.txt`).
 //! `UPDATE_SNAPSHOTS=1 cargo test -p xtask --test snapshots` rewrites the expectations.
 
 use std::fs;
@@ -18,13 +19,19 @@ fn cases(dir: &str) -> Vec<PathBuf> {
     files
 }
 
-fn generate(schema: &Path) -> Result<String, String> {
+/// The types module, and the methods module when the schema has methods.
+fn generate(schema: &Path) -> Result<(String, Option<String>), String> {
     let name = format!(
         "tests/data/{}",
         schema.strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")).expect("inside").display()
     );
     let protocol = xtask::codegen::load(schema, &name)?;
-    xtask::codegen::emit::types_module(&protocol, &name)
+    let types = xtask::codegen::emit::types_module(&protocol, &name)?;
+    let methods = match protocol.methods.is_empty() {
+        true => None,
+        false => Some(xtask::codegen::emit::methods::methods_module(&protocol, &name)?),
+    };
+    Ok((types, methods))
 }
 
 fn compare(actual: &str, expected_path: &Path, failures: &mut Vec<String>) {
@@ -45,8 +52,20 @@ fn compare(actual: &str, expected_path: &Path, failures: &mut Vec<String>) {
 fn good_schemas_generate_the_expected_code() {
     let mut failures = Vec::new();
     for schema in cases("ok") {
+        let methods_path = schema.with_extension("methods.rs");
         match generate(&schema) {
-            Ok(code) => compare(&code, &schema.with_extension("rs"), &mut failures),
+            Ok((types, methods)) => {
+                compare(&types, &schema.with_extension("rs"), &mut failures);
+                match methods {
+                    Some(methods) => compare(&methods, &methods_path, &mut failures),
+                    None if methods_path.exists() => failures.push(format!(
+                        "{}: no methods, but {} exists",
+                        schema.display(),
+                        methods_path.display()
+                    )),
+                    None => {}
+                }
+            }
             Err(e) => failures.push(format!("{}: {e}", schema.display())),
         }
     }

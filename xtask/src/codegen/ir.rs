@@ -306,13 +306,13 @@ pub enum MethodKind {
 /// Ordered by wire name (the receiver follows from it), which is the order of the generated sides.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Side {
-    /// The `x-side` value: `agent`, `client`, `protocol`, or whatever a draft uses (`proxy`).
+    /// The `x-side` value: `agent`, `client`, `protocol`, `proxy`, or whatever a draft uses.
     pub wire: String,
     pub receiver: Receiver,
 }
 
-/// Which end of a connection receives a method. The protocol has two ends, the agent and the
-/// client.
+/// Who receives a method. The protocol has two ends, the agent and the client; a proxy may sit
+/// between them (`proxy` methods).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Receiver {
     /// `agent`: the client sends it, the agent receives it.
@@ -321,8 +321,9 @@ pub enum Receiver {
     Client,
     /// `protocol` (`$/cancel_request`) or `both`: it goes both ways, so either end receives it.
     Either,
-    /// Any other `x-side` value (`proxy`): no end of the two-party protocol,
-    /// known only by its wire name.
+    /// `proxy` (`proxy/successor`): a proxy between the two ends receives it, neither end does.
+    Proxy,
+    /// Any other `x-side` value: no end of the protocol, known only by its wire name.
     Other,
 }
 
@@ -338,4 +339,8 @@ pub struct Method {
     /// The response type (requests only), matched by `x-method`, not by name.
     pub result: Option<TypeId>,
     pub stability: Stability,
+    /// The params name the session the message acts on: their struct has a required, non-null
+    /// property whose wire name is `sessionId`. Decided by lowering (`session_scoped`); over
+    /// Streamable HTTP, a POST of such a method the agent receives carries `Acp-Session-Id`.
+    pub session_scoped: bool,
 }

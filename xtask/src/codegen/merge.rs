@@ -132,29 +132,44 @@ struct Merger<'a> {
 
 impl Merger<'_> {
     /// The methods of both files: in both (stable), only in the unstable one, or only in the
-    /// stable one (stable-only), with their types' ids in the merged arena.
+    /// stable one (stable-only), with their types' ids in the merged arena. A method of both
+    /// files whose params name a session in one file only (`session_scoped`) is there twice, once
+    /// per feature setting (stable-only, then unstable), so that each setting's table is right.
     fn methods(&self) -> Vec<Method> {
         let (stable, unstable) = (self.stable, self.unstable);
+        let same = |a: &Method, b: &Method| a.name == b.name && a.side == b.side && a.kind == b.kind;
         let mut methods = Vec::new();
         for u in &unstable.methods {
-            let in_stable = stable.methods.iter().any(|s| s.name == u.name && s.side == u.side && s.kind == u.kind);
-            let mut method = u.clone();
-            method.params = self.id(unstable, u.params, File::Unstable);
-            method.result = u.result.map(|r| self.id(unstable, r, File::Unstable));
-            method.stability = if in_stable { Stability::Stable } else { Stability::Unstable };
-            methods.push(method);
+            let twin = stable.methods.iter().find(|s| same(s, u));
+            if let Some(s) = twin.filter(|s| s.session_scoped != u.session_scoped) {
+                methods.push(self.method(s, File::Stable, Stability::StableOnly));
+                methods.push(self.method(u, File::Unstable, Stability::Unstable));
+                continue;
+            }
+            let stability = if twin.is_some() { Stability::Stable } else { Stability::Unstable };
+            methods.push(self.method(u, File::Unstable, stability));
         }
         for s in &stable.methods {
-            if !unstable.methods.iter().any(|u| u.name == s.name && u.side == s.side && u.kind == s.kind) {
-                let mut method = s.clone();
-                method.params = self.id(stable, s.params, File::Stable);
-                method.result = s.result.map(|r| self.id(stable, r, File::Stable));
-                method.stability = Stability::StableOnly;
-                methods.push(method);
+            if !unstable.methods.iter().any(|u| same(u, s)) {
+                methods.push(self.method(s, File::Stable, Stability::StableOnly));
             }
         }
+        // Stable (`sort_by` keeps order): a stable-only twin stays before its unstable one.
         methods.sort_by(|a, b| (&a.side, &a.name).cmp(&(&b.side, &b.name)));
         methods
+    }
+
+    /// A method of `file` with its types' ids in the merged arena.
+    fn method(&self, m: &Method, file: File, stability: Stability) -> Method {
+        let src = match file {
+            File::Stable => self.stable,
+            File::Unstable => self.unstable,
+        };
+        let mut method = m.clone();
+        method.params = self.id(src, m.params, file);
+        method.result = m.result.map(|r| self.id(src, r, file));
+        method.stability = stability;
+        method
     }
 
     fn id(&self, src: &Protocol, id: TypeId, file: File) -> TypeId {

@@ -58,7 +58,7 @@ pub(super) fn params_dirs(side: &Side) -> Vec<Dir> {
         Receiver::Agent => vec![Dir::new("client", "agent")],
         Receiver::Client => vec![Dir::new("agent", "client")],
         Receiver::Either => vec![Dir::new("agent", "client"), Dir::new("client", "agent")],
-        Receiver::Other => vec![Dir::new("peer", &side.wire)],
+        Receiver::Proxy | Receiver::Other => vec![Dir::new("peer", &side.wire)],
     }
 }
 

@@ -125,7 +125,7 @@ impl<'a> Comparison<'a> {
         // `protocol` methods are handled by whichever peer receives them.
         let (handler, receivers) = match m.side.receiver {
             Receiver::Either => ("either side".to_string(), "peers".to_string()),
-            Receiver::Agent | Receiver::Client | Receiver::Other => {
+            Receiver::Agent | Receiver::Client | Receiver::Proxy | Receiver::Other => {
                 (format!("the {}", m.side.wire), plural(&m.side.wire))
             }
         };

@@ -33,7 +33,12 @@ fn name_methods(p: &Protocol) -> Vec<Named<'_>> {
     let base = |m: &Method| naming::type_name(&m.name.replace('$', ""));
     let mut by_base: BTreeMap<String, Vec<&Method>> = BTreeMap::new();
     for m in &p.methods {
-        by_base.entry(base(m)).or_default().push(m);
+        let clash = by_base.entry(base(m)).or_default();
+        // A method there once per feature setting (see `merge`) is one method: its two
+        // definitions share their names, under opposite `#[cfg]`s.
+        if !clash.iter().any(|o| o.name == m.name && o.side == m.side && o.kind == m.kind) {
+            clash.push(m);
+        }
     }
     p.methods
         .iter()
@@ -97,7 +102,8 @@ pub fn methods_module(p: &Protocol, sources: &str) -> Result<String, String> {
     let tables = tables(&sides);
     let tests = marker_tests(&named);
     let tokens = quote! {
-        //! Method tables: a marker type per method (see [`rpc::Method`]), the [`METHODS`] table, and
+        //! Method tables: a marker type per method (see [`rpc::Method`]; by who receives it,
+        //! [`rpc::ToAgent`], [`rpc::ToClient`] or [`rpc::ToProxy`]), the [`METHODS`] table, and
         //! per receiving side the decoding enums, a handler trait and its dispatch.
         #![allow(clippy::large_enum_variant)]
 
@@ -133,6 +139,8 @@ fn marker(p: &Protocol, n: &Named<'_>) -> TokenStream {
     let side_variant = side_variant(&m.side);
     let params = type_path(p, m.params);
     let stability = stability_tokens(m.stability);
+    let session_scoped = m.session_scoped;
+    let receivers = receiver_traits(&m.side).into_iter().map(|to| quote! { #c impl rpc::#to for #marker {} });
     let doc = format!(
         " `{wire}`: {} received by the {} side.",
         if m.kind == MethodKind::Request { "a request" } else { "a notification" },
@@ -167,10 +175,25 @@ fn marker(p: &Protocol, n: &Named<'_>) -> TokenStream {
             type Side = Side;
             const SIDE: Side = #side_variant;
             const STABILITY: rpc::Stability = #stability;
+            const SESSION_SCOPED: bool = #session_scoped;
             type Params = #params;
         }
         #kind_impl
+        #(#receivers)*
     }
+}
+
+/// The marker traits of a method of `side`, by who receives it: `ToAgent`, `ToClient` (both for a
+/// method that goes both ways), `ToProxy`, or none for a side of no known receiver.
+fn receiver_traits(side: &Side) -> Vec<syn::Ident> {
+    let names: &[&str] = match side.receiver {
+        Receiver::Agent => &["ToAgent"],
+        Receiver::Client => &["ToClient"],
+        Receiver::Either => &["ToAgent", "ToClient"],
+        Receiver::Proxy => &["ToProxy"],
+        Receiver::Other => &[],
+    };
+    names.iter().map(|n| format_ident!("{}", n)).collect()
 }
 
 /// `METHODS`: one row per method, once per feature setting when the two lists differ.
@@ -181,6 +204,7 @@ fn methods_table(p: &Protocol, named: &[Named<'_>]) -> TokenStream {
         let m = n.m;
         let (wire, side_variant) = (&m.name, side_variant(&m.side));
         let (kind, stability) = (kind_tokens(m.kind), stability_tokens(m.stability));
+        let session_scoped = m.session_scoped;
         let params_name = &p.get(m.params).name;
         let result_name = match m.result {
             Some(r) => {
@@ -190,7 +214,7 @@ fn methods_table(p: &Protocol, named: &[Named<'_>]) -> TokenStream {
             None => quote! { None },
         };
         let row = quote! {
-            rpc::MethodInfo { name: #wire, side: #side_variant, kind: #kind, stability: #stability, params: #params_name, result: #result_name },
+            rpc::MethodInfo { name: #wire, side: #side_variant, kind: #kind, stability: #stability, params: #params_name, result: #result_name, session_scoped: #session_scoped },
         };
         if m.stability != Stability::StableOnly {
             rows_on.push(row.clone());
@@ -201,29 +225,41 @@ fn methods_table(p: &Protocol, named: &[Named<'_>]) -> TokenStream {
     }
     if rows_on.len() == rows_off.len() && named.iter().all(|n| n.m.stability == Stability::Stable) {
         quote! {
-            /// Every method of this version: wire name, receiving side, kind, stability, types.
+            /// Every method of this version: wire name, receiving side, kind, stability, types, and
+            /// whether its params name a session.
             pub const METHODS: &[rpc::MethodInfo<Side>] = &[#(#rows_on)*];
         }
     } else {
         quote! {
-            /// Every method of this version: wire name, receiving side, kind, stability, types.
+            /// Every method of this version: wire name, receiving side, kind, stability, types, and
+            /// whether its params name a session.
             #[cfg(feature = "unstable")]
             pub const METHODS: &[rpc::MethodInfo<Side>] = &[#(#rows_on)*];
-            /// Every method of this version: wire name, receiving side, kind, stability, types.
+            /// Every method of this version: wire name, receiving side, kind, stability, types, and
+            /// whether its params name a session.
             #[cfg(not(feature = "unstable"))]
             pub const METHODS: &[rpc::MethodInfo<Side>] = &[#(#rows_off)*];
         }
     }
 }
 
-/// The generated test that each marker's constants agree with its row of the table.
+/// The generated test that each marker's constants agree with its row of the table, and its
+/// marker traits (`ToAgent`, …) with its side's `received_by` and `role`.
 fn marker_tests(named: &[Named<'_>]) -> TokenStream {
     let marker_checks = named.iter().map(|n| {
         let marker = format_ident!("{}", n.marker);
         let (c, kind) = (cfg_for(n.m.stability), kind_tokens(n.m.kind));
+        let traits = receiver_traits(&n.m.side);
+        let is = |name: &str| traits.iter().any(|t| t == name);
+        let (agent, client, proxy) = (is("ToAgent"), is("ToClient"), is("ToProxy"));
+        let bounds = traits.iter().map(|t| {
+            let f = format_ident!("{}", t.to_string().to_snake_case());
+            quote! { #c #f::<#marker>(); }
+        });
         quote! {
             #c
-            check::<#marker>(#kind);
+            check::<#marker>(#kind, [#agent, #client, #proxy]);
+            #(#bounds)*
         }
     });
     quote! {
@@ -231,16 +267,34 @@ fn marker_tests(named: &[Named<'_>]) -> TokenStream {
         mod tests {
             use super::*;
 
-            /// Each marker's constants agree with its row of the table.
-            fn check<M: rpc::Method<Side = Side>>(kind: rpc::MessageKind) {
+            /// Each marker's constants agree with its row of the table; `to` is whether it
+            /// implements `ToAgent`, `ToClient` and `ToProxy`, which its side must agree with.
+            fn check<M: rpc::Method<Side = Side>>(kind: rpc::MessageKind, to: [bool; 3]) {
                 let row = METHODS
                     .iter()
                     .find(|r| r.name == M::METHOD && r.side == M::SIDE && r.kind == kind)
                     .unwrap_or_else(|| panic!("{} ({}) is not in METHODS", M::METHOD, M::SIDE));
                 assert_eq!(row.stability, M::STABILITY);
+                assert_eq!(row.session_scoped, M::SESSION_SCOPED, "{}", M::METHOD);
                 let params = std::any::type_name::<M::Params>();
                 assert!(params.ends_with(&format!("::{}", row.params)), "{params} vs {}", row.params);
+                let [agent, client, proxy] = to;
+                let side = M::SIDE;
+                assert_eq!(rpc::Side::received_by(side, rpc::Role::Agent), agent, "{} ToAgent", M::METHOD);
+                assert_eq!(rpc::Side::received_by(side, rpc::Role::Client), client, "{} ToClient", M::METHOD);
+                if let Some(role) = rpc::Side::role(side) {
+                    assert!(rpc::Side::received_by(side, role), "{} ({side}) is not received by its role", M::METHOD);
+                }
+                assert!(!proxy || rpc::Side::role(side).is_none(), "{} ToProxy with a role", M::METHOD);
             }
+
+            // The marker traits as bounds: a marker checked here implements the trait.
+            #[allow(dead_code)]
+            fn to_agent<M: rpc::ToAgent>() {}
+            #[allow(dead_code)]
+            fn to_client<M: rpc::ToClient>() {}
+            #[allow(dead_code)]
+            fn to_proxy<M: rpc::ToProxy>() {}
 
             #[test]
             fn markers_match_the_table() {
@@ -262,7 +316,18 @@ fn role(side: &Side) -> TokenStream {
     match side.receiver {
         Receiver::Agent => quote! { Some(rpc::Role::Agent) },
         Receiver::Client => quote! { Some(rpc::Role::Client) },
-        Receiver::Either | Receiver::Other => quote! { None },
+        Receiver::Either | Receiver::Proxy | Receiver::Other => quote! { None },
+    }
+}
+
+/// `received_by(role)` of a side: whether `role`'s end receives its messages (both ends for a
+/// side that goes both ways), as the marker traits say (see [`receiver_traits`]).
+fn received_by(side: &Side) -> TokenStream {
+    match side.receiver {
+        Receiver::Agent => quote! { role == rpc::Role::Agent },
+        Receiver::Client => quote! { role == rpc::Role::Client },
+        Receiver::Either => quote! { true },
+        Receiver::Proxy | Receiver::Other => quote! { false },
     }
 }
 
@@ -282,6 +347,15 @@ fn side_enum(sides: &BTreeSet<&Side>) -> TokenStream {
         let (v, r) = (side_variant(side), role(side));
         quote! { #v => #r, }
     });
+    let received = sides.iter().map(|side| {
+        let (v, r) = (side_variant(side), received_by(side));
+        quote! { #v => #r, }
+    });
+    // Only the sides of one end read `role` (a draft without methods has no sides at all).
+    let unused_role = match sides.iter().any(|s| matches!(s.receiver, Receiver::Agent | Receiver::Client)) {
+        true => quote! {},
+        false => quote! { let _ = role; },
+    };
     quote! {
         /// The sides of this version (the `x-side` values of its methods): who receives a method.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -301,6 +375,13 @@ fn side_enum(sides: &BTreeSet<&Side>) -> TokenStream {
             fn role(self) -> Option<rpc::Role> {
                 match self {
                     #(#roles)*
+                }
+            }
+
+            fn received_by(self, role: rpc::Role) -> bool {
+                #unused_role
+                match self {
+                    #(#received)*
                 }
             }
         }

@@ -1,6 +1,7 @@
 //! Lowering the methods: `x-method`/`x-side` on the `$defs` that JSON-RPC envelopes carry become
-//! [`Method`]s (request or notification, params and result types), and each `x-side` value becomes
-//! a [`Side`] once, here (`receiving_side`).
+//! [`Method`]s (request or notification, params and result types), each `x-side` value becomes a
+//! [`Side`] once, here (`receiving_side`), and each method's params are read once for a session
+//! they must name (`session_scoped`).
 
 use super::Lowerer;
 use crate::codegen::ir::*;
@@ -37,6 +38,7 @@ impl<'a> Lowerer<'a> {
                     params,
                     result: None,
                     stability: Stability::Stable,
+                    session_scoped: self.session_scoped(params),
                 });
             }
         }
@@ -222,6 +224,25 @@ impl<'a> Lowerer<'a> {
         Some((def, method, side, *id))
     }
 
+    /// Whether params of this type name the session the message acts on: a struct (or a newtype
+    /// of one) with a property `sessionId` that must be present and is never `null`. One that may
+    /// be omitted or `null` does not count: a message without a session is then valid, so a
+    /// transport cannot demand one (no published schema has such a `sessionId` on params).
+    fn session_scoped(&self, params: TypeId) -> bool {
+        let mut id = params;
+        // A newtype chain is at most as long as the arena (a cycle of them is reported elsewhere).
+        for _ in 0..self.types.len() {
+            match &self.types[id.0].kind {
+                TypeKind::Struct(s) => {
+                    return s.fields.iter().any(|f| f.origin.wire == "sessionId" && f.presence == Presence::Required)
+                }
+                TypeKind::Newtype { inner: TypeRef::Named(inner), .. } => id = *inner,
+                _ => return false,
+            }
+        }
+        false
+    }
+
     /// Gives each request its response type, matched by `x-method` and `x-side` (not by name).
     fn attach_responses(&mut self, methods: &mut [Method], responses: &[String]) {
         for reference in responses {
@@ -243,12 +264,14 @@ impl<'a> Lowerer<'a> {
 /// Who receives a method with this `x-side` value: the one place in the generator that reads
 /// those values. The protocol has two ends, the agent and the client; `protocol` methods
 /// (`$/cancel_request`) and `both` ones (`mcp/message` in 1.0.0) go both ways, so either end
-/// receives them. Any other value (`proxy`) names neither end and is known by its wire name only.
+/// receives them; `proxy` ones go to a proxy between the two. Any other value names none of them
+/// and is known by its wire name only (it still generates, as a side of its own).
 fn receiving_side(wire: &str) -> Side {
     let receiver = match wire {
         "agent" => Receiver::Agent,
         "client" => Receiver::Client,
         "protocol" | "both" => Receiver::Either,
+        "proxy" => Receiver::Proxy,
         _ => Receiver::Other,
     };
     Side { wire: wire.to_string(), receiver }
