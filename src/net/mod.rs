@@ -16,7 +16,7 @@
 //! - ACP has no batches: a JSON array is answered with one -32600 error with `id: null`.
 //!
 //! Both ends plug into the same connection core as stdio (through
-//! [`Channels`](crate::connection::Channels)): same handlers, concurrency, cancellation and limits.
+//! [`Channels`](crate::jsonrpc::Channels)): same handlers, concurrency, cancellation and limits.
 
 #[cfg(feature = "http")]
 pub mod http;
