@@ -103,7 +103,7 @@ pub fn classify(line: &[u8]) -> Incoming {
 /// [`classify`] for a line the caller gives up: long params or a long result (64 KiB or more)
 /// keep the line's allocation instead of being copied out of it, so a large message is in
 /// memory once, not twice, until it is decoded.
-pub fn classify_line(line: Vec<u8>) -> Incoming {
+pub(super) fn classify_line(line: Vec<u8>) -> Incoming {
     let mut long = None;
     let mut incoming = classify_with(&line, |raw| {
         let text = raw.get();

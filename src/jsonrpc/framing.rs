@@ -111,11 +111,11 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
 }
 
 /// Messages smaller than this are gathered into one write of up to about this size.
-pub const WRITE_BATCH: usize = 64 << 10;
+pub(crate) const WRITE_BATCH: usize = 64 << 10;
 
 /// Writes messages, each with its newline, in as few writes as it can: small ones are copied into
 /// `batch` and written together, a large one is written from where it is. Flushes at the end.
-pub async fn write_frames<W: AsyncWrite + Unpin>(
+pub(crate) async fn write_frames<W: AsyncWrite + Unpin>(
     writer: &mut W,
     messages: impl IntoIterator<Item = Vec<u8>>,
     batch: &mut Vec<u8>,
@@ -194,7 +194,7 @@ pub const MAX_DEPTH: usize = 100;
 
 /// Whether arrays and objects in `bytes` nest more than `limit` deep (brackets inside strings do
 /// not count). One pass, no allocation, for any bytes.
-pub fn nesting_exceeds(bytes: &[u8], limit: usize) -> bool {
+pub(crate) fn nesting_exceeds(bytes: &[u8], limit: usize) -> bool {
     let mut depth = 0usize;
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {

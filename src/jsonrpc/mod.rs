@@ -32,7 +32,7 @@ mod service;
 mod transport;
 mod writer;
 
-pub use classify::{classify, classify_line, Incoming};
+pub use classify::{classify, Incoming};
 pub use config::Config;
 pub use connection::Connection;
 pub use raw::Raw;
