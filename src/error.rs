@@ -143,16 +143,19 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Peer(e) => write!(f, "peer error: {e}"),
+            Error::Peer(e) => write!(f, "the peer answered with an error: {e}"),
             Error::AuthRequired(refused) => refused.fmt(f),
             Error::Closed => f.write_str("connection closed: the peer ended it (or it stopped reading); connect again"),
             Error::Cancelled => f.write_str("request cancelled"),
-            Error::Protocol(why) => write!(f, "the peer broke the protocol: {why}"),
+            Error::Protocol(why) => {
+                write!(f, "the peer broke the protocol: {why} (`acp check` on a recording of the session shows where)")
+            }
             Error::NoCommonVersion { asked, agent, client } => {
                 let agent = agent.iter().map(u16::to_string).collect::<Vec<_>>();
                 write!(
                     f,
-                    "no protocol version in common: the client asked for {} and speaks {}; the agent speaks {}",
+                    "no protocol version in common: the client asked for {} and speaks {}; the agent speaks {} \
+                     (offer a version the agent speaks, or upgrade one side)",
                     asked.number(),
                     numbers(client),
                     if agent.is_empty() { "none that it named".to_string() } else { agent.join(", ") },
@@ -188,11 +191,17 @@ impl fmt::Display for Misuse {
                 write!(f, "not sent: {method} before initialize (rule init.first); initialize first")
             }
             Misuse::VersionNotSpoken { version, speaks } => {
-                write!(f, "not sent: this handler does not speak v{} (it speaks {})", version.number(), numbers(speaks))
+                write!(
+                    f,
+                    "not sent: this handler does not speak v{} (it speaks {}); connect a handler of that version",
+                    version.number(),
+                    numbers(speaks)
+                )
             }
             Misuse::NothingToNegotiate { speaks, at_most } => write!(
                 f,
-                "nothing to negotiate: the offer has no request of a version this client's handler speaks ({}){}",
+                "nothing to negotiate: the offer has no request of a version this client's handler speaks ({}){}; \
+                 add one with `Offer::v1` / `Offer::v2`",
                 numbers(speaks),
                 at_most.map(|v| format!(" at most v{}", v.number())).unwrap_or_default(),
             ),
@@ -214,7 +223,7 @@ impl fmt::Display for Misuse {
                 "not sent: the auth method {method} is of a type this client does not know: it defines no login \
                  flow to call authenticate with"
             ),
-            Misuse::Params(why) => write!(f, "not sent: {why}"),
+            Misuse::Params(why) => write!(f, "not sent: {why}; pass params that encode as a JSON object"),
         }
     }
 }

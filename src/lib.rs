@@ -11,8 +11,9 @@
 //!
 //! Beside them:
 //! - [`rules`]: the protocol's rules (lifecycle, capability gating, ordering), one table with ids;
-//!   the runtime keeps those it can and names their ids in its errors, the `acp` tool checks
-//!   others' traffic against them;
+//!   the runtime keeps those it can, citing their ids (in its errors where it refuses something:
+//!   `init.first`, `cap.client-fs`, `cap.client-terminal`), and the `acp` tool checks others'
+//!   traffic against them;
 //! - [`Error`] (and [`Misuse`]): why a call failed, by concern;
 //! - [`auth`]: the agent's authentication methods and the `auth_required` refusal, as the client
 //!   sees them;

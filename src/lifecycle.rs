@@ -3,10 +3,9 @@
 //! the running work of each session, so that `session/cancel` reaches all of it at once.
 //! Crate-private: the agent and client modules build their services on it.
 
-use crate::rules;
 use crate::sync::lock;
 use acp_types::support::rpc::{Method, RpcError};
-use acp_types::{v1, Version};
+use acp_types::{v1, v2, Version};
 use serde::Deserialize;
 use serde_json::json;
 use serde_json::value::RawValue;
@@ -15,23 +14,58 @@ use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
-/// `initialize`: the same wire name in every version.
-pub(crate) const INITIALIZE: &str = v1::methods::Initialize::METHOD;
-/// `session/cancel`: the same wire name in every version.
-pub(crate) const SESSION_CANCEL: &str = v1::methods::SessionCancel::METHOD;
-/// `session/prompt`: the same wire name in every version.
-pub(crate) const SESSION_PROMPT: &str = v1::methods::SessionPrompt::METHOD;
-/// `session/close`: the same wire name in every version.
-pub(crate) const SESSION_CLOSE: &str = v1::methods::SessionClose::METHOD;
-/// `session/request_permission`: the same wire name in every version.
-pub(crate) const REQUEST_PERMISSION: &str = v1::methods::SessionRequestPermission::METHOD;
+/// Wire names the runtime routes on, by their generated markers: the same in every version, which
+/// the build checks (should a version rename one, the code that routes on it must change too).
+macro_rules! same_in_every_version {
+    ($($(#[$doc:meta])* $name:ident = $marker:ident;)*) => {$(
+        $(#[$doc])*
+        pub(crate) const $name: &str = v1::methods::$marker::METHOD;
+        const _: () = assert!(
+            same(v1::methods::$marker::METHOD, v2::methods::$marker::METHOD),
+            concat!("v1 and v2 name ", stringify!($marker), " apart")
+        );
+    )*};
+}
 
-/// -32600 for a request before `initialize` agreed a version, naming the rule (`init.first`):
-/// "The client MUST send an `initialize` request before any other request" (both versions).
-/// `why` says what the receiving end lacks.
-pub(crate) fn not_initialized(method: &str, why: &str) -> RpcError {
-    RpcError::new(RpcError::INVALID_REQUEST, format!("{method} before initialize: {why}"))
-        .with_data(json!({ "method": method, "rule": rules::INIT_FIRST }))
+same_in_every_version! {
+    /// `initialize`.
+    INITIALIZE = Initialize;
+    /// `session/cancel`.
+    SESSION_CANCEL = SessionCancel;
+    /// `session/prompt`.
+    SESSION_PROMPT = SessionPrompt;
+    /// `session/close`.
+    SESSION_CLOSE = SessionClose;
+    /// `session/request_permission`.
+    REQUEST_PERMISSION = SessionRequestPermission;
+}
+
+/// `a == b`, in a const context.
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// -32600 for a request before `initialize` agreed a version: no version to decode it with.
+/// `why` says what the receiving end lacks; `rule` names the rule broken, when one binds the
+/// sender (the agent refusing a client's early request: `init.first`, "The client MUST send an
+/// `initialize` request before any other request"; no rule says so of the agent's requests).
+pub(crate) fn not_initialized(method: &str, why: &str, rule: Option<&'static str>) -> RpcError {
+    let data = match rule {
+        Some(rule) => json!({ "method": method, "rule": rule }),
+        None => json!({ "method": method }),
+    };
+    RpcError::new(RpcError::INVALID_REQUEST, format!("{method} before initialize: {why}")).with_data(data)
 }
 
 /// The session a message is about: its top-level `sessionId`.

@@ -1,6 +1,6 @@
 //! The agent's helpers on its handler's `AgentContext` (issue 20): the client's capabilities are kept
 //! from `initialize`; each helper reaches a raw client when the capability it needs was
-//! advertised, and fails with `Error::NotAdvertised` (naming it) and sends nothing when it was not.
+//! advertised, and fails with `Misuse::NotAdvertised` (naming it and its rule) and sends nothing when it was not.
 
 use acp_rpc::agent::ClientCapabilities;
 use acp_rpc::agent::Turn;

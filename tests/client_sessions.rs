@@ -1,4 +1,4 @@
-//! The client's typed session API (`acp_rpc::sessions`): `initialize_v1`/`initialize_v2` with the
+//! The client's typed session API (`acp_rpc::client`): `initialize_v1`/`initialize_v2` with the
 //! version's own types, a handle per session, and each prompt's turn as a stream of typed updates,
 //! in order, then its outcome.
 

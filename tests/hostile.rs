@@ -486,12 +486,25 @@ async fn our_client_facing_a_hostile_agent() {
     agent
         .send_text(r#"{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"sessionId":"s","path":"f"}}"#)
         .await;
+    let refused = agent.recv().await;
     assert_error(
-        &agent.recv().await,
+        &refused,
         json!(1),
         -32600,
         "fs/read_text_file before initialize: the client has not sent initialize, so no protocol version is agreed",
     );
+    // No rule of the table binds the agent here (`init.first` binds the client): none is named.
+    assert_eq!(refused["error"]["data"], json!({ "method": "fs/read_text_file" }));
+    // An initialize the agent refuses leaves no version agreed (its requests stay refused).
+    let init = tokio::spawn({
+        let conn = conn.clone();
+        async move { conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(1))).await }
+    });
+    let request = agent.recv().await;
+    let refusal = json!({ "jsonrpc": "2.0", "id": request["id"], "error": { "code": -32603, "message": "no" } });
+    agent.send_text(&refusal.to_string()).await;
+    assert!(matches!(init.await.expect("task"), Err(Error::Peer(e)) if e.code == -32603));
+    assert_eq!(conn.version(), None);
     // Garbage.
     agent.send_text("\u{0}\u{1}garbage").await;
     assert_error(&agent.recv().await, Value::Null, -32700, "parse error: not valid JSON");

@@ -4,6 +4,7 @@
 
 use crate::error::{Error, Misuse};
 use crate::jsonrpc::Connection;
+use crate::lifecycle::INITIALIZE;
 use crate::rules;
 use crate::sync::lock;
 use acp_types::support::rpc::{decode_params, Method, Notification, Request, ToClient};
@@ -49,8 +50,9 @@ impl AgentContext {
         self.cancel.is_cancelled()
     }
 
-    /// The cancellation itself, e.g. to stop a call to the client when the request is
-    /// cancelled ([`Connection::request_cancellable`]) or to hand a child token to other work.
+    /// The cancellation itself, e.g. to hand a child token to other work, or to stop waiting
+    /// for the client when the request is cancelled (`tokio::select!` on
+    /// `cx.cancellation().cancelled()`).
     pub fn cancellation(&self) -> &CancellationToken {
         &self.cancel
     }
@@ -130,6 +132,15 @@ impl AgentContext {
     }
 }
 
+impl std::fmt::Debug for AgentContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentContext")
+            .field("version", &self.version)
+            .field("cancelled", &self.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}
+
 /// The v1 `terminal/*` methods, which `clientCapabilities.terminal` gates.
 const V1_TERMINAL: [&str; 5] = [
     v1::methods::TerminalCreate::METHOD,
@@ -157,7 +168,7 @@ impl ClientCapabilities {
     /// decode (the request then fails anyway). Unreadable capabilities count as none advertised
     /// (the schema's `x-deserialize-default-on-error`).
     pub(super) fn of_initialize(version: Version, params: Option<&serde_json::value::RawValue>) -> Option<Self> {
-        let method = v1::methods::Initialize::METHOD;
+        let method = INITIALIZE;
         match version {
             Version::V1 => decode_params::<v1::InitializeRequest>(method, params)
                 .ok()

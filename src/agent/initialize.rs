@@ -25,7 +25,8 @@ pub(super) async fn initialize<A: AgentHandler>(
     let advertise_to = cx.advertised.clone();
     cx.version = chosen;
     let mut result = agent.handle_request(chosen, INITIALIZE, params, cx).await?;
-    // The answer states the negotiated version, whatever the handler filled in.
+    // The answer states the negotiated version, whatever the handler filled in (rule
+    // `init.version`: the version answered is one the agent supports, at most the one asked).
     result["protocolVersion"] = json!(chosen.number());
     if chosen == Version::V2 && A::V2_SESSIONS && result.is_object() {
         // v2: "Omitted and `null` are equivalent and mean the agent does not support the
@@ -46,7 +47,7 @@ pub(super) async fn initialize<A: AgentHandler>(
 }
 
 /// The version to answer an `initialize` asking for `requested` with, among the `versions`
-/// served (sorted). The highest one at or below the one asked for, in both schemas' words:
+/// served (sorted), as rule `init.version` asks. The highest one at or below the one asked for, in both schemas' words:
 /// "The protocol version the client specified if supported by the agent, or the latest protocol
 /// version supported by the agent" (v1 `InitializeResponse.protocolVersion`), "The highest
 /// protocol version supported by the agent that is at or below the version requested by the

@@ -59,7 +59,7 @@ pub(super) async fn v2_prompt<A: AgentHandler>(
     let message_id = turns.ids.next();
     let cancel = CancellationToken::new();
     let registered = work.register(prompt.session_id.0.clone(), cancel.clone());
-    let context = AgentContext::new(request.conn.clone(), Version::V2, cancel, advertised.clone());
+    let context = AgentContext::new(request.connection().clone(), Version::V2, cancel, advertised.clone());
     let turn = Turn::new(context, prompt.session_id.clone(), message_id.clone(), turns.ids.clone());
     let mut inserted = v2::UserMessage::new(message_id.clone());
     inserted.content = Patch::Value(prompt.prompt.clone());

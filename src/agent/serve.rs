@@ -12,6 +12,7 @@ use crate::jsonrpc::{BoxFuture, Config, Connection, Pipe, Raw, RequestContext, S
 use crate::lifecycle::{
     not_initialized, session_of, Negotiated, SessionWork, INITIALIZE, SESSION_CANCEL, SESSION_CLOSE, SESSION_PROMPT,
 };
+use crate::rules;
 use acp_types::support::rpc::RpcError;
 use acp_types::Version;
 use serde_json::json;
@@ -86,7 +87,7 @@ struct Shared {
 
 /// -32600 for anything but `initialize` before `initialize` has succeeded (rule `init.first`).
 fn refused(method: &str) -> RpcError {
-    not_initialized(method, "the first request must be initialize")
+    not_initialized(method, "the first request must be initialize", Some(rules::INIT_FIRST))
 }
 
 fn to_raw(value: serde_json::Value) -> Result<Raw, RpcError> {
@@ -109,11 +110,12 @@ impl<A: AgentHandler> Service for AgentService<A> {
         let shared = self.shared.clone();
         // Registered now, while the reader is still on this message: a `session/cancel` right
         // behind it must find it.
-        let cancel = cx.cancel.child_token();
+        let cancel = cx.cancellation().child_token();
         let registered = session.clone().map(|s| self.shared.work.register(s, cancel.clone()));
         Box::pin(async move {
             let _registered = registered;
-            let acx = AgentContext::new(cx.conn.clone(), Version::V1, cancel.clone(), shared.advertised.clone());
+            let acx =
+                AgentContext::new(cx.connection().clone(), Version::V1, cancel.clone(), shared.advertised.clone());
             if method == INITIALIZE {
                 return to_raw(initialize(&*agent, &versions, &negotiated, params, acx).await?);
             }

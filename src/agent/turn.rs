@@ -83,6 +83,16 @@ impl Turn {
     }
 }
 
+impl std::fmt::Debug for Turn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Turn")
+            .field("session_id", &self.session_id)
+            .field("user_message", &self.user_message)
+            .field("cancelled", &self.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}
+
 /// `messageId`s unique to a connection (and, by the prefix, across the agent's connections).
 pub(super) struct MessageIds {
     prefix: String,

@@ -109,3 +109,13 @@ impl ClientConnection {
         }
     }
 }
+
+impl std::fmt::Debug for ClientConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientConnection")
+            .field("version", &self.version())
+            .field("speaks", &self.speaks)
+            .field("closed", &self.conn.is_closed())
+            .finish_non_exhaustive()
+    }
+}

@@ -71,3 +71,12 @@ impl ClientContext {
         &self.conn
     }
 }
+
+impl std::fmt::Debug for ClientContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientContext")
+            .field("version", &self.version)
+            .field("cancelled", &self.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}

@@ -229,7 +229,16 @@ impl ClientConnection {
     /// `InitializeRequest` as JSON; `protocolVersion` is set here) and returns the agent's answer.
     /// From then on the agent's messages decode with the version it answered.
     pub async fn initialize(&self, version: Version, params: serde_json::Value) -> Result<serde_json::Value, Error> {
-        let (answer, answered) = self.ask(version, params).await?;
+        let (answer, answered) = match self.ask(version, params).await {
+            Ok(asked) => asked,
+            // Not sent: whatever was agreed before still holds.
+            Err(misuse @ Error::Misuse(_)) => return Err(misuse),
+            Err(refused) => {
+                // Sent and not agreed: the version asked for is not the connection's.
+                self.version.clear();
+                return Err(refused);
+            }
+        };
         let newest = self.speaks.iter().copied().max().unwrap_or(version);
         match self.accept(answered, newest) {
             Some(v) => {

@@ -24,9 +24,9 @@ pub(super) struct ClientService<C> {
 }
 
 /// -32600 for a request of the agent before the client sent `initialize`: no version is
-/// negotiated to decode it with (rule `init.first`).
+/// negotiated to decode it with.
 fn refused(method: &str) -> RpcError {
-    not_initialized(method, "the client has not sent initialize, so no protocol version is agreed")
+    not_initialized(method, "the client has not sent initialize, so no protocol version is agreed", None)
 }
 
 /// The answer to a permission request whose turn was cancelled (the same in v1 and v2).
@@ -44,7 +44,7 @@ impl<C: ClientHandler> Service for ClientService<C> {
         let work = self.work.clone();
         // Registered now, while the reader is still on this message: a `session/cancel` right
         // behind it must find it.
-        let turn = cx.cancel.child_token();
+        let turn = cx.cancellation().child_token();
         let registered = work.register_params(params.as_deref(), &turn);
         Box::pin(async move {
             let _registered = registered;
@@ -52,7 +52,7 @@ impl<C: ClientHandler> Service for ClientService<C> {
                 let Some(version) = version else {
                     return Err(refused(&method));
                 };
-                let ccx = ClientContext::new(cx.conn, version, turn.clone());
+                let ccx = ClientContext::new(cx.connection().clone(), version, turn.clone());
                 let result = client.handle_request(version, &method, params, ccx).await?;
                 acp_types::support::json::to_raw_value(&result).map_err(|e| RpcError::internal(e.to_string()))
             };

@@ -213,6 +213,12 @@ macro_rules! session_handle {
             }
         }
 
+        impl std::fmt::Debug for Session {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct("Session").field("id", &self.id).finish_non_exhaustive()
+            }
+        }
+
         impl Drop for Session {
             fn drop(&mut self) {
                 self.conn.routes.$close(&self.id.0);

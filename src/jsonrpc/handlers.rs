@@ -44,8 +44,7 @@ impl Connection {
             self.send_error(Some(id.get()), error).await;
             return;
         }
-        let after = Arc::default();
-        let cx = RequestContext { conn: self.clone(), cancel: token.clone(), id: id.get().to_string(), after };
+        let cx = RequestContext::new(self.clone(), token.clone(), id.get().to_string());
         let after = cx.after.clone();
         let work = service.request(method, params, cx);
         self.inner.tasks.spawn(self.clone().answer(work, token, key, id, after));

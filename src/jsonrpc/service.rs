@@ -25,19 +25,35 @@ pub trait Service: Send + Sync + 'static {
 /// What a request handler gets besides its params.
 #[derive(Clone)]
 pub struct RequestContext {
-    /// The connection, to call the peer while handling.
-    pub conn: Connection,
-    /// Cancelled when the peer sends `$/cancel_request` for this request (or the connection
-    /// closes). A handler that notices may still answer (within
-    /// [`Config::cancel_grace`](super::config::Config::cancel_grace)).
-    pub cancel: CancellationToken,
-    /// The request id, as JSON text.
-    pub id: String,
+    conn: Connection,
+    cancel: CancellationToken,
+    id: String,
     /// Work to start once the response is queued (see [`RequestContext::after_response`]).
     pub(super) after: Arc<Mutex<Option<BoxFuture<()>>>>,
 }
 
 impl RequestContext {
+    pub(super) fn new(conn: Connection, cancel: CancellationToken, id: String) -> Self {
+        RequestContext { conn, cancel, id, after: Arc::default() }
+    }
+
+    /// The connection, to call the peer while handling.
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Cancelled when the peer sends `$/cancel_request` for this request (or the connection
+    /// closes). A handler that notices may still answer (within
+    /// [`Config::cancel_grace`](super::config::Config::cancel_grace)).
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// The request id, as JSON text.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
     /// Starts `work` once this request's successful response is queued for writing, so that
     /// everything `work` sends reaches the peer after the response (a v2 prompt turn, which
     /// outlives its `session/prompt` request). Not started when the request fails or is
