@@ -2,9 +2,9 @@
 //! The client's network transports against small fake servers written here: a Streamable HTTP
 //! agent that speaks the TypeScript SDK's profile (initialize POST → 200 + `Acp-Connection-Id`,
 //! SSE streams per connection and session, 202 on later POSTs, DELETE), and a WebSocket echo
-//! agent. Also the SSE parser on its own.
+//! agent.
 
-use acp_rpc::net::http::{self, sse::SseParser};
+use acp_rpc::net::http;
 use acp_rpc::net::ws;
 use acp_rpc::net::ClientOptions;
 use acp_rpc::types::support::rpc::RpcError;
@@ -24,7 +24,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot, Notify};
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request as Upgrade, Response as Upgraded};
@@ -35,73 +35,6 @@ const LIMIT: Duration = Duration::from_secs(20);
 
 async fn within<T>(what: impl Future<Output = T>) -> T {
     tokio::time::timeout(LIMIT, what).await.expect("the test took too long")
-}
-
-// ---------------------------------------------------------------------------------------------
-// The SSE parser
-
-fn parse_all(chunks: &[&[u8]], max: usize) -> Vec<String> {
-    let mut parser = SseParser::new(max);
-    let mut events = Vec::new();
-    for chunk in chunks {
-        parser.push(chunk, &mut events).unwrap();
-    }
-    parser.finish(&mut events).unwrap();
-    events.into_iter().map(|e| String::from_utf8(e).unwrap()).collect()
-}
-
-#[test]
-fn sse_line_ends_multi_line_data_and_comments() {
-    let stream = b": keep-alive\n\ndata: {\"a\":1}\n\ndata: one\r\ndata:two\r\n\r\nevent: message\rid: 7\rdata: x\r\rretry: 10\n:\n\n";
-    assert_eq!(parse_all(&[stream], 1 << 20), ["{\"a\":1}", "one\ntwo", "x"]);
-    // The same stream one byte at a time: CRLF split across chunks is still one line end.
-    let bytes: Vec<&[u8]> = stream.chunks(1).collect();
-    assert_eq!(parse_all(&bytes, 1 << 20), ["{\"a\":1}", "one\ntwo", "x"]);
-    // A last event without its blank line still counts at the end of the stream.
-    assert_eq!(parse_all(&[b"data: a\n\ndata: b"], 1 << 20), ["a", "b"]);
-    assert_eq!(
-        parse_all(&[b"data: a\r\n\r\ndata:b\rdata: c\r\r: keep\n\nid: 1\ndata: d\n\n"], 1 << 20),
-        ["a", "b\nc", "d"]
-    );
-    // A CR at the end of a chunk, its LF at the start of the next: one line end, not two.
-    assert_eq!(parse_all(&[b"data: a\r", b"\ndata: b\r", b"\n\r", b"\n"], 1 << 20), ["a\nb"]);
-}
-
-#[test]
-fn sse_event_larger_than_the_limit_is_an_error() {
-    let mut parser = SseParser::new(8);
-    let mut events = Vec::new();
-    parser.push(b"data: 12345678\n\n", &mut events).unwrap();
-    assert_eq!(events.len(), 1);
-    assert!(parser.push(b"data: 1234", &mut events).is_ok());
-    assert!(parser.push(b"56789\n", &mut events).is_err(), "9 bytes of data passed a limit of 8");
-    // Nor does a long line wait for its end to be refused.
-    let mut parser = SseParser::new(8);
-    assert!(parser.push(&[b'x'; 64], &mut events).is_err(), "a 64-byte line was buffered under a limit of 8");
-    // Data lines of one event count together, with the newline that joins them.
-    let mut parser = SseParser::new(4);
-    parser.push(b"data: abcd\n\n", &mut events).unwrap();
-    assert_eq!(parser.push(b"data: ab\ndata: cd\n", &mut events), Err(acp_rpc::net::http::sse::TooLarge { max: 4 }));
-}
-
-#[test]
-fn sse_ten_megabyte_event_in_small_chunks_is_linear() {
-    let size = 10 << 20;
-    let mut stream = b"data: ".to_vec();
-    stream.resize(6 + size, b'x');
-    stream.extend_from_slice(b"\n\n");
-    let mut parser = SseParser::new(32 << 20);
-    let mut events = Vec::new();
-    let start = Instant::now();
-    // 1 KiB chunks: a parser that re-scans what it buffered would read ~50 GB here.
-    for chunk in stream.chunks(1024) {
-        parser.push(chunk, &mut events).unwrap();
-    }
-    let elapsed = start.elapsed();
-    println!("a 10 MiB SSE event in 1 KiB chunks parsed in {elapsed:?}");
-    assert_eq!(events.len(), 1);
-    assert_eq!(events[0].len(), size);
-    assert!(elapsed < Duration::from_secs(10), "10 MiB took {elapsed:?}: not linear");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@
 //! - `posts`: the POSTs (`initialize` first, then each message with its connection and session
 //!   ids) and the closing `DELETE`;
 //! - `streams`: the SSE `GET`s and the routing of what they bring;
-//! - [`sse`]: the event parser; `routes`: which session each message belongs to;
+//! - `sse`: the event parser; `routes`: which session each message belongs to;
 //!   `exchange`: what the tasks share and the plumbing of one request.
 //!
 //! A POST answered with an HTTP error fails only its request (a JSON-RPC error, code -32603,
@@ -17,7 +17,7 @@
 mod exchange;
 mod posts;
 mod routes;
-pub mod sse;
+mod sse;
 mod streams;
 
 use hyper::Uri;
