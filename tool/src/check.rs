@@ -25,7 +25,7 @@ mod schema;
 /// The wire names the checker and `acp conform` route on, from the generated method markers:
 /// plain consts, so that they can be match patterns.
 pub(crate) mod wire {
-    use acp_types::support::rpc::Method;
+    use acp_types::support::rpc::{Method, MethodInfo, Role, Side as _, Tables};
     use acp_types::{v1::methods as v1, v2::methods as v2};
 
     /// Methods both versions have, for code that serves both: v1's marker names each, and the
@@ -60,6 +60,40 @@ pub(crate) mod wire {
     pub(crate) const SESSION_SET_MODE: &str = v1::SessionSetMode::METHOD;
     pub(crate) const FS_READ_TEXT_FILE: &str = v1::FsReadTextFile::METHOD;
     pub(crate) const FS_WRITE_TEXT_FILE: &str = v1::FsWriteTextFile::METHOD;
+    pub(crate) const TERMINAL_CREATE: &str = v1::TerminalCreate::METHOD;
+    pub(crate) const TERMINAL_OUTPUT: &str = v1::TerminalOutput::METHOD;
+    pub(crate) const TERMINAL_WAIT_FOR_EXIT: &str = v1::TerminalWaitForExit::METHOD;
+    pub(crate) const TERMINAL_KILL: &str = v1::TerminalKill::METHOD;
+    pub(crate) const TERMINAL_RELEASE: &str = v1::TerminalRelease::METHOD;
+
+    /// v1's filesystem methods, which `clientCapabilities.fs` gates (the test below holds it to
+    /// the v1 tables).
+    pub(crate) const FS: &[&str] = &[FS_READ_TEXT_FILE, FS_WRITE_TEXT_FILE];
+    /// v1's terminal methods, which `clientCapabilities.terminal` gates (v2 has none the client
+    /// receives).
+    pub(crate) const TERMINAL: &[&str] =
+        &[TERMINAL_CREATE, TERMINAL_OUTPUT, TERMINAL_WAIT_FOR_EXIT, TERMINAL_KILL, TERMINAL_RELEASE];
+
+    /// The namespace of a wire name: up to and including its first `/` (`session/` of
+    /// `session/new`), if it has one.
+    pub(crate) fn namespace(method: &str) -> Option<&str> {
+        method.find('/').map(|end| &method[..=end])
+    }
+
+    /// Whether `method` is a method of `T`'s tables (either side, either kind) in the namespace
+    /// of `of`: with `of` = [`SESSION_NEW`], v2's `session/*` methods.
+    pub(crate) fn in_namespace_of<T: Tables>(method: &str, of: &str) -> bool {
+        namespace(of).is_some_and(|ns| T::METHODS.iter().any(|m| m.name == method && namespace(m.name) == Some(ns)))
+    }
+
+    /// Whether `method` is in the namespace of `T`'s protocol-level methods, the side that both
+    /// ends receive (`$/cancel_request`): the schemas let a receiver ignore such notifications
+    /// ("Notifications whose methods start with '$/' … it is free to ignore"), so a name there
+    /// the tables do not have is no custom method and no unknown one.
+    pub(crate) fn protocol_level<T: Tables>(method: &str) -> bool {
+        let both = |m: &&MethodInfo<T::Side>| m.side.received_by(Role::Agent) && m.side.received_by(Role::Client);
+        namespace(method).is_some_and(|ns| T::METHODS.iter().filter(both).any(|m| namespace(m.name) == Some(ns)))
+    }
 
     /// `a == b`, in a const context.
     const fn same(a: &str, b: &str) -> bool {
@@ -75,6 +109,37 @@ pub(crate) mod wire {
             i += 1;
         }
         true
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use std::collections::BTreeSet;
+
+        /// The names of `T`'s methods received by `role` in the namespace of `of`.
+        fn received<T: Tables>(role: Role, of: &str) -> BTreeSet<&'static str> {
+            let rows = T::METHODS.iter().filter(|m| m.side.received_by(role) && namespace(m.name) == namespace(of));
+            rows.map(|m| m.name).collect()
+        }
+
+        #[test]
+        fn the_client_capability_lists_are_the_v1_families() {
+            assert_eq!(received::<v1::Tables>(Role::Client, FS_READ_TEXT_FILE), FS.iter().copied().collect());
+            assert_eq!(received::<v1::Tables>(Role::Client, TERMINAL_CREATE), TERMINAL.iter().copied().collect());
+            assert!(received::<v2::Tables>(Role::Client, TERMINAL_CREATE).is_empty());
+        }
+
+        #[test]
+        fn namespaces_follow_the_tables() {
+            for cancel in [v1::CancelRequest::METHOD, v2::CancelRequest::METHOD] {
+                assert!(protocol_level::<v1::Tables>(cancel) && protocol_level::<v2::Tables>(cancel));
+            }
+            assert!(!protocol_level::<v1::Tables>(SESSION_CANCEL) && !protocol_level::<v2::Tables>(INITIALIZE));
+            assert!(in_namespace_of::<v2::Tables>(SESSION_PROMPT, SESSION_NEW));
+            assert!(in_namespace_of::<v2::Tables>(SESSION_UPDATE, SESSION_NEW));
+            assert!(!in_namespace_of::<v2::Tables>(SESSION_LOAD, SESSION_NEW), "v2 has no session/load");
+            assert!(!in_namespace_of::<v2::Tables>(INITIALIZE, SESSION_NEW));
+        }
     }
 }
 

@@ -6,7 +6,7 @@
 use super::{tables, wire, Kind, Pending, Report, RuleResult, RuleViolation, Status};
 use acp_rpc::rules::{self, Tier};
 use acp_types::support::rpc::{MessageKind, Method, Role};
-use acp_types::{v2, Version};
+use acp_types::{v1, v2, Version};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -164,6 +164,15 @@ impl Judge {
         tables(self.version.unwrap_or(Version::V1)).find(method, MessageKind::Request).is_some()
     }
 
+    /// Whether `method` is in the namespace of the protocol-level methods (`$/cancel_request`),
+    /// which a receiver may ignore: not judged as custom or unknown (see [`wire::protocol_level`]).
+    fn protocol_level(&self, method: &str) -> bool {
+        match self.version.unwrap_or(Version::V1) {
+            Version::V1 => wire::protocol_level::<v1::methods::Tables>(method),
+            Version::V2 => wire::protocol_level::<v2::methods::Tables>(method),
+        }
+    }
+
     /// A line that is not JSON (`not_json`), or JSON but not a JSON-RPC message.
     pub(super) fn invalid(&mut self, report: &mut Report, not_json: bool) {
         let Some(from) = report.from else { return };
@@ -221,7 +230,7 @@ impl Judge {
         let line = report.line;
         if self.applies(rules::UNDERSCORE) {
             self.tally.exercise(rules::UNDERSCORE, from);
-            if !method.starts_with('_') && !method.starts_with("$/") && !self.known(&method) {
+            if !method.starts_with('_') && !self.protocol_level(&method) && !self.known(&method) {
                 let version = self.version.map_or_else(|| "this version".to_string(), |v| v.to_string());
                 let detail =
                     format!("`{method}` is no method of {version}, and a custom method's name begins with `_`");
@@ -309,7 +318,10 @@ impl Judge {
     fn gated_call(&mut self, report: &mut Report, from: Role, method: &str) {
         let version = self.version;
         match (from, version) {
-            (Role::Client, Some(Version::V2)) if method.starts_with("session/") => {
+            // The `session/*` methods the capability covers: v2's, in the namespace of `session/new`.
+            (Role::Client, Some(Version::V2))
+                if wire::in_namespace_of::<v2::methods::Tables>(method, wire::SESSION_NEW) =>
+            {
                 if let Some(init) = &self.agent_init {
                     self.tally.exercise(rules::CAP_SESSION, Role::Client);
                     if !advertises_sessions(init) {
@@ -329,7 +341,7 @@ impl Judge {
                     }
                 }
             }
-            (Role::Agent, Some(Version::V1)) if method.starts_with("fs/") || method.starts_with("terminal/") => {
+            (Role::Agent, Some(Version::V1)) if wire::FS.contains(&method) || wire::TERMINAL.contains(&method) => {
                 let Some(init) = &self.client_init else { return };
                 let caps = init.get("clientCapabilities").unwrap_or(&Value::Null);
                 let (rule, path, granted) = match method {
@@ -337,7 +349,7 @@ impl Judge {
                     wire::FS_WRITE_TEXT_FILE => {
                         (rules::CAP_CLIENT_FS, "fs.writeTextFile", &caps["fs"]["writeTextFile"])
                     }
-                    m if m.starts_with("terminal/") => (rules::CAP_CLIENT_TERMINAL, "terminal", &caps["terminal"]),
+                    m if wire::TERMINAL.contains(&m) => (rules::CAP_CLIENT_TERMINAL, "terminal", &caps["terminal"]),
                     _ => return,
                 };
                 self.tally.exercise(rule, Role::Agent);
@@ -521,7 +533,7 @@ impl Judge {
             }
         }
         let unknown = self.unknown.contains(method)
-            || (!method.starts_with('_') && !method.starts_with("$/") && !self.known(method));
+            || (!method.starts_with('_') && !self.protocol_level(method) && !self.known(method));
         if unknown {
             self.tally.exercise(rules::METHOD_NOT_FOUND, from);
             if code != Some(-32601) {
@@ -548,6 +560,8 @@ impl Judge {
                     }
                 }
             }
+            // Without the `unstable` feature (`--no-default-features`) this counts `session/new`
+            // answers only: see `opens_session`.
             (Role::Agent, m) if ok && opens_session(m) => {
                 if let Some(session) = result.get("sessionId").and_then(Value::as_str) {
                     self.tally.exercise(rules::DISTINCT_SESSIONS, Role::Agent);
@@ -795,6 +809,9 @@ fn end_turn(tally: &mut Tally, report: &mut Report, session: &str, state: &mut S
 /// Whether the result of `method` names a session it created: `session/new`, or `session/fork`
 /// where the unstable tables are built in (without them the checker knows no `session/fork`).
 fn opens_session(method: &str) -> bool {
+    // Under `--no-default-features` (no `unstable`) the `SessionFork` marker, and so
+    // `wire::SESSION_FORK`, does not exist: `session/fork` answers then no longer count towards
+    // `session.distinct-ids`, and a fork that returns an id already returned goes unreported.
     #[cfg(feature = "unstable")]
     if method == wire::SESSION_FORK {
         return true;

@@ -9,8 +9,6 @@ use super::terminal::Terminals;
 use crate::check::wire;
 use crate::check::{Checker, Role};
 use acp_rpc::spawn::{spawn_command, AgentProcess, AgentStdin, SpawnOptions, Stderr};
-use acp_types::support::rpc::Method as _;
-use acp_types::v1::methods as v1;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -18,13 +16,6 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
-
-/// The v1 `terminal/*` methods this stand-in client serves (v2 has none), by their markers.
-const TERMINAL_CREATE: &str = v1::TerminalCreate::METHOD;
-const TERMINAL_OUTPUT: &str = v1::TerminalOutput::METHOD;
-const TERMINAL_WAIT_FOR_EXIT: &str = v1::TerminalWaitForExit::METHOD;
-const TERMINAL_KILL: &str = v1::TerminalKill::METHOD;
-const TERMINAL_RELEASE: &str = v1::TerminalRelease::METHOD;
 
 /// Longest line read from an agent; the rest of a longer one is dropped (and reported).
 const MAX_LINE: u64 = 16 << 20;
@@ -235,7 +226,7 @@ impl Agent {
         for request in std::mem::take(&mut self.deferred) {
             let method = request["method"].as_str().unwrap_or_default();
             let params = request.get("params").unwrap_or(&Value::Null);
-            if method == TERMINAL_WAIT_FOR_EXIT && self.client.terminal {
+            if method == wire::TERMINAL_WAIT_FOR_EXIT && self.client.terminal {
                 match self.terminals.wait_for_exit(params) {
                     Ok(wait) => {
                         let (reply, id) = (self.reply.clone(), request["id"].clone());
@@ -311,10 +302,10 @@ impl Agent {
                 std::fs::write(&path, content).map_err(|e| (-32603, format!("{}: {e}", path.display())))?;
                 Ok(json!({}))
             }
-            TERMINAL_CREATE if self.client.terminal => self.terminals.create(params, &self.client.scratch),
-            TERMINAL_OUTPUT if self.client.terminal => self.terminals.output(params),
-            TERMINAL_KILL if self.client.terminal => self.terminals.kill(params),
-            TERMINAL_RELEASE if self.client.terminal => self.terminals.release(params),
+            wire::TERMINAL_CREATE if self.client.terminal => self.terminals.create(params, &self.client.scratch),
+            wire::TERMINAL_OUTPUT if self.client.terminal => self.terminals.output(params),
+            wire::TERMINAL_KILL if self.client.terminal => self.terminals.kill(params),
+            wire::TERMINAL_RELEASE if self.client.terminal => self.terminals.release(params),
             _ => not_found(),
         }
     }
