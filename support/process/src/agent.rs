@@ -230,9 +230,10 @@ impl AgentProcess {
         }
     }
 
+    /// False once the group is gone (found empty, it is never signalled again: see [`Group`]).
     fn alive(&mut self) -> bool {
-        let group = self.group;
-        self.child.as_mut().is_some_and(|child| group.alive(child))
+        let AgentProcess { child, group, .. } = self;
+        child.as_mut().is_some_and(|child| group.alive(child))
     }
 
     fn signal(&mut self, signal: Signal) {
@@ -244,18 +245,24 @@ impl AgentProcess {
 
 impl Drop for AgentProcess {
     fn drop(&mut self) {
+        // `None` after a completed shutdown: the group is not signalled again.
         let Some(child) = self.child.take() else { return };
         close_stdin(&self.stdin);
-        end_in_background(child, self.group, self.grace);
+        // The group as a shutdown cut short left it: found gone or killed, it is not signalled.
+        end_in_background(child, self.group.clone(), self.grace);
     }
 }
 
 /// What dropping an [`AgentProcess`] does: `SIGTERM` now, `SIGKILL` after `grace` from a thread.
-fn end_in_background(mut child: Child, group: Group, grace: Duration) {
-    if !group.alive(&mut child) {
+fn end_in_background(mut child: Child, mut group: Group, grace: Duration) {
+    // Ended already (a shutdown cut short after `SIGKILL`), or gone: nothing to send. Tokio's
+    // orphan queue reaps the child.
+    if group.ended() || !group.alive(&mut child) {
         return;
     }
     group.signal(&mut child, Signal::Term);
+    // For when the thread cannot start (the closure, with the thread's group, is then dropped).
+    let mut fallback = group.clone();
     let kill_later = move || {
         if !group.wait_blocking(&mut child, grace) {
             group.signal(&mut child, Signal::Kill);
@@ -272,7 +279,7 @@ fn end_in_background(mut child: Child, group: Group, grace: Duration) {
     if std::thread::Builder::new().name("acp-agent-kill".into()).spawn(kill_later).is_err() {
         // No thread to wait with: no grace either. The child went with the closure (elsewhere
         // than on Unix, dropping it killed it).
-        group.signal_group(Signal::Kill);
+        fallback.signal_group(Signal::Kill);
     }
 }
 
@@ -429,7 +436,9 @@ impl StderrCapture {
             let buf = match reader.fill_buf().await {
                 Ok(buf) => buf,
                 Err(e) => {
-                    tracing::debug!("acp: cannot read the agent's stderr: {e}");
+                    // The runtime's target from before this crate, which `RUST_LOG=acp_rpc=…`
+                    // filters select.
+                    tracing::debug!(target: "acp_rpc::spawn", "acp: cannot read the agent's stderr: {e}");
                     break;
                 }
             };
@@ -474,4 +483,28 @@ impl StderrCapture {
 /// is whole after each update, so a panic elsewhere leaves nothing half-written.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+    use crate::GroupChild;
+
+    #[tokio::test]
+    async fn a_dropped_agent_whose_group_was_found_empty_signals_nothing() {
+        // In a group of its own, which no end of another group may reach.
+        let mut bystander = GroupChild::spawn(std::process::Command::new("sleep").arg("30")).expect("spawn sleep");
+        let (mut process, _stdin, _stdout) = spawn("true", [""; 0], &SpawnOptions::new()).expect("spawn true");
+        // As a shutdown cut short would have: the group (`true` alone) found empty.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        while process.alive() {
+            assert!(tokio::time::Instant::now() < deadline, "`true` ends");
+            tokio::time::sleep(POLL).await;
+        }
+        // The kernel may now give the id to another group: pretend it gave it to the bystander's.
+        process.group.reuse_id(bystander.process_group());
+        drop(process);
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(matches!(bystander.try_wait(), Ok(None)), "a reused group id was signalled");
+    }
 }

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 const COLLECT: Duration = Duration::from_secs(5);
 
 /// A child started in a process group of its own. Dropping it kills the group (`SIGKILL`) and
-/// reaps the child, as [`GroupChild::end`] with no grace does.
+/// reaps the child, as [`GroupChild::end`] with no grace does, unless the group was ended
+/// already or found gone: a group is signalled only until then (see the crate docs).
 #[derive(Debug)]
 pub struct GroupChild {
     child: Child,
@@ -53,12 +54,21 @@ impl GroupChild {
 
     /// The direct child's exit status if it has exited (the rest of the group may still run).
     pub fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
-        self.child.try_wait()
+        let status = self.child.try_wait()?;
+        if status.is_some() {
+            // Reaped: from now on the group's id is safe to signal only while a process is left
+            // in it. Look now, so that a group already empty is never signalled later.
+            self.group.alive(&mut self.child);
+        }
+        Ok(status)
     }
 
     /// Ends the group, also what the direct child left behind once it exited: `SIGTERM`, up to
     /// `grace` for the group to go, then `SIGKILL` (at once with no grace); then reaps the direct
     /// child. Its exit status, `None` when it cannot be read.
+    ///
+    /// Only the first end signals the group (and none once the group was found empty): later
+    /// ones, and the drop, only return the status.
     pub fn end(&mut self, grace: Duration) -> Option<ExitStatus> {
         self.group.end_blocking(&mut self.child, grace);
         self.child.wait().ok()
@@ -129,5 +139,49 @@ fn collect(rx: mpsc::Receiver<Vec<u8>>) -> String {
     match rx.recv_timeout(COLLECT) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(_) => "(output lost: a process outside the command's process group kept the pipe open)".into(),
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// `sleep 30` in a process group of its own.
+    fn sleeper() -> GroupChild {
+        GroupChild::spawn(Command::new("sleep").arg("30")).expect("spawn sleep")
+    }
+
+    /// Whether `child` still runs after a signal sent to it would have arrived.
+    fn survives(child: &mut GroupChild) -> bool {
+        thread::sleep(Duration::from_millis(200));
+        matches!(child.child.try_wait(), Ok(None))
+    }
+
+    #[test]
+    fn an_ended_group_is_not_signalled_again() {
+        // In a group of its own, which no end of another group may reach.
+        let mut bystander = sleeper();
+        // Ended while it runs: SIGKILL, then the group is done with.
+        let mut child = sleeper();
+        child.end(Duration::ZERO).expect("status");
+        // The kernel may now give the group's id to another group: pretend it gave it to the
+        // bystander's. Ending again (as `run_with_timeout` does) and the drop must not reach it.
+        child.group.reuse_id(bystander.process_group());
+        child.end(Duration::ZERO).expect("the status, kept");
+        drop(child);
+        assert!(survives(&mut bystander), "a reused group id was signalled");
+    }
+
+    #[test]
+    fn a_group_found_empty_is_not_signalled_again() {
+        let mut bystander = sleeper();
+        let mut child = GroupChild::spawn(&mut Command::new("true")).expect("spawn true");
+        // Reaped, and the group (`true` alone) then found empty.
+        while child.try_wait().expect("try_wait").is_none() {
+            thread::sleep(POLL);
+        }
+        child.group.reuse_id(bystander.process_group());
+        drop(child);
+        assert!(survives(&mut bystander), "a reused group id was signalled");
     }
 }

@@ -23,6 +23,34 @@
 //! This crate depends on no generated code, so that the code generator can use it while the
 //! generated crates are stale or broken.
 //!
+//! # A group's id, and when it is no longer signalled
+//!
+//! A group is signalled by its id (`killpg`), which is the direct child's pid; the kernel does not
+//! give a pid to a new process while it is still a process's pid or a group's id. So:
+//!
+//! - Until the direct child is reaped, its pid, and with it the group's id, cannot be reused:
+//!   signalling the group is safe.
+//! - Once it is reaped, the id stays the group's as long as any process is left in it. The
+//!   processes that the direct child left behind (an agent whose wrapper exited) are meant to be
+//!   reached, so the group is still signalled while `killpg(group, 0)` finds one.
+//! - The first time `killpg` answers that no process is left (`ESRCH`), the group is marked gone
+//!   and never signalled again, nor once it was sent `SIGKILL`, which every end that completes
+//!   does unless it saw the group go. Ending it again ([`run_with_timeout`] ends its command up to
+//!   three times, a [`GroupChild`] is ended again when dropped) and dropping the handle later then
+//!   send nothing, however long after, when the id may belong to an unrelated group.
+//!
+//! What remains is a window of a moment: after the direct child is reaped, between a check that
+//! still finds a process in the group (or the signal before it) and the next signal, the last
+//! process could exit and an unrelated process be given that very pid and make itself a group
+//! leader (`setsid`, `setpgid`); that signal would then reach the unrelated group. The kernel
+//! hands pids out in increasing order, so this takes the pid space to wrap around within those
+//! few milliseconds (a poll is 20 ms). [`GroupChild::try_wait`] looks at the group when it reaps
+//! the child, so a group empty by then is never signalled; but a handle whose child was reaped
+//! while processes were left in the group, and which is ended or dropped only long after the last
+//! of them exited, finds the group gone at its next check only if the id was not reused in
+//! between: end such a handle (or drop it) soon. A pidfd would close the window for the direct
+//! child, but there is none for a group.
+//!
 //! # Why not `process-wrap`
 //!
 //! `process-wrap` (watchexec's successor of `command-group`) wraps std and tokio commands to run

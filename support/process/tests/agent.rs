@@ -80,11 +80,13 @@ async fn dropping_sends_sigterm_at_once_and_sigkill_after_the_grace() {
         assert!(stops(pid).await, "{pid} left behind");
     }
 
+    // Polite: the shell and its child end on SIGTERM. `SIGKILL` would come only after twice the
+    // time they are given to stop, so they stop in time only if `SIGTERM` came at once.
     let (process, _stdin, pids) =
-        start("sleep 600 & echo $!; echo $$; wait", 2, &SpawnOptions::new().grace(LIMIT)).await;
+        start("sleep 600 & echo $!; echo $$; wait", 2, &SpawnOptions::new().grace(2 * LIMIT)).await;
     drop(process);
     for pid in pids {
-        assert!(stops(pid).await, "{pid} outlived SIGTERM");
+        assert!(stops(pid).await, "{pid} outlived SIGTERM (was it sent?)");
     }
 }
 
@@ -113,6 +115,13 @@ async fn captured_stderr_keeps_the_newest_lines() {
     let done = tokio::time::timeout(LIMIT, lines.next_line()).await.expect("in time").expect("read");
     assert_eq!(done.as_deref(), Some("done"));
     assert!(process.shutdown().await.expect("status").success());
+    // The reader may still be behind on the pipe, pushing lines while they are taken: the bound
+    // is on what is held at once, so wait until it has read all.
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    while !capture.is_ended() {
+        assert!(tokio::time::Instant::now() < deadline, "stderr ends");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let mut kept = Vec::new();
     while let Some(line) = tokio::time::timeout(LIMIT, capture.next_line()).await.expect("stderr ends") {
         kept.push(line);
