@@ -301,7 +301,8 @@ pub enum MethodKind {
 }
 
 /// The side of a method (`x-side`): its wire name, and which end of a connection receives it.
-/// Decided once, by lowering; emitters and the differ match on [`Side::receiver`].
+/// Decided once, by lowering; emitters and the differ read [`Side::receiver`] (the emitters
+/// through [`Receiver::receives`] and [`Receiver::role`]).
 ///
 /// Ordered by wire name (the receiver follows from it), which is the order of the generated sides.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -327,6 +328,69 @@ pub enum Receiver {
     Other,
 }
 
+impl Receiver {
+    /// Whether `recipient` receives the methods of this receiver: the agent those of `agent`,
+    /// the client those of `client`, both ends those that go both ways, a proxy those of `proxy`,
+    /// and no one those of any other side. A method implements the marker trait of each
+    /// recipient that receives it ([`Recipient::marker_trait`]).
+    pub fn receives(self, recipient: Recipient) -> bool {
+        match self {
+            Receiver::Agent => recipient == Recipient::Agent,
+            Receiver::Client => recipient == Recipient::Client,
+            Receiver::Either => matches!(recipient, Recipient::Agent | Recipient::Client),
+            Receiver::Proxy => recipient == Recipient::Proxy,
+            Receiver::Other => false,
+        }
+    }
+
+    /// The recipients of its methods, in [`Recipient::ALL`] order.
+    pub fn recipients(self) -> Vec<Recipient> {
+        Recipient::ALL.into_iter().filter(|r| self.receives(*r)).collect()
+    }
+
+    /// The one end of a connection that receives its methods (the side's role), when exactly one
+    /// does: none for methods that go both ways, to a proxy, or to no known recipient.
+    pub fn role(self) -> Option<Recipient> {
+        match self.recipients().as_slice() {
+            [one] if one.role().is_some() => Some(*one),
+            _ => None,
+        }
+    }
+}
+
+/// Who may receive a method, as the generated code names it: each has a marker trait in
+/// `support::rpc` that the markers of the methods it receives implement. The agent and the client
+/// are the two ends of a connection (`rpc::Role`); a proxy sits between them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Recipient {
+    Agent,
+    Client,
+    Proxy,
+}
+
+impl Recipient {
+    /// Every recipient, in the order of the marker traits (and of the generated test's checks).
+    pub const ALL: [Recipient; 3] = [Recipient::Agent, Recipient::Client, Recipient::Proxy];
+
+    /// The marker trait of the methods it receives (`rpc::ToAgent`, …).
+    pub fn marker_trait(self) -> &'static str {
+        match self {
+            Recipient::Agent => "ToAgent",
+            Recipient::Client => "ToClient",
+            Recipient::Proxy => "ToProxy",
+        }
+    }
+
+    /// The `rpc::Role` variant of an end of a connection; none for a proxy.
+    pub fn role(self) -> Option<&'static str> {
+        match self {
+            Recipient::Agent => Some("Agent"),
+            Recipient::Client => Some("Client"),
+            Recipient::Proxy => None,
+        }
+    }
+}
+
 /// A JSON-RPC method, from `x-method`/`x-side`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Method {
@@ -339,8 +403,33 @@ pub struct Method {
     /// The response type (requests only), matched by `x-method`, not by name.
     pub result: Option<TypeId>,
     pub stability: Stability,
-    /// The params name the session the message acts on: their struct has a required, non-null
-    /// property whose wire name is `sessionId`. Decided by lowering (`session_scoped`); over
-    /// Streamable HTTP, a POST of such a method the agent receives carries `Acp-Session-Id`.
-    pub session_scoped: bool,
+    /// The params name the session the message acts on: their struct has a required property
+    /// whose wire name is `sessionId` and whose value cannot be `null`. Decided by lowering
+    /// (`session_scoped`), per file; `merge` keeps each file's answer, since the params of one
+    /// method may name a session in one file only. Over Streamable HTTP, a POST of such a method
+    /// the agent receives carries `Acp-Session-Id`.
+    pub session_scoped: ByFeature<bool>,
+}
+
+/// What a merged item says under each feature setting, where the two files may disagree while the
+/// item stays one (a method whose params name a session in one file only). A single lowered file
+/// says the same under both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ByFeature<T> {
+    /// With the `unstable` feature off: what `schema.json` says.
+    pub stable: T,
+    /// With the `unstable` feature on: what `schema.unstable.json` says.
+    pub unstable: T,
+}
+
+impl<T: Copy + PartialEq> ByFeature<T> {
+    /// The same under both settings.
+    pub fn both(value: T) -> Self {
+        ByFeature { stable: value, unstable: value }
+    }
+
+    /// The value, when both settings agree on it.
+    pub fn same(&self) -> Option<T> {
+        (self.stable == self.unstable).then_some(self.stable)
+    }
 }

@@ -2,8 +2,9 @@
 //! in both has one Rust definition with its unstable-only fields, values and variants marked.
 //!
 //! Items are matched by name (types), wire name (fields, enum values) or tag value (variants).
-//! An item that differs between the two becomes two items, one per feature setting. Boxes are
-//! placed again on the merged graph (see [`lower::place_boxes`]).
+//! An item that differs between the two becomes two items, one per feature setting; a method
+//! stays one, with what differs kept per setting ([`ByFeature`]). Boxes are placed again on the
+//! merged graph (see [`lower::place_boxes`]).
 
 use super::ir::*;
 use super::lower;
@@ -132,34 +133,33 @@ struct Merger<'a> {
 
 impl Merger<'_> {
     /// The methods of both files: in both (stable), only in the unstable one, or only in the
-    /// stable one (stable-only), with their types' ids in the merged arena. A method of both
-    /// files whose params name a session in one file only (`session_scoped`) is there twice, once
-    /// per feature setting (stable-only, then unstable), so that each setting's table is right.
+    /// stable one (stable-only), with their types' ids in the merged arena. A method of both files
+    /// is one method, whatever else the files say of it: where they disagree on whether its params
+    /// name a session, `session_scoped` keeps each file's answer for its feature setting.
     fn methods(&self) -> Vec<Method> {
         let (stable, unstable) = (self.stable, self.unstable);
         let same = |a: &Method, b: &Method| a.name == b.name && a.side == b.side && a.kind == b.kind;
         let mut methods = Vec::new();
         for u in &unstable.methods {
-            let twin = stable.methods.iter().find(|s| same(s, u));
-            if let Some(s) = twin.filter(|s| s.session_scoped != u.session_scoped) {
-                methods.push(self.method(s, File::Stable, Stability::StableOnly));
-                methods.push(self.method(u, File::Unstable, Stability::Unstable));
-                continue;
+            let mut method = self.method(u, File::Unstable, Stability::Unstable);
+            if let Some(s) = stable.methods.iter().find(|s| same(s, u)) {
+                method.stability = Stability::Stable;
+                method.session_scoped =
+                    ByFeature { stable: s.session_scoped.stable, unstable: u.session_scoped.unstable };
             }
-            let stability = if twin.is_some() { Stability::Stable } else { Stability::Unstable };
-            methods.push(self.method(u, File::Unstable, stability));
+            methods.push(method);
         }
         for s in &stable.methods {
             if !unstable.methods.iter().any(|u| same(u, s)) {
                 methods.push(self.method(s, File::Stable, Stability::StableOnly));
             }
         }
-        // Stable (`sort_by` keeps order): a stable-only twin stays before its unstable one.
         methods.sort_by(|a, b| (&a.side, &a.name).cmp(&(&b.side, &b.name)));
         methods
     }
 
-    /// A method of `file` with its types' ids in the merged arena.
+    /// A method of `file` with its types' ids in the merged arena: what that file says of it
+    /// under both feature settings, since the method exists only under its `stability`.
     fn method(&self, m: &Method, file: File, stability: Stability) -> Method {
         let src = match file {
             File::Stable => self.stable,
@@ -169,6 +169,10 @@ impl Merger<'_> {
         method.params = self.id(src, m.params, file);
         method.result = m.result.map(|r| self.id(src, r, file));
         method.stability = stability;
+        method.session_scoped = ByFeature::both(match file {
+            File::Stable => m.session_scoped.stable,
+            File::Unstable => m.session_scoped.unstable,
+        });
         method
     }
 

@@ -33,12 +33,7 @@ fn name_methods(p: &Protocol) -> Vec<Named<'_>> {
     let base = |m: &Method| naming::type_name(&m.name.replace('$', ""));
     let mut by_base: BTreeMap<String, Vec<&Method>> = BTreeMap::new();
     for m in &p.methods {
-        let clash = by_base.entry(base(m)).or_default();
-        // A method there once per feature setting (see `merge`) is one method: its two
-        // definitions share their names, under opposite `#[cfg]`s.
-        if !clash.iter().any(|o| o.name == m.name && o.side == m.side && o.kind == m.kind) {
-            clash.push(m);
-        }
+        by_base.entry(base(m)).or_default().push(m);
     }
     p.methods
         .iter()
@@ -139,7 +134,7 @@ fn marker(p: &Protocol, n: &Named<'_>) -> TokenStream {
     let side_variant = side_variant(&m.side);
     let params = type_path(p, m.params);
     let stability = stability_tokens(m.stability);
-    let session_scoped = m.session_scoped;
+    let session_scoped = session_scoped_const(m.session_scoped);
     let receivers = receiver_traits(&m.side).into_iter().map(|to| quote! { #c impl rpc::#to for #marker {} });
     let doc = format!(
         " `{wire}`: {} received by the {} side.",
@@ -175,7 +170,7 @@ fn marker(p: &Protocol, n: &Named<'_>) -> TokenStream {
             type Side = Side;
             const SIDE: Side = #side_variant;
             const STABILITY: rpc::Stability = #stability;
-            const SESSION_SCOPED: bool = #session_scoped;
+            #session_scoped
             type Params = #params;
         }
         #kind_impl
@@ -183,20 +178,30 @@ fn marker(p: &Protocol, n: &Named<'_>) -> TokenStream {
     }
 }
 
-/// The marker traits of a method of `side`, by who receives it: `ToAgent`, `ToClient` (both for a
-/// method that goes both ways), `ToProxy`, or none for a side of no known receiver.
-fn receiver_traits(side: &Side) -> Vec<syn::Ident> {
-    let names: &[&str] = match side.receiver {
-        Receiver::Agent => &["ToAgent"],
-        Receiver::Client => &["ToClient"],
-        Receiver::Either => &["ToAgent", "ToClient"],
-        Receiver::Proxy => &["ToProxy"],
-        Receiver::Other => &[],
-    };
-    names.iter().map(|n| format_ident!("{}", n)).collect()
+/// `SESSION_SCOPED` of a marker: once, or once per feature setting where the two files disagree
+/// (see [`ByFeature`]).
+fn session_scoped_const(scoped: ByFeature<bool>) -> TokenStream {
+    match scoped.same() {
+        Some(scoped) => quote! { const SESSION_SCOPED: bool = #scoped; },
+        None => {
+            let (off, on) = (scoped.stable, scoped.unstable);
+            quote! {
+                #[cfg(not(feature = "unstable"))]
+                const SESSION_SCOPED: bool = #off;
+                #[cfg(feature = "unstable")]
+                const SESSION_SCOPED: bool = #on;
+            }
+        }
+    }
 }
 
-/// `METHODS`: one row per method, once per feature setting when the two lists differ.
+/// The marker traits of a method of `side`: one per recipient ([`Receiver::recipients`]).
+fn receiver_traits(side: &Side) -> Vec<syn::Ident> {
+    side.receiver.recipients().into_iter().map(|r| format_ident!("{}", r.marker_trait())).collect()
+}
+
+/// `METHODS`: one row per method, once per feature setting when the two lists differ (a method of
+/// one setting only, or one whose params name a session in one setting only).
 fn methods_table(p: &Protocol, named: &[Named<'_>]) -> TokenStream {
     let mut rows_on = Vec::new();
     let mut rows_off = Vec::new();
@@ -204,7 +209,6 @@ fn methods_table(p: &Protocol, named: &[Named<'_>]) -> TokenStream {
         let m = n.m;
         let (wire, side_variant) = (&m.name, side_variant(&m.side));
         let (kind, stability) = (kind_tokens(m.kind), stability_tokens(m.stability));
-        let session_scoped = m.session_scoped;
         let params_name = &p.get(m.params).name;
         let result_name = match m.result {
             Some(r) => {
@@ -213,17 +217,20 @@ fn methods_table(p: &Protocol, named: &[Named<'_>]) -> TokenStream {
             }
             None => quote! { None },
         };
-        let row = quote! {
-            rpc::MethodInfo { name: #wire, side: #side_variant, kind: #kind, stability: #stability, params: #params_name, result: #result_name, session_scoped: #session_scoped },
+        let row = |session_scoped: bool| {
+            quote! {
+                rpc::MethodInfo { name: #wire, side: #side_variant, kind: #kind, stability: #stability, params: #params_name, result: #result_name, session_scoped: #session_scoped },
+            }
         };
         if m.stability != Stability::StableOnly {
-            rows_on.push(row.clone());
+            rows_on.push(row(m.session_scoped.unstable));
         }
         if m.stability != Stability::Unstable {
-            rows_off.push(row);
+            rows_off.push(row(m.session_scoped.stable));
         }
     }
-    if rows_on.len() == rows_off.len() && named.iter().all(|n| n.m.stability == Stability::Stable) {
+    let same = named.iter().all(|n| n.m.stability == Stability::Stable && n.m.session_scoped.same().is_some());
+    if same {
         quote! {
             /// Every method of this version: wire name, receiving side, kind, stability, types, and
             /// whether its params name a session.
@@ -250,8 +257,7 @@ fn marker_tests(named: &[Named<'_>]) -> TokenStream {
         let marker = format_ident!("{}", n.marker);
         let (c, kind) = (cfg_for(n.m.stability), kind_tokens(n.m.kind));
         let traits = receiver_traits(&n.m.side);
-        let is = |name: &str| traits.iter().any(|t| t == name);
-        let (agent, client, proxy) = (is("ToAgent"), is("ToClient"), is("ToProxy"));
+        let [agent, client, proxy] = Recipient::ALL.map(|r| n.m.side.receiver.receives(r));
         let bounds = traits.iter().map(|t| {
             let f = format_ident!("{}", t.to_string().to_snake_case());
             quote! { #c #f::<#marker>(); }
@@ -310,24 +316,33 @@ fn side_variant(side: &Side) -> TokenStream {
     quote! { Side::#v }
 }
 
-/// The end of a connection that receives a side's messages. The protocol has two ends; other
-/// `x-side` values (`protocol`: messages both ends receive; `proxy`) are none of them.
+/// `rpc::Role::Agent` for the recipient that is the agent's end (none for a proxy).
+fn role_path(r: Recipient) -> Option<TokenStream> {
+    let v = format_ident!("{}", r.role()?);
+    Some(quote! { rpc::Role::#v })
+}
+
+/// `role()` of a side: the end of a connection that receives its messages ([`Receiver::role`]).
 fn role(side: &Side) -> TokenStream {
-    match side.receiver {
-        Receiver::Agent => quote! { Some(rpc::Role::Agent) },
-        Receiver::Client => quote! { Some(rpc::Role::Client) },
-        Receiver::Either | Receiver::Proxy | Receiver::Other => quote! { None },
+    match side.receiver.role().and_then(role_path) {
+        Some(path) => quote! { Some(#path) },
+        None => quote! { None },
     }
 }
 
-/// `received_by(role)` of a side: whether `role`'s end receives its messages (both ends for a
-/// side that goes both ways), as the marker traits say (see [`receiver_traits`]).
+/// The `rpc::Role`s of the ends of a connection that receive a side's messages
+/// ([`Receiver::receives`]).
+fn ends(side: &Side) -> Vec<TokenStream> {
+    side.receiver.recipients().into_iter().filter_map(role_path).collect()
+}
+
+/// `received_by(role)` of a side: whether `role`'s end receives its messages, as the marker traits
+/// say: one end, both (`true`) or neither (`false`).
 fn received_by(side: &Side) -> TokenStream {
-    match side.receiver {
-        Receiver::Agent => quote! { role == rpc::Role::Agent },
-        Receiver::Client => quote! { role == rpc::Role::Client },
-        Receiver::Either => quote! { true },
-        Receiver::Proxy | Receiver::Other => quote! { false },
+    match ends(side).as_slice() {
+        [] => quote! { false },
+        [one] => quote! { role == #one },
+        _ => quote! { true },
     }
 }
 
@@ -352,7 +367,7 @@ fn side_enum(sides: &BTreeSet<&Side>) -> TokenStream {
         quote! { #v => #r, }
     });
     // Only the sides of one end read `role` (a draft without methods has no sides at all).
-    let unused_role = match sides.iter().any(|s| matches!(s.receiver, Receiver::Agent | Receiver::Client)) {
+    let unused_role = match sides.iter().any(|s| ends(s).len() == 1) {
         true => quote! {},
         false => quote! { let _ = role; },
     };

@@ -225,22 +225,53 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Whether params of this type name the session the message acts on: a struct (or a newtype
-    /// of one) with a property `sessionId` that must be present and is never `null`. One that may
-    /// be omitted or `null` does not count: a message without a session is then valid, so a
-    /// transport cannot demand one (no published schema has such a `sessionId` on params).
-    fn session_scoped(&self, params: TypeId) -> bool {
+    /// of one) with a property `sessionId` that every valid message carries with a value (see
+    /// [`Self::never_null`]). One that may be omitted or `null` does not count: a message without
+    /// a session is then valid, so a transport cannot demand one (no published schema has such a
+    /// `sessionId` on params).
+    fn session_scoped(&self, params: TypeId) -> ByFeature<bool> {
         let mut id = params;
         // A newtype chain is at most as long as the arena (a cycle of them is reported elsewhere).
         for _ in 0..self.types.len() {
             match &self.types[id.0].kind {
                 TypeKind::Struct(s) => {
-                    return s.fields.iter().any(|f| f.origin.wire == "sessionId" && f.presence == Presence::Required)
+                    let scoped = s.fields.iter().any(|f| f.origin.wire == "sessionId" && self.never_null(f));
+                    return ByFeature::both(scoped);
                 }
                 TypeKind::Newtype { inner: TypeRef::Named(inner), .. } => id = *inner,
-                _ => return false,
+                _ => break,
             }
         }
-        false
+        ByFeature::both(false)
+    }
+
+    /// A field that must be present and whose value is never `null`: required, of a type that
+    /// does not take `null` (through named types: see [`Self::takes_null`]), and not decoded
+    /// leniently from `null` (`x-deserialize-default-on-null` reads `null` as the default, so a
+    /// message may send it).
+    fn never_null(&self, f: &Field) -> bool {
+        f.presence == Presence::Required
+            && !f.lenient.default_on_null
+            && !self.takes_null(&f.ty, &mut std::collections::BTreeSet::new())
+    }
+
+    /// Whether a value of this type may be `null`: `null` itself, any JSON value, or a named type
+    /// that takes it (a newtype of such a type, or a union with an untagged branch of one, e.g.
+    /// `anyOf: [{$ref: SessionId}, {type: null}]` as a `$defs` entry). `seen` stops at a cycle.
+    fn takes_null(&self, r: &TypeRef, seen: &mut std::collections::BTreeSet<TypeId>) -> bool {
+        match r {
+            TypeRef::Null | TypeRef::Any | TypeRef::MethodKeyed => true,
+            TypeRef::Named(id) if seen.insert(*id) => match &self.types[id.0].kind {
+                TypeKind::Any => true,
+                TypeKind::Newtype { inner, .. } => self.takes_null(inner, seen),
+                TypeKind::Union(u) => u.variants.iter().any(|v| match &v.kind {
+                    VariantKind::Untagged(body) => self.takes_null(body, seen),
+                    VariantKind::Tagged { .. } | VariantKind::CatchAll(_) => false,
+                }),
+                TypeKind::Struct(_) | TypeKind::StringEnum { .. } | TypeKind::IntEnum { .. } => false,
+            },
+            _ => false,
+        }
     }
 
     /// Gives each request its response type, matched by `x-method` and `x-side` (not by name).
