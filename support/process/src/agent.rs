@@ -488,7 +488,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
-    use crate::GroupChild;
+    use crate::blocking::GroupChild;
 
     #[tokio::test]
     async fn a_dropped_agent_whose_group_was_found_empty_signals_nothing() {
