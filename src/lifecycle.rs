@@ -21,7 +21,7 @@ macro_rules! same_in_every_version {
         $(#[$doc])*
         pub(crate) const $name: &str = v1::methods::$marker::METHOD;
         const _: () = assert!(
-            same(v1::methods::$marker::METHOD, v2::methods::$marker::METHOD),
+            acp_types::support::rpc::same_wire_name(v1::methods::$marker::METHOD, v2::methods::$marker::METHOD),
             concat!("v1 and v2 name ", stringify!($marker), " apart")
         );
     )*};
@@ -38,22 +38,6 @@ same_in_every_version! {
     SESSION_CLOSE = SessionClose;
     /// `session/request_permission`.
     REQUEST_PERMISSION = SessionRequestPermission;
-}
-
-/// `a == b`, in a const context.
-const fn same(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
 }
 
 /// -32600 for a request before `initialize` agreed a version: no version to decode it with.

@@ -155,6 +155,24 @@ pub trait ToClient: Method {}
 /// the three.
 pub trait ToProxy: Method {}
 
+/// Whether two wire names are the same, in a const context: code that routes one method of
+/// every version by one name checks at build time that the versions agree on it
+/// (`const _: () = assert!(same_wire_name(v1::…::METHOD, v2::…::METHOD));`).
+pub const fn same_wire_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// A method that expects a response.
 pub trait Request: Method {
     /// The response (`result`) type.

@@ -36,7 +36,7 @@ pub(crate) mod wire {
             pub(crate) const $name: &str = v1::$marker::METHOD;
             $(#[$attr])*
             const _: () = assert!(
-                same(v1::$marker::METHOD, v2::$marker::METHOD),
+                acp_types::support::rpc::same_wire_name(v1::$marker::METHOD, v2::$marker::METHOD),
                 concat!("v1 and v2 name ", stringify!($marker), " apart")
             );
         )*};
@@ -93,22 +93,6 @@ pub(crate) mod wire {
     pub(crate) fn protocol_level<T: Tables>(method: &str) -> bool {
         let both = |m: &&MethodInfo<T::Side>| m.side.received_by(Role::Agent) && m.side.received_by(Role::Client);
         namespace(method).is_some_and(|ns| T::METHODS.iter().filter(both).any(|m| namespace(m.name) == Some(ns)))
-    }
-
-    /// `a == b`, in a const context.
-    const fn same(a: &str, b: &str) -> bool {
-        let (a, b) = (a.as_bytes(), b.as_bytes());
-        if a.len() != b.len() {
-            return false;
-        }
-        let mut i = 0;
-        while i < a.len() {
-            if a[i] != b[i] {
-                return false;
-            }
-            i += 1;
-        }
-        true
     }
 
     #[cfg(test)]
