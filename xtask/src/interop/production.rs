@@ -110,6 +110,25 @@ impl Agent {
         }
     }
 
+    /// MUST rules this agent's release is known to break, each with where its code does so:
+    /// `acp conform` failing one of these (and no other) is the agent's real behaviour, which
+    /// the verdict reports; failing any other is a finding. A rule listed here may also pass
+    /// or be skipped in a run (these are races).
+    fn known_must_failures(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            // gemini-cli 0.61.0, `GeminiAgent.loadSession` (bundle/gemini-*.js): it calls
+            // `session.streamHistory(sessionData.messages)` without awaiting it and answers at
+            // once, so the replay races the answer. It shows once a session of the project is
+            // on disk (the agent flushes it when it ends on SIGTERM).
+            // (Rule ids as `acp_rpc::rules` names them; xtask depends on no runtime crate.)
+            Agent::Gemini => &[(
+                "session.load-replay",
+                "gemini-cli 0.61.0 answers session/load before its replay: loadSession does not await streamHistory",
+            )],
+            Agent::Codex => &[],
+        }
+    }
+
     /// The command line, from the installed packages.
     fn argv(self, agents: &Agents) -> Argv {
         match self {
@@ -838,6 +857,9 @@ fn conform_scenario(setup: &Setup, scenario: Production, agent: Agent) -> Result
     if run.timed_out {
         return Err(format!("timed out after {} s (killed)\n{}", CONFORM_TIMEOUT.as_secs(), details(&described, &run)));
     }
+    let failed = failed_musts(&run.stdout);
+    let known = agent.known_must_failures();
+    let only_known = !failed.is_empty() && failed.iter().all(|rule| known.iter().any(|(id, _)| id == rule));
     match run.status.and_then(|s| s.code()) {
         Some(0) => Ok(format!(
             "every MUST passes{}, {elapsed:.1} s; {}\n{}",
@@ -845,6 +867,18 @@ fn conform_scenario(setup: &Setup, scenario: Production, agent: Agent) -> Result
             saved.display(),
             table.trim_end()
         )),
+        Some(1) if only_known => {
+            let why: Vec<&str> =
+                known.iter().filter(|(id, _)| failed.contains(&id.to_string())).map(|(_, why)| *why).collect();
+            Ok(format!(
+                "every MUST passes but the agent's known violation(s) {} ({}){}, {elapsed:.1} s; {}\n{}",
+                failed.join(", "),
+                why.join("; "),
+                setup.offline(),
+                saved.display(),
+                table.trim_end()
+            ))
+        }
         code => {
             let meaning = match code {
                 Some(1) => "a MUST rule fails",
@@ -860,6 +894,20 @@ fn conform_scenario(setup: &Setup, scenario: Production, agent: Agent) -> Result
             ))
         }
     }
+}
+
+/// The ids of the MUST rules an `acp conform` table reports as failing (`    FAIL  MUST    id …`).
+fn failed_musts(table: &str) -> Vec<String> {
+    table
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            match (words.next(), words.next(), words.next()) {
+                (Some("FAIL"), Some("MUST"), Some(id)) => Some(id.to_string()),
+                _ => None,
+            }
+        })
+        .collect()
 }
 
 // ------------------------------------------------------------------------------------------
@@ -911,6 +959,18 @@ fn shorten(text: &str, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_failing_musts_are_read_from_the_conform_table() {
+        let table = "    PASS  MUST    init.version                     10 checks\n\
+                     \x20   FAIL  SHOULD  rpc.parse-error                  [v1 main] …\n\
+                     \x20   FAIL  MUST    session.load-replay              [v1 main, line 51] …\n\
+                     \x20                                                  \"The Agent MUST replay …\"\n\
+                     \x20   SKIP  MUST    turn.v2-cancelled                the agent negotiated 1\n";
+        assert_eq!(failed_musts(table), ["session.load-replay"]);
+        assert!(Agent::Gemini.known_must_failures().iter().any(|(id, _)| *id == "session.load-replay"));
+        assert!(Agent::Codex.known_must_failures().is_empty());
+    }
 
     #[test]
     fn names_are_unique_and_say_production() {
