@@ -118,8 +118,9 @@ impl Agent {
         match self {
             // gemini-cli 0.61.0, `GeminiAgent.loadSession` (bundle/gemini-*.js): it calls
             // `session.streamHistory(sessionData.messages)` without awaiting it and answers at
-            // once, so the replay races the answer. It shows once a session of the project is
-            // on disk (the agent flushes it when it ends on SIGTERM).
+            // once, so the replay races the answer. Whether a run shows it depends on timing too:
+            // when the session is not on disk yet, the load is refused (`cap.serves-load`, a
+            // SHOULD) and the rule is skipped.
             // (Rule ids as `acp_rpc::rules` names them; xtask depends on no runtime crate.)
             Agent::Gemini => &[(
                 "session.load-replay",
