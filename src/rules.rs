@@ -8,7 +8,8 @@
 //! (`agentclientprotocol/acp-tck`, `src/tck/v1/requirements.py`, `src/tck/v2/requirements.py`)
 //! that a rule matches; ids, tiers and wording there are facts cited, not code reused.
 
-use acp_types::support::rpc::Role;
+use acp_types::support::rpc::{Method as _, Role};
+use acp_types::v1;
 use acp_types::Version;
 use serde::Serialize;
 use std::fmt;
@@ -597,6 +598,59 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
 ];
+
+/// A v1 client capability that gates methods the agent calls (rules [`CAP_CLIENT_FS`] and
+/// [`CAP_CLIENT_TERMINAL`]): which methods, which rule, and where the client advertises it. The
+/// runtime refuses such a call the client did not advertise; `acp check` reports one. (v2 has no
+/// client methods that a capability gates.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientGate {
+    /// `fs/read_text_file`: `clientCapabilities.fs.readTextFile`.
+    ReadTextFile,
+    /// `fs/write_text_file`: `clientCapabilities.fs.writeTextFile`.
+    WriteTextFile,
+    /// `terminal/*`: `clientCapabilities.terminal`.
+    Terminal,
+}
+
+impl ClientGate {
+    /// The capability a v1 call of `method` to the client needs, if one gates it.
+    pub fn of_v1(method: &str) -> Option<ClientGate> {
+        const TERMINAL: [&str; 5] = [
+            v1::methods::TerminalCreate::METHOD,
+            v1::methods::TerminalOutput::METHOD,
+            v1::methods::TerminalWaitForExit::METHOD,
+            v1::methods::TerminalKill::METHOD,
+            v1::methods::TerminalRelease::METHOD,
+        ];
+        if method == v1::methods::FsReadTextFile::METHOD {
+            Some(ClientGate::ReadTextFile)
+        } else if method == v1::methods::FsWriteTextFile::METHOD {
+            Some(ClientGate::WriteTextFile)
+        } else if TERMINAL.contains(&method) {
+            Some(ClientGate::Terminal)
+        } else {
+            None
+        }
+    }
+
+    /// The rule that gates it.
+    pub fn rule(self) -> &'static str {
+        match self {
+            ClientGate::ReadTextFile | ClientGate::WriteTextFile => CAP_CLIENT_FS,
+            ClientGate::Terminal => CAP_CLIENT_TERMINAL,
+        }
+    }
+
+    /// The capability's path in the `initialize` params (`clientCapabilities.fs.readTextFile`).
+    pub fn capability(self) -> &'static str {
+        match self {
+            ClientGate::ReadTextFile => "clientCapabilities.fs.readTextFile",
+            ClientGate::WriteTextFile => "clientCapabilities.fs.writeTextFile",
+            ClientGate::Terminal => "clientCapabilities.terminal",
+        }
+    }
+}
 
 /// The rule with this id.
 pub fn find(id: &str) -> Option<&'static Rule> {

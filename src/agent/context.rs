@@ -7,7 +7,7 @@ use crate::jsonrpc::Connection;
 use crate::lifecycle::INITIALIZE;
 use crate::rules;
 use crate::sync::lock;
-use acp_types::support::rpc::{decode_params, Method, Notification, Request, ToClient};
+use acp_types::support::rpc::{decode_params, Notification, Request, ToClient};
 use acp_types::{v1, v2, Version};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
@@ -91,27 +91,26 @@ impl AgentContext {
         &self.conn
     }
 
-    /// Whether the client advertised what `method` needs: in v1, the rules `cap.client-fs` and
-    /// `cap.client-terminal`, by the capability's path in the `initialize` params. (v2 has no
+    /// Whether the client advertised what `method` needs: in v1, the capability that
+    /// [`rules::ClientGate`] names (rules `cap.client-fs`, `cap.client-terminal`). (v2 has no
     /// client methods that a capability gates.)
     pub(super) fn gate(&self, method: &str) -> Result<(), Error> {
         if self.version != Version::V1 {
             return Ok(());
         }
-        let capabilities = self.v1_capabilities();
-        let (capability, rule, advertised) = if method == v1::methods::FsReadTextFile::METHOD {
-            ("clientCapabilities.fs.readTextFile", rules::CAP_CLIENT_FS, *capabilities.fs.read_text_file)
-        } else if method == v1::methods::FsWriteTextFile::METHOD {
-            ("clientCapabilities.fs.writeTextFile", rules::CAP_CLIENT_FS, *capabilities.fs.write_text_file)
-        } else if V1_TERMINAL.contains(&method) {
-            ("clientCapabilities.terminal", rules::CAP_CLIENT_TERMINAL, *capabilities.terminal)
-        } else {
+        let Some(gate) = rules::ClientGate::of_v1(method) else {
             return Ok(());
+        };
+        let capabilities = self.v1_capabilities();
+        let advertised = match gate {
+            rules::ClientGate::ReadTextFile => *capabilities.fs.read_text_file,
+            rules::ClientGate::WriteTextFile => *capabilities.fs.write_text_file,
+            rules::ClientGate::Terminal => *capabilities.terminal,
         };
         if advertised {
             Ok(())
         } else {
-            Err(Misuse::NotAdvertised { capability, rule }.into())
+            Err(Misuse::NotAdvertised { capability: gate.capability(), rule: gate.rule() }.into())
         }
     }
 
@@ -140,15 +139,6 @@ impl std::fmt::Debug for AgentContext {
             .finish_non_exhaustive()
     }
 }
-
-/// The v1 `terminal/*` methods, which `clientCapabilities.terminal` gates.
-const V1_TERMINAL: [&str; 5] = [
-    v1::methods::TerminalCreate::METHOD,
-    v1::methods::TerminalKill::METHOD,
-    v1::methods::TerminalOutput::METHOD,
-    v1::methods::TerminalRelease::METHOD,
-    v1::methods::TerminalWaitForExit::METHOD,
-];
 
 /// What the client advertised in `initialize`, in the negotiated version's types.
 #[derive(Debug, Clone, PartialEq)]

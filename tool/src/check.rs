@@ -66,14 +66,6 @@ pub(crate) mod wire {
     pub(crate) const TERMINAL_KILL: &str = v1::TerminalKill::METHOD;
     pub(crate) const TERMINAL_RELEASE: &str = v1::TerminalRelease::METHOD;
 
-    /// v1's filesystem methods, which `clientCapabilities.fs` gates (the test below holds it to
-    /// the v1 tables).
-    pub(crate) const FS: &[&str] = &[FS_READ_TEXT_FILE, FS_WRITE_TEXT_FILE];
-    /// v1's terminal methods, which `clientCapabilities.terminal` gates (v2 has none the client
-    /// receives).
-    pub(crate) const TERMINAL: &[&str] =
-        &[TERMINAL_CREATE, TERMINAL_OUTPUT, TERMINAL_WAIT_FOR_EXIT, TERMINAL_KILL, TERMINAL_RELEASE];
-
     /// The namespace of a wire name: up to and including its first `/` (`session/` of
     /// `session/new`), if it has one.
     pub(crate) fn namespace(method: &str) -> Option<&str> {
@@ -106,10 +98,24 @@ pub(crate) mod wire {
             rows.map(|m| m.name).collect()
         }
 
+        /// The v1 methods received by the client that `rules::ClientGate` gates with `gate`.
+        fn gated(gate: &[acp_rpc::rules::ClientGate]) -> BTreeSet<&'static str> {
+            let gates = |m: &&MethodInfo<v1::Side>| {
+                acp_rpc::rules::ClientGate::of_v1(m.name).is_some_and(|g| gate.contains(&g))
+            };
+            v1::Tables::METHODS
+                .iter()
+                .filter(|m| m.side.received_by(Role::Client))
+                .filter(gates)
+                .map(|m| m.name)
+                .collect()
+        }
+
         #[test]
-        fn the_client_capability_lists_are_the_v1_families() {
-            assert_eq!(received::<v1::Tables>(Role::Client, FS_READ_TEXT_FILE), FS.iter().copied().collect());
-            assert_eq!(received::<v1::Tables>(Role::Client, TERMINAL_CREATE), TERMINAL.iter().copied().collect());
+        fn the_client_capability_gates_are_the_v1_families() {
+            use acp_rpc::rules::ClientGate::{ReadTextFile, Terminal, WriteTextFile};
+            assert_eq!(received::<v1::Tables>(Role::Client, FS_READ_TEXT_FILE), gated(&[ReadTextFile, WriteTextFile]));
+            assert_eq!(received::<v1::Tables>(Role::Client, TERMINAL_CREATE), gated(&[Terminal]));
             assert!(received::<v2::Tables>(Role::Client, TERMINAL_CREATE).is_empty());
         }
 

@@ -341,21 +341,16 @@ impl Judge {
                     }
                 }
             }
-            (Role::Agent, Some(Version::V1)) if wire::FS.contains(&method) || wire::TERMINAL.contains(&method) => {
+            (Role::Agent, Some(Version::V1)) if rules::ClientGate::of_v1(method).is_some() => {
                 let Some(init) = &self.client_init else { return };
-                let caps = init.get("clientCapabilities").unwrap_or(&Value::Null);
-                let (rule, path, granted) = match method {
-                    wire::FS_READ_TEXT_FILE => (rules::CAP_CLIENT_FS, "fs.readTextFile", &caps["fs"]["readTextFile"]),
-                    wire::FS_WRITE_TEXT_FILE => {
-                        (rules::CAP_CLIENT_FS, "fs.writeTextFile", &caps["fs"]["writeTextFile"])
-                    }
-                    m if wire::TERMINAL.contains(&m) => (rules::CAP_CLIENT_TERMINAL, "terminal", &caps["terminal"]),
-                    _ => return,
-                };
+                let Some(gate) = rules::ClientGate::of_v1(method) else { return };
+                // The capability, read by its path in the `initialize` params as sent.
+                let path = gate.capability();
+                let granted = path.split('.').fold(init, |value, key| &value[key]);
+                let rule = gate.rule();
                 self.tally.exercise(rule, Role::Agent);
                 if granted != &Value::Bool(true) {
-                    let detail =
-                        format!("`{method}` called, but the client did not advertise `clientCapabilities.{path}`");
+                    let detail = format!("`{method}` called, but the client did not advertise `{path}`");
                     self.tally.violate(report, rule, Role::Agent, detail);
                 }
             }
