@@ -95,11 +95,17 @@
 pub mod agent;
 pub mod auth;
 pub mod client;
+#[cfg(feature = "unstable")]
+pub mod conductor;
 mod error;
 pub mod jsonrpc;
 mod lifecycle;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 #[cfg(feature = "http")]
 pub mod net;
+#[cfg(feature = "unstable")]
+pub mod proxy;
 pub mod rules;
 pub mod spawn;
 mod sync;

@@ -50,6 +50,8 @@
 //! offline, against the stand-in model server `interop/model/server.mjs`; each client run goes
 //! through `acp tap`, and `acp check` reads its transcript. See [`production`].
 
+pub mod chains;
+pub mod mcp;
 pub mod production;
 
 use crate::files;
@@ -338,9 +340,17 @@ pub fn run_report(root: &Path, only: Option<&str>) -> Result<Report, String> {
     let matches = |name: String| only.is_none_or(|needle| name.contains(needle));
     let selected: Vec<Scenario> = SCENARIOS.iter().copied().filter(|s| matches(s.name())).collect();
     let production: Vec<Production> = PRODUCTION.iter().copied().filter(|s| matches(s.name())).collect();
-    if selected.is_empty() && production.is_empty() {
-        let names: Vec<String> =
-            SCENARIOS.iter().map(Scenario::name).chain(PRODUCTION.iter().map(Production::name)).collect();
+    let chains: Vec<String> = chains::names().into_iter().filter(|n| matches(n.clone())).collect();
+    let mcp: Vec<String> = mcp::names().into_iter().filter(|n| matches(n.clone())).collect();
+    let composed = !chains.is_empty() || !mcp.is_empty();
+    if selected.is_empty() && production.is_empty() && !composed {
+        let names: Vec<String> = SCENARIOS
+            .iter()
+            .map(Scenario::name)
+            .chain(PRODUCTION.iter().map(Production::name))
+            .chain(chains::names())
+            .chain(mcp::names())
+            .collect();
         return Err(format!(
             "no interop scenario matches {:?}; scenarios: {}",
             only.unwrap_or_default(),
@@ -349,10 +359,14 @@ pub fn run_report(root: &Path, only: Option<&str>) -> Result<Report, String> {
     }
 
     let cache = root.join(".cache").join("interop");
-    let ts = if selected.iter().any(|s| s.uses(Peer::Ts)) { Some(install_ts(&cache)?) } else { None };
+    let ts = if composed || selected.iter().any(|s| s.uses(Peer::Ts)) { Some(install_ts(&cache)?) } else { None };
     let py = if selected.iter().any(|s| s.uses(Peer::Py)) { Some(install_py(&cache)?) } else { None };
-    let rs = if selected.iter().any(|s| s.uses(Peer::Rs)) { Some(install_rs(root, &cache)?) } else { None };
-    let needs_ours = selected.iter().any(|s| s.uses(Peer::Ours)) || !production.is_empty();
+    let rs = if !chains.is_empty() || selected.iter().any(|s| s.uses(Peer::Rs)) {
+        Some(install_rs(root, &cache)?)
+    } else {
+        None
+    };
+    let needs_ours = selected.iter().any(|s| s.uses(Peer::Ours)) || !production.is_empty() || composed;
     let ours = if needs_ours { Some(build_examples(root)) } else { None };
     let setup = match (&ours, production.is_empty()) {
         (Some(ours), false) => Some(production::set_up(root, &cache, ours, production::build_acp(root))?),
@@ -364,7 +378,9 @@ pub fn run_report(root: &Path, only: Option<&str>) -> Result<Report, String> {
     let results = selected
         .into_iter()
         .map(|scenario| run_scenario(&env, scenario))
-        .chain(production.into_iter().filter_map(|scenario| setup.as_ref().map(|s| production::run(s, scenario))));
+        .chain(production.into_iter().filter_map(|scenario| setup.as_ref().map(|s| production::run(s, scenario))))
+        .chain(chains::run(&env, &cache, &chains))
+        .chain(mcp::run(&env, &cache, &mcp));
     for result in results {
         eprintln!("interop: {}", first_line(&result.line));
         report.results.push(result);

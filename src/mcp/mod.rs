@@ -1,0 +1,2 @@
+//! MCP over ACP (feature `mcp`): MCP servers offered and called over the ACP connection
+//! (`mcp/message`).
