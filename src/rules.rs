@@ -168,6 +168,20 @@ pub const SERVES_IMAGE: &str = "cap.serves-image";
 pub const SERVES_AUDIO: &str = "cap.serves-audio";
 /// `cap.serves-embedded-context`: a SHOULD that binds the agent.
 pub const SERVES_EMBEDDED_CONTEXT: &str = "cap.serves-embedded-context";
+/// `proxy.forward-initialize`: a MUST that binds the agent (a proxy is the agent of its predecessor).
+pub const PROXY_FORWARD_INITIALIZE: &str = "proxy.forward-initialize";
+/// `proxy.same-version`: a MUST that binds the agent (the proxy answering `proxy/initialize`).
+pub const PROXY_SAME_VERSION: &str = "proxy.same-version";
+/// `proxy.successor-params`: a MUST that binds both ends (whoever sends a `proxy/successor`).
+pub const PROXY_SUCCESSOR_PARAMS: &str = "proxy.successor-params";
+/// `mcp.one-outcome`: a SHOULD that binds the client (the provider answering `mcp/message`).
+pub const MCP_ONE_OUTCOME: &str = "mcp.one-outcome";
+/// `mcp.distinct-server-ids`: a MUST that binds the client (the provider declaring servers).
+pub const MCP_DISTINCT_SERVER_IDS: &str = "mcp.distinct-server-ids";
+/// `mcp.declared-server`: a SHOULD that binds the agent (the consumer sending `mcp/message`).
+pub const MCP_DECLARED_SERVER: &str = "mcp.declared-server";
+/// `mcp.active-request`: a SHOULD that binds the client (the provider notifying the consumer).
+pub const MCP_ACTIVE_REQUEST: &str = "mcp.active-request";
 
 /// Every rule, in the order reports list them.
 pub static RULES: &[Rule] = &[
@@ -595,6 +609,96 @@ pub static RULES: &[Rule] = &[
                    are referenced in the message.",
         source: "schema/v1/schema.json#/$defs/PromptCapabilities/properties/embeddedContext; \
                  schema/v2/schema.json#/$defs/PromptCapabilities/properties/embeddedContext",
+        tck: &[],
+    },
+    // Composition (unstable in both versions): proxies and MCP over ACP. On a proxy's connection
+    // the proxy is the agent of its predecessor (the conductor); inside `proxy/successor`
+    // envelopes it is the client of its successor, and the rules below bind it in that role.
+    Rule {
+        id: PROXY_FORWARD_INITIALIZE,
+        tier: Tier::Must,
+        binds: Binds::Agent,
+        versions: BOTH,
+        sentence: "A conductor sends `proxy/initialize` instead of `initialize` to every component that has a \
+                   successor, which tells the component to run as a proxy. [...] Before answering successfully, \
+                   the proxy MUST forward an `initialize` request to its successor through `proxy/successor`.",
+        source: "schema/v1/schema.unstable.json#/$defs/InitializeProxyRequest; \
+                 schema/v2/schema.unstable.json#/$defs/InitializeProxyRequest",
+        tck: &[],
+    },
+    Rule {
+        id: PROXY_SAME_VERSION,
+        tier: Tier::Must,
+        binds: Binds::Agent,
+        versions: BOTH,
+        sentence: "The same as the `initialize` response. The proxy builds it from its successor's `initialize` \
+                   response and answers with the capabilities of the chain from itself onward. It MUST NOT change \
+                   `protocolVersion`.",
+        source: "schema/v1/schema.unstable.json#/$defs/InitializeProxyResponse; \
+                 schema/v2/schema.unstable.json#/$defs/InitializeProxyResponse",
+        tck: &[],
+    },
+    Rule {
+        id: PROXY_SUCCESSOR_PARAMS,
+        tier: Tier::Must,
+        binds: Binds::Both,
+        versions: BOTH,
+        sentence: "Params of the wrapped request, forwarded unchanged. Optional. Omitted and `null` are equivalent \
+                   and mean the wrapped request has no params. When present, it MUST be a JSON object or array, \
+                   as JSON-RPC requires. (The same for the wrapped notification.)",
+        source: "schema/v1/schema.unstable.json#/$defs/ProxySuccessorRequest/properties/params, \
+                 #/$defs/ProxySuccessorNotification/properties/params (the same in schema/v2)",
+        tck: &[],
+    },
+    Rule {
+        id: MCP_ONE_OUTCOME,
+        // "must" in lower case, where the schema writes its requirements as MUST: not a keyword.
+        tier: Tier::Should,
+        binds: Binds::Client,
+        versions: BOTH,
+        sentence: "The successful outer ACP `mcp/message` response carries exactly one inner MCP outcome: an \
+                   opaque result (including JSON null), or an MCP error. [...] Both branches require their \
+                   carrier key. An error must be a non-null object. [...] Senders must include exactly one \
+                   outcome. Receivers prefer `result` if both are present.",
+        source: "schema/v1/schema.unstable.json#/$defs/MessageMcpResponse; \
+                 schema/v2/schema.unstable.json#/$defs/MessageMcpResponse",
+        tck: &[],
+    },
+    Rule {
+        id: MCP_DISTINCT_SERVER_IDS,
+        tier: Tier::Must,
+        binds: Binds::Client,
+        versions: BOTH,
+        sentence: "Unique identifier for this MCP server, generated by the component providing it. Providers MUST \
+                   NOT reuse an ID for multiple ACP-transport MCP servers that are visible on the same ACP \
+                   connection.",
+        source: "schema/v1/schema.unstable.json#/$defs/McpServerAcp/properties/serverId; \
+                 schema/v2/schema.unstable.json#/$defs/McpServerAcp/properties/serverId",
+        tck: &[],
+    },
+    Rule {
+        id: MCP_DECLARED_SERVER,
+        // Said of the field, without a keyword: a finding.
+        tier: Tier::Should,
+        binds: Binds::Agent,
+        versions: BOTH,
+        sentence: "[serverId:] The declared ACP MCP server receiving this request. / [McpServerAcpId] is used by \
+                   `mcp/message` to route requests to the component that declared the server.",
+        source: "schema/v1/schema.unstable.json#/$defs/MessageMcpRequest/properties/serverId, \
+                 #/$defs/McpServerAcpId (the same in schema/v2)",
+        tck: &[],
+    },
+    Rule {
+        id: MCP_ACTIVE_REQUEST,
+        // Said of the notification, without a keyword: a finding.
+        tier: Tier::Should,
+        binds: Binds::Client,
+        versions: BOTH,
+        sentence: "Sent by the provider to the consumer for an active request (including subscription \
+                   acknowledgements and updates). / Notification for an active request, sent from provider to \
+                   consumer. [requestId:] The identifier of the active inner MCP request.",
+        source: "schema/v1/schema.unstable.json#/$defs/MessageMcpNotification; \
+                 schema/v2/schema.unstable.json#/$defs/MessageMcpNotification",
         tck: &[],
     },
 ];
