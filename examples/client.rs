@@ -394,11 +394,17 @@ async fn run(args: Args) -> Result<String, Failure> {
     if let Some(url) = args.url.clone() {
         return run_url(client, &url, &cwd, args).await;
     }
-    let (conn, driver, _child) =
+    let (conn, driver, agent) =
         acp_rpc::client::spawn_agent(client, &args.agent[0], &args.agent[1..], Default::default())
             .map_err(|e| Failure(format!("cannot start the agent: {e}"), 1))?;
     tokio::spawn(driver);
-    run_on(&conn, &cwd, args).await
+    let result = run_on(&conn, &cwd, args).await;
+    // Awaited, not dropped: stdin closed, then the grace before any signal, so that an agent that
+    // ends its own children on end of input (a conductor) can; a drop's thread would die with us.
+    if let Err(e) = agent.shutdown().await {
+        eprintln!("client: ending the agent: {e}");
+    }
+    result
 }
 
 /// Connects over the network; the transport is closed (HTTP: `DELETE`) once the turn is over.

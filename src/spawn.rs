@@ -6,7 +6,8 @@
 //! [`AgentProcess::shutdown`] closes the agent's stdin (its cue to exit), waits
 //! [`SpawnOptions::grace`] for the group to exit, then sends `SIGTERM` to the group, waits
 //! [`SpawnOptions::term_grace`], and sends `SIGKILL`. Dropping an [`AgentProcess`] cannot wait:
-//! it sends `SIGTERM` at once and `SIGKILL` after the grace period (see there). Elsewhere only the
+//! it closes stdin at once and leaves the grace, `SIGTERM` and `SIGKILL` to a thread, which does
+//! not outlive this process (see there): await `shutdown` before exiting. Elsewhere only the
 //! direct child is killed.
 //!
 //! The agent's stderr never reaches the protocol stream (stdout): it is passed through, captured

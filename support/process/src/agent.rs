@@ -68,15 +68,15 @@ impl SpawnOptions {
         self
     }
 
-    /// How long [`AgentProcess::shutdown`] waits after closing stdin before `SIGTERM`, and a
-    /// dropped [`AgentProcess`] after `SIGTERM` before `SIGKILL` (2 s by default).
+    /// How long [`AgentProcess::shutdown`] and a dropped [`AgentProcess`] wait after closing
+    /// stdin before `SIGTERM` (2 s by default).
     pub fn grace(mut self, grace: Duration) -> Self {
         self.grace = grace;
         self
     }
 
-    /// How long [`AgentProcess::shutdown`] waits after `SIGTERM` before `SIGKILL` (500 ms by
-    /// default).
+    /// How long [`AgentProcess::shutdown`] and a dropped [`AgentProcess`] wait after `SIGTERM`
+    /// before `SIGKILL` (500 ms by default).
     pub fn term_grace(mut self, term_grace: Duration) -> Self {
         self.term_grace = term_grace;
         self
@@ -145,13 +145,15 @@ pub fn spawn_command(
 /// A running agent: its process (on Unix, its process group) and, with [`Stderr::Capture`], its
 /// stderr.
 ///
-/// Dropping it ends the agent without waiting, since `drop` cannot await: it closes the agent's
-/// stdin and sends `SIGTERM` to the group at once, and a short-lived thread sends `SIGKILL` to
-/// what is left of the group after [`SpawnOptions::grace`] (a thread rather than a task, so that
-/// it also runs while the tokio runtime shuts down; it does not outlive this process, so a
-/// program that exits right after the drop may leave an agent that ignores `SIGTERM` behind).
-/// Await [`AgentProcess::shutdown`] to give the agent its chance to exit by itself and to know
-/// that it is gone.
+/// Dropping it ends the agent without waiting, since `drop` cannot await, in the order
+/// [`AgentProcess::shutdown`] does: it closes the agent's stdin at once, and a short-lived thread
+/// gives the group [`SpawnOptions::grace`] to exit by itself, then sends `SIGTERM`, and `SIGKILL`
+/// after [`SpawnOptions::term_grace`] (a thread rather than a task, so that it also runs while the
+/// tokio runtime shuts down). No signal comes first: an agent that starts processes in groups of
+/// their own (a conductor's components) ends them on end of input, and a signal would end it
+/// before it could. The thread does not outlive this process, so a program that exits right
+/// after the drop leaves the agent only its closed stdin: await [`AgentProcess::shutdown`] before
+/// exiting, to give the agent its chance to exit by itself and to know that it is gone.
 ///
 /// Processes that leave the group on their own (`setsid`, daemons) are not reached.
 #[derive(Debug)]
@@ -249,26 +251,32 @@ impl Drop for AgentProcess {
         let Some(child) = self.child.take() else { return };
         close_stdin(&self.stdin);
         // The group as a shutdown cut short left it: found gone or killed, it is not signalled.
-        end_in_background(child, self.group.clone(), self.grace);
+        end_in_background(child, self.group.clone(), self.grace, self.term_grace);
     }
 }
 
-/// What dropping an [`AgentProcess`] does: `SIGTERM` now, `SIGKILL` after `grace` from a thread.
-fn end_in_background(mut child: Child, mut group: Group, grace: Duration) {
+/// What dropping an [`AgentProcess`] does once its stdin is closed, from a thread: up to `grace`
+/// for the group to exit by itself, then `SIGTERM`, up to `term_grace`, then `SIGKILL`: the
+/// steps of [`AgentProcess::shutdown`], without the waiting caller. A signal at once would end a
+/// wrapper before it ends what it started in groups of its own (a conductor's components), which
+/// it does on end of input.
+fn end_in_background(mut child: Child, mut group: Group, grace: Duration, term_grace: Duration) {
     // Ended already (a shutdown cut short after `SIGKILL`), or gone: nothing to send. Tokio's
     // orphan queue reaps the child.
     if group.ended() || !group.alive(&mut child) {
         return;
     }
-    group.signal(&mut child, Signal::Term);
     // For when the thread cannot start (the closure, with the thread's group, is then dropped).
     let mut fallback = group.clone();
-    let kill_later = move || {
+    let end_later = move || {
         if !group.wait_blocking(&mut child, grace) {
-            group.signal(&mut child, Signal::Kill);
+            group.signal(&mut child, Signal::Term);
+            if !group.wait_blocking(&mut child, term_grace) {
+                group.signal(&mut child, Signal::Kill);
+            }
         }
         // Reap the direct child if it goes soon; otherwise tokio's orphan queue does.
-        let deadline = std::time::Instant::now() + grace;
+        let deadline = std::time::Instant::now() + term_grace;
         while let Ok(None) = child.try_wait() {
             if std::time::Instant::now() >= deadline {
                 break;
@@ -276,7 +284,7 @@ fn end_in_background(mut child: Child, mut group: Group, grace: Duration) {
             std::thread::sleep(POLL);
         }
     };
-    if std::thread::Builder::new().name("acp-agent-kill".into()).spawn(kill_later).is_err() {
+    if std::thread::Builder::new().name("acp-agent-end".into()).spawn(end_later).is_err() {
         // No thread to wait with: no grace either. The child went with the closure (elsewhere
         // than on Unix, dropping it killed it).
         fallback.signal_group(Signal::Kill);

@@ -12,8 +12,9 @@
 //!   agent with piped stdin and stdout (the protocol) and its stderr passed through, captured in a
 //!   bounded buffer of lines ([`StderrCapture`]) or discarded ([`Stderr`]).
 //!   [`AgentProcess::shutdown`] ends it gracefully (stdin closed, a grace period, `SIGTERM`,
-//!   another, `SIGKILL`); dropping the [`AgentProcess`] ends it without waiting (`SIGTERM` at once,
-//!   `SIGKILL` after the grace period, from a thread).
+//!   another, `SIGKILL`); dropping the [`AgentProcess`] ends it without waiting, in the same order
+//!   (stdin closed at once; the grace, `SIGTERM`, `SIGKILL` from a thread, which does not outlive
+//!   this process: await `shutdown` before exiting).
 //! - Blocking, on std alone: [`GroupChild`] starts a [`std::process::Command`] in a group of its
 //!   own and ends the group ([`GroupChild::end`]; dropping it kills the group);
 //!   [`run_with_timeout`] runs one to completion with its output captured, the group killed at

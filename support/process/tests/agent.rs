@@ -71,22 +71,68 @@ async fn shutdown_kills_what_ignores_sigterm_after_the_grace() {
 }
 
 #[tokio::test]
-async fn dropping_sends_sigterm_at_once_and_sigkill_after_the_grace() {
-    let (process, _stdin, pids) = start(STUBBORN, 2, &SpawnOptions::new().grace(Duration::from_secs(1))).await;
+async fn dropping_gives_the_grace_then_sigterm_then_sigkill() {
+    // Ignores `SIGTERM` and its end of input: only `SIGKILL`, after the grace and the term grace,
+    // ends it.
+    let options = SpawnOptions::new().grace(Duration::from_millis(300)).term_grace(Duration::from_millis(300));
+    let (process, _stdin, pids) = start(STUBBORN, 2, &options).await;
     drop(process);
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(pids.iter().all(|&pid| running(pid)), "SIGTERM is ignored: they run until the grace ends");
     for pid in pids {
         assert!(stops(pid).await, "{pid} left behind");
     }
 
-    // Polite: the shell and its child end on SIGTERM. `SIGKILL` would come only after twice the
-    // time they are given to stop, so they stop in time only if `SIGTERM` came at once.
-    let (process, _stdin, pids) =
-        start("sleep 600 & echo $!; echo $$; wait", 2, &SpawnOptions::new().grace(2 * LIMIT)).await;
+    // Ignores its end of input, ends on `SIGTERM`: it is sent once the grace is over (here far
+    // shorter than the wait for the stop, and `SIGKILL` far later).
+    let options = SpawnOptions::new().grace(Duration::from_millis(200)).term_grace(4 * LIMIT);
+    let (process, _stdin, pids) = start("sleep 600 & echo $!; echo $$; wait", 2, &options).await;
     drop(process);
     for pid in pids {
-        assert!(stops(pid).await, "{pid} outlived SIGTERM (was it sent?)");
+        assert!(stops(pid).await, "{pid} outlived SIGTERM (was it sent after the grace?)");
+    }
+}
+
+/// A stand-in for a conductor: it starts a component in a session (so a process group) of its
+/// own, which no signal to its own group reaches, and ends it when its stdin closes, as the
+/// official conductor does. A `SIGTERM` before the end of input ends the shell and leaves the
+/// component running. The component prints its pid once it is in its session (`setsid` execs
+/// `sh`, which execs `sleep`: one pid, `$!`).
+const CONDUCTOR: &str = "setsid sh -c 'echo $$; exec sleep 600' & echo $$; read line; kill $!; wait";
+
+/// Kills what a failed test left behind (the component is in no group we signal).
+struct Reap(Vec<u32>);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        for &pid in &self.0 {
+            if running(pid) {
+                if let Ok(pid) = libc::pid_t::try_from(pid) {
+                    // SAFETY: `kill` takes two integers and touches no memory of this process.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                }
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn dropping_lets_a_conductor_end_its_own_groups_on_end_of_input() {
+    let (process, _stdin, pids) = start(CONDUCTOR, 2, &SpawnOptions::new().grace(LIMIT)).await;
+    let _reap = Reap(pids.clone());
+    assert!(pids.iter().all(|&pid| running(pid)));
+    drop(process);
+    for pid in pids {
+        assert!(stops(pid).await, "{pid} left behind: was the conductor signalled before its stdin closed?");
+    }
+}
+
+#[tokio::test]
+async fn shutdown_lets_a_conductor_end_its_own_groups_on_end_of_input() {
+    let (process, _stdin, pids) = start(CONDUCTOR, 2, &SpawnOptions::new().grace(LIMIT)).await;
+    let _reap = Reap(pids.clone());
+    let status = tokio::time::timeout(LIMIT, process.shutdown()).await.expect("in time").expect("status");
+    assert!(status.success(), "ended by itself, not by a signal: {status:?}");
+    for pid in pids {
+        assert!(stops(pid).await, "{pid} left behind");
     }
 }
 
