@@ -554,7 +554,10 @@ with tarfile.open(sys.argv[1]) as archive:
 /// The built examples of the Rust SDK.
 #[derive(Debug, Clone)]
 struct RsPeer {
-    /// `.cache/interop/rust-sdk/target/debug/examples`.
+    /// `.cache/interop/rust-sdk/target`, where the examples are built (and the official conductor
+    /// of the chain scenarios, which shares most of their dependencies: see [`chains`]).
+    target: PathBuf,
+    /// `target/debug/examples`.
     examples: PathBuf,
 }
 
@@ -586,7 +589,7 @@ impl RsPeer {
 fn install_rs(root: &Path, cache: &Path) -> Result<RsPeer, String> {
     let dir = cache.join("rust-sdk");
     let target = dir.join("target");
-    let peer = RsPeer { examples: target.join("debug").join("examples") };
+    let peer = RsPeer { examples: target.join("debug").join("examples"), target: target.clone() };
     let marker = dir.join(".installed");
     let stamp = format!("{RS_SDK_CRATE}@{RS_SDK_VERSION} --features {RS_SDK_FEATURES} {}\n", RS_SDK_EXAMPLES.join(" "));
     if fs::read_to_string(&marker).ok().as_deref() == Some(stamp.as_str())
@@ -605,23 +608,7 @@ fn install_rs(root: &Path, cache: &Path) -> Result<RsPeer, String> {
         .arg(root.join("interop").join("rust").join("Cargo.toml"));
     let fetched = crate_dir(&process::capture(&mut metadata)?, RS_SDK_CRATE, RS_SDK_VERSION)?;
 
-    // A copy, so that the build writes nothing into cargo's registry; `[workspace]` keeps it out
-    // of this repository's workspace, which encloses `.cache/`.
-    let source = dir.join(format!("{RS_SDK_CRATE}-{RS_SDK_VERSION}"));
-    if source.exists() {
-        fs::remove_dir_all(&source).map_err(|e| format!("cannot remove {}: {e}", source.display()))?;
-    }
-    for file in files::files_under(&fetched)? {
-        let (from, to) = (fetched.join(&file), source.join(&file));
-        if let Some(parent) = to.parent() {
-            fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-        }
-        fs::copy(&from, &to).map_err(|e| format!("cannot copy {} to {}: {e}", from.display(), to.display()))?;
-    }
-    let manifest = source.join("Cargo.toml");
-    let text = fs::read_to_string(&manifest).map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
-    fs::write(&manifest, format!("{text}\n# Added by `cargo xtask interop`.\n[workspace]\n"))
-        .map_err(|e| format!("cannot write {}: {e}", manifest.display()))?;
+    let manifest = copy_crate(&fetched, &dir.join(format!("{RS_SDK_CRATE}-{RS_SDK_VERSION}")))?;
 
     // No debug info: with it, the build took 60 s and 1.4 GB here; without, 40 s and 0.6 GB.
     let mut build = process::cargo();
@@ -642,6 +629,28 @@ fn install_rs(root: &Path, cache: &Path) -> Result<RsPeer, String> {
         started.elapsed().as_secs_f64()
     );
     Ok(peer)
+}
+
+/// Copies a crate's source from cargo's registry (`fetched`) to `source` and returns the copy's
+/// manifest: a copy, so that a build writes nothing into cargo's registry; `[workspace]` is
+/// appended to the manifest to keep it out of this repository's workspace, which encloses
+/// `.cache/`.
+fn copy_crate(fetched: &Path, source: &Path) -> Result<PathBuf, String> {
+    if source.exists() {
+        fs::remove_dir_all(source).map_err(|e| format!("cannot remove {}: {e}", source.display()))?;
+    }
+    for file in files::files_under(fetched)? {
+        let (from, to) = (fetched.join(&file), source.join(&file));
+        if let Some(parent) = to.parent() {
+            fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        fs::copy(&from, &to).map_err(|e| format!("cannot copy {} to {}: {e}", from.display(), to.display()))?;
+    }
+    let manifest = source.join("Cargo.toml");
+    let text = fs::read_to_string(&manifest).map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
+    fs::write(&manifest, format!("{text}\n# Added by `cargo xtask interop`.\n[workspace]\n"))
+        .map_err(|e| format!("cannot write {}: {e}", manifest.display()))?;
+    Ok(manifest)
 }
 
 /// The source directory of package `name` at `version` in `cargo metadata` output.
@@ -683,7 +692,7 @@ fn list_dir(dir: &Path) -> String {
 /// The project's examples, built by `cargo build --examples`.
 #[derive(Debug, Clone)]
 enum Ours {
-    Built { echo_agent: Option<PathBuf>, client: Option<PathBuf> },
+    Built { echo_agent: Option<PathBuf>, client: Option<PathBuf>, proxy: Option<PathBuf> },
     BuildFailed(String),
 }
 
@@ -705,7 +714,7 @@ fn build_examples(root: &Path) -> Ours {
         let path = examples.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
         path.is_file().then_some(path)
     };
-    Ours::Built { echo_agent: find("echo_agent"), client: find("client") }
+    Ours::Built { echo_agent: find("echo_agent"), client: find("client"), proxy: find("proxy") }
 }
 
 /// `target/debug` (or `$CARGO_TARGET_DIR/debug`), where cargo leaves our builds.
