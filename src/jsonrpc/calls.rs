@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::connection::Connection;
 use super::raw::Raw;
+use super::relay::Held;
 use crate::error::{Error, Misuse};
 use crate::sync::lock;
 
@@ -32,15 +33,36 @@ impl Connection {
         params: Option<&RawValue>,
         cancel: Option<CancellationToken>,
     ) -> Result<Raw, Error> {
+        let (answer, mut guard) = self.call(method, params, false).await?;
+        let cancel = cancel.unwrap_or_default();
+        let result = tokio::select! {
+            answer = answer => answer.map_or(Err(Error::Closed), |a| a.result),
+            _ = cancel.cancelled() => {
+                guard.cancel().await;
+                Err(Error::Cancelled)
+            }
+        };
+        guard.live = false;
+        result
+    }
+
+    /// Sends a request; its answer comes on the receiver, and the guard tells the peer when the
+    /// call is abandoned. `ordered`: the answer holds the notifications read after it (`relay`).
+    pub(super) async fn call(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+        ordered: bool,
+    ) -> Result<(oneshot::Receiver<Answer>, CallGuard<'_>), Error> {
         if self.inner.peer_done.is_cancelled() {
             return Err(Error::Closed);
         }
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        lock(&self.inner.pending).insert(id, tx);
+        lock(&self.inner.pending).insert(id, Waiter { tx, ordered });
         // A reader paused for backpressure must read again: this call's answer is coming.
         self.inner.resume.notify_waiters();
-        let mut guard = CallGuard { conn: self, id, live: true };
+        let mut guard = CallGuard { conn: self, id, live: true, told: false };
         // The peer may have gone between the check above and the insert: nothing would fail it.
         if self.inner.peer_done.is_cancelled() {
             guard.forget();
@@ -52,16 +74,7 @@ impl Connection {
             None => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{method_json}}}"#),
         };
         self.send(message.into_bytes()).await?;
-        let cancel = cancel.unwrap_or_default();
-        let result = tokio::select! {
-            answer = rx => answer.unwrap_or(Err(Error::Closed)),
-            _ = cancel.cancelled() => {
-                guard.cancel().await;
-                Err(Error::Cancelled)
-            }
-        };
-        guard.live = false;
-        result
+        Ok((rx, guard))
     }
 
     /// Sends a notification.
@@ -120,8 +133,10 @@ impl Connection {
             .and_then(|id| serde_json::from_str::<i64>(id).ok())
             .and_then(|k| lock(&self.inner.pending).remove(&k));
         match waiter {
-            Some(tx) => {
-                let _ = tx.send(answer.map_err(Error::Peer));
+            Some(waiter) => {
+                // Placed in the notification queue now, while the reader is on this answer.
+                let hold = if waiter.ordered { self.hold_notifications() } else { None };
+                let _ = waiter.tx.send(Answer { result: answer.map_err(Error::Peer), hold });
             }
             None => {
                 tracing::warn!("acp: response to unknown request id {} dropped", id.as_deref().unwrap_or("(none)"))
@@ -133,8 +148,8 @@ impl Connection {
     pub(super) fn fail_call(&self, id: &str, why: String) -> bool {
         let waiter = serde_json::from_str::<i64>(id).ok().and_then(|k| lock(&self.inner.pending).remove(&k));
         match waiter {
-            Some(tx) => {
-                let _ = tx.send(Err(Error::Protocol(why)));
+            Some(waiter) => {
+                let _ = waiter.tx.send(Answer { result: Err(Error::Protocol(why)), hold: None });
                 true
             }
             None => false,
@@ -143,17 +158,34 @@ impl Connection {
 
     /// Fails every pending call with [`Error::Closed`].
     pub(super) fn fail_pending(&self) {
-        for (_, tx) in lock(&self.inner.pending).drain() {
-            let _ = tx.send(Err(Error::Closed));
+        for (_, waiter) in lock(&self.inner.pending).drain() {
+            let _ = waiter.tx.send(Answer { result: Err(Error::Closed), hold: None });
         }
     }
 }
 
+/// One call of ours awaiting its answer.
+pub(super) struct Waiter {
+    tx: oneshot::Sender<Answer>,
+    /// A relayed call: its answer holds the notifications read after it (see `relay`).
+    ordered: bool,
+}
+
+/// The peer's answer to one of our calls (or why none came); for a relayed call, the hold on the
+/// notifications read after it.
+pub(super) struct Answer {
+    pub(super) result: Result<Raw, Error>,
+    pub(super) hold: Option<Held>,
+}
+
 /// Removes an abandoned call and tells the peer (on drop, or when cancelled explicitly).
-struct CallGuard<'a> {
+pub(super) struct CallGuard<'a> {
     conn: &'a Connection,
     id: i64,
-    live: bool,
+    /// Still awaiting the answer.
+    pub(super) live: bool,
+    /// `$/cancel_request` was sent already (a relayed call goes on waiting after it).
+    told: bool,
 }
 
 impl CallGuard<'_> {
@@ -167,7 +199,15 @@ impl CallGuard<'_> {
     }
 
     async fn cancel(&mut self) {
-        if self.forget() {
+        if self.forget() && !self.told {
+            let _ = self.conn.send(self.cancel_message()).await;
+        }
+    }
+
+    /// Sends `$/cancel_request` (once) and keeps the call, so that the peer's answer still comes.
+    pub(super) async fn tell_cancelled(&mut self) {
+        if !self.told {
+            self.told = true;
             let _ = self.conn.send(self.cancel_message()).await;
         }
     }
@@ -175,7 +215,7 @@ impl CallGuard<'_> {
 
 impl Drop for CallGuard<'_> {
     fn drop(&mut self) {
-        if self.live && self.forget() && !self.conn.is_closed() {
+        if self.live && self.forget() && !self.told && !self.conn.is_closed() {
             // Best effort: a full queue means the peer is not reading anyway.
             let _ = self.conn.inner.out.try_send(self.cancel_message());
         }

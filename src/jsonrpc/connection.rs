@@ -6,14 +6,13 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicUsize};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot, Notify};
+use tokio::sync::{mpsc, Notify};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::calls::Waiter;
 use super::config::Config;
 use super::note::Note;
-use super::raw::Raw;
-use crate::error::Error;
 
 /// A handle to a connection: cheap to clone, usable from any task.
 #[derive(Clone)]
@@ -23,7 +22,7 @@ pub struct Connection {
 
 pub(super) struct Inner {
     pub(super) out: mpsc::Sender<Vec<u8>>,
-    pub(super) pending: Mutex<HashMap<i64, oneshot::Sender<Result<Raw, Error>>>>,
+    pub(super) pending: Mutex<HashMap<i64, Waiter>>,
     pub(super) next_id: AtomicI64,
     /// The peer's requests being handled, by canonical id text.
     pub(super) running: Mutex<HashMap<String, CancellationToken>>,

@@ -12,7 +12,8 @@
 //! [`framing`] cuts the byte stream into lines (linear time, bounded size); `classify` judges a
 //! line alone (pure); `reader` reads the transport and routes each line; `handlers` runs the
 //! peer's requests; `notifications` queues the peer's notifications (each a `note`) and handles
-//! them in order; `calls` makes our calls and correlates the answers; `writer` owns the write
+//! them in order; `calls` makes our calls and correlates the answers; `relay` the calls made
+//! for a peer's peer (answers kept in order, cancellation passed on); `writer` owns the write
 //! queue; `driver` starts these tasks ([`Connection::new`], [`Connection::over`]) and closes them
 //! in order; `transport` is what the reader reads and the writer writes (a pipe, or message
 //! channels).
@@ -28,6 +29,7 @@ mod note;
 mod notifications;
 mod raw;
 mod reader;
+mod relay;
 mod service;
 mod transport;
 mod writer;
@@ -36,5 +38,6 @@ pub use classify::{classify, Incoming};
 pub use config::Config;
 pub use connection::Connection;
 pub use raw::Raw;
+pub use relay::NotificationHold;
 pub use service::{BoxFuture, RequestContext, Service};
 pub use transport::{ChannelSource, Channels, Pipe, PipeWriter, Sink, Source, Transport};

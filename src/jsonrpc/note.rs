@@ -10,4 +10,13 @@ pub(super) enum Note {
     Message(String, Option<Raw>, usize),
     /// Answered once everything queued before it was handled.
     Barrier(oneshot::Sender<()>),
+    /// An answer to a relayed call (see `relay`): `reached` is answered once everything queued
+    /// before it was handled, and what is queued after it waits until `release` resolves (sent
+    /// or dropped).
+    Hold {
+        /// Told that the notifications before the answer were handled.
+        reached: oneshot::Sender<()>,
+        /// Resolves when the caller is done with the answer.
+        release: oneshot::Receiver<()>,
+    },
 }

@@ -30,6 +30,13 @@ pub(super) async fn handle_in_order(
                 let _ = done.send(());
                 continue;
             }
+            Note::Hold { reached, release } => {
+                // Nothing after the answer is handled until its caller passed it on.
+                if reached.send(()).is_ok() {
+                    let _ = release.await;
+                }
+                continue;
+            }
         };
         // A panicking handler is contained: the next notification still runs.
         let run = AssertUnwindSafe(service.notification(method.clone(), params, conn.clone()));
