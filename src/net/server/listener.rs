@@ -40,13 +40,28 @@ impl Server {
     /// [`Limits`], no authentication and the default connection [`Config`].
     pub fn new<A: AgentHandler>(agent: Arc<A>, versions: &[Version]) -> Self {
         let versions = versions.to_vec();
+        Server::per_connection(move |channels, config| serve_over(agent.clone(), &versions, channels, config).1)
+    }
+
+    /// Serves, on each client connection, whatever `start` runs on the connection's
+    /// [`Channels`] (the client's messages in, ours out) with its [`Config`]: the generic entry
+    /// point under [`Server::new`], for what is not one [`AgentHandler`] (a raw
+    /// [`Service`](crate::jsonrpc::Service) through [`Connection::over`](crate::jsonrpc::Connection::over),
+    /// or a conductor's chain per client). The future `start` returns is awaited on the
+    /// server's tasks, so [`ServerHandle::shutdown`] waits for it (at most
+    /// [`Limits::shutdown_grace`]); it should end once the client's side of the channels closes.
+    pub fn per_connection<F, Fut>(start: F) -> Self
+    where
+        F: Fn(Channels, Config) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = std::io::Result<()>> + Send + 'static,
+    {
         let tasks = TaskTracker::new();
         let agent_tasks = tasks.clone();
         let spawn = move |channels: Channels, config: Config| {
-            let (_, driver) = serve_over(agent.clone(), &versions, channels, config);
+            let serving = start(channels, config);
             agent_tasks.spawn(async move {
-                if let Err(e) = driver.await {
-                    tracing::debug!("acp server: agent connection ended: {e}");
+                if let Err(e) = serving.await {
+                    tracing::debug!("acp server: connection ended: {e}");
                 }
             });
         };
