@@ -5,7 +5,12 @@
 //! A transcript has one JSON object per line: a bare JSON-RPC message, or a record
 //! `{"from": "client"|"agent", "message": {…}}` whose other keys (a timestamp, say) are ignored.
 //! `acp tap` also writes `{"from": …, "line": "…"}` for a line that was not JSON, so that the
-//! transcript keeps it and `check` reports it.
+//! transcript keeps it and `check` reports it. A record with a `link` belongs to one link of a
+//! chain (see [`Transcript`]).
+//!
+//! Composition: `proxy/initialize` opens a connection as `initialize` does, and the message a
+//! `proxy/successor` envelope wraps is checked as a message of its own conversation (see
+//! `envelope`), its findings given at their paths inside the envelope.
 
 use acp_types::support::lenient::{self, LenientEvent};
 pub use acp_types::support::rpc::Role;
@@ -18,9 +23,14 @@ use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::marker::PhantomData;
 
+mod chain;
+#[cfg(feature = "unstable")]
+mod envelope;
 mod not_in_schema;
 mod rules;
 mod schema;
+
+pub use chain::Transcript;
 
 /// The wire names the checker and `acp conform` route on, from the generated method markers:
 /// plain consts, so that they can be match patterns.
@@ -53,6 +63,24 @@ pub(crate) mod wire {
         SESSION_CANCEL = SessionCancel;
         SESSION_UPDATE = SessionUpdate;
         SESSION_REQUEST_PERMISSION = SessionRequestPermission;
+        // Composition, unstable in both versions.
+        #[cfg(feature = "unstable")]
+        PROXY_INITIALIZE = ProxyInitialize;
+        #[cfg(feature = "unstable")]
+        PROXY_SUCCESSOR = ProxySuccessorRequest;
+        #[cfg(feature = "unstable")]
+        MCP_MESSAGE = McpMessageRequest;
+    }
+
+    /// Whether `method` opens a connection and negotiates its version: `initialize`, or
+    /// `proxy/initialize` ("The params and the response are the same as for `initialize`",
+    /// `InitializeProxyRequest`).
+    pub(crate) fn opens_connection(method: &str) -> bool {
+        #[cfg(feature = "unstable")]
+        if method == PROXY_INITIALIZE {
+            return true;
+        }
+        method == INITIALIZE
     }
 
     // Methods only v1 has: named by its markers.
@@ -233,6 +261,12 @@ pub struct Report {
     pub kind: Kind,
     /// The method (for responses: the method of the request answered).
     pub method: Option<String>,
+    /// For a `proxy/successor` envelope (or its response): the method of the message it wraps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wrapped: Option<String>,
+    /// In a chain transcript: the link the message was sent on (0: editor and conductor).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<u64>,
     /// The id, as JSON text.
     pub id: Option<String>,
     /// The verdict.
@@ -261,18 +295,24 @@ pub struct RuleViolation {
     pub line: usize,
     /// What happened.
     pub detail: String,
+    /// In a chain transcript: the link where it happened.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<u64>,
 }
 
 impl RuleViolation {
     /// A violation of the rule `rule` (an id of [`acp_rpc::rules::RULES`]; an unknown one counts as MUST).
     pub fn new(rule: &'static str, by: Role, line: usize, detail: String) -> Self {
         let tier = acp_rpc::rules::find(rule).map_or(Tier::Must, |r| r.tier);
-        RuleViolation { rule, tier, by, line, detail }
+        RuleViolation { rule, tier, by, line, detail, link: None }
     }
 }
 
 impl fmt::Display for RuleViolation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(link) = self.link {
+            write!(f, "link {link}: ")?;
+        }
         write!(f, "rule {} ({}, {}): {}", self.rule, self.tier, self.by, self.detail)
     }
 }
@@ -296,6 +336,8 @@ impl Report {
             from: None,
             kind: Kind::Invalid,
             method: None,
+            wrapped: None,
+            link: None,
             id: None,
             status: Status::Ok,
             problems: Vec::new(),
@@ -397,6 +439,18 @@ pub struct Checker {
     /// The request the message being checked answers (set by `check_response`).
     answered: Option<Pending>,
     judge: rules::Judge,
+    /// The conversation the `proxy/successor` envelopes of this connection carry, once one came.
+    #[cfg(feature = "unstable")]
+    successor: Option<Box<Checker>>,
+    /// This checker is a successor conversation's (envelopes in it are not unwrapped again).
+    #[cfg(feature = "unstable")]
+    nested: bool,
+    /// The method that opened the connection (`initialize` or `proxy/initialize`).
+    #[cfg(feature = "unstable")]
+    opened_by: Option<String>,
+    /// The `initialize` the proxy forwarded through `proxy/successor`, for `proxy/initialize`'s rules.
+    #[cfg(feature = "unstable")]
+    forwarded: envelope::Forwarded,
 }
 
 /// Unanswered requests remembered at most, by default: a live peer (`acp tap`) that never
@@ -417,13 +471,25 @@ impl Checker {
             max_pending: MAX_PENDING,
             answered: None,
             judge: rules::Judge::new(version.is_some()),
+            #[cfg(feature = "unstable")]
+            successor: None,
+            #[cfg(feature = "unstable")]
+            nested: false,
+            #[cfg(feature = "unstable")]
+            opened_by: None,
+            #[cfg(feature = "unstable")]
+            forwarded: envelope::Forwarded::default(),
         }
     }
 
     /// The end of the conversation: findings about what never happened (a turn that never
     /// ended, a user message never reported, a line never answered). Call once.
     pub fn finish(&mut self) -> Vec<RuleViolation> {
-        self.judge.finish()
+        #[allow(unused_mut)]
+        let mut found = self.judge.finish();
+        #[cfg(feature = "unstable")]
+        found.extend(self.finish_successor());
+        found
     }
 
     /// How every rule of [`acp_rpc::rules::RULES`] fared so far, both sides together.
@@ -471,21 +537,15 @@ impl Checker {
 
     /// Checks one line of a transcript (a bare message or a record; see the module docs).
     pub fn check_line(&mut self, line_no: usize, line: &[u8]) -> Report {
+        match parse_line(line_no, line) {
+            Ok(value) => self.check_record(line_no, value),
+            Err(report) => report,
+        }
+    }
+
+    /// Checks one parsed line of a transcript (a bare message or a record without `link`).
+    pub(crate) fn check_record(&mut self, line_no: usize, value: Value) -> Report {
         let mut report = Report::new(line_no);
-        let text = match std::str::from_utf8(line) {
-            Ok(text) => text.trim_end_matches('\r'),
-            Err(e) => {
-                report.error("", format!("not UTF-8: {e}"));
-                return report;
-            }
-        };
-        let value: Value = match serde_json::from_str(text) {
-            Ok(value) => value,
-            Err(e) => {
-                report.error("", format!("invalid JSON: {e}"));
-                return report;
-            }
-        };
         match value {
             Value::Object(mut record) if record.get("from").is_some_and(Value::is_string) => {
                 let from = record.get("from").and_then(|from| Role::deserialize(from).ok());
@@ -580,7 +640,13 @@ impl Checker {
             Some(Value::String(method)) => {
                 report.kind = if id.is_some() { Kind::Request } else { Kind::Notification };
                 let params = message.remove("params");
+                #[cfg(feature = "unstable")]
+                let envelope = (method == wire::PROXY_SUCCESSOR).then(|| (id.clone(), params.clone()));
                 self.check_call(report, method, id, params);
+                #[cfg(feature = "unstable")]
+                if let Some((id, params)) = envelope {
+                    self.envelope_call(report, id.as_ref(), params.as_ref());
+                }
             }
             Some(other) => {
                 report.error("method", format!("must be a string, found {other}"));
@@ -605,8 +671,10 @@ impl Checker {
         report.method = Some(method.clone());
         let extension = method.starts_with('_');
         // The version to decode with: the initialize request brings its own.
-        if method == wire::INITIALIZE && kind == MessageKind::Request {
+        if wire::opens_connection(&method) && kind == MessageKind::Request {
             self.initialize_seen = true;
+            #[cfg(feature = "unstable")]
+            self.opened_by.get_or_insert_with(|| method.clone());
             if self.forced.is_none() {
                 let requested = params.as_ref().and_then(|p| p.get("protocolVersion")).and_then(Value::as_u64);
                 self.version = nearest_version(requested.unwrap_or(1));
@@ -751,6 +819,12 @@ impl Checker {
         report.method = Some(pending.method.clone());
         let method = pending.method.clone();
         self.answered = Some(pending);
+        #[cfg(feature = "unstable")]
+        if method == wire::PROXY_SUCCESSOR {
+            self.envelope_response(report, &id, &payload);
+        } else if method == wire::PROXY_INITIALIZE {
+            self.proxy_initialize_answered(report, &payload);
+        }
         let Ok(result) = payload else {
             return;
         };
@@ -761,7 +835,7 @@ impl Checker {
             report.status = Status::Extension;
             return;
         }
-        if method == wire::INITIALIZE && self.forced.is_none() {
+        if wire::opens_connection(&method) && self.forced.is_none() {
             // The answer is in the version it names, which may be lower than the one asked: from
             // here on (this answer included) messages decode with it.
             let answered = result.get("protocolVersion").and_then(Value::as_u64);
@@ -804,6 +878,22 @@ impl Checker {
             }
         }
     }
+}
+
+/// One line of a transcript as JSON, or the report of why it is not.
+fn parse_line(line_no: usize, line: &[u8]) -> Result<Value, Report> {
+    let mut report = Report::new(line_no);
+    let text = match std::str::from_utf8(line) {
+        Ok(text) => text.trim_end_matches('\r'),
+        Err(e) => {
+            report.error("", format!("not UTF-8: {e}"));
+            return Err(report);
+        }
+    };
+    serde_json::from_str(text).map_err(|e| {
+        report.error("", format!("invalid JSON: {e}"));
+        report
+    })
 }
 
 /// The newest known version at or below `requested` (the oldest known one below that).
@@ -1154,9 +1244,16 @@ impl fmt::Display for Report {
             Some(from) => format!("{from} → {}", from.peer()),
             None => "? → ?".to_string(),
         };
-        write!(f, "{:>5}  {direction:<15} {}", self.line, self.kind)?;
+        write!(f, "{:>5}  ", self.line)?;
+        if let Some(link) = self.link {
+            write!(f, "link {link}  ")?;
+        }
+        write!(f, "{direction:<15} {}", self.kind)?;
         if let Some(method) = &self.method {
             write!(f, " {method}")?;
+        }
+        if let Some(wrapped) = &self.wrapped {
+            write!(f, " [{wrapped}]")?;
         }
         if let Some(id) = &self.id {
             write!(f, " (id {id})")?;

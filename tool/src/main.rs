@@ -1,7 +1,7 @@
 //! `acp`: check recorded ACP traffic, or watch it live, against the protocol's generated types.
 
 use acp_rpc::rules::Tier;
-use acp_tool::check::{Checker, Summary};
+use acp_tool::check::{Summary, Transcript};
 use acp_types::Version;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{Read, Write};
@@ -161,7 +161,8 @@ fn check(files: &[PathBuf], version: Option<Version>, format: Format) -> ExitCod
             eprintln!("acp check: cannot read {name}: {e}");
             return ExitCode::from(2);
         }
-        let mut checker = Checker::new(version);
+        // One conversation, or one per link of a chain transcript.
+        let mut checker = Transcript::new(version);
         let mut summary = Summary::default();
         if format == Format::Text {
             let _ = writeln!(out, "{name}");

@@ -10,6 +10,9 @@ use acp_types::{v1, v2, Version};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+#[cfg(feature = "unstable")]
+mod mcp;
+
 /// `session/update` kinds that belong to a v1 prompt turn (others, such as
 /// `available_commands_update`, may come at any time).
 const TURN_CONTENT: &[&str] =
@@ -117,6 +120,9 @@ pub(super) struct Judge {
     unknown: HashSet<String>,
     /// The checker forgot pending requests (beyond its bound).
     forgot: bool,
+    /// MCP over ACP: declared servers, `mcp/message` calls in flight.
+    #[cfg(feature = "unstable")]
+    mcp: mcp::Mcp,
 }
 
 impl Judge {
@@ -258,6 +264,8 @@ impl Judge {
                         self.update(report, &session, params.get("update").unwrap_or(&Value::Null));
                     }
                 }
+                #[cfg(feature = "unstable")]
+                (Role::Client, wire::MCP_MESSAGE) => self.mcp.notified(&mut self.tally, report, params, self.forced),
                 _ => {}
             }
             return;
@@ -266,14 +274,14 @@ impl Judge {
         if from == Role::Client && !self.forced {
             if self.client_requests == 0 {
                 self.tally.exercise(rules::INIT_FIRST, Role::Client);
-                if method != wire::INITIALIZE {
+                if !wire::opens_connection(&method) {
                     let detail = format!("the client's first request is `{method}`, not `initialize`");
                     self.tally.violate(report, rules::INIT_FIRST, Role::Client, detail);
                 }
             }
             self.client_requests += 1;
         }
-        if from == Role::Client && method == wire::INITIALIZE {
+        if from == Role::Client && wire::opens_connection(&method) {
             self.tally.exercise(rules::INIT_ONCE, Role::Client);
             match self.initialize_line {
                 Some(first) => {
@@ -285,6 +293,12 @@ impl Judge {
             self.client_init = Some(params.clone());
         }
         self.gated_call(report, from, &method);
+        #[cfg(feature = "unstable")]
+        if from == Role::Client {
+            if let Some(servers) = params.get("mcpServers") {
+                self.mcp.declare(&mut self.tally, report, servers);
+            }
+        }
         match (from, method.as_str()) {
             (Role::Client, wire::SESSION_PROMPT) => {
                 self.prompt_content(report, params);
@@ -298,6 +312,8 @@ impl Judge {
             (Role::Agent, wire::SESSION_REQUEST_PERMISSION) => {
                 self.permissions.insert(id, Permission { session, line, cancelled: None });
             }
+            #[cfg(feature = "unstable")]
+            (Role::Agent, wire::MCP_MESSAGE) => self.mcp.call(&mut self.tally, report, id, params, self.forced),
             (Role::Client, wire::SESSION_LOAD | wire::SESSION_RESUME) => {
                 if let Some(session) = session {
                     let state = self.sessions.entry(session).or_default();
@@ -516,7 +532,7 @@ impl Judge {
         let method = pending.method.as_str();
         if from == Role::Agent
             && !self.forced
-            && method != wire::INITIALIZE
+            && !wire::opens_connection(method)
             && !method.starts_with('_')
             && self.initialize_line.is_none_or(|first| pending.line < first)
         {
@@ -541,7 +557,7 @@ impl Judge {
         }
         let result = result.unwrap_or(&Value::Null);
         match (from, method) {
-            (Role::Agent, wire::INITIALIZE) if ok => {
+            (Role::Agent, m) if ok && wire::opens_connection(m) => {
                 self.agent_init = Some(result.clone());
                 self.tally.exercise(rules::INIT_VERSION, Role::Agent);
                 let answered = result.get("protocolVersion").and_then(Value::as_u64);
@@ -585,6 +601,10 @@ impl Judge {
                         }
                     }
                 }
+            }
+            #[cfg(feature = "unstable")]
+            (Role::Client, wire::MCP_MESSAGE) => {
+                self.mcp.answered(&mut self.tally, report, &id.to_string(), message.get("result"))
             }
             (Role::Client, wire::SESSION_REQUEST_PERMISSION) => {
                 if let Some(permission) = self.permissions.remove(&id.to_string()) {

@@ -1,0 +1,215 @@
+//! A proxy's connection carries two conversations: the plain messages between the proxy and its
+//! predecessor, and, wrapped in `proxy/successor` envelopes, those between the proxy and its
+//! successor, with their own `initialize`, ids and sessions. This module unwraps each envelope
+//! and checks the wrapped message with a [`Checker`] of its own for the successor conversation,
+//! in the direction the envelope goes: one the proxy (this connection's agent) sends carries a
+//! message from the proxy, as the successor's client; one the conductor (this connection's
+//! client) sends carries a message from the successor, as the proxy's agent (`ProxySuccessorRequest`:
+//! "A proxy sends it to forward a message to its successor, and the conductor sends it to
+//! deliver a message from the successor to the proxy"). A response to an envelope request is
+//! the wrapped request's result or error, "returned unchanged", and is checked as that. What
+//! the successor checker finds is reported on the envelope, at paths inside it
+//! (`params.params.prompt[0]`), naming the wrapped method.
+//!
+//! It also judges `proxy/initialize`'s answer against the forwarded `initialize`
+//! (`proxy.forward-initialize`, `proxy.same-version`).
+
+use super::{wire, Checker, Kind, Problem, Report, RuleViolation, Warning};
+use acp_rpc::rules;
+use acp_types::support::rpc::Role;
+use serde_json::{Map, Value};
+
+/// The `initialize` the proxy forwarded to its successor, and the successor's answer.
+#[derive(Debug, Default)]
+pub(super) struct Forwarded {
+    /// Line of the first `initialize` the proxy sent through `proxy/successor`.
+    line: Option<usize>,
+    /// The id (JSON text) of its envelope.
+    id: Option<String>,
+    /// The `protocolVersion` the successor answered it with, and the line of the answer.
+    answered: Option<(u64, usize)>,
+}
+
+/// Where a wrapped message's field is in its envelope.
+#[derive(Debug, Clone, Copy)]
+enum Carried {
+    /// A request or notification: its `method` and `params` are the envelope's
+    /// `params.method` and `params.params`.
+    Call,
+    /// A response: the envelope's result or error is the wrapped one, unchanged.
+    Response,
+}
+
+impl Carried {
+    fn path(self, inner: &str) -> String {
+        match self {
+            Carried::Response => inner.to_string(),
+            Carried::Call => match inner {
+                "" => "params".to_string(),
+                "id" => "id".to_string(),
+                p => format!("params.{p}"),
+            },
+        }
+    }
+}
+
+impl Checker {
+    /// The successor conversation's checker, made at the first envelope: it negotiates on its own,
+    /// unless the version is forced.
+    fn successor(&mut self) -> &mut Checker {
+        let (forced, max) = (self.forced, self.max_pending);
+        self.successor.get_or_insert_with(|| {
+            let mut checker = Checker::new(forced).with_max_pending(max);
+            checker.nested = true;
+            Box::new(checker)
+        })
+    }
+
+    /// A `proxy/successor` request or notification, already checked as an envelope: its wrapped
+    /// message checked in the successor conversation.
+    pub(super) fn envelope_call(&mut self, report: &mut Report, id: Option<&Value>, params: Option<&Value>) {
+        // Without the sender, nothing tells which way the wrapped message goes.
+        let Some(from) = report.from else { return };
+        let Some(Value::Object(envelope)) = params else { return };
+        let Some(Value::String(method)) = envelope.get("method") else { return };
+        report.wrapped = Some(method.clone());
+        if self.nested {
+            report.warnings.push(Warning {
+                path: Some("params.method".into()),
+                reason: "a `proxy/successor` inside a `proxy/successor`: a conductor delivers no such message \
+                         (the official one answers -32600)"
+                    .into(),
+            });
+            return;
+        }
+        if self.opened_by.as_deref().is_some_and(|m| m != wire::PROXY_INITIALIZE) {
+            report.warnings.push(Warning {
+                path: None,
+                reason: "`proxy/successor` on a connection opened with `initialize`, not `proxy/initialize`: this \
+                         component has no successor (the official conductor answers -32600)"
+                    .into(),
+            });
+        }
+        let inner_params = envelope.get("params");
+        self.judge.exercise(rules::PROXY_SUCCESSOR_PARAMS, from);
+        if let Some(other) = inner_params.filter(|p| !(p.is_null() || p.is_object() || p.is_array())) {
+            let detail = format!("the wrapped `{method}` has params {other}, neither an object nor an array");
+            self.judge.violation(report, rules::PROXY_SUCCESSOR_PARAMS, from, detail);
+        }
+        let mut message = Map::new();
+        message.insert("jsonrpc".into(), "2.0".into());
+        if let Some(id) = id {
+            message.insert("id".into(), id.clone());
+        }
+        message.insert("method".into(), Value::String(method.clone()));
+        // The envelope's `_meta` is hop-local: it is no part of the wrapped message.
+        if let Some(params) = inner_params {
+            message.insert("params".into(), params.clone());
+        }
+        // The proxy (this connection's agent) is its successor's client, and the reverse.
+        let inner_from = from.peer();
+        if from == Role::Agent && method == wire::INITIALIZE && id.is_some() && self.forwarded.line.is_none() {
+            self.forwarded.line = Some(report.line);
+            self.forwarded.id = id.map(Value::to_string);
+        }
+        let inner = self.successor().check_value(report.line, Some(inner_from), Value::Object(message));
+        merge(report, inner, Carried::Call);
+    }
+
+    /// The response to a `proxy/successor` request (`id`): the wrapped request's answer, checked
+    /// in the successor conversation.
+    pub(super) fn envelope_response(&mut self, report: &mut Report, id: &Value, payload: &Result<Value, Value>) {
+        let Some(from) = report.from else { return };
+        if self.nested || self.successor.is_none() {
+            return;
+        }
+        if from == Role::Client && self.forwarded.id.as_deref() == Some(id.to_string().as_str()) {
+            if let Some(version) = payload.as_ref().ok().and_then(|r| r.get("protocolVersion")).and_then(Value::as_u64) {
+                self.forwarded.answered = Some((version, report.line));
+            }
+        }
+        let mut message = Map::new();
+        message.insert("jsonrpc".into(), "2.0".into());
+        message.insert("id".into(), id.clone());
+        match payload {
+            Ok(result) => message.insert("result".into(), result.clone()),
+            Err(error) => message.insert("error".into(), error.clone()),
+        };
+        let inner = self.successor().check_value(report.line, Some(from.peer()), Value::Object(message));
+        merge(report, inner, Carried::Response);
+    }
+
+    /// The proxy's answer to `proxy/initialize`: it forwarded an `initialize` first, and kept the
+    /// version its successor answered.
+    pub(super) fn proxy_initialize_answered(&mut self, report: &mut Report, payload: &Result<Value, Value>) {
+        let (Some(Role::Agent), Ok(result)) = (report.from, payload) else { return };
+        if self.forced.is_some() {
+            return;
+        }
+        let asked = self.answered.as_ref().map_or(0, |p| p.line);
+        self.judge.exercise(rules::PROXY_FORWARD_INITIALIZE, Role::Agent);
+        if self.forwarded.line.is_none() {
+            let detail = format!(
+                "`proxy/initialize` (line {asked}) answered with a result, but no `initialize` was forwarded \
+                 through `proxy/successor` before"
+            );
+            self.judge.violation(report, rules::PROXY_FORWARD_INITIALIZE, Role::Agent, detail);
+        }
+        let answered = result.get("protocolVersion").and_then(Value::as_u64);
+        if let (Some((successor, line)), Some(answered)) = (self.forwarded.answered, answered) {
+            self.judge.exercise(rules::PROXY_SAME_VERSION, Role::Agent);
+            if successor != answered {
+                let detail = format!(
+                    "`proxy/initialize` answered with protocolVersion {answered}, but the successor answered the \
+                     forwarded `initialize` with {successor} (line {line})"
+                );
+                self.judge.violation(report, rules::PROXY_SAME_VERSION, Role::Agent, detail);
+            }
+        }
+    }
+
+    /// The successor conversation's end-of-conversation findings, as this connection's.
+    pub(super) fn finish_successor(&mut self) -> Vec<RuleViolation> {
+        let Some(successor) = self.successor.as_mut() else { return Vec::new() };
+        successor.finish().into_iter().map(outer_violation).collect()
+    }
+}
+
+/// A finding of the successor conversation, as one on this connection: the side that sent it
+/// here (the proxy is the successor's client and this connection's agent).
+fn outer_violation(mut violation: RuleViolation) -> RuleViolation {
+    let inner = violation.by;
+    violation.by = inner.peer();
+    violation.detail = format!("in the successor conversation (the {inner} there): {}", violation.detail);
+    violation
+}
+
+/// What the successor checker found on the wrapped message, added to the envelope's report.
+fn merge(report: &mut Report, inner: Report, carried: Carried) {
+    if report.wrapped.is_none() {
+        report.wrapped = inner.method.clone();
+    }
+    if inner.kind == Kind::Invalid && inner.problems.is_empty() {
+        return;
+    }
+    for problem in inner.problems {
+        let path = carried.path(&problem.path);
+        // A response's error object is checked on both levels: report it once.
+        if !report.problems.iter().any(|p| p.path == path && p.reason == problem.reason) {
+            report.problems.push(Problem { path, reason: problem.reason });
+        }
+    }
+    for mut difference in inner.differences {
+        difference.path = carried.path(&difference.path);
+        report.differences.push(difference);
+    }
+    for mut warning in inner.warnings {
+        warning.path = warning.path.map(|p| carried.path(&p));
+        if !report.warnings.contains(&warning) {
+            report.warnings.push(warning);
+        }
+    }
+    report.violations.extend(inner.violations.into_iter().map(outer_violation));
+    // The worse verdict: an error in the wrapped message is the envelope's.
+    report.status = report.status.max(inner.status);
+}

@@ -1,0 +1,126 @@
+//! MCP over ACP on one conversation: the ACP-transport MCP servers the client side declared
+//! (`mcpServers` entries `{"type": "acp", "name", "serverId"}` in its session requests), the
+//! `mcp/message` requests the agent side has in flight, and the rules about them
+//! (`mcp.distinct-server-ids`, `mcp.declared-server`, `mcp.active-request`, `mcp.one-outcome`).
+//! The inner MCP payload is opaque: only the carrier is judged.
+
+use super::{Report, Tally};
+use acp_rpc::rules;
+use acp_types::support::rpc::Role;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// The `type` of an `McpServer` entry whose transport is the ACP connection (`McpServerAcp`).
+const ACP_TRANSPORT: &str = "acp";
+
+/// An `mcp/message` request awaiting its response.
+#[derive(Debug)]
+struct Call {
+    server: String,
+    /// The inner MCP request id, as JSON text.
+    request: String,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct Mcp {
+    /// Declared servers: `serverId` → (name, line of the first declaration).
+    declared: HashMap<String, (String, usize)>,
+    /// `mcp/message` requests in flight, by the ACP request's id (JSON text).
+    calls: HashMap<String, Call>,
+}
+
+impl Mcp {
+    /// The client side's session request with `mcpServers`: the ACP-transport servers it declares.
+    pub(super) fn declare(&mut self, tally: &mut Tally, report: &mut Report, servers: &Value) {
+        let Some(servers) = servers.as_array() else { return };
+        let mut here: HashMap<&str, usize> = HashMap::new();
+        for (i, server) in servers.iter().enumerate() {
+            if server.get("type").and_then(Value::as_str) != Some(ACP_TRANSPORT) {
+                continue;
+            }
+            let (Some(id), Some(name)) =
+                (server.get("serverId").and_then(Value::as_str), server.get("name").and_then(Value::as_str))
+            else {
+                continue;
+            };
+            tally.exercise(rules::MCP_DISTINCT_SERVER_IDS, Role::Client);
+            if let Some(first) = here.insert(id, i) {
+                let detail =
+                    format!("params.mcpServers[{i}] reuses serverId {id:?} of params.mcpServers[{first}] in the same request");
+                tally.violate(report, rules::MCP_DISTINCT_SERVER_IDS, Role::Client, detail);
+                continue;
+            }
+            match self.declared.get(id) {
+                // The same server offered again (to another session): one server, one id.
+                Some((known, _)) if known == name => {}
+                Some((known, line)) => {
+                    let detail = format!(
+                        "params.mcpServers[{i}] declares server {name:?} with serverId {id:?}, which server {known:?} \
+                         (line {line}) already has on this connection"
+                    );
+                    tally.violate(report, rules::MCP_DISTINCT_SERVER_IDS, Role::Client, detail);
+                }
+                None => {
+                    self.declared.insert(id.to_string(), (name.to_string(), report.line));
+                }
+            }
+        }
+    }
+
+    /// An `mcp/message` request (`id`: the ACP request's id as JSON text) from the agent side.
+    pub(super) fn call(&mut self, tally: &mut Tally, report: &mut Report, id: String, params: &Value, forced: bool) {
+        let Some(server) = params.get("serverId").and_then(Value::as_str) else { return };
+        let request = params.get("requestId").map(Value::to_string).unwrap_or_default();
+        // A transcript that starts after the session was made may lack the declaration.
+        if !forced {
+            tally.exercise(rules::MCP_DECLARED_SERVER, Role::Agent);
+            if !self.declared.contains_key(server) {
+                let detail = format!("`mcp/message` to serverId {server:?}, which no `mcpServers` entry of type \"acp\" on this connection declared");
+                tally.violate(report, rules::MCP_DECLARED_SERVER, Role::Agent, detail);
+            }
+        }
+        self.calls.insert(id, Call { server: server.to_string(), request });
+    }
+
+    /// An `mcp/message` notification from the client side (the provider).
+    pub(super) fn notified(&mut self, tally: &mut Tally, report: &mut Report, params: &Value, forced: bool) {
+        let Some(server) = params.get("serverId").and_then(Value::as_str) else { return };
+        let request = params.get("requestId").map(Value::to_string).unwrap_or_default();
+        if forced {
+            return;
+        }
+        tally.exercise(rules::MCP_ACTIVE_REQUEST, Role::Client);
+        let active = self.calls.values().any(|c| c.server == server && c.request == request);
+        if !active {
+            let detail = format!(
+                "`mcp/message` notification for requestId {request} of serverId {server:?}, which is no active \
+                 `mcp/message` request"
+            );
+            tally.violate(report, rules::MCP_ACTIVE_REQUEST, Role::Client, detail);
+        }
+    }
+
+    /// The client side's response to the `mcp/message` request `id`: its result carries exactly
+    /// one outcome.
+    pub(super) fn answered(&mut self, tally: &mut Tally, report: &mut Report, id: &str, result: Option<&Value>) {
+        self.calls.remove(id);
+        // An ACP error ("reserved for binding and runtime failures") carries no MCP outcome.
+        let Some(result) = result else { return };
+        tally.exercise(rules::MCP_ONE_OUTCOME, Role::Client);
+        let Some(carrier) = result.as_object() else {
+            let detail = format!("the `mcp/message` result is {result}, not an object carrying `result` or `error`");
+            return tally.violate(report, rules::MCP_ONE_OUTCOME, Role::Client, detail);
+        };
+        let detail = match (carrier.get("result"), carrier.get("error")) {
+            (Some(_), Some(_)) => Some("the `mcp/message` result carries both `result` and `error`".to_string()),
+            (None, None) => Some("the `mcp/message` result carries neither `result` nor `error`".to_string()),
+            (None, Some(error)) if !error.is_object() => {
+                Some(format!("the `mcp/message` result's `error` is {error}, not a non-null object"))
+            }
+            _ => None,
+        };
+        if let Some(detail) = detail {
+            tally.violate(report, rules::MCP_ONE_OUTCOME, Role::Client, detail);
+        }
+    }
+}
