@@ -288,9 +288,9 @@ impl McpCaller {
 fn typed<T: serde::de::DeserializeOwned>(outcome: Outcome) -> Result<T, McpCallError> {
     match outcome {
         Outcome::Result(result) => serde_json::from_value(result).map_err(|e| McpCallError::Decode(e.to_string())),
-        Outcome::Error(error) => {
-            Err(serde_json::from_value(error).map(McpCallError::Mcp).unwrap_or_else(|e| McpCallError::Decode(e.to_string())))
-        }
+        Outcome::Error(error) => Err(serde_json::from_value(error)
+            .map(McpCallError::Mcp)
+            .unwrap_or_else(|e| McpCallError::Decode(e.to_string()))),
     }
 }
 

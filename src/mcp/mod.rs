@@ -57,7 +57,7 @@ pub use caller::{CallOptions, McpCallError, McpCaller, McpNotification, McpPeer}
 pub use provider::{McpProvider, DEFAULT_MAX_ACTIVE};
 pub use servers::{acp_servers, acp_servers_v1, acp_servers_v2, http_entry, rewrite_acp_servers, AcpServer};
 pub use wire::{
-    code, Outcome, METHOD, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, PROTOCOL_VERSION,
+    code, Outcome, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, METHOD, PROTOCOL_VERSION,
     UNSUPPORTED_PROTOCOL_VERSION,
 };
 

@@ -80,7 +80,8 @@ impl McpProvider {
     pub fn register<S: rmcp::Service<RoleServer>>(&self, name: impl Into<String>, server: S) -> AcpServer {
         let name = name.into();
         let server_id = format!("{name}:{}", uuid::Uuid::new_v4());
-        let entry = Entry { server: Shared(Arc::from(server.into_dyn())), active: Arc::default(), gone: Default::default() };
+        let entry =
+            Entry { server: Shared(Arc::from(server.into_dyn())), active: Arc::default(), gone: Default::default() };
         lock(&self.inner.servers).insert(server_id.clone(), entry);
         AcpServer { name, server_id }
     }

@@ -15,18 +15,36 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 /// A registered server: one rmcp service shared by every request to it.
 #[derive(Clone)]
 pub(crate) struct Shared(pub(crate) Arc<dyn DynService<RoleServer>>);
 
-impl Service<RoleServer> for Shared {
+/// One request's view of a server: what rmcp runs. rmcp runs handlers in tasks of its own that
+/// outlive its service loop, so each handler is raced against `stop` and tracked, and the
+/// request ends only once every handler it started is gone (dropped when cancelled).
+struct Operation {
+    app: Shared,
+    stop: CancellationToken,
+    handlers: TaskTracker,
+}
+
+impl Service<RoleServer> for Operation {
     fn handle_request(
         &self,
         request: <RoleServer as ServiceRole>::PeerReq,
         context: RequestContext<RoleServer>,
     ) -> impl std::future::Future<Output = Result<<RoleServer as ServiceRole>::Resp, rmcp::ErrorData>> + Send + '_ {
-        self.0.handle_request(request, context)
+        let running = self.handlers.token();
+        async move {
+            let _running = running;
+            tokio::select! {
+                biased;
+                _ = self.stop.cancelled() => Err(rmcp::ErrorData::internal_error("MCP request cancelled", None)),
+                result = self.app.0.handle_request(request, context) => result,
+            }
+        }
     }
 
     fn handle_notification(
@@ -34,15 +52,23 @@ impl Service<RoleServer> for Shared {
         notification: <RoleServer as ServiceRole>::PeerNot,
         context: NotificationContext<RoleServer>,
     ) -> impl std::future::Future<Output = Result<(), rmcp::ErrorData>> + Send + '_ {
-        self.0.handle_notification(notification, context)
+        let running = self.handlers.token();
+        async move {
+            let _running = running;
+            tokio::select! {
+                biased;
+                _ = self.stop.cancelled() => Ok(()),
+                result = self.app.0.handle_notification(notification, context) => result,
+            }
+        }
     }
 
     fn get_info(&self) -> <RoleServer as ServiceRole>::Info {
-        self.0.get_info()
+        self.app.0.get_info()
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [rmcp::model::ProtocolVersion]> {
-        self.0.supported_protocol_versions()
+        self.app.0.supported_protocol_versions()
     }
 }
 
@@ -82,7 +108,9 @@ pub(crate) async fn serve_one(
     };
     let (transport, mut output) = OneshotTransport::<RoleServer>::new(inbound);
     let stop = CancellationToken::new();
-    let mut running = serve_directly_with_ct(server, transport, None, stop.clone());
+    let handlers = TaskTracker::new();
+    let operation = Operation { app: server, stop: stop.clone(), handlers: handlers.clone() };
+    let mut running = serve_directly_with_ct(operation, transport, None, stop.clone());
     let work = async {
         while let Some(message) = output.recv().await {
             if let Some(outcome) = read_output(message, id, &notes)? {
@@ -98,6 +126,8 @@ pub(crate) async fn serve_one(
     };
     stop.cancel();
     let _ = running.close().await;
+    handlers.close();
+    handlers.wait().await;
     result
 }
 

@@ -1,0 +1,378 @@
+//! MCP over ACP, both ends our runtime in-process: a client offers an rmcp tool server over the
+//! ACP connection, an agent calls it (directly and through the HTTP bridge); the binding's errors,
+//! cancellation and notifications.
+#![cfg(feature = "mcp")]
+
+use acp_rpc::mcp::rmcp::handler::server::wrapper::Parameters;
+use acp_rpc::mcp::rmcp::model::{ProgressNotificationParam, ProgressToken};
+use acp_rpc::mcp::rmcp::service::RequestContext;
+use acp_rpc::mcp::rmcp::{schemars, tool, tool_router, RoleServer};
+use acp_rpc::mcp::{
+    acp_servers_v1, code, AcpServer, CallOptions, McpCaller, McpProvider, Outcome, META_CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION, METHOD,
+};
+use acp_rpc::types::support::rpc::RpcError;
+use acp_rpc::types::{v1, Version};
+use acp_rpc::{AgentContext, ClientContext, Connection};
+use serde_json::{json, Map, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct EchoArgs {
+    text: String,
+}
+
+/// The client's MCP server: `echo` returns its text; `wait` never returns (until cancelled,
+/// which drops it: `dropped` counts); `progress` reports progress, then returns.
+#[derive(Clone, Default)]
+struct Tools {
+    started: Arc<AtomicUsize>,
+    dropped: Arc<AtomicUsize>,
+}
+
+impl Tools {
+    /// Until `wait` has started `n` times.
+    async fn started(&self, n: usize) {
+        while self.started.load(Ordering::SeqCst) < n {
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+struct CountDrop(Arc<AtomicUsize>);
+
+impl Drop for CountDrop {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[tool_router(server_handler)]
+impl Tools {
+    #[tool(description = "Returns its text")]
+    fn echo(&self, Parameters(EchoArgs { text }): Parameters<EchoArgs>) -> String {
+        text
+    }
+
+    #[tool(description = "Waits until cancelled")]
+    async fn wait(&self) -> String {
+        let _count = CountDrop(self.dropped.clone());
+        self.started.fetch_add(1, Ordering::SeqCst);
+        std::future::pending::<()>().await;
+        String::new()
+    }
+
+    #[tool(description = "Reports progress, then returns done")]
+    async fn progress(&self, context: RequestContext<RoleServer>) -> String {
+        let token = ProgressToken(acp_rpc::mcp::rmcp::model::NumberOrString::String("p".into()));
+        let _ = context.peer.notify_progress(ProgressNotificationParam::new(token, 0.5)).await;
+        "done".into()
+    }
+}
+
+/// The client: answers `mcp/message` with its provider.
+struct Client {
+    provider: McpProvider,
+}
+
+impl v1::methods::client::Handler<ClientContext> for Client {
+    async fn mcp_message(
+        &self,
+        params: v1::MessageMcpRequest,
+        cx: ClientContext,
+    ) -> Result<v1::MessageMcpResponse, RpcError> {
+        self.provider.handle_v1(params, &cx).await
+    }
+}
+
+/// The agent: remembers the ACP servers of each session, and on a prompt calls the `echo` tool of
+/// the first with the prompt's text and says what it returned.
+#[derive(Clone, Default)]
+struct Agent {
+    caller: McpCaller,
+    servers: Arc<Mutex<Vec<AcpServer>>>,
+    /// The agent's connection, for the tests to send raw `mcp/message` requests on.
+    conn: Arc<Mutex<Option<Connection>>>,
+}
+
+impl v1::methods::agent::Handler<AgentContext> for Agent {
+    async fn initialize(&self, _: v1::InitializeRequest, cx: AgentContext) -> Result<v1::InitializeResponse, RpcError> {
+        *self.conn.lock().unwrap() = Some(cx.connection().clone());
+        let mut answer = v1::InitializeResponse::new(v1::ProtocolVersion(1));
+        answer.agent_capabilities.mcp_capabilities.acp = true.into();
+        Ok(answer)
+    }
+
+    async fn session_new(&self, p: v1::NewSessionRequest, _: AgentContext) -> Result<v1::NewSessionResponse, RpcError> {
+        *self.servers.lock().unwrap() = acp_servers_v1(&p.mcp_servers);
+        Ok(v1::NewSessionResponse::new(v1::SessionId("s".into())))
+    }
+
+    async fn session_prompt(&self, p: v1::PromptRequest, cx: AgentContext) -> Result<v1::PromptResponse, RpcError> {
+        let text = match p.prompt.first() {
+            Some(v1::ContentBlock::Text(t)) => t.text.clone(),
+            _ => String::new(),
+        };
+        let server = self.servers.lock().unwrap().first().cloned().ok_or_else(|| RpcError::internal("no server"))?;
+        let mut arguments = Map::new();
+        arguments.insert("text".into(), text.into());
+        let result = self
+            .caller
+            .call_tool(&cx, &server.server_id, "echo", Some(arguments))
+            .await
+            .map_err(|e| RpcError::internal(e.to_string()))?;
+        let said = result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.clone()).collect::<String>();
+        let chunk = v1::ContentChunk::new(v1::ContentBlock::from(v1::TextContent::new(said)));
+        cx.v1()?.update(&p.session_id, v1::SessionUpdate::AgentMessageChunk(Box::new(chunk))).await?;
+        Ok(v1::PromptResponse::new(v1::StopReason::EndTurn))
+    }
+
+    async fn mcp_message(&self, params: v1::MessageMcpNotification, _: AgentContext) {
+        self.caller.route_v1(&params);
+    }
+}
+
+struct Pair {
+    client: acp_rpc::client::ClientConnection,
+    agent: Agent,
+    provider: McpProvider,
+    declared: AcpServer,
+    tools: Tools,
+}
+
+/// Our client and our agent over an in-memory pipe, initialized (v1), the client's tool
+/// server registered and declared in a session.
+async fn pair() -> Pair {
+    let (client_io, agent_io) = tokio::io::duplex(1 << 16);
+    let agent = Agent::default();
+    let (agent_read, agent_write) = tokio::io::split(agent_io);
+    let (_, agent_driver) =
+        acp_rpc::agent::serve(acp_rpc::V1(agent.clone()), &[Version::V1], agent_read, agent_write, Default::default());
+    tokio::spawn(agent_driver);
+    let provider = McpProvider::new();
+    let tools = Tools::default();
+    let declared = provider.register("tools", tools.clone());
+    let (client_read, client_write) = tokio::io::split(client_io);
+    let (client, driver) = acp_rpc::client::connect(
+        acp_rpc::V1(Client { provider: provider.clone() }),
+        client_read,
+        client_write,
+        Default::default(),
+    );
+    tokio::spawn(driver);
+    client.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(1))).await.unwrap();
+    Pair { client, agent, provider, declared, tools }
+}
+
+impl Pair {
+    fn agent_conn(&self) -> Connection {
+        self.agent.conn.lock().unwrap().clone().expect("initialized")
+    }
+
+    /// A raw `mcp/message` from the agent's side.
+    async fn raw(&self, params: Value) -> Result<Value, acp_rpc::Error> {
+        let raw = serde_json::value::to_raw_value(&params).unwrap();
+        let answer = self.agent_conn().request_raw(METHOD, Some(&raw)).await?;
+        Ok(serde_json::from_str(answer.get()).unwrap())
+    }
+}
+
+fn meta() -> Value {
+    json!({ META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {} })
+}
+
+fn peer_code(e: acp_rpc::Error) -> i32 {
+    match e {
+        acp_rpc::Error::Peer(e) => e.code,
+        other => panic!("expected the peer's error, got {other}"),
+    }
+}
+
+#[tokio::test]
+async fn the_agent_calls_the_clients_tool() {
+    let pair = pair().await;
+    let mut session =
+        pair.client.new_session_v1(v1::NewSessionRequest::new("/w".into(), vec![pair.declared.v1()])).await.unwrap();
+    let mut turn = session.prompt(vec![v1::ContentBlock::from(v1::TextContent::new("hello mcp".into()))]).await;
+    let mut text = String::new();
+    while let Some(update) = turn.next().await {
+        if let v1::SessionUpdate::AgentMessageChunk(chunk) = update {
+            if let v1::ContentBlock::Text(t) = &chunk.content {
+                text.push_str(&t.text);
+            }
+        }
+    }
+    assert_eq!(turn.outcome().await.unwrap().stop_reason, v1::StopReason::EndTurn);
+    assert_eq!(text, "hello mcp");
+}
+
+#[tokio::test]
+async fn tools_are_listed_with_rmcp_types() {
+    let pair = pair().await;
+    let conn = pair.agent_conn();
+    let tools = McpCaller::new().list_tools(&conn, &pair.declared.server_id).await.unwrap();
+    let mut names: Vec<String> = tools.tools.iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    assert_eq!(names, ["echo", "progress", "wait"]);
+}
+
+#[tokio::test]
+async fn an_unknown_server_is_33001() {
+    let pair = pair().await;
+    let e = pair
+        .raw(json!({"serverId": "nobody", "requestId": "r", "method": "tools/list", "params": {"_meta": meta()}}))
+        .await;
+    assert_eq!(peer_code(e.unwrap_err()), code::UNKNOWN_SERVER);
+}
+
+#[tokio::test]
+async fn a_malformed_envelope_is_32602_and_the_connection_keeps_serving() {
+    let pair = pair().await;
+    let e = pair.raw(json!({"serverId": pair.declared.server_id, "requestId": 7, "method": "tools/list"})).await;
+    assert_eq!(peer_code(e.unwrap_err()), RpcError::INVALID_PARAMS);
+    let ok = pair
+        .raw(json!({"serverId": pair.declared.server_id, "requestId": "r", "method": "tools/list", "params": {"_meta": meta()}}))
+        .await
+        .unwrap();
+    assert!(ok["result"]["tools"].is_array(), "{ok}");
+}
+
+#[tokio::test]
+async fn missing_metadata_is_an_inner_32602_and_a_wrong_version_an_inner_32022() {
+    let pair = pair().await;
+    let id = &pair.declared.server_id;
+    let missing = pair.raw(json!({"serverId": id, "requestId": "a", "method": "tools/list"})).await.unwrap();
+    assert_eq!(Outcome::from_carrier(&missing).and_then(|o| o.error_code()), Some(-32602), "{missing}");
+    let no_caps = json!({"serverId": id, "requestId": "b", "method": "tools/list",
+        "params": {"_meta": {META_PROTOCOL_VERSION: "2026-07-28"}}});
+    let no_caps = pair.raw(no_caps).await.unwrap();
+    assert_eq!(Outcome::from_carrier(&no_caps).and_then(|o| o.error_code()), Some(-32602), "{no_caps}");
+    let old = json!({"serverId": id, "requestId": "c", "method": "tools/list",
+        "params": {"_meta": {META_PROTOCOL_VERSION: "2025-11-25", META_CLIENT_CAPABILITIES: {}}}});
+    let old = pair.raw(old).await.unwrap();
+    assert_eq!(Outcome::from_carrier(&old).and_then(|o| o.error_code()), Some(-32022), "{old}");
+    assert_eq!(old["error"]["data"]["supported"], json!(["2026-07-28"]));
+}
+
+#[tokio::test]
+async fn a_duplicate_active_request_is_32602_and_cancelling_frees_it() {
+    let pair = pair().await;
+    let conn = pair.agent_conn();
+    let caller = McpCaller::new();
+    let id = pair.declared.server_id.clone();
+    let cancel = CancellationToken::new();
+    let waiting = {
+        let (caller, conn, id, cancel) = (caller.clone(), conn.clone(), id.clone(), cancel.clone());
+        tokio::spawn(async move {
+            let params = json!({"name": "wait"}).as_object().cloned();
+            let options = CallOptions::new().cancel(cancel).request_id("dup");
+            caller.request_with(&conn, &id, "tools/call", params, options).await
+        })
+    };
+    // The first is active once its tool runs; the second with its id is refused meanwhile.
+    pair.tools.started(1).await;
+    let second = pair
+        .raw(json!({"serverId": id, "requestId": "dup", "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "x"}, "_meta": meta()}}))
+        .await;
+    assert_eq!(peer_code(second.unwrap_err()), code::INVALID_PARAMS);
+    cancel.cancel();
+    assert!(matches!(waiting.await.unwrap(), Err(acp_rpc::Error::Cancelled)));
+    // The provider ended the tool's work (its future was dropped) and freed the id.
+    let again = loop {
+        let answer = pair
+            .raw(json!({"serverId": id, "requestId": "dup", "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "again"}, "_meta": meta()}}))
+            .await;
+        match answer {
+            Ok(answer) => break answer,
+            Err(e) => assert_eq!(peer_code(e), code::INVALID_PARAMS),
+        }
+        tokio::task::yield_now().await;
+    };
+    assert_eq!(again["result"]["content"][0]["text"], "again");
+    assert_eq!(pair.tools.dropped.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn cancellation_is_32800() {
+    let pair = pair().await;
+    let params = json!({"serverId": pair.declared.server_id, "requestId": "c", "method": "tools/call",
+        "params": {"name": "wait", "_meta": meta()}});
+    let raw = serde_json::value::to_raw_value(&params).unwrap();
+    let cancel = CancellationToken::new();
+    let handling = {
+        let (provider, conn, cancel) = (pair.provider.clone(), pair.client.connection().clone(), cancel.clone());
+        tokio::spawn(async move { provider.handle(&conn, Some(&raw), &cancel).await })
+    };
+    pair.tools.started(1).await;
+    cancel.cancel();
+    assert_eq!(handling.await.unwrap().unwrap_err().code, code::CANCELLED);
+    assert_eq!(pair.tools.dropped.load(Ordering::SeqCst), 1, "the tool's work was dropped");
+}
+
+#[tokio::test]
+async fn a_limit_of_active_requests_is_33000() {
+    let pair = pair().await;
+    let provider = McpProvider::with_max_active(1);
+    let tools = Tools::default();
+    let declared = provider.register("one", tools.clone());
+    let conn = pair.client.connection().clone();
+    let cancel = CancellationToken::new();
+    let first = json!({"serverId": declared.server_id, "requestId": "1", "method": "tools/call",
+        "params": {"name": "wait", "_meta": meta()}});
+    let first = serde_json::value::to_raw_value(&first).unwrap();
+    let waiting = {
+        let (provider, conn, cancel) = (provider.clone(), conn.clone(), cancel.clone());
+        tokio::spawn(async move { provider.handle(&conn, Some(&first), &cancel).await })
+    };
+    let second = json!({"serverId": declared.server_id, "requestId": "2", "method": "tools/list",
+        "params": {"_meta": meta()}});
+    let second = serde_json::value::to_raw_value(&second).unwrap();
+    tools.started(1).await;
+    let refused = provider.handle(&conn, Some(&second), &CancellationToken::new()).await.unwrap_err();
+    assert_eq!(refused.code, code::LIMIT);
+    cancel.cancel();
+    assert_eq!(waiting.await.unwrap().unwrap_err().code, code::CANCELLED);
+    assert!(provider.unregister(&declared.server_id));
+    assert_eq!(
+        provider.handle(&conn, Some(&second), &CancellationToken::new()).await.unwrap_err().code,
+        code::UNKNOWN_SERVER
+    );
+}
+
+#[tokio::test]
+async fn notifications_reach_their_call_before_its_outcome() {
+    let pair = pair().await;
+    let (to, mut notes) = tokio::sync::mpsc::unbounded_channel();
+    let params = json!({"name": "progress", "_meta": {"progressToken": "p"}}).as_object().cloned();
+    let outcome = pair
+        .agent
+        .caller
+        .request_with(
+            &pair.agent_conn(),
+            &pair.declared.server_id,
+            "tools/call",
+            params,
+            CallOptions::new().notifications(to),
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome, Outcome::Result(outcome_result(&outcome)));
+    let note = notes.try_recv().expect("the progress notification was routed before the outcome");
+    assert_eq!(note.method, "notifications/progress");
+    assert_eq!(note.params.unwrap()["progress"], 0.5);
+    match outcome {
+        Outcome::Result(result) => assert_eq!(result["content"][0]["text"], "done"),
+        Outcome::Error(e) => panic!("inner error {e}"),
+    }
+}
+
+fn outcome_result(outcome: &Outcome) -> Value {
+    match outcome {
+        Outcome::Result(r) => r.clone(),
+        Outcome::Error(e) => panic!("inner error {e}"),
+    }
+}
