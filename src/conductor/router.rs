@@ -1,0 +1,297 @@
+//! Routing between the links of a chain: the [`Service`] of the editor's link and of each
+//! component's, over the state they share ([`Routes`]). Messages are forwarded as raw JSON; only
+//! the `proxy/successor` envelope is taken off or put on, and `initialize` renamed.
+//!
+//! - The editor's messages go to component 0 (`initialize` as `proxy/initialize` when component 0
+//!   is a proxy, its `protocolVersion` as `version` says).
+//! - A component's `proxy/successor` goes, unwrapped, to the next component (`initialize` renamed
+//!   `proxy/initialize` when that one has a successor too); a plain message from component i+1
+//!   goes to component i wrapped in `proxy/successor`, and from component 0 plain to the editor.
+//! - Answers go back unchanged, after the notifications their sender wrote before them (the
+//!   sender's link is synced before the answer is passed on).
+//! - Refused with -32600 (a notification dropped with a warning): `proxy/successor` from the
+//!   editor, from the agent, or wrapped in another one; `proxy/initialize` from anyone. A
+//!   malformed envelope is -32602. The official conductor 5.0.0 does the same
+//!   (`reject_misplaced_successor_message`, conductor.rs:1232-1255; `forward_message_from_client_to_proxy`,
+//!   conductor.rs:1155-1200).
+//! - Ids are per link (each link is its own connection, numbering its own requests), and
+//!   `$/cancel_request` is hop-local: it cancels the handler of the request it names on its link,
+//!   whose cancellation cancels the conductor's own request downstream with the conductor's own
+//!   `$/cancel_request` (the official conductor: conductor.rs:766-778 drops a forwarded
+//!   `$/cancel_request`, the SDK passes the cancellation on hop by hop, `forward_response_to` and
+//!   `forward_cancellation_from` at conductor.rs:1186).
+
+use acp_types::support::rpc::RpcError;
+use serde_json::value::RawValue;
+use std::sync::{Arc, Mutex, OnceLock};
+use tokio_util::sync::CancellationToken;
+
+use super::envelope::{self, INITIALIZE, PROXY_INITIALIZE, PROXY_SUCCESSOR};
+use super::version;
+use crate::error::Error;
+use crate::jsonrpc::{BoxFuture, Connection, Raw, RequestContext, Service};
+use crate::sync::lock;
+
+/// What the links of one chain share: the connections (set once, before any is read) and
+/// whether the chain has ended.
+pub(super) struct Routes {
+    editor: OnceLock<Connection>,
+    components: OnceLock<Vec<Connection>>,
+    /// The components' names, for errors and logs (`component 1 (proxy)`).
+    names: Vec<String>,
+    /// Fired when the chain ends (the editor left, a component ended, or the conductor was told
+    /// to stop): every forwarded request still waiting fails with [`Routes::ended_error`].
+    ended: CancellationToken,
+    why: Mutex<Option<String>>,
+}
+
+impl Routes {
+    pub(super) fn new(names: Vec<String>) -> Arc<Routes> {
+        Arc::new(Routes {
+            editor: OnceLock::new(),
+            components: OnceLock::new(),
+            names,
+            ended: CancellationToken::new(),
+            why: Mutex::new(None),
+        })
+    }
+
+    /// Sets the connections; called once, before any of them is driven.
+    pub(super) fn connect(&self, editor: Connection, components: Vec<Connection>) {
+        let _ = self.editor.set(editor);
+        let _ = self.components.set(components);
+    }
+
+    /// Ends the chain for `why` (the first reason given is kept); true for the first call.
+    pub(super) fn end(&self, why: impl Into<String>) -> bool {
+        let first = {
+            let mut slot = lock(&self.why);
+            let first = slot.is_none();
+            if first {
+                *slot = Some(why.into());
+            }
+            first
+        };
+        self.ended.cancel();
+        first
+    }
+
+    /// Why the chain ended, once it has.
+    pub(super) fn why(&self) -> Option<String> {
+        lock(&self.why).clone()
+    }
+
+    /// The component's name for messages: `component 1 (`proxy`)`.
+    pub(super) fn name(&self, index: usize) -> String {
+        match self.names.get(index) {
+            Some(name) => format!("component {index} (`{name}`)"),
+            None => format!("component {index}"),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    fn component(&self, index: usize) -> Result<&Connection, RpcError> {
+        self.components.get().and_then(|c| c.get(index)).ok_or_else(|| self.ended_error())
+    }
+
+    fn editor(&self) -> Result<&Connection, RpcError> {
+        self.editor.get().ok_or_else(|| self.ended_error())
+    }
+
+    /// The error of a request that cannot be forwarded because the chain has ended.
+    fn ended_error(&self) -> RpcError {
+        let why = self.why().unwrap_or_else(|| "the chain is not running".into());
+        RpcError::internal(format!("the conductor's chain has ended: {why}"))
+    }
+
+    /// Forwards a request on `to`, cancelled (with our own `$/cancel_request` there) when
+    /// `cancel` fires; passes the answer back after the notifications `to` sent before it.
+    async fn call(
+        &self,
+        to: &Connection,
+        to_name: impl FnOnce() -> String,
+        method: &str,
+        params: Option<&RawValue>,
+        cancel: &CancellationToken,
+    ) -> Result<Raw, RpcError> {
+        let answer = tokio::select! {
+            answer = to.request_raw_cancellable(method, params, Some(cancel.clone())) => answer,
+            _ = self.ended.cancelled() => return Err(self.ended_error()),
+        };
+        match answer {
+            Ok(result) => {
+                to.sync_notifications().await;
+                Ok(result)
+            }
+            Err(Error::Peer(error)) => {
+                to.sync_notifications().await;
+                Err(error)
+            }
+            Err(Error::Cancelled) => Err(RpcError::new(RpcError::REQUEST_CANCELLED, "request cancelled")),
+            Err(Error::Closed) => match self.why() {
+                Some(_) => Err(self.ended_error()),
+                None => {
+                    Err(RpcError::internal(format!("{} closed its connection before answering {method}", to_name())))
+                }
+            },
+            Err(other) => Err(RpcError::internal(format!("{} answered {method} wrongly: {other}", to_name()))),
+        }
+    }
+
+    /// A request from the editor: to component 0.
+    async fn from_editor(&self, method: String, params: Option<Raw>, cx: RequestContext) -> Result<Raw, RpcError> {
+        if method == PROXY_SUCCESSOR {
+            tracing::warn!("acp conductor: refused a `{PROXY_SUCCESSOR}` request from the editor");
+            return Err(envelope::misplaced());
+        }
+        if method == PROXY_INITIALIZE {
+            return Err(envelope::initialize_from_outside());
+        }
+        let first = self.component(0)?;
+        if method == INITIALIZE {
+            let lowered = version::forwarded(params.as_deref())?;
+            let params = lowered.as_deref().or(params.as_deref());
+            let method = if self.len() > 1 { PROXY_INITIALIZE } else { INITIALIZE };
+            return self.call(first, || self.name(0), method, params, cx.cancellation()).await;
+        }
+        self.call(first, || self.name(0), &method, params.as_deref(), cx.cancellation()).await
+    }
+
+    /// A notification from the editor: to component 0.
+    async fn note_from_editor(&self, method: String, params: Option<Raw>) {
+        if method == PROXY_SUCCESSOR {
+            tracing::warn!("acp conductor: dropped a `{PROXY_SUCCESSOR}` notification from the editor");
+            return;
+        }
+        if let Ok(first) = self.component(0) {
+            if let Err(e) = first.notify_raw(&method, params.as_deref()).await {
+                tracing::debug!("acp conductor: {method} not passed to {}: {e}", self.name(0));
+            }
+        }
+    }
+
+    /// A request from component `index`: unwrapped to its successor, or wrapped to its
+    /// predecessor (plain to the editor from component 0).
+    async fn from_component(
+        &self,
+        index: usize,
+        method: String,
+        params: Option<Raw>,
+        cx: RequestContext,
+    ) -> Result<Raw, RpcError> {
+        let cancel = cx.cancellation();
+        if method == PROXY_SUCCESSOR {
+            let next = index + 1;
+            if next == self.len() {
+                tracing::warn!(
+                    "acp conductor: refused a `{PROXY_SUCCESSOR}` request from the agent, {}",
+                    self.name(index)
+                );
+                return Err(envelope::misplaced());
+            }
+            let inner = envelope::open(params.as_deref())?;
+            if inner.method == PROXY_SUCCESSOR {
+                tracing::warn!("acp conductor: refused a nested `{PROXY_SUCCESSOR}` from {}", self.name(index));
+                return Err(envelope::misplaced());
+            }
+            if inner.method == PROXY_INITIALIZE {
+                return Err(envelope::initialize_from_outside());
+            }
+            let method = match inner.method.as_str() {
+                INITIALIZE if next + 1 < self.len() => PROXY_INITIALIZE,
+                other => other,
+            };
+            let to = self.component(next)?;
+            return self.call(to, || self.name(next), method, inner.params.as_deref(), cancel).await;
+        }
+        match index.checked_sub(1) {
+            None => self.call(self.editor()?, || "the editor".into(), &method, params.as_deref(), cancel).await,
+            Some(previous) => {
+                let wrapped = envelope::wrap(&method, params.as_deref());
+                let to = self.component(previous)?;
+                self.call(to, || self.name(previous), PROXY_SUCCESSOR, Some(&wrapped), cancel).await
+            }
+        }
+    }
+
+    /// A notification from component `index`: as [`Routes::from_component`], dropped (with a
+    /// warning) where a request would be refused.
+    async fn note_from_component(&self, index: usize, method: String, params: Option<Raw>) {
+        let sent = if method == PROXY_SUCCESSOR {
+            let next = index + 1;
+            if next == self.len() {
+                tracing::warn!("acp conductor: dropped a `{PROXY_SUCCESSOR}` notification from the agent");
+                return;
+            }
+            let inner = match envelope::open(params.as_deref()) {
+                Ok(inner) if inner.method != PROXY_SUCCESSOR => inner,
+                Ok(_) => {
+                    tracing::warn!("acp conductor: dropped a nested `{PROXY_SUCCESSOR}` from {}", self.name(index));
+                    return;
+                }
+                Err(e) => {
+                    tracing::warn!(
+                        "acp conductor: dropped a malformed envelope from {}: {}",
+                        self.name(index),
+                        e.message
+                    );
+                    return;
+                }
+            };
+            match self.component(next) {
+                Ok(to) => to.notify_raw(&inner.method, inner.params.as_deref()).await,
+                Err(_) => return,
+            }
+        } else {
+            match index.checked_sub(1) {
+                None => match self.editor() {
+                    Ok(editor) => editor.notify_raw(&method, params.as_deref()).await,
+                    Err(_) => return,
+                },
+                Some(previous) => match self.component(previous) {
+                    Ok(to) => to.notify_raw(PROXY_SUCCESSOR, Some(&envelope::wrap(&method, params.as_deref()))).await,
+                    Err(_) => return,
+                },
+            }
+        };
+        if let Err(e) = sent {
+            tracing::debug!("acp conductor: a notification from {} was not passed on: {e}", self.name(index));
+        }
+    }
+}
+
+/// The service of the editor's link.
+pub(super) struct EditorSide(pub(super) Arc<Routes>);
+
+impl Service for EditorSide {
+    fn request(&self, method: String, params: Option<Raw>, cx: RequestContext) -> BoxFuture<Result<Raw, RpcError>> {
+        let routes = self.0.clone();
+        Box::pin(async move { routes.from_editor(method, params, cx).await })
+    }
+
+    fn notification(&self, method: String, params: Option<Raw>, _: Connection) -> BoxFuture<()> {
+        let routes = self.0.clone();
+        Box::pin(async move { routes.note_from_editor(method, params).await })
+    }
+}
+
+/// The service of component `index`'s link.
+pub(super) struct ComponentSide {
+    pub(super) routes: Arc<Routes>,
+    pub(super) index: usize,
+}
+
+impl Service for ComponentSide {
+    fn request(&self, method: String, params: Option<Raw>, cx: RequestContext) -> BoxFuture<Result<Raw, RpcError>> {
+        let (routes, index) = (self.routes.clone(), self.index);
+        Box::pin(async move { routes.from_component(index, method, params, cx).await })
+    }
+
+    fn notification(&self, method: String, params: Option<Raw>, _: Connection) -> BoxFuture<()> {
+        let (routes, index) = (self.routes.clone(), self.index);
+        Box::pin(async move { routes.note_from_component(index, method, params).await })
+    }
+}

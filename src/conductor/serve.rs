@@ -1,0 +1,208 @@
+//! [`Conductor`]: a chain of components presented as one agent, on stdio, over any transport, or
+//! per client connection of the network server; and the life of one chain: started when its
+//! editor connects, routed by `router`, recorded by `trace`, ended as one unit by `chain`.
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+use super::chain::{self, Component, Started};
+use super::router::{ComponentSide, EditorSide, Routes};
+use super::trace::{Link, Trace};
+use crate::jsonrpc::{Config, Connection, Pipe, Transport};
+use crate::spawn::SpawnOptions;
+
+/// A chain of components (zero or more proxies, then the agent) presented as one agent. Each
+/// editor connection gets a chain of its own, started when it connects and ended when it leaves.
+///
+/// ```no_run
+/// use acp_rpc::conductor::{Component, Conductor};
+/// # async fn run() -> std::io::Result<()> {
+/// let conductor = Conductor::new([
+///     Component::new("my-proxy", ["--prefix", "> "]),
+///     Component::new("my-agent", Vec::<String>::new()),
+/// ])
+/// .trace("chain.jsonl");
+/// conductor.serve_stdio().await
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Conductor {
+    components: Vec<Component>,
+    options: SpawnOptions,
+    config: Config,
+    trace: Option<PathBuf>,
+}
+
+impl Conductor {
+    /// A conductor of `components`, first to last (the last is the agent). The default
+    /// [`SpawnOptions`] (components' stderr passed through; 2 s of grace, then `SIGTERM`, then
+    /// `SIGKILL` after 500 ms) and the default [`Config`] for every link.
+    pub fn new(components: impl IntoIterator<Item = Component>) -> Conductor {
+        Conductor {
+            components: components.into_iter().collect(),
+            options: SpawnOptions::default(),
+            config: Config::default(),
+            trace: None,
+        }
+    }
+
+    /// How the components are started and ended ([`SpawnOptions::grace`] is the time each is
+    /// given to exit after its stdin closed).
+    pub fn spawn_options(mut self, options: SpawnOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The configuration of every link (the editor's, on the network server, is the server's).
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Records every message of every link to `path` (created or truncated when the chain
+    /// starts), in the chain transcript format that `acp check` reads (see the module's
+    /// documentation). On the network server, each client connection's chain writes
+    /// `path.N`, N counting connections from 1.
+    pub fn trace(mut self, path: impl Into<PathBuf>) -> Self {
+        self.trace = Some(path.into());
+        self
+    }
+
+    /// The components, first to last.
+    pub fn components(&self) -> &[Component] {
+        &self.components
+    }
+
+    /// Serves the editor on stdin/stdout until it closes its side (or a component ends), then
+    /// ends the chain.
+    pub async fn serve_stdio(&self) -> io::Result<()> {
+        self.serve_stdio_until(CancellationToken::new()).await
+    }
+
+    /// [`Conductor::serve_stdio`], also ended (as if the editor had closed its side) when `stop`
+    /// fires: for a program that ends the chain on a signal.
+    pub async fn serve_stdio_until(&self, stop: CancellationToken) -> io::Result<()> {
+        self.serve_over_until(Pipe { reader: tokio::io::stdin(), writer: tokio::io::stdout() }, stop).await
+    }
+
+    /// Serves the editor on `transport` (a [`Pipe`], or the [`Channels`](crate::jsonrpc::Channels)
+    /// of a network transport) until it closes its side, then ends the chain.
+    ///
+    /// Resolves once every component is gone. An error: a component could not be started, the
+    /// trace file could not be created, reading the editor failed, or a component ended before
+    /// the editor left (its pending requests were answered with an error naming it, and the
+    /// rest of the chain was ended).
+    pub async fn serve_over<T: Transport>(&self, transport: T) -> io::Result<()> {
+        self.serve_over_until(transport, CancellationToken::new()).await
+    }
+
+    /// [`Conductor::serve_over`], also ended when `stop` fires.
+    pub async fn serve_over_until<T: Transport>(&self, transport: T, stop: CancellationToken) -> io::Result<()> {
+        self.run(transport, self.config.clone(), self.trace.clone(), stop).await
+    }
+
+    /// The network server (Streamable HTTP, and WebSocket with feature `ws`), each client
+    /// connection served by a chain of its own.
+    #[cfg(feature = "http")]
+    pub fn server(self) -> crate::net::server::Server {
+        let conductor = Arc::new(self);
+        let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        crate::net::server::Server::per_connection(move |channels, config| {
+            let conductor = conductor.clone();
+            let n = connections.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            let trace = conductor.trace.as_ref().map(|path| {
+                let mut numbered = path.clone().into_os_string();
+                numbered.push(format!(".{n}"));
+                PathBuf::from(numbered)
+            });
+            async move { conductor.run(channels, config, trace, CancellationToken::new()).await }
+        })
+    }
+
+    /// One chain, for one editor connection.
+    async fn run<T: Transport>(
+        &self,
+        transport: T,
+        config: Config,
+        trace: Option<PathBuf>,
+        stop: CancellationToken,
+    ) -> io::Result<()> {
+        let trace =
+            match trace {
+                Some(path) => Some(Trace::create(&path).map_err(|e| {
+                    io::Error::new(e.kind(), format!("cannot create the trace {}: {e}", path.display()))
+                })?),
+                None => None,
+            };
+        let (spawned, started) = chain::start(&self.components, &self.options).await?;
+        let routes = Routes::new(self.components.iter().map(Component::name).collect());
+        let mut links = Vec::with_capacity(started.len());
+        let mut drivers = Vec::with_capacity(started.len());
+        for (index, Started { stdin, stdout }) in started.into_iter().enumerate() {
+            let link = Link {
+                transport: Pipe { reader: stdout, writer: stdin },
+                link: index + 1,
+                trace: trace.clone(),
+                stop: CancellationToken::new(),
+            };
+            let routes = routes.clone();
+            let (conn, driver) = Connection::over(link, self.config.clone(), move |_| ComponentSide { routes, index });
+            links.push(conn);
+            drivers.push(driver);
+        }
+        // Cut when told to stop or when a component ends early: the editor's connection then
+        // closes as if the editor had left, writing the answers it still has.
+        let editor_stop = stop.child_token();
+        let link = Link { transport, link: 0, trace, stop: editor_stop.clone() };
+        let (editor, editor_driver) = Connection::over(link, config, |_| EditorSide(routes.clone()));
+        routes.connect(editor, links);
+
+        // Set once the editor's side is over: a component ending after that is the teardown.
+        let teardown = CancellationToken::new();
+        let early = CancellationToken::new();
+        let watchers: Vec<_> = drivers
+            .into_iter()
+            .enumerate()
+            .map(|(index, driver)| {
+                let (routes, editor_stop, teardown, early) =
+                    (routes.clone(), editor_stop.clone(), teardown.clone(), early.clone());
+                tokio::spawn(async move {
+                    let result = driver.await;
+                    if teardown.is_cancelled() {
+                        return;
+                    }
+                    let why = match result {
+                        Ok(()) => format!("{} ended", routes.name(index)),
+                        Err(e) => format!("{} failed: {e}", routes.name(index)),
+                    };
+                    if routes.end(why.clone()) {
+                        tracing::warn!("acp conductor: {why}; ending the chain");
+                        early.cancel();
+                    }
+                    editor_stop.cancel();
+                })
+            })
+            .collect();
+
+        tokio::pin!(editor_driver);
+        let served = tokio::select! {
+            served = &mut editor_driver => served,
+            _ = stop.cancelled() => {
+                routes.end("the conductor was stopped");
+                editor_driver.await
+            }
+        };
+        teardown.cancel();
+        routes.end("the editor closed its side");
+        spawned.end().await;
+        for watcher in watchers {
+            let _ = watcher.await;
+        }
+        match (early.is_cancelled(), routes.why()) {
+            (true, Some(why)) => Err(io::Error::other(why)),
+            _ => served,
+        }
+    }
+}
