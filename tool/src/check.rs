@@ -1277,7 +1277,13 @@ impl fmt::Display for Report {
             }
         }
         for v in &self.violations {
-            write!(f, "\n         {v}")?;
+            // The report's line names the link already.
+            match v.link {
+                Some(_) if v.link == self.link => {
+                    write!(f, "\n         {}", RuleViolation { link: None, ..v.clone() })?
+                }
+                _ => write!(f, "\n         {v}")?,
+            }
         }
         Ok(())
     }

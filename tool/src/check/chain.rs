@@ -76,4 +76,3 @@ impl Transcript {
         self.links.iter().map(|(link, checker)| (*link, checker.version())).collect()
     }
 }
-

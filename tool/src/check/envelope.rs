@@ -124,7 +124,8 @@ impl Checker {
             return;
         }
         if from == Role::Client && self.forwarded.id.as_deref() == Some(id.to_string().as_str()) {
-            if let Some(version) = payload.as_ref().ok().and_then(|r| r.get("protocolVersion")).and_then(Value::as_u64) {
+            if let Some(version) = payload.as_ref().ok().and_then(|r| r.get("protocolVersion")).and_then(Value::as_u64)
+            {
                 self.forwarded.answered = Some((version, report.line));
             }
         }

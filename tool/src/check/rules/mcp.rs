@@ -45,8 +45,9 @@ impl Mcp {
             };
             tally.exercise(rules::MCP_DISTINCT_SERVER_IDS, Role::Client);
             if let Some(first) = here.insert(id, i) {
-                let detail =
-                    format!("params.mcpServers[{i}] reuses serverId {id:?} of params.mcpServers[{first}] in the same request");
+                let detail = format!(
+                    "params.mcpServers[{i}] reuses serverId {id:?} of params.mcpServers[{first}] in the same request"
+                );
                 tally.violate(report, rules::MCP_DISTINCT_SERVER_IDS, Role::Client, detail);
                 continue;
             }
