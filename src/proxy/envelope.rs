@@ -1,0 +1,128 @@
+//! The `proxy/successor` envelope: what a proxy sends its successor in (wrapping a message as
+//! it is, params as raw text) and what the conductor delivers the successor's messages in
+//! (unwrapping, with the error a peer expects for a malformed one). The envelope's `_meta` is
+//! the hop's own: it is not carried into the message inside.
+
+use crate::error::{Error, Misuse};
+use crate::jsonrpc::Raw;
+use acp_types::support::rpc::{same_wire_name, Method, RpcError};
+use acp_types::{v1, v2};
+use serde::Deserialize;
+use serde_json::json;
+use serde_json::value::RawValue;
+
+/// `proxy/successor` (request and notification alike, the same in every version).
+pub(super) const PROXY_SUCCESSOR: &str = v1::methods::ProxySuccessorRequest::METHOD;
+/// `proxy/initialize`.
+pub(super) const PROXY_INITIALIZE: &str = v1::methods::ProxyInitialize::METHOD;
+/// `$/cancel_request`: it cancels a request of its own hop, never one behind another hop.
+const CANCEL_REQUEST: &str = v1::methods::CancelRequest::METHOD;
+
+const _: () = assert!(
+    same_wire_name(PROXY_SUCCESSOR, v2::methods::ProxySuccessorRequest::METHOD)
+        && same_wire_name(PROXY_SUCCESSOR, v1::methods::ProxySuccessorNotification::METHOD)
+        && same_wire_name(PROXY_SUCCESSOR, v2::methods::ProxySuccessorNotification::METHOD)
+        && same_wire_name(PROXY_INITIALIZE, v2::methods::ProxyInitialize::METHOD)
+        && same_wire_name(CANCEL_REQUEST, v2::methods::CancelRequest::METHOD),
+    "v1 and v2 name the proxy methods apart"
+);
+
+/// The message inside an envelope: its method, and its params (absent and `null` alike: none).
+#[derive(Debug)]
+pub(super) struct Inner {
+    pub(super) method: String,
+    pub(super) params: Option<Raw>,
+}
+
+/// The params of an envelope, raw members borrowed (`_meta` and unknown members ignored).
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(default, borrow)]
+    method: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    params: Option<&'a RawValue>,
+}
+
+fn invalid(path: &str, reason: &str) -> RpcError {
+    RpcError::invalid_params(PROXY_SUCCESSOR, path, reason)
+}
+
+/// The message a `proxy/successor` envelope (its `params`) carries: -32602 naming the field
+/// for a malformed envelope (not an object, no string `method`, inner `params` neither an
+/// object, an array nor `null`), -32600 for a message that never crosses a hop inside an
+/// envelope (a second envelope, `proxy/initialize`, `$/cancel_request`), as the official
+/// conductor answers a `proxy/successor` wrapped in another one (agent-client-protocol-conductor
+/// 5.0.0, `reject_misplaced_successor_message`).
+pub(super) fn unwrap(params: Option<&RawValue>) -> Result<Inner, RpcError> {
+    let Some(params) = params.filter(|p| p.get().trim_start().starts_with('{')) else {
+        return Err(invalid("", "the envelope must be an object with `method` and `params`"));
+    };
+    let envelope: Envelope<'_> = serde_json::from_str(params.get()).map_err(|e| invalid("", &e.to_string()))?;
+    let method = envelope.method.ok_or_else(|| invalid("method", "missing: the envelope names the method it wraps"))?;
+    let method: String =
+        serde_json::from_str(method.get()).map_err(|_| invalid("method", "expected the method name, a string"))?;
+    let params = match envelope.params.map(|p| p.get().trim_start()) {
+        None => None,
+        Some(text) if text.starts_with("null") => None,
+        Some(text) if text.starts_with('{') || text.starts_with('[') => envelope.params.map(RawValue::to_owned),
+        Some(_) => return Err(invalid("params", "must be an object, an array or null")),
+    };
+    if method == PROXY_SUCCESSOR || method == PROXY_INITIALIZE || method == CANCEL_REQUEST {
+        return Err(RpcError::new(
+            RpcError::INVALID_REQUEST,
+            format!("{method} inside a {PROXY_SUCCESSOR} envelope: it is only exchanged between a conductor and its proxies, never carried across a hop"),
+        )
+        .with_data(json!({ "method": PROXY_SUCCESSOR, "inner": method })));
+    }
+    Ok(Inner { method, params })
+}
+
+/// The params of a `proxy/successor` envelope carrying `method` with `params` (as they are).
+pub(super) fn wrap(method: &str, params: Option<&RawValue>) -> Result<Raw, Error> {
+    let method = serde_json::to_string(method).map_err(|e| Misuse::Params(e.to_string()))?;
+    let text = match params {
+        Some(params) => format!(r#"{{"method":{method},"params":{}}}"#, params.get()),
+        None => format!(r#"{{"method":{method}}}"#),
+    };
+    RawValue::from_string(text).map_err(|e| Misuse::Params(e.to_string()).into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> Raw {
+        RawValue::from_string(text.to_string()).unwrap()
+    }
+
+    #[test]
+    fn wraps_and_unwraps_params_as_they_are() {
+        let params = raw(r#"{ "b":1,  "a":[2] ,"_x":null}"#);
+        let wrapped = wrap("session/prompt", Some(&params)).unwrap();
+        assert_eq!(wrapped.get(), r#"{"method":"session/prompt","params":{ "b":1,  "a":[2] ,"_x":null}}"#);
+        let inner = unwrap(Some(&wrapped)).unwrap();
+        assert_eq!(inner.method, "session/prompt");
+        assert_eq!(inner.params.unwrap().get(), params.get());
+        assert_eq!(wrap("x", None).unwrap().get(), r#"{"method":"x"}"#);
+    }
+
+    #[test]
+    fn meta_and_null_params_are_not_carried() {
+        let inner = unwrap(Some(&raw(r#"{"method":"m","params":null,"_meta":{"hop":1}}"#))).unwrap();
+        assert!(inner.params.is_none());
+    }
+
+    #[test]
+    fn malformed_envelopes_are_refused_by_field() {
+        let code = |text: &str| unwrap(Some(&raw(text))).unwrap_err();
+        let e = code(r#"{"params":{}}"#);
+        assert_eq!((e.code, e.data.unwrap()["path"].clone()), (-32602, json!("method")));
+        let e = code(r#"{"method":"m","params":5}"#);
+        assert_eq!((e.code, e.data.unwrap()["path"].clone()), (-32602, json!("params")));
+        assert_eq!(code(r#"{"method":7}"#).code, -32602);
+        assert_eq!(code(r#"[1]"#).code, -32602);
+        assert_eq!(unwrap(None).unwrap_err().code, -32602);
+        assert_eq!(code(r#"{"method":"proxy/successor","params":{"method":"x"}}"#).code, -32600);
+        assert_eq!(code(r#"{"method":"$/cancel_request","params":{"requestId":1}}"#).code, -32600);
+    }
+}
