@@ -5,7 +5,10 @@
 //! terminal (`terminal/create`, `wait_for_exit`, `output`, `release`; `limit N` sets its
 //! `outputByteLimit`) and say its output (v1, when the client advertised them: the runtime's
 //! helpers check); `slow` makes it wait 10 s, which `session/cancel` cuts short; `flood N` sends N
-//! one-character chunks before the echo (for the notification benchmarks). In v2 the runtime runs
+//! one-character chunks before the echo (for the notification benchmarks); `mcp` (built with the
+//! `mcp` feature) calls the tool `echo` of the first MCP server the session was offered over ACP
+//! (`{"type": "acp"}` in `mcpServers`) that lists one, with the prompt's text, reports the call
+//! as a tool call and says `mcp echo: TEXT` with the text the tool returned. In v2 the runtime runs
 //! each turn's lifecycle (the user message, `running`, then `idle` with the stop reason
 //! `prompt_turn` returns).
 //!
@@ -35,6 +38,9 @@ struct Echo {
     /// v2: the open sessions and their cwd, for `session/list`, `session/resume` and
     /// `session/close` (the baseline that `capabilities.session` advertises).
     open: Mutex<BTreeMap<String, v2::AbsolutePath>>,
+    /// `mcp`: the ACP MCP servers each session was offered, and the calls to them.
+    #[cfg(feature = "mcp")]
+    mcp: mcp::Servers,
 }
 
 const LOGIN: &str = "echo-login";
@@ -81,6 +87,10 @@ async fn slow(cx: &AgentContext) -> bool {
 impl v1::methods::agent::Handler<AgentContext> for Echo {
     async fn initialize(&self, _: v1::InitializeRequest, _: AgentContext) -> Result<v1::InitializeResponse, RpcError> {
         let mut answer = v1::InitializeResponse::new(v1::ProtocolVersion(1));
+        #[cfg(feature = "mcp")]
+        {
+            answer.agent_capabilities.mcp_capabilities.acp = true.into();
+        }
         if self.require_auth {
             let login = v1::AuthMethodAgent::new(v1::AuthMethodId(LOGIN.into()), "Echo login".into());
             *answer.auth_methods = vec![v1::AuthMethod::Agent(Box::new(login))];
@@ -96,10 +106,21 @@ impl v1::methods::agent::Handler<AgentContext> for Echo {
         self.log_in(&p.method_id.0).map(|()| v1::AuthenticateResponse::new())
     }
 
-    async fn session_new(&self, _: v1::NewSessionRequest, _: AgentContext) -> Result<v1::NewSessionResponse, RpcError> {
+    async fn session_new(
+        &self,
+        _params: v1::NewSessionRequest,
+        _: AgentContext,
+    ) -> Result<v1::NewSessionResponse, RpcError> {
         self.gate()?;
         let n = self.sessions.fetch_add(1, Ordering::Relaxed);
+        #[cfg(feature = "mcp")]
+        self.mcp.offered(format!("sess-{n}"), acp_rpc::mcp::acp_servers_v1(&_params.mcp_servers));
         Ok(v1::NewSessionResponse::new(v1::SessionId(format!("sess-{n}"))))
+    }
+
+    #[cfg(feature = "mcp")]
+    async fn mcp_message(&self, params: v1::MessageMcpNotification, _: AgentContext) {
+        self.mcp.caller.route_v1(&params);
     }
 
     async fn session_prompt(
@@ -169,6 +190,19 @@ impl v1::methods::agent::Handler<AgentContext> for Echo {
                 Err(e) => return Err(e.into()),
             }
         }
+        #[cfg(feature = "mcp")]
+        if words.contains(&"mcp") {
+            let call = v1::ToolCallId("mcp-echo".into());
+            let mut started = v1::ToolCall::new(call.clone(), "mcp echo".into());
+            started.status = Some(v1::ToolCallStatus::InProgress).into();
+            client.update(session, v1::SessionUpdate::ToolCall(Box::new(started))).await?;
+            let said = self.mcp.echo(&session.0, &cx, &text).await;
+            let mut done = v1::ToolCallUpdate::new(call);
+            let status = if said.is_ok() { v1::ToolCallStatus::Completed } else { v1::ToolCallStatus::Failed };
+            done.status = status.into();
+            client.update(session, v1::SessionUpdate::ToolCallUpdate(Box::new(done))).await?;
+            client.update(session, say(said.unwrap_or_else(|e| e))).await?;
+        }
         if words.contains(&"slow") && slow(&cx).await {
             return Ok(v1::PromptResponse::new(v1::StopReason::Cancelled));
         }
@@ -185,6 +219,14 @@ impl v2::methods::agent::Handler<AgentContext> for Echo {
         let info = v2::Implementation::new("echo_agent".into(), env!("CARGO_PKG_VERSION").into());
         // `capabilities.session` is filled in by the runtime, which runs the prompt turns.
         let mut answer = v2::InitializeResponse::new(v2::ProtocolVersion(2), info);
+        #[cfg(feature = "mcp")]
+        {
+            let mut mcp = v2::McpCapabilities::default();
+            mcp.acp = v2::McpAcpCapabilities::default().into();
+            let mut session = v2::SessionCapabilities::default();
+            session.mcp = mcp.into();
+            answer.capabilities.session = session.into();
+        }
         if self.require_auth {
             let login = v2::AuthMethodAgent::new(v2::AuthMethodId(LOGIN.into()), "Echo login".into());
             answer.auth_methods = Some(vec![v2::AuthMethod::Agent(Box::new(login))]);
@@ -203,6 +245,8 @@ impl v2::methods::agent::Handler<AgentContext> for Echo {
     ) -> Result<v2::NewSessionResponse, RpcError> {
         self.gate()?;
         let id = format!("sess-{}", self.sessions.fetch_add(1, Ordering::Relaxed));
+        #[cfg(feature = "mcp")]
+        self.mcp.offered(id.clone(), acp_rpc::mcp::acp_servers_v2(params.mcp_servers.as_deref().unwrap_or_default()));
         self.open().insert(id.clone(), params.cwd);
         Ok(v2::NewSessionResponse::new(v2::SessionId(id)))
     }
@@ -252,6 +296,11 @@ impl v2::methods::agent::Handler<AgentContext> for Echo {
         self.open().remove(&params.session_id.0);
         Ok(v2::CloseSessionResponse::new())
     }
+
+    #[cfg(feature = "mcp")]
+    async fn mcp_message(&self, params: v2::MessageMcpNotification, _: AgentContext) {
+        self.mcp.caller.route_v2(&params);
+    }
 }
 
 /// v2: the runtime has inserted the prompt, answered with its `messageId` and reported
@@ -284,6 +333,22 @@ impl acp_rpc::agent::PromptTurn for Echo {
             return stopped(v2::IdleStateUpdateStopReason::Cancelled);
         }
         let message = turn.new_message_id();
+        #[cfg(feature = "mcp")]
+        if text.split_whitespace().any(|w| w == "mcp") {
+            let call = v2::ToolCallId("mcp-echo".into());
+            let mut started = v2::ToolCallUpdate::new(call.clone());
+            started.title = "mcp echo".to_string().into();
+            started.status = v2::ToolCallStatus::InProgress.into();
+            turn.update(v2::SessionUpdate::ToolCallUpdate(Box::new(started))).await?;
+            let said = self.mcp.echo(&params.session_id.0, turn.context(), &text).await;
+            let mut done = v2::ToolCallUpdate::new(call);
+            let status = if said.is_ok() { v2::ToolCallStatus::Completed } else { v2::ToolCallStatus::Failed };
+            done.status = status.into();
+            turn.update(v2::SessionUpdate::ToolCallUpdate(Box::new(done))).await?;
+            let said = v2::TextContent::new(said.unwrap_or_else(|e| e));
+            let chunk = v2::ContentChunk::new(message.clone(), v2::ContentBlock::from(said));
+            turn.update(v2::SessionUpdate::AgentMessageChunk(Box::new(chunk))).await?;
+        }
         for _ in 0..flood(&text.split_whitespace().collect::<Vec<_>>()) {
             let dot = v2::ContentChunk::new(message.clone(), v2::ContentBlock::from(v2::TextContent::new(".".into())));
             turn.update(v2::SessionUpdate::AgentMessageChunk(Box::new(dot))).await?;
@@ -291,6 +356,45 @@ impl acp_rpc::agent::PromptTurn for Echo {
         let chunk = v2::ContentChunk::new(message, v2::ContentBlock::from(v2::TextContent::new(text)));
         turn.update(v2::SessionUpdate::AgentMessageChunk(Box::new(chunk))).await?;
         stopped(v2::IdleStateUpdateStopReason::EndTurn)
+    }
+}
+
+/// `mcp`: the servers offered over ACP and the `echo` call (feature `mcp`).
+#[cfg(feature = "mcp")]
+mod mcp {
+    use acp_rpc::mcp::{AcpServer, McpCaller};
+    use acp_rpc::AgentContext;
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    #[derive(Default)]
+    pub(crate) struct Servers {
+        pub(crate) caller: McpCaller,
+        offered: Mutex<HashMap<String, Vec<AcpServer>>>,
+    }
+
+    impl Servers {
+        pub(crate) fn offered(&self, session: String, servers: Vec<AcpServer>) {
+            self.offered.lock().unwrap_or_else(|p| p.into_inner()).insert(session, servers);
+        }
+
+        /// Calls `echo` on the first of the session's servers that lists it: `mcp echo: TEXT` with
+        /// the tool's text, or why not.
+        pub(crate) async fn echo(&self, session: &str, cx: &AgentContext, text: &str) -> Result<String, String> {
+            let servers = self.offered.lock().unwrap_or_else(|p| p.into_inner()).get(session).cloned();
+            for server in servers.unwrap_or_default() {
+                let Ok(tools) = self.caller.list_tools(cx, &server.server_id).await else { continue };
+                if !tools.tools.iter().any(|t| t.name == "echo") {
+                    continue;
+                }
+                let arguments = serde_json::json!({ "text": text }).as_object().cloned();
+                let result = self.caller.call_tool(cx, &server.server_id, "echo", arguments).await;
+                let result = result.map_err(|e| format!("mcp echo failed: {e}"))?;
+                let said: String = result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect();
+                return Ok(format!("mcp echo: {said}"));
+            }
+            Err("mcp echo: no MCP server offered over ACP lists a tool echo".into())
+        }
     }
 }
 
