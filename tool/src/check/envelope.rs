@@ -214,3 +214,93 @@ fn merge(report: &mut Report, inner: Report, carried: Carried) {
     // The worse verdict: an error in the wrapped message is the envelope's.
     report.status = report.status.max(inner.status);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::Status;
+    use super::*;
+    use serde_json::json;
+
+    /// Checks `records` (`(from, message)`) as one connection.
+    fn check(records: &[(&str, Value)]) -> Vec<Report> {
+        let mut checker = Checker::new(None);
+        let reports = records
+            .iter()
+            .enumerate()
+            .map(|(i, (from, message))| {
+                let record = json!({"from": from, "message": message});
+                checker.check_line(i + 1, record.to_string().as_bytes())
+            })
+            .collect();
+        reports
+    }
+
+    fn opened() -> Vec<(&'static str, Value)> {
+        vec![
+            ("client", json!({"jsonrpc":"2.0","id":0,"method":"proxy/initialize","params":{"protocolVersion":1}})),
+            (
+                "agent",
+                json!({"jsonrpc":"2.0","id":0,"method":"proxy/successor","params":{"method":"initialize","params":{"protocolVersion":1}}}),
+            ),
+            ("client", json!({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}})),
+            ("agent", json!({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}})),
+        ]
+    }
+
+    #[test]
+    fn the_successor_conversation_has_its_own_lifecycle() {
+        // The proxy's first message to its successor is no `initialize`: `init.first` there, by
+        // the proxy (the successor's client, this connection's agent).
+        let reports = check(&[
+            ("client", json!({"jsonrpc":"2.0","id":0,"method":"proxy/initialize","params":{"protocolVersion":1}})),
+            (
+                "agent",
+                json!({"jsonrpc":"2.0","id":0,"method":"proxy/successor","params":{"method":"session/new","params":{"cwd":"/","mcpServers":[]}}}),
+            ),
+        ]);
+        let report = &reports[1];
+        assert_eq!(report.status, Status::Error, "{report}");
+        assert_eq!(report.problems[0].path, "params.method", "{report}");
+        let violation = &report.violations[0];
+        assert_eq!((violation.rule, violation.by), (rules::INIT_FIRST, Role::Agent), "{report}");
+        assert!(violation.detail.starts_with("in the successor conversation (the client there)"), "{report}");
+    }
+
+    #[test]
+    fn a_wrapped_answer_is_checked_as_the_wrapped_requests() {
+        let mut records = opened();
+        records.push((
+            "agent",
+            json!({"jsonrpc":"2.0","id":1,"method":"proxy/successor","params":{"method":"session/new","params":{"cwd":"/","mcpServers":[]}}}),
+        ));
+        // `sessionId` must be a string.
+        records.push(("client", json!({"jsonrpc":"2.0","id":1,"result":{"sessionId":7}})));
+        let reports = check(&records);
+        let report = &reports[5];
+        assert_eq!(
+            (report.method.as_deref(), report.wrapped.as_deref()),
+            (Some("proxy/successor"), Some("session/new"))
+        );
+        assert_eq!(report.status, Status::Error, "{report}");
+        assert_eq!(report.problems[0].path, "result.sessionId", "{report}");
+    }
+
+    #[test]
+    fn envelopes_are_not_unwrapped_twice_nor_expected_after_initialize() {
+        let mut records = opened();
+        records.push((
+            "agent",
+            json!({"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"proxy/successor","params":{"method":"_x"}}}),
+        ));
+        let reports = check(&records);
+        let nested = &reports[4];
+        assert!(nested.warnings.iter().any(|w| w.reason.contains("inside a `proxy/successor`")), "{nested}");
+
+        let reports = check(&[
+            ("client", json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}})),
+            ("agent", json!({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}})),
+            ("agent", json!({"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"_x"}})),
+        ]);
+        assert!(reports[2].warnings.iter().any(|w| w.reason.contains("has no successor")), "{}", reports[2]);
+    }
+}

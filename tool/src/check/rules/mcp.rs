@@ -125,3 +125,40 @@ impl Mcp {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::check::{Checker, Report};
+    use acp_rpc::rules;
+    use serde_json::{json, Value};
+
+    /// Checks `records` (`(from, message)`) as one connection.
+    fn check(records: &[(&str, Value)]) -> Vec<Report> {
+        let mut checker = Checker::new(None);
+        let lines = records.iter().map(|(from, message)| json!({"from": from, "message": message}).to_string());
+        lines.enumerate().map(|(i, line)| checker.check_line(i + 1, line.as_bytes())).collect()
+    }
+
+    #[test]
+    fn an_mcp_error_outcome_must_be_an_object() {
+        let reports = check(&[
+            ("client", json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}})),
+            ("agent", json!({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}})),
+            (
+                "client",
+                json!({"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[{"type":"acp","name":"e","serverId":"s"}]}}),
+            ),
+            ("agent", json!({"jsonrpc":"2.0","id":1,"result":{"sessionId":"x"}})),
+            (
+                "agent",
+                json!({"jsonrpc":"2.0","id":0,"method":"mcp/message","params":{"serverId":"s","requestId":"r","method":"tools/list"}}),
+            ),
+            ("client", json!({"jsonrpc":"2.0","id":0,"result":{"error":null}})),
+        ]);
+        let report = &reports[5];
+        assert_eq!(report.violations.len(), 1, "{report}");
+        assert_eq!(report.violations[0].rule, rules::MCP_ONE_OUTCOME, "{report}");
+        assert!(report.violations[0].detail.contains("`error` is null"), "{report}");
+        assert!(reports[4].violations.is_empty(), "{}", reports[4]);
+    }
+}
