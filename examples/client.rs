@@ -16,6 +16,10 @@
 //! one turn after another (the stop reason printed is the last turn's); `--cancel-after MS` sends
 //! `session/cancel` that long after each prompt.
 //!
+//! `--mcp-echo` (built with the `mcp` feature) offers one MCP server over the ACP connection
+//! (`{"type": "acp"}` in `session/new`'s `mcpServers`, v1 and v2), an rmcp server with one tool,
+//! `echo`, that returns its `text` argument, and answers the agent's `mcp/message` for it.
+//!
 //! `--url http://…` (Streamable HTTP) or `--url ws://…` (WebSocket) connects to an agent served
 //! over the network instead of spawning one (built with the `ws` feature).
 
@@ -35,6 +39,9 @@ const AUTH_REQUIRED: u8 = 3;
 struct Client {
     cwd: PathBuf,
     terminals: Terminals,
+    /// `--mcp-echo`: the MCP server offered over ACP.
+    #[cfg(feature = "mcp")]
+    mcp: acp_rpc::mcp::McpProvider,
 }
 
 /// The option to select: the first that allows, else the first; `None` when there are none.
@@ -60,6 +67,15 @@ impl Client {
 }
 
 impl v1::methods::client::Handler<ClientContext> for Client {
+    #[cfg(feature = "mcp")]
+    async fn mcp_message(
+        &self,
+        params: v1::MessageMcpRequest,
+        cx: ClientContext,
+    ) -> Result<v1::MessageMcpResponse, RpcError> {
+        self.mcp.handle_v1(params, &cx).await
+    }
+
     async fn session_request_permission(
         &self,
         params: v1::RequestPermissionRequest,
@@ -178,6 +194,15 @@ impl v1::methods::client::Handler<ClientContext> for Client {
 }
 
 impl v2::methods::client::Handler<ClientContext> for Client {
+    #[cfg(feature = "mcp")]
+    async fn mcp_message(
+        &self,
+        params: v2::MessageMcpRequest,
+        cx: ClientContext,
+    ) -> Result<v2::MessageMcpResponse, RpcError> {
+        self.mcp.handle_v2(params, &cx).await
+    }
+
     async fn session_request_permission(
         &self,
         params: v2::RequestPermissionRequest,
@@ -338,13 +363,19 @@ struct Args {
     cancel_after: Option<std::time::Duration>,
     agent: Vec<String>,
     url: Option<String>,
+    /// `--mcp-echo`: offer the `echo` tool over ACP.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    mcp_echo: bool,
+    /// The MCP servers offered over ACP in `session/new` (set in `run`).
+    #[cfg(feature = "mcp")]
+    offered: Vec<acp_rpc::mcp::AcpServer>,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut args = std::env::args().skip(1);
     let newest = Version::ALL.iter().copied().max().unwrap_or(Version::V1);
     let (mut at_most, mut auth, mut prompt, mut url) = (newest, None, None, None);
-    let (mut repeat, mut cancel_after) = (1, None);
+    let (mut repeat, mut cancel_after, mut mcp_echo) = (1, None, false);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--protocol-version" => {
@@ -363,6 +394,8 @@ fn parse_args() -> Result<Args, String> {
                 let ms = args.next().and_then(|n| n.parse().ok()).ok_or("--cancel-after needs milliseconds")?;
                 cancel_after = Some(std::time::Duration::from_millis(ms));
             }
+            "--mcp-echo" if cfg!(feature = "mcp") => mcp_echo = true,
+            "--mcp-echo" => return Err("--mcp-echo needs the example built with --features mcp".into()),
             "--" => break,
             other => return Err(format!("unexpected argument {other}")),
         }
@@ -374,7 +407,11 @@ fn parse_args() -> Result<Args, String> {
         (Some(_), false) => return Err("--url and an agent command exclude each other".into()),
         _ => {}
     }
-    Ok(Args { at_most, auth, prompt, repeat, cancel_after, agent, url })
+    #[cfg(feature = "mcp")]
+    let offered = Vec::new();
+    #[rustfmt::skip]
+    let args = Args { at_most, auth, prompt, repeat, cancel_after, agent, url, mcp_echo, #[cfg(feature = "mcp")] offered };
+    Ok(args)
 }
 
 /// Why a run failed: the message, and the exit status.
@@ -388,9 +425,16 @@ fn step(step: &'static str) -> impl Fn(acp_rpc::Error) -> Failure {
     }
 }
 
-async fn run(args: Args) -> Result<String, Failure> {
+async fn run(#[allow(unused_mut)] mut args: Args) -> Result<String, Failure> {
     let cwd = std::env::current_dir().and_then(|d| d.canonicalize()).map_err(|e| Failure(e.to_string(), 1))?;
-    let client = Client { cwd: cwd.clone(), terminals: Terminals::default() };
+    #[cfg(feature = "mcp")]
+    let mcp = acp_rpc::mcp::McpProvider::new();
+    #[cfg(feature = "mcp")]
+    if args.mcp_echo {
+        args.offered.push(mcp.register("echo", mcp_echo::EchoTool));
+    }
+    #[rustfmt::skip]
+    let client = Client { cwd: cwd.clone(), terminals: Terminals::default(), #[cfg(feature = "mcp")] mcp };
     if let Some(url) = args.url.clone() {
         return run_url(client, &url, &cwd, args).await;
     }
@@ -456,6 +500,8 @@ async fn run_on(conn: &ClientConnection, cwd: &Path, args: Args) -> Result<Strin
     if let Some(method) = &args.auth {
         conn.authenticate(method).await.map_err(step("authenticate"))?;
     }
+    #[cfg(feature = "mcp")]
+    let args = mcp_echo::offer_if_accepted(args, &agreed);
     let cwd = cwd.display().to_string();
     match agreed {
         Initialized::V1(_) => run_v1(conn, cwd, &args).await,
@@ -480,7 +526,10 @@ fn cancel_later(conn: &ClientConnection, session: &str, args: &Args) {
 }
 
 async fn run_v1(conn: &ClientConnection, cwd: String, args: &Args) -> Result<String, Failure> {
-    let new = v1::NewSessionRequest::new(cwd, vec![]);
+    #[allow(unused_mut)]
+    let mut new = v1::NewSessionRequest::new(cwd, vec![]);
+    #[cfg(feature = "mcp")]
+    new.mcp_servers.extend(args.offered.iter().map(acp_rpc::mcp::AcpServer::v1));
     let mut session = conn.new_session_v1(new).await.map_err(step("session/new"))?;
     let mut stop = String::new();
     for _ in 0..args.repeat {
@@ -497,7 +546,12 @@ async fn run_v1(conn: &ClientConnection, cwd: String, args: &Args) -> Result<Str
 }
 
 async fn run_v2(conn: &ClientConnection, cwd: String, args: &Args) -> Result<String, Failure> {
-    let new = v2::NewSessionRequest::new(v2::AbsolutePath(cwd));
+    #[allow(unused_mut)]
+    let mut new = v2::NewSessionRequest::new(v2::AbsolutePath(cwd));
+    #[cfg(feature = "mcp")]
+    if !args.offered.is_empty() {
+        new.mcp_servers = Some(args.offered.iter().map(acp_rpc::mcp::AcpServer::v2).collect());
+    }
     let mut session = conn.new_session_v2(new).await.map_err(step("session/new"))?;
     // Updates before the prompt (an idle snapshot after `session/new`, say) are not the turn's.
     while let Some(update) = session.next_update() {
@@ -516,6 +570,50 @@ async fn run_v2(conn: &ClientConnection, cwd: String, args: &Args) -> Result<Str
         stop = end.idle.stop_reason.tag().unwrap_or("none").to_string();
     }
     Ok(stop)
+}
+
+/// `--mcp-echo`: the MCP server offered over ACP (feature `mcp`).
+#[cfg(feature = "mcp")]
+mod mcp_echo {
+    use acp_rpc::client::Initialized;
+    use acp_rpc::mcp::rmcp::handler::server::wrapper::Parameters;
+    use acp_rpc::mcp::rmcp::{schemars, tool, tool_router};
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    pub(crate) struct EchoArgs {
+        /// The text to return.
+        text: String,
+    }
+
+    /// One tool, `echo`.
+    pub(crate) struct EchoTool;
+
+    #[tool_router(server_handler)]
+    impl EchoTool {
+        #[tool(description = "Returns its text argument")]
+        fn echo(&self, Parameters(EchoArgs { text }): Parameters<EchoArgs>) -> String {
+            text
+        }
+    }
+
+    /// `args` offering its servers only to an agent that advertised `acp` MCP servers
+    /// ("Only available when the Agent capabilities indicate `mcp_capabilities.acp`").
+    pub(crate) fn offer_if_accepted(mut args: super::Args, agreed: &Initialized) -> super::Args {
+        let accepted = match agreed {
+            Initialized::V1(answer) => *answer.agent_capabilities.mcp_capabilities.acp,
+            Initialized::V2(answer) => answer
+                .capabilities
+                .session
+                .as_value()
+                .and_then(|s| s.mcp.as_value())
+                .is_some_and(|m| m.acp.as_value().is_some()),
+        };
+        if !accepted && !args.offered.is_empty() {
+            eprintln!("client: the agent does not take MCP servers over ACP; --mcp-echo offers none");
+            args.offered.clear();
+        }
+        args
+    }
 }
 
 /// Logs (e.g. a response to an unknown id) go to stderr: stdout is the protocol's.
