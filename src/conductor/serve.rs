@@ -4,7 +4,6 @@
 
 use std::io;
 use std::path::PathBuf;
-use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::chain::{self, Component, Started};
@@ -107,8 +106,8 @@ impl Conductor {
     /// connection served by a chain of its own.
     #[cfg(feature = "http")]
     pub fn server(self) -> crate::net::server::Server {
-        let conductor = Arc::new(self);
-        let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let conductor = std::sync::Arc::new(self);
+        let connections = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         crate::net::server::Server::per_connection(move |channels, config| {
             let conductor = conductor.clone();
             let n = connections.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
