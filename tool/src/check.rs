@@ -347,6 +347,13 @@ impl Report {
         }
     }
 
+    /// The report on a line that is not JSON (or not UTF-8).
+    fn unreadable(line: usize, reason: String) -> Self {
+        let mut report = Report::new(line);
+        report.error("", reason);
+        report
+    }
+
     fn error(&mut self, path: impl Into<String>, reason: impl Into<String>) {
         self.status = Status::Error;
         self.problems.push(Problem { path: path.into(), reason: reason.into() });
@@ -537,9 +544,9 @@ impl Checker {
 
     /// Checks one line of a transcript (a bare message or a record; see the module docs).
     pub fn check_line(&mut self, line_no: usize, line: &[u8]) -> Report {
-        match parse_line(line_no, line) {
+        match parse_line(line) {
             Ok(value) => self.check_record(line_no, value),
-            Err(report) => report,
+            Err(reason) => Report::unreadable(line_no, reason),
         }
     }
 
@@ -880,20 +887,10 @@ impl Checker {
     }
 }
 
-/// One line of a transcript as JSON, or the report of why it is not.
-fn parse_line(line_no: usize, line: &[u8]) -> Result<Value, Report> {
-    let mut report = Report::new(line_no);
-    let text = match std::str::from_utf8(line) {
-        Ok(text) => text.trim_end_matches('\r'),
-        Err(e) => {
-            report.error("", format!("not UTF-8: {e}"));
-            return Err(report);
-        }
-    };
-    serde_json::from_str(text).map_err(|e| {
-        report.error("", format!("invalid JSON: {e}"));
-        report
-    })
+/// One line of a transcript as JSON, or why it is not (see [`Report::unreadable`]).
+fn parse_line(line: &[u8]) -> Result<Value, String> {
+    let text = std::str::from_utf8(line).map_err(|e| format!("not UTF-8: {e}"))?;
+    serde_json::from_str(text.trim_end_matches('\r')).map_err(|e| format!("invalid JSON: {e}"))
 }
 
 /// The newest known version at or below `requested` (the oldest known one below that).

@@ -26,9 +26,9 @@ impl Transcript {
 
     /// Checks one line: a bare message, a record, or a record of one link of a chain.
     pub fn check_line(&mut self, line_no: usize, line: &[u8]) -> Report {
-        let mut value = match parse_line(line_no, line) {
+        let mut value = match parse_line(line) {
             Ok(value) => value,
-            Err(report) => return report,
+            Err(reason) => return Report::unreadable(line_no, reason),
         };
         let link = match value.as_object_mut().and_then(|record| record.remove("link")) {
             None => return self.plain.check_record(line_no, value),
