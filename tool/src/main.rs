@@ -8,6 +8,8 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod conduct;
+
 #[derive(Parser)]
 #[command(name = "acp", version, about = "Validate Agent Client Protocol traffic against the protocol schemas")]
 struct Cli {
@@ -98,6 +100,38 @@ enum Command {
         #[arg(last = true, required = true, value_name = "AGENT_CMD")]
         agent: Vec<String>,
     },
+    /// Run a chain of proxies in front of an agent and present it as one agent (the official
+    /// conductor's form: `agent COMPONENT…`).
+    Conduct {
+        #[command(subcommand)]
+        role: ConductRole,
+    },
+}
+
+#[derive(Subcommand)]
+enum ConductRole {
+    /// Present the chain as an agent: on stdin/stdout, or with --listen to every client of a
+    /// Streamable HTTP / WebSocket listener (a chain per client connection).
+    ///
+    /// Each COMPONENT is one command line (split into words as a shell does), the agent last;
+    /// every other component is a proxy (`proxy/initialize`, `proxy/successor`). When the editor
+    /// closes its side (or on SIGTERM, SIGINT, SIGHUP), every component's stdin is closed, each
+    /// is given 2 s to exit, then its process group is sent SIGTERM and, 500 ms later, SIGKILL.
+    /// Exit status: 0 after a clean end, 1 when a component could not start or ended early, 2
+    /// for unusable arguments.
+    Agent {
+        /// Record every message of every link, one {"from", "link", "message"} record per line
+        /// (`acp check` reads it); with --listen, FILE.N for the Nth client connection.
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
+        /// Serve HTTP and WebSocket on ADDR (e.g. 127.0.0.1:0; prints `listening on URL` to
+        /// stderr once bound) instead of stdio.
+        #[arg(long, value_name = "ADDR")]
+        listen: Option<String>,
+        /// The components, first to last, each one command line: "proxy --flag" "agent".
+        #[arg(required = true, value_name = "COMPONENT")]
+        components: Vec<String>,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -113,6 +147,9 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Check { files, protocol_version, format } => check(&files, protocol_version, format),
         Command::Tap { log, protocol_version, agent } => acp_tool::tap::run(log, protocol_version, agent),
+        Command::Conduct { role: ConductRole::Agent { trace, listen, components } } => {
+            conduct::run(conduct::Options { trace, listen, components })
+        }
         Command::Conform { protocol_version, prompt, cancel_prompt, tool_prompt, auth, format, timeout, agent } => {
             let timeout = match std::time::Duration::try_from_secs_f64(timeout) {
                 Ok(t) if !t.is_zero() => t,

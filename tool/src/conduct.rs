@@ -1,0 +1,138 @@
+//! `acp conduct agent [--trace FILE] [--listen ADDR] COMPONENT…`: a chain of proxies in front of
+//! an agent, presented as one agent ([`acp_rpc::conductor`]), on stdio or, with `--listen`, to
+//! every client of a Streamable HTTP / WebSocket listener (a chain per client connection).
+//!
+//! The form is the official conductor's (`agent-client-protocol-conductor agent "proxy1" "agent"`,
+//! agent-client-protocol-conductor 5.0.0 src/lib.rs:170-200): the role the conductor plays
+//! (`agent`) first, then each component as one command-line string, so that a chain written for
+//! one runs under the other by changing the program's name.
+//!
+//! Each COMPONENT is split into a program and its arguments as a POSIX shell splits words
+//! (quotes and backslashes; no expansion, no pipes), with the `shlex` crate: small, with no
+//! dependencies, maintained by the comex/rust-shlex authors since 2015, and already in this
+//! workspace's lockfile (through the build tools), so it adds no new crate. The official
+//! conductor's `AcpAgent::from_str` splits the same way (it uses `shell-words`).
+//!
+//! `SIGTERM`, `SIGINT` and `SIGHUP` end the chain as the end of input does (stdins closed, the
+//! grace, then signals), so a client that signals the conductor still leaves no component
+//! behind, if it gives the conductor the time.
+
+use acp_rpc::conductor::{Component, Conductor};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tokio_util::sync::CancellationToken;
+
+/// The arguments of `acp conduct agent`.
+pub struct Options {
+    /// `--trace FILE`.
+    pub trace: Option<PathBuf>,
+    /// `--listen ADDR`.
+    pub listen: Option<String>,
+    /// The components, one command-line string each, the agent last.
+    pub components: Vec<String>,
+}
+
+/// Runs the chain until the editor (on stdio) leaves, or the listener is stopped by a signal.
+/// Exit status: 0 after a clean end; 1 when the chain failed (a component could not start or
+/// ended early); 2 for arguments that cannot be used.
+pub fn run(options: Options) -> ExitCode {
+    let components = match components(&options.components) {
+        Ok(components) => components,
+        Err(e) => {
+            eprintln!("acp conduct: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut conductor = Conductor::new(components);
+    if let Some(trace) = options.trace {
+        conductor = conductor.trace(trace);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("acp conduct: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let served = runtime.block_on(async move {
+        let stop = CancellationToken::new();
+        tokio::spawn(stop_on_signal(stop.clone()));
+        match options.listen {
+            Some(addr) => listen(conductor, &addr, stop).await,
+            None => conductor.serve_stdio_until(stop).await,
+        }
+    });
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("acp conduct: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Splits each COMPONENT as a shell splits words.
+fn components(lines: &[String]) -> Result<Vec<Component>, String> {
+    lines
+        .iter()
+        .map(|line| {
+            let words =
+                shlex::split(line).ok_or_else(|| format!("cannot split {line:?} into words (an open quote?)"))?;
+            let (program, args) = words.split_first().ok_or_else(|| format!("component {line:?} names no program"))?;
+            Ok(Component::new(program, args))
+        })
+        .collect()
+}
+
+/// Serves a chain per client connection on `addr` until `stop` fires.
+async fn listen(conductor: Conductor, addr: &str, stop: CancellationToken) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    // As the echo agent example says it: the tests and scripts read the URL from here.
+    eprintln!("listening on http://{}", listener.local_addr()?);
+    let server = conductor.server();
+    let handle = server.handle();
+    tokio::spawn(async move {
+        stop.cancelled().await;
+        handle.shutdown().await;
+    });
+    server.serve(listener).await
+}
+
+/// Fires `stop` on `SIGTERM`, `SIGINT` or `SIGHUP`.
+async fn stop_on_signal(stop: CancellationToken) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut term), Ok(mut int), Ok(mut hup)) =
+            (signal(SignalKind::terminate()), signal(SignalKind::interrupt()), signal(SignalKind::hangup()))
+        else {
+            // No handlers: the signals keep their default action.
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+            _ = hup.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+    stop.cancel();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn components_are_split_as_a_shell_splits_words() {
+        let lines = vec![r#"python3 "my proxy.py" --prefix '> '"#.to_string(), "agent".to_string()];
+        let chain = components(&lines).expect("valid");
+        assert_eq!(chain[0], Component::new("python3", ["my proxy.py", "--prefix", "> "]));
+        assert_eq!(chain[1], Component::new("agent", Vec::<String>::new()));
+        assert!(components(&["'open".to_string()]).is_err());
+        assert!(components(&["   ".to_string()]).is_err());
+    }
+}
