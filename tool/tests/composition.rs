@@ -64,6 +64,31 @@ fn a_clean_chain_transcript_passes_link_by_link() {
     assert!(reports.iter().all(|r| r["wrapped"].is_null() || r["method"] == "proxy/successor"));
 }
 
+/// Recorded by `acp tap --log` between the official conductor 5.0.0 and our `examples/proxy`
+/// (`agent-client-protocol-conductor agent "acp tap --log FILE -- proxy --prefix P:" echo_agent`,
+/// driven by `examples/client --prompt hello`).
+#[test]
+fn a_recording_of_the_official_conductor_and_our_proxy_checks_clean() {
+    let (reports, summary, code) = json_reports("recorded-official-conductor-proxy-v1.jsonl");
+    assert_eq!(violations(&reports, &summary), Vec::<Value>::new());
+    assert!(reports.iter().all(|r| r["status"] == "ok"), "{reports:#?}");
+    let wrapped: Vec<&str> = reports.iter().filter_map(|r| r["wrapped"].as_str()).collect();
+    assert_eq!(
+        wrapped,
+        [
+            "initialize",
+            "initialize",
+            "session/new",
+            "session/new",
+            "session/prompt",
+            "session/update",
+            "session/prompt"
+        ]
+    );
+    assert_eq!(summary["protocolVersion"], 1);
+    assert_eq!(code, Some(0));
+}
+
 #[test]
 fn each_composition_rule_transcript_breaks_its_rule() {
     // (file, the one rule broken, by whom, line, link, exit status)
