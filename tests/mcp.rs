@@ -376,3 +376,127 @@ fn outcome_result(outcome: &Outcome) -> Value {
         Outcome::Error(e) => panic!("inner error {e}"),
     }
 }
+
+#[cfg(feature = "http")]
+mod bridge {
+    use super::*;
+    use acp_rpc::mcp::bridge::HttpBridge;
+    use acp_rpc::mcp::rmcp::model::{CallToolRequestParams, CallToolResult};
+    use http_body_util::{BodyExt as _, Full};
+    use hyper_util::rt::TokioIo;
+
+    struct Answer {
+        status: u16,
+        content_type: String,
+        body: String,
+    }
+
+    /// One POST over a fresh HTTP/1.1 connection.
+    async fn post(url: &str, headers: &[(String, String)], body: &Value) -> Answer {
+        let uri: hyper::Uri = url.parse().unwrap();
+        let stream = tokio::net::TcpStream::connect((uri.host().unwrap(), uri.port_u16().unwrap())).await.unwrap();
+        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.unwrap();
+        tokio::spawn(conn);
+        let mut request = hyper::Request::post(uri.path())
+            .header("host", uri.authority().unwrap().as_str())
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        for (name, value) in headers {
+            request = request.header(name, value);
+        }
+        let request = request.body(Full::new(bytes::Bytes::from(body.to_string()))).unwrap();
+        let response = sender.send_request(request).await.unwrap();
+        let status = response.status().as_u16();
+        let content_type =
+            response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+        let body = String::from_utf8(response.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+        Answer { status, content_type, body }
+    }
+
+    fn call_echo(id: u64, text: &str, meta: Option<Value>) -> Value {
+        let mut params =
+            CallToolRequestParams::new("echo").with_arguments(json!({ "text": text }).as_object().cloned().unwrap());
+        let mut params = serde_json::to_value(&mut params).unwrap();
+        if let Some(meta) = meta {
+            params["_meta"] = meta;
+        }
+        json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params })
+    }
+
+    fn result_text(answer: &Value) -> String {
+        let result: CallToolResult = serde_json::from_value(answer["result"].clone()).unwrap();
+        result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.clone()).collect()
+    }
+
+    #[tokio::test]
+    async fn the_clients_tool_is_called_through_the_bridge() {
+        let pair = pair().await;
+        let bridge = HttpBridge::start(pair.agent.caller.clone(), pair.agent_conn()).await.unwrap();
+        let url = bridge.url(&pair.declared);
+        let answer = post(&url, &bridge.headers(), &call_echo(1, "over http", Some(meta()))).await;
+        assert_eq!((answer.status, answer.content_type.as_str()), (200, "application/json"), "{}", answer.body);
+        let answer: Value = serde_json::from_str(&answer.body).unwrap();
+        assert_eq!(answer["id"], 1);
+        assert_eq!(result_text(&answer), "over http");
+
+        // The session/new rewrite: the acp entry becomes that URL with the header.
+        let mut new = json!({ "cwd": "/w", "mcpServers": [pair.declared.to_value()] });
+        assert_eq!(bridge.rewrite(&mut new), 1);
+        assert_eq!(new["mcpServers"][0]["type"], "http");
+        assert_eq!(new["mcpServers"][0]["url"], url);
+        assert_eq!(new["mcpServers"][0]["headers"][0]["name"], "Authorization");
+    }
+
+    #[tokio::test]
+    async fn a_2025_client_is_answered_initialize_and_its_requests_get_the_metadata() {
+        let pair = pair().await;
+        let bridge = HttpBridge::start(pair.agent.caller.clone(), pair.agent_conn()).await.unwrap();
+        let url = bridge.url(&pair.declared);
+        let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "old", "version": "1" } } });
+        let answer = post(&url, &bridge.headers(), &init).await;
+        let answer: Value = serde_json::from_str(&answer.body).unwrap();
+        assert_eq!(answer["result"]["protocolVersion"], "2025-06-18");
+        assert!(answer["result"]["capabilities"]["tools"].is_object(), "{answer}");
+        let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+        assert_eq!(post(&url, &bridge.headers(), &initialized).await.status, 202);
+        let answer = post(&url, &bridge.headers(), &call_echo(2, "old style", None)).await;
+        let answer: Value = serde_json::from_str(&answer.body).unwrap();
+        assert_eq!(result_text(&answer), "old style");
+    }
+
+    #[tokio::test]
+    async fn notifications_before_the_outcome_make_an_sse_answer() {
+        let pair = pair().await;
+        let bridge = HttpBridge::start(pair.agent.caller.clone(), pair.agent_conn()).await.unwrap();
+        let call = json!({ "jsonrpc": "2.0", "id": "p", "method": "tools/call", "params": { "name": "progress" } });
+        let answer = post(&bridge.url(&pair.declared), &bridge.headers(), &call).await;
+        assert_eq!(answer.content_type, "text/event-stream");
+        let events: Vec<Value> = answer
+            .body
+            .lines()
+            .filter_map(|line| line.strip_prefix("data: "))
+            .map(|data| serde_json::from_str(data).unwrap())
+            .collect();
+        assert_eq!(events.len(), 2, "{}", answer.body);
+        assert_eq!(events[0]["method"], "notifications/progress");
+        assert_eq!(events[1]["id"], "p");
+        assert_eq!(events[1]["result"]["content"][0]["text"], "done");
+    }
+
+    #[tokio::test]
+    async fn the_bridge_wants_its_token_and_a_known_route() {
+        let pair = pair().await;
+        let bridge = HttpBridge::start(pair.agent.caller.clone(), pair.agent_conn()).await.unwrap();
+        let url = bridge.url(&pair.declared);
+        assert_eq!(post(&url, &[], &call_echo(1, "x", None)).await.status, 401);
+        let wrong = [("Authorization".to_string(), "Bearer nope".to_string())];
+        assert_eq!(post(&url, &wrong, &call_echo(1, "x", None)).await.status, 401);
+        let unknown = format!("http://{}/mcp/00", bridge.addr());
+        assert_eq!(post(&unknown, &bridge.headers(), &call_echo(1, "x", None)).await.status, 404);
+        let stranger = AcpServer { name: "x".into(), server_id: "not-declared".into() };
+        let answer = post(&bridge.url(&stranger), &bridge.headers(), &call_echo(1, "x", None)).await;
+        let answer: Value = serde_json::from_str(&answer.body).unwrap();
+        assert_eq!(answer["error"]["code"], code::UNKNOWN_SERVER);
+    }
+}

@@ -16,7 +16,8 @@
 //! - [`acp_servers_v1`], [`acp_servers_v2`], [`acp_servers`]: the `acp` entries of a session's
 //!   `mcpServers`; [`rewrite_acp_servers`]: replace them (raw JSON kept) for a successor.
 //! - `bridge` (features `mcp` and `http`): the ACP servers re-exported as Streamable HTTP MCP
-//!   on loopback for an agent that speaks only HTTP MCP.
+//!   on loopback for an agent that speaks only HTTP MCP (`bridge::HttpBridge`), and the
+//!   `session/new` rewrite for its successor. (No stdio MCP re-export.)
 //!
 //! One module per job: `wire` (the envelope, the outcome carrier, the metadata, the error
 //! codes), `serve` (one request on an rmcp server), `provider`, `caller`, `servers` (the
@@ -47,6 +48,8 @@
 //! // async fn mcp_message(&self, p, cx) { self.provider.handle_v1(p, &cx).await }
 //! ```
 
+#[cfg(feature = "http")]
+pub mod bridge;
 mod caller;
 mod provider;
 mod serve;

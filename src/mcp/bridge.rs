@@ -1,0 +1,368 @@
+//! The MCP-over-ACP servers a peer declared, re-exported as Streamable HTTP MCP on loopback
+//! (features `mcp` and `http`), for an agent whose MCP client only takes URLs: one listener on
+//! `127.0.0.1` per [`HttpBridge`], one URL per server, each POSTed MCP JSON-RPC request one
+//! `mcp/message` through the bridge's [`McpCaller`]. The answer is `application/json`, or an SSE
+//! stream when the provider's notifications for the request come before its outcome (each an
+//! `event: message`, then the response). The `session/new` rewrite ([`HttpBridge::rewrite`])
+//! turns each `{"type": "acp"}` entry into `{"type": "http", "url", "headers"}`.
+//!
+//! Each server's URL needs the bridge's bearer token (the declaration's `Authorization`
+//! header), so other local processes cannot call the client's tools.
+//!
+//! MCP versions: the ACP side speaks 2026-07-28 only. Clients of that revision send their
+//! `_meta` with each request, which is forwarded as it is. Clients of the 2025 revisions open
+//! with `initialize`, which the bridge answers itself (their protocol version when it knows it,
+//! else 2025-11-25; the server's capabilities, server info and instructions from a
+//! `server/discover` through ACP, plain `tools` when that fails); their `ping` is answered here
+//! too, their notifications (`notifications/initialized`, `…/cancelled`) are accepted and
+//! dropped (closing the HTTP response is what cancels a request), and the 2026-07-28 `_meta` is
+//! added to each request they send (their `MCP-Protocol-Version` header is not checked), so
+//! they work unchanged. The TypeScript SDK's bridge (`McpOverAcpHttpBridge`) refuses them
+//! instead (`initialize` is -32601 there). No GET stream and no session ids: 405 for GET.
+
+use super::caller::{CallOptions, McpCaller, McpNotification};
+use super::servers::{http_entry, rewrite_acp_servers, AcpServer};
+use super::wire::{Outcome, META_PROTOCOL_VERSION};
+use crate::error::Error;
+use crate::jsonrpc::Connection;
+use crate::sync::lock;
+use bytes::Bytes;
+use futures_util::StreamExt as _;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt as _, Full, Limited, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::header::{HeaderValue, AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE};
+use hyper::server::conn::http1;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// The largest request body read.
+const MAX_BODY: usize = 1 << 20;
+/// The MCP revisions with an `initialize` handshake, answered with the version asked for.
+const HANDSHAKE_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+/// `_meta` key of the server info in a `server/discover` result (MCP 2026-07-28).
+const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+/// A loopback HTTP listener that serves the ACP MCP servers of one connection; closed when
+/// dropped (or with [`HttpBridge::close`]).
+pub struct HttpBridge {
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    stop: CancellationToken,
+}
+
+struct Shared {
+    caller: McpCaller,
+    conn: Connection,
+    token: String,
+    /// Route (the last path segment) to server.
+    routes: Mutex<HashMap<String, AcpServer>>,
+}
+
+impl std::fmt::Debug for HttpBridge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpBridge").field("addr", &self.addr).finish_non_exhaustive()
+    }
+}
+
+impl HttpBridge {
+    /// Listens on `127.0.0.1` (a free port) and serves the servers declared on `conn` (the
+    /// connection to their provider) through `caller`, whose `route` must get the `mcp/message`
+    /// notifications `conn` receives.
+    pub async fn start(caller: McpCaller, conn: Connection) -> std::io::Result<HttpBridge> {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            caller,
+            conn: conn.clone(),
+            token: uuid::Uuid::new_v4().simple().to_string(),
+            routes: Mutex::default(),
+        });
+        let stop = CancellationToken::new();
+        tokio::spawn(accept(listener, shared.clone(), stop.clone(), conn));
+        Ok(HttpBridge { shared, addr, stop })
+    }
+
+    /// The address listened on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The URL that serves `server` (the same for the same server id).
+    pub fn url(&self, server: &AcpServer) -> String {
+        // The id, hex-encoded: any string makes one plain path segment.
+        let route: String = server.server_id.bytes().map(|b| format!("{b:02x}")).collect();
+        lock(&self.shared.routes).insert(route.clone(), server.clone());
+        format!("http://{}/mcp/{route}", self.addr)
+    }
+
+    /// The `Authorization` header each request must carry.
+    pub fn headers(&self) -> Vec<(String, String)> {
+        vec![("Authorization".into(), format!("Bearer {}", self.shared.token))]
+    }
+
+    /// The `{"type": "http", "name", "url", "headers"}` entry that re-exports `server`.
+    pub fn http_entry(&self, server: &AcpServer) -> Value {
+        http_entry(&server.name, &self.url(server), &self.headers())
+    }
+
+    /// Rewrites the raw params of a session setup request (`session/new`, …) for a successor
+    /// that speaks only HTTP MCP: each `acp` entry of `mcpServers` becomes its `http` entry;
+    /// the rest stays as it came. Returns how many were rewritten.
+    pub fn rewrite(&self, params: &mut Value) -> usize {
+        rewrite_acp_servers(params, |server| Some(self.http_entry(server)))
+    }
+
+    /// Stops listening (requests under way finish).
+    pub fn close(self) {}
+}
+
+impl Drop for HttpBridge {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+/// Accepts until stopped or the ACP connection closes.
+async fn accept(listener: TcpListener, shared: Arc<Shared>, stop: CancellationToken, conn: Connection) {
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    tracing::debug!("acp mcp bridge: accept failed: {e}");
+                    continue;
+                }
+            },
+            _ = stop.cancelled() => return,
+            _ = conn.closed() => return,
+        };
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req| {
+                let shared = shared.clone();
+                async move { Ok::<_, Infallible>(handle(&shared, req).await) }
+            });
+            if let Err(e) = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await {
+                tracing::debug!("acp mcp bridge: HTTP connection ended: {e}");
+            }
+        });
+    }
+}
+
+fn respond(status: StatusCode, content_type: &'static str, body: Bytes) -> Response<Body> {
+    let mut res = Response::new(Full::new(body).boxed_unsync());
+    *res.status_mut() = status;
+    res.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    res
+}
+
+fn json_response(status: StatusCode, message: &Value) -> Response<Body> {
+    respond(status, "application/json", Bytes::from(message.to_string()))
+}
+
+/// A JSON-RPC error answer (no `id` when there is none to answer).
+fn error_response(status: StatusCode, id: Option<&Value>, code: i64, message: &str) -> Response<Body> {
+    let mut answer = json!({ "jsonrpc": "2.0", "error": { "code": code, "message": message } });
+    if let Some(id) = id {
+        answer["id"] = id.clone();
+    }
+    json_response(status, &answer)
+}
+
+/// The HTTP status of a final answer: as the TypeScript bridge maps them (400 for invalid
+/// params and version errors, 404 for an unknown method, else 200).
+fn status_of(answer: &Value) -> StatusCode {
+    match answer.pointer("/error/code").and_then(Value::as_i64) {
+        Some(-32020 | -32021 | -32022 | -32602) => StatusCode::BAD_REQUEST,
+        Some(-32601) => StatusCode::NOT_FOUND,
+        _ => StatusCode::OK,
+    }
+}
+
+async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
+    let route = req.uri().path().strip_prefix("/mcp/").unwrap_or_default().to_string();
+    let Some(server) = lock(&shared.routes).get(&route).cloned() else {
+        return error_response(StatusCode::NOT_FOUND, None, -32601, "Unknown MCP route");
+    };
+    let expected = format!("Bearer {}", shared.token);
+    if req.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok()) != Some(expected.as_str()) {
+        let mut res = error_response(StatusCode::UNAUTHORIZED, None, -32600, "Unauthorized");
+        res.headers_mut().insert("www-authenticate", HeaderValue::from_static("Bearer"));
+        return res;
+    }
+    if req.method() != Method::POST {
+        // Stateless: no GET stream, no session to DELETE.
+        let mut res = error_response(StatusCode::METHOD_NOT_ALLOWED, None, -32600, "Only POST is supported");
+        res.headers_mut().insert("allow", HeaderValue::from_static("POST"));
+        return res;
+    }
+    let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
+        Ok(body) => body.to_bytes(),
+        Err(_) => return error_response(StatusCode::PAYLOAD_TOO_LARGE, None, -33000, "Request body too large"),
+    };
+    let message: Value = match serde_json::from_slice(&body) {
+        Ok(message) => message,
+        Err(_) => return error_response(StatusCode::BAD_REQUEST, None, -32700, "Parse error"),
+    };
+    let Some(object) = message.as_object().filter(|m| m.get("jsonrpc").and_then(Value::as_str) == Some("2.0")) else {
+        return error_response(StatusCode::BAD_REQUEST, None, -32600, "Expected one JSON-RPC message (no batches)");
+    };
+    let Some(method) = object.get("method").and_then(Value::as_str) else {
+        // A response: nothing here asked the client anything.
+        return error_response(StatusCode::BAD_REQUEST, None, -32600, "Expected a request or a notification");
+    };
+    let Some(id) = object.get("id").filter(|id| id.is_string() || id.is_i64() || id.is_u64()) else {
+        // A notification (`notifications/initialized`, `…/cancelled`): nothing to forward.
+        return respond(StatusCode::ACCEPTED, "application/json", Bytes::new());
+    };
+    let params = match object.get("params") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(params)) => Some(params.clone()),
+        Some(_) => return error_response(StatusCode::BAD_REQUEST, Some(id), -32602, "Parameters must be an object"),
+    };
+    let legacy = params.as_ref().and_then(|p| p.get("_meta")).and_then(|m| m.get(META_PROTOCOL_VERSION)).is_none();
+    match method {
+        "initialize" => json_response(StatusCode::OK, &initialize(shared, &server, id, params.as_ref()).await),
+        "ping" if legacy => json_response(StatusCode::OK, &json!({ "jsonrpc": "2.0", "id": id, "result": {} })),
+        _ => forward(shared, &server, id.clone(), method, params).await,
+    }
+}
+
+/// The local answer to a 2025 client's `initialize`.
+async fn initialize(shared: &Shared, server: &AcpServer, id: &Value, params: Option<&Map<String, Value>>) -> Value {
+    let asked = params.and_then(|p| p.get("protocolVersion")).and_then(Value::as_str);
+    let version = asked.filter(|v| HANDSHAKE_VERSIONS.contains(v)).unwrap_or(HANDSHAKE_VERSIONS[3]);
+    let discovered = shared.caller.request(&shared.conn, &server.server_id, "server/discover", None).await;
+    let mut result = json!({
+        "protocolVersion": version,
+        "capabilities": { "tools": {} },
+        "serverInfo": { "name": server.name, "version": "unknown" },
+    });
+    if let Ok(Outcome::Result(found)) = discovered {
+        if let Some(capabilities) = found.get("capabilities").filter(|c| c.is_object()) {
+            result["capabilities"] = capabilities.clone();
+        }
+        if let Some(info) = found.pointer(&format!("/_meta/{}", META_SERVER_INFO.replace('/', "~1"))) {
+            result["serverInfo"] = info.clone();
+        }
+        if let Some(instructions) = found.get("instructions").filter(|i| i.is_string()) {
+            result["instructions"] = instructions.clone();
+        }
+    }
+    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}
+
+/// The final JSON-RPC message for an outcome or an outer failure.
+fn final_message(id: &Value, outcome: Result<Outcome, Error>) -> Value {
+    match outcome {
+        Ok(Outcome::Result(result)) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+        Ok(Outcome::Error(error)) => json!({ "jsonrpc": "2.0", "id": id, "error": error }),
+        Err(Error::Peer(e)) => json!({ "jsonrpc": "2.0", "id": id, "error": { "code": e.code, "message": e.message } }),
+        Err(e) => json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -33002, "message": e.to_string() } }),
+    }
+}
+
+fn note_message(note: McpNotification) -> Value {
+    let mut message = json!({ "jsonrpc": "2.0", "method": note.method });
+    if let Some(params) = note.params {
+        message["params"] = Value::Object(params);
+    }
+    message
+}
+
+fn event(message: &Value) -> Bytes {
+    Bytes::from(format!("event: message\ndata: {message}\n\n"))
+}
+
+/// One request through ACP: JSON when the outcome comes first, SSE when a notification does.
+async fn forward(
+    shared: &Shared,
+    server: &AcpServer,
+    id: Value,
+    method: &str,
+    params: Option<Map<String, Value>>,
+) -> Response<Body> {
+    let (to, mut notes) = mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    let options = CallOptions::new().notifications(to).cancel(cancel.clone());
+    let (caller, conn, server_id, method) =
+        (shared.caller.clone(), shared.conn.clone(), server.server_id.clone(), method.to_string());
+    let mut call = Box::pin(async move { caller.request_with(&conn, &server_id, &method, params, options).await });
+    // Dropped with the handler (the client went away): the call is cancelled.
+    let guard = cancel.clone().drop_guard();
+    let first = tokio::select! {
+        outcome = &mut call => Err(outcome),
+        note = notes.recv() => Ok(note),
+    };
+    let first_note = match first {
+        Err(outcome) => match notes.try_recv() {
+            // The notifications were routed before the outcome, and are all queued: SSE.
+            Ok(note) => {
+                let mut events = vec![event(&note_message(note))];
+                while let Ok(note) = notes.try_recv() {
+                    events.push(event(&note_message(note)));
+                }
+                events.push(event(&final_message(&id, outcome)));
+                drop(guard.disarm());
+                return sse(futures_util::stream::iter(events).boxed());
+            }
+            Err(_) => {
+                drop(guard.disarm());
+                let answer = final_message(&id, outcome);
+                return json_response(status_of(&answer), &answer);
+            }
+        },
+        Ok(note) => note,
+    };
+    // A notification first: stream, the call going on in a task that the body's drop cancels.
+    let (events, rx) = mpsc::unbounded_channel::<Bytes>();
+    if let Some(note) = first_note {
+        let _ = events.send(event(&note_message(note)));
+    }
+    let guard = guard.disarm();
+    tokio::spawn(async move {
+        let outcome = tokio::select! {
+            outcome = async {
+                loop {
+                    tokio::select! {
+                        biased;
+                        note = notes.recv() => match note {
+                            Some(note) => { let _ = events.send(event(&note_message(note))); }
+                            None => break call.await,
+                        },
+                        outcome = &mut call => break outcome,
+                    }
+                }
+            } => outcome,
+            _ = events.closed() => {
+                guard.cancel();
+                return;
+            }
+        };
+        while let Ok(note) = notes.try_recv() {
+            let _ = events.send(event(&note_message(note)));
+        }
+        let _ = events.send(event(&final_message(&id, outcome)));
+    });
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|chunk| (chunk, rx)) });
+    sse(stream.boxed())
+}
+
+fn sse(events: futures_util::stream::BoxStream<'static, Bytes>) -> Response<Body> {
+    let body = StreamBody::new(events.map(|chunk| Ok::<_, Infallible>(Frame::data(chunk))));
+    let mut res = Response::new(body.boxed_unsync());
+    res.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    res.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    res
+}
