@@ -1,0 +1,173 @@
+//! `acp conduct agent` end to end: the example client through the conductor, a pass-through
+//! proxy and the echo agent (the turn ends, the trace holds every link and `acp check` reads it,
+//! and no process is left once the client has exited); the same chain per client connection on
+//! `--listen`, ended by `SIGTERM` without leaving a process; unusable components refused.
+//!
+//! Processes are counted by a marker in the environment of `acp conduct`, which every component
+//! inherits; a process counts while `/proc/PID/environ` holds it.
+
+#![cfg(target_os = "linux")]
+
+use acp_rpc::types::v1;
+use acp_rpc::ClientContext;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
+use common::example;
+
+const ACP: &str = env!("CARGO_BIN_EXE_acp");
+
+/// Long enough for a loaded machine; the tests wait for an outcome, they do not time it.
+const LIMIT: Duration = Duration::from_secs(20);
+
+fn passthrough() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/conductor/passthrough.py")
+}
+
+/// `python3 PASSTHROUGH` and the echo agent, as COMPONENT strings.
+fn chain() -> Vec<String> {
+    vec![format!("python3 '{}'", passthrough().display()), format!("'{}'", example("echo_agent").display())]
+}
+
+fn marker(name: &str) -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
+    format!("ACP_CONDUCT_MARK={name}-{}-{nanos}", std::process::id())
+}
+
+fn count(marker: &str) -> usize {
+    let Ok(procs) = std::fs::read_dir("/proc") else { return 0 };
+    procs
+        .filter_map(Result::ok)
+        .filter(|p| p.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())))
+        .filter(|p| {
+            std::fs::read(p.path().join("environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == marker.as_bytes()))
+        })
+        .count()
+}
+
+/// Waits (bounded) until no process carries `marker`; the count left at the end.
+fn count_after_waiting(marker: &str) -> usize {
+    let deadline = Instant::now() + LIMIT;
+    loop {
+        let left = count(marker);
+        if left == 0 || Instant::now() >= deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_example_client_through_acp_conduct_ends_its_turn_and_leaves_no_process() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let trace = dir.path().join("chain.jsonl");
+    let mark = marker("client");
+    for version in ["1", "2"] {
+        let mut args = vec!["--protocol-version".to_string(), version.into(), "--prompt".into(), "hello chain".into()];
+        args.extend(["--".into(), "env".into(), mark.clone(), ACP.into(), "conduct".into(), "agent".into()]);
+        args.extend(["--trace".into(), trace.display().to_string()]);
+        args.extend(chain());
+        let out = Command::new(example("client")).args(&args).current_dir(dir.path()).output().expect("client runs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "v{version}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains(r#"{"stopReason":"end_turn"}"#), "v{version}: {stdout}");
+        assert!(stdout.contains("hello chain"), "v{version}: the echo came back: {stdout}");
+        // The client awaited the conductor's end, which awaited its components'.
+        assert_eq!(count_after_waiting(&mark), 0, "v{version}: processes left behind");
+
+        let text = std::fs::read_to_string(&trace).expect("the trace");
+        let records: Vec<Value> =
+            text.lines().map(|l| serde_json::from_str(l).expect("one JSON record a line")).collect();
+        for link in 0..=2 {
+            for from in ["client", "agent"] {
+                let here = |r: &&Value| r["link"] == link && r["from"] == from && r["message"].is_object();
+                assert!(records.iter().any(|r| here(&r)), "v{version}: link {link} from {from}");
+            }
+        }
+        let check = Command::new(ACP).args(["check", &trace.display().to_string()]).output().expect("acp check runs");
+        assert!(check.status.success(), "v{version}: {}", String::from_utf8_lossy(&check.stdout));
+    }
+}
+
+struct Quiet;
+impl v1::methods::client::Handler<ClientContext> for Quiet {}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listen_serves_a_chain_per_connection_and_sigterm_ends_them_all() {
+    let mark = marker("listen");
+    let mut conductor = Command::new("env")
+        .arg(&mark)
+        .args([ACP, "conduct", "agent", "--listen", "127.0.0.1:0"])
+        .args(chain())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("acp conduct starts");
+    let stderr = conductor.stderr.take().expect("piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix("listening on ") {
+                let _ = tx.send(url.to_string());
+            }
+        }
+    });
+    let url = rx.recv_timeout(LIMIT).expect("the listening line");
+
+    for n in 1..=2 {
+        let (conn, driver, transport) =
+            acp_rpc::net::http::connect(acp_rpc::V1(Quiet), &url, Default::default(), Default::default())
+                .expect("connect");
+        tokio::spawn(driver);
+        let turn = async {
+            conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(1))).await.expect("initialize");
+            let mut session =
+                conn.new_session_v1(v1::NewSessionRequest::new("/tmp".into(), vec![])).await.expect("session");
+            let text = v1::ContentBlock::from(v1::TextContent::new(format!("connection {n}")));
+            let mut turn = session.prompt(vec![text]).await;
+            while turn.next().await.is_some() {}
+            turn.outcome().await.expect("the turn ends").stop_reason
+        };
+        let stop = tokio::time::timeout(LIMIT, turn).await.expect("in time");
+        assert_eq!(stop, v1::StopReason::EndTurn);
+        assert!(count(&mark) >= 3, "the conductor and this connection's chain run");
+        transport.close().await;
+    }
+
+    // SIGTERM ends the listener and every chain, as the end of input would.
+    let pid = libc::pid_t::try_from(conductor.id()).expect("pid");
+    // SAFETY: `kill` takes two integers and touches no memory of this process.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let deadline = Instant::now() + LIMIT;
+    let status = loop {
+        if let Some(status) = conductor.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "acp conduct ends on SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "a clean end: {status:?}");
+    assert_eq!(count_after_waiting(&mark), 0, "processes left behind");
+}
+
+#[test]
+fn unusable_components_are_refused() {
+    for bad in ["'open", "   "] {
+        let out = Command::new(ACP).args(["conduct", "agent", bad]).stdin(Stdio::null()).output().expect("runs");
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let out = Command::new(ACP)
+        .args(["conduct", "agent", "/nonexistent/agent --flag"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("component 0 (`/nonexistent/agent`)"));
+}
