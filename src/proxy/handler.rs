@@ -39,7 +39,7 @@ use std::future::Future;
 /// impl ProxyHandler for Log {
 ///     async fn agent_notification(&self, note: Notification, cx: ProxyContext) -> Result<(), RpcError> {
 ///         if let Some(Ok(update)) = note.decode::<v1::methods::SessionUpdate>() {
-///             eprintln!("{}: {}", update.session_id, update.update.tag());
+///             eprintln!("{}: {:?}", update.session_id, update.update.tag());
 ///         }
 ///         cx.client().forward_notification(note).await
 ///     }
