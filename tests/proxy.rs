@@ -14,8 +14,10 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 
 /// The conductor's end of one proxy's connection.
 struct Conductor {
@@ -25,9 +27,13 @@ struct Conductor {
 
 impl Conductor {
     fn start<H: ProxyHandler>(proxy: H) -> Self {
+        Self::start_with(proxy, Config::default())
+    }
+
+    fn start_with<H: ProxyHandler>(proxy: H, config: Config) -> Self {
         let (to_proxy, incoming) = mpsc::channel(64);
         let (outgoing, from_proxy) = mpsc::channel(64);
-        let (_, driver) = serve_proxy_over(Arc::new(proxy), Channels { incoming, outgoing }, Config::default());
+        let (_, driver) = serve_proxy_over(Arc::new(proxy), Channels { incoming, outgoing }, config);
         tokio::spawn(driver);
         Conductor { to_proxy, from_proxy }
     }
@@ -303,6 +309,31 @@ async fn a_cancelled_request_is_cancelled_downstream_with_our_id_and_answered_by
         (next["method"].as_str(), next["params"]["method"].as_str()),
         (Some("proxy/successor"), Some("_x/ping"))
     );
+}
+
+// The clock is paused: it moves only when every task waits, so the grace passes at once and the
+// instant of the answer is exact.
+#[tokio::test(start_paused = true)]
+async fn a_successor_that_never_answers_a_cancel_gets_one_cancelled_answer_after_the_grace() {
+    let grace = Duration::from_secs(5);
+    let mut c = Conductor::start_with(PassThrough, Config { cancel_grace: grace, ..Config::default() });
+    c.initialize(1).await;
+    c.send(
+        json!({"jsonrpc": "2.0", "id": "p", "method": "session/prompt", "params": {"sessionId": "s", "prompt": []}}),
+    )
+    .await;
+    let forwarded = c.next().await;
+    c.send(json!({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "p"}})).await;
+    let cancelled_at = Instant::now();
+    assert_eq!(c.next().await["params"], json!({"requestId": forwarded["id"]}));
+    // No answer from the successor: the proxy answers -32800 itself, not before the grace.
+    let answer = c.next().await;
+    assert_eq!((answer["id"].clone(), answer["error"]["code"].clone()), (json!("p"), json!(-32800)), "{answer}");
+    assert!(cancelled_at.elapsed() >= grace);
+    // The successor's late answer is dropped: no second answer, no second cancel.
+    c.answer(&forwarded["id"], r#"{"stopReason":"cancelled"}"#).await;
+    c.send(json!({"jsonrpc": "2.0", "id": "after", "method": "_x/ping"})).await;
+    assert_eq!(c.next().await["params"], json!({"method": "_x/ping"}));
 }
 
 /// Hooks that answer locally, inject an update, and drop a notification.
