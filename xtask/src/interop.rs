@@ -4,7 +4,7 @@
 //!
 //! | path | what |
 //! |---|---|
-//! | `.cache/interop/node/` | npm project with `@agentclientprotocol/sdk` [`TS_SDK_VERSION`] (and its `zod` peer dependency, pinned), and `ws` [`WS_VERSION`] for the network drivers |
+//! | `.cache/interop/node/` | npm project with `@agentclientprotocol/sdk` [`TS_SDK_VERSION`] (and its `zod` peer dependency, pinned), `ws` [`WS_VERSION`] for the network drivers, and `@modelcontextprotocol/server` [`mcp::MCP_SERVER_VERSION`] for the MCP-over-ACP driver |
 //! | `.cache/interop/venv/` | Python venv with `agent-client-protocol` [`PY_SDK_VERSION`] from PyPI |
 //! | `.cache/interop/sdist/` | that package's source distribution, unpacked, for `examples/echo_agent.py` |
 //! | `.cache/interop/rust-sdk/` | the crates.io source of `agent-client-protocol` [`RS_SDK_VERSION`] (the official Rust SDK) and its four examples built in `target/` |
@@ -411,7 +411,12 @@ struct PyPeer {
 /// runs the network drivers from there too.
 pub(crate) fn install_ts(cache: &Path) -> Result<TsPeer, String> {
     let node_dir = cache.join("node");
-    let pinned = [(TS_SDK_PACKAGE, TS_SDK_VERSION), ("zod", ZOD_VERSION), ("ws", WS_VERSION)];
+    let pinned = [
+        (TS_SDK_PACKAGE, TS_SDK_VERSION),
+        ("zod", ZOD_VERSION),
+        ("ws", WS_VERSION),
+        (mcp::MCP_SERVER_PACKAGE, mcp::MCP_SERVER_VERSION),
+    ];
     install_npm_project(&node_dir, "acp-rpc-interop-peers", &pinned, &[])?;
     Ok(TsPeer { node_dir })
 }
@@ -689,6 +694,10 @@ fn list_dir(dir: &Path) -> String {
 // ------------------------------------------------------------------------------------------
 // Our examples
 
+/// The features our examples are built with: the network transports (`ws`, as the benchmarks')
+/// and MCP over ACP (`mcp`: the client's `--mcp-echo`, the echo agent's `mcp`).
+pub const EXAMPLE_FEATURES: &str = "ws,mcp";
+
 /// The project's examples, built by `cargo build --examples`.
 #[derive(Debug, Clone)]
 enum Ours {
@@ -699,14 +708,13 @@ enum Ours {
 fn build_examples(root: &Path) -> Ours {
     let started = Instant::now();
     let mut build = process::cargo();
-    // The network transports are behind features; the network scenarios need them.
-    build.args(["build", "--examples", "--quiet", "--features", crate::bench::net::FEATURES]).current_dir(root);
+    // The network transports and MCP over ACP are behind features; their scenarios need them.
+    build.args(["build", "--examples", "--quiet", "--features", EXAMPLE_FEATURES]).current_dir(root);
     if let Err(message) = process::capture(&mut build) {
         return Ours::BuildFailed(message);
     }
     eprintln!(
-        "interop: cargo build --examples --features {} in {:.1} s",
-        crate::bench::net::FEATURES,
+        "interop: cargo build --examples --features {EXAMPLE_FEATURES} in {:.1} s",
         started.elapsed().as_secs_f64()
     );
     let examples = target_debug(root).join("examples");
