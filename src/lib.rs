@@ -7,7 +7,11 @@
 //!   the client, checked against what the client advertised; cancellation; the v2 turn);
 //! - [`client`]: connecting a client ([`client::connect`], [`client::spawn_agent`]) and driving
 //!   sessions ([`client::ClientConnection`]); its handlers get a [`ClientContext`] (calls to the
-//!   agent; cancellation).
+//!   agent; cancellation);
+//! - `proxy` (feature `unstable`): a component of a chain that a conductor runs, an agent to its
+//!   predecessor and a client to its successor (`proxy::serve_proxy_stdio`); its hooks
+//!   (`proxy::ProxyHandler`) pass every message through unchanged unless they change, answer,
+//!   drop or add one, and get a `proxy::ProxyContext` (both sides, typed or raw).
 //!
 //! Beside them:
 //! - [`rules`]: the protocol's rules (lifecycle, capability gating, ordering), one table with ids;
