@@ -516,8 +516,46 @@ async fn malformed_envelopes_get_the_right_error_and_the_connection_keeps_servin
     assert_eq!(c.next().await, json!({"jsonrpc": "2.0", "id": "ok", "result": {}}));
 }
 
+#[test]
+fn a_typed_edit_changes_what_it_changes_keeps_unknown_members_and_leaves_the_rest_as_it_came() {
+    let text = r#"{"sessionId":"s", "update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a","_c":1},"_u":[2]},"_p":true}"#;
+    let note = || Notification::new("session/update", Some(RawValue::from_string(text.into()).unwrap()));
+    // Another version's marker, or another method's, matches nothing.
+    let mut v2_note = note().with_version(Some(acp_rpc::types::Version::V2));
+    assert!(!v2_note.edit::<v1::methods::SessionUpdate>(|_| unreachable!()).unwrap());
+    assert!(v2_note.decode::<v1::methods::SessionUpdate>().is_none());
+    let mut v1_note = note().with_version(Some(acp_rpc::types::Version::V1));
+    assert!(!v1_note.edit::<v1::methods::SessionCancel>(|_| unreachable!()).unwrap());
+    // An edit that changes nothing leaves the text as it came.
+    assert!(v1_note.edit::<v1::methods::SessionUpdate>(|_| {}).unwrap());
+    assert_eq!(v1_note.params().unwrap().get(), text);
+    // One that changes something keeps the members the types do not know.
+    v1_note
+        .edit::<v1::methods::SessionUpdate>(|n| {
+            if let v1::SessionUpdate::AgentMessageChunk(chunk) = &mut n.update {
+                if let v1::ContentBlock::Text(content) = &mut chunk.content {
+                    content.text = "b".into();
+                }
+            }
+        })
+        .unwrap();
+    let edited: Value = serde_json::from_str(v1_note.params().unwrap().get()).unwrap();
+    assert_eq!(
+        edited,
+        json!({"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": "b", "_c": 1}, "_u": [2]}, "_p": true})
+    );
+    // Params that do not decode are an error naming the field, and the message is unchanged.
+    let mut bad =
+        Notification::new("session/update", Some(RawValue::from_string(r#"{"sessionId":1}"#.into()).unwrap()))
+            .with_version(Some(acp_rpc::types::Version::V1));
+    let error = bad.edit::<v1::methods::SessionUpdate>(|_| {}).unwrap_err();
+    assert_eq!(error.code, -32602);
+    assert_eq!(bad.params().unwrap().get(), r#"{"sessionId":1}"#);
+}
+
 /// The example proxy on real pipes, with the test as its conductor.
-async fn example_proxy(version: u16, chunk: &str) -> Value {
+async fn example_proxy(version: u16, chunk: &str) -> String {
     let path = example_path("proxy");
     let mut child = tokio::process::Command::new(path)
         .args(["--prefix", ">> "])
@@ -539,10 +577,10 @@ async fn example_proxy(version: u16, chunk: &str) -> Value {
         r#"{{"jsonrpc":"2.0","method":"proxy/successor","params":{{"method":"session/update","params":{{"sessionId":"s","update":{chunk}}}}}}}"#
     );
     stdin.write_all(format!("{update}\n").as_bytes()).await.unwrap();
-    let out = next().await;
+    let out = lines.next_line().await.unwrap().unwrap();
     drop(stdin);
     let _ = child.wait().await;
-    out["params"]["update"].clone()
+    raw_at(&out, &["params", "update"])
 }
 
 fn example_path(name: &str) -> std::path::PathBuf {
@@ -562,16 +600,18 @@ fn example_path(name: &str) -> std::path::PathBuf {
 async fn the_example_prefixes_agent_message_chunks_in_v1_and_v2_and_keeps_unknown_fields() {
     let v1_chunk =
         r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello","_new":1},"later":true}"#;
-    let update = example_proxy(1, v1_chunk).await;
+    let update: Value = serde_json::from_str(&example_proxy(1, v1_chunk).await).unwrap();
     assert_eq!(update["content"]["text"], ">> hello", "{update}");
     assert_eq!((update["content"]["_new"].clone(), update["later"].clone()), (json!(1), json!(true)), "{update}");
     let v2_chunk =
         r#"{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"hi"},"x":[1]}"#;
-    let update = example_proxy(2, v2_chunk).await;
+    let update: Value = serde_json::from_str(&example_proxy(2, v2_chunk).await).unwrap();
     assert_eq!(update["content"]["text"], ">> hi", "{update}");
     assert_eq!(update["x"], json!([1]), "{update}");
-    // Other updates pass unchanged.
-    let thought = r#"{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"hmm"}}"#;
-    let update = example_proxy(1, thought).await;
-    assert_eq!(update["content"]["text"], "hmm");
+    // Other updates pass as they came, byte for byte.
+    let thought = r#"{"content":{"text":"hmm","type":"text"},  "sessionUpdate":"agent_thought_chunk"}"#;
+    assert_eq!(example_proxy(1, thought).await, thought);
+    let image =
+        r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"image","data":"AA==","mimeType":"image/png"}}"#;
+    assert_eq!(example_proxy(2, image).await, image);
 }

@@ -134,19 +134,16 @@ impl<K> Message<K> {
 
     /// Changes the params with `f` in `M`'s type, when this is `M`; true when it was. Members
     /// that the generated types do not know are kept (they would be lost by decoding and
-    /// encoding alone). On an error the message is unchanged.
+    /// encoding alone), and params that `f` left as they were stay the JSON text they came as.
+    /// On an error the message is unchanged.
     pub fn edit<M: Marker<K>>(&mut self, f: impl FnOnce(&mut M::Params)) -> Result<bool, RpcError> {
         if !self.is::<M>() {
             return Ok(false);
         }
-        let mut typed: M::Params = decode_params(M::METHOD, self.params.as_deref())?;
-        let original = self.params.as_deref().map_or(Ok(Value::Null), |p| serde_json::from_str(p.get()));
-        let original = original.map_err(|e| RpcError::invalid_params(M::METHOD, "", &e.to_string()))?;
-        let decoded = to_value(&typed)?;
-        f(&mut typed);
-        let mut edited = to_value(&typed)?;
-        keep_unknown(&original, &decoded, &mut edited);
-        self.params = Some(to_raw_value(&edited).map_err(|e| RpcError::internal(format!("cannot encode: {e}")))?);
+        let typed = decode_params(M::METHOD, self.params.as_deref())?;
+        if let Some(edited) = edited(M::METHOD, self.params.as_deref(), typed, f)? {
+            self.params = Some(edited);
+        }
         Ok(true)
     }
 
@@ -223,14 +220,10 @@ impl Response {
         if self.version != Some(M::VERSION) {
             return Ok(false);
         }
-        let mut typed: M::Response = decode_params(M::METHOD, Some(&self.result))?;
-        let original: Value = serde_json::from_str(self.result.get())
-            .map_err(|e| RpcError::internal(format!("the result of {} is no JSON: {e}", M::METHOD)))?;
-        let decoded = to_value(&typed)?;
-        f(&mut typed);
-        let mut edited = to_value(&typed)?;
-        keep_unknown(&original, &decoded, &mut edited);
-        self.result = to_raw_value(&edited).map_err(|e| RpcError::internal(format!("cannot encode: {e}")))?;
+        let typed = decode_params(M::METHOD, Some(&self.result))?;
+        if let Some(edited) = edited(M::METHOD, Some(&self.result), typed, f)? {
+            self.result = edited;
+        }
         Ok(true)
     }
 
@@ -244,6 +237,26 @@ impl std::fmt::Debug for Response {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Response").field("result", &self.result.get()).field("version", &self.version).finish()
     }
+}
+
+/// `original` (the JSON text `typed` was decoded from) changed by `f`, with the members the types
+/// do not know kept; `None` when `f` changed nothing.
+fn edited<T: serde::Serialize>(
+    method: &str,
+    original: Option<&RawValue>,
+    mut typed: T,
+    f: impl FnOnce(&mut T),
+) -> Result<Option<Raw>, RpcError> {
+    let decoded = to_value(&typed)?;
+    f(&mut typed);
+    let mut edited = to_value(&typed)?;
+    if edited == decoded {
+        return Ok(None);
+    }
+    let original = original.map_or(Ok(Value::Null), |p| serde_json::from_str(p.get()));
+    let original = original.map_err(|e| RpcError::invalid_params(method, "", &e.to_string()))?;
+    keep_unknown(&original, &decoded, &mut edited);
+    to_raw_value(&edited).map(Some).map_err(|e| RpcError::internal(format!("cannot encode: {e}")))
 }
 
 fn to_value<T: serde::Serialize>(value: &T) -> Result<Value, RpcError> {
