@@ -382,8 +382,15 @@ mod mcp {
         /// the tool's text, or why not.
         pub(crate) async fn echo(&self, session: &str, cx: &AgentContext, text: &str) -> Result<String, String> {
             let servers = self.offered.lock().unwrap_or_else(|p| p.into_inner()).get(session).cloned();
+            let mut failures = Vec::new();
             for server in servers.unwrap_or_default() {
-                let Ok(tools) = self.caller.list_tools(cx, &server.server_id).await else { continue };
+                let tools = match self.caller.list_tools(cx, &server.server_id).await {
+                    Ok(tools) => tools,
+                    Err(e) => {
+                        failures.push(format!("{}: {e}", server.name));
+                        continue;
+                    }
+                };
                 if !tools.tools.iter().any(|t| t.name == "echo") {
                     continue;
                 }
@@ -393,7 +400,7 @@ mod mcp {
                 let said: String = result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect();
                 return Ok(format!("mcp echo: {said}"));
             }
-            Err("mcp echo: no MCP server offered over ACP lists a tool echo".into())
+            Err(format!("mcp echo: no MCP server offered over ACP lists a tool echo ({})", failures.join("; ")))
         }
     }
 }

@@ -14,7 +14,7 @@
 // ended, 1 otherwise, 2 on usage errors. The agent's stderr is passed through.
 
 import { spawn } from "node:child_process";
-import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { print } from "./client-turn.mjs";
@@ -52,10 +52,18 @@ function parseArgs(argv) {
   return { protocolVersion, prompt, command };
 }
 
-/** An ES module package of the interop cache (resolved from its node_modules). */
-async function importPackage(specifier) {
-  const require = createRequire(join(nodeDir, "package.json"));
-  return import(pathToFileURL(require.resolve(specifier)).href);
+/**
+ * A package of the interop cache, by its ES module entry (`exports["."].import`):
+ * `require.resolve` would pick the CommonJS build, a second copy of its classes
+ * that the SDK's own (ESM) imports do not recognise (`instanceof McpServer`).
+ */
+async function importPackage(name) {
+  const dir = join(nodeDir, "node_modules", name);
+  const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+  const entry = manifest.exports?.["."]?.import;
+  const file = typeof entry === "string" ? entry : entry?.default;
+  if (!file) throw new Error(`${name} in ${dir} has no ES module entry`);
+  return import(pathToFileURL(join(dir, file)).href);
 }
 
 const { protocolVersion, prompt, command } = parseArgs(process.argv.slice(2));
