@@ -29,6 +29,7 @@ mod envelope;
 mod not_in_schema;
 mod rules;
 mod schema;
+mod trace;
 
 pub use chain::Transcript;
 
@@ -458,6 +459,12 @@ pub struct Checker {
     /// The `initialize` the proxy forwarded through `proxy/successor`, for `proxy/initialize`'s rules.
     #[cfg(feature = "unstable")]
     forwarded: envelope::Forwarded,
+    /// The messages come unwrapped (the official conductor's trace): the successor conversation
+    /// is the next link's, and [`Transcript`] judges `proxy/initialize`'s answer.
+    #[cfg(feature = "unstable")]
+    unwrapped: bool,
+    /// The `protocolVersion` the answer to the opening request named.
+    opening_answer: Option<u64>,
 }
 
 /// Unanswered requests remembered at most, by default: a live peer (`acp tap`) that never
@@ -486,6 +493,9 @@ impl Checker {
             opened_by: None,
             #[cfg(feature = "unstable")]
             forwarded: envelope::Forwarded::default(),
+            #[cfg(feature = "unstable")]
+            unwrapped: false,
+            opening_answer: None,
         }
     }
 
@@ -846,6 +856,7 @@ impl Checker {
             // The answer is in the version it names, which may be lower than the one asked: from
             // here on (this answer included) messages decode with it.
             let answered = result.get("protocolVersion").and_then(Value::as_u64);
+            self.opening_answer = answered;
             match answered.map(|v| u16::try_from(v).ok().and_then(Version::from_number)) {
                 Some(Some(v)) => self.version = Some(v),
                 Some(None) => report.error(

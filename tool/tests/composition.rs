@@ -89,6 +89,31 @@ fn a_recording_of_the_official_conductor_and_our_proxy_checks_clean() {
     assert_eq!(code, Some(0));
 }
 
+/// The official conductor's own `--trace` of the same chain (`agent-client-protocol-conductor
+/// --trace FILE agent "proxy --prefix P:" echo_agent`): envelopes already unwrapped, each pair of
+/// neighbours a link; the proxy's forwarded `initialize` is the next link's.
+#[test]
+fn the_official_conductors_trace_is_read_link_by_link() {
+    let (reports, summary, code) = json_reports("recorded-official-conductor-trace.jsonl");
+    assert_eq!(violations(&reports, &summary), Vec::<Value>::new());
+    assert!(reports.iter().all(|r| r["status"] == "ok"), "{reports:#?}");
+    let links: Vec<u64> = reports.iter().filter_map(|r| r["link"].as_u64()).collect();
+    assert_eq!(links, [0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 1, 0]);
+    assert_eq!(reports[0]["method"], "proxy/initialize");
+    assert_eq!(reports[1]["method"], "initialize");
+    assert_eq!(code, Some(0));
+
+    // The same trace without the proxy's `initialize` to its successor.
+    let (reports, summary, code) = json_reports("official-trace-proxy-no-forward.jsonl");
+    let found = violations(&reports, &summary);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(
+        (found[0]["rule"].as_str(), found[0]["by"].as_str(), found[0]["line"].as_u64(), found[0]["link"].as_u64()),
+        (Some("proxy.forward-initialize"), Some("agent"), Some(2), Some(0))
+    );
+    assert_eq!(code, Some(1));
+}
+
 #[test]
 fn each_composition_rule_transcript_breaks_its_rule() {
     // (file, the one rule broken, by whom, line, link, exit status)

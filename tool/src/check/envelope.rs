@@ -144,7 +144,7 @@ impl Checker {
     /// version its successor answered.
     pub(super) fn proxy_initialize_answered(&mut self, report: &mut Report, payload: &Result<Value, Value>) {
         let (Some(Role::Agent), Ok(result)) = (report.from, payload) else { return };
-        if self.forced.is_some() {
+        if self.forced.is_some() || self.unwrapped {
             return;
         }
         let asked = self.answered.as_ref().map_or(0, |p| p.line);
