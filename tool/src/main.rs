@@ -27,6 +27,11 @@ enum Command {
     /// protocol rules it breaks (`acp conform` lists them). Exit
     /// status: 1 when any message is `error` (or a MUST rule is broken at the end), 2 when a file
     /// cannot be read, 0 otherwise.
+    ///
+    /// Chains: a record with `"link": K` (`acp conduct --trace`) belongs to link K, each link a
+    /// conversation of its own; the official conductor's `--trace` events are read the same way.
+    /// The message a `proxy/successor` envelope wraps is checked as its own conversation's, and
+    /// reported at its path inside the envelope (`params.params.…`).
     Check {
         /// Transcript files (`-` reads standard input).
         #[arg(required = true, value_name = "FILE")]
@@ -43,7 +48,9 @@ enum Command {
     /// checking both directions live.
     ///
     /// The client talks to `acp tap` on its stdin/stdout; problems go to stderr. Closing either side
-    /// closes the other; the agent's exit status becomes this command's.
+    /// closes the other; the agent's exit status becomes this command's. Placed between a
+    /// conductor and a proxy (`agent-client-protocol-conductor agent "acp tap -- PROXY" AGENT`),
+    /// it checks `proxy/initialize` and the messages `proxy/successor` envelopes wrap.
     Tap {
         /// Write the transcript here, one {"from", "message"} record per line.
         #[arg(long, value_name = "FILE")]

@@ -1,6 +1,7 @@
 //! `acp tap`: a transparent proxy between a client (our stdin/stdout) and the agent it spawns.
 //! Bytes are forwarded as they arrive, before any checking; complete lines are then checked and
-//! logged.
+//! logged. Between a conductor and a proxy the checker unwraps `proxy/successor` envelopes (see
+//! `check`), so the proxy's traffic with its successor is checked too.
 
 use crate::check::{Checker, Role, Status};
 use acp_types::Version;
