@@ -341,6 +341,11 @@ struct Hooks;
 
 impl ProxyHandler for Hooks {
     async fn client_request(&self, request: Request, cx: ProxyContext) -> Result<Response, RpcError> {
+        if request.method() == "_proxy/later" {
+            // Work that outlives the request, with its context: forwards after the answer.
+            tokio::spawn(async move { cx.agent().forward_request(Request::new("_late/x", None)).await });
+            return Ok(Response::new(RawValue::from_string("{}".into()).unwrap(), None));
+        }
         if request.method() == "_proxy/hello" {
             return Ok(Response::new(RawValue::from_string(r#"{"from":"proxy"}"#.into()).unwrap(), cx.version()));
         }
@@ -371,6 +376,19 @@ async fn a_hook_answers_locally_and_the_successor_never_sees_the_request() {
     c.send(json!({"jsonrpc": "2.0", "method": "_drop/this"})).await;
     c.send(json!({"jsonrpc": "2.0", "method": "_keep/this"})).await;
     assert_eq!(c.next().await["params"], json!({"method": "_keep/this"}));
+}
+
+#[tokio::test]
+async fn a_forward_from_a_context_kept_beyond_its_request_holds_no_notification() {
+    let mut c = Conductor::start(Hooks);
+    c.initialize(1).await;
+    c.send(json!({"jsonrpc": "2.0", "id": 1, "method": "_proxy/later"})).await;
+    assert_eq!(c.next().await, json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+    let late = c.next().await;
+    assert_eq!(late["params"], json!({"method": "_late/x"}));
+    c.answer(&late["id"], "{}").await;
+    c.send_text(&update_from_agent(0, "agent_message_chunk")).await;
+    assert_eq!(c.next().await["method"], "session/update");
 }
 
 #[tokio::test]

@@ -28,18 +28,50 @@ pub struct ProxyContext {
 }
 
 /// What the forwards of one request hook leave for the runtime that answers the request.
-#[derive(Default)]
 pub(super) struct Scope {
     /// The hold on the notifications after the last forwarded answer, released once the
     /// request's own answer is queued.
-    hold: Mutex<Option<NotificationHold>>,
+    hold: Mutex<Hold>,
     /// In `proxy/initialize`: the `protocolVersion` the successor answered `initialize` with.
     successor_version: Mutex<Option<serde_json::Value>>,
 }
 
+/// Where a request hook's hold is kept.
+#[derive(Default)]
+enum Hold {
+    /// The hook runs; the hold of its last forward, if any.
+    Open(Option<NotificationHold>),
+    /// The request was answered (or dropped): a forward from a context kept beyond it holds
+    /// nothing.
+    #[default]
+    Closed,
+}
+
 impl Scope {
-    pub(super) fn take_hold(&self) -> Option<NotificationHold> {
-        lock(&self.hold).take()
+    pub(super) fn open() -> Self {
+        Scope { hold: Mutex::new(Hold::Open(None)), successor_version: Mutex::default() }
+    }
+
+    /// The hold of the last forward; none is kept from now on.
+    pub(super) fn close(&self) -> Option<NotificationHold> {
+        match std::mem::take(&mut *lock(&self.hold)) {
+            Hold::Open(hold) => hold,
+            Hold::Closed => None,
+        }
+    }
+
+    /// Keeps `hold` until the request is answered (releases it at once when it was).
+    fn keep(&self, hold: NotificationHold) {
+        if let Hold::Open(slot) = &mut *lock(&self.hold) {
+            *slot = Some(hold);
+        }
+    }
+
+    /// Releases the hold of an earlier forward.
+    fn release(&self) {
+        if let Hold::Open(slot) = &mut *lock(&self.hold) {
+            drop(slot.take());
+        }
     }
 
     pub(super) fn successor_version(&self) -> Option<serde_json::Value> {
@@ -113,9 +145,9 @@ impl ProxyContext {
         let result = match &self.scope {
             Some(scope) => {
                 // A second forward of one hook: the first answer has been passed on by now.
-                drop(scope.take_hold());
+                scope.release();
                 let (result, hold) = self.conn.request_raw_relayed(target, params.as_deref(), &self.cancel).await;
-                *lock(&scope.hold) = Some(hold);
+                scope.keep(hold);
                 result
             }
             None => self.conn.request_raw(target, params.as_deref()).await,

@@ -68,14 +68,14 @@ struct ReleaseOnDrop(Arc<Scope>);
 
 impl Drop for ReleaseOnDrop {
     fn drop(&mut self) {
-        drop(self.0.take_hold());
+        drop(self.0.close());
     }
 }
 
 /// Answers with `result` and lets the notifications behind a forwarded answer go once it is
 /// queued (or once the error is, as the request's deferred work is then dropped).
 fn answer(result: Result<Raw, RpcError>, scope: &Scope, rcx: &RequestContext) -> Result<Raw, RpcError> {
-    if let Some(hold) = scope.take_hold() {
+    if let Some(hold) = scope.close() {
         rcx.after_response(async move { hold.release() });
     }
     result
@@ -105,7 +105,7 @@ impl<H: ProxyHandler> Service for ProxyService<H> {
             let version = state.version();
             // What the peer sent before this request goes on before it.
             rcx.connection().sync_notifications().await;
-            let scope = Arc::new(Scope::default());
+            let scope = Arc::new(Scope::open());
             let _release = ReleaseOnDrop(scope.clone());
             let cx =
                 ProxyContext::new(rcx.connection().clone(), version, rcx.cancellation().clone(), Some(scope.clone()));
@@ -161,7 +161,7 @@ async fn initialize<H: ProxyHandler>(
     params: Option<Raw>,
     rcx: &RequestContext,
 ) -> Result<Raw, RpcError> {
-    let scope = Arc::new(Scope::default());
+    let scope = Arc::new(Scope::open());
     let _release = ReleaseOnDrop(scope.clone());
     let cx = ProxyContext::new(rcx.connection().clone(), None, rcx.cancellation().clone(), Some(scope.clone()));
     let request = Request::new(INITIALIZE, params.clone()).with_version(requested_version(params.as_deref()));
