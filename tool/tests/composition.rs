@@ -89,6 +89,20 @@ fn a_recording_of_the_official_conductor_and_our_proxy_checks_clean() {
     assert_eq!(code, Some(0));
 }
 
+/// Recorded by our conductor (`acp conduct agent --trace FILE "proxy --prefix P:" echo_agent`,
+/// driven by `examples/client --prompt hello`, v2): three links, each clean on its own.
+#[test]
+fn a_trace_of_acp_conduct_checks_clean_link_by_link() {
+    let (reports, summary, code) = json_reports("recorded-acp-conduct-proxy-v2.jsonl");
+    assert_eq!(violations(&reports, &summary), Vec::<Value>::new());
+    assert!(reports.iter().all(|r| r["status"] == "ok"), "{reports:#?}");
+    let links: std::collections::BTreeSet<u64> = reports.iter().filter_map(|r| r["link"].as_u64()).collect();
+    assert_eq!(links.into_iter().collect::<Vec<_>>(), [0, 1, 2]);
+    assert!(reports.iter().any(|r| r["link"] == 1 && r["wrapped"] == "session/update"), "{reports:#?}");
+    assert_eq!(summary["protocolVersion"], 2);
+    assert_eq!(code, Some(0));
+}
+
 /// The official conductor's own `--trace` of the same chain (`agent-client-protocol-conductor
 /// --trace FILE agent "proxy --prefix P:" echo_agent`): envelopes already unwrapped, each pair of
 /// neighbours a link; the proxy's forwarded `initialize` is the next link's.
