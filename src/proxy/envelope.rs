@@ -5,6 +5,7 @@
 
 use crate::error::{Error, Misuse};
 use crate::jsonrpc::Raw;
+use crate::rules;
 use acp_types::support::rpc::{same_wire_name, Method, RpcError};
 use acp_types::{v1, v2};
 use serde::Deserialize;
@@ -43,8 +44,13 @@ struct Envelope<'a> {
     params: Option<&'a RawValue>,
 }
 
+/// -32602 naming the field and the rule (`proxy.successor-params`).
 fn invalid(path: &str, reason: &str) -> RpcError {
-    RpcError::invalid_params(PROXY_SUCCESSOR, path, reason)
+    let mut error = RpcError::invalid_params(PROXY_SUCCESSOR, path, reason);
+    if let Some(serde_json::Value::Object(data)) = &mut error.data {
+        data.insert("rule".into(), json!(rules::PROXY_SUCCESSOR_PARAMS));
+    }
+    error
 }
 
 /// The message a `proxy/successor` envelope (its `params`) carries: -32602 naming the field
@@ -116,7 +122,11 @@ mod tests {
     fn malformed_envelopes_are_refused_by_field() {
         let code = |text: &str| unwrap(Some(&raw(text))).unwrap_err();
         let e = code(r#"{"params":{}}"#);
-        assert_eq!((e.code, e.data.unwrap()["path"].clone()), (-32602, json!("method")));
+        let data = e.data.unwrap();
+        assert_eq!(
+            (e.code, &data["path"], &data["rule"]),
+            (-32602, &json!("method"), &json!("proxy.successor-params"))
+        );
         let e = code(r#"{"method":"m","params":5}"#);
         assert_eq!((e.code, e.data.unwrap()["path"].clone()), (-32602, json!("params")));
         assert_eq!(code(r#"{"method":7}"#).code, -32602);
