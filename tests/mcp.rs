@@ -413,6 +413,12 @@ mod bridge {
         Answer { status, content_type, body }
     }
 
+    /// [`post`], as (status, content type, body), for the proxy test.
+    pub(super) async fn post_for_tests(url: &str, headers: &[(String, String)], body: &Value) -> (u16, String, String) {
+        let answer = post(url, headers, body).await;
+        (answer.status, answer.content_type, answer.body)
+    }
+
     fn call_echo(id: u64, text: &str, meta: Option<Value>) -> Value {
         let mut params =
             CallToolRequestParams::new("echo").with_arguments(json!({ "text": text }).as_object().cloned().unwrap());
@@ -498,5 +504,100 @@ mod bridge {
         let answer = post(&bridge.url(&stranger), &bridge.headers(), &call_echo(1, "x", None)).await;
         let answer: Value = serde_json::from_str(&answer.body).unwrap();
         assert_eq!(answer["error"]["code"], code::UNKNOWN_SERVER);
+    }
+}
+
+/// The bridge as a proxy in a chain, driven by a scripted conductor (raw JSON lines).
+#[cfg(feature = "http")]
+mod http_proxy {
+    use super::*;
+    use acp_rpc::jsonrpc::Channels;
+    use acp_rpc::mcp::McpHttpProxy;
+    use tokio::sync::mpsc;
+
+    struct Conductor {
+        to_proxy: mpsc::Sender<Vec<u8>>,
+        from_proxy: mpsc::Receiver<Vec<u8>>,
+    }
+
+    impl Conductor {
+        async fn send(&self, message: Value) {
+            self.to_proxy.send(message.to_string().into_bytes()).await.unwrap();
+        }
+
+        async fn next(&mut self) -> Value {
+            serde_json::from_slice(&self.from_proxy.recv().await.unwrap()).unwrap()
+        }
+    }
+
+    #[tokio::test]
+    async fn the_proxy_advertises_acp_rewrites_session_new_and_bridges_calls_to_the_client() {
+        let (to_proxy, incoming) = mpsc::channel(64);
+        let (outgoing, from_proxy) = mpsc::channel(64);
+        let (_, driver) = acp_rpc::proxy::serve_proxy_over(
+            Arc::new(McpHttpProxy::new()),
+            Channels { incoming, outgoing },
+            acp_rpc::proxy::proxy_config(),
+        );
+        tokio::spawn(driver);
+        let mut c = Conductor { to_proxy, from_proxy };
+
+        // initialize: the HTTP-only agent's answer gains `acp`.
+        c.send(json!({"jsonrpc": "2.0", "id": "i", "method": "proxy/initialize", "params": {"protocolVersion": 1}}))
+            .await;
+        let forwarded = c.next().await;
+        let agent_answer = json!({"protocolVersion": 1, "agentCapabilities": {"mcpCapabilities": {"http": true}}});
+        c.send(json!({"jsonrpc": "2.0", "id": forwarded["id"], "result": agent_answer})).await;
+        let answer = c.next().await;
+        assert_eq!(answer["result"]["agentCapabilities"]["mcpCapabilities"], json!({"http": true, "acp": true}));
+
+        // session/new: the acp entry reaches the agent as an http one; the rest as it came.
+        let acp = json!({"type": "acp", "name": "tools", "serverId": "tools:1"});
+        let stdio = json!({"name": "s", "command": "c", "args": [], "env": []});
+        c.send(json!({"jsonrpc": "2.0", "id": "n", "method": "session/new",
+            "params": {"cwd": "/w", "mcpServers": [acp, stdio], "_x": 1}}))
+            .await;
+        let forwarded = c.next().await;
+        assert_eq!(forwarded["params"]["method"], "session/new");
+        let inner = &forwarded["params"]["params"];
+        assert_eq!(inner["mcpServers"][1], stdio);
+        assert_eq!(inner["_x"], 1);
+        let http = inner["mcpServers"][0].clone();
+        assert_eq!(http["type"], "http", "{http}");
+        let url = http["url"].as_str().unwrap().to_string();
+        let headers: Vec<(String, String)> = http["headers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| (h["name"].as_str().unwrap().into(), h["value"].as_str().unwrap().into()))
+            .collect();
+        c.send(json!({"jsonrpc": "2.0", "id": forwarded["id"], "result": {"sessionId": "s"}})).await;
+        assert_eq!(c.next().await["result"]["sessionId"], "s");
+
+        // The agent's HTTP call becomes mcp/message to the client, which notifies, then answers.
+        let call = tokio::spawn(async move {
+            let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "via proxy"}}});
+            super::bridge::post_for_tests(&url, &headers, &body).await
+        });
+        let request = c.next().await;
+        assert_eq!(request["method"], METHOD, "{request}");
+        assert_eq!(request["params"]["serverId"], "tools:1");
+        assert_eq!(request["params"]["params"]["_meta"][META_PROTOCOL_VERSION], "2026-07-28");
+        let request_id = request["params"]["requestId"].clone();
+        c.send(json!({"jsonrpc": "2.0", "method": METHOD, "params": {"serverId": "tools:1", "requestId": request_id,
+            "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}}}))
+            .await;
+        c.send(json!({"jsonrpc": "2.0", "id": request["id"],
+            "result": {"result": {"content": [{"type": "text", "text": "via proxy"}]}}}))
+            .await;
+        let (status, content_type, body) = call.await.unwrap();
+        assert_eq!((status, content_type.as_str()), (200, "text/event-stream"), "{body}");
+        let events: Vec<Value> =
+            body.lines().filter_map(|l| l.strip_prefix("data: ")).map(|d| serde_json::from_str(d).unwrap()).collect();
+        assert_eq!(events[0]["method"], "notifications/progress");
+        assert_eq!(events[1]["result"]["content"][0]["text"], "via proxy");
+        // The routed notification went no further: nothing else was sent to the agent.
+        assert!(c.from_proxy.try_recv().is_err());
     }
 }

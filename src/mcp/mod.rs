@@ -17,11 +17,12 @@
 //!   `mcpServers`; [`rewrite_acp_servers`]: replace them (raw JSON kept) for a successor.
 //! - `bridge` (features `mcp` and `http`): the ACP servers re-exported as Streamable HTTP MCP
 //!   on loopback for an agent that speaks only HTTP MCP (`bridge::HttpBridge`), and the
-//!   `session/new` rewrite for its successor. (No stdio MCP re-export.)
+//!   `session/new` rewrite for its successor; [`McpHttpProxy`] (same features) puts it in a chain
+//!   as a proxy, in front of such an agent. (No stdio MCP re-export.)
 //!
 //! One module per job: `wire` (the envelope, the outcome carrier, the metadata, the error
 //! codes), `serve` (one request on an rmcp server), `provider`, `caller`, `servers` (the
-//! declarations), `bridge`.
+//! declarations), `bridge`, `http_proxy`.
 //!
 //! ```no_run
 //! use acp_rpc::mcp::{rmcp, McpProvider};
@@ -51,12 +52,16 @@
 #[cfg(feature = "http")]
 pub mod bridge;
 mod caller;
+#[cfg(feature = "http")]
+mod http_proxy;
 mod provider;
 mod serve;
 mod servers;
 mod wire;
 
 pub use caller::{CallOptions, McpCallError, McpCaller, McpNotification, McpPeer};
+#[cfg(feature = "http")]
+pub use http_proxy::McpHttpProxy;
 pub use provider::{McpProvider, DEFAULT_MAX_ACTIVE};
 pub use servers::{acp_servers, acp_servers_v1, acp_servers_v2, http_entry, rewrite_acp_servers, AcpServer};
 pub use wire::{
