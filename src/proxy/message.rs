@@ -49,6 +49,8 @@ impl VersionOf for v2::methods::Side {
     const VERSION: Version = Version::V2;
 }
 
+const _: () = assert!(Version::ALL.len() == 2, "a new version's `methods::Side` needs its `VersionOf` here");
+
 /// A generated method marker of kind `K` (a request marker for a [`Request`], a notification
 /// marker for a [`Notification`]), e.g. `v1::methods::SessionUpdate`. Implemented for every
 /// generated marker, never by hand.
