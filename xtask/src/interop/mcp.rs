@@ -58,10 +58,10 @@ const SCENARIOS: [Scenario; 4] = [
 impl Scenario {
     fn name(self) -> String {
         let client = match self.client {
-            Client::Ours => "ours client --mcp-echo",
-            Client::Ts => "ts mcp-client (fromMcpServer)",
+            Client::Ours => "our-client --mcp-echo",
+            Client::Ts => "ts-client (fromMcpServer)",
         };
-        format!("mcp: {client} -> ours echo_agent, v{}, stdio", self.protocol_version)
+        format!("mcp: {client} -> our-agent v{}", self.protocol_version)
     }
 }
 
@@ -92,7 +92,11 @@ fn run_one(env: &Env, scenario: Scenario) -> ScenarioResult {
                     }
                     Err(why) => (
                         Verdict::Fail,
-                        format!("FAIL {name}: {why} ({:.1} s)\n{}", run.elapsed.as_secs_f64(), details(&described, &run)),
+                        format!(
+                            "FAIL {name}: {why} ({:.1} s)\n{}",
+                            run.elapsed.as_secs_f64(),
+                            details(&described, &run)
+                        ),
                     ),
                 },
             }
