@@ -103,6 +103,25 @@ fn a_trace_of_acp_conduct_checks_clean_link_by_link() {
     assert_eq!(code, Some(0));
 }
 
+/// Recorded the same way with the client's MCP tool over ACP (`examples/client --mcp-echo
+/// --prompt "please use mcp"`, examples built with `--features mcp`): the agent's `mcp/message`
+/// goes through the proxy's envelope to the editor, who declared the server on every link.
+#[test]
+fn a_chain_trace_with_mcp_over_acp_checks_clean() {
+    let (reports, summary, code) = json_reports("recorded-acp-conduct-mcp-v2.jsonl");
+    assert_eq!(violations(&reports, &summary), Vec::<Value>::new());
+    assert!(reports.iter().all(|r| r["status"] == "ok"), "{reports:#?}");
+    let mcp: Vec<(u64, &str)> = reports
+        .iter()
+        .filter(|r| r["method"] == "mcp/message" || r["wrapped"] == "mcp/message")
+        .map(|r| (r["link"].as_u64().unwrap_or(9), r["kind"].as_str().unwrap_or("")))
+        .collect();
+    for link in [0, 1, 2] {
+        assert!(mcp.contains(&(link, "request")) && mcp.contains(&(link, "response")), "{mcp:?}");
+    }
+    assert_eq!(code, Some(0));
+}
+
 /// The official conductor's own `--trace` of the same chain (`agent-client-protocol-conductor
 /// --trace FILE agent "proxy --prefix P:" echo_agent`): envelopes already unwrapped, each pair of
 /// neighbours a link; the proxy's forwarded `initialize` is the next link's.
