@@ -194,7 +194,7 @@ impl v1::methods::agent::Handler<AgentContext> for Echo {
         if words.contains(&"mcp") {
             let call = v1::ToolCallId("mcp-echo".into());
             let mut started = v1::ToolCall::new(call.clone(), "mcp echo".into());
-            started.status = Some(v1::ToolCallStatus::InProgress).into();
+            started.status = Some(v1::ToolCallStatus::InProgress);
             client.update(session, v1::SessionUpdate::ToolCall(Box::new(started))).await?;
             let said = self.mcp.echo(&session.0, &cx, &text).await;
             let mut done = v1::ToolCallUpdate::new(call);
