@@ -31,9 +31,19 @@ pub(super) async fn handle_in_order(
                 continue;
             }
             Note::Hold { reached, release } => {
-                // Nothing after the answer is handled until its caller passed it on.
+                // Nothing after the answer is handled until its caller passed it on; once the
+                // peer is gone, for the grace at most, so that closing never waits on a stuck
+                // handler (`close` awaits this task before it cancels the handlers).
                 if reached.send(()).is_ok() {
-                    let _ = release.await;
+                    let grace = conn.inner.config.cancel_grace;
+                    let gone = async {
+                        conn.inner.peer_done.cancelled().await;
+                        tokio::time::sleep(grace).await
+                    };
+                    tokio::select! {
+                        _ = release => {}
+                        _ = gone => tracing::warn!("acp: a relayed answer was not passed on within the grace after the peer left"),
+                    }
                 }
                 continue;
             }
