@@ -31,11 +31,15 @@ impl Conductor {
     }
 
     fn start_with<H: ProxyHandler>(proxy: H, config: Config) -> Self {
+        Self::spawn(proxy, config).0
+    }
+
+    /// The conductor's end, and the task driving the proxy's connection.
+    fn spawn<H: ProxyHandler>(proxy: H, config: Config) -> (Self, tokio::task::JoinHandle<std::io::Result<()>>) {
         let (to_proxy, incoming) = mpsc::channel(64);
         let (outgoing, from_proxy) = mpsc::channel(64);
         let (_, driver) = serve_proxy_over(Arc::new(proxy), Channels { incoming, outgoing }, config);
-        tokio::spawn(driver);
-        Conductor { to_proxy, from_proxy }
+        (Conductor { to_proxy, from_proxy }, tokio::spawn(driver))
     }
 
     async fn send_text(&self, text: &str) {
@@ -334,6 +338,32 @@ async fn a_successor_that_never_answers_a_cancel_gets_one_cancelled_answer_after
     c.answer(&forwarded["id"], r#"{"stopReason":"cancelled"}"#).await;
     c.send(json!({"jsonrpc": "2.0", "id": "after", "method": "_x/ping"})).await;
     assert_eq!(c.next().await["params"], json!({"method": "_x/ping"}));
+}
+
+/// A proxy whose request hook, after forwarding, waits until its request is cancelled.
+struct Stuck;
+
+impl ProxyHandler for Stuck {
+    async fn client_request(&self, request: Request, cx: ProxyContext) -> Result<Response, RpcError> {
+        let response = cx.agent().forward_request(request).await;
+        cx.cancelled().await;
+        response
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_connection_ends_when_the_conductor_leaves_even_with_a_hook_stuck_after_forwarding() {
+    let (mut c, driver) = Conductor::spawn(Stuck, Config::default());
+    c.initialize(1).await;
+    c.send(json!({"jsonrpc": "2.0", "id": 1, "method": "_x/wait"})).await;
+    let forwarded = c.next().await;
+    c.answer(&forwarded["id"], "{}").await;
+    c.send_text(&update_from_agent(0, "agent_message_chunk")).await;
+    drop(c.to_proxy);
+    // The answer is held behind the stuck hook; the conductor leaving ends it all the same. (On
+    // the paused clock a deadlock reaches this virtual hour at once, and fails.)
+    let ended = tokio::time::timeout(Duration::from_secs(3600), driver).await;
+    assert!(ended.expect("the connection ends").expect("the driver ends").is_ok());
 }
 
 /// Hooks that answer locally, inject an update, and drop a notification.
