@@ -237,15 +237,29 @@ fn check(files: &[PathBuf], version: Option<Version>, format: Format) -> ExitCod
             }
         }
         any_error |= summary.error > 0 || end.iter().any(|v| v.tier == Tier::Must);
-        let version = checker.version().map_or_else(|| "unknown".to_string(), |v| v.number().to_string());
+        let number = |v: Option<Version>| v.map_or_else(|| "unknown".to_string(), |v| v.number().to_string());
+        // A chain: each link negotiates its own version.
+        let links = checker.link_versions();
+        let version = match links.as_slice() {
+            [] => format!("protocol version {}", number(checker.version())),
+            links => {
+                let each: Vec<String> =
+                    links.iter().map(|(link, v)| format!("{} on link {link}", number(*v))).collect();
+                format!("protocol version {}", each.join(", "))
+            }
+        };
         let _ = match format {
-            Format::Text => writeln!(out, "{name}: {summary} (protocol version {version})"),
+            Format::Text => writeln!(out, "{name}: {summary} ({version})"),
             Format::Json => writeln!(
                 out,
                 "{}",
                 serde_json::json!({
                     "file": name,
                     "protocolVersion": checker.version().map(Version::number),
+                    "links": links
+                        .iter()
+                        .map(|(link, v)| serde_json::json!({"link": link, "protocolVersion": v.map(Version::number)}))
+                        .collect::<Vec<_>>(),
                     "summary": summary,
                     "violations": end,
                 })

@@ -49,6 +49,11 @@ fn a_clean_chain_transcript_passes_link_by_link() {
     // Each link is its own conversation: all three use ids 0, 1, 2 without a clash.
     let links: std::collections::BTreeSet<u64> = reports.iter().filter_map(|r| r["link"].as_u64()).collect();
     assert_eq!(links.into_iter().collect::<Vec<_>>(), [0, 1, 2]);
+    let versions: Vec<(u64, u64)> = summary["links"]
+        .as_array()
+        .map(|links| links.iter().filter_map(|l| Some((l["link"].as_u64()?, l["protocolVersion"].as_u64()?))).collect())
+        .unwrap_or_default();
+    assert_eq!(versions, [(0, 1), (1, 1), (2, 1)], "{summary}");
     // The envelopes name what they wrap; their responses are the wrapped requests'.
     let wrapped: Vec<(&str, &str, &str)> = reports
         .iter()
