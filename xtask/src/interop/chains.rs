@@ -17,9 +17,11 @@
 //! contains the prompt.
 //!
 //! The teardown scenarios (`…, no process left`) check that our client ends a chain it spawned:
-//! the chain's agent is our `echo_agent` behind a launcher that runs on [`LINGER_SECS`] s after the
-//! agent exits (`sh -c 'echo_agent; sleep 30'`, as launchers that clean up after an agent do),
-//! and no process of the chain may be left [`SETTLE`] after the client exited. Every process of
+//! the chain's agent is our `echo_agent` behind a launcher that ignores `SIGTERM` and runs on
+//! [`LINGER_SECS`] s after the agent exits (`sh -c "trap '' TERM; echo_agent; sleep 30"`: as a
+//! launcher that cleans up after an agent, or an agent that saves its state on `SIGTERM`, might), so that only `SIGKILL` of its
+//! process group ends it in time; and no process of the chain may be left [`SETTLE`] after the
+//! client exited. Every process of
 //! a chain scenario carries [`MARK_VAR`] in its environment (set on the client, inherited by the
 //! conductor and the components), which is how they are found in `/proc`; what any chain scenario
 //! left is killed after it.
@@ -83,7 +85,8 @@ impl Conductor {
 pub enum Check {
     /// The turn only.
     Turn,
-    /// The turn, with the agent behind a launcher that outlives it by [`LINGER_SECS`] s, and no
+    /// The turn, with the agent behind a launcher that ignores `SIGTERM` and outlives it by
+    /// [`LINGER_SECS`] s ([`lingering`]), and no
     /// process of the chain left [`SETTLE`] after the client exited.
     NoProcessLeft,
 }
@@ -294,10 +297,7 @@ fn conductor_argv(env: &Env, conductors: &Conductors, chain: Chain) -> Result<Ar
     let agent = agent_argv(env, chain.agent, chain.protocol_version)?;
     components.push(match chain.check {
         Check::Turn => command_string(&agent),
-        Check::NoProcessLeft => {
-            let script = format!("{}; sleep {LINGER_SECS}", command_string(&agent));
-            command_string(&["sh".into(), "-c".into(), script])
-        }
+        Check::NoProcessLeft => command_string(&lingering(&agent)),
     });
     let (built, mut argv) = match chain.conductor {
         Conductor::Official => (&conductors.official, vec![]),
@@ -311,6 +311,13 @@ fn conductor_argv(env: &Env, conductors: &Conductors, chain: Chain) -> Result<Ar
     argv.push("agent".into());
     argv.extend(components);
     Ok(argv)
+}
+
+/// `agent` behind a launcher that ignores `SIGTERM` (the shell, and so what it starts) and runs on
+/// [`LINGER_SECS`] s after the agent exits: `sh -c "trap '' TERM; AGENT; sleep 30"`.
+fn lingering(agent: &[String]) -> Argv {
+    let script = format!("trap '' TERM; {}; sleep {LINGER_SECS}", command_string(agent));
+    vec!["sh".into(), "-c".into(), script]
 }
 
 /// Judges the client's run: as [`evaluate`] does for [`Expect::EndTurn`], and, behind the proxy
