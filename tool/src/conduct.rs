@@ -62,6 +62,9 @@ pub fn run(options: Options) -> ExitCode {
             None => conductor.serve_stdio_until(stop).await,
         }
     });
+    // Not a plain drop: after a signal the read of stdin (a blocking thread) may never return,
+    // and dropping the runtime would wait for it. Everything that mattered has ended by now.
+    runtime.shutdown_background();
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
