@@ -142,19 +142,54 @@ async fn listen_serves_a_chain_per_connection_and_sigterm_ends_them_all() {
     }
 
     // SIGTERM ends the listener and every chain, as the end of input would.
-    let pid = libc::pid_t::try_from(conductor.id()).expect("pid");
-    // SAFETY: `kill` takes two integers and touches no memory of this process.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
-    let deadline = Instant::now() + LIMIT;
-    let status = loop {
-        if let Some(status) = conductor.try_wait().expect("wait") {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "acp conduct ends on SIGTERM");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    sigterm(&conductor);
+    let status = exit_status(&mut conductor);
     assert!(status.success(), "a clean end: {status:?}");
     assert_eq!(count_after_waiting(&mark), 0, "processes left behind");
+}
+
+/// Waits (bounded) for `child` to exit.
+fn exit_status(child: &mut std::process::Child) -> std::process::ExitStatus {
+    let deadline = Instant::now() + LIMIT;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "acp conduct ends in time");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn sigterm(child: &std::process::Child) {
+    let pid = libc::pid_t::try_from(child.id()).expect("pid");
+    // SAFETY: `kill` takes two integers and touches no memory of this process.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+}
+
+#[test]
+fn sigterm_on_stdio_ends_the_chain_while_the_editor_is_still_there() {
+    use std::io::Write;
+    let mark = marker("stdio-sigterm");
+    let mut conductor = Command::new("env")
+        .arg(&mark)
+        .args([ACP, "conduct", "agent"])
+        .args(chain())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("acp conduct starts");
+    let mut stdin = conductor.stdin.take().expect("piped");
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":1}}}}"#)
+        .expect("write");
+    let mut answer = String::new();
+    BufReader::new(conductor.stdout.take().expect("piped")).read_line(&mut answer).expect("read");
+    assert!(answer.contains(r#""protocolVersion":1"#), "{answer}");
+    assert_eq!(count(&mark), 3, "the conductor, the proxy and the agent");
+    // The editor keeps its side open; the signal alone ends everything.
+    sigterm(&conductor);
+    assert!(exit_status(&mut conductor).success());
+    assert_eq!(count_after_waiting(&mark), 0, "processes left behind");
+    drop(stdin);
 }
 
 #[test]
