@@ -14,7 +14,8 @@
 //! renamed. Answers go back unchanged, after the notifications their sender wrote before them.
 //! Ids are per link, and cancellation is per hop: the editor's `$/cancel_request`, or a proxy's
 //! of a `proxy/successor` request, cancels the conductor's own request downstream with its own
-//! `$/cancel_request`. A `proxy/successor` from the editor, from the agent, or wrapped in another
+//! `$/cancel_request`, and the answer that comes back (the agent's cancelled outcome) is passed
+//! on. A `proxy/successor` from the editor, from the agent, or wrapped in another
 //! is refused with -32600 (a notification dropped); a malformed envelope is -32602, and the chain
 //! goes on serving.
 //!

@@ -7,8 +7,9 @@
 //! - A component's `proxy/successor` goes, unwrapped, to the next component (`initialize` renamed
 //!   `proxy/initialize` when that one has a successor too); a plain message from component i+1
 //!   goes to component i wrapped in `proxy/successor`, and from component 0 plain to the editor.
-//! - Answers go back unchanged, after the notifications their sender wrote before them (the
-//!   sender's link is synced before the answer is passed on).
+//! - Answers go back unchanged, after the notifications their sender wrote before them and
+//!   before those it wrote after them (each request is relayed:
+//!   [`Connection::request_raw_relayed`]).
 //! - Refused with -32600 (a notification dropped with a warning): `proxy/successor` from the
 //!   editor, from the agent, or wrapped in another one; `proxy/initialize` from anyone. A
 //!   malformed envelope is -32602. The official conductor 5.0.0 does the same
@@ -17,7 +18,7 @@
 //! - Ids are per link (each link is its own connection, numbering its own requests), and
 //!   `$/cancel_request` is hop-local: it cancels the handler of the request it names on its link,
 //!   whose cancellation cancels the conductor's own request downstream with the conductor's own
-//!   `$/cancel_request` (the official conductor: conductor.rs:766-778 drops a forwarded
+//!   `$/cancel_request`, and the downstream answer is still passed back (the official conductor: conductor.rs:766-778 drops a forwarded
 //!   `$/cancel_request`, the SDK passes the cancellation on hop by hop, `forward_response_to` and
 //!   `forward_cancellation_from` at conductor.rs:1186).
 
@@ -107,30 +108,30 @@ impl Routes {
         RpcError::internal(format!("the conductor's chain has ended: {why}"))
     }
 
-    /// Forwards a request on `to`, cancelled (with our own `$/cancel_request` there) when
-    /// `cancel` fires; passes the answer back after the notifications `to` sent before it.
+    /// Forwards a request on `to` for the request `cx` is handling, and passes the answer back
+    /// unchanged. Relayed ([`Connection::request_raw_relayed`]): when `cx` is cancelled, our own
+    /// `$/cancel_request` goes to `to` and its answer (its -32800, or what it had already) is
+    /// still the one passed back (the handler is dropped, and -32800 answered, after
+    /// [`Config::cancel_grace`](crate::jsonrpc::Config::cancel_grace)); the answer comes after
+    /// the notifications `to` sent before it, and those it sent after it wait until our answer
+    /// is queued.
     async fn call(
         &self,
         to: &Connection,
         to_name: impl FnOnce() -> String,
         method: &str,
         params: Option<&RawValue>,
-        cancel: &CancellationToken,
+        cx: &RequestContext,
     ) -> Result<Raw, RpcError> {
-        let answer = tokio::select! {
-            answer = to.request_raw_cancellable(method, params, Some(cancel.clone())) => answer,
+        let (answer, hold) = tokio::select! {
+            answer = to.request_raw_relayed(method, params, cx.cancellation()) => answer,
             _ = self.ended.cancelled() => return Err(self.ended_error()),
         };
+        // Released once our answer is queued (or dropped with the handler if it fails).
+        cx.after_response(async move { drop(hold) });
         match answer {
-            Ok(result) => {
-                to.sync_notifications().await;
-                Ok(result)
-            }
-            Err(Error::Peer(error)) => {
-                to.sync_notifications().await;
-                Err(error)
-            }
-            Err(Error::Cancelled) => Err(RpcError::new(RpcError::REQUEST_CANCELLED, "request cancelled")),
+            Ok(result) => Ok(result),
+            Err(Error::Peer(error)) => Err(error),
             Err(Error::Closed) => match self.why() {
                 Some(_) => Err(self.ended_error()),
                 None => {
@@ -155,9 +156,9 @@ impl Routes {
             let lowered = version::forwarded(params.as_deref())?;
             let params = lowered.as_deref().or(params.as_deref());
             let method = if self.len() > 1 { PROXY_INITIALIZE } else { INITIALIZE };
-            return self.call(first, || self.name(0), method, params, cx.cancellation()).await;
+            return self.call(first, || self.name(0), method, params, &cx).await;
         }
-        self.call(first, || self.name(0), &method, params.as_deref(), cx.cancellation()).await
+        self.call(first, || self.name(0), &method, params.as_deref(), &cx).await
     }
 
     /// A notification from the editor: to component 0.
@@ -182,7 +183,6 @@ impl Routes {
         params: Option<Raw>,
         cx: RequestContext,
     ) -> Result<Raw, RpcError> {
-        let cancel = cx.cancellation();
         if method == PROXY_SUCCESSOR {
             let next = index + 1;
             if next == self.len() {
@@ -205,14 +205,14 @@ impl Routes {
                 other => other,
             };
             let to = self.component(next)?;
-            return self.call(to, || self.name(next), method, inner.params.as_deref(), cancel).await;
+            return self.call(to, || self.name(next), method, inner.params.as_deref(), &cx).await;
         }
         match index.checked_sub(1) {
-            None => self.call(self.editor()?, || "the editor".into(), &method, params.as_deref(), cancel).await,
+            None => self.call(self.editor()?, || "the editor".into(), &method, params.as_deref(), &cx).await,
             Some(previous) => {
                 let wrapped = envelope::wrap(&method, params.as_deref());
                 let to = self.component(previous)?;
-                self.call(to, || self.name(previous), PROXY_SUCCESSOR, Some(&wrapped), cancel).await
+                self.call(to, || self.name(previous), PROXY_SUCCESSOR, Some(&wrapped), &cx).await
             }
         }
     }
