@@ -4,7 +4,7 @@
 //!
 //! | path | what |
 //! |---|---|
-//! | `.cache/interop/node/` | npm project with `@agentclientprotocol/sdk` [`TS_SDK_VERSION`] (and its `zod` peer dependency, pinned), `ws` [`WS_VERSION`] for the network drivers, and `@modelcontextprotocol/server` [`mcp::MCP_SERVER_VERSION`] for the MCP-over-ACP driver |
+//! | `.cache/interop/node/` | npm project with `@agentclientprotocol/sdk` [`TS_SDK_VERSION`] (and its `zod` peer dependency, pinned), `ws` [`WS_VERSION`] for the network drivers, and `@modelcontextprotocol/server` and `…/client` [`mcp::MCP_SERVER_VERSION`] for the MCP-over-ACP drivers |
 //! | `.cache/interop/venv/` | Python venv with `agent-client-protocol` [`PY_SDK_VERSION`] from PyPI |
 //! | `.cache/interop/sdist/` | that package's source distribution, unpacked, for `examples/echo_agent.py` |
 //! | `.cache/interop/rust-sdk/` | the crates.io source of `agent-client-protocol` [`RS_SDK_VERSION`] (the official Rust SDK) and its four examples built in `target/` |
@@ -416,6 +416,7 @@ pub(crate) fn install_ts(cache: &Path) -> Result<TsPeer, String> {
         ("zod", ZOD_VERSION),
         ("ws", WS_VERSION),
         (mcp::MCP_SERVER_PACKAGE, mcp::MCP_SERVER_VERSION),
+        (mcp::MCP_CLIENT_PACKAGE, mcp::MCP_SERVER_VERSION),
     ];
     install_npm_project(&node_dir, "acp-rpc-interop-peers", &pinned, &[])?;
     Ok(TsPeer { node_dir })

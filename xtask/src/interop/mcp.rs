@@ -8,8 +8,13 @@
 //! | ours | `client --mcp-echo`: an rmcp server through `acp_rpc::mcp::McpProvider` |
 //! | ts | `interop/ts/mcp-client.mjs`: the TypeScript SDK's `fromMcpServer` (experimental/mcp-server) over an `@modelcontextprotocol/server` [`MCP_SERVER_VERSION`] server, served by its `McpOverAcpProvider` |
 //!
-//! Each in protocol versions 1 and 2, on stdio; the clients follow the drivers' contract (see
-//! [`super`]). A scenario passes when the client exits 0 within [`super::TIMEOUT`], the turn ends
+//! Each in protocol versions 1 and 2, on stdio. And through the HTTP bridge: our client
+//! `--mcp-echo` in front of the official conductor (see [`super::chains`]) running our
+//! `mcp_http_proxy` example (`acp_rpc::mcp::McpHttpProxy`) in front of
+//! `interop/ts/mcp-http-agent.mjs`, an agent that takes only `{"type": "http"}` MCP servers and
+//! calls them with the MCP SDK's own client (`@modelcontextprotocol/client`
+//! [`MCP_SERVER_VERSION`], `StreamableHTTPClientTransport`), v1 (the official conductor speaks
+//! v1). The clients follow the drivers' contract (see [`super`]). A scenario passes when the client exits 0 within [`super::TIMEOUT`], the turn ends
 //! `end_turn`, the agent's text contains `mcp echo: ` followed by the prompt (the tool's text,
 //! as the agent says it) and the agent reported its tool call `completed`.
 //!
@@ -17,19 +22,24 @@
 //!
 //! ```text
 //! target/debug/examples/client --mcp-echo --prompt "hello mcp world" -- target/debug/examples/echo_agent
+//! target/debug/examples/client --mcp-echo --protocol-version 1 --prompt "hello mcp world" -- \
+//!   .cache/interop/conductor/bin/agent-client-protocol-conductor agent \
+//!   target/debug/examples/mcp_http_proxy "node interop/ts/mcp-http-agent.mjs"
 //! ```
 
-use super::{details, indent_rest, parse_client_output, path_arg, peer_command, Argv, Env, Ours};
+use super::{command_string, details, indent_rest, parse_client_output, path_arg, peer_command, Argv, Env, Ours};
 use super::{ScenarioResult, Transcript, Unavailable, Verdict, TIMEOUT};
 use crate::process::{describe, run_with_timeout, Finished};
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The MCP SDK package the TypeScript SDK's `fromMcpServer` serves (its optional peer
 /// dependency, `^2.4.0`), installed at exactly [`MCP_SERVER_VERSION`].
 pub const MCP_SERVER_PACKAGE: &str = "@modelcontextprotocol/server";
-/// Version of [`MCP_SERVER_PACKAGE`].
+/// Version of [`MCP_SERVER_PACKAGE`] and [`MCP_CLIENT_PACKAGE`].
 pub const MCP_SERVER_VERSION: &str = "2.4.0";
+/// The MCP SDK's client, with which `interop/ts/mcp-http-agent.mjs` calls HTTP MCP servers.
+pub const MCP_CLIENT_PACKAGE: &str = "@modelcontextprotocol/client";
 /// The prompt: `mcp` makes our echo agent call the client's `echo` tool with it.
 pub const MCP_PROMPT: &str = "hello mcp world";
 /// What our echo agent says before the tool's text.
@@ -42,17 +52,28 @@ enum Client {
     Ts,
 }
 
+/// Who calls it, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Agent {
+    /// Our `echo_agent`, over ACP.
+    Ours,
+    /// `mcp-http-agent.mjs` over HTTP MCP, behind the official conductor and our bridge proxy.
+    TsHttpBehindBridge,
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Scenario {
     client: Client,
+    agent: Agent,
     protocol_version: u32,
 }
 
-const SCENARIOS: [Scenario; 4] = [
-    Scenario { client: Client::Ours, protocol_version: 1 },
-    Scenario { client: Client::Ours, protocol_version: 2 },
-    Scenario { client: Client::Ts, protocol_version: 1 },
-    Scenario { client: Client::Ts, protocol_version: 2 },
+const SCENARIOS: [Scenario; 5] = [
+    Scenario { client: Client::Ours, agent: Agent::Ours, protocol_version: 1 },
+    Scenario { client: Client::Ours, agent: Agent::Ours, protocol_version: 2 },
+    Scenario { client: Client::Ts, agent: Agent::Ours, protocol_version: 1 },
+    Scenario { client: Client::Ts, agent: Agent::Ours, protocol_version: 2 },
+    Scenario { client: Client::Ours, agent: Agent::TsHttpBehindBridge, protocol_version: 1 },
 ];
 
 impl Scenario {
@@ -61,7 +82,11 @@ impl Scenario {
             Client::Ours => "our-client --mcp-echo",
             Client::Ts => "ts-client (fromMcpServer)",
         };
-        format!("mcp: {client} -> our-agent v{}", self.protocol_version)
+        let agent = match self.agent {
+            Agent::Ours => "our-agent",
+            Agent::TsHttpBehindBridge => "official-conductor -> our-mcp_http_proxy -> ts-agent (HTTP MCP)",
+        };
+        format!("mcp: {client} -> {agent} v{}", self.protocol_version)
     }
 }
 
@@ -72,13 +97,18 @@ pub(super) fn names() -> Vec<String> {
 
 /// Runs the scenarios named in `selected` (a subset of [`names`]), one result each.
 pub(super) fn run(env: &Env, cache: &Path, selected: &[String]) -> Vec<ScenarioResult> {
-    let _ = cache;
-    SCENARIOS.iter().filter(|s| selected.contains(&s.name())).map(|&s| run_one(env, s)).collect()
+    let scenarios: Vec<Scenario> = SCENARIOS.iter().copied().filter(|s| selected.contains(&s.name())).collect();
+    // Built (or found) once, when a selected scenario runs it.
+    let conductor = scenarios
+        .iter()
+        .any(|s| s.agent == Agent::TsHttpBehindBridge)
+        .then(|| super::chains::install_conductor(&env.root, cache, None));
+    scenarios.into_iter().map(|s| run_one(env, conductor.as_ref(), s)).collect()
 }
 
-fn run_one(env: &Env, scenario: Scenario) -> ScenarioResult {
+fn run_one(env: &Env, conductor: Option<&Result<PathBuf, String>>, scenario: Scenario) -> ScenarioResult {
     let name = scenario.name();
-    let (verdict, line) = match scenario_argv(env, scenario) {
+    let (verdict, line) = match scenario_argv(env, conductor, scenario) {
         Err(Unavailable::Skip(why)) => (Verdict::Skip, format!("SKIP {name} ({why})")),
         Err(Unavailable::Fail(why)) => (Verdict::Fail, format!("FAIL {name}: {}", indent_rest(&why))),
         Ok(argv) => {
@@ -105,8 +135,13 @@ fn run_one(env: &Env, scenario: Scenario) -> ScenarioResult {
     ScenarioResult { name, verdict, line }
 }
 
-/// `CLIENT --protocol-version N --prompt MCP_PROMPT -- echo_agent` (ours with `--mcp-echo`).
-fn scenario_argv(env: &Env, scenario: Scenario) -> Result<Argv, Unavailable> {
+/// `CLIENT --protocol-version N --prompt MCP_PROMPT -- AGENT` (ours with `--mcp-echo`), the agent
+/// our `echo_agent` or `CONDUCTOR agent mcp_http_proxy "node mcp-http-agent.mjs"`.
+fn scenario_argv(
+    env: &Env,
+    conductor: Option<&Result<PathBuf, String>>,
+    scenario: Scenario,
+) -> Result<Argv, Unavailable> {
     let (client, agent) = match env.ours.as_ref().expect("examples built") {
         Ours::Built { echo_agent: Some(agent), client: Some(client), .. } => (client, agent),
         Ours::Built { .. } => return Err(Unavailable::Skip("examples not built".into())),
@@ -117,7 +152,26 @@ fn scenario_argv(env: &Env, scenario: Scenario) -> Result<Argv, Unavailable> {
         Client::Ts => vec!["node".into(), path_arg(&env.root.join("interop").join("ts").join("mcp-client.mjs"))],
     };
     argv.extend(["--protocol-version".into(), scenario.protocol_version.to_string()]);
-    argv.extend(["--prompt".into(), MCP_PROMPT.into(), "--".into(), path_arg(agent)]);
+    argv.extend(["--prompt".into(), MCP_PROMPT.into(), "--".into()]);
+    match scenario.agent {
+        Agent::Ours => argv.push(path_arg(agent)),
+        Agent::TsHttpBehindBridge => {
+            let conductor = match conductor {
+                Some(Ok(conductor)) => conductor,
+                Some(Err(why)) => return Err(Unavailable::Fail(format!("the official conductor: {why}"))),
+                None => return Err(Unavailable::Fail("the official conductor was not installed".into())),
+            };
+            // Built with the other examples (`EXAMPLE_FEATURES` has `mcp` and `http`).
+            let proxy = client.with_file_name(format!("mcp_http_proxy{}", std::env::consts::EXE_SUFFIX));
+            if !proxy.is_file() {
+                return Err(Unavailable::Skip(format!("{} not built", proxy.display())));
+            }
+            let node_agent =
+                ["node".to_string(), path_arg(&env.root.join("interop").join("ts").join("mcp-http-agent.mjs"))];
+            argv.extend([path_arg(conductor), "agent".into(), command_string(&[path_arg(&proxy)])]);
+            argv.push(command_string(&node_agent));
+        }
+    }
     Ok(argv)
 }
 
