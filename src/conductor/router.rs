@@ -143,7 +143,12 @@ impl Routes {
     }
 
     /// A request from the editor: to component 0.
-    async fn from_editor(&self, method: String, params: Option<Raw>, cx: RequestContext) -> Result<Raw, RpcError> {
+    async fn request_from_editor(
+        &self,
+        method: String,
+        params: Option<Raw>,
+        cx: RequestContext,
+    ) -> Result<Raw, RpcError> {
         if method == PROXY_SUCCESSOR {
             tracing::warn!("acp conductor: refused a `{PROXY_SUCCESSOR}` request from the editor");
             return Err(envelope::misplaced());
@@ -176,7 +181,7 @@ impl Routes {
 
     /// A request from component `index`: unwrapped to its successor, or wrapped to its
     /// predecessor (plain to the editor from component 0).
-    async fn from_component(
+    async fn request_from_component(
         &self,
         index: usize,
         method: String,
@@ -217,7 +222,7 @@ impl Routes {
         }
     }
 
-    /// A notification from component `index`: as [`Routes::from_component`], dropped (with a
+    /// A notification from component `index`: as [`Routes::request_from_component`], dropped (with a
     /// warning) where a request would be refused.
     async fn note_from_component(&self, index: usize, method: String, params: Option<Raw>) {
         let sent = if method == PROXY_SUCCESSOR {
@@ -269,7 +274,7 @@ pub(super) struct EditorSide(pub(super) Arc<Routes>);
 impl Service for EditorSide {
     fn request(&self, method: String, params: Option<Raw>, cx: RequestContext) -> BoxFuture<Result<Raw, RpcError>> {
         let routes = self.0.clone();
-        Box::pin(async move { routes.from_editor(method, params, cx).await })
+        Box::pin(async move { routes.request_from_editor(method, params, cx).await })
     }
 
     fn notification(&self, method: String, params: Option<Raw>, _: Connection) -> BoxFuture<()> {
@@ -287,7 +292,7 @@ pub(super) struct ComponentSide {
 impl Service for ComponentSide {
     fn request(&self, method: String, params: Option<Raw>, cx: RequestContext) -> BoxFuture<Result<Raw, RpcError>> {
         let (routes, index) = (self.routes.clone(), self.index);
-        Box::pin(async move { routes.from_component(index, method, params, cx).await })
+        Box::pin(async move { routes.request_from_component(index, method, params, cx).await })
     }
 
     fn notification(&self, method: String, params: Option<Raw>, _: Connection) -> BoxFuture<()> {
