@@ -140,7 +140,9 @@ async fn accept(listener: TcpListener, shared: Arc<Shared>, stop: CancellationTo
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
                 Err(e) => {
+                    // Out of descriptors, say: wait a little rather than spin.
                     tracing::debug!("acp mcp bridge: accept failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                     continue;
                 }
             },
