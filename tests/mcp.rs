@@ -507,48 +507,121 @@ mod bridge {
     }
 }
 
+/// The conductor's end of one proxy's connection (raw JSON lines).
+struct Conductor {
+    to_proxy: tokio::sync::mpsc::Sender<Vec<u8>>,
+    from_proxy: tokio::sync::mpsc::Receiver<Vec<u8>>,
+}
+
+impl Conductor {
+    fn start(proxy: impl acp_rpc::proxy::ProxyHandler) -> Conductor {
+        let (to_proxy, incoming) = tokio::sync::mpsc::channel(64);
+        let (outgoing, from_proxy) = tokio::sync::mpsc::channel(64);
+        let channels = acp_rpc::jsonrpc::Channels { incoming, outgoing };
+        let (_, driver) = acp_rpc::proxy::serve_proxy_over(Arc::new(proxy), channels, acp_rpc::proxy::proxy_config());
+        tokio::spawn(driver);
+        Conductor { to_proxy, from_proxy }
+    }
+
+    async fn send(&self, message: Value) {
+        self.to_proxy.send(message.to_string().into_bytes()).await.unwrap();
+    }
+
+    async fn next(&mut self) -> Value {
+        serde_json::from_slice(&self.from_proxy.recv().await.unwrap()).unwrap()
+    }
+
+    /// `proxy/initialize` v1, the successor answering `agent_answer`; the proxy's answer.
+    async fn initialize(&mut self, agent_answer: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": "i", "method": "proxy/initialize", "params": {"protocolVersion": 1}}))
+            .await;
+        let forwarded = self.next().await;
+        self.send(json!({"jsonrpc": "2.0", "id": forwarded["id"], "result": agent_answer})).await;
+        self.next().await
+    }
+}
+
+/// A proxy that offers its own MCP server to its successor: declared in `session/new`, its
+/// `mcp/message` requests answered with the notifications wrapped in `proxy/successor`.
+struct ToolProxy {
+    provider: McpProvider,
+    declared: AcpServer,
+}
+
+impl acp_rpc::proxy::ProxyHandler for ToolProxy {
+    async fn client_request(
+        &self,
+        mut request: acp_rpc::proxy::Request,
+        cx: acp_rpc::proxy::ProxyContext,
+    ) -> Result<acp_rpc::proxy::Response, RpcError> {
+        if request.method() == "session/new" {
+            let mut params: Value = serde_json::from_str(request.params().unwrap().get()).unwrap();
+            params["mcpServers"].as_array_mut().unwrap().push(self.declared.to_value());
+            request.set_raw(Some(serde_json::value::to_raw_value(&params).unwrap()));
+        }
+        cx.agent().forward_request(request).await
+    }
+
+    async fn agent_request(
+        &self,
+        request: acp_rpc::proxy::Request,
+        cx: acp_rpc::proxy::ProxyContext,
+    ) -> Result<acp_rpc::proxy::Response, RpcError> {
+        if request.method() != METHOD {
+            return cx.client().forward_request(request).await;
+        }
+        let notify = |note: Box<serde_json::value::RawValue>| {
+            let cx = cx.clone();
+            async move { cx.agent().notify_raw(METHOD, Some(&note)).await }
+        };
+        let carrier = self.provider.handle_with(request.params(), cx.cancellation(), notify).await?;
+        Ok(acp_rpc::proxy::Response::new(serde_json::value::to_raw_value(&carrier).unwrap(), request.version()))
+    }
+}
+
+#[tokio::test]
+async fn a_proxy_provides_a_server_to_its_successor() {
+    let provider = McpProvider::new();
+    let declared = provider.register("proxy-tools", Tools::default());
+    let mut c = Conductor::start(ToolProxy { provider, declared: declared.clone() });
+    c.initialize(json!({"protocolVersion": 1})).await;
+    c.send(json!({"jsonrpc": "2.0", "id": "n", "method": "session/new", "params": {"cwd": "/w", "mcpServers": []}}))
+        .await;
+    let forwarded = c.next().await;
+    assert_eq!(forwarded["params"]["params"]["mcpServers"][0], declared.to_value());
+    c.send(json!({"jsonrpc": "2.0", "id": forwarded["id"], "result": {"sessionId": "s"}})).await;
+    c.next().await;
+    // The agent's call, from the successor.
+    let call = json!({"serverId": declared.server_id, "requestId": "r", "method": "tools/call",
+        "params": {"name": "progress", "_meta": meta()}});
+    c.send(
+        json!({"jsonrpc": "2.0", "id": 9, "method": "proxy/successor", "params": {"method": METHOD, "params": call}}),
+    )
+    .await;
+    let note = c.next().await;
+    assert_eq!(note["method"], "proxy/successor", "{note}");
+    assert!(note.get("id").is_none(), "{note}");
+    assert_eq!(note["params"]["method"], METHOD);
+    assert_eq!(note["params"]["params"]["method"], "notifications/progress");
+    assert_eq!(note["params"]["params"]["requestId"], "r");
+    let answer = c.next().await;
+    assert_eq!(answer["id"], 9, "{answer}");
+    assert_eq!(answer["result"]["result"]["content"][0]["text"], "done");
+}
+
 /// The bridge as a proxy in a chain, driven by a scripted conductor (raw JSON lines).
 #[cfg(feature = "http")]
 mod http_proxy {
     use super::*;
-    use acp_rpc::jsonrpc::Channels;
     use acp_rpc::mcp::McpHttpProxy;
-    use tokio::sync::mpsc;
-
-    struct Conductor {
-        to_proxy: mpsc::Sender<Vec<u8>>,
-        from_proxy: mpsc::Receiver<Vec<u8>>,
-    }
-
-    impl Conductor {
-        async fn send(&self, message: Value) {
-            self.to_proxy.send(message.to_string().into_bytes()).await.unwrap();
-        }
-
-        async fn next(&mut self) -> Value {
-            serde_json::from_slice(&self.from_proxy.recv().await.unwrap()).unwrap()
-        }
-    }
 
     #[tokio::test]
     async fn the_proxy_advertises_acp_rewrites_session_new_and_bridges_calls_to_the_client() {
-        let (to_proxy, incoming) = mpsc::channel(64);
-        let (outgoing, from_proxy) = mpsc::channel(64);
-        let (_, driver) = acp_rpc::proxy::serve_proxy_over(
-            Arc::new(McpHttpProxy::new()),
-            Channels { incoming, outgoing },
-            acp_rpc::proxy::proxy_config(),
-        );
-        tokio::spawn(driver);
-        let mut c = Conductor { to_proxy, from_proxy };
+        let mut c = Conductor::start(McpHttpProxy::new());
 
         // initialize: the HTTP-only agent's answer gains `acp`.
-        c.send(json!({"jsonrpc": "2.0", "id": "i", "method": "proxy/initialize", "params": {"protocolVersion": 1}}))
-            .await;
-        let forwarded = c.next().await;
         let agent_answer = json!({"protocolVersion": 1, "agentCapabilities": {"mcpCapabilities": {"http": true}}});
-        c.send(json!({"jsonrpc": "2.0", "id": forwarded["id"], "result": agent_answer})).await;
-        let answer = c.next().await;
+        let answer = c.initialize(agent_answer).await;
         assert_eq!(answer["result"]["agentCapabilities"]["mcpCapabilities"], json!({"http": true, "acp": true}));
 
         // session/new: the acp entry reaches the agent as an http one; the rest as it came.

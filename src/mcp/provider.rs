@@ -110,6 +110,23 @@ impl McpProvider {
         params: Option<&RawValue>,
         cancel: &CancellationToken,
     ) -> Result<Value, RpcError> {
+        self.handle_with(params, cancel, |note| async move { conn.notify_raw(METHOD, Some(&note)).await }).await
+    }
+
+    /// [`McpProvider::handle`], each notification's params handed to `notify` (which sends
+    /// them as an `mcp/message` notification toward the caller): for a proxy that provides
+    /// servers to its successor, whose notifications go wrapped in `proxy/successor`
+    /// (`|note| async move { cx.agent().notify_raw(METHOD, Some(&note)).await }`).
+    pub async fn handle_with<F, Fut>(
+        &self,
+        params: Option<&RawValue>,
+        cancel: &CancellationToken,
+        notify: F,
+    ) -> Result<Value, RpcError>
+    where
+        F: Fn(Box<RawValue>) -> Fut,
+        Fut: std::future::Future<Output = Result<(), crate::Error>>,
+    {
         let envelope = Envelope::parse(params)?;
         let (server, active, gone) = {
             let servers = lock(&self.inner.servers);
@@ -164,7 +181,7 @@ impl McpProvider {
                 };
                 match serde_json::value::to_raw_value(&note.to_value()) {
                     Ok(raw) => {
-                        if let Err(e) = conn.notify_raw(METHOD, Some(&raw)).await {
+                        if let Err(e) = notify(raw).await {
                             tracing::debug!("acp: an MCP notification was not sent: {e}");
                         }
                     }
