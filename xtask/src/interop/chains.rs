@@ -16,6 +16,9 @@
 //! when every text `agent_message_chunk` starts with [`PREFIX`] and the text without the prefixes
 //! contains the prompt.
 //!
+//! The `…, cancelled` scenarios send [`SLOW_PROMPT`] with our client's `--cancel-after` through
+//! the proxy: the turn must end `cancelled` within [`super::CANCELLED_WITHIN`].
+//!
 //! The teardown scenarios (`…, no process left`) check that our client ends a chain it spawned:
 //! the chain's agent is our `echo_agent` behind a launcher that ignores `SIGTERM` and runs on
 //! [`LINGER_SECS`] s after the agent exits (`sh -c "trap '' TERM; echo_agent; sleep 30"`: as a
@@ -36,7 +39,9 @@
 
 use super::{agent_argv, client_argv, command_string, crate_dir, details, evaluate, indent_rest};
 use super::{check_turn, copy_crate, parse_client_output, peer_command, production, Argv, Output, Transcript};
-use super::{Env, Expect, Ours, Peer, ScenarioResult, Unavailable, Verdict, PROMPT, TIMEOUT};
+use super::{
+    Env, Expect, Ours, Peer, ScenarioResult, Unavailable, Verdict, CANCEL_AFTER, PROMPT, SLOW_PROMPT, TIMEOUT,
+};
 use crate::process::{self, describe, run_with_timeout, Finished};
 use serde_json::Value;
 use std::fs;
@@ -86,9 +91,12 @@ pub enum Check {
     /// The turn only.
     Turn,
     /// The turn, with the agent behind a launcher that ignores `SIGTERM` and outlives it by
-    /// [`LINGER_SECS`] s ([`lingering`]), and no
-    /// process of the chain left [`SETTLE`] after the client exited.
+    /// [`LINGER_SECS`] s ([`lingering`]), and no process of the chain left [`SETTLE`] after the
+    /// client exited.
     NoProcessLeft,
+    /// A cancelled turn instead ([`Expect::Cancelled`]): [`SLOW_PROMPT`] and `session/cancel`
+    /// [`CANCEL_AFTER`] later (our client only: `interop/ts/client.mjs` has no `--cancel-after`).
+    Cancelled,
 }
 
 /// A client, a conductor, optionally our proxy, and an agent, at one protocol version.
@@ -119,6 +127,7 @@ impl Chain {
         let check = match self.check {
             Check::Turn => "",
             Check::NoProcessLeft => ", no process left",
+            Check::Cancelled => ", cancelled",
         };
         format!(
             "chain: {}-client -> {}{proxy} -> {}-agent v{}{check}",
@@ -148,6 +157,10 @@ pub const CHAINS: &[Chain] = &[
     Chain::new(Peer::Ts, Conductor::Ours, true, Peer::Ts, 1),
     Chain::new(Peer::Ours, Conductor::Ours, true, Peer::Ts, 2),
     Chain::new(Peer::Ours, Conductor::Ours, true, Peer::Ours, 2),
+    Chain::new(Peer::Ts, Conductor::Ours, true, Peer::Ts, 2),
+    // session/cancel across the proxy, and the cancelled prompt's answer back.
+    Chain::new(Peer::Ours, Conductor::Official, true, Peer::Ours, 1).checking(Check::Cancelled),
+    Chain::new(Peer::Ours, Conductor::Ours, true, Peer::Ours, 2).checking(Check::Cancelled),
     // Our client ends the chain it spawned, whichever conductor runs it.
     Chain::new(Peer::Ours, Conductor::Official, false, Peer::Ours, 1).checking(Check::NoProcessLeft),
     Chain::new(Peer::Ours, Conductor::Official, true, Peer::Ours, 1).checking(Check::NoProcessLeft),
@@ -251,7 +264,10 @@ fn chain_scenario(env: &Env, conductors: &Conductors, chain: Chain, index: usize
         return Err(Unavailable::Skip("no /proc to look for the chain's processes in".into()));
     }
     let conductor = conductor_argv(env, conductors, chain)?;
-    let argv = client_argv(env, chain.client, conductor, chain.protocol_version)?;
+    let argv = match chain.check {
+        Check::Cancelled => cancelling_argv(env, chain, conductor)?,
+        Check::Turn | Check::NoProcessLeft => client_argv(env, chain.client, conductor, chain.protocol_version)?,
+    };
     let mark = format!("{}-{index}-{}", std::process::id(), nanos());
     let mut client = peer_command(env, &argv);
     client.env(MARK_VAR, &mark);
@@ -266,7 +282,11 @@ fn chain_scenario(env: &Env, conductors: &Conductors, chain: Chain, index: usize
         let (first, rest) = why.split_once('\n').map_or((why.as_str(), String::new()), |(a, b)| (a, format!("\n{b}")));
         Unavailable::Fail(format!("{first} ({elapsed:.1} s){rest}\n{}", details(&described, &run)))
     };
-    let mut summary = judge(&run, chain.proxy.then_some(PREFIX)).map_err(failed)?;
+    let mut summary = match chain.check {
+        Check::Cancelled => evaluate(&run, Output::Contract, Expect::Cancelled),
+        Check::Turn | Check::NoProcessLeft => judge(&run, chain.proxy.then_some(PREFIX)),
+    }
+    .map_err(failed)?;
     match chain.check {
         Check::NoProcessLeft if !left.is_empty() => {
             return Err(failed(format!(
@@ -277,8 +297,10 @@ fn chain_scenario(env: &Env, conductors: &Conductors, chain: Chain, index: usize
             )))
         }
         Check::NoProcessLeft => summary.push_str(", no process left"),
-        Check::Turn if !left.is_empty() => summary.push_str(&format!(", {} leftover process(es) killed", left.len())),
-        Check::Turn => {}
+        Check::Turn | Check::Cancelled if !left.is_empty() => {
+            summary.push_str(&format!(", {} leftover process(es) killed", left.len()))
+        }
+        Check::Turn | Check::Cancelled => {}
     }
     Ok(format!("{summary}, {elapsed:.1} s"))
 }
@@ -296,7 +318,7 @@ fn conductor_argv(env: &Env, conductors: &Conductors, chain: Chain) -> Result<Ar
     }
     let agent = agent_argv(env, chain.agent, chain.protocol_version)?;
     components.push(match chain.check {
-        Check::Turn => command_string(&agent),
+        Check::Turn | Check::Cancelled => command_string(&agent),
         Check::NoProcessLeft => command_string(&lingering(&agent)),
     });
     let (built, mut argv) = match chain.conductor {
@@ -310,6 +332,22 @@ fn conductor_argv(env: &Env, conductors: &Conductors, chain: Chain) -> Result<Ar
     argv.insert(0, program);
     argv.push("agent".into());
     argv.extend(components);
+    Ok(argv)
+}
+
+/// Our client's command line for a cancelled turn:
+/// `client --protocol-version N --prompt SLOW_PROMPT --cancel-after MS -- CONDUCTOR...`.
+fn cancelling_argv(env: &Env, chain: Chain, conductor: Argv) -> Result<Argv, Unavailable> {
+    let client = match (chain.client, env.ours.as_ref().expect("examples built")) {
+        (Peer::Ours, Ours::Built { client: Some(path), .. }) => path,
+        (Peer::Ours, Ours::Built { .. }) => return Err(Unavailable::Skip("examples not built".into())),
+        (Peer::Ours, Ours::BuildFailed(message)) => return Err(Unavailable::Fail(message.clone())),
+        (other, _) => return Err(Unavailable::Fail(format!("no cancelling client for {}", other.label()))),
+    };
+    let mut argv = vec![super::path_arg(client), "--protocol-version".into(), chain.protocol_version.to_string()];
+    argv.extend(["--prompt".into(), SLOW_PROMPT.into(), "--cancel-after".into(), CANCEL_AFTER.as_millis().to_string()]);
+    argv.push("--".into());
+    argv.extend(conductor);
     Ok(argv)
 }
 
@@ -459,6 +497,8 @@ mod tests {
         assert!(names.contains(&"chain: our-client -> acp-conduct -> our-proxy -> rs-agent v2".to_string()));
         let teardown = "chain: our-client -> official-conductor -> our-proxy -> our-agent v1, no process left";
         assert!(names.contains(&teardown.to_string()));
+        let cancelled: Vec<&Chain> = CHAINS.iter().filter(|c| c.check == Check::Cancelled).collect();
+        assert!(!cancelled.is_empty() && cancelled.iter().all(|c| c.client == Peer::Ours));
         // The official conductor is built without `unstable_protocol_v2`.
         assert!(CHAINS.iter().filter(|c| c.conductor == Conductor::Official).all(|c| c.protocol_version == 1));
     }
