@@ -127,7 +127,12 @@ impl From<Error> for McpCallError {
 
 /// Calls servers declared with `{"type": "acp"}`. Cheap to clone; keep one per agent (or
 /// proxy) and pass the `mcp/message` notifications its handler receives to
-/// [`McpCaller::route`] (or `route_v1` / `route_v2`), so that they reach their call.
+/// [`McpCaller::route`] (or `route_v1` / `route_v2`), so that they reach their call. A proxy
+/// calls its predecessor's servers on its one connection ([`ProxyContext::connection`]: plain
+/// messages go to the predecessor) and routes from its `client_notification` hook, as
+/// `McpHttpProxy` does.
+///
+/// [`ProxyContext::connection`]: crate::proxy::ProxyContext::connection
 #[derive(Clone)]
 pub struct McpCaller {
     inner: Arc<Inner>,
