@@ -19,6 +19,12 @@
 //! is refused with -32600 (a notification dropped); a malformed envelope is -32602, and the chain
 //! goes on serving.
 //!
+//! The chain is started when its editor connects (the official conductor starts it at the first
+//! `initialize`, to choose it by the request; this one's components are fixed, and a component
+//! that cannot start is reported at once). Messages before `initialize` go to component 0 like
+//! any other, which refuses them as an agent or a proxy does (the official conductor answers
+//! -32600 itself).
+//!
 //! Versions: the conductor sends on the protocol version the editor asks for in `initialize`
 //! unless it speaks only lower ones (1 and 2 here), then the highest it speaks; the editor gets
 //! the chain's answer.

@@ -101,9 +101,12 @@ impl v1::methods::client::Handler<ClientContext> for Quiet {}
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn listen_serves_a_chain_per_connection_and_sigterm_ends_them_all() {
     let mark = marker("listen");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let trace = dir.path().join("chain.jsonl");
     let mut conductor = Command::new("env")
         .arg(&mark)
-        .args([ACP, "conduct", "agent", "--listen", "127.0.0.1:0"])
+        .args([ACP, "conduct", "agent", "--listen", "127.0.0.1:0", "--trace"])
+        .arg(&trace)
         .args(chain())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -146,6 +149,13 @@ async fn listen_serves_a_chain_per_connection_and_sigterm_ends_them_all() {
     let status = exit_status(&mut conductor);
     assert!(status.success(), "a clean end: {status:?}");
     assert_eq!(count_after_waiting(&mark), 0, "processes left behind");
+    // A trace per connection, each with its own chain's links.
+    for n in 1..=2 {
+        let path = format!("{}.{n}", trace.display());
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let prompt = format!("connection {n}");
+        assert!(text.lines().any(|l| l.contains(r#""link":2"#) && l.contains(&prompt)), "{path}: {text}");
+    }
 }
 
 /// Waits (bounded) for `child` to exit.
