@@ -193,7 +193,9 @@ impl McpProvider {
         Ok(outcome?.to_carrier())
     }
 
-    /// [`McpProvider::handle`] for a v1 client handler's `mcp_message`.
+    /// [`McpProvider::handle`] for a v1 client handler's `mcp_message`. The answer goes through
+    /// the generated `MessageMcpResponse`, whose `McpError` keeps `code`, `message` and `data`
+    /// (all an rmcp error has); [`McpProvider::handle`] returns the carrier as raw JSON.
     pub async fn handle_v1(
         &self,
         params: v1::MessageMcpRequest,
