@@ -4,7 +4,7 @@
 //!
 //! | conductor | what it is |
 //! |---|---|
-//! | `official-conductor` | `agent-client-protocol-conductor agent COMPONENT...`, the official one: the crates.io crate [`CONDUCTOR_CRATE`] [`CONDUCTOR_VERSION`], fetched through `interop/rust-conductor/` and built with the crate's own `Cargo.lock` into `.cache/interop/conductor/bin/` ([`install_conductor`]); built with its default features, so it speaks v1 only |
+//! | `official-conductor` | `agent-client-protocol-conductor agent COMPONENT...`, the official one: the crates.io crate [`CONDUCTOR_CRATE`] [`CONDUCTOR_VERSION`], fetched through `interop/rust-conductor/` and built with the crate's own `Cargo.lock` into `.cache/interop/conductor/bin/` (`install_conductor`); built with its default features, so it speaks v1 only |
 //! | `acp-conduct` | ours, `acp conduct agent COMPONENT...` (`cargo build -p acp-tool`) |
 //!
 //! Each COMPONENT is one command-line string (split into words as a shell would). The chains:
@@ -91,8 +91,8 @@ pub enum Check {
     /// The turn only.
     Turn,
     /// The turn, with the agent behind a launcher that ignores `SIGTERM` and outlives it by
-    /// [`LINGER_SECS`] s ([`lingering`]), and no process of the chain left [`SETTLE`] after the
-    /// client exited.
+    /// [`LINGER_SECS`] s (`sh -c "trap '' TERM; AGENT; sleep 30"`), and no process of the chain
+    /// left [`SETTLE`] after the client exited.
     NoProcessLeft,
     /// A cancelled turn instead ([`Expect::Cancelled`]): [`SLOW_PROMPT`] and `session/cancel`
     /// [`CANCEL_AFTER`] later (our client only: `interop/ts/client.mjs` has no `--cancel-after`).
