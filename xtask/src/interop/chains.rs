@@ -21,13 +21,13 @@
 //!
 //! The teardown scenarios (`…, no process left`) check that our client ends a chain it spawned:
 //! the chain's agent is our `echo_agent` behind a launcher that ignores `SIGTERM` and runs on
-//! [`LINGER_SECS`] s after the agent exits (`sh -c "trap '' TERM; echo_agent; sleep 30"`: as a
-//! launcher that cleans up after an agent, or an agent that saves its state on `SIGTERM`, might), so that only `SIGKILL` of its
-//! process group ends it in time; and no process of the chain may be left [`SETTLE`] after the
-//! client exited. Every process of
-//! a chain scenario carries [`MARK_VAR`] in its environment (set on the client, inherited by the
-//! conductor and the components), which is how they are found in `/proc`; what any chain scenario
-//! left is killed after it.
+//! [`LINGER_SECS`] s after the agent exits (`sh -c "trap '' TERM; echo_agent; sleep 30"`, as a
+//! launcher that cleans up after an agent, or an agent that saves its state on `SIGTERM`, might),
+//! so that only `SIGKILL` of its process group ends it in time; and no process of the chain may
+//! be left [`SETTLE`] after the client exited. Every process of a chain scenario carries
+//! [`MARK_VAR`] in its environment (set on the client, inherited by the conductor and the
+//! components), which is how they are found in `/proc`; what any chain scenario left is killed
+//! after it.
 //!
 //! By hand, after one run:
 //!
