@@ -31,7 +31,8 @@
 //!
 //! The chain ends as one unit: when the editor closes its side, every component's stdin is
 //! closed at once, each is given [`SpawnOptions::grace`](crate::spawn::SpawnOptions::grace) to
-//! exit, then its process group is sent `SIGTERM` and, after the term grace, `SIGKILL`. Each
+//! exit (1 s by default), then its process group is sent `SIGTERM` and, after the term grace
+//! (500 ms), `SIGKILL`: less than a client gives the conductor itself (see [`Conductor::new`]). Each
 //! component runs in a process group of its own (what it starts, behind `npx` or a shell, is
 //! ended with it), and every group is ended. When a component ends before the editor leaves,
 //! the requests waiting on the chain are answered with an error that names it, and the rest of

@@ -4,6 +4,7 @@
 
 use std::io;
 use std::path::PathBuf;
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::chain::{self, Component, Started};
@@ -11,6 +12,12 @@ use super::router::{ComponentSide, EditorSide, Routes};
 use super::trace::{Link, Trace};
 use crate::jsonrpc::{Config, Connection, Pipe, Transport};
 use crate::spawn::SpawnOptions;
+
+/// How long a component is given to exit after its stdin closed (as the official conductor's
+/// `SHUTDOWN_GRACE_PERIOD`, agent-client-protocol 5.0.0 src/acp_agent.rs:26).
+const COMPONENT_GRACE: Duration = Duration::from_secs(1);
+/// How long after `SIGTERM` a component's group is sent `SIGKILL`.
+const COMPONENT_TERM_GRACE: Duration = Duration::from_millis(500);
 
 /// A chain of components (zero or more proxies, then the agent) presented as one agent. Each
 /// editor connection gets a chain of its own, started when it connects and ended when it leaves.
@@ -35,13 +42,18 @@ pub struct Conductor {
 }
 
 impl Conductor {
-    /// A conductor of `components`, first to last (the last is the agent). The default
-    /// [`SpawnOptions`] (components' stderr passed through; 2 s of grace, then `SIGTERM`, then
-    /// `SIGKILL` after 500 ms) and the default [`Config`] for every link.
+    /// A conductor of `components`, first to last (the last is the agent), with the default
+    /// [`Config`] for every link. Components' stderr is passed through, and each is given 1 s
+    /// to exit after its stdin closed, then `SIGTERM`, then `SIGKILL` 500 ms later: 1.5 s in
+    /// all, within the 2 s that a client ending the conductor with
+    /// [`AgentProcess::shutdown`](crate::spawn::AgentProcess::shutdown) gives it by default
+    /// before its own `SIGTERM`, so the chain is gone before the conductor is signalled (nested
+    /// graces must shrink; the official conductor's 1 s and 2 s, up to 3 s, outlast that
+    /// client's 2.5 s).
     pub fn new(components: impl IntoIterator<Item = Component>) -> Conductor {
         Conductor {
             components: components.into_iter().collect(),
-            options: SpawnOptions::default(),
+            options: SpawnOptions::default().grace(COMPONENT_GRACE).term_grace(COMPONENT_TERM_GRACE),
             config: Config::default(),
             trace: None,
         }

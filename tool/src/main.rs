@@ -123,7 +123,7 @@ enum ConductRole {
     /// Each COMPONENT is one command line (split into words as a shell does), the agent last;
     /// every other component is a proxy (`proxy/initialize`, `proxy/successor`). When the editor
     /// closes its side (or on SIGTERM, SIGINT, SIGHUP), every component's stdin is closed, each
-    /// is given 2 s to exit, then its process group is sent SIGTERM and, 500 ms later, SIGKILL.
+    /// is given 1 s to exit, then its process group is sent SIGTERM and, 500 ms later, SIGKILL.
     /// Exit status: 0 after a clean end, 1 when a component could not start or ended early, 2
     /// for unusable arguments.
     Agent {

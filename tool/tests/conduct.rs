@@ -95,6 +95,43 @@ fn the_example_client_through_acp_conduct_ends_its_turn_and_leaves_no_process() 
     }
 }
 
+#[test]
+fn a_component_that_only_sigkill_ends_is_gone_before_the_client_signals_the_conductor() {
+    // The agent behind a launcher that ignores SIGTERM and outlives it: the conductor must reach
+    // SIGKILL (1 s + 500 ms) before the client, which gives the conductor 2 s and then 500 ms,
+    // signals and then kills it.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mark = marker("stubborn");
+    let stubborn = format!(r#"sh -c "trap '' TERM; '{}'; sleep 600""#, example("echo_agent").display());
+    let args = ["--protocol-version", "1", "--prompt", "hi", "--", "env", &mark, ACP, "conduct", "agent", &stubborn];
+    // stderr not captured: a process left behind would hold it open.
+    let status = Command::new(example("client"))
+        .args(args)
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("client runs");
+    assert!(status.success(), "{status:?}");
+    let left = count_after_waiting(&mark);
+    reap(&mark);
+    assert_eq!(left, 0, "processes left behind");
+}
+
+/// Kills what a failed test left behind.
+fn reap(marker: &str) {
+    let Ok(procs) = std::fs::read_dir("/proc") else { return };
+    for p in procs.filter_map(Result::ok) {
+        let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<libc::pid_t>().ok()) else { continue };
+        if std::fs::read(p.path().join("environ"))
+            .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == marker.as_bytes()))
+        {
+            // SAFETY: `kill` takes two integers and touches no memory of this process.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
 struct Quiet;
 impl v1::methods::client::Handler<ClientContext> for Quiet {}
 
