@@ -5,9 +5,9 @@
 //! serving; the trace records every message of every link; the chain ends as one unit and leaves
 //! no process, also when a component ends early.
 //!
-//! Processes are counted by a marker: each component is started as `env ACP_CHAIN_MARK=<token>
-//! program…`, which every process it starts inherits; a process counts while `/proc/PID/environ`
-//! holds it.
+//! Processes are counted by a marker: each component is started with `ACP_CHAIN_MARK=<token>`
+//! in its environment (`Component::env`), which every process it starts inherits; a process
+//! counts while `/proc/PID/environ` holds it.
 
 #![cfg(all(target_os = "linux", feature = "unstable"))]
 
@@ -38,11 +38,10 @@ impl Marker {
         Marker(format!("ACP_CHAIN_MARK={name}-{}-{nanos}", std::process::id()))
     }
 
-    /// `env MARK program args…`.
+    /// `program args…` with the marker in its environment.
     fn component(&self, program: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Component {
-        let mut argv = vec![self.0.clone().into(), program.as_ref().to_os_string()];
-        argv.extend(args.iter().map(Into::into));
-        Component::new("env", argv)
+        let (key, value) = self.0.split_once('=').expect("KEY=VALUE");
+        Component::new(program.as_ref(), args.iter().copied()).env(key, value)
     }
 
     fn proxy(&self) -> Component {
@@ -176,7 +175,7 @@ async fn two_proxies_keep_ids_per_link_and_cancel_hop_by_hop() {
     let conductor = Conductor::new([marker.proxy(), marker.proxy(), marker.agent()]).trace(&trace).config(config);
     let (mut editor, serving) = start(conductor);
     let session = open_session(&mut editor).await;
-    assert_eq!(marker.count(), 3, "two proxies and the agent (`env` execs them)");
+    assert_eq!(marker.count(), 3, "two proxies and the agent");
 
     // A turn: its updates come before its answer, under the editor's own id.
     let done = editor.request("p1", "session/prompt", json!({"sessionId": session, "prompt": text("hello")})).await;

@@ -15,6 +15,8 @@ use crate::spawn::{AgentProcess, AgentStdin, SpawnOptions};
 pub struct Component {
     program: OsString,
     args: Vec<OsString>,
+    /// Set in its environment, over what it inherits.
+    env: Vec<(OsString, OsString)>,
 }
 
 impl Component {
@@ -24,7 +26,13 @@ impl Component {
         I: IntoIterator<Item = S>,
         S: Into<OsString>,
     {
-        Component { program: program.into(), args: args.into_iter().map(Into::into).collect() }
+        Component { program: program.into(), args: args.into_iter().map(Into::into).collect(), env: Vec::new() }
+    }
+
+    /// Sets `key` to `value` in its environment (it inherits the conductor's otherwise).
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Component {
+        self.env.push((key.into(), value.into()));
+        self
     }
 
     /// The program.
@@ -63,7 +71,9 @@ pub(super) async fn start(components: &[Component], options: &SpawnOptions) -> i
     let mut spawned = Spawned { processes: Vec::with_capacity(components.len()) };
     let mut started = Vec::with_capacity(components.len());
     for (index, component) in components.iter().enumerate() {
-        match crate::spawn::spawn(&component.program, &component.args, options) {
+        let mut command = tokio::process::Command::new(&component.program);
+        command.args(&component.args).envs(component.env.iter().map(|(k, v)| (k, v)));
+        match crate::spawn::spawn_command(command, options) {
             Ok((process, stdin, stdout)) => {
                 spawned.processes.push(process);
                 started.push(Started { stdin, stdout });

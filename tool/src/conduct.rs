@@ -8,7 +8,8 @@
 //! one runs under the other by changing the program's name.
 //!
 //! Each COMPONENT is split into a program and its arguments as a POSIX shell splits words
-//! (quotes and backslashes; no expansion, no pipes), with the `shlex` crate: small, with no
+//! (quotes and backslashes; no expansion, no pipes; leading `NAME=value` words set the
+//! component's environment, as in a shell and in the official conductor), with the `shlex` crate: small, with no
 //! dependencies, maintained by the comex/rust-shlex authors since 2015, and already in this
 //! workspace's lockfile (through the build tools), so it adds no new crate. The official
 //! conductor's `AcpAgent::from_str` splits the same way (it uses `shell-words`).
@@ -81,10 +82,24 @@ fn components(lines: &[String]) -> Result<Vec<Component>, String> {
         .map(|line| {
             let words =
                 shlex::split(line).ok_or_else(|| format!("cannot split {line:?} into words (an open quote?)"))?;
-            let (program, args) = words.split_first().ok_or_else(|| format!("component {line:?} names no program"))?;
-            Ok(Component::new(program, args))
+            // Leading `NAME=value` words set the environment, as in a shell and in the official
+            // conductor (`AcpAgent::from_args`, agent-client-protocol 5.0.0 src/acp_agent.rs:1025-1035).
+            let assignments = words.iter().take_while(|w| assignment(w).is_some()).count();
+            let (program, args) =
+                words[assignments..].split_first().ok_or_else(|| format!("component {line:?} names no program"))?;
+            let component = Component::new(program, args);
+            Ok(words[..assignments].iter().filter_map(|w| assignment(w)).fold(component, |c, (k, v)| c.env(k, v)))
         })
         .collect()
+}
+
+/// `NAME=value` with a shell variable's name: an assignment.
+fn assignment(word: &str) -> Option<(&str, &str)> {
+    let (name, value) = word.split_once('=')?;
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    let valid = (first.is_ascii_alphabetic() || first == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    valid.then_some((name, value))
 }
 
 /// Serves a chain per client connection on `addr` until `stop` fires.
@@ -137,5 +152,14 @@ mod tests {
         assert_eq!(chain[1], Component::new("agent", Vec::<String>::new()));
         assert!(components(&["'open".to_string()]).is_err());
         assert!(components(&["   ".to_string()]).is_err());
+        assert!(components(&["A=1 B=2".to_string()]).is_err(), "assignments only: no program");
+    }
+
+    #[test]
+    fn leading_assignments_set_the_environment() {
+        let chain = components(&["A=1 _B='x y' agent C=3 --flag".to_string()]).expect("valid");
+        assert_eq!(chain[0], Component::new("agent", ["C=3", "--flag"]).env("A", "1").env("_B", "x y"));
+        let chain = components(&["1A=x agent".to_string()]).expect("valid");
+        assert_eq!(chain[0], Component::new("1A=x", ["agent"]), "not a variable's name: the program");
     }
 }

@@ -120,7 +120,8 @@ enum ConductRole {
     /// Present the chain as an agent: on stdin/stdout, or with --listen to every client of a
     /// Streamable HTTP / WebSocket listener (a chain per client connection).
     ///
-    /// Each COMPONENT is one command line (split into words as a shell does), the agent last;
+    /// Each COMPONENT is one command line (split into words as a shell does; leading NAME=value
+    /// words set its environment), the agent last;
     /// every other component is a proxy (`proxy/initialize`, `proxy/successor`). When the editor
     /// closes its side (or on SIGTERM, SIGINT, SIGHUP), every component's stdin is closed, each
     /// is given 1 s to exit, then its process group is sent SIGTERM and, 500 ms later, SIGKILL.
