@@ -51,7 +51,7 @@ impl Component {
     }
 }
 
-/// A started component: its process, and the two ends of its protocol stream.
+/// A started component's protocol stream: its stdin (ours to write) and stdout (to read).
 pub(super) struct Started {
     pub(super) stdin: AgentStdin,
     pub(super) stdout: ChildStdout,
