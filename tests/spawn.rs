@@ -131,7 +131,8 @@ async fn dropping_the_handle_kills_what_ignores_sigterm_after_the_grace_period()
     let (conn, process) = wrapper.start(&SpawnOptions::new().grace(Duration::from_secs(1))).await;
     drop(conn);
     drop(process);
-    // `SIGTERM` went out at once; the inner shell ignores it and stays until `SIGKILL`.
+    // Stdin closed and the grace running (then `SIGTERM`, which the inner shell ignores): it
+    // stays until `SIGKILL`.
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(wrapper.count() > 0, "the inner shell ignores SIGTERM, so it is there until the grace period ends");
     assert_eq!(wrapper.count_after_waiting().await, 0, "processes left behind");
