@@ -35,6 +35,7 @@ use hyper::header::{HeaderValue, AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE};
 use hyper::server::conn::http1;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use rmcp::model::ConstString;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -50,6 +51,11 @@ const MAX_BODY: usize = 1 << 20;
 const HANDSHAKE_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 /// `_meta` key of the server info in a `server/discover` result (MCP 2026-07-28).
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// The MCP methods the bridge answers or sends itself, named by rmcp's model (MCP's own
+/// `initialize` shares its wire name with ACP's).
+const MCP_INITIALIZE: &str = <rmcp::model::InitializeResultMethod as ConstString>::VALUE;
+const MCP_PING: &str = <rmcp::model::PingRequestMethod as ConstString>::VALUE;
+const MCP_DISCOVER: &str = <rmcp::model::DiscoverRequestMethod as ConstString>::VALUE;
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
 
@@ -235,8 +241,8 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
     };
     let legacy = params.as_ref().and_then(|p| p.get("_meta")).and_then(|m| m.get(META_PROTOCOL_VERSION)).is_none();
     match method {
-        "initialize" => json_response(StatusCode::OK, &initialize(shared, &server, id, params.as_ref()).await),
-        "ping" if legacy => json_response(StatusCode::OK, &json!({ "jsonrpc": "2.0", "id": id, "result": {} })),
+        MCP_INITIALIZE => json_response(StatusCode::OK, &initialize(shared, &server, id, params.as_ref()).await),
+        MCP_PING if legacy => json_response(StatusCode::OK, &json!({ "jsonrpc": "2.0", "id": id, "result": {} })),
         _ => forward(shared, &server, id.clone(), method, params).await,
     }
 }
@@ -245,7 +251,7 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
 async fn initialize(shared: &Shared, server: &AcpServer, id: &Value, params: Option<&Map<String, Value>>) -> Value {
     let asked = params.and_then(|p| p.get("protocolVersion")).and_then(Value::as_str);
     let version = asked.filter(|v| HANDSHAKE_VERSIONS.contains(v)).unwrap_or(HANDSHAKE_VERSIONS[3]);
-    let discovered = shared.caller.request(&shared.conn, &server.server_id, "server/discover", None).await;
+    let discovered = shared.caller.request(&shared.conn, &server.server_id, MCP_DISCOVER, None).await;
     let mut result = json!({
         "protocolVersion": version,
         "capabilities": { "tools": {} },

@@ -11,6 +11,7 @@ use crate::error::{Error, Misuse};
 use crate::jsonrpc::Connection;
 use crate::sync::lock;
 use acp_types::{v1, v2};
+use rmcp::model::ConstString;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -269,7 +270,7 @@ impl McpCaller {
         peer: &impl McpPeer,
         server_id: &str,
     ) -> Result<rmcp::model::ListToolsResult, McpCallError> {
-        typed(self.request(peer, server_id, "tools/list", None).await?)
+        typed(self.request(peer, server_id, <rmcp::model::ListToolsRequestMethod as ConstString>::VALUE, None).await?)
     }
 
     /// `tools/call` of the tool `name` with `arguments`.
@@ -285,7 +286,7 @@ impl McpCaller {
         if let Some(arguments) = arguments {
             params.insert("arguments".into(), Value::Object(arguments));
         }
-        typed(self.request(peer, server_id, "tools/call", Some(params)).await?)
+        typed(self.request(peer, server_id, <rmcp::model::CallToolRequestMethod as ConstString>::VALUE, Some(params)).await?)
     }
 }
 

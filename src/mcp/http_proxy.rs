@@ -12,12 +12,19 @@ use super::caller::McpCaller;
 use super::servers::acp_servers;
 use super::wire::METHOD;
 use crate::proxy::{Notification, ProxyContext, ProxyHandler, Request, Response};
-use acp_types::support::rpc::RpcError;
+use acp_types::support::rpc::{Method, RpcError};
+use acp_types::v1;
 use serde_json::{json, Value};
 use tokio::sync::OnceCell;
 
-/// The session setup requests whose `mcpServers` are rewritten (both versions' names).
-const SETUP: [&str; 4] = ["session/new", "session/load", "session/resume", "session/fork"];
+/// The session setup requests whose `mcpServers` are rewritten (v1's names; v2 has the same
+/// ones, less `session/load`).
+const SETUP: [&str; 4] = [
+    <v1::methods::SessionNew as Method>::METHOD,
+    <v1::methods::SessionLoad as Method>::METHOD,
+    <v1::methods::SessionResume as Method>::METHOD,
+    <v1::methods::SessionFork as Method>::METHOD,
+];
 
 /// The HTTP bridge as a proxy (see the module). One per proxy process: its bridge listens from
 /// the first session that offers an `acp` server until the proxy ends.
