@@ -101,6 +101,8 @@ pub mod auth;
 pub mod client;
 #[cfg(feature = "unstable")]
 pub mod conductor;
+#[cfg(feature = "unstable")]
+mod envelope;
 mod error;
 pub mod jsonrpc;
 mod lifecycle;

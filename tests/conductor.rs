@@ -253,13 +253,25 @@ async fn envelopes_where_none_belongs_are_refused_and_the_chain_keeps_serving() 
     editor.send(json!({"jsonrpc": "2.0", "method": "proxy/successor", "params": envelope})).await;
     let refused = editor.request("e2", "proxy/initialize", json!({"protocolVersion": 1})).await;
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
-    // From a proxy: a malformed envelope is -32602, a nested one or a `proxy/initialize` -32600.
-    for (probe, code) in [("_test/malformed", -32602), ("_test/nested", -32600), ("_test/initialize", -32600)] {
+    // From a proxy: a malformed envelope is -32602; a nested one, a `proxy/initialize` or a
+    // `$/cancel_request` (which never crosses a hop) -32600.
+    let probes =
+        [("_test/malformed", -32602), ("_test/nested", -32600), ("_test/initialize", -32600), ("_test/cancel", -32600)];
+    for (probe, code) in probes {
         let outcome = editor.request(probe, probe, json!({})).await;
-        assert_eq!(outcome["result"]["error"]["code"], code, "{probe}: {outcome}");
+        let error = &outcome["result"]["error"];
+        assert_eq!(error["code"], code, "{probe}: {outcome}");
+        // The conductor's own refusal (the same envelope parsing as a proxy's), not the agent's.
+        assert_eq!(error["data"]["method"], "proxy/successor", "{probe}: {outcome}");
     }
+    let outcome = editor.request("m", "_test/malformed", json!({})).await;
+    assert_eq!(outcome["result"]["error"]["data"]["rule"], "proxy.successor-params", "{outcome}");
     // The chain goes on serving.
     let session = open_session(&mut editor).await;
+    // Inner `params: null` is no params (schema `ProxySuccessorRequest.params`): the agent gets
+    // the wrapped request, and answers that it does not know the method.
+    let outcome = editor.request("_test/null-params", "_test/null-params", json!({})).await;
+    assert_eq!(outcome["result"]["error"]["code"], -32601, "reached the agent: {outcome}");
     let done = editor.request("p", "session/prompt", json!({"sessionId": session, "prompt": text("still here")})).await;
     assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
     editor.close().await;

@@ -44,14 +44,13 @@
 //! component K-1 (the conductor is `client`, the component `agent`). `acp check` reads it.
 //!
 //! One job per module: `chain` the components and their processes (spawn, end as one unit);
-//! `router` the links' services (where each message goes); `envelope` the `proxy/successor`
-//! envelope and the refusals; `version` the version sent on; `trace` the transcript and the
+//! `router` the links' services (where each message goes, and the refusals of envelopes where
+//! none belongs; the envelope itself is the crate's, shared with the proxy role); `version` the version sent on; `trace` the transcript and the
 //! links' transport; `serve` the [`Conductor`] and the life of one chain.
 //!
 //! The `acp conduct agent COMPONENT…` command of the `acp` tool runs it.
 
 mod chain;
-mod envelope;
 mod router;
 mod serve;
 mod trace;

@@ -11,8 +11,9 @@
 //!   before those it wrote after them (each request is relayed:
 //!   [`Connection::request_raw_relayed`]).
 //! - Refused with -32600 (a notification dropped with a warning): `proxy/successor` from the
-//!   editor, from the agent, or wrapped in another one; `proxy/initialize` from anyone. A
-//!   malformed envelope is -32602. The official conductor 5.0.0 does the same
+//!   editor, from the agent, or wrapped in another one; `proxy/initialize` from anyone;
+//!   `$/cancel_request` inside an envelope (cancellation is per hop). A malformed envelope is
+//!   -32602 (inner `params` omitted or `null` are none, as the schema says). The official conductor 5.0.0 does the same
 //!   (`reject_misplaced_successor_message`, conductor.rs:1232-1255; `forward_message_from_client_to_proxy`,
 //!   conductor.rs:1155-1200).
 //! - Ids are per link (each link is its own connection, numbering its own requests), and
@@ -27,11 +28,29 @@ use serde_json::value::RawValue;
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio_util::sync::CancellationToken;
 
-use super::envelope::{self, INITIALIZE, PROXY_INITIALIZE, PROXY_SUCCESSOR};
 use super::version;
+use crate::envelope::{self, PROXY_INITIALIZE, PROXY_SUCCESSOR};
 use crate::error::Error;
 use crate::jsonrpc::{BoxFuture, Connection, Raw, RequestContext, Service};
+use crate::lifecycle::INITIALIZE;
 use crate::sync::lock;
+
+/// -32600 for a `proxy/successor` request from the editor or from the agent: only the conductor
+/// and the proxies it initialized exchange envelopes (the official conductor 5.0.0 answers the
+/// same: `reject_misplaced_successor_message`, conductor.rs:1232-1261). One wrapped in another is
+/// refused by [`envelope::unwrap`].
+fn misplaced() -> RpcError {
+    RpcError::new(
+        RpcError::INVALID_REQUEST,
+        format!("`{PROXY_SUCCESSOR}` is only exchanged between the conductor and the proxies it initialized"),
+    )
+}
+
+/// -32600 for a `proxy/initialize` that does not come from the conductor (official conductor
+/// 5.0.0: `initialize_proxy_from_outside`, conductor.rs:1263-1269).
+fn initialize_from_outside() -> RpcError {
+    RpcError::new(RpcError::INVALID_REQUEST, format!("`{PROXY_INITIALIZE}` requests are only sent by the conductor"))
+}
 
 /// What the links of one chain share: the connections (set once, before any is read) and
 /// whether the chain has ended.
@@ -151,10 +170,10 @@ impl Routes {
     ) -> Result<Raw, RpcError> {
         if method == PROXY_SUCCESSOR {
             tracing::warn!("acp conductor: refused a `{PROXY_SUCCESSOR}` request from the editor");
-            return Err(envelope::misplaced());
+            return Err(misplaced());
         }
         if method == PROXY_INITIALIZE {
-            return Err(envelope::initialize_from_outside());
+            return Err(initialize_from_outside());
         }
         let first = self.component(0)?;
         if method == INITIALIZE {
@@ -195,16 +214,13 @@ impl Routes {
                     "acp conductor: refused a `{PROXY_SUCCESSOR}` request from the agent, {}",
                     self.name(index)
                 );
-                return Err(envelope::misplaced());
+                return Err(misplaced());
             }
-            let inner = envelope::open(params.as_deref())?;
-            if inner.method == PROXY_SUCCESSOR {
-                tracing::warn!("acp conductor: refused a nested `{PROXY_SUCCESSOR}` from {}", self.name(index));
-                return Err(envelope::misplaced());
-            }
-            if inner.method == PROXY_INITIALIZE {
-                return Err(envelope::initialize_from_outside());
-            }
+            // A malformed envelope is -32602; a second envelope, `proxy/initialize` or
+            // `$/cancel_request` inside one is -32600.
+            let inner = envelope::unwrap(params.as_deref()).inspect_err(|e| {
+                tracing::warn!("acp conductor: refused an envelope from {}: {}", self.name(index), e.message)
+            })?;
             let method = match inner.method.as_str() {
                 INITIALIZE if next + 1 < self.len() => PROXY_INITIALIZE,
                 other => other,
@@ -215,7 +231,7 @@ impl Routes {
         match index.checked_sub(1) {
             None => self.call(self.editor()?, || "the editor".into(), &method, params.as_deref(), &cx).await,
             Some(previous) => {
-                let wrapped = envelope::wrap(&method, params.as_deref());
+                let wrapped = envelope::wrap(&method, params.as_deref()).map_err(|e| e.to_rpc())?;
                 let to = self.component(previous)?;
                 self.call(to, || self.name(previous), PROXY_SUCCESSOR, Some(&wrapped), &cx).await
             }
@@ -231,18 +247,10 @@ impl Routes {
                 tracing::warn!("acp conductor: dropped a `{PROXY_SUCCESSOR}` notification from the agent");
                 return;
             }
-            let inner = match envelope::open(params.as_deref()) {
-                Ok(inner) if inner.method != PROXY_SUCCESSOR => inner,
-                Ok(_) => {
-                    tracing::warn!("acp conductor: dropped a nested `{PROXY_SUCCESSOR}` from {}", self.name(index));
-                    return;
-                }
+            let inner = match envelope::unwrap(params.as_deref()) {
+                Ok(inner) => inner,
                 Err(e) => {
-                    tracing::warn!(
-                        "acp conductor: dropped a malformed envelope from {}: {}",
-                        self.name(index),
-                        e.message
-                    );
+                    tracing::warn!("acp conductor: dropped an envelope from {}: {}", self.name(index), e.message);
                     return;
                 }
             };
@@ -256,9 +264,10 @@ impl Routes {
                     Ok(editor) => editor.notify_raw(&method, params.as_deref()).await,
                     Err(_) => return,
                 },
-                Some(previous) => match self.component(previous) {
-                    Ok(to) => to.notify_raw(PROXY_SUCCESSOR, Some(&envelope::wrap(&method, params.as_deref()))).await,
-                    Err(_) => return,
+                Some(previous) => match (self.component(previous), envelope::wrap(&method, params.as_deref())) {
+                    (Ok(to), Ok(wrapped)) => to.notify_raw(PROXY_SUCCESSOR, Some(&wrapped)).await,
+                    (Err(_), _) => return,
+                    (_, Err(e)) => Err(e),
                 },
             }
         };

@@ -13,8 +13,8 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use std::fmt;
 
-use super::envelope::INITIALIZE;
 use crate::jsonrpc::Raw;
+use crate::lifecycle::INITIALIZE;
 
 /// The key whose value is the version.
 const PROTOCOL_VERSION: &str = "protocolVersion";

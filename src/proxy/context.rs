@@ -3,8 +3,8 @@
 //! messages wrapped in `proxy/successor` for the successor), the negotiated version, and the
 //! cancellation of the request being handled.
 
-use super::envelope::{wrap, PROXY_SUCCESSOR};
 use super::message::{encode, Marker, Notification, NotificationKind, Request, RequestKind, Response};
+use crate::envelope::{wrap, PROXY_SUCCESSOR};
 use crate::error::{Error, Misuse};
 use crate::jsonrpc::{Connection, NotificationHold, Raw};
 use crate::lifecycle::INITIALIZE;

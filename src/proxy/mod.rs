@@ -47,7 +47,6 @@
 //! ```
 
 mod context;
-mod envelope;
 mod handler;
 mod merge;
 mod message;

@@ -6,9 +6,9 @@
 //! (`proxy.same-version`), envelopes checked (`proxy.successor-params`).
 
 use super::context::{protocol_version, version_of, ProxyContext, Scope};
-use super::envelope::{self, PROXY_INITIALIZE, PROXY_SUCCESSOR};
 use super::handler::ProxyHandler;
 use super::message::{Notification, Request};
+use crate::envelope::{self, PROXY_INITIALIZE, PROXY_SUCCESSOR};
 use crate::jsonrpc::{BoxFuture, Connection, Raw, RequestContext, Service};
 use crate::lifecycle::{not_initialized, Negotiated, INITIALIZE};
 use crate::rules;

@@ -10,7 +10,10 @@ were asked with. A `$/cancel_request` for a request it passed on cancels its own
 as the result (`{"error": …}` or `{"result": …}`):
 - `_test/malformed`: sends `proxy/successor` with no `method` in its params;
 - `_test/nested`: sends `proxy/successor` wrapping another `proxy/successor`;
-- `_test/initialize`: sends `proxy/successor` wrapping a `proxy/initialize`.
+- `_test/initialize`: sends `proxy/successor` wrapping a `proxy/initialize`;
+- `_test/cancel`: sends `proxy/successor` wrapping a `$/cancel_request` (cancellation is per hop);
+- `_test/null-params`: sends `proxy/successor` wrapping `_test/unknown` with `"params": null`
+  (no params, as the schema says: the agent gets it and answers that it does not know it).
 `_test/exit` makes it exit at once, without answering. Ends at end of input.
 """
 
@@ -21,6 +24,8 @@ PROBES = {
     "_test/malformed": {"params": {}},
     "_test/nested": {"method": "proxy/successor", "params": {"method": "session/new", "params": {}}},
     "_test/initialize": {"method": "proxy/initialize", "params": {"protocolVersion": 1}},
+    "_test/cancel": {"method": "$/cancel_request", "params": {"requestId": 0}},
+    "_test/null-params": {"method": "_test/unknown", "params": None},
 }
 
 

@@ -1,21 +1,27 @@
-//! The `proxy/successor` envelope: what a proxy sends its successor in (wrapping a message as
-//! it is, params as raw text) and what the conductor delivers the successor's messages in
-//! (unwrapping, with the error a peer expects for a malformed one). The envelope's `_meta` is
-//! the hop's own: it is not carried into the message inside.
+//! The `proxy/successor` envelope, shared by the proxy role and the conductor (feature
+//! `unstable`): the wire names of the proxy methods, taking an envelope apart ([`unwrap`], with
+//! the error a peer expects for a malformed one or for a message that never crosses a hop inside
+//! one), and putting a message in one ([`wrap`], params as raw text). Each role keeps its own
+//! refusals of envelopes that arrive where none belongs.
+//!
+//! The envelope's `_meta` is the hop's own: it is not carried into the message inside. The
+//! wrapped message's `params`, omitted or `null`, mean none (schema `ProxySuccessorRequest.params`:
+//! "Omitted and `null` are equivalent and mean the wrapped request has no params").
 
-use crate::error::{Error, Misuse};
-use crate::jsonrpc::Raw;
-use crate::rules;
 use acp_types::support::rpc::{same_wire_name, Method, RpcError};
 use acp_types::{v1, v2};
 use serde::Deserialize;
 use serde_json::json;
 use serde_json::value::RawValue;
 
+use crate::error::{Error, Misuse};
+use crate::jsonrpc::Raw;
+use crate::rules;
+
 /// `proxy/successor` (request and notification alike, the same in every version).
-pub(super) const PROXY_SUCCESSOR: &str = v1::methods::ProxySuccessorRequest::METHOD;
-/// `proxy/initialize`.
-pub(super) const PROXY_INITIALIZE: &str = v1::methods::ProxyInitialize::METHOD;
+pub(crate) const PROXY_SUCCESSOR: &str = v1::methods::ProxySuccessorRequest::METHOD;
+/// `proxy/initialize`, which every component with a successor receives instead of `initialize`.
+pub(crate) const PROXY_INITIALIZE: &str = v1::methods::ProxyInitialize::METHOD;
 /// `$/cancel_request`: it cancels a request of its own hop, never one behind another hop.
 const CANCEL_REQUEST: &str = v1::methods::CancelRequest::METHOD;
 
@@ -28,11 +34,12 @@ const _: () = assert!(
     "v1 and v2 name the proxy methods apart"
 );
 
-/// The message inside an envelope: its method, and its params (absent and `null` alike: none).
+/// The message inside an envelope: its method, and its params as sent (absent and `null`
+/// alike: none).
 #[derive(Debug)]
-pub(super) struct Inner {
-    pub(super) method: String,
-    pub(super) params: Option<Raw>,
+pub(crate) struct Inner {
+    pub(crate) method: String,
+    pub(crate) params: Option<Raw>,
 }
 
 /// The params of an envelope, raw members borrowed (`_meta` and unknown members ignored).
@@ -54,12 +61,12 @@ fn invalid(path: &str, reason: &str) -> RpcError {
 }
 
 /// The message a `proxy/successor` envelope (its `params`) carries: -32602 naming the field
-/// for a malformed envelope (not an object, no string `method`, inner `params` neither an
-/// object, an array nor `null`), -32600 for a message that never crosses a hop inside an
-/// envelope (a second envelope, `proxy/initialize`, `$/cancel_request`), as the official
-/// conductor answers a `proxy/successor` wrapped in another one (agent-client-protocol-conductor
-/// 5.0.0, `reject_misplaced_successor_message`).
-pub(super) fn unwrap(params: Option<&RawValue>) -> Result<Inner, RpcError> {
+/// and the rule for a malformed envelope (not an object, no string `method`, inner `params`
+/// neither an object, an array nor `null`), -32600 for a message that never crosses a hop
+/// inside an envelope (a second envelope, `proxy/initialize`, `$/cancel_request`), as the
+/// official conductor answers a `proxy/successor` wrapped in another one
+/// (agent-client-protocol-conductor 5.0.0, `reject_misplaced_successor_message`, conductor.rs:1232-1261).
+pub(crate) fn unwrap(params: Option<&RawValue>) -> Result<Inner, RpcError> {
     let Some(params) = params.filter(|p| p.get().trim_start().starts_with('{')) else {
         return Err(invalid("", "the envelope must be an object with `method` and `params`"));
     };
@@ -67,9 +74,9 @@ pub(super) fn unwrap(params: Option<&RawValue>) -> Result<Inner, RpcError> {
     let method = envelope.method.ok_or_else(|| invalid("method", "missing: the envelope names the method it wraps"))?;
     let method: String =
         serde_json::from_str(method.get()).map_err(|_| invalid("method", "expected the method name, a string"))?;
+    // `Option` reads `null` as `None`: omitted and `null` alike are no params.
     let params = match envelope.params.map(|p| p.get().trim_start()) {
         None => None,
-        Some(text) if text.starts_with("null") => None,
         Some(text) if text.starts_with('{') || text.starts_with('[') => envelope.params.map(RawValue::to_owned),
         Some(_) => return Err(invalid("params", "must be an object, an array or null")),
     };
@@ -84,7 +91,7 @@ pub(super) fn unwrap(params: Option<&RawValue>) -> Result<Inner, RpcError> {
 }
 
 /// The params of a `proxy/successor` envelope carrying `method` with `params` (as they are).
-pub(super) fn wrap(method: &str, params: Option<&RawValue>) -> Result<Raw, Error> {
+pub(crate) fn wrap(method: &str, params: Option<&RawValue>) -> Result<Raw, Error> {
     let method = serde_json::to_string(method).map_err(|e| Misuse::Params(e.to_string()))?;
     let text = match params {
         Some(params) => format!(r#"{{"method":{method},"params":{}}}"#, params.get()),
@@ -110,12 +117,18 @@ mod tests {
         assert_eq!(inner.method, "session/prompt");
         assert_eq!(inner.params.unwrap().get(), params.get());
         assert_eq!(wrap("x", None).unwrap().get(), r#"{"method":"x"}"#);
+        assert_eq!(wrap("a\"b", None).unwrap().get(), r#"{"method":"a\"b"}"#);
     }
 
     #[test]
     fn meta_and_null_params_are_not_carried() {
-        let inner = unwrap(Some(&raw(r#"{"method":"m","params":null,"_meta":{"hop":1}}"#))).unwrap();
-        assert!(inner.params.is_none());
+        for none in [
+            r#"{"method":"m","params":null,"_meta":{"hop":1}}"#,
+            r#"{"method":"m"}"#,
+            r#"{"method":"m","params": null }"#,
+        ] {
+            assert!(unwrap(Some(&raw(none))).unwrap().params.is_none(), "{none}");
+        }
     }
 
     #[test]
@@ -129,10 +142,13 @@ mod tests {
         );
         let e = code(r#"{"method":"m","params":5}"#);
         assert_eq!((e.code, e.data.unwrap()["path"].clone()), (-32602, json!("params")));
+        assert_eq!(code(r#"{"method":"m","params":"null"}"#).code, -32602);
         assert_eq!(code(r#"{"method":7}"#).code, -32602);
         assert_eq!(code(r#"[1]"#).code, -32602);
+        assert_eq!(code(r#""m""#).code, -32602);
         assert_eq!(unwrap(None).unwrap_err().code, -32602);
         assert_eq!(code(r#"{"method":"proxy/successor","params":{"method":"x"}}"#).code, -32600);
+        assert_eq!(code(r#"{"method":"proxy/initialize","params":{}}"#).code, -32600);
         assert_eq!(code(r#"{"method":"$/cancel_request","params":{"requestId":1}}"#).code, -32600);
     }
 }
