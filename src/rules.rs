@@ -1,8 +1,9 @@
 //! The protocol's rules beyond what the JSON Schemas check: lifecycle, ordering, capability
 //! gating, JSON-RPC hygiene. One table, one row per rule: its id, its tier, the side it binds
-//! (the sender whose behaviour it judges), the versions it applies to, and the sentence it comes
-//! from. The runtime keeps the rules it can for its users and names their ids in its errors; the `acp`
-//! tool (`acp-tool`) judges traffic against them and `acp conform` reports them one per line.
+//! (the sender whose behaviour it judges), the exchange it can be broken in (any connection, a
+//! proxy's, MCP over ACP), the versions it applies to, and the sentence it comes from. The runtime
+//! keeps the rules it can for its users and names their ids in its errors; the `acp` tool
+//! (`acp-tool`) judges traffic against them and `acp conform` reports them one per line.
 //!
 //! The `tck` column names the requirements of the official conformance kit
 //! (`agentclientprotocol/acp-tck`, `src/tck/v1/requirements.py`, `src/tck/v2/requirements.py`)
@@ -62,6 +63,29 @@ impl fmt::Display for Binds {
     }
 }
 
+/// What exchange a rule can be broken in: any connection, or only one that composition puts in
+/// play. A tool that drives a plain agent (`acp conform`) leaves the others out of its verdicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// Any connection between a client and an agent.
+    Connection,
+    /// Only a component run as a proxy (`proxy/initialize`), or its `proxy/successor` envelopes.
+    Proxy,
+    /// Only MCP over ACP: servers declared with `{"type": "acp"}`, and `mcp/message`.
+    Mcp,
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Scope::Connection => "connection",
+            Scope::Proxy => "proxy",
+            Scope::Mcp => "mcp",
+        })
+    }
+}
+
 /// One rule of the protocol.
 #[derive(Debug)]
 pub struct Rule {
@@ -71,6 +95,8 @@ pub struct Rule {
     pub tier: Tier,
     /// The side it judges.
     pub binds: Binds,
+    /// The exchange it can be broken in.
+    pub scope: Scope,
     /// The protocol versions it applies to.
     pub versions: &'static [Version],
     /// The sentence it comes from, quoted (or, marked so, what it is derived from).
@@ -189,6 +215,7 @@ pub static RULES: &[Rule] = &[
         id: JSON_ONLY,
         tier: Tier::Must,
         binds: Binds::Both,
+        scope: Scope::Connection,
         versions: BOTH,
         sentence: "The agent MUST NOT write anything to its stdout that is not a valid ACP message. \
                    The client MUST NOT write anything to the agent's stdin that is not a valid ACP message. \
@@ -200,6 +227,7 @@ pub static RULES: &[Rule] = &[
         id: UNIQUE_IDS,
         tier: Tier::Must,
         binds: Binds::Both,
+        scope: Scope::Connection,
         versions: V2,
         sentence: "A sender MUST NOT reuse an ID while a request with it is still awaiting a response.",
         source: "schema/v2/schema.json#/$defs/RequestId",
@@ -211,6 +239,7 @@ pub static RULES: &[Rule] = &[
         // which cannot tell two pending requests with one id apart: a SHOULD, derived.
         tier: Tier::Should,
         binds: Binds::Both,
+        scope: Scope::Connection,
         versions: V1,
         sentence: "(Derived) The Server MUST reply with the same value in the Response object if included. This \
                    member is used to correlate the context between the two objects. (A sender that reuses an id \
@@ -222,6 +251,7 @@ pub static RULES: &[Rule] = &[
         id: RESPONSE_TO_PENDING,
         tier: Tier::Must,
         binds: Binds::Both,
+        scope: Scope::Connection,
         versions: BOTH,
         sentence:
             "id: This member is REQUIRED. It MUST be the same as the value of the id member in the Request Object.",
@@ -232,6 +262,7 @@ pub static RULES: &[Rule] = &[
         id: NO_RESPONSE_TO_NOTIFICATION,
         tier: Tier::Must,
         binds: Binds::Both,
+        scope: Scope::Connection,
         versions: BOTH,
         sentence: "The Server MUST NOT reply to a Notification, including those that are within a batch request.",
         source: "jsonrpc.org/specification#notification; agentclientprotocol.com/protocol/v2/transports",
@@ -241,6 +272,7 @@ pub static RULES: &[Rule] = &[
         id: METHOD_NOT_FOUND,
         tier: Tier::Should,
         binds: Binds::Both,
+        scope: Scope::Connection,
         versions: BOTH,
         sentence: "If the receiving end doesn't recognize the custom method name, it should respond with the \
                    standard \"Method not found\" error. (-32601: The method does not exist or is not available.)",
@@ -255,6 +287,7 @@ pub static RULES: &[Rule] = &[
         // what agents do (ACP-INFO-PARSE-001: reference SDKs differ): a SHOULD.
         tier: Tier::Should,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: BOTH,
         sentence: "-32700 Parse error: Invalid JSON was received by the server. [...] If there was an error in \
                    detecting the id in the Request object (e.g. Parse error/Invalid Request), it MUST be Null.",
@@ -267,6 +300,7 @@ pub static RULES: &[Rule] = &[
         // future ACP variants"): a finding, not an error.
         tier: Tier::Should,
         binds: Binds::Both,
+        scope: Scope::Connection,
         versions: BOTH,
         sentence: "Values beginning with `_` are reserved for implementation-specific extensions. Unknown \
                    values that do not begin with `_` are reserved for future ACP variants. (Custom methods \
@@ -281,6 +315,7 @@ pub static RULES: &[Rule] = &[
         // INIT_REFUSE_EARLY).
         tier: Tier::Must,
         binds: Binds::Client,
+        scope: Scope::Connection,
         versions: BOTH,
         sentence: "Before a Session can be created, Clients MUST initialize the connection by calling the \
                    initialize method. / Before creating a session, Clients MUST first complete the \
@@ -294,6 +329,7 @@ pub static RULES: &[Rule] = &[
         // `initialize`. A finding, never an error.
         tier: Tier::Should,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: BOTH,
         sentence: "(Derived) Clients and Agents MUST agree on a protocol version and act according to its \
                    specification. (Before `initialize` no version is agreed, so an agent answers a request sent \
@@ -307,6 +343,7 @@ pub static RULES: &[Rule] = &[
         // capabilities mid-connection, which nothing in the protocol provides for.
         tier: Tier::Should,
         binds: Binds::Client,
+        scope: Scope::Connection,
         versions: BOTH,
         sentence: "(Derived) `initialize` negotiates the connection's protocol version and capabilities; \
                    it is sent at most once per connection.",
@@ -317,6 +354,7 @@ pub static RULES: &[Rule] = &[
         id: INIT_VERSION,
         tier: Tier::Must,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: BOTH,
         sentence: "If the Agent supports the requested version, it MUST respond with the same version. Otherwise, \
                    the Agent MUST respond with the latest version it supports. / The highest protocol version \
@@ -330,6 +368,7 @@ pub static RULES: &[Rule] = &[
         id: DISTINCT_SESSIONS,
         tier: Tier::Must,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: BOTH,
         sentence: "The Agent MUST respond with a unique Session ID that identifies this conversation.",
         source: "agentclientprotocol.com/protocol/v1/session-setup#creating-a-session",
@@ -340,6 +379,7 @@ pub static RULES: &[Rule] = &[
         // Binds the caller: no sentence stops an agent from serving what it did not advertise.
         tier: Tier::Must,
         binds: Binds::Client,
+        scope: Scope::Connection,
         versions: V2,
         sentence: "Omitted and `null` are equivalent and mean the agent does not support the `session/*` \
                    methods. / Clients and Agents MUST treat all capabilities omitted in the initialize request \
@@ -353,6 +393,7 @@ pub static RULES: &[Rule] = &[
         // Binds the caller: no sentence stops an agent from serving what it did not advertise.
         tier: Tier::Must,
         binds: Binds::Client,
+        scope: Scope::Connection,
         versions: V1,
         sentence: "If `loadSession` is `false` or not present, the Agent does not support loading sessions and \
                    Clients MUST NOT attempt to call `session/load`.",
@@ -363,6 +404,7 @@ pub static RULES: &[Rule] = &[
         id: CAP_CLIENT_FS,
         tier: Tier::Must,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: V1,
         sentence: "If `readTextFile` or `writeTextFile` is `false` or not present, the Agent MUST NOT attempt to \
                    call the corresponding filesystem method.",
@@ -373,6 +415,7 @@ pub static RULES: &[Rule] = &[
         id: CAP_CLIENT_TERMINAL,
         tier: Tier::Must,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: V1,
         sentence: "Whether the Client support all `terminal/*` methods. / Clients and Agents MUST treat all \
                    capabilities omitted in the initialize request as UNSUPPORTED.",
@@ -384,6 +427,7 @@ pub static RULES: &[Rule] = &[
         id: CAP_PROMPT_CONTENT,
         tier: Tier::Must,
         binds: Binds::Client,
+        scope: Scope::Connection,
         versions: BOTH,
         sentence: "As a baseline, the Agent MUST support `text` and `resource_link` content blocks, while other \
                    variants are optionally enabled via `PromptCapabilities`. The Client MUST adapt its \
@@ -395,6 +439,7 @@ pub static RULES: &[Rule] = &[
         id: V1_UPDATES_BEFORE_RESPONSE,
         tier: Tier::Must,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: V1,
         sentence: "The Agent MAY send `session/update` notifications with content or tool call updates after \
                    receiving the `session/cancel` notification, but it MUST ensure that it does so before \
@@ -406,6 +451,7 @@ pub static RULES: &[Rule] = &[
         id: V1_CANCELLED,
         tier: Tier::Must,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: V1,
         sentence: "This stop reason MUST be returned when the client sends a `session/cancel` notification, \
                    even if the cancellation causes exceptions in underlying operations.",
@@ -416,6 +462,7 @@ pub static RULES: &[Rule] = &[
         id: CANCEL_PERMISSION,
         tier: Tier::Must,
         binds: Binds::Client,
+        scope: Scope::Connection,
         versions: BOTH,
         sentence: "When a client sends a `session/cancel` notification to cancel an ongoing prompt turn, it MUST \
                    respond to all pending `session/request_permission` requests with this `cancelled` outcome. \
@@ -428,6 +475,7 @@ pub static RULES: &[Rule] = &[
         id: V2_RUNNING_IDLE,
         tier: Tier::Must,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: V2,
         sentence: "The agent MUST report `running` when foreground work starts, or `requires_action` if it starts \
                    blocked on user action, and `idle` when it ends.",
@@ -438,6 +486,7 @@ pub static RULES: &[Rule] = &[
         id: V2_STOP_REASON,
         tier: Tier::Should,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: V2,
         sentence: "Agents SHOULD include a `stopReason` when the idle transition ends foreground work.",
         source: "schema/v2/schema.json#/$defs/IdleStateUpdate",
@@ -448,6 +497,7 @@ pub static RULES: &[Rule] = &[
         // "must" in lower case, where the schema writes its requirements as MUST: not a keyword.
         tier: Tier::Should,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: V2,
         sentence: "The corresponding user-message session update carries this same identifier and may arrive \
                    before or after this response. Agents must echo the message during the live session.",
@@ -458,6 +508,7 @@ pub static RULES: &[Rule] = &[
         id: V2_RESUME_STATE,
         tier: Tier::Must,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: V2,
         sentence: "The agent MUST send a current `state_update` after any requested history replay and before \
                    this response, even without replay.",
@@ -468,6 +519,7 @@ pub static RULES: &[Rule] = &[
         id: V2_CANCELLED,
         tier: Tier::Must,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: V2,
         sentence: "Agents MUST report this stop reason on an idle `state_update` when cancellation ends active \
                    foreground work, even if aborting causes exceptions.",
@@ -481,6 +533,7 @@ pub static RULES: &[Rule] = &[
         id: LOAD_REPLAY,
         tier: Tier::Must,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: V1,
         sentence: "The Agent MUST replay the entire conversation to the Client in the form of `session/update` \
                    notifications (like `session/prompt`). [...] When all the conversation entries have been \
@@ -492,6 +545,7 @@ pub static RULES: &[Rule] = &[
         id: SERVES_LOAD,
         tier: Tier::Should,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: V1,
         sentence: "Whether the agent supports `session/load`. / [Loading sessions] enables persistence across \
                    restarts and sharing sessions between different Client instances.",
@@ -503,6 +557,7 @@ pub static RULES: &[Rule] = &[
         id: SERVES_LIST,
         tier: Tier::Should,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: BOTH,
         sentence: "Whether the agent supports `session/list`. [...] Supplying `{}` means the agent supports listing \
                    sessions. / Supplying `{}` means the agent supports the baseline session methods: \
@@ -516,6 +571,7 @@ pub static RULES: &[Rule] = &[
         id: SERVES_RESUME,
         tier: Tier::Should,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: BOTH,
         sentence: "Whether the agent supports `session/resume`. [...] Supplying `{}` means the agent supports \
                    resuming sessions. / Supplying `{}` means the agent supports the baseline session methods: \
@@ -528,6 +584,7 @@ pub static RULES: &[Rule] = &[
         id: SERVES_CLOSE,
         tier: Tier::Should,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: BOTH,
         sentence: "Whether the agent supports `session/close`. [...] Supplying `{}` means the agent supports \
                    closing sessions. / Supplying `{}` means the agent supports the baseline session methods: \
@@ -540,6 +597,7 @@ pub static RULES: &[Rule] = &[
         id: SERVES_FORK,
         tier: Tier::Should,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: V1,
         sentence: "**UNSTABLE** [...] Whether the agent supports `session/fork`. [...] Supplying `{}` means the \
                    agent supports forking sessions.",
@@ -550,6 +608,7 @@ pub static RULES: &[Rule] = &[
         id: SERVES_SET_MODE,
         tier: Tier::Should,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: V1,
         sentence: "(Derived) Initial mode state if supported by the Agent / The set of modes and the one \
                    currently active. (An agent that lists modes serves `session/set_mode` to one of them.)",
@@ -563,6 +622,7 @@ pub static RULES: &[Rule] = &[
         // (V2_SERVES_CONFIG_OPTION).
         tier: Tier::Should,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: V1,
         sentence: "Initial session configuration options if supported by the Agent.",
         source: "schema/v1/schema.json#/$defs/NewSessionResponse/properties/configOptions",
@@ -572,6 +632,7 @@ pub static RULES: &[Rule] = &[
         id: V2_SERVES_CONFIG_OPTION,
         tier: Tier::Must,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: V2,
         sentence: "Agents MUST support this method for any session where they advertise config options.",
         source: "schema/v2/schema.json#/$defs/SetSessionConfigOptionRequest",
@@ -581,6 +642,7 @@ pub static RULES: &[Rule] = &[
         id: SERVES_IMAGE,
         tier: Tier::Should,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: BOTH,
         sentence: "Agent supports `image` content blocks. [...] Supplying `{}` means the agent supports image \
                    content in prompts.",
@@ -592,6 +654,7 @@ pub static RULES: &[Rule] = &[
         id: SERVES_AUDIO,
         tier: Tier::Should,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: BOTH,
         sentence: "Agent supports `audio` content blocks. [...] Supplying `{}` means the agent supports audio \
                    content in prompts.",
@@ -603,6 +666,7 @@ pub static RULES: &[Rule] = &[
         id: SERVES_EMBEDDED_CONTEXT,
         tier: Tier::Should,
         binds: Binds::Agent,
+        scope: Scope::Connection,
         versions: BOTH,
         sentence: "Agent supports embedded context in `session/prompt` requests. When enabled, the Client is \
                    allowed to include `resource` content blocks in prompt requests for pieces of context that \
@@ -618,6 +682,7 @@ pub static RULES: &[Rule] = &[
         id: PROXY_FORWARD_INITIALIZE,
         tier: Tier::Must,
         binds: Binds::Agent,
+        scope: Scope::Proxy,
         versions: BOTH,
         sentence: "A conductor sends `proxy/initialize` instead of `initialize` to every component that has a \
                    successor, which tells the component to run as a proxy. [...] Before answering successfully, \
@@ -630,6 +695,7 @@ pub static RULES: &[Rule] = &[
         id: PROXY_SAME_VERSION,
         tier: Tier::Must,
         binds: Binds::Agent,
+        scope: Scope::Proxy,
         versions: BOTH,
         sentence: "The same as the `initialize` response. The proxy builds it from its successor's `initialize` \
                    response and answers with the capabilities of the chain from itself onward. It MUST NOT change \
@@ -642,6 +708,7 @@ pub static RULES: &[Rule] = &[
         id: PROXY_SUCCESSOR_PARAMS,
         tier: Tier::Must,
         binds: Binds::Both,
+        scope: Scope::Proxy,
         versions: BOTH,
         sentence: "Params of the wrapped request, forwarded unchanged. Optional. Omitted and `null` are equivalent \
                    and mean the wrapped request has no params. When present, it MUST be a JSON object or array, \
@@ -655,6 +722,7 @@ pub static RULES: &[Rule] = &[
         // "must" in lower case, where the schema writes its requirements as MUST: not a keyword.
         tier: Tier::Should,
         binds: Binds::Client,
+        scope: Scope::Mcp,
         versions: BOTH,
         sentence: "The successful outer ACP `mcp/message` response carries exactly one inner MCP outcome: an \
                    opaque result (including JSON null), or an MCP error. [...] Both branches require their \
@@ -668,6 +736,7 @@ pub static RULES: &[Rule] = &[
         id: MCP_DISTINCT_SERVER_IDS,
         tier: Tier::Must,
         binds: Binds::Client,
+        scope: Scope::Mcp,
         versions: BOTH,
         sentence: "Unique identifier for this MCP server, generated by the component providing it. Providers MUST \
                    NOT reuse an ID for multiple ACP-transport MCP servers that are visible on the same ACP \
@@ -681,6 +750,7 @@ pub static RULES: &[Rule] = &[
         // Said of the field, without a keyword: a finding.
         tier: Tier::Should,
         binds: Binds::Agent,
+        scope: Scope::Mcp,
         versions: BOTH,
         sentence: "[serverId:] The declared ACP MCP server receiving this request. / [McpServerAcpId] is used by \
                    `mcp/message` to route requests to the component that declared the server.",
@@ -693,6 +763,7 @@ pub static RULES: &[Rule] = &[
         // Said of the notification, without a keyword: a finding.
         tier: Tier::Should,
         binds: Binds::Client,
+        scope: Scope::Mcp,
         versions: BOTH,
         sentence: "Sent by the provider to the consumer for an active request (including subscription \
                    acknowledgements and updates). / Notification for an active request, sent from provider to \
@@ -777,5 +848,17 @@ mod tests {
         }
         assert_eq!(find(V1_CANCELLED).map(|r| r.tier), Some(Tier::Must));
         assert!(find("no.such-rule").is_none());
+    }
+
+    #[test]
+    fn composition_rules_have_their_scope() {
+        for rule in RULES {
+            let expected = match rule.id.split_once('.').map(|(area, _)| area) {
+                Some("proxy") => Scope::Proxy,
+                Some("mcp") => Scope::Mcp,
+                _ => Scope::Connection,
+            };
+            assert_eq!(rule.scope, expected, "{}", rule.id);
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! rule, with the driver's own findings; printed one line per rule (text) or as one JSON object.
 
 use crate::check::{RuleResult, RuleViolation};
-use acp_rpc::rules::{self, Binds, Rule, Tier};
+use acp_rpc::rules::{self, Binds, Rule, Scope, Tier};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -96,9 +96,17 @@ impl Results {
         self.skipped.entry(rule).or_insert_with(|| reason.into());
     }
 
-    /// The rules that bind the agent.
-    fn rules() -> impl Iterator<Item = &'static Rule> {
-        rules::RULES.iter().filter(|r| r.binds != Binds::Client)
+    /// The rules that bind the agent and that this run could see broken. `acp conform` drives the
+    /// agent as a plain agent (`initialize`, never `proxy/initialize`) and offers it no ACP MCP
+    /// server, so a rule only a proxy or an MCP-over-ACP exchange can break is left out, unless
+    /// the agent met or broke it anyway (an `mcp/message` it sent unasked).
+    fn rules(&self) -> impl Iterator<Item = &'static Rule> + '_ {
+        rules::RULES.iter().filter(|r| {
+            r.binds != Binds::Client
+                && (r.scope == Scope::Connection
+                    || self.exercised.get(r.id).is_some_and(|n| *n > 0)
+                    || self.found.get(r.id).is_some_and(|f| !f.is_empty()))
+        })
     }
 
     pub fn verdict(&self, rule: &Rule) -> Verdict {
@@ -113,7 +121,7 @@ impl Results {
 
     /// Whether a MUST rule failed.
     pub fn must_failed(&self) -> bool {
-        Self::rules().any(|r| r.tier == Tier::Must && self.verdict(r) == Verdict::Fail)
+        self.rules().any(|r| r.tier == Tier::Must && self.verdict(r) == Verdict::Fail)
     }
 
     fn skip_text(&self, rule: &Rule) -> String {
@@ -122,10 +130,10 @@ impl Results {
 
     /// One line per rule, then a summary line.
     pub fn text(&self) -> String {
-        let width = Self::rules().map(|r| r.id.len()).max().unwrap_or_default();
+        let width = self.rules().map(|r| r.id.len()).max().unwrap_or_default();
         let mut out = String::new();
         let mut counts = [0usize; 3];
-        for rule in Self::rules() {
+        for rule in self.rules() {
             let verdict = self.verdict(rule);
             let (word, evidence) = match verdict {
                 Verdict::Pass => {
@@ -176,7 +184,7 @@ impl Results {
 
     /// The same as JSON, with the negotiations and transcripts.
     pub fn json(&self, exit: u8) -> Value {
-        let rules: Vec<Value> = Self::rules()
+        let rules: Vec<Value> = self.rules()
             .map(|rule| {
                 let verdict = self.verdict(rule);
                 let violations: Vec<Value> = self
@@ -190,6 +198,7 @@ impl Results {
                     "id": rule.id,
                     "tier": rule.tier,
                     "binds": rule.binds,
+                    "scope": rule.scope,
                     "status": match verdict { Verdict::Pass => "PASS", Verdict::Fail => "FAIL", Verdict::Skip => "SKIP" },
                     "exercised": self.exercised.get(rule.id).copied().unwrap_or_default(),
                     "violations": violations,

@@ -302,6 +302,9 @@ class Agent:
             self.wait(ask)
         if "tools" in text:
             text += self.tools(session)
+        if self.broken == "mcp.declared-server":
+            # MCP over ACP to a server no `mcpServers` entry declared (the client answers -32601).
+            self.wait(self.request("mcp/message", {"serverId": "undeclared", "requestId": "r-1", "method": "tools/list"}))
         self.history.setdefault(session, []).extend([
             {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": text}},
             {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
