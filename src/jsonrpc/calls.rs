@@ -9,8 +9,8 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::connection::Connection;
+use super::pending::{Answer, Waiter};
 use super::raw::Raw;
-use super::relay::Held;
 use crate::error::{Error, Misuse};
 use crate::sync::lock;
 
@@ -162,20 +162,6 @@ impl Connection {
             let _ = waiter.tx.send(Answer { result: Err(Error::Closed), hold: None });
         }
     }
-}
-
-/// One call of ours awaiting its answer.
-pub(super) struct Waiter {
-    tx: oneshot::Sender<Answer>,
-    /// A relayed call: its answer holds the notifications read after it (see `relay`).
-    ordered: bool,
-}
-
-/// The peer's answer to one of our calls (or why none came); for a relayed call, the hold on the
-/// notifications read after it.
-pub(super) struct Answer {
-    pub(super) result: Result<Raw, Error>,
-    pub(super) hold: Option<Held>,
 }
 
 /// Removes an abandoned call and tells the peer (on drop, or when cancelled explicitly).

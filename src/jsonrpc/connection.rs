@@ -10,9 +10,9 @@ use tokio::sync::{mpsc, Notify};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::calls::Waiter;
 use super::config::Config;
 use super::note::Note;
+use super::pending::Waiter;
 
 /// A handle to a connection: cheap to clone, usable from any task.
 #[derive(Clone)]

@@ -12,7 +12,8 @@
 //! [`framing`] cuts the byte stream into lines (linear time, bounded size); `classify` judges a
 //! line alone (pure); `reader` reads the transport and routes each line; `handlers` runs the
 //! peer's requests; `notifications` queues the peer's notifications (each a `note`) and handles
-//! them in order; `calls` makes our calls and correlates the answers; `relay` the calls made
+//! them in order (and the holds relayed answers put in that order); `pending` the calls awaiting
+//! an answer; `calls` makes our calls and correlates the answers; `relay` the calls made
 //! for a peer's peer (answers kept in order, cancellation passed on); `writer` owns the write
 //! queue; `driver` starts these tasks ([`Connection::new`], [`Connection::over`]) and closes them
 //! in order; `transport` is what the reader reads and the writer writes (a pipe, or message
@@ -27,6 +28,7 @@ pub mod framing;
 mod handlers;
 mod note;
 mod notifications;
+mod pending;
 mod raw;
 mod reader;
 mod relay;

@@ -1,4 +1,5 @@
-//! [`Note`]: an item of the ordered queue of the peer's notifications (see `notifications`).
+//! [`Note`]: an item of the ordered queue of the peer's notifications (see `notifications`), and
+//! [`Held`], the caller's end of a hold an answer to a relayed call puts in that queue.
 
 use tokio::sync::oneshot;
 
@@ -19,4 +20,11 @@ pub(super) enum Note {
         /// Resolves when the caller is done with the answer.
         release: oneshot::Receiver<()>,
     },
+}
+
+/// The caller's end of a [`Note::Hold`]: told when the notifications before the answer were
+/// handled, and the sender whose send (or drop) lets those after it go.
+pub(super) struct Held {
+    pub(super) reached: oneshot::Receiver<()>,
+    pub(super) release: oneshot::Sender<()>,
 }

@@ -1,6 +1,6 @@
 //! The ordered queue of the peer's notifications: the task that hands them to the service one at a
 //! time in arrival order, the bytes they hold while they wait, the backpressure those bytes put on
-//! the reader, and [`Connection::sync_notifications`].
+//! the reader, the holds of relayed answers, and [`Connection::sync_notifications`].
 
 use futures_util::FutureExt as _;
 use std::panic::AssertUnwindSafe;
@@ -9,7 +9,7 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 use super::connection::Connection;
-use super::note::Note;
+use super::note::{Held, Note};
 use super::raw::Raw;
 use super::service::Service;
 use crate::sync::lock;
@@ -100,6 +100,16 @@ impl Connection {
                 _ = self.inner.closed.cancelled() => return Ok(()),
             }
         }
+    }
+
+    /// Puts a hold in the queue, behind what it has now (see `Note::Hold`); `None` once the
+    /// queue is gone.
+    pub(super) fn hold_notifications(&self) -> Option<Held> {
+        let queue = lock(&self.inner.notes).clone()?;
+        let (reached_tx, reached) = oneshot::channel();
+        let (release, release_rx) = oneshot::channel();
+        queue.send(Note::Hold { reached: reached_tx, release: release_rx }).ok()?;
+        Some(Held { reached, release })
     }
 
     /// Waits until every notification received so far has been handled. Call it after a

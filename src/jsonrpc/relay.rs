@@ -6,18 +6,11 @@ use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::calls::Answer;
 use super::connection::Connection;
-use super::note::Note;
+use super::note::Held;
+use super::pending::Answer;
 use super::raw::Raw;
 use crate::error::Error;
-use crate::sync::lock;
-
-/// The hold an answer to a relayed call puts on the notification queue (see `Note::Hold`).
-pub(super) struct Held {
-    reached: oneshot::Receiver<()>,
-    release: oneshot::Sender<()>,
-}
 
 /// Keeps the peer's notifications that came after the answer to a relayed call from being
 /// handled until it is dropped (or [`released`](NotificationHold::release)): hold it until the
@@ -73,14 +66,5 @@ impl Connection {
         // Resolves (or fails, once the queue is gone) when the notifications before it were handled.
         let _ = reached.await;
         (result, NotificationHold(Some(release)))
-    }
-
-    /// Puts a hold in the notification queue, behind what it has now; `None` once it is gone.
-    pub(super) fn hold_notifications(&self) -> Option<Held> {
-        let queue = lock(&self.inner.notes).clone()?;
-        let (reached_tx, reached) = oneshot::channel();
-        let (release, release_rx) = oneshot::channel();
-        queue.send(Note::Hold { reached: reached_tx, release: release_rx }).ok()?;
-        Some(Held { reached, release })
     }
 }
