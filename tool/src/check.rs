@@ -780,7 +780,7 @@ impl Checker {
             if self.pending.get(&key).is_some_and(|p| p.line == line) {
                 self.pending.remove(&key);
                 // A late answer to it would look like an answer to nothing.
-                self.judge.forgot();
+                self.judge.forgot(key.0, &key.1);
             }
         }
         // Answered requests leave stale entries behind; drop them once they are the majority.

@@ -12,7 +12,7 @@ use super::{wire, Role};
 use acp_rpc::rules;
 use acp_types::Version;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 /// Checks a transcript line by line: a one-link transcript, a chain's, or a mix.
 #[derive(Debug)]
@@ -23,13 +23,18 @@ pub struct Transcript {
     /// Each link's conversation, by link.
     links: BTreeMap<u64, Checker>,
     /// The official trace's MCP requests awaiting their answers (ids as JSON text).
-    mcp_requests: Vec<String>,
+    mcp_requests: HashSet<String>,
 }
 
 impl Transcript {
     /// A transcript checker; `version` is forced on every link (see [`Checker::new`]).
     pub fn new(version: Option<Version>) -> Self {
-        Transcript { forced: version, plain: Checker::new(version), links: BTreeMap::new(), mcp_requests: Vec::new() }
+        Transcript {
+            forced: version,
+            plain: Checker::new(version),
+            links: BTreeMap::new(),
+            mcp_requests: HashSet::new(),
+        }
     }
 
     /// Checks one line: a bare message, a record, or a record of one link of a chain.

@@ -146,9 +146,15 @@ impl Judge {
         self.tally.violate(report, rule, by, detail);
     }
 
-    /// Requests were forgotten: unmatched responses no longer prove anything.
-    pub(super) fn forgot(&mut self) {
+    /// The request `id` (JSON text) of `requester` was forgotten: unmatched responses no longer
+    /// prove anything, and what was kept for its answer goes too (else it would stay forever).
+    pub(super) fn forgot(&mut self, requester: Option<Role>, id: &str) {
         self.forgot = true;
+        if requester != Some(Role::Client) {
+            self.permissions.remove(id);
+            #[cfg(feature = "unstable")]
+            self.mcp.forget(id);
+        }
     }
 
     /// An opportunity a driver saw, without a violation.
@@ -265,7 +271,10 @@ impl Judge {
                     }
                 }
                 #[cfg(feature = "unstable")]
-                (Role::Client, wire::MCP_MESSAGE) => self.mcp.notified(&mut self.tally, report, params, self.forced),
+                (Role::Client, wire::MCP_MESSAGE) => {
+                    // After a forgotten request, a call not in flight may be one forgotten.
+                    self.mcp.notified(&mut self.tally, report, params, self.forced || self.forgot)
+                }
                 _ => {}
             }
             return;

@@ -11,6 +11,7 @@
 
 use super::Role;
 use serde_json::{Map, Value};
+use std::collections::HashSet;
 
 /// One event of the trace, as a record of [`super::Transcript`].
 #[derive(Debug)]
@@ -41,7 +42,7 @@ pub(super) fn is_event(record: &Map<String, Value>) -> bool {
 
 /// The event in `record` (see [`is_event`]); `mcp_requests`: the ids (JSON text) of the MCP
 /// requests seen so far (the conductor's ids are unique over the trace), to tell their answers.
-pub(super) fn event(record: &Map<String, Value>, mcp_requests: &mut Vec<String>) -> Result<Event, String> {
+pub(super) fn event(record: &Map<String, Value>, mcp_requests: &mut HashSet<String>) -> Result<Event, String> {
     let at = |key: &str| record.get(key).and_then(Value::as_str).and_then(place).unwrap_or_default();
     let (from, to) = (at("from"), at("to"));
     if from == to {
@@ -65,7 +66,7 @@ pub(super) fn event(record: &Map<String, Value>, mcp_requests: &mut Vec<String>)
             }
             let mcp = record.get("protocol").and_then(Value::as_str) == Some("mcp");
             if let (true, Some(id)) = (mcp, id.filter(|_| kind == "request")) {
-                mcp_requests.push(id.to_string());
+                mcp_requests.insert(id.to_string());
             }
             mcp
         }
@@ -76,8 +77,7 @@ pub(super) fn event(record: &Map<String, Value>, mcp_requests: &mut Vec<String>)
             message.insert(if error { "error" } else { "result" }.into(), payload);
             let text = id.to_string();
             message.insert("id".into(), id);
-            let mcp = mcp_requests.iter().position(|m| *m == text).map(|i| mcp_requests.swap_remove(i));
-            mcp.is_some()
+            mcp_requests.remove(&text)
         }
         other => return Err(format!("unknown event type {}", other.map_or("(none)".into(), |t| format!("{t:?}")))),
     };
@@ -89,7 +89,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn read(record: Value, mcp: &mut Vec<String>) -> Event {
+    fn read(record: Value, mcp: &mut HashSet<String>) -> Event {
         let Value::Object(record) = record else { panic!("an object") };
         assert!(is_event(&record));
         event(&record, mcp).expect("an event")
@@ -97,7 +97,7 @@ mod tests {
 
     #[test]
     fn neighbours_are_links_and_the_predecessor_is_the_client() {
-        let mut mcp = Vec::new();
+        let mut mcp = HashSet::new();
         let e = read(
             json!({"type":"request","protocol":"acp","from":"Client","to":"Proxy(0)","id":"a","method":"m","params":null}),
             &mut mcp,

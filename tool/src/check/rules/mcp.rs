@@ -83,7 +83,14 @@ impl Mcp {
         self.calls.insert(id, Call { server: server.to_string(), request });
     }
 
-    /// An `mcp/message` notification from the client side (the provider).
+    /// The `mcp/message` request `id` (JSON text) was forgotten unanswered (the checker's bound of
+    /// pending requests).
+    pub(super) fn forget(&mut self, id: &str) {
+        self.calls.remove(id);
+    }
+
+    /// An `mcp/message` notification from the client side (the provider); `forced`: the calls in
+    /// flight are not all known (the transcript started late, or requests were forgotten).
     pub(super) fn notified(&mut self, tally: &mut Tally, report: &mut Report, params: &Value, forced: bool) {
         let Some(server) = params.get("serverId").and_then(Value::as_str) else { return };
         let request = params.get("requestId").map(Value::to_string).unwrap_or_default();
@@ -160,5 +167,27 @@ mod tests {
         assert_eq!(report.violations[0].rule, rules::MCP_ONE_OUTCOME, "{report}");
         assert!(report.violations[0].detail.contains("`error` is null"), "{report}");
         assert!(reports[4].violations.is_empty(), "{}", reports[4]);
+    }
+
+    #[test]
+    fn calls_never_answered_are_forgotten_with_their_requests() {
+        const MAX: usize = 4;
+        let mut checker = Checker::new(None).with_max_pending(MAX);
+        let mut lines = vec![
+            json!({"from":"client","message":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}}),
+            json!({"from":"agent","message":{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}}),
+            json!({"from":"client","message":{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[{"type":"acp","name":"e","serverId":"s"}]}}}),
+            json!({"from":"agent","message":{"jsonrpc":"2.0","id":1,"result":{"sessionId":"x"}}}),
+        ];
+        for i in 0..10 * MAX {
+            lines.push(json!({"from":"agent","message":{"jsonrpc":"2.0","id":i,"method":"mcp/message","params":{"serverId":"s","requestId":format!("r{i}"),"method":"tools/list"}}}));
+        }
+        // A notification for a call that may have been forgotten proves nothing.
+        lines.push(json!({"from":"client","message":{"jsonrpc":"2.0","method":"mcp/message","params":{"serverId":"s","requestId":"r0","method":"notifications/progress"}}}));
+        let reports: Vec<Report> =
+            lines.iter().enumerate().map(|(i, l)| checker.check_line(i + 1, l.to_string().as_bytes())).collect();
+        assert!(checker.judge.mcp.calls.len() <= MAX, "{} calls kept", checker.judge.mcp.calls.len());
+        let last = reports.last().expect("a report");
+        assert!(last.violations.is_empty(), "{last}");
     }
 }
