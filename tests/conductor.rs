@@ -342,3 +342,46 @@ async fn a_component_that_cannot_start_is_named() {
     let error = finished(serving).await.expect_err("cannot start");
     assert!(error.to_string().contains("component 0 (`/nonexistent/proxy`)"), "{error}");
 }
+
+/// An agent that, asked `_test/burst`, writes 200 notifications and then a request to the
+/// editor in one write, and answers once the editor answered that request.
+const BURST_AGENT: &str = r#"
+import json, sys
+burst = None
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("method") == "_test/burst":
+        burst = message["id"]
+        notes = [{"jsonrpc": "2.0", "method": "_test/note", "params": {"n": n}} for n in range(200)]
+        ask = {"jsonrpc": "2.0", "id": "ask", "method": "_test/ask", "params": {}}
+        sys.stdout.write("".join(json.dumps(m) + "\n" for m in notes + [ask]))
+        sys.stdout.flush()
+    elif message.get("id") == "ask":
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": burst, "result": {}}) + "\n")
+        sys.stdout.flush()
+"#;
+
+// Two workers: the request's handler and the notifications' task run in parallel, as in
+// `acp conduct`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_goes_on_after_the_notifications_its_sender_wrote_before_it() {
+    let marker = Marker::new("order");
+    let (mut editor, serving) = start(Conductor::new([marker.component("python3", &["-c", BURST_AGENT])]));
+    editor.send(json!({"jsonrpc": "2.0", "id": "b", "method": "_test/burst", "params": {}})).await;
+    let ask = loop {
+        let message = editor.next().await.expect("the agent's request");
+        match message["method"].as_str() {
+            Some("_test/note") => editor.notes.push(message),
+            Some("_test/ask") => break message,
+            _ => panic!("unexpected: {message}"),
+        }
+    };
+    let seen: Vec<_> = editor.notes.iter().map(|n| n["params"]["n"].as_u64().unwrap_or(999)).collect();
+    assert_eq!(seen, (0..200).collect::<Vec<_>>(), "every notification written before the request, in order");
+    editor.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {}})).await;
+    let done = editor.answer("b").await;
+    assert_eq!(done["result"], json!({}), "{done}");
+    editor.close().await;
+    finished(serving).await.expect("a clean end");
+    assert_eq!(marker.count_after_waiting().await, 0, "processes left behind");
+}

@@ -11,7 +11,8 @@
 //! successor and `initialize` to the last, and routes the `proxy/successor` envelopes the proxies
 //! use to talk to their successors. Messages are forwarded as raw JSON (fields and variants it
 //! does not know pass unchanged); only the envelope is taken off or put on and `initialize`
-//! renamed. Answers go back unchanged, after the notifications their sender wrote before them.
+//! renamed. Requests go on, and answers go back unchanged, after the notifications their sender
+//! wrote before them.
 //! Ids are per link, and cancellation is per hop: the editor's `$/cancel_request`, or a proxy's
 //! of a `proxy/successor` request, cancels the conductor's own request downstream with its own
 //! `$/cancel_request`, and the answer that comes back (the agent's cancelled outcome) is passed

@@ -7,6 +7,9 @@
 //! - A component's `proxy/successor` goes, unwrapped, to the next component (`initialize` renamed
 //!   `proxy/initialize` when that one has a successor too); a plain message from component i+1
 //!   goes to component i wrapped in `proxy/successor`, and from component 0 plain to the editor.
+//! - A request goes on after the notifications its sender wrote before it (a
+//!   `session/request_permission` after the `session/update` of its tool call, a
+//!   `session/prompt` after the `session/cancel` before it).
 //! - Answers go back unchanged, after the notifications their sender wrote before them and
 //!   before those it wrote after them (each request is relayed:
 //!   [`Connection::request_raw_relayed`]).
@@ -127,8 +130,8 @@ impl Routes {
         RpcError::internal(format!("the conductor's chain has ended: {why}"))
     }
 
-    /// Forwards a request on `to` for the request `cx` is handling, and passes the answer back
-    /// unchanged. Relayed ([`Connection::request_raw_relayed`]): when `cx` is cancelled, our own
+    /// Forwards a request on `to` for the request `cx` is handling, after the notifications its
+    /// sender wrote before it, and passes the answer back unchanged. Relayed ([`Connection::request_raw_relayed`]): when `cx` is cancelled, our own
     /// `$/cancel_request` goes to `to` and its answer (its -32800, or what it had already) is
     /// still the one passed back (the handler is dropped, and -32800 answered, after
     /// [`Config::cancel_grace`](crate::jsonrpc::Config::cancel_grace)); the answer comes after
@@ -142,8 +145,14 @@ impl Routes {
         params: Option<&RawValue>,
         cx: &RequestContext,
     ) -> Result<Raw, RpcError> {
+        let forward = async {
+            // What the sender wrote before this request goes on before it: the notifications
+            // are passed on by another task, which this request's task would overtake.
+            cx.connection().sync_notifications().await;
+            to.request_raw_relayed(method, params, cx.cancellation()).await
+        };
         let (answer, hold) = tokio::select! {
-            answer = to.request_raw_relayed(method, params, cx.cancellation()) => answer,
+            answer = forward => answer,
             _ = self.ended.cancelled() => return Err(self.ended_error()),
         };
         // Released once our answer is queued (or dropped with the handler if it fails).
