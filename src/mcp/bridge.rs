@@ -22,7 +22,7 @@
 
 use super::caller::{CallOptions, McpCaller, McpNotification};
 use super::servers::{http_entry, rewrite_acp_servers, AcpServer};
-use super::wire::{Outcome, META_PROTOCOL_VERSION};
+use super::wire::{code, Outcome, META_PROTOCOL_VERSION};
 use crate::error::Error;
 use crate::jsonrpc::Connection;
 use crate::sync::lock;
@@ -271,13 +271,21 @@ async fn initialize(shared: &Shared, server: &AcpServer, id: &Value, params: Opt
     json!({ "jsonrpc": "2.0", "id": id, "result": result })
 }
 
+/// The outer ACP errors whose code the HTTP client is shown as it is; any other outer error
+/// (a -32602 for a duplicate request id, a -32601 from a client without `mcp/message`, …) is
+/// no MCP error of the HTTP client's request, and becomes -33002. As the TypeScript bridge's
+/// `projectBindingError` (`dist/mcp/http.js`) does.
+const SHOWN_BINDING_CODES: [i32; 4] = [code::LIMIT, code::UNKNOWN_SERVER, code::BACKEND_FAILED, code::CANCELLED];
+
 /// The final JSON-RPC message for an outcome or an outer failure.
 fn final_message(id: &Value, outcome: Result<Outcome, Error>) -> Value {
+    let failed = |code: i32, message: String| json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } });
     match outcome {
         Ok(Outcome::Result(result)) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
         Ok(Outcome::Error(error)) => json!({ "jsonrpc": "2.0", "id": id, "error": error }),
-        Err(Error::Peer(e)) => json!({ "jsonrpc": "2.0", "id": id, "error": { "code": e.code, "message": e.message } }),
-        Err(e) => json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -33002, "message": e.to_string() } }),
+        Err(Error::Peer(e)) if SHOWN_BINDING_CODES.contains(&e.code) => failed(e.code, e.message),
+        Err(Error::Peer(e)) => failed(code::BACKEND_FAILED, e.message),
+        Err(e) => failed(code::BACKEND_FAILED, e.to_string()),
     }
 }
 
@@ -373,4 +381,26 @@ fn sse(events: futures_util::stream::BoxStream<'static, Bytes>) -> Response<Body
     res.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     res.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use acp_types::support::rpc::RpcError;
+
+    #[test]
+    fn only_binding_codes_reach_the_http_client() {
+        let id = json!(7);
+        // An outer -32602 (a duplicate request id) is no invalid-params of the HTTP request.
+        let answer = final_message(&id, Err(Error::Peer(RpcError::new(-32602, "duplicate active MCP request ID"))));
+        assert_eq!(answer["error"]["code"], code::BACKEND_FAILED);
+        assert_eq!(status_of(&answer), StatusCode::OK);
+        let answer = final_message(&id, Err(Error::Peer(RpcError::new(-32601, "Method not found"))));
+        assert_eq!((answer["error"]["code"].as_i64(), status_of(&answer)), (Some(-33002), StatusCode::OK));
+        let answer = final_message(&id, Err(Error::Peer(RpcError::new(code::UNKNOWN_SERVER, "gone"))));
+        assert_eq!(answer["error"]["code"], code::UNKNOWN_SERVER);
+        // An inner MCP error is the HTTP client's, as it is.
+        let answer = final_message(&id, Ok(Outcome::error(-32602, "bad")));
+        assert_eq!((answer["error"]["code"].as_i64(), status_of(&answer)), (Some(-32602), StatusCode::BAD_REQUEST));
+    }
 }

@@ -286,7 +286,10 @@ impl McpCaller {
         if let Some(arguments) = arguments {
             params.insert("arguments".into(), Value::Object(arguments));
         }
-        typed(self.request(peer, server_id, <rmcp::model::CallToolRequestMethod as ConstString>::VALUE, Some(params)).await?)
+        typed(
+            self.request(peer, server_id, <rmcp::model::CallToolRequestMethod as ConstString>::VALUE, Some(params))
+                .await?,
+        )
     }
 }
 
