@@ -64,6 +64,18 @@ impl Marker {
             .count()
     }
 
+    /// Sends `SIGKILL` to every process that carries the marker.
+    fn kill_all(&self) {
+        let Ok(procs) = std::fs::read_dir("/proc") else { return };
+        for pid in procs.filter_map(Result::ok).filter_map(|p| p.file_name().to_str().map(str::to_string)) {
+            let marked = std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == self.0.as_bytes()));
+            if marked && pid.bytes().all(|b| b.is_ascii_digit()) {
+                let _ = std::process::Command::new("kill").args(["-9", &pid]).status();
+            }
+        }
+    }
+
     /// Waits (bounded) until no process carries the marker; the count left at the end.
     async fn count_after_waiting(&self) -> usize {
         let deadline = tokio::time::Instant::now() + LIMIT;
@@ -384,4 +396,26 @@ async fn a_request_goes_on_after_the_notifications_its_sender_wrote_before_it() 
     editor.close().await;
     finished(serving).await.expect("a clean end");
     assert_eq!(marker.count_after_waiting().await, 0, "processes left behind");
+}
+
+/// Kills the marked processes when dropped (a test's escaped process, even when it fails).
+struct KillOnDrop<'a>(&'a Marker);
+
+impl Drop for KillOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.kill_all();
+    }
+}
+
+#[tokio::test]
+async fn the_chain_ends_even_when_a_process_outside_the_group_holds_a_components_output() {
+    let marker = Marker::new("escaped");
+    let _cleanup = KillOnDrop(&marker);
+    // The agent starts a process in a session of its own that keeps the agent's stdout open.
+    let agent = common::example("echo_agent").display().to_string();
+    let escaping = marker.component("sh", &["-c", &format!("setsid sleep 600 & exec '{agent}'")]);
+    let (mut editor, serving) = start(Conductor::new([escaping]));
+    open_session(&mut editor).await;
+    editor.close().await;
+    finished(serving).await.expect("a clean end once the agent is gone");
 }

@@ -151,12 +151,15 @@ impl Conductor {
         let routes = Routes::new(self.components.iter().map(Component::name).collect());
         let mut links = Vec::with_capacity(started.len());
         let mut drivers = Vec::with_capacity(started.len());
+        // Cuts the components' links once their processes are gone: a process that left its
+        // component's process group (`setsid`) may hold the pipe open for ever.
+        let cut = CancellationToken::new();
         for (index, Started { stdin, stdout }) in started.into_iter().enumerate() {
             let link = Link {
                 transport: Pipe { reader: stdout, writer: stdin },
                 link: index + 1,
                 trace: trace.clone(),
-                stop: CancellationToken::new(),
+                stop: cut.child_token(),
             };
             let routes = routes.clone();
             let (conn, driver) = Connection::over(link, self.config.clone(), move |_| ComponentSide { routes, index });
@@ -208,6 +211,7 @@ impl Conductor {
         teardown.cancel();
         routes.end("the editor closed its side");
         spawned.end().await;
+        cut.cancel();
         for watcher in watchers {
             let _ = watcher.await;
         }
