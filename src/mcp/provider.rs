@@ -201,9 +201,7 @@ impl McpProvider {
         params: v1::MessageMcpRequest,
         cx: &ClientContext,
     ) -> Result<v1::MessageMcpResponse, RpcError> {
-        let raw = encode(&params)?;
-        let carrier = self.handle(cx.connection(), Some(&raw), cx.cancellation()).await?;
-        serde_json::from_value(carrier).map_err(|e| RpcError::internal(format!("the MCP outcome does not decode: {e}")))
+        self.handle_typed(&params, cx).await
     }
 
     /// [`McpProvider::handle`] for a v2 client handler's `mcp_message`.
@@ -212,15 +210,20 @@ impl McpProvider {
         params: v2::MessageMcpRequest,
         cx: &ClientContext,
     ) -> Result<v2::MessageMcpResponse, RpcError> {
-        let raw = encode(&params)?;
+        self.handle_typed(&params, cx).await
+    }
+
+    /// [`McpProvider::handle`] on a version's generated request, answered with its response.
+    async fn handle_typed<R: serde::de::DeserializeOwned>(
+        &self,
+        params: &impl serde::Serialize,
+        cx: &ClientContext,
+    ) -> Result<R, RpcError> {
+        let raw = acp_types::support::json::to_raw_value(params)
+            .map_err(|e| RpcError::internal(format!("the mcp/message params do not encode: {e}")))?;
         let carrier = self.handle(cx.connection(), Some(&raw), cx.cancellation()).await?;
         serde_json::from_value(carrier).map_err(|e| RpcError::internal(format!("the MCP outcome does not decode: {e}")))
     }
-}
-
-fn encode(params: &impl serde::Serialize) -> Result<Box<RawValue>, RpcError> {
-    acp_types::support::json::to_raw_value(params)
-        .map_err(|e| RpcError::internal(format!("the mcp/message params do not encode: {e}")))
 }
 
 /// An inner request id marked active until dropped.
