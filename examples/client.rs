@@ -616,9 +616,14 @@ mod mcp_echo {
     }
 }
 
-/// Logs (e.g. a response to an unknown id) go to stderr: stdout is the protocol's.
+/// Logs (e.g. a response to an unknown id) go to stderr: stdout is the protocol's. rmcp's
+/// INFO lines (three per MCP request the `--mcp-echo` server serves) are left out: warnings only.
 fn log_to_stderr() {
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).init();
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let quiet_rmcp = Targets::new().with_default(LevelFilter::INFO).with_target("rmcp", LevelFilter::WARN);
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).finish().with(quiet_rmcp).init();
 }
 
 #[tokio::main]
