@@ -505,6 +505,26 @@ mod bridge {
         let answer: Value = serde_json::from_str(&answer.body).unwrap();
         assert_eq!(answer["error"]["code"], code::UNKNOWN_SERVER);
     }
+
+    /// A request whose id is neither a string nor an integer is refused, not taken for a
+    /// notification (202 and no answer, its client waiting for ever).
+    #[tokio::test]
+    async fn a_request_with_a_bad_id_is_refused() {
+        let pair = pair().await;
+        let bridge = HttpBridge::start(pair.agent.caller.clone(), pair.agent_conn()).await.unwrap();
+        let url = bridge.url(&pair.declared);
+        for id in [Value::Null, json!(1.5), json!([1])] {
+            let mut call = call_echo(1, "x", Some(meta()));
+            call["id"] = id;
+            let answer = post(&url, &bridge.headers(), &call).await;
+            assert_eq!(answer.status, 400, "{}", answer.body);
+            let answer: Value = serde_json::from_str(&answer.body).unwrap();
+            assert_eq!(answer["error"]["code"], -32600);
+        }
+        // A notification is still accepted.
+        let note = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+        assert_eq!(post(&url, &bridge.headers(), &note).await.status, 202);
+    }
 }
 
 /// The conductor's end of one proxy's connection (raw JSON lines).

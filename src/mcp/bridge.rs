@@ -230,10 +230,14 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
         // A response: nothing here asked the client anything.
         return error_response(StatusCode::BAD_REQUEST, None, -32600, "Expected a request or a notification");
     };
-    let Some(id) = object.get("id").filter(|id| id.is_string() || id.is_i64() || id.is_u64()) else {
+    let Some(id) = object.get("id") else {
         // A notification (`notifications/initialized`, `…/cancelled`): nothing to forward.
         return respond(StatusCode::ACCEPTED, "application/json", Bytes::new());
     };
+    if !(id.is_string() || id.is_i64() || id.is_u64()) {
+        // A request all the same (`null`, `1.5`, …): its client waits for an answer, so say why.
+        return error_response(StatusCode::BAD_REQUEST, None, -32600, "The request id must be a string or an integer");
+    }
     let params = match object.get("params") {
         None | Some(Value::Null) => None,
         Some(Value::Object(params)) => Some(params.clone()),
