@@ -43,18 +43,27 @@ pub struct Conductor {
 
 impl Conductor {
     /// A conductor of `components`, first to last (the last is the agent), with the default
-    /// [`Config`] for every link. Components' stderr is passed through, and each is given 1 s
+    /// [`Config`] for every link but its cancellation grace (below). Components' stderr is passed through, and each is given 1 s
     /// to exit after its stdin closed, then `SIGTERM`, then `SIGKILL` 500 ms later: 1.5 s in
     /// all, within the 2 s that a client ending the conductor with
     /// [`AgentProcess::shutdown`](crate::spawn::AgentProcess::shutdown) gives it by default
     /// before its own `SIGTERM`, so the chain is gone before the conductor is signalled (nested
     /// graces must shrink; the official conductor's 1 s and 2 s, up to 3 s, outlast that
     /// client's 2.5 s).
+    ///
+    /// The links' cancellation grace (how long a cancelled request may wait for the answer from
+    /// downstream before the conductor answers -32800 itself) is the default's times the number
+    /// of components plus one: each proxy waits twice the default for its successor
+    /// ([`proxy_config`](crate::proxy::proxy_config)), so the answer of the agent, or of the
+    /// proxy nearest to it, reaches the editor instead of the conductor's own -32800.
     pub fn new(components: impl IntoIterator<Item = Component>) -> Conductor {
+        let components: Vec<Component> = components.into_iter().collect();
+        let default = Config::default();
+        let hops = u32::try_from(components.len()).unwrap_or(u32::MAX).saturating_add(1);
         Conductor {
-            components: components.into_iter().collect(),
             options: SpawnOptions::default().grace(COMPONENT_GRACE).term_grace(COMPONENT_TERM_GRACE),
-            config: Config::default(),
+            config: Config { cancel_grace: default.cancel_grace.saturating_mul(hops), ..default },
+            components,
             trace: None,
         }
     }
