@@ -179,12 +179,30 @@ fn on_link(records: &[Value], link: u64) -> impl Iterator<Item = &Value> {
 
 #[tokio::test]
 async fn two_proxies_keep_ids_per_link_and_cancel_hop_by_hop() {
+    let marker = Marker::new("two-proxies");
+    let proxies = [marker.proxy(), marker.proxy()];
+    two_proxies(marker, proxies, "hello").await;
+}
+
+/// The same chain with two of our proxies (`examples/proxy`, the `acp_rpc::proxy` role), each
+/// prefixing the agent's text: the first proxy's prefix comes first.
+#[tokio::test]
+async fn two_of_our_proxies_keep_ids_per_link_and_cancel_hop_by_hop() {
+    let marker = Marker::new("two-of-ours");
+    let proxies = [
+        marker.component(common::example("proxy"), &["--prefix", "A:"]),
+        marker.component(common::example("proxy"), &["--prefix", "B:"]),
+    ];
+    two_proxies(marker, proxies, "A:B:hello").await;
+}
+
+async fn two_proxies(marker: Marker, proxies: [Component; 2], echoed: &str) {
     let dir = tempfile::tempdir().expect("temp dir");
     let trace = dir.path().join("chain.jsonl");
-    let marker = Marker::new("two-proxies");
     // A cancelled request's handler is given the whole test's time to pass the agent's answer.
     let config = acp_rpc::Config { cancel_grace: LIMIT, ..Default::default() };
-    let conductor = Conductor::new([marker.proxy(), marker.proxy(), marker.agent()]).trace(&trace).config(config);
+    let [first, second] = proxies;
+    let conductor = Conductor::new([first, second, marker.agent()]).trace(&trace).config(config);
     let (mut editor, serving) = start(conductor);
     let session = open_session(&mut editor).await;
     assert_eq!(marker.count(), 3, "two proxies and the agent");
@@ -193,7 +211,7 @@ async fn two_proxies_keep_ids_per_link_and_cancel_hop_by_hop() {
     let done = editor.request("p1", "session/prompt", json!({"sessionId": session, "prompt": text("hello")})).await;
     assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
     let update = editor.notes.iter().find(|n| n["method"] == "session/update").expect("an update before the answer");
-    assert_eq!(update["params"]["update"]["content"]["text"], "hello", "{update}");
+    assert_eq!(update["params"]["update"]["content"]["text"], echoed, "{update}");
 
     // A slow turn, cancelled by the editor: it gets the cancelled outcome under its id.
     editor
