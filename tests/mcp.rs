@@ -8,8 +8,8 @@ use acp_rpc::mcp::rmcp::model::{ProgressNotificationParam, ProgressToken};
 use acp_rpc::mcp::rmcp::service::RequestContext;
 use acp_rpc::mcp::rmcp::{schemars, tool, tool_router, RoleServer};
 use acp_rpc::mcp::{
-    acp_servers_v1, code, AcpServer, CallOptions, McpCaller, McpProvider, Outcome, META_CLIENT_CAPABILITIES,
-    META_PROTOCOL_VERSION, METHOD,
+    acp_servers_v1, code, AcpServer, CallOptions, EnvelopeMeta, McpCaller, McpProvider, Outcome,
+    META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, METHOD,
 };
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, Version};
@@ -25,11 +25,13 @@ struct EchoArgs {
 }
 
 /// The client's MCP server: `echo` returns its text; `wait` never returns (until cancelled,
-/// which drops it: `dropped` counts); `progress` reports progress, then returns.
+/// which drops it: `dropped` counts); `progress` reports progress, then returns; `held` returns
+/// once the test cancels `gate`; `envelope_meta` returns the envelope `_meta` it was given.
 #[derive(Clone, Default)]
 struct Tools {
     started: Arc<AtomicUsize>,
     dropped: Arc<AtomicUsize>,
+    gate: CancellationToken,
 }
 
 impl Tools {
@@ -64,6 +66,18 @@ impl Tools {
         String::new()
     }
 
+    #[tool(description = "Waits until the test opens the gate")]
+    async fn held(&self) -> String {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        self.gate.cancelled().await;
+        "released".into()
+    }
+
+    #[tool(description = "Returns the mcp/message envelope's _meta as JSON (empty without one)")]
+    async fn envelope_meta(&self, context: RequestContext<RoleServer>) -> String {
+        context.extensions.get::<EnvelopeMeta>().map(|m| Value::Object(m.0.clone()).to_string()).unwrap_or_default()
+    }
+
     #[tool(description = "Reports progress, then returns done")]
     async fn progress(&self, context: RequestContext<RoleServer>) -> String {
         let token = ProgressToken(acp_rpc::mcp::rmcp::model::NumberOrString::String("p".into()));
@@ -72,7 +86,8 @@ impl Tools {
     }
 }
 
-/// The client: answers `mcp/message` with its provider.
+/// The client: answers `mcp/message` with its provider; when the envelope has a `_meta`, its
+/// answer's carrier has the `_meta` `{"seen": <the envelope's>}`.
 struct Client {
     provider: McpProvider,
 }
@@ -83,7 +98,14 @@ impl v1::methods::client::Handler<ClientContext> for Client {
         params: v1::MessageMcpRequest,
         cx: ClientContext,
     ) -> Result<v1::MessageMcpResponse, RpcError> {
-        self.provider.handle_v1(params, &cx).await
+        let envelope_meta = serde_json::to_value(&params).unwrap()["_meta"].clone();
+        let answer = self.provider.handle_v1(params, &cx).await?;
+        if envelope_meta.is_null() {
+            return Ok(answer);
+        }
+        let mut carrier = serde_json::to_value(&answer).unwrap();
+        carrier["_meta"] = json!({ "seen": envelope_meta });
+        Ok(serde_json::from_value(carrier).unwrap())
     }
 }
 
@@ -215,7 +237,7 @@ async fn tools_are_listed_with_rmcp_types() {
     let tools = McpCaller::new().list_tools(&conn, &pair.declared.server_id).await.unwrap();
     let mut names: Vec<String> = tools.tools.iter().map(|t| t.name.to_string()).collect();
     names.sort();
-    assert_eq!(names, ["echo", "progress", "wait"]);
+    assert_eq!(names, ["echo", "envelope_meta", "held", "progress", "wait"]);
 }
 
 #[tokio::test]
@@ -370,6 +392,26 @@ async fn notifications_reach_their_call_before_its_outcome() {
     }
 }
 
+/// The envelope's `_meta` reaches the server (in its request's extensions), and the carrier's
+/// `_meta` comes back with the outcome; neither is made up when there is none.
+#[tokio::test]
+async fn the_envelope_meta_reaches_the_server_and_the_carrier_meta_the_caller() {
+    let pair = pair().await;
+    let call = |options: CallOptions| {
+        let (caller, conn, id) = (pair.agent.caller.clone(), pair.agent_conn(), pair.declared.server_id.clone());
+        let params = json!({ "name": "envelope_meta" }).as_object().cloned();
+        async move { caller.request_answer(&conn, &id, "tools/call", params, options).await.unwrap() }
+    };
+    let hop = json!({ "trace": "t1" }).as_object().cloned().unwrap();
+    let answer = call(CallOptions::new().meta(hop)).await;
+    assert_eq!(outcome_result(&answer.outcome)["content"][0]["text"], json!({ "trace": "t1" }).to_string());
+    assert_eq!(answer.meta.map(Value::Object), Some(json!({ "seen": { "trace": "t1" } })));
+
+    let answer = call(CallOptions::new()).await;
+    assert_eq!(outcome_result(&answer.outcome)["content"][0]["text"], "");
+    assert_eq!(answer.meta, None);
+}
+
 fn outcome_result(outcome: &Outcome) -> Value {
     match outcome {
         Outcome::Result(r) => r.clone(),
@@ -504,6 +546,38 @@ mod bridge {
         let answer = post(&bridge.url(&stranger), &bridge.headers(), &call_echo(1, "x", None)).await;
         let answer: Value = serde_json::from_str(&answer.body).unwrap();
         assert_eq!(answer["error"]["code"], code::UNKNOWN_SERVER);
+    }
+
+    /// The bridge answers at most 64 requests at once (the TypeScript bridge's
+    /// `maxActiveRequests`): the 65th is HTTP 429 with -33000, and an answered one frees its place.
+    #[tokio::test]
+    async fn the_65th_concurrent_request_is_429() {
+        let pair = pair().await;
+        let bridge = HttpBridge::start(pair.agent.caller.clone(), pair.agent_conn()).await.unwrap();
+        let url = bridge.url(&pair.declared);
+        let held = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": { "name": "held", "_meta": meta() } });
+        let holding: Vec<_> = (0..64)
+            .map(|_| {
+                let (url, headers, held) = (url.clone(), bridge.headers(), held.clone());
+                tokio::spawn(async move { post(&url, &headers, &held).await })
+            })
+            .collect();
+        pair.tools.started(64).await;
+        let refused = post(&url, &bridge.headers(), &call_echo(2, "x", Some(meta()))).await;
+        assert_eq!(refused.status, 429, "{}", refused.body);
+        let refused: Value = serde_json::from_str(&refused.body).unwrap();
+        assert_eq!(refused["error"]["code"], code::LIMIT);
+
+        pair.tools.gate.cancel();
+        for held in holding {
+            let answer = held.await.unwrap();
+            assert_eq!(answer.status, 200, "{}", answer.body);
+            assert_eq!(result_text(&serde_json::from_str(&answer.body).unwrap()), "released");
+        }
+        let answer = post(&url, &bridge.headers(), &call_echo(3, "again", Some(meta()))).await;
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        assert_eq!(result_text(&serde_json::from_str(&answer.body).unwrap()), "again");
     }
 
     /// A request whose id is neither a string nor an integer is refused, not taken for a

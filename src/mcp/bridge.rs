@@ -9,6 +9,11 @@
 //! Each server's URL needs the bridge's bearer token (the declaration's `Authorization`
 //! header), so other local processes cannot call the client's tools.
 //!
+//! Limits, the TypeScript bridge's defaults (`dist/mcp/http.js`): at most 64 requests answered
+//! at once per bridge (one more is HTTP 429, -33000), and at most 1 MiB of SSE events held for a
+//! client that does not read them (past it the stream ends with -33000 and the call is
+//! cancelled).
+//!
 //! MCP versions: the ACP side speaks 2026-07-28 only. Clients of that revision send their
 //! `_meta` with each request, which is forwarded as it is. Clients of the 2025 revisions open
 //! with `initialize`, which the bridge answers itself (their protocol version when it knows it,
@@ -21,6 +26,7 @@
 //! instead (`initialize` is -32601 there). No GET stream and no session ids: 405 for GET.
 
 use super::caller::{CallOptions, McpCaller, McpNotification};
+use super::events::EventQueue;
 use super::servers::{http_entry, rewrite_acp_servers, AcpServer};
 use super::wire::{code, Outcome, META_PROTOCOL_VERSION};
 use crate::error::Error;
@@ -42,11 +48,19 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 /// The largest request body read.
 const MAX_BODY: usize = 1 << 20;
+/// The most bytes of SSE events held for an HTTP client that has not read them; one more event
+/// ends the stream with -33000 and cancels the call. The TypeScript bridge's default
+/// `maxBufferedResponseBytes` (1 MiB, `dist/mcp/http.js`, SDK 2.4.0).
+const MAX_BUFFERED_RESPONSE_BYTES: usize = 1 << 20;
+/// The most HTTP requests one bridge serves at once (each until its answer is sent or dropped);
+/// one more is refused with HTTP 429 and -33000. The TypeScript bridge's default
+/// `maxActiveRequests` (64, `dist/mcp/http.js`, SDK 2.4.0).
+const MAX_ACTIVE_REQUESTS: usize = 64;
 /// The MCP revisions with an `initialize` handshake, answered with the version asked for.
 const HANDSHAKE_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 /// `_meta` key of the server info in a `server/discover` result (MCP 2026-07-28).
@@ -73,6 +87,8 @@ struct Shared {
     token: String,
     /// Route (the last path segment) to server.
     routes: Mutex<HashMap<String, AcpServer>>,
+    /// One permit per request being answered ([`MAX_ACTIVE_REQUESTS`]).
+    admission: Arc<Semaphore>,
 }
 
 impl std::fmt::Debug for HttpBridge {
@@ -93,6 +109,7 @@ impl HttpBridge {
             conn: conn.clone(),
             token: uuid::Uuid::new_v4().simple().to_string(),
             routes: Mutex::default(),
+            admission: Arc::new(Semaphore::new(MAX_ACTIVE_REQUESTS)),
         });
         let stop = CancellationToken::new();
         tokio::spawn(accept(listener, shared.clone(), stop.clone(), conn));
@@ -215,6 +232,15 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
         res.headers_mut().insert("allow", HeaderValue::from_static("POST"));
         return res;
     }
+    // Checked where the TypeScript bridge checks it: after the route, the token and the method.
+    let Ok(admitted) = shared.admission.clone().try_acquire_owned() else {
+        return error_response(
+            StatusCode::TOO_MANY_REQUESTS,
+            None,
+            code::LIMIT.into(),
+            "Too many outstanding MCP responses",
+        );
+    };
     let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
         Ok(body) => body.to_bytes(),
         Err(_) => return error_response(StatusCode::PAYLOAD_TOO_LARGE, None, -33000, "Request body too large"),
@@ -247,7 +273,7 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
     match method {
         MCP_INITIALIZE => json_response(StatusCode::OK, &initialize(shared, &server, id, params.as_ref()).await),
         MCP_PING if legacy => json_response(StatusCode::OK, &json!({ "jsonrpc": "2.0", "id": id, "result": {} })),
-        _ => forward(shared, &server, id.clone(), method, params).await,
+        _ => forward(shared, &server, id.clone(), method, params, admitted).await,
     }
 }
 
@@ -305,13 +331,22 @@ fn event(message: &Value) -> Bytes {
     Bytes::from(format!("event: message\ndata: {message}\n\n"))
 }
 
+/// The final message for a stream whose events passed [`MAX_BUFFERED_RESPONSE_BYTES`] (the call
+/// is cancelled), as the TypeScript bridge's `overflow` (`dist/mcp/http.js`).
+fn overflow_message(id: &Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code::LIMIT, "message": "MCP notification buffer overflow" } })
+}
+
 /// One request through ACP: JSON when the outcome comes first, SSE when a notification does.
+/// `admitted` (the request's place among [`MAX_ACTIVE_REQUESTS`]) is held until the answer is
+/// sent or dropped.
 async fn forward(
     shared: &Shared,
     server: &AcpServer,
     id: Value,
     method: &str,
     params: Option<Map<String, Value>>,
+    admitted: OwnedSemaphorePermit,
 ) -> Response<Body> {
     let (to, mut notes) = mpsc::unbounded_channel();
     let cancel = CancellationToken::new();
@@ -319,23 +354,27 @@ async fn forward(
     let (caller, conn, server_id, method) =
         (shared.caller.clone(), shared.conn.clone(), server.server_id.clone(), method.to_string());
     let mut call = Box::pin(async move { caller.request_with(&conn, &server_id, &method, params, options).await });
-    // Dropped with the handler (the client went away): the call is cancelled.
+    // Dropped with the handler (the client went away), then with the SSE body: the call is
+    // cancelled.
     let guard = cancel.clone().drop_guard();
     let first = tokio::select! {
         outcome = &mut call => Err(outcome),
         note = notes.recv() => Ok(note),
     };
+    let queue = Arc::new(EventQueue::new(MAX_BUFFERED_RESPONSE_BYTES));
+    let push = |note: McpNotification| queue.push(event(&note_message(note)));
     let first_note = match first {
         Err(outcome) => match notes.try_recv() {
             // The notifications were routed before the outcome, and are all queued: SSE.
             Ok(note) => {
-                let mut events = vec![event(&note_message(note))];
-                while let Ok(note) = notes.try_recv() {
-                    events.push(event(&note_message(note)));
+                let mut fits = push(note);
+                while let (true, Ok(note)) = (fits, notes.try_recv()) {
+                    fits = push(note);
                 }
-                events.push(event(&final_message(&id, outcome)));
+                let last = if fits { final_message(&id, outcome) } else { overflow_message(&id) };
+                queue.finish(event(&last));
                 drop(guard.disarm());
-                return sse(futures_util::stream::iter(events).boxed());
+                return sse(queue, None, admitted);
             }
             Err(_) => {
                 drop(guard.disarm());
@@ -346,40 +385,57 @@ async fn forward(
         Ok(note) => note,
     };
     // A notification first: stream, the call going on in a task that the body's drop cancels.
-    let (events, rx) = mpsc::unbounded_channel::<Bytes>();
-    if let Some(note) = first_note {
-        let _ = events.send(event(&note_message(note)));
-    }
-    let guard = guard.disarm();
+    let fits = first_note.is_none_or(push);
+    let body = sse(queue.clone(), Some(guard), admitted);
     tokio::spawn(async move {
-        let outcome = tokio::select! {
-            outcome = async {
-                loop {
-                    tokio::select! {
-                        biased;
-                        note = notes.recv() => match note {
-                            Some(note) => { let _ = events.send(event(&note_message(note))); }
-                            None => break call.await,
+        let push = |note: McpNotification| queue.push(event(&note_message(note)));
+        let outcome = match fits {
+            false => None,
+            true => loop {
+                tokio::select! {
+                    biased;
+                    note = notes.recv() => match note {
+                        Some(note) => if !push(note) {
+                            break None;
                         },
-                        outcome = &mut call => break outcome,
-                    }
+                        None => break Some(call.as_mut().await),
+                    },
+                    outcome = call.as_mut() => break Some(outcome),
                 }
-            } => outcome,
-            _ = events.closed() => {
-                guard.cancel();
-                return;
-            }
+            },
+        };
+        let Some(outcome) = outcome else {
+            // Past the budget: the client is told, and the call cancelled.
+            queue.finish(event(&overflow_message(&id)));
+            cancel.cancel();
+            let _ = call.await;
+            return;
         };
         while let Ok(note) = notes.try_recv() {
-            let _ = events.send(event(&note_message(note)));
+            if !push(note) {
+                queue.finish(event(&overflow_message(&id)));
+                return;
+            }
         }
-        let _ = events.send(event(&final_message(&id, outcome)));
+        queue.finish(event(&final_message(&id, outcome)));
     });
-    let stream = futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|chunk| (chunk, rx)) });
-    sse(stream.boxed())
+    body
 }
 
-fn sse(events: futures_util::stream::BoxStream<'static, Bytes>) -> Response<Body> {
+/// An SSE answer of `queue`'s events; `guard` and `admitted` are dropped with the body (sent, or
+/// the client gone).
+fn sse(queue: Arc<EventQueue>, guard: Option<DropGuard>, admitted: OwnedSemaphorePermit) -> Response<Body> {
+    let events = futures_util::stream::unfold((queue, guard, admitted), |state| async move {
+        match state.0.next().await {
+            Some(event) => Some((event, state)),
+            None => {
+                // Sent whole: nothing to cancel.
+                let (_, guard, _) = state;
+                drop(guard.map(DropGuard::disarm));
+                None
+            }
+        }
+    });
     let body = StreamBody::new(events.map(|chunk| Ok::<_, Infallible>(Frame::data(chunk))));
     let mut res = Response::new(body.boxed_unsync());
     res.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));

@@ -5,7 +5,7 @@
 //! [`AgentContext`] (the request's cancellation cancels the call) and on a raw [`Connection`]
 //! (a proxy calling toward its predecessor).
 
-use super::wire::{with_meta, Envelope, Outcome, METHOD};
+use super::wire::{with_meta, Envelope, McpAnswer, Outcome, METHOD};
 use crate::agent::AgentContext;
 use crate::error::{Error, Misuse};
 use crate::jsonrpc::Connection;
@@ -56,6 +56,8 @@ pub struct McpNotification {
     pub method: String,
     /// The inner params, as sent.
     pub params: Option<Map<String, Value>>,
+    /// The `mcp/message` envelope's own `_meta` (ACP metadata of the hop), when it had one.
+    pub meta: Option<Map<String, Value>>,
 }
 
 /// The options of one call.
@@ -68,6 +70,9 @@ pub struct CallOptions {
     pub notifications: Option<mpsc::UnboundedSender<McpNotification>>,
     /// The inner request id (a fresh `mcp-request:UUID` without one).
     pub request_id: Option<String>,
+    /// The `mcp/message` envelope's own `_meta` (ACP metadata of this hop; the inner MCP
+    /// `_meta` goes in the params). As the TypeScript SDK's `McpOverAcpCaller` option `_meta`.
+    pub meta: Option<Map<String, Value>>,
 }
 
 impl CallOptions {
@@ -91,6 +96,12 @@ impl CallOptions {
     /// The inner request id.
     pub fn request_id(mut self, id: impl Into<String>) -> Self {
         self.request_id = Some(id.into());
+        self
+    }
+
+    /// The envelope's `_meta`.
+    pub fn meta(mut self, meta: Map<String, Value>) -> Self {
+        self.meta = Some(meta);
         self
     }
 }
@@ -190,7 +201,7 @@ impl McpCaller {
     }
 
     /// [`McpCaller::request`] with options (cancellation, the notifications' destination, the
-    /// inner request id).
+    /// inner request id, the envelope's `_meta`).
     pub async fn request_with(
         &self,
         peer: &impl McpPeer,
@@ -199,6 +210,19 @@ impl McpCaller {
         params: Option<Map<String, Value>>,
         options: CallOptions,
     ) -> Result<Outcome, Error> {
+        Ok(self.request_answer(peer, server_id, method, params, options).await?.outcome)
+    }
+
+    /// [`McpCaller::request_with`], answered with the whole carrier: the outcome and the
+    /// carrier's `_meta` (ACP metadata the provider put on its response).
+    pub async fn request_answer(
+        &self,
+        peer: &impl McpPeer,
+        server_id: &str,
+        method: &str,
+        params: Option<Map<String, Value>>,
+        options: CallOptions,
+    ) -> Result<McpAnswer, Error> {
         let request_id = options.request_id.unwrap_or_else(|| format!("mcp-request:{}", uuid::Uuid::new_v4()));
         let key = (server_id.to_string(), request_id.clone());
         {
@@ -210,8 +234,13 @@ impl McpCaller {
         }
         let _route = Route { inner: &self.inner, key };
         let params = with_meta(params, &self.inner.capabilities, self.inner.client_info.as_ref());
-        let envelope =
-            Envelope { server_id: server_id.into(), request_id, method: method.into(), params: Some(params) };
+        let envelope = Envelope {
+            server_id: server_id.into(),
+            request_id,
+            method: method.into(),
+            params: Some(params),
+            meta: options.meta,
+        };
         let raw = acp_types::support::json::to_raw_value(&envelope.to_value())
             .map_err(|e| Misuse::Params(format!("cannot encode the params of {METHOD}: {e}")))?;
         let (cancel, _watcher) = match (peer.mcp_cancellation(), options.cancel) {
@@ -227,7 +256,7 @@ impl McpCaller {
         conn.sync_notifications().await;
         let carrier: Value = serde_json::from_str(answer.get())
             .map_err(|e| Error::Protocol(format!("the {METHOD} answer is not JSON: {e}")))?;
-        Outcome::from_carrier(&carrier)
+        McpAnswer::from_carrier(&carrier)
             .ok_or_else(|| Error::Protocol(format!("the {METHOD} answer carries neither result nor error: {carrier}")))
     }
 
@@ -246,7 +275,11 @@ impl McpCaller {
         match routes.get(&(envelope.server_id, envelope.request_id)) {
             Some(to) => {
                 if let Some(to) = to {
-                    let _ = to.send(McpNotification { method: envelope.method, params: envelope.params });
+                    let _ = to.send(McpNotification {
+                        method: envelope.method,
+                        params: envelope.params,
+                        meta: envelope.meta,
+                    });
                 }
                 true
             }

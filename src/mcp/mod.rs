@@ -22,7 +22,7 @@
 //!
 //! One module per job: `wire` (the envelope, the outcome carrier, the metadata, the error
 //! codes), `serve` (one request on an rmcp server), `provider`, `caller`, `servers` (the
-//! declarations), `bridge`, `http_proxy`.
+//! declarations), `bridge`, `events` (the bridge's bounded SSE queue), `http_proxy`.
 //!
 //! ```no_run
 //! use acp_rpc::mcp::{rmcp, McpProvider};
@@ -53,6 +53,8 @@
 pub mod bridge;
 mod caller;
 #[cfg(feature = "http")]
+mod events;
+#[cfg(feature = "http")]
 mod http_proxy;
 mod provider;
 mod serve;
@@ -65,8 +67,8 @@ pub use http_proxy::McpHttpProxy;
 pub use provider::{McpProvider, DEFAULT_MAX_ACTIVE};
 pub use servers::{acp_servers, acp_servers_v1, acp_servers_v2, http_entry, rewrite_acp_servers, AcpServer};
 pub use wire::{
-    code, Outcome, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, METHOD, PROTOCOL_VERSION,
-    UNSUPPORTED_PROTOCOL_VERSION,
+    code, EnvelopeMeta, McpAnswer, Outcome, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, METHOD,
+    PROTOCOL_VERSION, UNSUPPORTED_PROTOCOL_VERSION,
 };
 
 pub use rmcp;

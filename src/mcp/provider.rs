@@ -104,6 +104,12 @@ impl McpProvider {
     /// error: -32602 (malformed envelope, duplicate active `(serverId, requestId)`), -33001
     /// (unknown server), -33000 (too many active), -32800 (cancelled), -33002 (the server
     /// failed). Missing or wrong MCP metadata is an inner error (-32602, -32022).
+    ///
+    /// The envelope's own `_meta` reaches the server in its request's extensions, as
+    /// [`EnvelopeMeta`](super::EnvelopeMeta) (`context.extensions.get::<EnvelopeMeta>()` in a
+    /// tool). rmcp gives a server no place to set the carrier's `_meta`, so these carriers have
+    /// none; code that answers `mcp/message` itself sets one with
+    /// [`McpAnswer::to_carrier`](super::McpAnswer::to_carrier).
     pub async fn handle(
         &self,
         conn: &Connection,
@@ -168,7 +174,8 @@ impl McpProvider {
                 _ = gone.cancelled() => {}
             }
         };
-        let work = serve_one(server, &envelope.request_id, &envelope.method, envelope.params, notes, cancelled);
+        let work =
+            serve_one(server, &envelope.request_id, &envelope.method, envelope.params, envelope.meta, notes, cancelled);
         // Notifications go out in order, all before the response: the forwarder ends when
         // `work` has returned and dropped the sender.
         let forward = async {
@@ -178,6 +185,8 @@ impl McpProvider {
                     request_id: envelope.request_id.clone(),
                     method,
                     params,
+                    // Hop-local: the TypeScript provider's `notify` sends none either.
+                    meta: None,
                 };
                 match serde_json::value::to_raw_value(&note.to_value()) {
                     Ok(raw) => {

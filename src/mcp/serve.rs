@@ -4,9 +4,9 @@
 //! its response read back as an [`Outcome`]. (How to drive rmcp without a handshake was learnt
 //! from `agent-client-protocol-rmcp` 5.0.0, `src/rmcp_3/native.rs`.)
 
-use super::wire::{code, Outcome};
+use super::wire::{code, EnvelopeMeta, Outcome};
 use acp_types::support::rpc::RpcError;
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, GetExtensions as _, ServerJsonRpcMessage};
 use rmcp::service::{serve_directly_with_ct, DynService, NotificationContext, RequestContext, ServiceRole};
 use rmcp::transport::OneshotTransport;
 use rmcp::{RoleServer, Service};
@@ -79,14 +79,16 @@ fn backend_failed(why: impl std::fmt::Display) -> RpcError {
     RpcError::new(code::BACKEND_FAILED, "MCP backend failed").with_data(json!({ "details": why.to_string() }))
 }
 
-/// Serves `method`/`params` (request id `id`) on `server`; each notification it sends goes to
-/// `notes` before the outcome is returned. `cancelled` resolving ends it with -32800 (at once
+/// Serves `method`/`params` (request id `id`) on `server`, the envelope's `_meta` (if any) in the
+/// request's extensions as [`EnvelopeMeta`]; each notification it sends goes to `notes` before
+/// the outcome is returned. `cancelled` resolving ends it with -32800 (at once
 /// when it is ready before the request starts).
 pub(crate) async fn serve_one(
     server: Shared,
     id: &str,
     method: &str,
     params: Option<Map<String, Value>>,
+    envelope_meta: Option<Map<String, Value>>,
     notes: mpsc::UnboundedSender<Note>,
     cancelled: impl std::future::Future<Output = ()> + Send,
 ) -> Result<Outcome, RpcError> {
@@ -94,7 +96,7 @@ pub(crate) async fn serve_one(
     if let Some(params) = params {
         message["params"] = Value::Object(params);
     }
-    let inbound: ClientJsonRpcMessage = match serde_json::from_value(message) {
+    let mut inbound: ClientJsonRpcMessage = match serde_json::from_value(message) {
         Ok(inbound) => inbound,
         // rmcp's request enum has no variant for the method, or the params do not fit it.
         Err(e) => {
@@ -106,6 +108,10 @@ pub(crate) async fn serve_one(
             return Ok(Outcome::error(code, text));
         }
     };
+    if let (ClientJsonRpcMessage::Request(request), Some(meta)) = (&mut inbound, envelope_meta) {
+        // rmcp moves a request's extensions into its handler's `RequestContext::extensions`.
+        request.request.extensions_mut().insert(EnvelopeMeta(meta));
+    }
     let (transport, mut output) = OneshotTransport::<RoleServer>::new(inbound);
     let stop = CancellationToken::new();
     let handlers = TaskTracker::new();

@@ -82,6 +82,65 @@ impl Outcome {
     }
 }
 
+/// A whole `mcp/message` response carrier: the inner [`Outcome`] and the carrier's own `_meta`
+/// (ACP metadata of this hop, not the inner MCP `_meta`). The schema's `MessageMcpResponse`:
+/// "Carrier `_meta` is optional. Null or invalid values are treated as absent."; the
+/// TypeScript SDK's `parseMcpOutcome` (`dist/mcp/core.js`) keeps it the same way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpAnswer {
+    /// The inner outcome.
+    pub outcome: Outcome,
+    /// The carrier's `_meta`: `None` when absent, `null`, or not an object.
+    pub meta: Option<Map<String, Value>>,
+}
+
+impl McpAnswer {
+    /// An answer without carrier `_meta`.
+    pub fn new(outcome: Outcome) -> Self {
+        McpAnswer { outcome, meta: None }
+    }
+
+    /// The answer with the carrier `_meta` `meta`.
+    pub fn with_meta(mut self, meta: Map<String, Value>) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+
+    /// Reads a response carrier as [`Outcome::from_carrier`] does, keeping its `_meta`.
+    pub fn from_carrier(carrier: &Value) -> Option<McpAnswer> {
+        let outcome = Outcome::from_carrier(carrier)?;
+        Some(McpAnswer { outcome, meta: object_meta(carrier) })
+    }
+
+    /// The response carrier: exactly one of `result` and `error`, and `_meta` when there is one.
+    pub fn to_carrier(&self) -> Value {
+        let mut carrier = self.outcome.to_carrier();
+        if let Some(meta) = &self.meta {
+            carrier["_meta"] = Value::Object(meta.clone());
+        }
+        carrier
+    }
+}
+
+impl From<Outcome> for McpAnswer {
+    fn from(outcome: Outcome) -> Self {
+        McpAnswer::new(outcome)
+    }
+}
+
+/// The `_meta` of an object, when it is an object (null or anything else: absent).
+fn object_meta(value: &Value) -> Option<Map<String, Value>> {
+    value.get("_meta").and_then(Value::as_object).cloned()
+}
+
+/// The `_meta` of the `mcp/message` envelope that carried an inner request (ACP metadata of the
+/// hop, apart from the inner MCP `params._meta`): the provider puts it in the rmcp request's
+/// extensions, where a server handler reads it
+/// (`context.extensions.get::<EnvelopeMeta>()`), as the TypeScript SDK hands its server handler
+/// `envelopeMeta` (`dist/mcp/core.js`). Absent when the envelope had none.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EnvelopeMeta(pub Map<String, Value>);
+
 /// An MCP error object: an integer `code` and a string `message`.
 pub(crate) fn is_error_object(value: &Value) -> bool {
     value.get("code").is_some_and(|c| c.is_i64() || c.is_u64()) && value.get("message").is_some_and(Value::is_string)
@@ -95,6 +154,9 @@ pub(crate) struct Envelope {
     pub(crate) method: String,
     /// The inner params: `None` when omitted or `null`.
     pub(crate) params: Option<Map<String, Value>>,
+    /// The envelope's own `_meta` (schema `MessageMcpRequest`, `MessageMcpNotification`):
+    /// `None` when omitted, `null` or not an object.
+    pub(crate) meta: Option<Map<String, Value>>,
 }
 
 impl Envelope {
@@ -119,7 +181,11 @@ impl Envelope {
             Some(Value::Object(params)) => Some(params),
             Some(_) => return Err(bad("params", "must be an object or null")),
         };
-        Ok(Envelope { server_id, request_id, method, params })
+        let meta = match object.remove("_meta") {
+            Some(Value::Object(meta)) => Some(meta),
+            _ => None,
+        };
+        Ok(Envelope { server_id, request_id, method, params, meta })
     }
 
     /// The envelope as params of `mcp/message` (request or notification).
@@ -130,6 +196,9 @@ impl Envelope {
         object.insert("method".into(), Value::String(self.method.clone()));
         if let Some(params) = &self.params {
             object.insert("params".into(), Value::Object(params.clone()));
+        }
+        if let Some(meta) = &self.meta {
+            object.insert("_meta".into(), Value::Object(meta.clone()));
         }
         Value::Object(object)
     }
@@ -200,6 +269,35 @@ mod tests {
         assert_eq!(Outcome::from_carrier(&json!({"result": null})), Some(Outcome::Result(Value::Null)));
         assert_eq!(Outcome::from_carrier(&json!({"error": {"code": "x", "message": "m"}})), None);
         assert_eq!(Outcome::from_carrier(&json!({})), None);
+    }
+
+    #[test]
+    fn the_carrier_meta_is_kept_when_it_is_an_object() {
+        let carrier = json!({"result": {"x": 1}, "_meta": {"trace": "t"}});
+        let answer = McpAnswer::from_carrier(&carrier).unwrap();
+        assert_eq!(answer.outcome, Outcome::Result(json!({"x": 1})));
+        assert_eq!(answer.meta.as_ref().unwrap()["trace"], "t");
+        assert_eq!(answer.to_carrier(), carrier);
+        let error = json!({"error": {"code": 1, "message": "m"}, "_meta": {"k": [1]}});
+        assert_eq!(McpAnswer::from_carrier(&error).unwrap().to_carrier(), error);
+        for absent in [json!({"result": 1, "_meta": null}), json!({"result": 1, "_meta": 3}), json!({"result": 1})] {
+            let answer = McpAnswer::from_carrier(&absent).unwrap();
+            assert_eq!((answer.meta, answer.outcome), (None, Outcome::Result(json!(1))));
+        }
+        assert_eq!(McpAnswer::new(Outcome::Result(json!(1))).to_carrier(), json!({"result": 1}));
+    }
+
+    #[test]
+    fn the_envelope_meta_is_kept_and_re_emitted() {
+        let raw = |v: Value| serde_json::value::to_raw_value(&v).unwrap();
+        let sent = json!({"serverId": "s", "requestId": "r", "method": "m", "_meta": {"hop": 1}});
+        let envelope = Envelope::parse(Some(&raw(sent.clone()))).unwrap();
+        assert_eq!(envelope.meta.as_ref().unwrap()["hop"], 1);
+        assert_eq!(envelope.to_value(), sent);
+        for absent in [json!(null), json!("x")] {
+            let sent = json!({"serverId": "s", "requestId": "r", "method": "m", "_meta": absent});
+            assert_eq!(Envelope::parse(Some(&raw(sent))).unwrap().meta, None);
+        }
     }
 
     #[test]
