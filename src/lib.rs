@@ -108,6 +108,8 @@ pub mod jsonrpc;
 mod lifecycle;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "mock")]
+pub mod mock;
 #[cfg(feature = "http")]
 pub mod net;
 #[cfg(feature = "unstable")]
