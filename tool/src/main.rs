@@ -77,7 +77,21 @@ enum Command {
     /// started (or the arguments are wrong); 3 the agent could not be brought to a session
     /// (`session/new` or authentication refused: the report gives the error and the agent's
     /// `authMethods`; 3 wins over 1).
+    ///
+    /// With --client, judges a client instead: `acp conform --client -- CLIENT_CMD… {agent}`.
+    /// The tool stands in for the agent: the client is started once per scenario (and protocol
+    /// version) with the stand-in's command where `{agent}` stands (a lone `{agent}` argument
+    /// becomes its words; inside an argument, as for `--agent "CMD"`, the command as one
+    /// shell-quoted string) and the --prompt text where `{prompt}` stands: the client is expected
+    /// to send that one prompt, e.g. `acp conform --client -- my-client --prompt {prompt} -- {agent}`.
+    /// The stand-in answers the prompt with a `_` notification, a `_` request, the turn's
+    /// updates and a permission request, and judges every rule that binds a client. Exit
+    /// status: 0, 1 as above; 2 the client cannot be started or never starts {agent}; 3 it
+    /// never sent its prompt.
     Conform {
+        /// Judge a client (the command after --, with {agent} and {prompt} in it).
+        #[arg(long, conflicts_with_all = ["cancel_prompt", "tool_prompt", "auth"])]
+        client: bool,
         /// Drive only this protocol version (default: every version the agent supports).
         #[arg(long, value_name = "N", value_parser = parse_version)]
         protocol_version: Option<Version>,
@@ -103,9 +117,16 @@ enum Command {
         /// Seconds every wait lasts at most.
         #[arg(long, value_name = "SECS", default_value_t = 5.0)]
         timeout: f64,
-        /// The agent command and its arguments.
+        /// The agent command and its arguments (with --client: the client's).
         #[arg(last = true, required = true, value_name = "AGENT_CMD")]
         agent: Vec<String>,
+    },
+    /// The agent `acp conform --client` starts in a client's place of `{agent}`: relays its
+    /// stdin and stdout to the conform process over a Unix socket.
+    #[command(name = "conform-stand-in", hide = true)]
+    ConformStandIn {
+        #[arg(long)]
+        socket: PathBuf,
     },
     /// Run a chain of proxies in front of an agent and present it as one agent (the official
     /// conductor's form: `agent COMPONENT…`).
@@ -158,7 +179,18 @@ fn main() -> ExitCode {
         Command::Conduct { role: ConductRole::Agent { trace, listen, components } } => {
             conduct::run(conduct::Options { trace, listen, components })
         }
-        Command::Conform { protocol_version, prompt, cancel_prompt, tool_prompt, auth, format, timeout, agent } => {
+        Command::ConformStandIn { socket } => acp_tool::conform::client::stand_in(&socket),
+        Command::Conform {
+            client,
+            protocol_version,
+            prompt,
+            cancel_prompt,
+            tool_prompt,
+            auth,
+            format,
+            timeout,
+            agent,
+        } => {
             let timeout = match std::time::Duration::try_from_secs_f64(timeout) {
                 Ok(t) if !t.is_zero() => t,
                 _ => {
@@ -166,6 +198,15 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
+            if client {
+                return acp_tool::conform::client::run(acp_tool::conform::client::Options {
+                    versions: protocol_version.map_or_else(|| Version::ALL.to_vec(), |v| vec![v]),
+                    prompt,
+                    timeout,
+                    json: format == Format::Json,
+                    client: agent,
+                });
+            }
             acp_tool::conform::run(acp_tool::conform::Options {
                 versions: protocol_version.map_or_else(|| Version::ALL.to_vec(), |v| vec![v]),
                 prompt,

@@ -26,6 +26,7 @@ macro_rules! method {
 }
 
 mod advertised;
+pub mod client;
 mod driver;
 mod report;
 mod terminal;

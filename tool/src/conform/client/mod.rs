@@ -1,0 +1,473 @@
+//! `acp conform --client`: stands in for the agent of a client and judges the client's traffic
+//! against every rule that binds a client (the rows of [`acp_rpc::rules::RULES`] that bind the
+//! client or both ends), with the [`Checker`](crate::check::Checker), printing one verdict per
+//! rule as `acp conform` does for agents.
+//!
+//! The client is started once per scenario with the stand-in's command where `{agent}` stands (a
+//! lone `{agent}` argument becomes its words, `{agent}` inside an argument the command as one
+//! shell-quoted string) and the `--prompt` text where `{prompt}` stands. The stand-in's command,
+//! `acp conform-stand-in --socket PATH`, is a relay: it copies its stdin to a Unix socket the
+//! conform process listens on and the socket back to its stdout, so that the conform process
+//! plays the agent itself. A socket path, rather than a pipe the client would have to pass on
+//! to its agent: clients and their SDKs start agents with the standard streams only (Node's
+//! `spawn`, Python's `subprocess` close every other descriptor).
+//!
+//! Scenarios, one client process each, per protocol version (the stand-in answers `initialize`
+//! with the scenario's version when the client asks for it or more):
+//!
+//! - `turn`: the stand-in advertises the baseline only (v1: no `loadSession`, no prompt
+//!   capabilities; v2: `capabilities.session: {}`) and, on the client's prompt, sends a `_`
+//!   notification (which no one answers), a `_` request it must answer -32601, the turn's updates
+//!   (v2: `running`, the `user_message`, then the text), a `session/request_permission` with two
+//!   options, and once answered ends the turn `end_turn` (or `cancelled` after `session/cancel`);
+//!   every other request is answered -32601. Then it waits for the client to close its side.
+
+mod conn;
+mod report;
+
+use crate::check::{wire, Role};
+use acp_rpc::rules;
+use acp_types::Version;
+use conn::{Conn, Event};
+use report::Results;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{ExitCode, Stdio};
+use std::time::Duration;
+use tokio::net::UnixListener;
+use tokio::time::Instant;
+
+/// The placeholder for the stand-in agent's command in the client's command.
+pub const AGENT: &str = "{agent}";
+/// The placeholder for the prompt text in the client's command.
+pub const PROMPT: &str = "{prompt}";
+/// The internal subcommand the stand-in runs as.
+pub const STAND_IN: &str = "conform-stand-in";
+/// A request and a notification no one implements (`_`: an extension name).
+const PROBE: &str = "_acp_conform/probe";
+const NOTICE: &str = "_acp_conform/notice";
+/// How long a client may keep running once its turn ended, before it is ended.
+const AFTER_TURN: Duration = Duration::from_secs(2);
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The versions to drive (both by default).
+    pub versions: Vec<Version>,
+    /// The text put where `{prompt}` stands.
+    pub prompt: String,
+    /// Every wait.
+    pub timeout: Duration,
+    /// JSON output.
+    pub json: bool,
+    /// The client command, with `{agent}` (and `{prompt}`) in it.
+    pub client: Vec<String>,
+}
+
+/// Why a run stopped early: the client cannot be started, or never starts its agent.
+struct Unstartable(String);
+
+/// Runs the scenarios and prints the verdicts; exit 0 (every MUST passes), 1 (one fails),
+/// 2 (the client cannot be started, never starts the agent, or the command has no `{agent}`),
+/// 3 (the client never sent its prompt in some scenario).
+pub fn run(options: Options) -> ExitCode {
+    if !options.client.iter().any(|word| word.contains(AGENT)) {
+        eprintln!("acp conform --client: the client command has no {AGENT} (where the agent command goes)");
+        return ExitCode::from(2);
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("acp conform: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let scratch = match super::tempdir() {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("acp conform: cannot create a scratch directory: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = runtime.block_on(conform(&options, &scratch));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let results = match outcome {
+        Ok(results) => results,
+        Err(Unstartable(why)) => {
+            eprintln!("acp conform --client: {why}");
+            return ExitCode::from(2);
+        }
+    };
+    let exit = if results.without_prompt() { 3 } else { u8::from(results.must_failed()) };
+    if options.json {
+        println!("{}", results.json(exit));
+    } else {
+        print!("{}", results.text());
+    }
+    ExitCode::from(exit)
+}
+
+/// The client's command for one scenario: `{agent}` and `{prompt}` replaced.
+pub fn client_command(client: &[String], stand_in: &[String], prompt: &str) -> Vec<String> {
+    let quoted = stand_in.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ");
+    let mut words = Vec::new();
+    for word in client {
+        if word == AGENT {
+            words.extend(stand_in.iter().cloned());
+        } else {
+            words.push(word.replace(AGENT, &quoted).replace(PROMPT, prompt));
+        }
+    }
+    words
+}
+
+/// A word as a POSIX shell reads it back.
+fn quote(word: &str) -> String {
+    let plain = !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-./=:,+@%".contains(&b));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+async fn conform(options: &Options, scratch: &Path) -> Result<Results, Unstartable> {
+    let exe = std::env::current_exe().map_err(|e| Unstartable(format!("cannot find the acp binary: {e}")))?;
+    let mut results = Results::default();
+    for version in Version::ALL.iter().copied() {
+        if !options.versions.contains(&version) {
+            skip_version(&mut results, version, format!("--protocol-version selects another version than {version}"));
+            continue;
+        }
+        let socket = scratch.join(format!("agent-v{}.sock", version.number()));
+        let stand_in =
+            vec![exe.display().to_string(), STAND_IN.to_string(), "--socket".to_string(), socket.display().to_string()];
+        let command = client_command(&options.client, &stand_in, &options.prompt);
+        let name = format!("turn v{}", version.number());
+        let mut scenario = Scenario::start(&name, &command, &socket, scratch, options.timeout).await?;
+        let outcome = scenario.turn(version, options).await;
+        let Scenario { mut conn, mut client, stderr, .. } = scenario;
+        conn.close().await;
+        end(&mut client).await;
+        conn.checker.finish();
+        results.add(&name, conn.checker.rule_results_of(Role::Client));
+        results.scenarios.push(json!({ "name": name, "transcript": conn.transcript }));
+        match outcome {
+            Outcome::Prompted => {}
+            Outcome::Negotiated(other) => {
+                skip_version(&mut results, version, format!("the client asked for version {other}"));
+            }
+            Outcome::NoPrompt(why) => {
+                let tail = std::fs::read_to_string(&stderr).unwrap_or_default();
+                let tail: Vec<&str> = tail.lines().rev().take(3).collect();
+                let said = if tail.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (its stderr ends: {})", tail.into_iter().rev().collect::<Vec<_>>().join(" / "))
+                };
+                results.no_prompt(&name, format!("{why}{said}"));
+            }
+        }
+    }
+    results.skip_reason(
+        rules::CANCEL_PERMISSION,
+        "the client never sent `session/cancel` while a permission request was pending",
+    );
+    results.skip_reason(rules::CAP_PROMPT_CONTENT, "the client sent only text and resource links");
+    results.skip_reason(rules::CAP_LOAD_SESSION, "the client never called `session/load`");
+    results.skip_reason(rules::METHOD_NOT_FOUND, "the client never answered the stand-in's `_` request");
+    Ok(results)
+}
+
+fn skip_version(results: &mut Results, version: Version, why: String) {
+    for rule in rules::RULES.iter().filter(|r| r.versions == [version]) {
+        results.skip_reason(rule.id, why.clone());
+    }
+}
+
+/// Ends the client's process group, if it is still running.
+async fn end(client: &mut tokio::process::Child) {
+    if matches!(client.try_wait(), Ok(None)) {
+        if let Some(pid) = client.id().and_then(|pid| i32::try_from(pid).ok()) {
+            // SAFETY: killpg has no memory effects; the group is the client's own (process_group(0)).
+            unsafe { libc::killpg(pid, libc::SIGTERM) };
+        }
+        if tokio::time::timeout(Duration::from_millis(500), client.wait()).await.is_err() {
+            let _ = client.start_kill();
+            let _ = client.wait().await;
+        }
+    }
+}
+
+/// How a scenario went.
+enum Outcome {
+    /// The client prompted (the rules of a turn are judged).
+    Prompted,
+    /// The client settled on another version (the scenario's version-specific rules SKIP).
+    Negotiated(u64),
+    /// The client never prompted, and why.
+    NoPrompt(String),
+}
+
+/// One client process and its connection to the stand-in.
+struct Scenario {
+    conn: Conn,
+    client: tokio::process::Child,
+    stderr: PathBuf,
+    timeout: Duration,
+}
+
+/// The turn running.
+struct Turn {
+    session: Value,
+    /// The prompt request's id (v1: answered when the turn ends).
+    prompt: Value,
+    permission: Value,
+    cancelled: bool,
+}
+
+impl Scenario {
+    /// Starts the client and waits for its agent (the stand-in) to connect.
+    async fn start(
+        name: &str,
+        command: &[String],
+        socket: &Path,
+        scratch: &Path,
+        timeout: Duration,
+    ) -> Result<Scenario, Unstartable> {
+        let _ = std::fs::remove_file(socket);
+        let listener = UnixListener::bind(socket)
+            .map_err(|e| Unstartable(format!("cannot listen on {}: {e}", socket.display())))?;
+        let (program, args) = command.split_first().ok_or_else(|| Unstartable("no client command".into()))?;
+        let stderr = scratch.join(format!("{}.stderr", name.replace(' ', "-")));
+        let log = std::fs::File::create(&stderr).map_err(|e| Unstartable(format!("cannot create a log: {e}")))?;
+        let mut client = tokio::process::Command::new(program)
+            .args(args)
+            .current_dir(scratch)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| Unstartable(format!("cannot start {program}: {e}")))?;
+        let stream = tokio::select! {
+            accepted = tokio::time::timeout(timeout, listener.accept()) => match accepted {
+                Ok(Ok((stream, _))) => stream,
+                Ok(Err(e)) => return Err(Unstartable(format!("[{name}] the stand-in could not connect: {e}"))),
+                Err(_) => {
+                    end(&mut client).await;
+                    return Err(Unstartable(format!(
+                        "[{name}] the client did not start its agent ({AGENT}) within {timeout:?}: {}",
+                        command.join(" ")
+                    )));
+                }
+            },
+            status = client.wait() => {
+                let said = std::fs::read_to_string(&stderr).unwrap_or_default();
+                return Err(Unstartable(format!(
+                    "[{name}] the client exited ({}) without starting its agent ({AGENT}): {}\n{said}",
+                    status.map_or_else(|e| e.to_string(), |s| s.to_string()),
+                    command.join(" ")
+                )));
+            }
+        };
+        let _ = std::fs::remove_file(socket);
+        Ok(Scenario { conn: Conn::new(stream), client, stderr, timeout })
+    }
+
+    /// The `turn` scenario (see the module docs).
+    async fn turn(&mut self, target: Version, options: &Options) -> Outcome {
+        let mut version: Option<Version> = None;
+        let mut prompted = false;
+        let mut sessions = 0usize;
+        let mut turn: Option<Turn> = None;
+        let mut queued: Vec<Value> = Vec::new();
+        let mut ended: Option<Instant> = None;
+        self.conn.checker.treat_as_unknown(PROBE);
+        loop {
+            let deadline = match ended {
+                Some(at) => at + AFTER_TURN,
+                None => Instant::now() + self.timeout,
+            };
+            let message = match self.conn.next(deadline).await {
+                Event::Message(message) => message,
+                Event::Junk => continue,
+                Event::Closed => break,
+                Event::Timeout if ended.is_some() => break,
+                Event::Timeout => {
+                    return Outcome::NoPrompt(match (&turn, prompted) {
+                        (Some(_), _) => {
+                            format!("the permission request was not answered within {:?}", self.timeout)
+                        }
+                        (None, true) => format!("the client stopped sending within {:?}", self.timeout),
+                        (None, false) => format!("no `session/prompt` within {:?}", self.timeout),
+                    })
+                }
+            };
+            let method = message.get("method").and_then(Value::as_str).map(str::to_string);
+            let id = message.get("id").cloned();
+            let params = message.get("params").cloned().unwrap_or(Value::Null);
+            match (method.as_deref(), id) {
+                // A response: the permission's ends the turn.
+                (None, Some(id)) => {
+                    if turn.as_ref().is_some_and(|t| t.permission == id) {
+                        if let Some(done) = turn.take() {
+                            self.end_turn(version, done).await;
+                            ended = Some(Instant::now());
+                        }
+                        if let Some(next) = queued.pop() {
+                            turn = self.start_turn(version, next, &options.prompt).await;
+                            ended = None;
+                        }
+                    }
+                }
+                (Some(wire::SESSION_CANCEL), None) => {
+                    if let Some(t) = &mut turn {
+                        if params.get("sessionId") == Some(&t.session) {
+                            t.cancelled = true;
+                        }
+                    }
+                }
+                (Some(_), None) | (None, None) => {}
+                (Some(wire::INITIALIZE), Some(id)) => {
+                    let requested = params.get("protocolVersion").and_then(Value::as_u64).unwrap_or(0);
+                    let number = requested.min(u64::from(target.number()));
+                    let Some(agreed) = u16::try_from(number).ok().and_then(Version::from_number) else {
+                        let text = "Unsupported protocol version".to_string();
+                        self.conn.respond(id, Err((-32022, text))).await;
+                        return Outcome::Negotiated(requested);
+                    };
+                    version = Some(agreed);
+                    self.conn.respond(id, Ok(initialize_result(agreed))).await;
+                    if agreed != target {
+                        return Outcome::Negotiated(number);
+                    }
+                }
+                (Some(wire::SESSION_NEW), Some(id)) => {
+                    sessions += 1;
+                    self.conn.respond(id, Ok(json!({ "sessionId": format!("conform-session-{sessions}") }))).await;
+                }
+                (Some(wire::SESSION_PROMPT), Some(_)) => {
+                    prompted = true;
+                    if turn.is_some() {
+                        queued.insert(0, message);
+                    } else {
+                        turn = self.start_turn(version, message, &options.prompt).await;
+                        ended = None;
+                    }
+                }
+                (Some(other), Some(id)) => {
+                    self.conn.respond(id, Err((-32601, format!("Method not found: {other}")))).await;
+                }
+            }
+        }
+        if prompted {
+            Outcome::Prompted
+        } else {
+            Outcome::NoPrompt("the client closed its agent without sending `session/prompt`".into())
+        }
+    }
+
+    /// Starts a turn for the prompt request `prompt`: the probes, the updates, the permission
+    /// request; `None` when the prompt names no session (answered with an error).
+    async fn start_turn(&mut self, version: Option<Version>, prompt: Value, text: &str) -> Option<Turn> {
+        let id = prompt.get("id").cloned().unwrap_or(Value::Null);
+        let Some(session) = prompt.pointer("/params/sessionId").cloned() else {
+            self.conn.respond(id, Err((-32602, "no sessionId".into()))).await;
+            return None;
+        };
+        let update = |update: Value| json!({ "sessionId": session, "update": update });
+        self.conn.notify(NOTICE, json!({})).await;
+        self.conn.request(PROBE, json!({})).await;
+        if version == Some(Version::V2) {
+            let message = format!("conform-message-{}", self.conn.line());
+            let content = prompt.pointer("/params/prompt").cloned().unwrap_or(json!([]));
+            self.conn.respond(id.clone(), Ok(json!({ "messageId": message }))).await;
+            self.conn
+                .notify(wire::SESSION_UPDATE, update(json!({ "sessionUpdate": "state_update", "state": "running" })))
+                .await;
+            let user = json!({ "sessionUpdate": "user_message", "messageId": message, "content": content });
+            self.conn.notify(wire::SESSION_UPDATE, update(user)).await;
+        }
+        let chunk = json!({ "type": "text", "text": format!("acp conform stands in for the agent: {text}") });
+        let mut said = json!({ "sessionUpdate": "agent_message_chunk", "content": chunk });
+        if version == Some(Version::V2) {
+            said["messageId"] = json!("conform-reply");
+        }
+        self.conn.notify(wire::SESSION_UPDATE, update(said)).await;
+        let options = json!([
+            { "optionId": "allow", "name": "Allow", "kind": "allow_once" },
+            { "optionId": "reject", "name": "Reject", "kind": "reject_once" },
+        ]);
+        let call = json!({ "toolCallId": "conform-call", "title": "Read notes.txt", "kind": "read" });
+        let permission = self
+            .conn
+            .request(
+                wire::SESSION_REQUEST_PERMISSION,
+                json!({ "sessionId": session, "toolCall": call, "options": options }),
+            )
+            .await;
+        Some(Turn { session, prompt: id, permission, cancelled: false })
+    }
+
+    /// Ends a turn: v1 answers the prompt, v2 reports the session `idle`.
+    async fn end_turn(&mut self, version: Option<Version>, turn: Turn) {
+        let stop = if turn.cancelled { "cancelled" } else { "end_turn" };
+        if version == Some(Version::V2) {
+            let idle = json!({ "sessionUpdate": "state_update", "state": "idle", "stopReason": stop });
+            self.conn.notify(wire::SESSION_UPDATE, json!({ "sessionId": turn.session, "update": idle })).await;
+        } else {
+            self.conn.respond(turn.prompt, Ok(json!({ "stopReason": stop }))).await;
+        }
+    }
+}
+
+/// The stand-in's `initialize` answer: the baseline only.
+fn initialize_result(version: Version) -> Value {
+    let info = json!({ "name": "acp conform --client", "version": env!("CARGO_PKG_VERSION") });
+    match version {
+        Version::V1 => json!({
+            "protocolVersion": 1,
+            "agentCapabilities": { "loadSession": false },
+            "agentInfo": info,
+            "authMethods": [],
+        }),
+        Version::V2 => json!({ "protocolVersion": 2, "info": info, "capabilities": { "session": {} } }),
+    }
+}
+
+/// `acp conform-stand-in --socket PATH`: copies stdin to the socket and the socket to stdout,
+/// until the conform process closes the socket. Exit 0, or 2 when the socket cannot be reached.
+pub fn stand_in(socket: &Path) -> ExitCode {
+    use std::io::Write as _;
+    let stream = match std::os::unix::net::UnixStream::connect(socket) {
+        Ok(stream) => stream,
+        Err(e) => {
+            eprintln!("acp {STAND_IN}: cannot connect to {}: {e}", socket.display());
+            return ExitCode::from(2);
+        }
+    };
+    let Ok(mut to_socket) = stream.try_clone() else {
+        eprintln!("acp {STAND_IN}: cannot use the socket");
+        return ExitCode::from(2);
+    };
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut std::io::stdin().lock(), &mut to_socket);
+        let _ = to_socket.shutdown(std::net::Shutdown::Write);
+    });
+    let mut from_socket = stream;
+    let mut stdout = std::io::stdout().lock();
+    let mut buf = [0u8; 8192];
+    loop {
+        match std::io::Read::read(&mut from_socket, &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if stdout.write_all(&buf[..n]).and_then(|()| stdout.flush()).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
