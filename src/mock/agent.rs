@@ -47,7 +47,7 @@
 //! - steps: `message`, `thought` (one chunk each), `plan`, `toolCall` (v2: a `tool_call_update`
 //!   with its title), `toolCallUpdate`, `update` (any `session/update` object as the version's
 //!   wire has it), `permission` (the steps in `on` of the chosen option run next; a `cancelled`
-//!   outcome ends the turn `cancelled`), `readFile` (the content said as a message unless
+//!   outcome ends the turn `cancelled`, unless it finishes on cancel), `readFile` (the content said as a message unless
 //!   `"say": false`), `writeFile`, `terminal` (`terminal/create`, `wait_for_exit`, `output`,
 //!   `release`; the output said unless `"say": false`), `delay` (milliseconds), `error` (the
 //!   prompt is answered with it), `stop` (the turn ends with that stop reason).
@@ -72,7 +72,7 @@ pub use script::ScriptError;
 use crate::agent::{AgentContext, PromptTurn, Turn};
 use crate::client::{ClientConnection, ClientHandler};
 use crate::jsonrpc::{Config, Connection};
-use acp_types::support::rpc::RpcError;
+use acp_types::support::rpc::{Method, RpcError};
 use acp_types::{v1, v2, Version};
 use record::Tap;
 use run::{Ended, Side};
@@ -281,7 +281,7 @@ impl v1::methods::agent::Handler<AgentContext> for Mock {
     ) -> Result<v1::AuthenticateResponse, RpcError> {
         match offers(&self.agent.init_v1, &params.method_id.0) {
             true => Ok(v1::AuthenticateResponse::new()),
-            false => Err(no_auth_method("authenticate", &params.method_id.0)),
+            false => Err(no_auth_method(<v1::methods::Authenticate as Method>::METHOD, &params.method_id.0)),
         }
     }
 
@@ -291,12 +291,12 @@ impl v1::methods::agent::Handler<AgentContext> for Mock {
 
     async fn session_load(
         &self,
-        params: v1::LoadSessionRequest,
+        _: v1::LoadSessionRequest,
         _: AgentContext,
     ) -> Result<v1::LoadSessionResponse, RpcError> {
         match self.agent.script.load_session {
             true => Ok(v1::LoadSessionResponse::new()),
-            false => Err(RpcError::method_not_found(&format!("session/load ({})", params.session_id.0))),
+            false => Err(RpcError::method_not_found(<v1::methods::SessionLoad as Method>::METHOD)),
         }
     }
 
@@ -321,7 +321,7 @@ impl v2::methods::agent::Handler<AgentContext> for Mock {
     async fn auth_login(&self, params: v2::LoginAuthRequest, _: AgentContext) -> Result<v2::LoginAuthResponse, RpcError> {
         match offers(&self.agent.init_v2, &params.method_id.0) {
             true => Ok(v2::LoginAuthResponse::new()),
-            false => Err(no_auth_method("auth/login", &params.method_id.0)),
+            false => Err(no_auth_method(<v2::methods::AuthLogin as Method>::METHOD, &params.method_id.0)),
         }
     }
 

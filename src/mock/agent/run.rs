@@ -5,7 +5,7 @@ use super::record::Received;
 use super::script::{OnCancel, PermissionOption, Step, StopReason};
 use crate::agent::{AgentContext, Turn};
 use crate::error::{Error, Misuse};
-use acp_types::support::rpc::RpcError;
+use acp_types::support::rpc::{Method, RpcError};
 use acp_types::{v1, v2};
 use serde_json::{json, Map, Value};
 use std::future::Future;
@@ -180,7 +180,11 @@ async fn step_once(side: &Side<'_>, step: &Step, on_cancel: OnCancel, received: 
         Step::Permission(permission) => {
             let chosen = ask(side, &permission.tool_call, &permission.title, &permission.options).await?;
             let Some(chosen) = chosen else {
-                return Err(Ended::Stop(StopReason::Cancelled));
+                // Cancelled: the turn ends here, or (`finish`) goes on without the options' steps.
+                return match on_cancel {
+                    OnCancel::Stop => Err(Ended::Stop(StopReason::Cancelled)),
+                    OnCancel::Finish => Ok(()),
+                };
             };
             if let Some(steps) = permission.on.get(&chosen) {
                 run(side, steps, on_cancel, received).await?;
@@ -195,7 +199,7 @@ async fn step_once(side: &Side<'_>, step: &Step, on_cancel: OnCancel, received: 
                 let read_text = match result {
                     Ok(answer) => Some(answer.content),
                     Err(e) => {
-                        skipped(received, "fs/read_text_file", Err(e))?;
+                        skipped(received, <v1::methods::FsReadTextFile as Method>::METHOD, Err(e))?;
                         None
                     }
                 };
@@ -208,7 +212,7 @@ async fn step_once(side: &Side<'_>, step: &Step, on_cancel: OnCancel, received: 
         Step::WriteFile(write) => match side {
             Side::V1 { cx, session } => {
                 let result = cx.v1()?.write_text_file(session, write.path.clone(), write.content.clone()).await;
-                skipped(received, "fs/write_text_file", result)?;
+                skipped(received, <v1::methods::FsWriteTextFile as Method>::METHOD, result)?;
             }
             Side::V2 { .. } => v1_only("writeFile"),
         },
@@ -220,7 +224,7 @@ async fn step_once(side: &Side<'_>, step: &Step, on_cancel: OnCancel, received: 
                 request.output_byte_limit = terminal.output_byte_limit.into();
                 let handle = match cx.v1()?.create_terminal_with(request).await {
                     Ok(handle) => handle,
-                    Err(e) => return skipped(received, "terminal/create", Err(e)),
+                    Err(e) => return skipped(received, <v1::methods::TerminalCreate as Method>::METHOD, Err(e)),
                 };
                 let exit = handle.wait_for_exit().await?;
                 let output = handle.output().await?;

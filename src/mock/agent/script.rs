@@ -42,9 +42,9 @@ fn pointer(path: &serde_path_to_error::Path) -> String {
     path.iter()
         .filter_map(|segment| match segment {
             Segment::Seq { index } => Some(format!("/{index}")),
-            Segment::Map { key } => Some(format!("/{}", token(key))),
-            // An enum's variant is the key of its one-key object, already in the path as a map key.
-            Segment::Enum { .. } | Segment::Unknown => None,
+            // A step's kind is the key of its one-key object.
+            Segment::Map { key: name } | Segment::Enum { variant: name } => Some(format!("/{}", token(name))),
+            Segment::Unknown => None,
         })
         .collect()
 }
