@@ -286,21 +286,23 @@ mod tests {
     #[test]
     fn errors_name_the_pointer() {
         let cases = [
-            (r#"{"sessions": [{"prompts": [{"txt": "hi"}]}]}"#, "/sessions/0/prompts/0"),
+            (r#"{"sessions": [{"prompts": [{"txt": "hi"}]}]}"#, "/sessions/0/prompts/0/txt"),
             (r#"{"sessions": [{"prompts": [{"text": 3}]}]}"#, "/sessions/0/prompts/0/text"),
             (r#"{"defaultPermission": "maybe"}"#, "/defaultPermission"),
             (r#"{"files": {"/a~b/c": 1}}"#, "/files/~1a~0b~1c"),
+            (r#"{"sessions": {}}"#, "/sessions"),
             (r#"{"protocolVersion": 7}"#, "/protocolVersion"),
             (r#"{"sessions": [{"prompts": [{"text": "x", "cancel": {}}]}]}"#, "/sessions/0/prompts/0/cancel"),
             (r#"{"terminals": [{"command": " "}]}"#, "/terminals/0/command"),
-            (r#"{"bogus": true}"#, ""),
+            (r#"{"bogus": true}"#, "/bogus"),
         ];
         for (text, at) in cases {
             let e = error(text);
-            assert!(e.pointer.starts_with(at) && (at.is_empty() == e.pointer.is_empty()), "{text}: {e}");
+            assert_eq!(e.pointer, at, "{text}: {e}");
         }
         assert!(error("{").message.contains("EOF"), "{}", error("{"));
-        assert!(error("{} x").message.contains("trailing"));
+        let trailing = error("{} x");
+        assert!(trailing.pointer.is_empty() && trailing.message.contains("trailing"), "{trailing}");
     }
 
     #[test]
