@@ -113,6 +113,9 @@ impl fmt::Display for RunError {
 impl std::error::Error for RunError {}
 
 impl MockClient {
+    /// The [`RunError::step`] of [`MockClient::run_spawned`] when the agent cannot be started.
+    pub const STARTING: &'static str = "starting the agent";
+
     /// A client that follows `script`.
     pub fn new(script: ClientScript) -> Self {
         MockClient { script: Arc::new(script) }
@@ -135,7 +138,7 @@ impl MockClient {
         let mock = Mock { script: self.script.clone(), state: state.clone() };
         let (conn, driver, agent) =
             crate::client::spawn_agent(mock, program, args, Config::default()).map_err(|e| RunError {
-                step: "starting the agent".into(),
+                step: Self::STARTING.into(),
                 error: Error::Protocol(format!("cannot start {program}: {e}")),
                 report: Report::default(),
             })?;

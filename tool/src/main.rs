@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod conduct;
+mod mock_client;
 
 #[derive(Parser)]
 #[command(name = "acp", version, about = "Validate Agent Client Protocol traffic against the protocol schemas")]
@@ -128,6 +129,22 @@ enum Command {
         #[arg(long)]
         socket: PathBuf,
     },
+    /// Drive an agent as a scripted client (the test kit's mock client): the script (JSON) says
+    /// the version to ask for, what to advertise, the sessions and prompts (and cancels), the
+    /// permission answers, the in-memory files and the terminals' outputs.
+    ///
+    /// Prints each turn's `session/update`s, one JSON line each, then `{"stopReason": …}`. Exit
+    /// status: 0 every turn ended; 1 the run failed (an error, a protocol failure, the agent
+    /// ended); 2 the script is unusable (the error names its JSON pointer) or the agent cannot
+    /// be started.
+    MockClient {
+        /// The script (JSON; the format is in the documentation of `acp_rpc::mock`'s client).
+        #[arg(long, value_name = "FILE")]
+        script: PathBuf,
+        /// The agent command and its arguments.
+        #[arg(last = true, required = true, value_name = "AGENT_CMD")]
+        agent: Vec<String>,
+    },
     /// Run a chain of proxies in front of an agent and present it as one agent (the official
     /// conductor's form: `agent COMPONENT…`).
     Conduct {
@@ -176,6 +193,7 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Check { files, protocol_version, format } => check(&files, protocol_version, format),
         Command::Tap { log, protocol_version, agent } => acp_tool::tap::run(log, protocol_version, agent),
+        Command::MockClient { script, agent } => mock_client::run(&script, &agent),
         Command::Conduct { role: ConductRole::Agent { trace, listen, components } } => {
             conduct::run(conduct::Options { trace, listen, components })
         }
