@@ -9,4 +9,5 @@
 
 pub mod check;
 pub mod conform;
+pub mod mock_agent;
 pub mod tap;

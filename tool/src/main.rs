@@ -122,6 +122,23 @@ enum Command {
         #[arg(last = true, required = true, value_name = "AGENT_CMD")]
         agent: Vec<String>,
     },
+    /// Serve a scripted mock agent on stdio, for the tests of clients (in any language).
+    ///
+    /// Without --script it echoes each prompt back as one agent message and ends the turn
+    /// `end_turn`. The script (JSON) scripts each prompt's turn: updates, tool calls, permission
+    /// requests, `fs/*` and `terminal/*` calls, delays, errors, the stop reason, what a cancel
+    /// does (format: the docs of `acp_rpc::mock::MockAgent`). Exit status: 2 for a script that
+    /// cannot be used (the message names the JSON pointer of the problem), 1 when the connection
+    /// failed, 0 once the client closed stdin.
+    #[command(name = "mock-agent")]
+    MockAgent {
+        /// The script (JSON).
+        #[arg(long, value_name = "FILE")]
+        script: Option<PathBuf>,
+        /// Speak only this protocol version (by default 1 and 2, as the client's `initialize` asks).
+        #[arg(long, value_name = "N", value_parser = parse_version)]
+        protocol_version: Option<Version>,
+    },
     /// The agent `acp conform --client` starts in a client's place of `{agent}`: relays its
     /// stdin and stdout to the conform process over a Unix socket.
     #[command(name = "conform-stand-in", hide = true)]
@@ -197,6 +214,10 @@ fn main() -> ExitCode {
         Command::Conduct { role: ConductRole::Agent { trace, listen, components } } => {
             conduct::run(conduct::Options { trace, listen, components })
         }
+        Command::MockAgent { script, protocol_version } => acp_tool::mock_agent::run(acp_tool::mock_agent::Options {
+            script: script.as_deref(),
+            version: protocol_version,
+        }),
         Command::ConformStandIn { socket } => acp_tool::conform::client::stand_in(&socket),
         Command::Conform {
             client,
