@@ -26,9 +26,9 @@ fn v1_text(prompt: &[v1::ContentBlock]) -> String {
 }
 
 fn v1_say(text: impl Into<String>) -> v1::SessionUpdate {
-    v1::SessionUpdate::AgentMessageChunk(Box::new(v1::ContentChunk::new(v1::ContentBlock::from(
-        v1::TextContent::new(text.into()),
-    ))))
+    v1::SessionUpdate::AgentMessageChunk(Box::new(v1::ContentChunk::new(v1::ContentBlock::from(v1::TextContent::new(
+        text.into(),
+    )))))
 }
 
 fn err(e: acp_rpc::Error) -> RpcError {
@@ -82,7 +82,8 @@ impl v1::methods::agent::Handler<AgentContext> for Agent {
                 client.write_text_file(session, words[1].clone(), words[2..].join(" ")).await.map_err(err)?;
             }
             Some("run") => {
-                let terminal = client.create_terminal(session, words[1].clone(), words[2..].to_vec()).await.map_err(err)?;
+                let terminal =
+                    client.create_terminal(session, words[1].clone(), words[2..].to_vec()).await.map_err(err)?;
                 let exit = terminal.wait_for_exit().await.map_err(err)?;
                 let output = terminal.output().await.map_err(err)?;
                 terminal.release().await.map_err(err)?;
@@ -114,8 +115,11 @@ impl v2::methods::agent::Handler<AgentContext> for Agent {
 
 impl acp_rpc::agent::PromptTurn for Agent {
     async fn prompt_turn(&self, p: v2::PromptRequest, turn: Turn) -> Result<v2::IdleStateUpdate, RpcError> {
-        let text: String =
-            p.prompt.iter().filter_map(|b| if let v2::ContentBlock::Text(t) = b { Some(t.text.as_str()) } else { None }).collect();
+        let text: String = p
+            .prompt
+            .iter()
+            .filter_map(|b| if let v2::ContentBlock::Text(t) = b { Some(t.text.as_str()) } else { None })
+            .collect();
         let message = turn.new_message_id();
         let say = |t: &str| {
             let chunk = v2::ContentChunk::new(message.clone(), v2::ContentBlock::from(v2::TextContent::new(t.into())));
@@ -286,8 +290,10 @@ async fn v2_turns_carry_the_state_updates() {
 #[test]
 fn bad_scripts_name_the_pointer() {
     let cases = [
-        (r#"{"sessions": [{"prompts": [{"text": "a"}, {"text": "b", "cancel": {"afterUpdates": 1, "afterMs": 1}}]}]}"#,
-         "/sessions/0/prompts/1/cancel"),
+        (
+            r#"{"sessions": [{"prompts": [{"text": "a"}, {"text": "b", "cancel": {"afterUpdates": 1, "afterMs": 1}}]}]}"#,
+            "/sessions/0/prompts/1/cancel",
+        ),
         (r#"{"permissions": [{"answer": "allow_once"}, {"title": "x", "answer": "yes"}]}"#, "/permissions/1/answer"),
         (r#"{"terminals": [{"command": "ls", "exitCode": -1}]}"#, "/terminals/0/exitCode"),
         (r#"{"capabilities": {"fs": {"read": true}}}"#, "/capabilities/fs/read"),

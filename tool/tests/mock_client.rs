@@ -54,7 +54,8 @@ fn stderr(out: &Output) -> String {
 #[test]
 fn a_turn_is_printed_and_ends_zero_in_both_versions() {
     for version in [1, 2] {
-        let script = format!(r#"{{"protocolVersion": {version}, "sessions": [{{"prompts": [{{"text": "hello there"}}]}}]}}"#);
+        let script =
+            format!(r#"{{"protocolVersion": {version}, "sessions": [{{"prompts": [{{"text": "hello there"}}]}}]}}"#);
         let out = mock_client(&script);
         assert_eq!(out.status.code(), Some(0), "v{version}: {}", stderr(&out));
         let lines = lines(&out);

@@ -250,7 +250,9 @@ impl v2::methods::client::Handler<ClientContext> for Mock {
         _: ClientContext,
     ) -> Result<v2::RequestPermissionResponse, RpcError> {
         let kind = match params.subject.as_value() {
-            Some(v2::RequestPermissionSubject::ToolCall(subject)) => subject.tool_call.kind.as_value().map(|k| k.as_str()),
+            Some(v2::RequestPermissionSubject::ToolCall(subject)) => {
+                subject.tool_call.kind.as_value().map(|k| k.as_str())
+            }
             _ => None,
         };
         let answer = self.script.permission(Some(&params.title), kind);
