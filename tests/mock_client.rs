@@ -278,6 +278,20 @@ async fn a_turn_is_cancelled_after_its_updates_in_both_versions() {
 }
 
 #[tokio::test]
+async fn a_turn_is_cancelled_after_a_delay_in_both_versions() {
+    // The agent waits for the cancel however long it takes: no timing is asserted.
+    for version in [1, 2] {
+        let script = format!(
+            r#"{{"protocolVersion": {version},
+                "sessions": [{{"prompts": [{{"text": "wait", "cancel": {{"afterMs": 0}}}}]}}]}}"#
+        );
+        let report = run(&script).await.unwrap_or_else(|e| panic!("v{version}: {e}"));
+        assert_eq!(stops(&report), [Some("cancelled")], "v{version}");
+        assert!(report.turns().all(|t| t.cancel_sent));
+    }
+}
+
+#[tokio::test]
 async fn v2_turns_carry_the_state_updates() {
     let report = run(r#"{"sessions": [{"prompts": [{"text": "hello"}]}]}"#).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(report.version, Some(Version::V2));

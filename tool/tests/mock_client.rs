@@ -13,6 +13,11 @@ use common::example;
 const ACP: &str = env!("CARGO_BIN_EXE_acp");
 
 fn mock_client(script: &str) -> Output {
+    mock_client_with(script, &[])
+}
+
+/// `acp mock-client --script FILE -- echo_agent AGENT_ARGS…`.
+fn mock_client_with(script: &str, agent_args: &[&str]) -> Output {
     let mut file = tempfile::NamedTempFile::new().expect("temp file");
     file.write_all(script.as_bytes()).expect("script written");
     let agent = example("echo_agent");
@@ -22,6 +27,7 @@ fn mock_client(script: &str) -> Output {
         .arg(file.path())
         .arg("--")
         .arg(agent)
+        .args(agent_args)
         .output()
         .expect("acp runs")
 }
@@ -86,6 +92,21 @@ fn a_rejected_permission_ends_the_echo_agents_turn_cancelled() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stops(&lines(&out)), ["cancelled"]);
+}
+
+#[test]
+fn the_scripted_method_authenticates_when_the_agent_requires_it() {
+    let script = r#"{"auth": "echo-login", "sessions": [{"prompts": [{"text": "hi"}]}]}"#;
+    for version in [1, 2] {
+        let script = script.replacen('{', &format!(r#"{{"protocolVersion": {version}, "#), 1);
+        let out = mock_client_with(&script, &["--require-auth"]);
+        assert_eq!(out.status.code(), Some(0), "v{version}: {}", stderr(&out));
+        assert_eq!(stops(&lines(&out)), ["end_turn"]);
+    }
+    // Without a method in the script, the refusal ends the run.
+    let out = mock_client_with(r#"{"sessions": [{"prompts": [{"text": "hi"}]}]}"#, &["--require-auth"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("echo-login"), "{}", stderr(&out));
 }
 
 #[test]

@@ -106,7 +106,7 @@ impl Mock {
 
     fn create_terminal(&self, request: &v1::CreateTerminalRequest) -> Result<v1::CreateTerminalResponse, RpcError> {
         if !self.script.capabilities.terminal {
-            return Err(Self::not_advertised(&request.command, "terminal"));
+            return Err(Self::not_advertised(<v1::methods::TerminalCreate as Method>::METHOD, "terminal"));
         }
         let args = request.args.clone().unwrap_or_default();
         let script = self.script.terminal(&request.command, &args).cloned().ok_or_else(|| {
