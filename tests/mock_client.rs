@@ -305,7 +305,8 @@ async fn v2_turns_carry_the_state_updates() {
 fn bad_scripts_name_the_pointer() {
     let cases = [
         (
-            r#"{"sessions": [{"prompts": [{"text": "a"}, {"text": "b", "cancel": {"afterUpdates": 1, "afterMs": 1}}]}]}"#,
+            r#"{"sessions": [{"prompts": [{"text": "a"},
+                                         {"text": "b", "cancel": {"afterUpdates": 1, "afterMs": 1}}]}]}"#,
             "/sessions/0/prompts/1/cancel",
         ),
         (r#"{"permissions": [{"answer": "allow_once"}, {"title": "x", "answer": "yes"}]}"#, "/permissions/1/answer"),

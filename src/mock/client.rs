@@ -6,52 +6,7 @@
 //! served with [`agent::serve`](crate::agent::serve)), or against an agent process
 //! ([`MockClient::run_spawned`]; `acp mock-client --script FILE -- AGENT_CMD…`).
 //!
-//! # The script
-//!
-//! JSON; every key is optional except each prompt's `text` and each rule's `answer`. Unknown
-//! keys are errors naming their JSON pointer ([`ClientScriptError`]).
-//!
-//! ```json
-//! {
-//!   "protocolVersion": 1,
-//!   "capabilities": { "fs": { "readTextFile": true, "writeTextFile": true }, "terminal": true },
-//!   "auth": "login-method-id",
-//!   "sessions": [
-//!     { "cwd": "/work", "prompts": [
-//!       { "text": "read /work/a.txt" },
-//!       { "text": "a long task", "cancel": { "afterUpdates": 2 } },
-//!       { "text": "another", "cancel": { "afterMs": 500 } }
-//!     ] }
-//!   ],
-//!   "permissions": [
-//!     { "title": "rm", "answer": "reject_once" },
-//!     { "kind": "edit", "answer": "allow_always" }
-//!   ],
-//!   "defaultPermission": "allow_once",
-//!   "files": { "/work/a.txt": "hello\n" },
-//!   "terminals": [ { "command": "ls -l", "output": "a.txt\n", "exitCode": 0 } ]
-//! }
-//! ```
-//!
-//! - `protocolVersion`: the newest version to ask for (default the newest spoken); the client
-//!   goes on with a lower one the agent answers.
-//! - `capabilities` (v1; v2 has no client file or terminal methods): each `true` unless set. A
-//!   request the client did not advertise is answered -32601.
-//! - `auth`: used (`authenticate` / `auth/login`) when `session/new` is refused `auth_required`,
-//!   then `session/new` is asked again.
-//! - `sessions`: opened in order (`cwd` default `/`), each prompt a turn after the one before;
-//!   `cancel` sends `session/cancel` after that many updates of the turn, or that many
-//!   milliseconds after the prompt.
-//! - `permissions`: the first rule whose `title` is part of the request's title and whose `kind`
-//!   is the tool call's kind answers; else `defaultPermission`. Answers: `allow_once`,
-//!   `allow_always`, `reject_once`, `reject_always` (the first option of that kind, else of the
-//!   other kind that allows, or rejects), `cancelled`.
-//! - `files`: path → content for `fs/read_text_file` (`line`, `limit` honoured; a missing file
-//!   is -32002); `fs/write_text_file` stores into it ([`Report::files`] has the end state).
-//! - `terminals`: `terminal/create` runs nothing: the command line (command and arguments
-//!   joined by spaces), else the command alone, picks the entry whose output (within
-//!   `outputByteLimit`) and exit status (`exitCode`, default 0, or `signal`) the terminal then
-//!   reports as finished. An unscripted command is answered -32603.
+//! The script's format: [`ClientScript`].
 
 mod handler;
 mod report;
@@ -169,7 +124,6 @@ impl MockClient {
     }
 }
 
-const AUTHENTICATE: &str = <v1::methods::Authenticate as Method>::METHOD;
 const SESSION_NEW: &str = <v1::methods::SessionNew as Method>::METHOD;
 const SESSION_PROMPT: &str = <v1::methods::SessionPrompt as Method>::METHOD;
 
@@ -258,7 +212,11 @@ impl Run<'_> {
         match new().await {
             Err(Error::AuthRequired(_)) if self.report.authenticated.is_none() && self.script.auth.is_some() => {
                 let method = self.script.auth.clone().unwrap_or_default();
-                self.conn.authenticate(&method).await.map_err(at(AUTHENTICATE))?;
+                let step = match self.report.version {
+                    Some(acp_types::Version::V2) => <v2::methods::AuthLogin as Method>::METHOD,
+                    _ => <v1::methods::Authenticate as Method>::METHOD,
+                };
+                self.conn.authenticate(&method).await.map_err(at(step))?;
                 self.report.authenticated = Some(method);
                 new().await.map_err(at(SESSION_NEW))
             }

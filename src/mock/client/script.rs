@@ -6,7 +6,53 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// A script the mock client follows (see the [module docs](super) for the format).
+/// A script the mock client follows.
+///
+/// JSON; every key is optional except each prompt's `text` and each rule's `answer`. Unknown
+/// keys are errors naming their JSON pointer ([`ClientScriptError`]).
+///
+/// ```json
+/// {
+///   "protocolVersion": 1,
+///   "capabilities": { "fs": { "readTextFile": true, "writeTextFile": true }, "terminal": true },
+///   "auth": "login-method-id",
+///   "sessions": [
+///     { "cwd": "/work", "prompts": [
+///       { "text": "read /work/a.txt" },
+///       { "text": "a long task", "cancel": { "afterUpdates": 2 } },
+///       { "text": "another", "cancel": { "afterMs": 500 } }
+///     ] }
+///   ],
+///   "permissions": [
+///     { "title": "rm", "answer": "reject_once" },
+///     { "kind": "edit", "answer": "allow_always" }
+///   ],
+///   "defaultPermission": "allow_once",
+///   "files": { "/work/a.txt": "hello\n" },
+///   "terminals": [ { "command": "ls -l", "output": "a.txt\n", "exitCode": 0 } ]
+/// }
+/// ```
+///
+/// - `protocolVersion`: the newest version to ask for (default the newest spoken); the client
+///   goes on with a lower one the agent answers.
+/// - `capabilities` (v1; v2 has no client file or terminal methods): each `true` unless set. A
+///   request the client did not advertise is answered -32601.
+/// - `auth`: used (`authenticate` / `auth/login`) when `session/new` is refused `auth_required`,
+///   then `session/new` is asked again.
+/// - `sessions`: opened in order (`cwd` default `/`), each prompt a turn after the one before;
+///   `cancel` sends `session/cancel` after that many updates of the turn, or that many
+///   milliseconds after the prompt.
+/// - `permissions`: the first rule whose `title` is part of the request's title and whose `kind`
+///   is the tool call's kind answers; else `defaultPermission`. Answers: `allow_once`,
+///   `allow_always`, `reject_once`, `reject_always` (the first option of that kind, else of the
+///   other kind that allows, or rejects), `cancelled`.
+/// - `files`: path → content for `fs/read_text_file` (`line`, `limit` honoured; a missing file
+///   is -32002); `fs/write_text_file` stores into it (the end state is in
+///   [`Report::files`](crate::mock::Report::files)).
+/// - `terminals`: `terminal/create` runs nothing: the command line (command and arguments
+///   joined by spaces), else the command alone, picks the entry whose output (within
+///   `outputByteLimit`) and exit status (`exitCode`, default 0, or `signal`) the terminal then
+///   reports as finished. An unscripted command is answered -32603.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ClientScript {
