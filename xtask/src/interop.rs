@@ -51,6 +51,7 @@
 //! through `acp tap`, and `acp check` reads its transcript. See [`production`].
 
 pub mod chains;
+pub mod conform_client;
 pub mod mcp;
 pub mod production;
 
@@ -342,14 +343,16 @@ pub fn run_report(root: &Path, only: Option<&str>) -> Result<Report, String> {
     let production: Vec<Production> = PRODUCTION.iter().copied().filter(|s| matches(s.name())).collect();
     let chains: Vec<String> = chains::names().into_iter().filter(|n| matches(n.clone())).collect();
     let mcp: Vec<String> = mcp::names().into_iter().filter(|n| matches(n.clone())).collect();
+    let conform: Vec<String> = conform_client::names().into_iter().filter(|n| matches(n.clone())).collect();
     let composed = !chains.is_empty() || !mcp.is_empty();
-    if selected.is_empty() && production.is_empty() && !composed {
+    if selected.is_empty() && production.is_empty() && !composed && conform.is_empty() {
         let names: Vec<String> = SCENARIOS
             .iter()
             .map(Scenario::name)
             .chain(PRODUCTION.iter().map(Production::name))
             .chain(chains::names())
             .chain(mcp::names())
+            .chain(conform_client::names())
             .collect();
         return Err(format!(
             "no interop scenario matches {:?}; scenarios: {}",
@@ -359,14 +362,23 @@ pub fn run_report(root: &Path, only: Option<&str>) -> Result<Report, String> {
     }
 
     let cache = root.join(".cache").join("interop");
-    let ts = if composed || selected.iter().any(|s| s.uses(Peer::Ts)) { Some(install_ts(&cache)?) } else { None };
-    let py = if selected.iter().any(|s| s.uses(Peer::Py)) { Some(install_py(&cache)?) } else { None };
+    let ts = if composed || conform_client::uses_ts(&conform) || selected.iter().any(|s| s.uses(Peer::Ts)) {
+        Some(install_ts(&cache)?)
+    } else {
+        None
+    };
+    let py = if conform_client::uses_py(&conform) || selected.iter().any(|s| s.uses(Peer::Py)) {
+        Some(install_py(&cache)?)
+    } else {
+        None
+    };
     let rs = if !chains.is_empty() || selected.iter().any(|s| s.uses(Peer::Rs)) {
         Some(install_rs(root, &cache)?)
     } else {
         None
     };
-    let needs_ours = selected.iter().any(|s| s.uses(Peer::Ours)) || !production.is_empty() || composed;
+    let needs_ours =
+        selected.iter().any(|s| s.uses(Peer::Ours)) || !production.is_empty() || composed || !conform.is_empty();
     let ours = if needs_ours { Some(build_examples(root)) } else { None };
     let setup = match (&ours, production.is_empty()) {
         (Some(ours), false) => Some(production::set_up(root, &cache, ours, production::build_acp(root))?),
@@ -380,7 +392,8 @@ pub fn run_report(root: &Path, only: Option<&str>) -> Result<Report, String> {
         .map(|scenario| run_scenario(&env, scenario))
         .chain(production.into_iter().filter_map(|scenario| setup.as_ref().map(|s| production::run(s, scenario))))
         .chain(chains::run(&env, &cache, &chains))
-        .chain(mcp::run(&env, &cache, &mcp));
+        .chain(mcp::run(&env, &cache, &mcp))
+        .chain(conform_client::run(&env, &cache, &conform));
     for result in results {
         eprintln!("interop: {}", first_line(&result.line));
         report.results.push(result);

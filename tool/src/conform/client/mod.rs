@@ -243,7 +243,6 @@ impl Scenario {
         let log = std::fs::File::create(&stderr).map_err(|e| Unstartable(format!("cannot create a log: {e}")))?;
         let mut client = tokio::process::Command::new(program)
             .args(args)
-            .current_dir(scratch)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
