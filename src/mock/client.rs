@@ -163,7 +163,7 @@ impl Watch<'_> {
             }
             tokio::select! {
                 update = turn.next() => match update {
-                    Some(update) => report.updates.push(serde_json::to_value(update).unwrap_or_default()),
+                    Some(update) => report.updates.push(json(update)),
                     None => break,
                 },
                 () = &mut timer, if cancel.after_ms.is_some() && !report.cancel_sent => {
@@ -174,6 +174,35 @@ impl Watch<'_> {
         }
         turn.outcome().await
     }
+}
+
+/// A session of one version: opened (authenticating when the agent asks and the script says
+/// how), then each prompt's turn recorded; the updates between turns are the session's.
+macro_rules! session_fn {
+    ($(#[$doc:meta])* $name:ident, $new:ident, $request:expr, $block:expr, $stop:expr) => {
+        $(#[$doc])*
+        async fn $name(&mut self, script: &SessionScript) -> Step<()> {
+            let conn = self.conn;
+            let mut session = self.open(|| conn.$new($request(&script.cwd))).await?;
+            let mut report = SessionReport { id: session.id().0.clone(), ..SessionReport::default() };
+            report.updates.extend(std::iter::from_fn(|| session.next_update()).map(json));
+            for prompt in &script.prompts {
+                let mut turn = TurnReport { prompt: prompt.text.clone(), ..TurnReport::default() };
+                let watch = Watch { prompt, session: report.id.clone() };
+                let updates = session.prompt(vec![$block(prompt.text.clone())]).await;
+                let done = watch.turn(conn, updates, &mut turn).await;
+                turn.stop_reason = done.as_ref().ok().map($stop);
+                report.turns.push(turn);
+                if let Err(e) = done {
+                    self.report.sessions.push(report);
+                    return Err((SESSION_PROMPT, e));
+                }
+                report.updates.extend(std::iter::from_fn(|| session.next_update()).map(json));
+            }
+            self.report.sessions.push(report);
+            Ok(())
+        }
+    };
 }
 
 impl Run<'_> {
@@ -224,57 +253,23 @@ impl Run<'_> {
         }
     }
 
-    async fn session_v1(&mut self, script: &SessionScript) -> Step<()> {
-        let conn = self.conn;
-        let new = || conn.new_session_v1(v1::NewSessionRequest::new(script.cwd.clone(), vec![]));
-        let mut session = self.open(new).await?;
-        let mut report = SessionReport { id: session.id().0.clone(), ..SessionReport::default() };
-        report.updates.extend(std::iter::from_fn(|| session.next_update()).map(json));
-        for prompt in &script.prompts {
-            let mut turn = TurnReport { prompt: prompt.text.clone(), ..TurnReport::default() };
-            let watch = Watch { prompt, session: report.id.clone() };
-            let text = v1::ContentBlock::from(v1::TextContent::new(prompt.text.clone()));
-            let updates = session.prompt(vec![text]).await;
-            let done = watch.turn(conn, updates, &mut turn).await;
-            if let Ok(done) = &done {
-                turn.stop_reason = Some(done.stop_reason.as_str().to_string());
-            }
-            report.turns.push(turn);
-            if let Err(e) = done {
-                self.report.sessions.push(report);
-                return Err((SESSION_PROMPT, e));
-            }
-            report.updates.extend(std::iter::from_fn(|| session.next_update()).map(json));
-        }
-        self.report.sessions.push(report);
-        Ok(())
-    }
+    session_fn!(
+        /// One v1 session: `session/new`, then its prompts, one turn after another.
+        session_v1,
+        new_session_v1,
+        |cwd: &str| v1::NewSessionRequest::new(cwd.into(), vec![]),
+        |text: String| v1::ContentBlock::from(v1::TextContent::new(text)),
+        |done: &v1::PromptResponse| done.stop_reason.as_str().to_string()
+    );
 
-    async fn session_v2(&mut self, script: &SessionScript) -> Step<()> {
-        let conn = self.conn;
-        let new = || conn.new_session_v2(v2::NewSessionRequest::new(v2::AbsolutePath(script.cwd.clone())));
-        let mut session = self.open(new).await?;
-        let mut report = SessionReport { id: session.id().0.clone(), ..SessionReport::default() };
-        report.updates.extend(std::iter::from_fn(|| session.next_update()).map(json));
-        for prompt in &script.prompts {
-            let mut turn = TurnReport { prompt: prompt.text.clone(), ..TurnReport::default() };
-            let watch = Watch { prompt, session: report.id.clone() };
-            let text = v2::ContentBlock::from(v2::TextContent::new(prompt.text.clone()));
-            let updates = session.prompt(vec![text]).await;
-            let done = watch.turn(conn, updates, &mut turn).await;
-            if let Ok(end) = &done {
-                turn.stop_reason = Some(end.idle.stop_reason.tag().unwrap_or("none").to_string());
-            }
-            report.turns.push(turn);
-            if let Err(e) = done {
-                self.report.sessions.push(report);
-                return Err((SESSION_PROMPT, e));
-            }
-            report.updates.extend(std::iter::from_fn(|| session.next_update()).map(json));
-        }
-        self.report.sessions.push(report);
-        Ok(())
-    }
+    session_fn!(
+        /// One v2 session: `session/new`, then its prompts, each turn ended by its `idle`.
+        session_v2,
+        new_session_v2,
+        |cwd: &str| v2::NewSessionRequest::new(v2::AbsolutePath(cwd.into())),
+        |text: String| v2::ContentBlock::from(v2::TextContent::new(text)),
+        |end: &crate::client::TurnEnd| end.idle.stop_reason.tag().unwrap_or("none").to_string()
+    );
 }
 
 fn json(update: impl serde::Serialize) -> serde_json::Value {
