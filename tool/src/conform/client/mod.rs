@@ -470,3 +470,35 @@ pub fn stand_in(socket: &Path) -> ExitCode {
     }
     ExitCode::SUCCESS
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_alone_becomes_words_inside_one_quoted_string() {
+        let stand_in: Vec<String> =
+            ["/bin/acp", "conform-stand-in", "--socket", "/tmp/a b.sock"].map(String::from).into();
+        let client: Vec<String> =
+            ["c", "--prompt", "{prompt}", "--agent", "exec {agent}", "--", "{agent}"].map(String::from).into();
+        let words = client_command(&client, &stand_in, "it's");
+        assert_eq!(
+            words,
+            [
+                "c",
+                "--prompt",
+                "it's",
+                "--agent",
+                "exec /bin/acp conform-stand-in --socket '/tmp/a b.sock'",
+                "--",
+                "/bin/acp",
+                "conform-stand-in",
+                "--socket",
+                "/tmp/a b.sock"
+            ]
+        );
+        assert_eq!(shlex::split(&words[4][5..]).unwrap(), stand_in);
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote(""), "''");
+    }
+}
