@@ -323,3 +323,51 @@ fn bad_scripts_name_the_pointer() {
         }
     }
 }
+
+/// The kit against itself: the mock client drives the mock agent (v1) through a permission,
+/// a file read and write, and a terminal; with the permission rejected the agent refuses.
+#[tokio::test]
+async fn the_mock_client_drives_the_mock_agent() {
+    let agent_script = r#"{"turns": [{"steps": [
+        {"toolCall": {"id": "t1", "title": "Edit main.rs", "kind": "edit", "status": "pending"}},
+        {"permission": {"toolCall": "t1",
+                        "options": [{"id": "yes", "kind": "allow_once"}, {"id": "no", "kind": "reject_once"}],
+                        "on": {"no": [{"stop": "refusal"}]}}},
+        {"readFile": {"path": "/p/main.rs"}},
+        {"writeFile": {"path": "/p/main.rs", "content": "fn main() {}\n"}},
+        {"terminal": {"command": "cargo", "args": ["test"]}}]}]}"#;
+    let client_script = |answer: &str| {
+        format!(
+            r#"{{"protocolVersion": 1, "files": {{"/p/main.rs": "old"}},
+                "terminals": [{{"command": "cargo test", "output": "ok\n"}}],
+                "permissions": [{{"kind": "edit", "answer": "{answer}"}}],
+                "sessions": [{{"cwd": "/p", "prompts": [{{"text": "edit it"}}]}}]}}"#
+        )
+    };
+    for (answer, stop, written) in [("allow_once", "end_turn", "fn main() {}\n"), ("reject_once", "refusal", "old")] {
+        let agent = acp_rpc::mock::MockAgent::from_json(agent_script).unwrap_or_else(|e| panic!("{e}"));
+        let (client_end, agent_end) = tokio::io::duplex(1 << 16);
+        let (reader, writer) = tokio::io::split(agent_end);
+        let (_agent, serving) = agent.serve(reader, writer);
+        tokio::spawn(serving);
+        let script = ClientScript::from_json(&client_script(answer)).unwrap_or_else(|e| panic!("{e}"));
+        let (reader, writer) = tokio::io::split(client_end);
+        let report = MockClient::new(script).run_over(Pipe { reader, writer }).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(stops(&report), [Some(stop)], "{answer}: {:?}", report.calls);
+        assert_eq!(report.files.get("/p/main.rs").map(String::as_str), Some(written), "{answer}");
+        let methods: Vec<&str> = report.calls.iter().map(|c| c.method.as_str()).collect();
+        let expected = match answer {
+            "allow_once" => vec![
+                <v1::methods::SessionRequestPermission as Method>::METHOD,
+                <v1::methods::FsReadTextFile as Method>::METHOD,
+                <v1::methods::FsWriteTextFile as Method>::METHOD,
+                <v1::methods::TerminalCreate as Method>::METHOD,
+                <v1::methods::TerminalWaitForExit as Method>::METHOD,
+                <v1::methods::TerminalOutput as Method>::METHOD,
+                <v1::methods::TerminalRelease as Method>::METHOD,
+            ],
+            _ => vec![<v1::methods::SessionRequestPermission as Method>::METHOD],
+        };
+        assert_eq!(methods, expected, "{answer}");
+    }
+}

@@ -21,6 +21,28 @@ pub(super) struct State {
     pub(super) calls: Mutex<Vec<AgentCall>>,
     terminals: Mutex<BTreeMap<String, Terminal>>,
     next_terminal: AtomicU64,
+    /// The title and kind of each tool call the agent reported, by (session, tool call id):
+    /// a permission request may name a tool call by its id alone.
+    tool_calls: Mutex<BTreeMap<(String, String), Known>>,
+}
+
+/// What the updates said of a tool call so far.
+#[derive(Debug, Default, Clone)]
+struct Known {
+    title: Option<String>,
+    kind: Option<String>,
+}
+
+impl Known {
+    /// Later fields over earlier ones.
+    fn merge(&mut self, title: Option<&String>, kind: Option<&str>) {
+        if let Some(title) = title {
+            self.title = Some(title.clone());
+        }
+        if let Some(kind) = kind {
+            self.kind = Some(kind.to_string());
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -76,6 +98,28 @@ impl Mock {
         };
         lock(&self.state.calls).push(call);
         answer
+    }
+
+    fn tool_call(&self, session: &str, id: &str, title: Option<&String>, kind: Option<&str>) {
+        let mut calls = lock(&self.state.tool_calls);
+        calls.entry((session.to_string(), id.to_string())).or_default().merge(title, kind);
+    }
+
+    /// The title and kind of a permission request's tool call: the request's own fields over
+    /// what the updates before it said (a client applies those first).
+    async fn known(
+        &self,
+        cx: &ClientContext,
+        session: &str,
+        id: &str,
+        title: Option<&String>,
+        kind: Option<&str>,
+    ) -> Known {
+        cx.connection().sync_notifications().await;
+        let key = (session.to_string(), id.to_string());
+        let mut known = lock(&self.state.tool_calls).get(&key).cloned().unwrap_or_default();
+        known.merge(title, kind);
+        known
     }
 
     fn not_advertised(method: &str, capability: &str) -> RpcError {
@@ -134,14 +178,31 @@ fn choose<'o>(answer: PermissionAnswer, options: impl Iterator<Item = (&'o str, 
 }
 
 impl v1::methods::client::Handler<ClientContext> for Mock {
+    async fn session_update(&self, params: v1::SessionNotification, _: ClientContext) {
+        let session = &params.session_id.0;
+        match &params.update {
+            v1::SessionUpdate::ToolCall(call) => {
+                self.tool_call(session, &call.tool_call_id.0, Some(&call.title), call.kind.as_ref().map(|k| k.as_str()))
+            }
+            v1::SessionUpdate::ToolCallUpdate(update) => self.tool_call(
+                session,
+                &update.tool_call_id.0,
+                update.title.as_value(),
+                update.kind.as_value().map(|k| k.as_str()),
+            ),
+            _ => {}
+        }
+    }
+
     async fn session_request_permission(
         &self,
         params: v1::RequestPermissionRequest,
-        _: ClientContext,
+        cx: ClientContext,
     ) -> Result<v1::RequestPermissionResponse, RpcError> {
-        let title = params.tool_call.title.as_value().map(String::as_str);
-        let kind = params.tool_call.kind.as_value().map(|k| k.as_str());
-        let answer = self.script.permission(title, kind);
+        let tool = &params.tool_call;
+        let kind = tool.kind.as_value().map(|k| k.as_str());
+        let known = self.known(&cx, &params.session_id.0, &tool.tool_call_id.0, tool.title.as_value(), kind).await;
+        let answer = self.script.permission(known.title.as_deref(), known.kind.as_deref());
         let options = params.options.iter().map(|o| (o.option_id.0.as_str(), o.kind.as_str()));
         let outcome = match choose(answer, options) {
             Some(id) => v1::RequestPermissionOutcome::Selected(v1::SelectedPermissionOutcome::new(
@@ -244,18 +305,28 @@ impl v1::methods::client::Handler<ClientContext> for Mock {
 }
 
 impl v2::methods::client::Handler<ClientContext> for Mock {
+    async fn session_update(&self, params: v2::UpdateSessionNotification, _: ClientContext) {
+        if let v2::SessionUpdate::ToolCallUpdate(update) = &params.update {
+            let kind = update.kind.as_value().map(|k| k.as_str());
+            self.tool_call(&params.session_id.0, &update.tool_call_id.0, update.title.as_value(), kind);
+        }
+    }
+
     async fn session_request_permission(
         &self,
         params: v2::RequestPermissionRequest,
-        _: ClientContext,
+        cx: ClientContext,
     ) -> Result<v2::RequestPermissionResponse, RpcError> {
+        // The rules match the request's own title, and the kind of the tool call it is about.
         let kind = match params.subject.as_value() {
             Some(v2::RequestPermissionSubject::ToolCall(subject)) => {
-                subject.tool_call.kind.as_value().map(|k| k.as_str())
+                let tool = &subject.tool_call;
+                let kind = tool.kind.as_value().map(|k| k.as_str());
+                self.known(&cx, &params.session_id.0, &tool.tool_call_id.0, None, kind).await.kind
             }
             _ => None,
         };
-        let answer = self.script.permission(Some(&params.title), kind);
+        let answer = self.script.permission(Some(&params.title), kind.as_deref());
         let options = params.options.iter().map(|o| (o.option_id.0.as_str(), o.kind.as_str()));
         let outcome = match choose(answer, options) {
             Some(id) => v2::RequestPermissionOutcome::Selected(v2::SelectedPermissionOutcome::new(

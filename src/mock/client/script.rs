@@ -43,7 +43,8 @@ use std::fmt;
 ///   `cancel` sends `session/cancel` after that many updates of the turn, or that many
 ///   milliseconds after the prompt.
 /// - `permissions`: the first rule whose `title` is part of the request's title and whose `kind`
-///   is the tool call's kind answers; else `defaultPermission`. Answers: `allow_once`,
+///   is the tool call's kind answers (a v1 request's tool call fields over what the agent's
+///   `tool_call` updates said of that tool call before it); else `defaultPermission`. Answers: `allow_once`,
 ///   `allow_always`, `reject_once`, `reject_always` (the first option of that kind, else of the
 ///   other kind that allows, or rejects), `cancelled`.
 /// - `files`: path → content for `fs/read_text_file` (`line`, `limit` honoured; a missing file
@@ -172,7 +173,8 @@ pub struct PermissionRule {
     /// A part of the request's title (v1: the tool call's `title`; v2: the request's `title`).
     #[serde(default)]
     pub title: Option<String>,
-    /// The tool call's kind as on the wire (`edit`, `execute`, …).
+    /// The tool call's kind as on the wire (`edit`, `execute`, …), as the request or the
+    /// updates before it give it.
     #[serde(default)]
     pub kind: Option<String>,
     /// The answer.
