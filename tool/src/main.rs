@@ -155,7 +155,7 @@ enum Command {
     /// ended); 2 the script is unusable (the error names its JSON pointer) or the agent cannot
     /// be started.
     MockClient {
-        /// The script (JSON; the format is in the documentation of `acp_rpc::mock`'s client).
+        /// The script (JSON; the format: the documentation of `acp_rpc::mock::ClientScript`).
         #[arg(long, value_name = "FILE")]
         script: PathBuf,
         /// The agent command and its arguments.
