@@ -106,6 +106,22 @@ fn the_raw_client_passes_with_agent_alone_or_quoted() {
     passes(&quoted, TURN, "raw client, sh -c \"exec {agent}\"");
 }
 
+/// A client that speaks v2 only, run for both versions: the v1 scenario's rules SKIP (it asked
+/// for 2 and closed when answered 1), not a missing prompt; v2 passes.
+#[test]
+fn a_v2_only_client_skips_v1() {
+    let out = conform_raw(&[], &["--protocol-version", "2", "--strict-version"]);
+    let mut rules = TURN.to_vec();
+    rules.extend(["rpc.unique-ids", "cap.session"]);
+    passes(&out, &rules, "raw client, v2 only");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.contains("rpc.v1-unique-ids")).unwrap_or_default();
+    assert!(
+        line.starts_with("SKIP") && line.contains("the client asked for version 2 and did not go on with v1"),
+        "{text}"
+    );
+}
+
 /// The client broken in `rule` fails exactly that rule; the exit status says whether it is a MUST.
 fn broken(rule: &str, version: Option<&str>) {
     let (args, mut client_args) = match version {

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """A raw ACP client (v1 and v2) for `acp conform --client`'s tests: JSON-RPC by hand, stdlib only.
 
-usage: raw_client.py [--protocol-version N] [--break RULE_ID] --prompt TEXT -- AGENT_CMD [ARGS...]
+usage: raw_client.py [--protocol-version N] [--strict-version] [--break RULE_ID] --prompt TEXT -- AGENT_CMD...
 
 Well-behaved by default: `initialize` (asking for N, default 2), `session/new`, one
 `session/prompt` with TEXT; permission requests answered with the first option offered; unknown
 requests answered -32601; the turn read to its end (v1: the prompt's response; v2: the `idle`
 state update), then the agent's stdin closed. `--break RULE_ID` breaks that one rule of the
 tool's rule table (src/rules.rs), and nothing else, so that a test can see
-`acp conform --client` name it.
+`acp conform --client` name it. `--strict-version` speaks version N only: answered another,
+it closes the agent's stdin and exits 1.
 """
 
 import json
@@ -18,7 +19,8 @@ import sys
 
 
 class Client:
-    def __init__(self, agent, version, broken):
+    def __init__(self, agent, version, broken, strict=False):
+        self.strict = strict
         self.agent = subprocess.Popen(agent, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.version = version
         self.broken = broken
@@ -105,6 +107,10 @@ class Client:
         answer = self.wait(self.request("initialize", params))
         if "result" not in answer:
             sys.exit("raw_client: initialize refused: %s" % json.dumps(answer))
+        if self.strict and answer["result"]["protocolVersion"] != self.version:
+            self.agent.stdin.close()
+            self.agent.wait()
+            sys.exit("raw_client: the agent answered version %s" % answer["result"]["protocolVersion"])
         self.version = answer["result"]["protocolVersion"]
         if self.broken == "init.once":
             self.wait(self.request("initialize", params))
@@ -129,10 +135,12 @@ class Client:
 
 def main():
     args = sys.argv[1:]
-    version, broken, prompt = 2, None, None
+    version, broken, prompt, strict = 2, None, None, False
     while args and args[0] != "--":
         if args[0] == "--protocol-version" and len(args) > 1:
             version, args = int(args[1]), args[2:]
+        elif args[0] == "--strict-version":
+            strict, args = True, args[1:]
         elif args[0] == "--break" and len(args) > 1:
             broken, args = args[1], args[2:]
         elif args[0] == "--prompt" and len(args) > 1:
@@ -140,8 +148,9 @@ def main():
         else:
             break
     if not args or args[0] != "--" or len(args) < 2 or prompt is None:
-        sys.exit("usage: raw_client.py [--protocol-version N] [--break RULE_ID] --prompt TEXT -- AGENT_CMD...")
-    Client(args[1:], version, broken).run(prompt)
+        sys.exit("usage: raw_client.py [--protocol-version N] [--strict-version] [--break RULE_ID] --prompt TEXT "
+                 "-- AGENT_CMD...")
+    Client(args[1:], version, broken, strict).run(prompt)
 
 
 if __name__ == "__main__":

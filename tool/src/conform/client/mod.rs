@@ -154,9 +154,7 @@ async fn conform(options: &Options, scratch: &Path) -> Result<Results, Unstartab
         results.scenarios.push(json!({ "name": name, "transcript": conn.transcript }));
         match outcome {
             Outcome::Prompted => {}
-            Outcome::Negotiated(other) => {
-                skip_version(&mut results, version, format!("the client asked for version {other}"));
-            }
+            Outcome::Negotiated(why) => skip_version(&mut results, version, why),
             Outcome::NoPrompt(why) => {
                 let tail = std::fs::read_to_string(&stderr).unwrap_or_default();
                 let tail: Vec<&str> = tail.lines().rev().take(3).collect();
@@ -203,8 +201,9 @@ async fn end(client: &mut tokio::process::Child) {
 enum Outcome {
     /// The client prompted (the rules of a turn are judged).
     Prompted,
-    /// The client settled on another version (the scenario's version-specific rules SKIP).
-    Negotiated(u64),
+    /// The client settled on another version, or does not speak the scenario's (its
+    /// version-specific rules SKIP), and why.
+    Negotiated(String),
     /// The client never prompted, and why.
     NoPrompt(String),
 }
@@ -283,6 +282,8 @@ impl Scenario {
         let mut turn: Option<Turn> = None;
         let mut queued: Vec<Value> = Vec::new();
         let mut ended: Option<Instant> = None;
+        // The client asked for a newer version than the scenario's (and was answered this one).
+        let mut asked_newer: Option<u64> = None;
         self.conn.checker.treat_as_unknown(PROBE);
         loop {
             let deadline = match ended {
@@ -294,6 +295,7 @@ impl Scenario {
                 Event::Junk => continue,
                 Event::Closed => break,
                 Event::Timeout if ended.is_some() => break,
+                Event::Timeout if sessions == 0 && asked_newer.is_some() => break,
                 Event::Timeout => {
                     return Outcome::NoPrompt(match (&turn, prompted) {
                         (Some(_), _) => {
@@ -335,12 +337,15 @@ impl Scenario {
                     let Some(agreed) = u16::try_from(number).ok().and_then(Version::from_number) else {
                         let text = "Unsupported protocol version".to_string();
                         self.conn.respond(id, Err((-32022, text))).await;
-                        return Outcome::Negotiated(requested);
+                        return Outcome::Negotiated(format!("the client asked for version {requested}"));
                     };
                     version = Some(agreed);
                     self.conn.respond(id, Ok(initialize_result(agreed))).await;
                     if agreed != target {
-                        return Outcome::Negotiated(number);
+                        return Outcome::Negotiated(format!("the client asked for version {requested}"));
+                    }
+                    if requested > number {
+                        asked_newer = Some(requested);
                     }
                 }
                 (Some(wire::SESSION_NEW), Some(id)) => {
@@ -363,6 +368,10 @@ impl Scenario {
         }
         if prompted {
             Outcome::Prompted
+        } else if let (0, Some(asked)) = (sessions, asked_newer) {
+            Outcome::Negotiated(format!(
+                "the client asked for version {asked} and did not go on with {target} (the stand-in's answer)"
+            ))
         } else {
             Outcome::NoPrompt("the client closed its agent without sending `session/prompt`".into())
         }
