@@ -68,9 +68,6 @@ impl fmt::Display for RunError {
 impl std::error::Error for RunError {}
 
 impl MockClient {
-    /// The [`RunError::step`] of [`MockClient::run_spawned`] when the agent cannot be started.
-    pub const STARTING: &'static str = "starting the agent";
-
     /// A client that follows `script`.
     pub fn new(script: ClientScript) -> Self {
         MockClient { script: Arc::new(script) }
@@ -86,22 +83,18 @@ impl MockClient {
     }
 
     /// Starts the agent `program args…` (in a process group of its own), runs the script, and
-    /// reports; the agent is shut down (stdin closed, then signals) at the end.
-    pub async fn run_spawned(&self, program: &str, args: &[String]) -> Result<Report, RunError> {
+    /// reports; the agent is shut down (stdin closed, then signals) at the end. The outer error:
+    /// the agent could not be started.
+    pub async fn run_spawned(&self, program: &str, args: &[String]) -> std::io::Result<Result<Report, RunError>> {
         let state = Arc::new(State::default());
         *lock(&state.files) = self.script.files.clone();
         let mock = Mock { script: self.script.clone(), state: state.clone() };
-        let (conn, driver, agent) =
-            crate::client::spawn_agent(mock, program, args, Config::default()).map_err(|e| RunError {
-                step: Self::STARTING.into(),
-                error: Error::Protocol(format!("cannot start {program}: {e}")),
-                report: Report::default(),
-            })?;
+        let (conn, driver, agent) = crate::client::spawn_agent(mock, program, args, Config::default())?;
         let result = self.drive(conn, driver, state).await;
         if let Err(e) = agent.shutdown().await {
             tracing::warn!("acp mock client: ending the agent: {e}");
         }
-        result
+        Ok(result)
     }
 
     async fn drive(

@@ -41,15 +41,18 @@ pub(crate) fn run(script: &Path, agent: &[String]) -> ExitCode {
     let outcome = runtime.block_on(async { client.run_spawned(program, args).await });
     runtime.shutdown_background();
     match outcome {
-        Ok(report) => {
+        Err(e) => {
+            eprintln!("acp mock-client: cannot start {program}: {e}");
+            ExitCode::from(2)
+        }
+        Ok(Ok(report)) => {
             print(&report);
             ExitCode::SUCCESS
         }
-        Err(failed) => {
+        Ok(Err(failed)) => {
             print(&failed.report);
             eprintln!("acp mock-client: {failed}");
-            // An agent command that cannot be started is a usage error, as in `acp conform`.
-            ExitCode::from(if failed.step == MockClient::STARTING { 2 } else { 1 })
+            ExitCode::from(1)
         }
     }
 }

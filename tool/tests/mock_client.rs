@@ -131,3 +131,14 @@ fn a_bad_script_exits_two_naming_the_pointer() {
         assert!(out.stdout.is_empty());
     }
 }
+
+#[test]
+fn an_agent_that_cannot_start_exits_two() {
+    let mut file = tempfile::NamedTempFile::new().expect("temp file");
+    file.write_all(br#"{"sessions": [{"prompts": [{"text": "hi"}]}]}"#).expect("script written");
+    let missing = std::env::temp_dir().join("no-such-agent-for-acp-mock-client");
+    let out = Command::new(ACP).arg("mock-client").arg("--script").arg(file.path()).arg("--").arg(&missing).output();
+    let out = out.expect("acp runs");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cannot start"), "{}", stderr(&out));
+}
