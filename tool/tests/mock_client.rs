@@ -76,12 +76,22 @@ fn permission_files_and_a_terminal_come_from_the_script() {
     let out = mock_client(
         r#"{"protocolVersion": 1, "files": {"/w/notes.txt": "the notes"},
             "terminals": [{"command": "make", "output": "built\n", "exitCode": 2}],
-            "sessions": [{"cwd": "/w", "prompts": [{"text": "perm read /w/notes.txt"}, {"text": "run make"}]}]}"#,
+            "sessions": [{"cwd": "/w", "prompts": [{"text": "perm read /w/notes.txt"}, {"text": "run make"},
+                                                {"text": "run make limit 4"}]}]}"#,
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lines = lines(&out);
-    assert_eq!(said(&lines), ["the notes", "perm read /w/notes.txt", "built\n(exit 2)", "run make"], "{lines:?}");
-    assert_eq!(stops(&lines), ["end_turn", "end_turn"]);
+    let expected = [
+        "the notes",
+        "perm read /w/notes.txt",
+        "built\n(exit 2)",
+        "run make",
+        // `outputByteLimit` keeps the end of the output.
+        "ilt\n(exit 2, truncated)",
+        "run make limit 4",
+    ];
+    assert_eq!(said(&lines), expected, "{lines:?}");
+    assert_eq!(stops(&lines), ["end_turn", "end_turn", "end_turn"]);
 }
 
 #[test]
