@@ -338,3 +338,34 @@ impl v2::methods::client::Handler<ClientContext> for Mock {
         self.record::<v2::methods::SessionRequestPermission, _, _>(&params.session_id.0, &params, answer)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_honour_line_and_limit() {
+        let mock = Mock { script: Arc::default(), state: Arc::default() };
+        lock(&mock.state.files).insert("/f".into(), "a\nb\nc\n".into());
+        assert_eq!(mock.read("/f", None, None), Ok("a\nb\nc\n".into()));
+        assert_eq!(mock.read("/f", Some(2), None), Ok("b\nc\n".into()));
+        assert_eq!(mock.read("/f", Some(1), Some(2)), Ok("a\nb\n".into()));
+        assert_eq!(mock.read("/g", None, None).map_err(|e| e.code), Err(RpcError::RESOURCE_NOT_FOUND));
+    }
+
+    #[test]
+    fn output_is_cut_at_the_front_on_a_character_boundary() {
+        let script = |output: &str| TerminalScript {
+            command: "x".into(),
+            output: output.into(),
+            exit_code: None,
+            signal: Some("SIGKILL".into()),
+        };
+        let terminal = Terminal { script: script("aé€"), limit: Some(4) };
+        // "é" is two bytes, "€" three: the last 4 bytes start inside "é".
+        assert_eq!(terminal.output(), ("€".into(), true));
+        assert_eq!(Terminal { script: script("ab"), limit: Some(2) }.output(), ("ab".into(), false));
+        let (code, signal) = terminal.exit();
+        assert_eq!((code.as_value().copied(), signal.as_value().cloned()), (None, Some("SIGKILL".to_string())));
+    }
+}
