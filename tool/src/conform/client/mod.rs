@@ -13,7 +13,9 @@
 //! `spawn`, Python's `subprocess` close every other descriptor).
 //!
 //! Scenarios, one client process each, per protocol version (the stand-in answers `initialize`
-//! with the scenario's version when the client asks for it or more):
+//! with the scenario's version when the client asks for it or more; a client that asks for an
+//! older one, or asks for a newer one and does not go on with the answer, gets that version's
+//! rules SKIPped, not judged):
 //!
 //! - `turn`: the stand-in advertises the baseline only (v1: no `loadSession`, no prompt
 //!   capabilities; v2: `capabilities.session: {}`) and, on the client's prompt, sends a `_`
