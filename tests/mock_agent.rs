@@ -62,9 +62,9 @@ impl v1::methods::client::Handler<ClientContext> for Client {
         cx: ClientContext,
     ) -> Result<v1::RequestPermissionResponse, RpcError> {
         let outcome = match self.choice(&cx).await {
-            Some(id) => v1::RequestPermissionOutcome::Selected(v1::SelectedPermissionOutcome::new(
-                v1::PermissionOptionId(id),
-            )),
+            Some(id) => {
+                v1::RequestPermissionOutcome::Selected(v1::SelectedPermissionOutcome::new(v1::PermissionOptionId(id)))
+            }
             None => v1::RequestPermissionOutcome::Cancelled,
         };
         Ok(v1::RequestPermissionResponse::new(outcome))
@@ -136,9 +136,9 @@ impl v2::methods::client::Handler<ClientContext> for Client {
         cx: ClientContext,
     ) -> Result<v2::RequestPermissionResponse, RpcError> {
         let outcome = match self.choice(&cx).await {
-            Some(id) => v2::RequestPermissionOutcome::Selected(v2::SelectedPermissionOutcome::new(
-                v2::PermissionOptionId(id),
-            )),
+            Some(id) => {
+                v2::RequestPermissionOutcome::Selected(v2::SelectedPermissionOutcome::new(v2::PermissionOptionId(id)))
+            }
             None => v2::RequestPermissionOutcome::Cancelled(v2::CancelledPermissionOutcome::default()),
         };
         Ok(v2::RequestPermissionResponse::new(outcome))
@@ -266,7 +266,10 @@ async fn v1_a_scripted_turn_asks_permission_reads_writes_and_runs_a_terminal() {
     );
     assert_eq!(texts(&updates), ["Looking at the notes", "old notes", "test result: ok\n(exit 0)", "Edited."]);
     assert_eq!(lock(&client.state.files)["/project/notes.txt"], "new notes");
-    assert_eq!(*lock(&client.state.terminal_calls), ["create cargo test", "wait term-1", "output term-1", "release term-1"]);
+    assert_eq!(
+        *lock(&client.state.terminal_calls),
+        ["create cargo test", "wait term-1", "output term-1", "release term-1"]
+    );
 
     // What the agent received: the client's requests and its seven answers, the first the
     // permission's.
@@ -297,10 +300,7 @@ async fn v2_a_scripted_turn_asks_permission_and_skips_what_v2_has_no_methods_for
 
     let (updates, stop) = v2_turn(&mut session, "please edit the notes").await;
     assert_eq!(stop, "end_turn");
-    assert_eq!(
-        kinds(&updates),
-        ["agent_thought_chunk", "tool_call_update", "tool_call_update", "agent_message_chunk"]
-    );
+    assert_eq!(kinds(&updates), ["agent_thought_chunk", "tool_call_update", "tool_call_update", "agent_message_chunk"]);
     assert_eq!(texts(&updates), ["Looking at the notes", "Edited."]);
     // The v2 schema has no fs/* or terminal/* client methods: nothing was sent, the steps say so.
     assert_eq!(lock(&client.state.files)["/project/notes.txt"], "old notes");
@@ -322,7 +322,10 @@ async fn v2_a_scripted_turn_asks_permission_and_skips_what_v2_has_no_methods_for
 async fn without_a_script_each_prompt_is_echoed_and_ends_end_turn() {
     let (_conn, mut session) = v1_session(MockAgent::echo(), Client::default()).await;
     let (updates, stop) = v1_turn(&mut session, "hello there").await;
-    assert_eq!((updates, stop.as_str()), (vec![("agent_message_chunk".into(), Some("hello there".into()))], "end_turn"));
+    assert_eq!(
+        (updates, stop.as_str()),
+        (vec![("agent_message_chunk".into(), Some("hello there".into()))], "end_turn")
+    );
 
     let (_conn, mut session) = v2_session(MockAgent::echo(), Client::default()).await;
     let (updates, stop) = v2_turn(&mut session, "hello v2").await;
@@ -370,7 +373,8 @@ async fn v1_cancel_stops_the_turn_at_once() {
 
 #[tokio::test]
 async fn v2_cancel_stops_the_turn_at_once() {
-    let (_conn, mut session) = v2_session(MockAgent::from_script(waiting_script()).expect("valid"), Client::default()).await;
+    let (_conn, mut session) =
+        v2_session(MockAgent::from_script(waiting_script()).expect("valid"), Client::default()).await;
     let cancel = session.connection().clone();
     let id = session.id().0.clone();
     let mut turn = session.prompt(v2_text("go")).await;

@@ -139,7 +139,10 @@ impl MockAgent {
         let mut init_v1 = encode(&v1::InitializeResponse::new(v1::ProtocolVersion(1)));
         merge(&mut init_v1, json!({ "agentInfo": info }).as_object().unwrap_or(&Map::new()));
         if script.load_session {
-            merge(&mut init_v1, json!({ "agentCapabilities": { "loadSession": true } }).as_object().unwrap_or(&Map::new()));
+            merge(
+                &mut init_v1,
+                json!({ "agentCapabilities": { "loadSession": true } }).as_object().unwrap_or(&Map::new()),
+            );
         }
         let implementation = v2::Implementation::new("acp-mock-agent".into(), env!("CARGO_PKG_VERSION").into());
         let mut init_v2 = encode(&v2::InitializeResponse::new(v2::ProtocolVersion(2), implementation));
@@ -163,9 +166,8 @@ impl MockAgent {
 
     /// The agent playing the script in `text` (JSON); a syntax error names its line and column.
     pub fn from_json(text: &str) -> Result<Self, ScriptError> {
-        let value: Value = serde_json::from_str(text).map_err(|e| {
-            ScriptError::at("", format!("not JSON (line {}, column {}): {e}", e.line(), e.column()))
-        })?;
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| ScriptError::at("", format!("not JSON (line {}, column {}): {e}", e.line(), e.column())))?;
         MockAgent::from_script(value)
     }
 
@@ -300,7 +302,11 @@ impl v1::methods::agent::Handler<AgentContext> for Mock {
         }
     }
 
-    async fn session_prompt(&self, params: v1::PromptRequest, cx: AgentContext) -> Result<v1::PromptResponse, RpcError> {
+    async fn session_prompt(
+        &self,
+        params: v1::PromptRequest,
+        cx: AgentContext,
+    ) -> Result<v1::PromptResponse, RpcError> {
         let text = prompt_text(params.prompt.iter().map(|b| match b {
             v1::ContentBlock::Text(t) => Some(t.text.as_str()),
             _ => None,
@@ -318,7 +324,11 @@ impl v2::methods::agent::Handler<AgentContext> for Mock {
         answer(&self.agent.init_v2)
     }
 
-    async fn auth_login(&self, params: v2::LoginAuthRequest, _: AgentContext) -> Result<v2::LoginAuthResponse, RpcError> {
+    async fn auth_login(
+        &self,
+        params: v2::LoginAuthRequest,
+        _: AgentContext,
+    ) -> Result<v2::LoginAuthResponse, RpcError> {
         match offers(&self.agent.init_v2, &params.method_id.0) {
             true => Ok(v2::LoginAuthResponse::new()),
             false => Err(no_auth_method(<v2::methods::AuthLogin as Method>::METHOD, &params.method_id.0)),

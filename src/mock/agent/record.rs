@@ -78,8 +78,8 @@ impl Received {
         if line.iter().all(u8::is_ascii_whitespace) {
             return;
         }
-        let message = serde_json::from_slice(line)
-            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(line).into_owned()));
+        let message =
+            serde_json::from_slice(line).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(line).into_owned()));
         self.log().messages.push(message);
     }
 }
