@@ -445,3 +445,30 @@ fn a_bad_script_names_the_json_pointer_of_the_problem() {
     let error = MockAgent::from_script(json!({ "turns": [{ "steps": [{ "delay": -1 }] }] })).expect_err("negative");
     assert!(error.to_string().contains("/turns/0/steps/0/delay"), "{error}");
 }
+
+#[tokio::test]
+async fn session_load_is_answered_only_when_scripted() {
+    let load = |id: &str| v1::LoadSessionRequest::new(vec![], "/project".into(), v1::SessionId(id.into()));
+    let agent = MockAgent::from_script(json!({ "loadSession": true })).expect("valid").versions(&[Version::V1]);
+    let conn = agent.connect(Client::default());
+    let answer = conn.initialize_v1(v1_init()).await.expect("initialize");
+    assert_eq!(serde_json::to_value(&answer.agent_capabilities).expect("encodes")["loadSession"], true);
+    let mut session = conn.load_session_v1(load("earlier")).await.expect("loaded");
+    let (updates, stop) = v1_turn(&mut session, "again").await;
+    assert_eq!((texts(&updates), stop.as_str()), (vec!["again"], "end_turn"));
+
+    let conn = MockAgent::echo().versions(&[Version::V1]).connect(Client::default());
+    conn.initialize_v1(v1_init()).await.expect("initialize");
+    assert!(conn.load_session_v1(load("earlier")).await.is_err(), "not scripted");
+}
+
+#[tokio::test]
+async fn scripted_auth_methods_are_offered_and_accepted() {
+    let methods = json!([{ "id": "mock-login", "name": "Mock login" }]);
+    let script = json!({ "initialize": { "v1": { "authMethods": methods }, "v2": { "authMethods": methods } } });
+    let conn = MockAgent::from_script(script).expect("valid").versions(&[Version::V1]).connect(Client::default());
+    conn.initialize_v1(v1_init()).await.expect("initialize");
+    assert_eq!(conn.auth_methods().len(), 1);
+    conn.authenticate("mock-login").await.expect("a scripted method");
+    assert!(conn.authenticate("other").await.is_err(), "an unknown method is refused");
+}

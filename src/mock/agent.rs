@@ -355,3 +355,33 @@ impl PromptTurn for Mock {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The example of the module docs, as written there.
+    fn documented_example() -> String {
+        let source = include_str!("agent.rs");
+        let lines = source.lines().map_while(|l| l.strip_prefix("//!")).map(|l| l.strip_prefix(' ').unwrap_or(l));
+        let example: Vec<&str> = lines.skip_while(|l| *l != "```json").skip(1).take_while(|l| *l != "```").collect();
+        example.join("\n")
+    }
+
+    #[test]
+    fn the_documented_example_is_a_valid_script() {
+        let example = documented_example();
+        assert!(example.contains("\"turns\""), "{example}");
+        let agent = MockAgent::from_json(&example).expect("the documented example is valid");
+        assert_eq!(agent.script.turns.len(), 2);
+        assert_eq!(agent.init_v1["agentCapabilities"]["loadSession"], true);
+        assert_eq!(agent.init_v1["agentCapabilities"]["promptCapabilities"]["image"], true);
+    }
+
+    #[test]
+    fn a_bad_initialize_answer_is_named_below_its_version() {
+        let bad = json!({ "initialize": { "v1": { "protocolVersion": "one" } } });
+        let error = MockAgent::from_script(bad).expect_err("not a version");
+        assert!(error.pointer.starts_with("/initialize/v1"), "{error}");
+    }
+}
