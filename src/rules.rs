@@ -160,6 +160,8 @@ pub const V1_UPDATES_BEFORE_RESPONSE: &str = "turn.v1-updates-before-response";
 pub const V1_CANCELLED: &str = "turn.v1-cancelled";
 /// `turn.cancel-permission`: a MUST that binds the client.
 pub const CANCEL_PERMISSION: &str = "turn.cancel-permission";
+/// `perm.offered-option`: a SHOULD that binds the client.
+pub const PERMISSION_OFFERED_OPTION: &str = "perm.offered-option";
 /// `turn.v2-running-idle`: a MUST that binds the agent.
 pub const V2_RUNNING_IDLE: &str = "turn.v2-running-idle";
 /// `turn.v2-stop-reason`: a SHOULD that binds the agent.
@@ -469,6 +471,21 @@ pub static RULES: &[Rule] = &[
                    / The client answers a request the agent cancels with `$/cancel_request` with this outcome.",
         source: "schema/v1/schema.json#/$defs/RequestPermissionOutcome/oneOf/0; \
                  schema/v2/schema.json#/$defs/RequestPermissionOutcome/anyOf/0",
+        tck: &[],
+    },
+    Rule {
+        id: PERMISSION_OFFERED_OPTION,
+        // Said of the outcome, without a keyword: a finding.
+        tier: Tier::Should,
+        binds: Binds::Client,
+        scope: Scope::Connection,
+        versions: BOTH,
+        sentence: "The user selected one of the provided options. [optionId:] The ID of the option the user \
+                   selected.",
+        source: "schema/v1/schema.unstable.json#/$defs/SelectedPermissionOutcome, \
+                 #/$defs/RequestPermissionOutcome/oneOf/1; \
+                 schema/v2/schema.unstable.json#/$defs/SelectedPermissionOutcome, \
+                 #/$defs/RequestPermissionOutcome/anyOf/1",
         tck: &[],
     },
     Rule {

@@ -322,6 +322,8 @@ fn each_rule_transcript_breaks_its_rule_and_clean_ones_break_none() {
         ("rule-v1-fs-without-capability.jsonl", "cap.client-fs", "agent", 6, 1),
         ("rule-v1-notification-answered.jsonl", "rpc.no-response-to-notification", "agent", 6, 1),
         ("rule-v1-permission-after-cancel.jsonl", "turn.cancel-permission", "client", 8, 1),
+        // Without a keyword: a SHOULD finding, exit 0.
+        ("rule-v1-permission-option-not-offered.jsonl", "perm.offered-option", "client", 7, 0),
         ("rule-v2-no-running.jsonl", "turn.v2-running-idle", "agent", 8, 1),
         ("rule-v2-never-idle.jsonl", "turn.v2-running-idle", "agent", 7, 1),
         // "must" in lower case: a SHOULD finding, exit 0.

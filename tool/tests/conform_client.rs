@@ -75,6 +75,7 @@ const TURN: &[&str] = &[
     "rpc.method-not-found",
     "init.first",
     "init.once",
+    "perm.offered-option",
 ];
 
 /// Our example client, in v1, in v2 and in both (it asks for 2 and takes 1).
@@ -159,6 +160,7 @@ broken! {
     id_of_a_pending_request_reused: "rpc.v1-unique-ids", Some("1");
     load_not_advertised: "cap.load-session", Some("1");
     permission_not_cancelled_after_cancel: "turn.cancel-permission", Some("1");
+    permission_option_not_offered: "perm.offered-option", None;
 }
 
 /// A command without `{agent}`, a client that cannot be started, and one that exits without

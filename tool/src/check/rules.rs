@@ -91,6 +91,8 @@ struct Prompt {
 struct Permission {
     session: Option<String>,
     line: usize,
+    /// The `optionId`s of the request's `options`.
+    options: Vec<String>,
     /// Line of the `session/cancel` (v1) or `$/cancel_request` (v2) that asks for `cancelled`.
     cancelled: Option<usize>,
 }
@@ -319,7 +321,9 @@ impl Judge {
                 }
             }
             (Role::Agent, wire::SESSION_REQUEST_PERMISSION) => {
-                self.permissions.insert(id, Permission { session, line, cancelled: None });
+                let options = params["options"].as_array().map_or(&[][..], Vec::as_slice);
+                let options = options.iter().filter_map(|o| o["optionId"].as_str()).map(String::from).collect();
+                self.permissions.insert(id, Permission { session, line, options, cancelled: None });
             }
             #[cfg(feature = "unstable")]
             (Role::Agent, wire::MCP_MESSAGE) => self.mcp.call(&mut self.tally, report, id, params, self.forced),
@@ -617,6 +621,20 @@ impl Judge {
             }
             (Role::Client, wire::SESSION_REQUEST_PERMISSION) => {
                 if let Some(permission) = self.permissions.remove(&id.to_string()) {
+                    if result["outcome"]["outcome"] == "selected" {
+                        self.tally.exercise(rules::PERMISSION_OFFERED_OPTION, Role::Client);
+                        let chosen = result["outcome"]["optionId"].as_str();
+                        if !chosen.is_some_and(|c| permission.options.iter().any(|o| o == c)) {
+                            let detail = format!(
+                                "the permission request (line {}) answered with optionId {}, not one of the \
+                                 offered options {:?}",
+                                permission.line,
+                                chosen.map_or("(none)".to_string(), |c| format!("{c:?}")),
+                                permission.options
+                            );
+                            self.tally.violate(report, rules::PERMISSION_OFFERED_OPTION, Role::Client, detail);
+                        }
+                    }
                     if let Some(cancel) = permission.cancelled {
                         self.tally.exercise(rules::CANCEL_PERMISSION, Role::Client);
                         let outcome = result["outcome"]["outcome"].as_str();

@@ -82,6 +82,8 @@ class Client:
 
     def permission(self, id, params):
         option = params["options"][0]["optionId"]
+        if self.broken == "perm.offered-option":
+            option = "never-offered"
         if self.broken == "turn.cancel-permission":
             self.send({"method": "session/cancel", "params": {"sessionId": params["sessionId"]}})
         if self.broken == "rpc.v1-unique-ids":

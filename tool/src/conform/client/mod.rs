@@ -410,14 +410,14 @@ impl Scenario {
             { "optionId": "allow", "name": "Allow", "kind": "allow_once" },
             { "optionId": "reject", "name": "Reject", "kind": "reject_once" },
         ]);
-        let call = json!({ "toolCallId": "conform-call", "title": "Read notes.txt", "kind": "read" });
-        let permission = self
-            .conn
-            .request(
-                wire::SESSION_REQUEST_PERMISSION,
-                json!({ "sessionId": session, "toolCall": call, "options": options }),
-            )
-            .await;
+        // v1 names the tool call; v2 titles the prompt (its `title` is required).
+        let params = if version == Some(Version::V2) {
+            json!({ "sessionId": session, "title": "Read notes.txt", "options": options })
+        } else {
+            let call = json!({ "toolCallId": "conform-call", "title": "Read notes.txt", "kind": "read" });
+            json!({ "sessionId": session, "toolCall": call, "options": options })
+        };
+        let permission = self.conn.request(wire::SESSION_REQUEST_PERMISSION, params).await;
         Some(Turn { session, prompt: id, permission, cancelled: false })
     }
 
