@@ -104,7 +104,7 @@ pub fn run(options: Options) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let exit = if results.without_session() { 3 } else { u8::from(results.must_failed()) };
+    let exit = if results.incomplete() { 3 } else { u8::from(results.must_failed()) };
     if options.json {
         println!("{}", results.json(exit));
     } else {
@@ -444,7 +444,7 @@ async fn main_scenario(options: &Options, version: Version, client: &ClientSide,
     let first = match open_session(&mut agent, options, version, &init, &new_params).await {
         Ok(session) => session,
         Err(why) => {
-            results.no_session(&name, why);
+            results.unreached(&name, why);
             return end(agent, &name, results).await;
         }
     };
@@ -499,7 +499,7 @@ async fn no_capabilities(options: &Options, client: &ClientSide, results: &mut R
             let text = options.tool_prompt.as_ref().unwrap_or(&options.prompt).replace("{cwd}", &cwd);
             turn(&mut agent, options, Version::V1, &session.id, text_prompt(&text), false).await;
         }
-        Err(why) => results.no_session(&name, why),
+        Err(why) => results.unreached(&name, why),
     }
     end(agent, &name, results).await;
 }

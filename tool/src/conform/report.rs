@@ -1,8 +1,9 @@
-//! The verdict of `acp conform`: the agent-side results of every scenario's checker, merged per
-//! rule, with the driver's own findings; printed one line per rule (text) or as one JSON object.
+//! The verdict of `acp conform` (and `acp conform --client`): the results of every scenario's
+//! checker for the side judged, merged per rule, with the driver's own findings; printed one
+//! line per rule (text) or as one JSON object.
 
-use crate::check::{RuleResult, RuleViolation};
-use acp_rpc::rules::{self, Binds, Rule, Scope, Tier};
+use crate::check::{Role, RuleResult, RuleViolation};
+use acp_rpc::rules::{self, Rule, Scope, Tier};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -23,16 +24,19 @@ pub enum Verdict {
 }
 
 /// Results merged over the scenarios.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Results {
+    /// The side judged: the agent (`acp conform`) or the client (`--client`).
+    judged: Role,
     exercised: BTreeMap<&'static str, usize>,
     found: BTreeMap<&'static str, Vec<Found>>,
     /// Why a rule was not exercised, when a scenario knows.
     skipped: BTreeMap<&'static str, String>,
     /// What a PASS rests on, when a scenario says more than a count.
     evidence: BTreeMap<&'static str, Vec<String>>,
-    /// Scenarios that could not get a session, and why.
-    no_session: Vec<(String, String)>,
+    /// Scenarios that never reached what the rules need (the agent: a session; the client: its
+    /// prompt), and why.
+    unreached: Vec<(String, String)>,
     /// The agent's requests to the client, by method, over every scenario: what a tool prompt
     /// made it do (permission, `fs/*`, `terminal/*`), whichever rule they fall under.
     requests: BTreeMap<String, usize>,
@@ -41,8 +45,30 @@ pub struct Results {
     pub scenarios: Vec<Value>,
 }
 
+impl Default for Results {
+    /// The results of `acp conform`, which judges an agent.
+    fn default() -> Self {
+        Results::judging(Role::Agent)
+    }
+}
+
 impl Results {
-    /// Adds a scenario's agent-side results.
+    /// Empty results of a run judging `side`.
+    pub fn judging(side: Role) -> Self {
+        Results {
+            judged: side,
+            exercised: BTreeMap::new(),
+            found: BTreeMap::new(),
+            skipped: BTreeMap::new(),
+            evidence: BTreeMap::new(),
+            unreached: Vec::new(),
+            requests: BTreeMap::new(),
+            negotiation: Vec::new(),
+            scenarios: Vec::new(),
+        }
+    }
+
+    /// Adds a scenario's results of the side judged.
     pub fn add(&mut self, scenario: &str, results: Vec<RuleResult>) {
         for result in results {
             *self.exercised.entry(result.rule.id).or_default() += result.exercised;
@@ -81,14 +107,15 @@ impl Results {
         }
     }
 
-    /// A scenario that could not get a session: the run cannot say the agent passes.
-    pub fn no_session(&mut self, scenario: &str, why: impl Into<String>) {
-        self.no_session.push((scenario.to_string(), why.into()));
+    /// A scenario that never reached what the rules need (an agent that gave no session, a
+    /// client that never prompted): the run cannot say the side judged passes.
+    pub fn unreached(&mut self, scenario: &str, why: impl Into<String>) {
+        self.unreached.push((scenario.to_string(), why.into()));
     }
 
-    /// Whether a scenario could not get a session (exit status 3).
-    pub fn without_session(&self) -> bool {
-        !self.no_session.is_empty()
+    /// Whether a scenario went unreached (exit status 3).
+    pub fn incomplete(&self) -> bool {
+        !self.unreached.is_empty()
     }
 
     /// Says why `rule` may go unexercised (kept unless a reason is already there).
@@ -96,13 +123,14 @@ impl Results {
         self.skipped.entry(rule).or_insert_with(|| reason.into());
     }
 
-    /// The rules that bind the agent and that this run could see broken. `acp conform` drives the
-    /// agent as a plain agent (`initialize`, never `proxy/initialize`) and offers it no ACP MCP
-    /// server, so a rule only a proxy or an MCP-over-ACP exchange can break is left out, unless
-    /// the agent met or broke it anyway (an `mcp/message` it sent unasked).
+    /// The rules that bind the side judged and that this run could see broken. `acp conform`
+    /// drives the agent as a plain agent (`initialize`, never `proxy/initialize`) and offers it
+    /// no ACP MCP server, and its stand-in for a client's agent is a plain agent that takes none,
+    /// so a rule only a proxy or an MCP-over-ACP exchange can break is left out, unless the side
+    /// judged met or broke it anyway (an `mcp/message` sent unasked).
     fn rules(&self) -> impl Iterator<Item = &'static Rule> + '_ {
         rules::RULES.iter().filter(|r| {
-            r.binds != Binds::Client
+            r.binds.binds(self.judged)
                 && (r.scope == Scope::Connection
                     || self.exercised.get(r.id).is_some_and(|n| *n > 0)
                     || self.found.get(r.id).is_some_and(|f| !f.is_empty()))
@@ -168,11 +196,18 @@ impl Results {
             let calls: Vec<String> = self.requests.iter().map(|(method, n)| format!("{method} x{n}")).collect();
             let _ = writeln!(out, "AGENT REQUESTS  {}", calls.join(", "));
         }
-        for (scenario, why) in &self.no_session {
-            let _ = writeln!(out, "NO SESSION  [{scenario}] {why}");
+        let (label, why_incomplete) = match self.judged {
+            Role::Client => ("NO PROMPT", "the client did not send its prompt: the rules of a turn were not exercised"),
+            _ => (
+                "NO SESSION",
+                "the agent could not be brought to a session: the rules that need one were not exercised",
+            ),
+        };
+        for (scenario, why) in &self.unreached {
+            let _ = writeln!(out, "{label}  [{scenario}] {why}");
         }
-        let verdict = if self.without_session() {
-            "the agent could not be brought to a session: the rules that need one were not exercised"
+        let verdict = if self.incomplete() {
+            why_incomplete
         } else if self.must_failed() {
             "a MUST rule fails"
         } else {
@@ -210,15 +245,18 @@ impl Results {
                 })
             })
             .collect();
-        let no_session: Vec<Value> =
-            self.no_session.iter().map(|(scenario, why)| json!({ "scenario": scenario, "why": why })).collect();
-        json!({
-            "rules": rules,
-            "noSession": no_session,
-            "agentRequests": self.requests,
-            "negotiation": self.negotiation,
-            "scenarios": self.scenarios,
-            "exit": exit,
-        })
+        let unreached: Vec<Value> =
+            self.unreached.iter().map(|(scenario, why)| json!({ "scenario": scenario, "why": why })).collect();
+        match self.judged {
+            Role::Client => json!({ "rules": rules, "noPrompt": unreached, "scenarios": self.scenarios, "exit": exit }),
+            _ => json!({
+                "rules": rules,
+                "noSession": unreached,
+                "agentRequests": self.requests,
+                "negotiation": self.negotiation,
+                "scenarios": self.scenarios,
+                "exit": exit,
+            }),
+        }
     }
 }

@@ -25,13 +25,12 @@
 //!   every other request is answered -32601. Then it waits for the client to close its side.
 
 mod conn;
-mod report;
 
+use super::report::Results;
 use crate::check::{wire, Role};
 use acp_rpc::rules;
 use acp_types::Version;
 use conn::{Conn, Event};
-use report::Results;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
@@ -100,7 +99,7 @@ pub fn run(options: Options) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let exit = if results.without_prompt() { 3 } else { u8::from(results.must_failed()) };
+    let exit = if results.incomplete() { 3 } else { u8::from(results.must_failed()) };
     if options.json {
         println!("{}", results.json(exit));
     } else {
@@ -135,7 +134,7 @@ fn quote(word: &str) -> String {
 
 async fn conform(options: &Options, scratch: &Path) -> Result<Results, Unstartable> {
     let exe = std::env::current_exe().map_err(|e| Unstartable(format!("cannot find the acp binary: {e}")))?;
-    let mut results = Results::default();
+    let mut results = Results::judging(Role::Client);
     for version in Version::ALL.iter().copied() {
         if !options.versions.contains(&version) {
             skip_version(&mut results, version, format!("--protocol-version selects another version than {version}"));
@@ -165,7 +164,7 @@ async fn conform(options: &Options, scratch: &Path) -> Result<Results, Unstartab
                 } else {
                     format!(" (its stderr ends: {})", tail.into_iter().rev().collect::<Vec<_>>().join(" / "))
                 };
-                results.no_prompt(&name, format!("{why}{said}"));
+                results.unreached(&name, format!("{why}{said}"));
             }
         }
     }
