@@ -74,38 +74,50 @@ pub struct Options {
     pub agent: Vec<String>,
 }
 
-/// Why a run stopped early: the agent cannot be started.
-struct Unstartable(String);
+/// Why a run stopped early: the agent (or, with `--client`, the client) cannot be started.
+pub(crate) struct Unstartable(pub(crate) String);
 
 /// Runs the scenarios and prints the verdicts; exit 0 (every MUST passes), 1 (one fails),
 /// 2 (the agent cannot be started), 3 (the agent could not be brought to a session: the
 /// verdicts cover little, whatever they say).
 pub fn run(options: Options) -> ExitCode {
+    let json = options.json;
+    verdict("acp conform", json, |scratch| async move { conform(&options, &scratch).await })
+}
+
+/// What `acp conform` and `acp conform --client` share around their scenarios: a runtime and a
+/// scratch directory for `run`, then its verdicts printed (text or JSON) and the exit status
+/// (2 when it could not start, 3 when a scenario went unreached, 1 when a MUST fails).
+pub(crate) fn verdict<F, Fut>(command: &str, json: bool, run: F) -> ExitCode
+where
+    F: FnOnce(PathBuf) -> Fut,
+    Fut: std::future::Future<Output = Result<Results, Unstartable>>,
+{
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("acp conform: {e}");
+            eprintln!("{command}: {e}");
             return ExitCode::from(2);
         }
     };
     let scratch = match tempdir() {
         Ok(dir) => dir,
         Err(e) => {
-            eprintln!("acp conform: cannot create a scratch directory: {e}");
+            eprintln!("{command}: cannot create a scratch directory: {e}");
             return ExitCode::from(2);
         }
     };
-    let outcome = runtime.block_on(conform(&options, &scratch));
+    let outcome = runtime.block_on(run(scratch.clone()));
     let _ = std::fs::remove_dir_all(&scratch);
     let results = match outcome {
         Ok(results) => results,
         Err(Unstartable(why)) => {
-            eprintln!("acp conform: {why}");
+            eprintln!("{command}: {why}");
             return ExitCode::from(2);
         }
     };
     let exit = if results.incomplete() { 3 } else { u8::from(results.must_failed()) };
-    if options.json {
+    if json {
         println!("{}", results.json(exit));
     } else {
         print!("{}", results.text());

@@ -27,6 +27,7 @@
 mod conn;
 
 use super::report::Results;
+use super::Unstartable;
 use crate::check::{wire, Role};
 use acp_rpc::rules;
 use acp_types::Version;
@@ -65,9 +66,6 @@ pub struct Options {
     pub client: Vec<String>,
 }
 
-/// Why a run stopped early: the client cannot be started, or never starts its agent.
-struct Unstartable(String);
-
 /// Runs the scenarios and prints the verdicts; exit 0 (every MUST passes), 1 (one fails),
 /// 2 (the client cannot be started, never starts the agent, or the command has no `{agent}`),
 /// 3 (the client never sent its prompt in some scenario).
@@ -76,36 +74,8 @@ pub fn run(options: Options) -> ExitCode {
         eprintln!("acp conform --client: the client command has no {AGENT} (where the agent command goes)");
         return ExitCode::from(2);
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("acp conform: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let scratch = match super::tempdir() {
-        Ok(dir) => dir,
-        Err(e) => {
-            eprintln!("acp conform: cannot create a scratch directory: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let outcome = runtime.block_on(conform(&options, &scratch));
-    let _ = std::fs::remove_dir_all(&scratch);
-    let results = match outcome {
-        Ok(results) => results,
-        Err(Unstartable(why)) => {
-            eprintln!("acp conform --client: {why}");
-            return ExitCode::from(2);
-        }
-    };
-    let exit = if results.incomplete() { 3 } else { u8::from(results.must_failed()) };
-    if options.json {
-        println!("{}", results.json(exit));
-    } else {
-        print!("{}", results.text());
-    }
-    ExitCode::from(exit)
+    let json = options.json;
+    super::verdict("acp conform --client", json, |scratch| async move { conform(&options, &scratch).await })
 }
 
 /// The client's command for one scenario: `{agent}` and `{prompt}` replaced.
