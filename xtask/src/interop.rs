@@ -860,15 +860,24 @@ fn run_scenario(env: &Env, scenario: Scenario) -> ScenarioResult {
     if scenario.transport != Transport::Stdio {
         return run_net_scenario(env, scenario);
     }
-    let name = scenario.name();
-    let (verdict, line) = match prepare(env, scenario) {
+    run_judged(scenario.name(), prepare(env, scenario), |run| evaluate(run, Output::of(scenario), scenario.expect))
+}
+
+/// Runs a prepared scenario command (within [`TIMEOUT`]) and judges how it ran: its `PASS`,
+/// `FAIL` (with the command and the ends of its output) or `SKIP` line.
+fn run_judged(
+    name: String,
+    prepared: Result<Command, Unavailable>,
+    judge: impl FnOnce(&Finished) -> Result<String, String>,
+) -> ScenarioResult {
+    let (verdict, line) = match prepared {
         Err(Unavailable::Skip(why)) => (Verdict::Skip, format!("SKIP {name} ({why})")),
         Err(Unavailable::Fail(why)) => (Verdict::Fail, format!("FAIL {name}: {}", indent_rest(&why))),
         Ok(mut command) => {
             let described = describe(&command);
             match run_with_timeout(&mut command, TIMEOUT) {
                 Err(why) => (Verdict::Fail, format!("FAIL {name}: cannot run `{described}`: {why}")),
-                Ok(run) => match evaluate(&run, Output::of(scenario), scenario.expect) {
+                Ok(run) => match judge(&run) {
                     Ok(summary) => {
                         (Verdict::Pass, format!("PASS {name} ({summary}, {:.1} s)", run.elapsed.as_secs_f64()))
                     }

@@ -15,8 +15,8 @@
 //! client has one) answers an unknown `_` request with a `null` result, not -32601
 //! (`rpc.method-not-found`).
 
-use super::{details, path_arg, peer_command, Argv, Env, Ours, ScenarioResult, Unavailable, Verdict, TIMEOUT};
-use crate::process::{describe, run_with_timeout, Finished};
+use super::{path_arg, peer_command, run_judged, Argv, Env, Ours, ScenarioResult, Unavailable, TIMEOUT};
+use crate::process::Finished;
 use std::path::{Path, PathBuf};
 
 /// Whose client driver.
@@ -66,31 +66,7 @@ pub(super) fn run(env: &Env, _cache: &Path, selected: &[String]) -> Vec<Scenario
 
 fn run_one(env: &Env, acp: &Result<PathBuf, String>, scenario: (Client, u32)) -> ScenarioResult {
     let name = name(scenario);
-    let (verdict, line) = match argv(env, acp, scenario) {
-        Err(Unavailable::Skip(why)) => (Verdict::Skip, format!("SKIP {name} ({why})")),
-        Err(Unavailable::Fail(why)) => (Verdict::Fail, format!("FAIL {name}: {why}")),
-        Ok(argv) => {
-            let mut command = peer_command(env, &argv);
-            let described = describe(&command);
-            match run_with_timeout(&mut command, TIMEOUT) {
-                Err(why) => (Verdict::Fail, format!("FAIL {name}: cannot run `{described}`: {why}")),
-                Ok(run) => match judge(&run) {
-                    Ok(summary) => {
-                        (Verdict::Pass, format!("PASS {name} ({summary}, {:.1} s)", run.elapsed.as_secs_f64()))
-                    }
-                    Err(why) => (
-                        Verdict::Fail,
-                        format!(
-                            "FAIL {name}: {why} ({:.1} s)\n{}",
-                            run.elapsed.as_secs_f64(),
-                            details(&described, &run)
-                        ),
-                    ),
-                },
-            }
-        }
-    };
-    ScenarioResult { name, verdict, line }
+    run_judged(name, argv(env, acp, scenario).map(|argv| peer_command(env, &argv)), judge)
 }
 
 /// `acp conform --client --protocol-version N -- DRIVER --protocol-version N --prompt {prompt} -- {agent}`.

@@ -27,9 +27,9 @@
 //!   target/debug/examples/mcp_http_proxy "node interop/ts/mcp-http-agent.mjs"
 //! ```
 
-use super::{command_string, details, indent_rest, parse_client_output, path_arg, peer_command, Argv, Env, Ours};
-use super::{ScenarioResult, Transcript, Unavailable, Verdict, TIMEOUT};
-use crate::process::{describe, run_with_timeout, Finished};
+use super::{command_string, parse_client_output, path_arg, peer_command, run_judged, Argv, Env, Ours};
+use super::{ScenarioResult, Transcript, Unavailable, TIMEOUT};
+use crate::process::Finished;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -108,31 +108,7 @@ pub(super) fn run(env: &Env, cache: &Path, selected: &[String]) -> Vec<ScenarioR
 
 fn run_one(env: &Env, conductor: Option<&Result<PathBuf, String>>, scenario: Scenario) -> ScenarioResult {
     let name = scenario.name();
-    let (verdict, line) = match scenario_argv(env, conductor, scenario) {
-        Err(Unavailable::Skip(why)) => (Verdict::Skip, format!("SKIP {name} ({why})")),
-        Err(Unavailable::Fail(why)) => (Verdict::Fail, format!("FAIL {name}: {}", indent_rest(&why))),
-        Ok(argv) => {
-            let mut command = peer_command(env, &argv);
-            let described = describe(&command);
-            match run_with_timeout(&mut command, TIMEOUT) {
-                Err(why) => (Verdict::Fail, format!("FAIL {name}: cannot run `{described}`: {why}")),
-                Ok(run) => match judge(&run) {
-                    Ok(summary) => {
-                        (Verdict::Pass, format!("PASS {name} ({summary}, {:.1} s)", run.elapsed.as_secs_f64()))
-                    }
-                    Err(why) => (
-                        Verdict::Fail,
-                        format!(
-                            "FAIL {name}: {why} ({:.1} s)\n{}",
-                            run.elapsed.as_secs_f64(),
-                            details(&described, &run)
-                        ),
-                    ),
-                },
-            }
-        }
-    };
-    ScenarioResult { name, verdict, line }
+    run_judged(name, scenario_argv(env, conductor, scenario).map(|argv| peer_command(env, &argv)), judge)
 }
 
 /// `CLIENT --protocol-version N --prompt MCP_PROMPT -- AGENT` (ours with `--mcp-echo`), the agent
