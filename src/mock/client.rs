@@ -14,8 +14,8 @@ mod script;
 
 pub use report::{AgentCall, Report, SessionReport, TurnReport};
 pub use script::{
-    Cancel, Capabilities, ClientScript, ClientScriptError, FsCapabilities, PermissionAnswer, PermissionRule,
-    PromptScript, SessionScript, TerminalScript,
+    Cancel, Capabilities, ClientScript, FsCapabilities, PermissionAnswer, PermissionRule, PromptScript, SessionScript,
+    TerminalScript,
 };
 
 use crate::client::{ClientConnection, Initialized, Offer, TurnUpdates};

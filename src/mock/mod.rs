@@ -13,9 +13,10 @@
 
 pub mod agent;
 pub mod client;
+mod script_error;
 
 pub use agent::{MockAgent, Received, ScriptError};
 pub use client::{
-    AgentCall, Cancel, Capabilities, ClientScript, ClientScriptError, FsCapabilities, MockClient, PermissionAnswer,
-    PermissionRule, PromptScript, Report, RunError, SessionReport, SessionScript, TerminalScript, TurnReport,
+    AgentCall, Cancel, Capabilities, ClientScript, FsCapabilities, MockClient, PermissionAnswer, PermissionRule,
+    PromptScript, Report, RunError, SessionReport, SessionScript, TerminalScript, TurnReport,
 };

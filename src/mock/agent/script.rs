@@ -1,53 +1,11 @@
 //! The mock agent's script: its JSON form (serde), checked when it is loaded, so that a bad
 //! script fails with the JSON pointer of the problem before any client connects.
 
+pub use crate::mock::script_error::ScriptError;
+use crate::mock::script_error::{pointer, token};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
-use std::fmt;
-
-/// A script the mock agent could not use: where (a JSON pointer into the script, `""` for the
-/// whole document, or a line and column for JSON that does not parse) and what.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScriptError {
-    /// The JSON pointer of the problem (RFC 6901), e.g. `/turns/0/steps/2/delay`.
-    pub pointer: String,
-    /// What is wrong there.
-    pub message: String,
-}
-
-impl fmt::Display for ScriptError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let at = if self.pointer.is_empty() { "the script" } else { &self.pointer };
-        write!(f, "mock agent script: at {at}: {}", self.message)
-    }
-}
-
-impl std::error::Error for ScriptError {}
-
-impl ScriptError {
-    pub(super) fn at(pointer: impl Into<String>, message: impl Into<String>) -> Self {
-        ScriptError { pointer: pointer.into(), message: message.into() }
-    }
-}
-
-/// One reference token of a JSON pointer (`~` and `/` escaped).
-fn token(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
-
-/// The JSON pointer of a serde path.
-fn pointer(path: &serde_path_to_error::Path) -> String {
-    use serde_path_to_error::Segment;
-    path.iter()
-        .filter_map(|segment| match segment {
-            Segment::Seq { index } => Some(format!("/{index}")),
-            // A step's kind is the key of its one-key object.
-            Segment::Map { key: name } | Segment::Enum { variant: name } => Some(format!("/{}", token(name))),
-            Segment::Unknown => None,
-        })
-        .collect()
-}
 
 /// Decodes `value` as a `T`, the error naming the JSON pointer (below `base`) of the problem.
 pub(super) fn decode<T: for<'de> Deserialize<'de>>(base: &str, value: Value) -> Result<T, ScriptError> {

@@ -1,15 +1,15 @@
 //! The mock client's script: what it offers, what it sends, and how it answers the agent, read
 //! from JSON. Unknown keys and values out of range are errors naming their JSON pointer.
 
+use crate::mock::script_error::{pointer, ScriptError};
 use acp_types::Version;
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::fmt;
 
 /// A script the mock client follows.
 ///
 /// JSON; every key is optional except each prompt's `text` and each rule's `answer`. Unknown
-/// keys are errors naming their JSON pointer ([`ClientScriptError`]).
+/// keys are errors naming their JSON pointer ([`ScriptError`]).
 ///
 /// ```json
 /// {
@@ -218,63 +218,23 @@ pub struct TerminalScript {
     pub signal: Option<String>,
 }
 
-/// A script that cannot be used: the JSON pointer of the problem and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClientScriptError {
-    /// Where (`/sessions/0/prompts/1/cancel`; empty for the whole document).
-    pub pointer: String,
-    /// What is wrong there.
-    pub message: String,
-}
-
-impl fmt::Display for ClientScriptError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.pointer.as_str() {
-            "" => write!(f, "script: {}", self.message),
-            pointer => write!(f, "script at {pointer}: {}", self.message),
-        }
-    }
-}
-
-impl std::error::Error for ClientScriptError {}
-
-impl ClientScriptError {
-    fn at(pointer: impl Into<String>, message: impl Into<String>) -> Self {
-        ClientScriptError { pointer: pointer.into(), message: message.into() }
-    }
-}
-
-/// The JSON pointer of a serde path (RFC 6901: `~` and `/` in keys escaped).
-fn pointer(path: &serde_path_to_error::Path) -> String {
-    use serde_path_to_error::Segment;
-    let mut out = String::new();
-    for segment in path.iter() {
-        match segment {
-            Segment::Seq { index } => out.push_str(&format!("/{index}")),
-            Segment::Map { key } => out.push_str(&format!("/{}", key.replace('~', "~0").replace('/', "~1"))),
-            Segment::Enum { .. } | Segment::Unknown => {}
-        }
-    }
-    out
-}
-
 impl ClientScript {
     /// Reads a script from JSON; an error names the JSON pointer of the problem.
-    pub fn from_json(text: &str) -> Result<Self, ClientScriptError> {
+    pub fn from_json(text: &str) -> Result<Self, ScriptError> {
         let mut reader = serde_json::Deserializer::from_str(text);
         let script: ClientScript = serde_path_to_error::deserialize(&mut reader)
-            .map_err(|e| ClientScriptError::at(pointer(e.path()), e.into_inner().to_string()))?;
-        reader.end().map_err(|e| ClientScriptError::at("", e.to_string()))?;
+            .map_err(|e| ScriptError::at(pointer(e.path()), e.into_inner().to_string()))?;
+        reader.end().map_err(|e| ScriptError::at("", e.to_string()))?;
         script.validate()?;
         Ok(script)
     }
 
     /// What serde cannot say: values out of range, and choices where exactly one is needed.
-    fn validate(&self) -> Result<(), ClientScriptError> {
+    fn validate(&self) -> Result<(), ScriptError> {
         if let Some(number) = self.protocol_version {
             if Version::from_number(number).is_none() {
                 let known: Vec<u16> = Version::ALL.iter().map(|v| v.number()).collect();
-                return Err(ClientScriptError::at(
+                return Err(ScriptError::at(
                     "/protocolVersion",
                     format!("no protocol version {number}: one of {known:?}"),
                 ));
@@ -284,7 +244,7 @@ impl ClientScript {
             for (p, prompt) in session.prompts.iter().enumerate() {
                 let Some(cancel) = &prompt.cancel else { continue };
                 if cancel.after_updates.is_some() == cancel.after_ms.is_some() {
-                    return Err(ClientScriptError::at(
+                    return Err(ScriptError::at(
                         format!("/sessions/{s}/prompts/{p}/cancel"),
                         "give exactly one of afterUpdates and afterMs",
                     ));
@@ -293,7 +253,7 @@ impl ClientScript {
         }
         for (t, terminal) in self.terminals.iter().enumerate() {
             if terminal.command.trim().is_empty() {
-                return Err(ClientScriptError::at(format!("/terminals/{t}/command"), "the command is empty"));
+                return Err(ScriptError::at(format!("/terminals/{t}/command"), "the command is empty"));
             }
         }
         Ok(())
@@ -327,8 +287,8 @@ impl ClientScript {
 mod tests {
     use super::*;
 
-    fn error(text: &str) -> ClientScriptError {
-        ClientScript::from_json(text).err().unwrap_or_else(|| ClientScriptError::at("?", "accepted"))
+    fn error(text: &str) -> ScriptError {
+        ClientScript::from_json(text).err().unwrap_or_else(|| ScriptError::at("?", "accepted"))
     }
 
     #[test]
