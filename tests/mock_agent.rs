@@ -3,7 +3,8 @@
 //! memory and runs fake terminals): a scripted turn with a permission request, a file read and
 //! write and a terminal in v1, the same script in v2 (whose schema has no `fs/*` or `terminal/*`
 //! client methods: those steps are skipped and reported), the echo without a script, cancel
-//! (`stop` and `finish`), and bad scripts named by their JSON pointer.
+//! (`stop` and `finish`), the updates of `session/new` and the history replayed on `session/load`
+//! (`onNewSession`, `onLoadSession`), and bad scripts named by their JSON pointer.
 #![cfg(feature = "mock")]
 
 use acp_rpc::client::ClientConnection;
@@ -471,4 +472,89 @@ async fn scripted_auth_methods_are_offered_and_accepted() {
     assert_eq!(conn.auth_methods().len(), 1);
     conn.authenticate("mock-login").await.expect("a scripted method");
     assert!(conn.authenticate("other").await.is_err(), "an unknown method is refused");
+}
+
+/// The updates waiting in a session, outside a turn (kind, text: a v2 `user_message`'s first
+/// block's), and the `messageId`s they carry.
+fn waiting<U: serde::Serialize>(mut next: impl FnMut() -> Option<U>) -> (Vec<(String, Option<String>)>, Vec<String>) {
+    let (mut updates, mut ids) = (Vec::new(), Vec::new());
+    while let Some(update) = next() {
+        let value = serde_json::to_value(&update).expect("an update encodes");
+        let (kind, text) = said(&update);
+        updates.push((kind, text.or_else(|| value["content"][0]["text"].as_str().map(str::to_owned))));
+        ids.extend(value["messageId"].as_str().map(str::to_owned));
+    }
+    (updates, ids)
+}
+
+fn opening_script() -> Value {
+    let commands = json!({ "sessionUpdate": "available_commands_update",
+        "availableCommands": [{ "name": "test", "description": "Run the tests" }] });
+    json!({
+        "onNewSession": [{ "update": commands }, { "message": "Welcome." }],
+        "onLoadSession": [{ "userMessage": "Fix the test" }, { "message": "Fixed." }],
+    })
+}
+
+#[tokio::test]
+async fn v1_on_new_session_and_on_load_session_send_their_updates_before_the_answer() {
+    let agent = MockAgent::from_script(opening_script()).expect("valid");
+    let received = agent.received();
+    let (conn, mut session) = v1_session(agent, Client::default()).await;
+    let (updates, _) = waiting(|| session.next_update());
+    assert_eq!(kinds(&updates), ["available_commands_update", "agent_message_chunk"]);
+    assert_eq!(texts(&updates), ["Welcome."]);
+    // The turn's updates are its own: the opening ones were taken from the session.
+    let (updates, stop) = v1_turn(&mut session, "hi").await;
+    assert_eq!((texts(&updates), stop.as_str()), (vec!["hi"], "end_turn"));
+
+    // `onLoadSession` implies `loadSession`; the replay is in the loaded session, under its id.
+    let load = v1::LoadSessionRequest::new(vec![], "/project".into(), v1::SessionId("earlier".into()));
+    let mut loaded = conn.load_session_v1(load).await.expect("loaded");
+    assert_eq!(loaded.id(), &v1::SessionId("earlier".into()));
+    let (updates, _) = waiting(|| loaded.next_update());
+    assert_eq!(kinds(&updates), ["user_message_chunk", "agent_message_chunk"]);
+    assert_eq!(texts(&updates), ["Fix the test", "Fixed."]);
+    assert!(received.skipped().is_empty(), "{:?}", received.skipped());
+}
+
+#[tokio::test]
+async fn v2_on_new_session_sends_its_updates_with_fresh_message_ids() {
+    let script =
+        json!({ "onNewSession": [{ "userMessage": "earlier" }, { "message": "Welcome." }, { "thought": "hm" }] });
+    let (_conn, mut session) = v2_session(MockAgent::from_script(script).expect("valid"), Client::default()).await;
+    let (updates, ids) = waiting(|| session.next_update());
+    assert_eq!(kinds(&updates), ["user_message", "agent_message_chunk", "agent_thought_chunk"]);
+    assert_eq!(texts(&updates), ["earlier", "Welcome.", "hm"]);
+    assert_eq!(ids.len(), 3);
+    assert!(ids[0] != ids[1] && ids[1] != ids[2] && ids[0] != ids[2], "{ids:?}");
+    let (updates, stop) = v2_turn(&mut session, "hi").await;
+    assert_eq!((texts(&updates), stop.as_str()), (vec!["hi"], "end_turn"));
+}
+
+#[tokio::test]
+async fn an_error_step_in_on_new_session_answers_session_new_with_it() {
+    let script = json!({ "onNewSession": [{ "message": "a" }, { "error": { "code": -32000, "message": "no room" } }] });
+    let conn = MockAgent::from_script(script).expect("valid").versions(&[Version::V1]).connect(Client::default());
+    conn.initialize_v1(v1_init()).await.expect("initialize");
+    let error = conn.new_session_v1(v1::NewSessionRequest::new("/project".into(), vec![])).await.expect_err("scripted");
+    assert!(error.to_string().contains("no room"), "{error}");
+}
+
+#[test]
+fn bad_session_steps_are_named_by_their_json_pointer() {
+    let pointer = |script: Value| MockAgent::from_script(script).expect_err("a bad script").pointer;
+    assert_eq!(pointer(json!({ "onNewSession": [{ "delay": "soon" }] })), "/onNewSession/0/delay");
+    assert_eq!(
+        pointer(json!({ "onNewSession": [{ "message": "a" }, { "stop": "end_turn" }] })),
+        "/onNewSession/1/stop"
+    );
+    let nested = json!({ "onLoadSession": [{ "permission": {
+        "options": [{ "id": "yes", "kind": "allow_once" }], "on": { "yes": [{ "stop": "refusal" }] } } }] });
+    assert_eq!(pointer(nested), "/onLoadSession/0/permission/on/yes/0/stop");
+    assert_eq!(pointer(json!({ "onLoadSession": [{ "update": { "kind": "x" } }] })), "/onLoadSession/0/update");
+    let contradiction = json!({ "loadSession": false, "onLoadSession": [{ "message": "a" }] });
+    assert_eq!(pointer(contradiction), "/onLoadSession");
+    // In a turn, `stop` is a step like any other.
+    assert!(MockAgent::from_script(json!({ "turns": [{ "steps": [{ "stop": "refusal" }] }] })).is_ok());
 }

@@ -11,7 +11,12 @@
 //! ```json
 //! {
 //!   "initialize": { "v1": { "agentCapabilities": { "promptCapabilities": { "image": true } } } },
-//!   "loadSession": true,
+//!   "onNewSession": [
+//!     { "update": { "sessionUpdate": "available_commands_update",
+//!                   "availableCommands": [{ "name": "test", "description": "Run the tests" }] } },
+//!     { "message": "Welcome." }
+//!   ],
+//!   "onLoadSession": [{ "userMessage": "Fix the test" }, { "message": "Fixed." }],
 //!   "turns": [
 //!     {
 //!       "match": { "text": "edit" },
@@ -40,11 +45,23 @@
 //!
 //! - `initialize.v1` / `initialize.v2`: merged over the default `initialize` answer of that
 //!   version (capabilities, `authMethods`: `authenticate` / `auth/login` accept their ids).
-//! - `loadSession`: v1 `session/load` is answered (and `agentCapabilities.loadSession` set).
+//! - `loadSession`: v1 `session/load` is answered (and `agentCapabilities.loadSession` set);
+//!   by default, when `onLoadSession` is given.
+//! - `onNewSession`: the steps run on each `session/new` (either version) before its answer, as
+//!   agents send their available commands, their current mode or a welcome; the client's runtime
+//!   keeps these updates for the session it is about to open.
+//! - `onLoadSession`: the steps run on `session/load` (v1) before its answer: the history the
+//!   agent replays (the schema's `session/load`: the agent should "stream the entire
+//!   conversation history back to the client via notifications"), e.g. `userMessage` and
+//!   `message` steps.
+//! - In `onNewSession` and `onLoadSession` every step of a turn may be used but `stop` (there is
+//!   no turn to end): an `error` answers `session/new` or `session/load` with it, a cancelled
+//!   permission request ends the steps.
 //! - `turns`: the first whose `match` fits runs the prompt: `text` (the prompt's text blocks,
 //!   joined by spaces, contain it), `exact` (equal it) or `turn` (the agent's Nth prompt, from
 //!   1, over all its sessions); no `match` fits every prompt.
-//! - steps: `message`, `thought` (one chunk each), `plan`, `toolCall` (v2: a `tool_call_update`
+//! - steps: `message`, `thought` (one chunk each), `userMessage` (v1 a `user_message_chunk`, v2
+//!   a `user_message`), `plan`, `toolCall` (v2: a `tool_call_update`
 //!   with its title), `toolCallUpdate`, `update` (any `session/update` object as the version's
 //!   wire has it), `permission` (the steps in `on` of the chosen option run next; a `cancelled`
 //!   outcome ends the turn `cancelled`, unless it finishes on cancel), `readFile` (the content said as a message unless
@@ -76,7 +93,7 @@ use acp_types::support::rpc::{Method, RpcError};
 use acp_types::{v1, v2, Version};
 use record::Tap;
 use run::{Ended, Side};
-use script::{Script, StopReason};
+use script::{OnCancel, Script, StopReason};
 use serde_json::{json, Map, Value};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -138,7 +155,7 @@ impl MockAgent {
         let info = json!({ "name": "acp-mock-agent", "version": env!("CARGO_PKG_VERSION") });
         let mut init_v1 = encode(&v1::InitializeResponse::new(v1::ProtocolVersion(1)));
         merge(&mut init_v1, json!({ "agentInfo": info }).as_object().unwrap_or(&Map::new()));
-        if script.load_session {
+        if script.loads() {
             merge(
                 &mut init_v1,
                 json!({ "agentCapabilities": { "loadSession": true } }).as_object().unwrap_or(&Map::new()),
@@ -191,7 +208,8 @@ impl MockAgent {
     {
         let versions = self.versions.clone();
         let reader = Tap::new(reader, self.received.clone());
-        let handler = Mock { agent: self, turns: AtomicU64::new(0), sessions: AtomicU64::new(0) };
+        let handler =
+            Mock { agent: self, turns: AtomicU64::new(0), sessions: AtomicU64::new(0), messages: AtomicU64::new(0) };
         crate::agent::serve(handler, &versions, reader, writer, Config::default())
     }
 
@@ -220,6 +238,8 @@ struct Mock {
     agent: MockAgent,
     turns: AtomicU64,
     sessions: AtomicU64,
+    /// The `messageId`s of v2 messages outside a turn (`onNewSession`).
+    messages: AtomicU64,
 }
 
 fn prompt_text<'a>(blocks: impl Iterator<Item = Option<&'a str>>) -> String {
@@ -245,6 +265,15 @@ enum End {
 impl Mock {
     fn new_session(&self) -> String {
         format!("mock-session-{}", self.sessions.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+
+    /// Runs the steps of `session/new` or `session/load` before its answer: an `error` step
+    /// answers the request with it; a cancelled permission request ends the steps.
+    async fn open(&self, side: &Side<'_>, steps: &[script::Step]) -> Result<(), RpcError> {
+        match run::run(side, steps, OnCancel::Stop, &self.agent.received).await {
+            Ok(()) | Err(Ended::Stop(_)) => Ok(()),
+            Err(Ended::Error(e)) => Err(e),
+        }
     }
 
     /// Plays the prompt `text`: the matching scripted turn or the echo.
@@ -287,19 +316,28 @@ impl v1::methods::agent::Handler<AgentContext> for Mock {
         }
     }
 
-    async fn session_new(&self, _: v1::NewSessionRequest, _: AgentContext) -> Result<v1::NewSessionResponse, RpcError> {
-        Ok(v1::NewSessionResponse::new(v1::SessionId(self.new_session())))
+    async fn session_new(
+        &self,
+        _: v1::NewSessionRequest,
+        cx: AgentContext,
+    ) -> Result<v1::NewSessionResponse, RpcError> {
+        let session = v1::SessionId(self.new_session());
+        self.open(&Side::V1 { cx: &cx, session: &session }, &self.agent.script.on_new_session).await?;
+        Ok(v1::NewSessionResponse::new(session))
     }
 
     async fn session_load(
         &self,
-        _: v1::LoadSessionRequest,
-        _: AgentContext,
+        params: v1::LoadSessionRequest,
+        cx: AgentContext,
     ) -> Result<v1::LoadSessionResponse, RpcError> {
-        match self.agent.script.load_session {
-            true => Ok(v1::LoadSessionResponse::new()),
-            false => Err(RpcError::method_not_found(<v1::methods::SessionLoad as Method>::METHOD)),
+        let script = &self.agent.script;
+        if !script.loads() {
+            return Err(RpcError::method_not_found(<v1::methods::SessionLoad as Method>::METHOD));
         }
+        let steps = script.on_load_session.as_deref().unwrap_or_default();
+        self.open(&Side::V1 { cx: &cx, session: &params.session_id }, steps).await?;
+        Ok(v1::LoadSessionResponse::new())
     }
 
     async fn session_prompt(
@@ -335,8 +373,16 @@ impl v2::methods::agent::Handler<AgentContext> for Mock {
         }
     }
 
-    async fn session_new(&self, _: v2::NewSessionRequest, _: AgentContext) -> Result<v2::NewSessionResponse, RpcError> {
-        Ok(v2::NewSessionResponse::new(v2::SessionId(self.new_session())))
+    async fn session_new(
+        &self,
+        _: v2::NewSessionRequest,
+        cx: AgentContext,
+    ) -> Result<v2::NewSessionResponse, RpcError> {
+        let session = v2::SessionId(self.new_session());
+        let ids = || v2::MessageId(format!("mock-message-{}", self.messages.fetch_add(1, Ordering::Relaxed) + 1));
+        let side = Side::V2 { cx: &cx, session: &session, ids: &ids };
+        self.open(&side, &self.agent.script.on_new_session).await?;
+        Ok(v2::NewSessionResponse::new(session))
     }
 }
 
@@ -348,7 +394,8 @@ impl PromptTurn for Mock {
             v2::ContentBlock::Text(t) => Some(t.text.as_str()),
             _ => None,
         }));
-        let side = Side::V2 { turn: &turn };
+        let ids = || turn.new_message_id();
+        let side = Side::V2 { cx: turn.context(), session: turn.session_id(), ids: &ids };
         match self.play(&side, &text, || turn.is_cancelled()).await {
             End::Stop(reason) => answer(&json!({ "stopReason": reason.wire() })),
             End::Error(e) => Err(e),
@@ -374,7 +421,8 @@ mod tests {
         assert!(example.contains("\"turns\""), "{example}");
         let agent = MockAgent::from_json(&example).expect("the documented example is valid");
         assert_eq!(agent.script.turns.len(), 2);
-        assert_eq!(agent.init_v1["agentCapabilities"]["loadSession"], true);
+        assert_eq!(agent.init_v1["agentCapabilities"]["loadSession"], true, "onLoadSession implies it");
+        assert_eq!(agent.script.on_new_session.len(), 2);
         assert_eq!(agent.init_v1["agentCapabilities"]["promptCapabilities"]["image"], true);
     }
 

@@ -3,7 +3,7 @@
 
 use super::record::Received;
 use super::script::{OnCancel, PermissionOption, Step, StopReason};
-use crate::agent::{AgentContext, Turn};
+use crate::agent::AgentContext;
 use crate::error::{Error, Misuse};
 use acp_types::support::rpc::{Method, RpcError};
 use acp_types::{v1, v2};
@@ -12,16 +12,24 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-/// The session a turn runs in, per version.
+/// The session steps run in, per version: a prompt's turn, or `session/new` / `session/load`
+/// before its answer.
 pub(super) enum Side<'a> {
-    V1 { cx: &'a AgentContext, session: &'a v1::SessionId },
-    V2 { turn: &'a Turn },
+    V1 {
+        cx: &'a AgentContext,
+        session: &'a v1::SessionId,
+    },
+    /// `ids` gives the fresh `messageId` of each message (a turn's own in a turn).
+    V2 {
+        cx: &'a AgentContext,
+        session: &'a v2::SessionId,
+        ids: &'a (dyn Fn() -> v2::MessageId + Sync),
+    },
 }
 
 fn context<'a>(side: &'a Side<'_>) -> &'a AgentContext {
     match side {
-        Side::V1 { cx, .. } => cx,
-        Side::V2 { turn } => turn.context(),
+        Side::V1 { cx, .. } | Side::V2 { cx, .. } => cx,
     }
 }
 
@@ -34,21 +42,21 @@ fn text(text: &str) -> Value {
 }
 
 impl Side<'_> {
-    /// Sends one `session/update`, given as the wire's update object (v2 chunks get a fresh
-    /// `messageId` when they have none).
+    /// Sends one `session/update`, given as the wire's update object (v2 chunks and user
+    /// messages get a fresh `messageId` when they have none).
     pub(super) async fn update(&self, mut update: Map<String, Value>) -> Result<(), RpcError> {
         match self {
             Side::V1 { cx, session } => {
                 let update: v1::SessionUpdate = decode("session update", Value::Object(update))?;
                 cx.v1()?.update(session, update).await?;
             }
-            Side::V2 { turn } => {
+            Side::V2 { cx, session, ids } => {
                 let kind = update.get("sessionUpdate").and_then(Value::as_str).unwrap_or_default();
-                if kind.ends_with("_chunk") && !update.contains_key("messageId") {
-                    update.insert("messageId".into(), json!(turn.new_message_id().0));
+                if (kind.ends_with("_chunk") || kind == "user_message") && !update.contains_key("messageId") {
+                    update.insert("messageId".into(), json!(ids().0));
                 }
                 let update: v2::SessionUpdate = decode("session update", Value::Object(update))?;
-                turn.update(update).await?;
+                cx.v2()?.update(session, update).await?;
             }
         }
         Ok(())
@@ -141,6 +149,13 @@ async fn step_once(side: &Side<'_>, step: &Step, on_cancel: OnCancel, received: 
     match step {
         Step::Message(said) => side.say(said).await?,
         Step::Thought(said) => side.update(chunk("agent_thought_chunk", said)).await?,
+        Step::UserMessage(said) => match side {
+            Side::V1 { .. } => side.update(chunk("user_message_chunk", said)).await?,
+            Side::V2 { .. } => {
+                let update = json!({ "sessionUpdate": "user_message", "content": [text(said)] });
+                side.update(object(update)).await?
+            }
+        },
         Step::Plan(entries) => {
             let entries: Vec<Value> = entries
                 .iter()
@@ -275,9 +290,9 @@ async fn ask(
             let outcome = cx.v1()?.ask_permission(session, call, options).await?;
             serde_json::to_value(outcome)
         }
-        Side::V2 { turn } => {
+        Side::V2 { cx, session, .. } => {
             let options: Vec<v2::PermissionOption> = decode("permission options", Value::Array(options))?;
-            serde_json::to_value(turn.ask_permission(title, options).await?)
+            serde_json::to_value(cx.v2()?.ask_permission(session, title, options).await?)
         }
     };
     let outcome = outcome.map_err(|e| RpcError::internal(format!("mock agent: permission outcome: {e}")))?;

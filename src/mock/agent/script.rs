@@ -23,12 +23,27 @@ pub(super) struct Script {
     /// `agentInfo`…).
     #[serde(default)]
     pub initialize: Initialize,
-    /// Whether `session/load` (v1) is answered (and `agentCapabilities.loadSession` advertised).
+    /// Whether `session/load` (v1) is answered (and `agentCapabilities.loadSession` advertised);
+    /// by default, whether `onLoadSession` is given.
     #[serde(default)]
-    pub load_session: bool,
+    pub load_session: Option<bool>,
+    /// The steps run on each `session/new`, before its answer (a welcome, the available commands,
+    /// the current mode, a v2 state).
+    #[serde(default)]
+    pub on_new_session: Vec<Step>,
+    /// The steps run on `session/load` (v1), before its answer: the history the agent replays.
+    #[serde(default)]
+    pub on_load_session: Option<Vec<Step>>,
     /// The prompts' turns: the first whose `match` fits a prompt runs it.
     #[serde(default)]
     pub turns: Vec<TurnScript>,
+}
+
+impl Script {
+    /// Whether `session/load` is answered.
+    pub(super) fn loads(&self) -> bool {
+        self.load_session.unwrap_or(self.on_load_session.is_some())
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -117,6 +132,9 @@ pub(super) enum Step {
     Message(String),
     /// An agent thought (one chunk).
     Thought(String),
+    /// A user message (v1 one `user_message_chunk`, v2 a `user_message`), as in a replayed
+    /// history.
+    UserMessage(String),
     /// A plan (v1 `plan`, v2 `plan_update` with its items).
     Plan(Vec<PlanEntry>),
     /// A new tool call (v1 `tool_call`, v2 `tool_call_update` with its title).
@@ -297,8 +315,17 @@ fn internal_error() -> i32 {
 }
 
 /// The checks serde cannot make: each `match` has exactly one criterion, each `update` is a
-/// `session/update` object, each permission's `on` names offered options.
+/// `session/update` object, each permission's `on` names offered options, `stop` is only in a
+/// prompt's turn, `onLoadSession` is not given with `"loadSession": false`.
 pub(super) fn check(script: &Script) -> Result<(), ScriptError> {
+    check_steps("/onNewSession", &script.on_new_session, Within::Session)?;
+    if let Some(steps) = &script.on_load_session {
+        if script.load_session == Some(false) {
+            let message = "\"loadSession\" is false: session/load is not answered, so nothing is replayed";
+            return Err(ScriptError::at("/onLoadSession", message));
+        }
+        check_steps("/onLoadSession", steps, Within::Session)?;
+    }
     for (i, turn) in script.turns.iter().enumerate() {
         if let Some(m) = &turn.matcher {
             let given = [m.text.is_some(), m.exact.is_some(), m.turn.is_some()].iter().filter(|b| **b).count();
@@ -307,14 +334,25 @@ pub(super) fn check(script: &Script) -> Result<(), ScriptError> {
                 return Err(ScriptError::at(format!("/turns/{i}/match"), message));
             }
         }
-        check_steps(&format!("/turns/{i}/steps"), &turn.steps)?;
+        check_steps(&format!("/turns/{i}/steps"), &turn.steps, Within::Turn)?;
     }
     Ok(())
 }
 
-fn check_steps(base: &str, steps: &[Step]) -> Result<(), ScriptError> {
+/// Where steps run: a prompt's turn, or `session/new` / `session/load` (no turn to stop).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Within {
+    Turn,
+    Session,
+}
+
+fn check_steps(base: &str, steps: &[Step], within: Within) -> Result<(), ScriptError> {
     for (i, step) in steps.iter().enumerate() {
         match step {
+            Step::Stop(_) if within == Within::Session => {
+                let message = "a stop ends a prompt's turn; session/new and session/load have none";
+                return Err(ScriptError::at(format!("{base}/{i}/stop"), message));
+            }
             Step::Update(update) if !update.get("sessionUpdate").is_some_and(Value::is_string) => {
                 let message = "a session update needs its \"sessionUpdate\" kind (a string)";
                 return Err(ScriptError::at(format!("{base}/{i}/update"), message));
@@ -328,7 +366,7 @@ fn check_steps(base: &str, steps: &[Step]) -> Result<(), ScriptError> {
                     if !p.options.iter().any(|o| &o.id == option) {
                         return Err(ScriptError::at(at, format!("no option {option} is offered")));
                     }
-                    check_steps(&at, steps)?;
+                    check_steps(&at, steps, within)?;
                 }
             }
             _ => {}
