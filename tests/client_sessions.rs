@@ -2,103 +2,41 @@
 //! version's own types, a handle per session, and each prompt's turn as a stream of typed updates,
 //! in order, then its outcome.
 
-use acp_rpc::agent::Turn;
-use acp_rpc::types::support::rpc::RpcError;
+#![cfg(feature = "mock")]
+
+use acp_rpc::mock::MockAgent;
 use acp_rpc::types::{v1, v2, Version};
-use acp_rpc::{AgentContext, ClientContext};
+use acp_rpc::ClientContext;
+use serde_json::{json, Value};
 
-/// Echoes each word of a prompt as one chunk; v2 also sends an idle snapshot after `session/new`.
-struct Words;
-
-fn words_of(text: &str) -> Vec<String> {
-    text.split_whitespace().map(str::to_string).collect()
-}
-
-impl v1::methods::agent::Handler<AgentContext> for Words {
-    async fn initialize(&self, _: v1::InitializeRequest, _: AgentContext) -> Result<v1::InitializeResponse, RpcError> {
-        Ok(v1::InitializeResponse::new(v1::ProtocolVersion(1)))
-    }
-    async fn session_new(
-        &self,
-        _: v1::NewSessionRequest,
-        cx: AgentContext,
-    ) -> Result<v1::NewSessionResponse, RpcError> {
-        let hello = v1::ContentChunk::new(v1::ContentBlock::from(v1::TextContent::new("welcome".into())));
-        let note = v1::SessionNotification::new(
-            v1::SessionId("s".into()),
-            v1::SessionUpdate::AgentMessageChunk(Box::new(hello)),
-        );
-        cx.notify::<v1::methods::SessionUpdate>(&note).await.map_err(|e| e.to_rpc())?;
-        Ok(v1::NewSessionResponse::new(v1::SessionId("s".into())))
-    }
-    /// Replays one message of history before answering.
-    async fn session_load(
-        &self,
-        p: v1::LoadSessionRequest,
-        cx: AgentContext,
-    ) -> Result<v1::LoadSessionResponse, RpcError> {
-        let old = v1::ContentChunk::new(v1::ContentBlock::from(v1::TextContent::new("history".into())));
-        let note = v1::SessionNotification::new(p.session_id, v1::SessionUpdate::UserMessageChunk(Box::new(old)));
-        cx.notify::<v1::methods::SessionUpdate>(&note).await.map_err(|e| e.to_rpc())?;
-        Ok(v1::LoadSessionResponse::new())
-    }
-    async fn session_prompt(&self, p: v1::PromptRequest, cx: AgentContext) -> Result<v1::PromptResponse, RpcError> {
-        let Some(v1::ContentBlock::Text(text)) = p.prompt.first() else { return Err(RpcError::internal("text")) };
-        for word in words_of(&text.text) {
-            let chunk = v1::ContentChunk::new(v1::ContentBlock::from(v1::TextContent::new(word)));
-            let note = v1::SessionNotification::new(
-                p.session_id.clone(),
-                v1::SessionUpdate::AgentMessageChunk(Box::new(chunk)),
-            );
-            cx.notify::<v1::methods::SessionUpdate>(&note).await.map_err(|e| e.to_rpc())?;
-        }
-        Ok(v1::PromptResponse::new(v1::StopReason::MaxTokens))
-    }
-}
-
-impl v2::methods::agent::Handler<AgentContext> for Words {
-    async fn initialize(&self, _: v2::InitializeRequest, _: AgentContext) -> Result<v2::InitializeResponse, RpcError> {
-        Ok(v2::InitializeResponse::new(v2::ProtocolVersion(2), v2::Implementation::new("w".into(), "0".into())))
-    }
-    async fn session_new(
-        &self,
-        _: v2::NewSessionRequest,
-        cx: AgentContext,
-    ) -> Result<v2::NewSessionResponse, RpcError> {
-        let idle = v2::StateUpdate::Idle(Box::new(v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::EndTurn)));
-        let note = v2::UpdateSessionNotification::new(
-            v2::SessionId("s".into()),
-            v2::SessionUpdate::StateUpdate(Box::new(idle)),
-        );
-        cx.notify::<v2::methods::SessionUpdate>(&note).await.map_err(|e| e.to_rpc())?;
-        Ok(v2::NewSessionResponse::new(v2::SessionId("s".into())))
-    }
-}
-
-impl acp_rpc::agent::PromptTurn for Words {
-    async fn prompt_turn(&self, p: v2::PromptRequest, turn: Turn) -> Result<v2::IdleStateUpdate, RpcError> {
-        let Some(v2::ContentBlock::Text(text)) = p.prompt.first() else { return Err(RpcError::internal("text")) };
-        let id = turn.new_message_id();
-        for word in words_of(&text.text) {
-            let chunk = v2::ContentChunk::new(id.clone(), v2::ContentBlock::from(v2::TextContent::new(word)));
-            turn.update(v2::SessionUpdate::AgentMessageChunk(Box::new(chunk))).await.map_err(|e| e.to_rpc())?;
-        }
-        Ok(v2::IdleStateUpdate::new(v2::IdleStateUpdateStopReason::Refusal))
-    }
+/// Each word of a prompt as one chunk (v1 `max_tokens`, v2 `refusal`); `session/new` sends a
+/// welcome (v1) or an idle snapshot (v2), `session/load` replays one user message.
+fn words(opening: Value) -> Value {
+    let words = |said: &[&str]| said.iter().map(|w| json!({ "message": w })).collect::<Vec<_>>();
+    json!({
+        "onNewSession": [opening],
+        "onLoadSession": [{ "userMessage": "history" }],
+        "turns": [
+            { "match": { "exact": "one two three" }, "steps": words(&["one", "two", "three"]), "stopReason": "max_tokens" },
+            { "match": { "exact": "a b" }, "steps": words(&["a", "b"]), "stopReason": "refusal" },
+        ],
+    })
 }
 
 struct Client;
 impl v1::methods::client::Handler<ClientContext> for Client {}
 impl v2::methods::client::Handler<ClientContext> for Client {}
 
-fn connect(versions: &'static [Version]) -> acp_rpc::client::ClientConnection {
-    let (a, b) = tokio::io::duplex(1 << 16);
-    let (ar, aw) = tokio::io::split(a);
-    let (br, bw) = tokio::io::split(b);
-    tokio::spawn(acp_rpc::agent::serve(Words, versions, ar, aw, Default::default()).1);
-    let (conn, driver) = acp_rpc::client::connect(Client, br, bw, Default::default());
-    tokio::spawn(driver);
-    conn
+fn connect(opening: Value, versions: &[Version]) -> acp_rpc::client::ClientConnection {
+    MockAgent::from_script(words(opening)).expect("a valid script").versions(versions).connect(Client)
+}
+
+fn welcome() -> Value {
+    json!({ "message": "welcome" })
+}
+
+fn idle() -> Value {
+    json!({ "update": { "sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn" } })
 }
 
 fn text(update: &v1::SessionUpdate) -> Option<&str> {
@@ -113,11 +51,11 @@ fn text(update: &v1::SessionUpdate) -> Option<&str> {
 
 #[tokio::test]
 async fn a_v1_turn_streams_its_updates_in_order_then_its_answer() {
-    let conn = connect(Version::ALL);
+    let conn = connect(welcome(), Version::ALL);
     let answer = conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(7))).await.expect("initialize");
     assert_eq!(answer.protocol_version, v1::ProtocolVersion(1));
     let mut session = conn.new_session_v1(v1::NewSessionRequest::new("/".into(), vec![])).await.expect("session");
-    assert_eq!(session.id(), &v1::SessionId("s".into()));
+    assert_eq!(session.id(), &v1::SessionId("mock-session-1".into()));
     for round in 0..2 {
         let prompt = vec![v1::ContentBlock::from(v1::TextContent::new("one two three".into()))];
         let mut turn = session.prompt(prompt).await;
@@ -134,7 +72,7 @@ async fn a_v1_turn_streams_its_updates_in_order_then_its_answer() {
 
 #[tokio::test]
 async fn a_v2_turn_ends_at_its_idle_not_at_the_snapshot_after_session_new() {
-    let conn = connect(Version::ALL);
+    let conn = connect(idle(), Version::ALL);
     let info = v2::Implementation::new("c".into(), "0".into());
     conn.initialize_v2(v2::InitializeRequest::new(v2::ProtocolVersion(2), info)).await.expect("initialize");
     let mut session = conn.new_session_v2(v2::NewSessionRequest::new(v2::AbsolutePath("/".into()))).await.expect("new");
@@ -153,7 +91,7 @@ async fn a_v2_turn_ends_at_its_idle_not_at_the_snapshot_after_session_new() {
 
 #[tokio::test]
 async fn initialize_v2_against_a_v1_agent_is_a_clear_error() {
-    let conn = connect(&[Version::V1]);
+    let conn = connect(welcome(), &[Version::V1]);
     let info = v2::Implementation::new("c".into(), "0".into());
     let error =
         conn.initialize_v2(v2::InitializeRequest::new(v2::ProtocolVersion(2), info)).await.expect_err("v1 only");
@@ -162,7 +100,7 @@ async fn initialize_v2_against_a_v1_agent_is_a_clear_error() {
 
 #[tokio::test]
 async fn a_loaded_session_starts_with_the_history_the_agent_replayed() {
-    let conn = connect(Version::ALL);
+    let conn = connect(welcome(), Version::ALL);
     conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(1))).await.expect("initialize");
     let load = v1::LoadSessionRequest::new(vec![], "/".into(), v1::SessionId("old".into()));
     let mut session = conn.load_session_v1(load).await.expect("load");
@@ -176,10 +114,10 @@ async fn initialize_any_answers_in_the_version_the_agent_chose() {
     let info = || v2::Implementation::new("c".into(), "0".into());
     let mut v1_request = v1::InitializeRequest::new(v1::ProtocolVersion(1));
     v1_request.client_capabilities.terminal = true.into();
-    let both = connect(Version::ALL);
+    let both = connect(welcome(), Version::ALL);
     let answer = both.initialize_any(v1_request.clone(), v2::InitializeRequest::new(v2::ProtocolVersion(2), info()));
     assert!(matches!(answer.await.expect("v2"), acp_rpc::client::Initialized::V2(_)));
-    let only_v1 = connect(&[Version::V1]);
+    let only_v1 = connect(welcome(), &[Version::V1]);
     let answer = only_v1.initialize_any(v1_request, v2::InitializeRequest::new(v2::ProtocolVersion(2), info()));
     assert!(matches!(answer.await.expect("v1"), acp_rpc::client::Initialized::V1(_)));
     assert_eq!(only_v1.version(), Some(Version::V1));
