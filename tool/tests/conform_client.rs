@@ -161,6 +161,7 @@ broken! {
     load_not_advertised: "cap.load-session", Some("1");
     permission_not_cancelled_after_cancel: "turn.cancel-permission", Some("1");
     permission_option_not_offered: "perm.offered-option", None;
+    custom_method_without_underscore: "ext.underscore", None;
 }
 
 /// A command without `{agent}`, a client that cannot be started, and one that exits without

@@ -114,6 +114,9 @@ class Client:
             self.agent.wait()
             sys.exit("raw_client: the agent answered version %s" % answer["result"]["protocolVersion"])
         self.version = answer["result"]["protocolVersion"]
+        if self.broken == "ext.underscore":
+            # A custom method whose name lacks the leading `_`.
+            self.wait(self.request("raw_client/custom", {}))
         if self.broken == "init.once":
             self.wait(self.request("initialize", params))
         if self.broken == "cap.load-session":
