@@ -123,6 +123,16 @@ fn a_v2_only_client_skips_v1() {
     );
 }
 
+/// A client that cancels its turn when asked for permission and answers the request
+/// `cancelled`: in v1 after its `session/cancel`, in v2 after the stand-in's `$/cancel_request`.
+#[test]
+fn a_client_that_cancels_during_a_permission_request_passes() {
+    for version in ["1", "2"] {
+        let out = conform_raw(&["--protocol-version", version], &["--protocol-version", version, "--cancel"]);
+        passes(&out, &["turn.cancel-permission"], &format!("raw client --cancel, v{version}"));
+    }
+}
+
 /// The client broken in `rule` fails exactly that rule; the exit status says whether it is a MUST.
 fn broken(rule: &str, version: Option<&str>) {
     let (args, mut client_args) = match version {
@@ -160,6 +170,7 @@ broken! {
     id_of_a_pending_request_reused: "rpc.v1-unique-ids", Some("1");
     load_not_advertised: "cap.load-session", Some("1");
     permission_not_cancelled_after_cancel: "turn.cancel-permission", Some("1");
+    v2_permission_not_cancelled_after_cancel_request: "turn.cancel-permission", Some("2");
     permission_option_not_offered: "perm.offered-option", None;
     custom_method_without_underscore: "ext.underscore", None;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A raw ACP client (v1 and v2) for `acp conform --client`'s tests: JSON-RPC by hand, stdlib only.
 
-usage: raw_client.py [--protocol-version N] [--strict-version] [--break RULE_ID] --prompt TEXT -- AGENT_CMD...
+usage: raw_client.py [--protocol-version N] [--strict-version] [--cancel] [--break RULE_ID] --prompt TEXT -- AGENT_CMD...
 
 Well-behaved by default: `initialize` (asking for N, default 2), `session/new`, one
 `session/prompt` with TEXT; permission requests answered with the first option offered; unknown
@@ -9,7 +9,8 @@ requests answered -32601; the turn read to its end (v1: the prompt's response; v
 state update), then the agent's stdin closed. `--break RULE_ID` breaks that one rule of the
 tool's rule table (src/rules.rs), and nothing else, so that a test can see
 `acp conform --client` name it. `--strict-version` speaks version N only: answered another,
-it closes the agent's stdin and exits 1.
+it closes the agent's stdin and exits 1. `--cancel` cancels the turn (`session/cancel`) when
+asked for permission and answers the request `cancelled`.
 """
 
 import json
@@ -19,8 +20,9 @@ import sys
 
 
 class Client:
-    def __init__(self, agent, version, broken, strict=False):
+    def __init__(self, agent, version, broken, strict=False, cancel=False):
         self.strict = strict
+        self.cancel = cancel
         self.agent = subprocess.Popen(agent, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.version = version
         self.broken = broken
@@ -84,14 +86,17 @@ class Client:
         option = params["options"][0]["optionId"]
         if self.broken == "perm.offered-option":
             option = "never-offered"
-        if self.broken == "turn.cancel-permission":
+        if self.cancel or self.broken == "turn.cancel-permission":
             self.send({"method": "session/cancel", "params": {"sessionId": params["sessionId"]}})
         if self.broken == "rpc.v1-unique-ids":
             # A request with the id of the prompt, which is still pending.
             self.request("session/new", {"cwd": os.getcwd(), "mcpServers": []}, id=self.prompt_id)
         if self.broken == "rpc.response-to-pending":
             self.send({"id": "never-asked", "result": {}})
-        self.send({"id": id, "result": {"outcome": {"outcome": "selected", "optionId": option}}})
+        outcome = {"outcome": "selected", "optionId": option}
+        if self.cancel:
+            outcome = {"outcome": "cancelled"}
+        self.send({"id": id, "result": {"outcome": outcome}})
 
     # -- the run ----------------------------------------------------------------------------
     def run(self, text):
@@ -140,12 +145,14 @@ class Client:
 
 def main():
     args = sys.argv[1:]
-    version, broken, prompt, strict = 2, None, None, False
+    version, broken, prompt, strict, cancel = 2, None, None, False, False
     while args and args[0] != "--":
         if args[0] == "--protocol-version" and len(args) > 1:
             version, args = int(args[1]), args[2:]
         elif args[0] == "--strict-version":
             strict, args = True, args[1:]
+        elif args[0] == "--cancel":
+            cancel, args = True, args[1:]
         elif args[0] == "--break" and len(args) > 1:
             broken, args = args[1], args[2:]
         elif args[0] == "--prompt" and len(args) > 1:
@@ -153,9 +160,10 @@ def main():
         else:
             break
     if not args or args[0] != "--" or len(args) < 2 or prompt is None:
-        sys.exit("usage: raw_client.py [--protocol-version N] [--strict-version] [--break RULE_ID] --prompt TEXT "
+        sys.exit("usage: raw_client.py [--protocol-version N] [--strict-version] [--cancel] [--break RULE_ID] "
+                 "--prompt TEXT "
                  "-- AGENT_CMD...")
-    Client(args[1:], version, broken, strict).run(prompt)
+    Client(args[1:], version, broken, strict, cancel).run(prompt)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,9 @@
 //!   capabilities; v2: `capabilities.session: {}`) and, on the client's prompt, sends a `_`
 //!   notification (which no one answers), a `_` request it must answer -32601, the turn's updates
 //!   (v2: `running`, the `user_message`, then the text), a `session/request_permission` with two
-//!   options, and once answered ends the turn `end_turn` (or `cancelled` after `session/cancel`);
+//!   options, and once answered ends the turn `end_turn` (or `cancelled` after `session/cancel`:
+//!   in v1 the client answers the pending permission request `cancelled`; in v2 the stand-in
+//!   then cancels that request with `$/cancel_request`, which the client answers `cancelled`);
 //!   every other request is answered -32601. Then it waits for the client to close its side.
 
 mod conn;
@@ -30,7 +32,8 @@ use super::report::Results;
 use super::Unstartable;
 use crate::check::{wire, Role};
 use acp_rpc::rules;
-use acp_types::Version;
+use acp_types::support::rpc::Method;
+use acp_types::{v2, Version};
 use conn::{Conn, Event};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -296,8 +299,14 @@ impl Scenario {
                 }
                 (Some(wire::SESSION_CANCEL), None) => {
                     if let Some(t) = &mut turn {
-                        if params.get("sessionId") == Some(&t.session) {
+                        if params.get("sessionId") == Some(&t.session) && !t.cancelled {
                             t.cancelled = true;
+                            // v2: the agent gives up its pending permission request with
+                            // `$/cancel_request`, which the client answers `cancelled`.
+                            if version == Some(Version::V2) {
+                                let cancel = json!({ "requestId": t.permission });
+                                self.conn.notify(<v2::methods::CancelRequest as Method>::METHOD, cancel).await;
+                            }
                         }
                     }
                 }
