@@ -91,8 +91,11 @@ fn http_client(uri: &Uri, options: &ClientOptions) -> io::Result<exchange::HttpC
     let config = Arc::unwrap_or_clone(crate::net::tls::client_config(ca_file)?);
     let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
     http.enforce_http(false);
-    let connector =
-        hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(config).https_or_http().enable_http1().wrap_connector(http);
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(config)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http);
     Ok(HyperClient::builder(TokioExecutor::new()).build(connector))
 }
 

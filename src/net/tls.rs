@@ -53,7 +53,9 @@ impl TlsError {
 
 /// An error and its causes. `io::Error::source` skips the error an `io::Error` wraps (it is
 /// that error's source), so the wrapped error is taken from `get_ref` instead.
-fn causes<'a>(error: &'a (dyn std::error::Error + 'static)) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+fn causes<'a>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
     std::iter::successors(Some(error), |e| match e.downcast_ref::<io::Error>().and_then(io::Error::get_ref) {
         Some(inner) => Some(inner as _),
         None => e.source(),
@@ -194,9 +196,8 @@ impl Identity {
     /// From PEM files: the certificate chain (the server's certificate first, then any
     /// intermediates) and the private key (PKCS#8, PKCS#1 or SEC1).
     pub fn from_pem_files(cert_chain: impl AsRef<Path>, key: impl AsRef<Path>) -> io::Result<Identity> {
-        let read = |path: &Path| {
-            std::fs::read(path).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
-        };
+        let read =
+            |path: &Path| std::fs::read(path).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())));
         let (cert_path, key_path) = (cert_chain.as_ref(), key.as_ref());
         let chain = certificates(&read(cert_path)?).map_err(|e| invalid(format!("{}: {e}", cert_path.display())))?;
         let key = private_key(&read(key_path)?).map_err(|e| invalid(format!("{}: {e}", key_path.display())))?;

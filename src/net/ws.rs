@@ -48,10 +48,8 @@ pub async fn open(url: &str, options: ClientOptions) -> io::Result<(Channels, Tr
     if tls {
         let config = super::tls::client_config(options.ca_file.as_deref())?;
         let name = super::tls::server_name_of(host)?;
-        let stream = tokio_rustls::TlsConnector::from(config)
-            .connect(name, tcp)
-            .await
-            .map_err(super::tls::handshake_error)?;
+        let stream =
+            tokio_rustls::TlsConnector::from(config).connect(name, tcp).await.map_err(super::tls::handshake_error)?;
         return handshake(url, stream, &options).await;
     }
     handshake(url, tcp, &options).await
