@@ -5,7 +5,7 @@
 
 use acp_rpc::agent::Turn;
 use acp_rpc::client::ClientConnection;
-use acp_rpc::net::server::{Server, ServerHandle};
+use acp_rpc::net::server::{Limits, Server, ServerHandle};
 use acp_rpc::net::tls::{Identity, TlsError};
 use acp_rpc::net::{http, ws, ClientOptions, TransportHandle};
 use acp_rpc::types::support::rpc::RpcError;
@@ -125,10 +125,14 @@ struct Running {
 }
 
 async fn serve(pki: &Pki) -> Running {
+    serve_with(pki, Limits::default()).await
+}
+
+async fn serve_with(pki: &Pki, limits: Limits) -> Running {
     let identity = Identity::from_pem_files(&pki.cert, &pki.key).expect("identity");
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let port = listener.local_addr().expect("addr").port();
-    let server = Server::new(Arc::new(Echo), Version::ALL).tls(identity);
+    let server = Server::new(Arc::new(Echo), Version::ALL).limits(limits).tls(identity);
     let handle = server.handle();
     let served = tokio::spawn(server.serve(listener));
     Running { port, handle, served }
@@ -329,4 +333,30 @@ async fn plain_clients_get_nothing_from_a_tls_server_and_bad_files_are_named() {
     let error = Identity::from_pem_files(&pki.cert, &pki.cert).expect_err("a certificate is no key");
     assert!(error.to_string().contains("no private key"), "{error}");
     within(server.stop()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_handshake_is_dropped_and_shutdown_ends_tls_connections() {
+    use tokio::io::AsyncReadExt;
+    let pki = issued(&["localhost"]);
+    let limits = Limits { header_read_timeout: Duration::from_millis(300), ..Limits::default() };
+    let server = serve_with(&pki, limits).await;
+    // A client that opens the TCP connection and never says hello: dropped (end of stream, or
+    // reset) once the header timeout passes.
+    let mut silent = tokio::net::TcpStream::connect(("127.0.0.1", server.port)).await.expect("tcp");
+    let mut byte = [0u8; 1];
+    let read = within(silent.read(&mut byte)).await;
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    // Meanwhile, and after it, a turn over TLS; then shutdown with the WebSocket open ends it.
+    let url = url(Transport::Wss, "localhost", server.port);
+    let (conn, handle) =
+        within(connect(Transport::Wss, &url, ClientOptions::default().ca_file(&pki.ca))).await.expect("connect");
+    within(turn(&conn, 1, "before shutdown")).await;
+    within(server.stop()).await;
+    let mut waited = 0;
+    while !handle.is_closed() && waited < 200 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        waited += 1;
+    }
+    assert!(handle.is_closed(), "the server's shutdown closed the socket");
 }
