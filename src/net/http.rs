@@ -1,7 +1,6 @@
 //! The client's Streamable HTTP transport (`http://`, and with feature `tls` `https://`), as the
-//! TypeScript SDK's
-//! `createHttpStream` speaks it: our messages are POSTed one at a time, in order; the agent's
-//! come on SSE streams, the connection's and one per session.
+//! TypeScript SDK's `createHttpStream` speaks it: our messages are POSTed one at a time, in
+//! order; the agent's come on SSE streams, the connection's and one per session.
 //!
 //! - `posts`: the POSTs (`initialize` first, then each message with its connection and session
 //!   ids) and the closing `DELETE`;

@@ -75,10 +75,9 @@ impl TransportHandle {
     }
 
     /// Why the transport failed, once it did: the network error, the HTTP status that ended it,
-    /// or (feature `tls`) the [`TlsError`](super::tls::TlsError) of a refused certificate. Over
-    /// HTTP nothing is sent before `initialize`, so a server that cannot be reached or trusted
-    /// shows as `initialize` failing with [`Error::Closed`](crate::Error::Closed) and the reason
-    /// here.
+    /// or (feature `tls`) the `net::tls::TlsError` of a refused certificate. Over HTTP nothing is
+    /// sent before `initialize`, so a server that cannot be reached or trusted shows as
+    /// `initialize` failing with [`Error::Closed`](crate::Error::Closed) and the reason here.
     pub fn error(&self) -> Option<&io::Error> {
         self.failure.get()
     }

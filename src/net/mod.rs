@@ -16,8 +16,8 @@
 //! - ACP has no batches: a JSON array is answered with one -32600 error with `id: null`.
 //!
 //! With feature `tls` both ends also speak TLS (rustls): `https://` and `wss://` URLs for the
-//! clients (see [`tls`] for the roots trusted and the errors), and
-//! [`Server::tls`](server::Server::tls) for the server.
+//! clients (see `net::tls` for the roots trusted and the errors), and `Server::tls` for the
+//! server.
 //!
 //! Both ends plug into the same connection core as stdio (through
 //! [`Channels`](crate::jsonrpc::Channels)): same handlers, concurrency, cancellation and limits.

@@ -1,8 +1,9 @@
-//! The client's WebSocket transport (`ws://`, and with feature `tls` `wss://`), as the TypeScript SDK's
-//! `createWebSocketStream` speaks it: one JSON-RPC message per text frame, both ways, on one
-//! socket. A JSON array from the agent is answered with the -32600 batch error and not passed
-//! on, a frame that is not JSON with a -32700; binary frames are ignored. The socket closing
-//! ends the connection; the connection closing (or [`TransportHandle::close`](super::TransportHandle::close)) sends a close frame.
+//! The client's WebSocket transport (`ws://`, and with feature `tls` `wss://`), as the
+//! TypeScript SDK's `createWebSocketStream` speaks it: one JSON-RPC message per text frame, both
+//! ways, on one socket. A JSON array from the agent is answered with the -32600 batch error and
+//! not passed on, a frame that is not JSON with a -32700; binary frames are ignored. The socket
+//! closing ends the connection; the connection closing (or
+//! [`TransportHandle::close`](super::TransportHandle::close)) sends a close frame.
 
 use futures_util::{SinkExt, StreamExt};
 use hyper::Uri;
@@ -31,7 +32,7 @@ const QUEUE: usize = 64;
 /// Connects to `url` (`ws://host[:port]/path`, or `wss://` with feature `tls`) and runs the
 /// handshakes; the socket as [`Channels`] for [`Connection::over`](crate::Connection::over) or
 /// [`connect_over`]. A refused certificate is an error whose inner error is a
-/// [`TlsError`](super::tls::TlsError).
+/// `net::tls::TlsError` (feature `tls`).
 pub async fn open(url: &str, options: ClientOptions) -> io::Result<(Channels, TransportHandle)> {
     let invalid = |why: &str| io::Error::new(io::ErrorKind::InvalidInput, format!("{url}: {why}"));
     let uri: Uri = url.parse().map_err(|e| invalid(&format!("not a URL ({e})")))?;

@@ -1,5 +1,6 @@
 //! The listener: [`Server`], which accepts TCP connections and serves HTTP/1.1 (and WebSocket
-//! upgrades) on each, and [`ServerHandle`], which shuts it down.
+//! upgrades) on each, over TLS when it was given an identity (feature `tls`), and
+//! [`ServerHandle`], which shuts it down.
 
 use super::auth::Auth;
 use super::limits::Limits;
