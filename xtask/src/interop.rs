@@ -44,6 +44,9 @@
 //! our `client`) with the same output contract; WebSocket clients get the URL as `ws://`. The
 //! agent is killed when the client is done. [`Expect::Cancelled`] scenarios send [`SLOW_PROMPT`]
 //! with `--cancel-after` (both client drivers have it).
+//! Over TLS ([`Transport::Https`], [`Transport::Wss`]; `--only tls`) the agent also gets
+//! `--tls-cert`/`--tls-key` ([`crate::tls`] makes the certificates each run), our client
+//! `--ca-file`, and Node the CA in `NODE_EXTRA_CA_CERTS`.
 //!
 //! The production scenarios ([`PRODUCTION`], names starting `production: `, so `--only
 //! production` selects them) run our `client` and `acp conform` against gemini-cli and codex-acp,
