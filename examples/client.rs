@@ -6,7 +6,7 @@
 //! when the turn ended.
 //!
 //! `cargo run --example client -- [--protocol-version N] [--auth METHOD_ID] --prompt TEXT
-//! [--repeat N] [--cancel-after MS] (--url URL | -- AGENT_CMD [ARGS…])`
+//! [--repeat N] [--cancel-after MS] (--url URL [--ca-file PEM] | -- AGENT_CMD [ARGS…])`
 //!
 //! `--protocol-version N` asks for at most version N (default: the newest this client speaks)
 //! and goes on with the version the agent answers; the version agreed is printed on stderr.
