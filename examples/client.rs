@@ -6,7 +6,7 @@
 //! when the turn ended.
 //!
 //! `cargo run --example client -- [--protocol-version N] [--auth METHOD_ID] --prompt TEXT
-//! [--repeat N] [--cancel-after MS] (--url URL | -- AGENT_CMD [ARGS…])`
+//! [--repeat N] [--cancel-after MS] (--url URL [--ca-file PEM] | -- AGENT_CMD [ARGS…])`
 //!
 //! `--protocol-version N` asks for at most version N (default: the newest this client speaks)
 //! and goes on with the version the agent answers; the version agreed is printed on stderr.
@@ -21,7 +21,9 @@
 //! `echo`, that returns its `text` argument, and answers the agent's `mcp/message` for it.
 //!
 //! `--url http://…` (Streamable HTTP) or `--url ws://…` (WebSocket) connects to an agent served
-//! over the network instead of spawning one (built with the `ws` feature).
+//! over the network instead of spawning one (built with the `ws` feature); `https://` and
+//! `wss://` too with the `tls` feature, the server verified against the webpki roots and, with
+//! `--ca-file PEM`, that file's CA certificates (a private CA's).
 
 use acp_rpc::client::{ClientConnection, Initialized, Offer};
 use acp_rpc::types::support::rpc::RpcError;
@@ -363,6 +365,9 @@ struct Args {
     cancel_after: Option<std::time::Duration>,
     agent: Vec<String>,
     url: Option<String>,
+    /// `--ca-file`: CA certificates trusted for `https://` and `wss://`.
+    #[cfg_attr(not(feature = "tls"), allow(dead_code))]
+    ca_file: Option<PathBuf>,
     /// `--mcp-echo`: offer the `echo` tool over ACP.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     mcp_echo: bool,
@@ -375,7 +380,7 @@ fn parse_args() -> Result<Args, String> {
     let mut args = std::env::args().skip(1);
     let newest = Version::ALL.iter().copied().max().unwrap_or(Version::V1);
     let (mut at_most, mut auth, mut prompt, mut url) = (newest, None, None, None);
-    let (mut repeat, mut cancel_after, mut mcp_echo) = (1, None, false);
+    let (mut repeat, mut cancel_after, mut mcp_echo, mut ca_file) = (1, None, false, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--protocol-version" => {
@@ -389,6 +394,10 @@ fn parse_args() -> Result<Args, String> {
             "--auth" => auth = Some(args.next().ok_or("--auth needs a method id")?),
             "--prompt" => prompt = Some(args.next().ok_or("--prompt needs a text")?),
             "--url" => url = Some(args.next().ok_or("--url needs a URL")?),
+            "--ca-file" if cfg!(feature = "tls") => {
+                ca_file = Some(PathBuf::from(args.next().ok_or("--ca-file needs a PEM file")?));
+            }
+            "--ca-file" => return Err("--ca-file needs the example built with --features tls".into()),
             "--repeat" => repeat = args.next().and_then(|n| n.parse().ok()).ok_or("--repeat needs a count")?,
             "--cancel-after" => {
                 let ms = args.next().and_then(|n| n.parse().ok()).ok_or("--cancel-after needs milliseconds")?;
@@ -410,7 +419,7 @@ fn parse_args() -> Result<Args, String> {
     #[cfg(feature = "mcp")]
     let offered = Vec::new();
     #[rustfmt::skip]
-    let args = Args { at_most, auth, prompt, repeat, cancel_after, agent, url, mcp_echo, #[cfg(feature = "mcp")] offered };
+    let args = Args { at_most, auth, prompt, repeat, cancel_after, agent, url, ca_file, mcp_echo, #[cfg(feature = "mcp")] offered };
     Ok(args)
 }
 
@@ -456,23 +465,29 @@ async fn run(#[allow(unused_mut)] mut args: Args) -> Result<String, Failure> {
 async fn run_url(client: Client, url: &str, cwd: &Path, args: Args) -> Result<String, Failure> {
     use acp_rpc::net::{http, ws};
     let cannot = |e: std::io::Error| Failure(format!("cannot connect to {url}: {e}"), 1);
-    if url.starts_with("ws://") {
-        let (conn, driver, socket) =
-            ws::connect(client, url, acp_rpc::net::ClientOptions::default(), Default::default())
-                .await
-                .map_err(cannot)?;
-        tokio::spawn(driver);
-        let result = run_on(&conn, cwd, args).await;
-        socket.close().await;
-        result
-    } else {
-        let (conn, driver, transport) =
-            http::connect(client, url, acp_rpc::net::ClientOptions::default(), Default::default()).map_err(cannot)?;
-        tokio::spawn(driver);
-        let result = run_on(&conn, cwd, args).await;
-        transport.close().await;
-        result
+    #[allow(unused_mut)]
+    let mut options = acp_rpc::net::ClientOptions::default();
+    #[cfg(feature = "tls")]
+    if let Some(path) = &args.ca_file {
+        options = options.ca_file(path);
     }
+    let (result, transport) = if url.starts_with("ws://") || url.starts_with("wss://") {
+        let (conn, driver, socket) = ws::connect(client, url, options, Default::default()).await.map_err(cannot)?;
+        tokio::spawn(driver);
+        (run_on(&conn, cwd, args).await, socket)
+    } else {
+        let (conn, driver, transport) = http::connect(client, url, options, Default::default()).map_err(cannot)?;
+        tokio::spawn(driver);
+        (run_on(&conn, cwd, args).await, transport)
+    };
+    // Why the transport failed (a refused certificate, say) says more than the closed connection
+    // the step saw.
+    let result = match (result, transport.error()) {
+        (Err(Failure(message, status)), Some(why)) => Err(Failure(format!("{message} ({url}: {why})"), status)),
+        (result, _) => result,
+    };
+    transport.close().await;
+    result
 }
 
 #[cfg(not(feature = "ws"))]

@@ -18,7 +18,9 @@
 //!
 //! `cargo run --example echo_agent`, or over the network (feature `ws`: Streamable HTTP and
 //! WebSocket on `/`): `cargo run --features ws --example echo_agent -- --listen 127.0.0.1:0`,
-//! which prints `listening on http://ADDR:PORT` to stderr once bound.
+//! which prints `listening on http://ADDR:PORT` to stderr once bound. With `--tls-cert CHAIN.pem
+//! --tls-key KEY.pem` (feature `tls` too) it serves `https://` and `wss://` instead, and prints
+//! `listening on https://ADDR:PORT`.
 
 use acp_rpc::agent::Turn;
 use acp_rpc::types::support::rpc::RpcError;
@@ -420,7 +422,16 @@ async fn main() -> std::io::Result<()> {
                 eprintln!("--listen needs ADDR:PORT (e.g. 127.0.0.1:8080)");
                 std::process::exit(2);
             };
-            listen(addr).await
+            let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+            let tls = match (flag("--tls-cert"), flag("--tls-key")) {
+                (Some(cert), Some(key)) => Some((cert, key)),
+                (None, None) => None,
+                _ => {
+                    eprintln!("--tls-cert CHAIN.pem and --tls-key KEY.pem go together");
+                    std::process::exit(2);
+                }
+            };
+            listen(addr, tls).await
         }
         None => {
             let echo = Echo { require_auth: args.iter().any(|a| a == "--require-auth"), ..Echo::default() };
@@ -429,13 +440,28 @@ async fn main() -> std::io::Result<()> {
     }
 }
 
-/// Serves HTTP and WebSocket on `addr` until interrupted.
+/// Serves HTTP and WebSocket on `addr` until interrupted; over TLS with `tls` (the certificate
+/// chain's and the key's PEM files).
 #[cfg(feature = "ws")]
-async fn listen(addr: &str) -> std::io::Result<()> {
+async fn listen(addr: &str, tls: Option<(String, String)>) -> std::io::Result<()> {
     use acp_rpc::net::server::Server;
+    #[allow(unused_mut)]
+    let mut server = Server::new(std::sync::Arc::new(Echo::default()), acp_rpc::types::Version::ALL);
+    let scheme = match tls {
+        None => "http",
+        #[cfg(feature = "tls")]
+        Some((cert, key)) => {
+            server = server.tls(acp_rpc::net::tls::Identity::from_pem_files(cert, key)?);
+            "https"
+        }
+        #[cfg(not(feature = "tls"))]
+        Some(_) => {
+            eprintln!("--tls-cert and --tls-key need TLS: build with `--features ws,tls`");
+            std::process::exit(2);
+        }
+    };
     let listener = tokio::net::TcpListener::bind(addr).await?;
-    eprintln!("listening on http://{}", listener.local_addr()?);
-    let server = Server::new(std::sync::Arc::new(Echo::default()), acp_rpc::types::Version::ALL);
+    eprintln!("listening on {scheme}://{}", listener.local_addr()?);
     let handle = server.handle();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
@@ -446,7 +472,7 @@ async fn listen(addr: &str) -> std::io::Result<()> {
 }
 
 #[cfg(not(feature = "ws"))]
-async fn listen(_: &str) -> std::io::Result<()> {
+async fn listen(_: &str, _: Option<(String, String)>) -> std::io::Result<()> {
     eprintln!("--listen needs the network server: build with `--features ws`");
     std::process::exit(2)
 }

@@ -20,11 +20,20 @@ pub struct ClientOptions {
     /// The largest message accepted (an SSE event, the `initialize` answer, a WebSocket message),
     /// in bytes; a larger one ends the transport. Default [`DEFAULT_MAX_MESSAGE_SIZE`].
     pub max_message_size: usize,
+    /// A PEM file of CA certificates trusted for `https://` and `wss://` besides the webpki
+    /// roots (Mozilla's): a private CA's, or a self-signed server certificate (feature `tls`).
+    #[cfg(feature = "tls")]
+    pub ca_file: Option<std::path::PathBuf>,
 }
 
 impl Default for ClientOptions {
     fn default() -> Self {
-        ClientOptions { headers: Vec::new(), max_message_size: DEFAULT_MAX_MESSAGE_SIZE }
+        ClientOptions {
+            headers: Vec::new(),
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            #[cfg(feature = "tls")]
+            ca_file: None,
+        }
     }
 }
 
@@ -34,6 +43,13 @@ impl ClientOptions {
         self.headers.push((name.into(), value.into()));
         self
     }
+
+    /// These options trusting the CA certificates of a PEM file too (feature `tls`).
+    #[cfg(feature = "tls")]
+    pub fn ca_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.ca_file = Some(path.into());
+        self
+    }
 }
 
 /// A client transport's handle: the server's connection id, and closing. Dropping it closes the
@@ -41,6 +57,8 @@ impl ClientOptions {
 pub struct TransportHandle {
     pub(crate) stop: CancellationToken,
     pub(crate) connection_id: Arc<OnceLock<String>>,
+    /// Why the transport failed, set (once) before it stops.
+    pub(crate) failure: Arc<OnceLock<io::Error>>,
     pub(crate) task: Option<JoinHandle<()>>,
 }
 
@@ -54,6 +72,14 @@ impl TransportHandle {
     /// True once the transport stopped (closed, or failed).
     pub fn is_closed(&self) -> bool {
         self.stop.is_cancelled()
+    }
+
+    /// Why the transport failed, once it did: the network error, the HTTP status that ended it,
+    /// or (feature `tls`) the `net::tls::TlsError` of a refused certificate. Over HTTP nothing is
+    /// sent before `initialize`, so a server that cannot be reached or trusted shows as
+    /// `initialize` failing with [`Error::Closed`](crate::Error::Closed) and the reason here.
+    pub fn error(&self) -> Option<&io::Error> {
+        self.failure.get()
     }
 
     /// Ends the transport and waits until it ended: over HTTP the streams stop and the server is

@@ -15,6 +15,10 @@
 //!   JSON-RPC message per text frame, both ways, everything on the one socket.
 //! - ACP has no batches: a JSON array is answered with one -32600 error with `id: null`.
 //!
+//! With feature `tls` both ends also speak TLS (rustls): `https://` and `wss://` URLs for the
+//! clients (see `net::tls` for the roots trusted and the errors), and `Server::tls` for the
+//! server.
+//!
 //! Both ends plug into the same connection core as stdio (through
 //! [`Channels`](crate::jsonrpc::Channels)): same handlers, concurrency, cancellation and limits.
 
@@ -24,6 +28,8 @@ pub mod http;
 mod link;
 #[cfg(feature = "http")]
 pub mod server;
+#[cfg(feature = "tls")]
+pub mod tls;
 #[cfg(feature = "http")]
 mod wire;
 #[cfg(feature = "ws")]

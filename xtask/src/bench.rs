@@ -56,16 +56,20 @@ pub struct Options {
     pub write: bool,
     /// Only the network rows ([`net`]); prints only, never writes.
     pub net_only: bool,
+    /// Only the TLS network rows (`https`, `wss`); prints only, never writes.
+    pub tls_only: bool,
 }
 
 impl Options {
     /// The command that produced a table, as it is recorded in `BENCHMARKS.md`.
     pub fn command(&self) -> &'static str {
-        match (self.quick, self.net_only) {
-            (true, true) => "cargo xtask bench --quick --net-only",
-            (false, true) => "cargo xtask bench --net-only",
-            (true, false) => "cargo xtask bench --quick",
-            (false, false) => "cargo xtask bench",
+        match (self.quick, self.net_only, self.tls_only) {
+            (true, _, true) => "cargo xtask bench --quick --tls-only",
+            (false, _, true) => "cargo xtask bench --tls-only",
+            (true, true, false) => "cargo xtask bench --quick --net-only",
+            (false, true, false) => "cargo xtask bench --net-only",
+            (true, false, false) => "cargo xtask bench --quick",
+            (false, false, false) => "cargo xtask bench",
         }
     }
 }
@@ -112,7 +116,7 @@ impl Report {
 
 /// Runs the benchmarks; progress goes to stderr, the table comes back in the [`Report`].
 pub fn run(root: &Path, options: Options) -> Result<Report, String> {
-    if options.net_only {
+    if options.net_only || options.tls_only {
         return run_net_only(root, options);
     }
     let start = Instant::now();
@@ -128,14 +132,14 @@ pub fn run(root: &Path, options: Options) -> Result<Report, String> {
 
     let bench_binary = build_bench(root)?;
     let scratch = prepare_build_crates(root, &versions)?;
-    let net_peers = net::prepare(root)?;
+    let net_peers = net::prepare(root, false)?;
     let building = start.elapsed();
 
     let (codegen_runs, build_runs) = if options.quick { (3, 1) } else { (10, 3) };
     let mut rows = vec![codegen_row(root, &xtask, codegen_runs)?];
     rows.push(build_row(&scratch, build_runs, &rustc, &versions)?);
     rows.extend(bench_rows(root, &bench_binary, options.quick)?);
-    rows.extend(net::rows(&net_peers, options.quick)?);
+    rows.extend(net::rows(&net_peers, options.quick, false)?);
     let measuring = start.elapsed() - building;
 
     let table = render_table(&rows);
@@ -167,15 +171,15 @@ pub fn run(root: &Path, options: Options) -> Result<Report, String> {
     Ok(Report { table, written, building, measuring, total: start.elapsed() })
 }
 
-/// `--net-only`: the network rows alone, printed and never written (the table in `BENCHMARKS.md`
+/// `--net-only` (or `--tls-only`): the network rows (or their TLS ones) alone, printed and never written (the table in `BENCHMARKS.md`
 /// is one run's).
 fn run_net_only(root: &Path, options: Options) -> Result<Report, String> {
     let start = Instant::now();
-    let peers = net::prepare(root)?;
+    let peers = net::prepare(root, options.tls_only)?;
     let building = start.elapsed();
-    let rows = net::rows(&peers, options.quick)?;
+    let rows = net::rows(&peers, options.quick, options.tls_only)?;
     let measuring = start.elapsed() - building;
-    eprintln!("bench: --net-only: BENCHMARKS.md left as it is");
+    eprintln!("bench: {}: BENCHMARKS.md left as it is", options.command());
     Ok(Report { table: render_table(&rows), written: None, building, measuring, total: start.elapsed() })
 }
 

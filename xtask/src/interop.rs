@@ -44,6 +44,9 @@
 //! our `client`) with the same output contract; WebSocket clients get the URL as `ws://`. The
 //! agent is killed when the client is done. [`Expect::Cancelled`] scenarios send [`SLOW_PROMPT`]
 //! with `--cancel-after` (both client drivers have it).
+//! Over TLS ([`Transport::Https`], [`Transport::Wss`]; `--only tls`) the agent also gets
+//! `--tls-cert`/`--tls-key` ([`crate::tls`] makes the certificates each run), our client
+//! `--ca-file`, and Node the CA in `NODE_EXTRA_CA_CERTS`.
 //!
 //! The production scenarios ([`PRODUCTION`], names starting `production: `, so `--only
 //! production` selects them) run our `client` and `acp conform` against gemini-cli and codex-acp,
@@ -141,16 +144,28 @@ pub enum Transport {
     Http,
     /// The same listener, the client on its `ws://` URL (WebSocket).
     Ws,
+    /// The agent listens over TLS (`--tls-cert`, `--tls-key`, the certificates of [`crate::tls`]);
+    /// the client connects to its `https://` URL trusting the run's CA.
+    Https,
+    /// The same TLS listener, the client on its `wss://` URL.
+    Wss,
 }
 
 impl Transport {
-    /// `""`, `" over http"`, `" over ws"`: the part of a scenario's name.
+    /// `""`, `" over http"`, `" over ws"`, `" over tls/https"`, `" over tls/wss"`: the part of a
+    /// scenario's name (`--only tls` selects the TLS ones, `--only " over http"` not them).
     fn suffix(self) -> &'static str {
         match self {
             Transport::Stdio => "",
             Transport::Http => " over http",
             Transport::Ws => " over ws",
+            Transport::Https => " over tls/https",
+            Transport::Wss => " over tls/wss",
         }
+    }
+
+    fn is_tls(self) -> bool {
+        matches!(self, Transport::Https | Transport::Wss)
     }
 }
 
@@ -259,6 +274,17 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario::new(Peer::Ours, Peer::Ours, 1).over(Transport::Ws),
     Scenario::new(Peer::Ours, Peer::Ours, 2).over(Transport::Ws),
     Scenario::new(Peer::Ours, Peer::Ours, 2).over(Transport::Http).expecting(Expect::Cancelled),
+    // Over TLS (`--only tls`): the TypeScript clients trusting the run's CA through
+    // `NODE_EXTRA_CA_CERTS` against our `echo_agent --tls-cert … --tls-key …`, and our `client
+    // --ca-file` against the `AcpServer` behind Node's `https` server.
+    Scenario::new(Peer::Ts, Peer::Ours, 1).over(Transport::Https),
+    Scenario::new(Peer::Ts, Peer::Ours, 2).over(Transport::Https),
+    Scenario::new(Peer::Ts, Peer::Ours, 1).over(Transport::Wss),
+    Scenario::new(Peer::Ts, Peer::Ours, 2).over(Transport::Wss),
+    Scenario::new(Peer::Ours, Peer::Ts, 1).over(Transport::Https),
+    Scenario::new(Peer::Ours, Peer::Ts, 2).over(Transport::Https),
+    Scenario::new(Peer::Ours, Peer::Ts, 1).over(Transport::Wss),
+    Scenario::new(Peer::Ours, Peer::Ts, 2).over(Transport::Wss),
 ];
 
 /// `cargo xtask interop [--only SUBSTRING]`: install the peers (or reuse the cache), build
@@ -380,11 +406,13 @@ pub fn run_report(root: &Path, only: Option<&str>) -> Result<Report, String> {
     let needs_ours =
         selected.iter().any(|s| s.uses(Peer::Ours)) || !production.is_empty() || composed || !conform.is_empty();
     let ours = if needs_ours { Some(build_examples(root)) } else { None };
+    let tls =
+        if selected.iter().any(|s| s.transport.is_tls()) { Some(crate::tls::make(&cache.join("tls"))?) } else { None };
     let setup = match (&ours, production.is_empty()) {
         (Some(ours), false) => Some(production::set_up(root, &cache, ours, production::build_acp(root))?),
         _ => None,
     };
-    let env = Env { root: root.to_path_buf(), ts, py, rs, ours };
+    let env = Env { root: root.to_path_buf(), ts, py, rs, ours, tls };
 
     let mut report = Report::default();
     let results = selected
@@ -709,8 +737,9 @@ fn list_dir(dir: &Path) -> String {
 // Our examples
 
 /// The features our examples are built with: the network transports (`ws`, as the benchmarks')
-/// and MCP over ACP (`mcp`: the client's `--mcp-echo`, the echo agent's `mcp`).
-pub const EXAMPLE_FEATURES: &str = "ws,mcp";
+/// and MCP over ACP (`mcp`: the client's `--mcp-echo`, the echo agent's `mcp`), over TLS too
+/// (`tls`: the client's `--ca-file`, the echo agent's `--tls-cert` and `--tls-key`).
+pub const EXAMPLE_FEATURES: &str = "ws,mcp,tls";
 
 /// The project's examples, built by `cargo build --examples`.
 #[derive(Debug, Clone)]
@@ -757,6 +786,8 @@ struct Env {
     py: Option<PyPeer>,
     rs: Option<RsPeer>,
     ours: Option<Ours>,
+    /// The run's CA and server certificate, when a TLS scenario runs.
+    tls: Option<crate::tls::Pki>,
 }
 
 /// A command line: program and arguments.
@@ -899,8 +930,9 @@ fn run_judged(
 // ------------------------------------------------------------------------------------------
 // Network scenarios
 
-/// The command line of a listening agent: `AGENT --listen 127.0.0.1:0`.
-fn listening_agent_argv(env: &Env, agent: Peer) -> Result<Argv, Unavailable> {
+/// The command line of a listening agent: `AGENT --listen 127.0.0.1:0`, and over TLS
+/// `--tls-cert CERT --tls-key KEY`.
+fn listening_agent_argv(env: &Env, agent: Peer, transport: Transport) -> Result<Argv, Unavailable> {
     let mut argv = match agent {
         Peer::Ts => vec!["node".into(), path_arg(&env.root.join("interop").join("ts").join("net-agent.mjs"))],
         Peer::Ours => match env.ours.as_ref().expect("examples built") {
@@ -911,11 +943,15 @@ fn listening_agent_argv(env: &Env, agent: Peer) -> Result<Argv, Unavailable> {
         Peer::Py | Peer::Rs => return Err(Unavailable::Fail(format!("no network agent for {}", agent.label()))),
     };
     argv.extend(["--listen".into(), "127.0.0.1:0".into()]);
+    if let (true, Some(pki)) = (transport.is_tls(), &env.tls) {
+        argv.extend(["--tls-cert".into(), path_arg(&pki.cert), "--tls-key".into(), path_arg(&pki.key)]);
+    }
     Ok(argv)
 }
 
 /// The command line of a network client:
-/// `CLIENT --url URL --protocol-version N --prompt TEXT [--cancel-after MS]`.
+/// `CLIENT --url URL --protocol-version N --prompt TEXT [--cancel-after MS]`, and for ours over
+/// TLS `--ca-file CA` (Node is given the CA in its environment: [`peer_command`]).
 fn net_client_argv(env: &Env, scenario: Scenario, url: &str) -> Result<Argv, Unavailable> {
     let mut argv: Argv = match scenario.client {
         Peer::Ts => vec!["node".into(), path_arg(&env.root.join("interop").join("ts").join("net-client.mjs"))],
@@ -929,6 +965,9 @@ fn net_client_argv(env: &Env, scenario: Scenario, url: &str) -> Result<Argv, Una
         }
     };
     argv.extend(["--url".into(), url.into()]);
+    if let (Peer::Ours, true, Some(pki)) = (scenario.client, scenario.transport.is_tls(), &env.tls) {
+        argv.extend(["--ca-file".into(), path_arg(&pki.ca)]);
+    }
     argv.extend(["--protocol-version".into(), scenario.protocol_version.to_string()]);
     match scenario.expect {
         Expect::Cancelled => {
@@ -940,12 +979,16 @@ fn net_client_argv(env: &Env, scenario: Scenario, url: &str) -> Result<Argv, Una
     Ok(argv)
 }
 
-/// A command with the drivers' environment, run from the repository.
+/// A command with the drivers' environment, run from the repository: Node trusts the run's CA
+/// (`NODE_EXTRA_CA_CERTS`, read by Node at start for `https`, `fetch` and `ws`) when there is one.
 fn peer_command(env: &Env, argv: &[String]) -> Command {
     let mut command = Command::new(&argv[0]);
     command.args(&argv[1..]).current_dir(&env.root);
     if let Some(ts) = &env.ts {
         command.env("ACP_INTEROP_NODE_DIR", &ts.node_dir);
+    }
+    if let Some(pki) = &env.tls {
+        command.env("NODE_EXTRA_CA_CERTS", &pki.ca);
     }
     command
 }
@@ -963,7 +1006,7 @@ fn run_net_scenario(env: &Env, scenario: Scenario) -> ScenarioResult {
 }
 
 fn net_scenario(env: &Env, scenario: Scenario) -> Result<String, Unavailable> {
-    let agent_argv = listening_agent_argv(env, scenario.agent)?;
+    let agent_argv = listening_agent_argv(env, scenario.agent, scenario.transport)?;
     let mut agent = peer_command(env, &agent_argv);
     let listener = match Listener::start(&mut agent, LISTEN_TIMEOUT) {
         Ok(listener) => listener,
@@ -985,8 +1028,8 @@ fn net_scenario(env: &Env, scenario: Scenario) -> Result<String, Unavailable> {
         Err(NotListening::Spawn(why)) => return Err(Unavailable::Fail(why)),
     };
     let url = match scenario.transport {
-        Transport::Ws => listener.ws_url(),
-        Transport::Http | Transport::Stdio => listener.url.clone(),
+        Transport::Ws | Transport::Wss => listener.ws_url(),
+        Transport::Http | Transport::Https | Transport::Stdio => listener.url.clone(),
     };
     let mut client = peer_command(env, &net_client_argv(env, scenario, &url)?);
     let described = describe(&client);
@@ -1418,6 +1461,10 @@ mod tests {
         assert_eq!(names.iter().filter(stdio).filter(|n| !n.contains("our-")).count(), 6);
         assert_eq!(names.iter().filter(|n| n.contains(" over http")).count(), 13);
         assert_eq!(names.iter().filter(|n| n.contains(" over ws")).count(), 12);
+        // `--only tls` is the TLS group, which `--only " over http"` and `" over ws"` leave out.
+        assert_eq!(names.iter().filter(|n| n.contains("tls")).count(), 8);
+        assert!(names.contains(&"ts-client -> our-agent v2 over tls/wss".to_string()));
+        assert!(names.contains(&"our-client -> ts-agent v1 over tls/https".to_string()));
         let rejected: Vec<String> =
             SCENARIOS.iter().filter(|s| matches!(s.expect, Expect::Rejected { .. })).map(Scenario::name).collect();
         assert_eq!(rejected, ["our-client -> rs-agent v1"]);

@@ -1,6 +1,7 @@
 //! The project's tooling, as a library so that tests can drive it: the generator ([`codegen`],
 //! with its pipeline drawn at the top of that module) and one module per other command, the
-//! drivers, which share [`process`] (and, for peers that listen on a port, [`listener`]).
+//! drivers, which share [`process`] (and, for peers that listen on a port, [`listener`]; for
+//! those that speak TLS, [`tls`]).
 
 pub mod bench;
 pub mod codegen;
@@ -12,6 +13,7 @@ pub mod listener;
 pub mod process;
 pub mod schema;
 pub mod stats;
+pub mod tls;
 
 use std::path::PathBuf;
 

@@ -71,6 +71,9 @@ enum Command {
         /// Only the network rows (HTTP and WebSocket, against the TypeScript SDK); prints only.
         #[arg(long)]
         net_only: bool,
+        /// Only the TLS network rows (https and wss round trips); prints only.
+        #[arg(long, conflicts_with = "write")]
+        tls_only: bool,
     },
     /// Pin, fetch and verify the published schemas.
     Schema {
@@ -116,8 +119,8 @@ fn main() -> ExitCode {
         Command::Schema { command: SchemaCommand::History } => return xtask::history::run_command(&root),
         Command::Stats => xtask::stats::report(&root),
         Command::Fuzz { seconds, only } => xtask::fuzz::run(&root, seconds, only.as_deref()),
-        Command::Bench { quick, write, net_only } => {
-            xtask::bench::run_command(&root, xtask::bench::Options { quick, write, net_only })
+        Command::Bench { quick, write, net_only, tls_only } => {
+            xtask::bench::run_command(&root, xtask::bench::Options { quick, write, net_only, tls_only })
         }
         Command::Interop { only } => xtask::interop::run_command(&root, only.as_deref()),
     };

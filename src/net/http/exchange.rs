@@ -21,7 +21,14 @@ pub(super) const CONNECTION_ID: HeaderName = HeaderName::from_static("acp-connec
 /// `Acp-Session-Id`.
 pub(super) const SESSION_ID: HeaderName = HeaderName::from_static("acp-session-id");
 
-pub(super) type HttpClient = Client<HttpConnector, Full<Bytes>>;
+/// With feature `tls`, hyper's rustls connector in front of the plain one: `https://` over TLS,
+/// `http://` passed through.
+#[cfg(feature = "tls")]
+pub(super) type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+#[cfg(not(feature = "tls"))]
+pub(super) type Connector = HttpConnector;
+
+pub(super) type HttpClient = Client<Connector, Full<Bytes>>;
 
 /// The state of one transport, held by its tasks (never by the user's handle: the channel into
 /// the core closes when the last task ends).
@@ -37,12 +44,22 @@ pub(super) struct Shared {
     /// Cancelled when the transport is done: closed by the user or the core, or failed.
     pub stop: CancellationToken,
     pub connection_id: Arc<OnceLock<String>>,
+    /// Why the transport failed (the handle's [`error`](crate::net::TransportHandle::error)).
+    pub failure: Arc<OnceLock<io::Error>>,
     pub routes: Mutex<Routes>,
 }
 
 impl Shared {
     pub fn routes(&self) -> MutexGuard<'_, Routes> {
         self.routes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Ends the transport for `error`: kept for the handle (the first failure only), then the
+    /// tasks stop.
+    pub fn fail(&self, error: io::Error) {
+        tracing::warn!("acp http: {error}");
+        let _ = self.failure.set(error);
+        self.stop.cancel();
     }
 
     /// Sends a request to the URL with the caller's headers, then `headers` (which win).
@@ -67,7 +84,7 @@ impl Shared {
         if !map.contains_key(CONTENT_TYPE) && *request.method() == Method::POST {
             request.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(crate::net::JSON));
         }
-        self.http.request(request).await.map_err(|e| io::Error::new(io::ErrorKind::ConnectionAborted, e))
+        self.http.request(request).await.map_err(network_error)
     }
 
     /// Hands a message to the core; false once the core is gone.
@@ -85,6 +102,20 @@ impl Shared {
         let answer = serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": error });
         self.deliver(answer.to_string().into_bytes()).await;
     }
+}
+
+/// A request that got no response: a refused TLS handshake as its [`TlsError`](crate::net::tls::TlsError),
+/// anything else as hyper said it.
+fn network_error(error: hyper_util::client::legacy::Error) -> io::Error {
+    #[cfg(feature = "tls")]
+    if let Some(tls) = crate::net::tls::classify(&error) {
+        return tls;
+    }
+    let message = match std::error::Error::source(&error) {
+        Some(cause) => format!("{error}: {cause}"),
+        None => error.to_string(),
+    };
+    io::Error::new(io::ErrorKind::ConnectionAborted, message)
 }
 
 /// The id's JSON text in one spelling, so that `1` and ` 1` or `"a"` and `"\u0061"` match.

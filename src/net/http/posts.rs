@@ -30,7 +30,7 @@ pub(super) async fn run(shared: Arc<Shared>, mut outgoing: mpsc::Receiver<Vec<u8
         _ = stop.cancelled() => {}
         result = post_all(&shared, &mut outgoing) => {
             if let Err(e) = result {
-                tracing::warn!("acp http: {e}");
+                shared.fail(e);
             }
         }
     }

@@ -24,11 +24,11 @@ pub(super) fn open_connection_stream(shared: &Arc<Shared>) {
             _ = stop.cancelled() => return,
             result = read_stream(&shared, None, None) => result,
         };
-        match result {
-            Ok(()) => tracing::warn!("acp http: the connection's event stream ended"),
-            Err(e) => tracing::warn!("acp http: the connection's event stream: {e}"),
-        }
-        stop.cancel();
+        let why = match result {
+            Ok(()) => "the connection's event stream ended".to_string(),
+            Err(e) => format!("the connection's event stream: {e}"),
+        };
+        shared.fail(io::Error::new(io::ErrorKind::ConnectionAborted, why));
     });
 }
 
@@ -47,8 +47,7 @@ pub(super) fn session_stream(shared: &Arc<Shared>, session: &str) -> watch::Rece
             result = read_stream(&shared, Some(&session), Some(ready_tx)) => result,
         };
         if let Err(e) = result {
-            tracing::warn!("acp http: the event stream of session {session}: {e}");
-            stop.cancel();
+            shared.fail(io::Error::new(e.kind(), format!("the event stream of session {session}: {e}")));
             return;
         }
         // The answers of this session's requests in flight can no longer come.

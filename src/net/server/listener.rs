@@ -1,5 +1,6 @@
 //! The listener: [`Server`], which accepts TCP connections and serves HTTP/1.1 (and WebSocket
-//! upgrades) on each, and [`ServerHandle`], which shuts it down.
+//! upgrades) on each, over TLS when it was given an identity (feature `tls`), and
+//! [`ServerHandle`], which shuts it down.
 
 use super::auth::Auth;
 use super::limits::Limits;
@@ -25,13 +26,19 @@ pub struct Server {
     limits: Limits,
     auth: Option<Auth>,
     config: Config,
+    #[cfg(feature = "tls")]
+    tls: Option<crate::net::tls::Identity>,
     stop: CancellationToken,
     tasks: TaskTracker,
 }
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Server").field("limits", &self.limits).field("auth", &self.auth).finish_non_exhaustive()
+        let mut debug = f.debug_struct("Server");
+        debug.field("limits", &self.limits).field("auth", &self.auth);
+        #[cfg(feature = "tls")]
+        debug.field("tls", &self.tls.is_some());
+        debug.finish_non_exhaustive()
     }
 }
 
@@ -70,6 +77,8 @@ impl Server {
             limits: Limits::default(),
             auth: None,
             config: Config::default(),
+            #[cfg(feature = "tls")]
+            tls: None,
             stop: CancellationToken::new(),
             tasks,
         }
@@ -94,12 +103,23 @@ impl Server {
         self
     }
 
+    /// Serves TLS (`https://`, `wss://`) with `identity`, and nothing in the clear (feature
+    /// `tls`). The handshake counts against [`Limits::header_read_timeout`]: a client that does
+    /// not finish it in time is dropped.
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, identity: crate::net::tls::Identity) -> Self {
+        self.tls = Some(identity);
+        self
+    }
+
     /// A handle that shuts the server down.
     pub fn handle(&self) -> ServerHandle {
         ServerHandle { stop: self.stop.clone(), tasks: self.tasks.clone(), grace: self.limits.shutdown_grace }
     }
 
     fn shared(self) -> Arc<Shared> {
+        #[cfg(feature = "tls")]
+        let tls = self.tls.map(|identity| tokio_rustls::TlsAcceptor::from(identity.config));
         let mut config = self.config;
         config.max_message_size = self.limits.max_message_size;
         Arc::new(Shared {
@@ -108,6 +128,8 @@ impl Server {
             limits: Arc::new(self.limits),
             auth: self.auth,
             registry: Registry::default(),
+            #[cfg(feature = "tls")]
+            tls,
             stop: self.stop,
             tasks: self.tasks,
         })
@@ -142,6 +164,14 @@ impl Server {
             let _ = stream.set_nodelay(true);
             let shared = shared.clone();
             shared.tasks.clone().spawn(async move {
+                #[cfg(feature = "tls")]
+                if let Some(acceptor) = shared.tls.clone() {
+                    if let Some(stream) = accept_tls(&shared, &acceptor, stream).await {
+                        serve_io(shared, stream).await;
+                    }
+                    drop(slot);
+                    return;
+                }
                 serve_io(shared, stream).await;
                 drop(slot);
             });
@@ -151,6 +181,31 @@ impl Server {
         shared.tasks.close();
         let _ = tokio::time::timeout(shared.limits.shutdown_grace, shared.tasks.wait()).await;
         Ok(())
+    }
+}
+
+/// The TLS handshake of one connection, within the header timeout and until shutdown; `None`
+/// (logged) when it fails, the stream then closed.
+#[cfg(feature = "tls")]
+async fn accept_tls(
+    shared: &Shared,
+    acceptor: &tokio_rustls::TlsAcceptor,
+    stream: tokio::net::TcpStream,
+) -> Option<tokio_rustls::server::TlsStream<tokio::net::TcpStream>> {
+    let handshake = tokio::time::timeout(shared.limits.header_read_timeout, acceptor.accept(stream));
+    tokio::select! {
+        _ = shared.stop.cancelled() => None,
+        result = handshake => match result {
+            Ok(Ok(stream)) => Some(stream),
+            Ok(Err(e)) => {
+                tracing::debug!("acp server: TLS handshake failed: {e}");
+                None
+            }
+            Err(_) => {
+                tracing::debug!("acp server: TLS handshake not done within the header timeout");
+                None
+            }
+        },
     }
 }
 

@@ -1,5 +1,5 @@
 //! [`Shared`]: what every request of one server shares (the agent to start per connection, the
-//! limits, the registry of connections, the shutdown token and the tasks to wait for).
+//! limits, the registry of connections, TLS, the shutdown token and the tasks to wait for).
 
 use super::auth::Auth;
 use super::limits::Limits;
@@ -19,6 +19,9 @@ pub(super) struct Shared {
     pub(super) limits: Arc<Limits>,
     pub(super) auth: Option<Auth>,
     pub(super) registry: Registry,
+    /// TLS on every connection, when the server was given an identity.
+    #[cfg(feature = "tls")]
+    pub(super) tls: Option<tokio_rustls::TlsAcceptor>,
     /// Cancelled by [`ServerHandle::shutdown`](super::listener::ServerHandle::shutdown); each connection's token is a child.
     pub(super) stop: CancellationToken,
     pub(super) tasks: TaskTracker,

@@ -18,11 +18,17 @@
 //! against the official Rust SDK's pair: `official-net` from `bench/official-net`, an agent on
 //! `agent-client-protocol-http`'s `AcpHttpServer` and a client on its `HttpClient`. When that
 //! binary cannot be built or run, those rows keep our figure and say why the reference is empty.
+//!
+//! Over TLS (`https`, `wss`: the agents given the certificate [`crate::tls`] makes, our client
+//! trusting its CA with `--ca-file`, Node with `NODE_EXTRA_CA_CERTS`) the round trips are
+//! measured, ours end to end and our agent under the TypeScript client, against the TypeScript
+//! pair over TLS (`net-agent.mjs` behind Node's `https` server); `--tls-only` runs just those.
 
 use super::{median, Row};
 use crate::interop::{install_ts, TsPeer};
 use crate::listener::{Listener, NotListening};
 use crate::process::{self, describe, run_with_timeout, Finished};
+use crate::tls::Pki;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -32,8 +38,9 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(180);
 /// How long an agent may take to print `listening on URL`.
 const LISTEN_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The features our network examples are built with (`ws` includes `http`).
-pub const FEATURES: &str = "ws";
+/// The features our network examples are built with (`ws` includes `http`; `tls` for the TLS
+/// rows).
+pub const FEATURES: &str = "ws,tls";
 
 /// What the network rows run: the TypeScript drivers and our release examples.
 pub struct Peers {
@@ -43,11 +50,14 @@ pub struct Peers {
     client: PathBuf,
     /// `official-net` (agent and client), or why it could not be built.
     official: Result<PathBuf, String>,
+    /// The CA and server certificate of the TLS rows.
+    pki: Pki,
 }
 
 /// Installs the TypeScript SDK (or reuses `.cache/interop/node`) and builds our examples in
-/// release with the network features.
-pub fn prepare(root: &Path) -> Result<Peers, String> {
+/// release with the network features, and unless `tls_only` the official Rust pair (the TLS rows
+/// have none).
+pub fn prepare(root: &Path, tls_only: bool) -> Result<Peers, String> {
     let ts = install_ts(&root.join(".cache").join("interop"))?;
     let mut build = process::cargo();
     build.args(["build", "--release", "--examples", "--features", FEATURES]).current_dir(root);
@@ -55,8 +65,10 @@ pub fn prepare(root: &Path) -> Result<Peers, String> {
     process::stream(&mut build, |_| {})?;
     let examples = target_dir(root).join("release").join("examples");
     let example = |name: &str| examples.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    let official = build_official(root);
-    Ok(Peers { root: root.to_path_buf(), ts, echo_agent: example("echo_agent"), client: example("client"), official })
+    let official = if tls_only { Err("not built for the TLS rows".into()) } else { build_official(root) };
+    let pki = crate::tls::make(&root.join(".cache").join("bench").join("tls"))?;
+    let (echo_agent, client) = (example("echo_agent"), example("client"));
+    Ok(Peers { root: root.to_path_buf(), ts, echo_agent, client, official, pki })
 }
 
 /// Builds `official-net` in release, in the `bench/` workspace and its target directory (as the
@@ -109,6 +121,8 @@ impl Sizes {
 enum Transport {
     Http,
     Ws,
+    Https,
+    Wss,
 }
 
 impl Transport {
@@ -116,13 +130,29 @@ impl Transport {
         match self {
             Transport::Http => "http",
             Transport::Ws => "ws",
+            Transport::Https => "https",
+            Transport::Wss => "wss",
         }
     }
 
     fn url(self, listener: &Listener) -> String {
         match self {
-            Transport::Http => listener.url.clone(),
-            Transport::Ws => listener.ws_url(),
+            Transport::Http | Transport::Https => listener.url.clone(),
+            Transport::Ws | Transport::Wss => listener.ws_url(),
+        }
+    }
+
+    fn is_tls(self) -> bool {
+        matches!(self, Transport::Https | Transport::Wss)
+    }
+
+    /// What is measured: over TLS the round trips (what the handshake and record layer cost a
+    /// turn); the stream's figure would say the same about the encryption as over the plain ones.
+    fn workloads(self) -> &'static [Workload] {
+        if self.is_tls() {
+            &[Workload::RoundTrips]
+        } else {
+            &[Workload::RoundTrips, Workload::Stream]
         }
     }
 }
@@ -175,19 +205,27 @@ impl Pairing {
 
 /// The rows: for each transport, round trips and the notification stream, ours end to end and
 /// our agent under the TypeScript client, each against the TypeScript pair; then ours end to
-/// end against the official Rust pair (the same figure of ours, not measured again).
-pub fn rows(peers: &Peers, quick: bool) -> Result<Vec<Row>, String> {
+/// end against the official Rust pair (the same figure of ours, not measured again). Over TLS,
+/// the round trips without the official pair; with `tls_only`, only those.
+pub fn rows(peers: &Peers, quick: bool, tls_only: bool) -> Result<Vec<Row>, String> {
     let sizes = Sizes::new(quick);
     let mut rows = Vec::new();
-    for transport in [Transport::Http, Transport::Ws] {
-        let ts_agent = peers.start(Agent::Ts)?;
-        let ours_agent = peers.start(Agent::Ours);
-        let official_agent = peers.start_official();
+    for transport in [Transport::Http, Transport::Ws, Transport::Https, Transport::Wss] {
+        if tls_only && !transport.is_tls() {
+            continue;
+        }
+        let ts_agent = peers.start(Agent::Ts, transport)?;
+        let ours_agent = peers.start(Agent::Ours, transport);
+        let official_agent = if transport.is_tls() {
+            Err("the official pair is not run over TLS".into())
+        } else {
+            peers.start_official()
+        };
         let reference_url = transport.url(&ts_agent);
         let ours_url = ours_agent.as_ref().map(|listener| transport.url(listener));
         let official_url = official_agent.as_ref().map(|listener| transport.url(listener));
         let t = transport.label();
-        for workload in [Workload::RoundTrips, Workload::Stream] {
+        for &workload in transport.workloads() {
             let name = |pairing: Pairing| format!("{} over {t}{}", workload.label(), pairing.suffix());
             eprintln!("bench: {} over {t}, reference", workload.label());
             let reference = peers.measure(Client::Ts, &reference_url, workload, sizes)?;
@@ -199,6 +237,11 @@ pub fn rows(peers: &Peers, quick: bool) -> Result<Vec<Row>, String> {
             let ours = ours_with(Client::Ours);
             eprintln!("bench: {}", name(Pairing::TsClient));
             let ts_client = ours_with(Client::Ts);
+            if transport.is_tls() {
+                rows.push(row(name(Pairing::Ours), workload, Pairing::Ours, sizes, ours, Ok(reference)));
+                rows.push(row(name(Pairing::TsClient), workload, Pairing::TsClient, sizes, ts_client, Ok(reference)));
+                continue;
+            }
             eprintln!("bench: {}", name(Pairing::OfficialRust));
             let official = match &official_url {
                 Ok(url) => peers.measure(Client::Official, url, workload, sizes),
@@ -284,9 +327,14 @@ enum Agent {
 }
 
 impl Peers {
+    /// A command run from the repository; Node finds the SDK and trusts the TLS rows' CA.
     fn command(&self, argv: &[String]) -> Command {
         let mut command = Command::new(&argv[0]);
-        command.args(&argv[1..]).current_dir(&self.root).env("ACP_INTEROP_NODE_DIR", &self.ts.node_dir);
+        command
+            .args(&argv[1..])
+            .current_dir(&self.root)
+            .env("ACP_INTEROP_NODE_DIR", &self.ts.node_dir)
+            .env("NODE_EXTRA_CA_CERTS", &self.pki.ca);
         command
     }
 
@@ -297,12 +345,16 @@ impl Peers {
     /// Starts an agent on `127.0.0.1:0`. Ours not listening because it has no `--listen` yet
     /// is an `Err` with the reason (its rows stay empty); for the reference it is an error of the
     /// whole run (the outer `Err`).
-    fn start(&self, agent: Agent) -> Result<Listener, String> {
+    fn start(&self, agent: Agent, transport: Transport) -> Result<Listener, String> {
         let mut argv = match agent {
             Agent::Ts => vec!["node".to_string(), self.ts_script("net-agent.mjs")],
             Agent::Ours => vec![self.echo_agent.to_string_lossy().into_owned()],
         };
         argv.extend(["--listen".into(), "127.0.0.1:0".into()]);
+        if transport.is_tls() {
+            let (cert, key) = (self.pki.cert.to_string_lossy(), self.pki.key.to_string_lossy());
+            argv.extend(["--tls-cert".into(), cert.into_owned(), "--tls-key".into(), key.into_owned()]);
+        }
         let mut command = self.command(&argv);
         Listener::start(&mut command, LISTEN_TIMEOUT).map_err(|e| match e {
             NotListening::Exited { status, .. } if agent == Agent::Ours && status.success() => {
@@ -376,6 +428,9 @@ impl Peers {
             }
         };
         argv.extend(["--url".into(), url.into()]);
+        if client == Client::Ours && (url.starts_with("https://") || url.starts_with("wss://")) {
+            argv.extend(["--ca-file".into(), self.pki.ca.to_string_lossy().into_owned()]);
+        }
         argv.extend(args.iter().cloned());
         let mut command = self.command(&argv);
         let run = run_with_timeout(&mut command, RUN_TIMEOUT)
