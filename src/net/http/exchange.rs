@@ -42,7 +42,7 @@ pub(super) struct Shared {
 
 impl Shared {
     pub fn routes(&self) -> MutexGuard<'_, Routes> {
-        self.routes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::sync::lock(&self.routes)
     }
 
     /// Sends a request to the URL with the caller's headers, then `headers` (which win).
