@@ -23,7 +23,7 @@ use tokio_tungstenite::tungstenite::Message;
 /// Memory is measured on the whole test process: those tests run alone (write), others share.
 static MEMORY: RwLock<()> = RwLock::const_new(());
 
-#[path = "common/echo.rs"]
+#[path = "runtime/echo.rs"]
 mod echo;
 use echo::Echo;
 

@@ -20,50 +20,81 @@ mod corpus;
 mod official;
 mod ours;
 
+use clap::{Parser, Subcommand};
 use codec::Lib;
 use serde_json::json;
 use std::time::{Duration, Instant};
 
+/// The benchmark rows of `cargo xtask bench` (see the module docs). WHICH is `ours`, or the
+/// official crates for anything else (`one` also takes `floor`).
+#[derive(Parser)]
+#[command(name = "acp-bench")]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Every row except codegen and build (those are `cargo xtask`'s).
+    Rows {
+        /// Fewer repetitions.
+        #[arg(long)]
+        quick: bool,
+        /// Only the rows whose name contains TEXT.
+        #[arg(long, value_name = "TEXT", default_value = "")]
+        only: String,
+    },
+    /// The agent process of the notification row.
+    NotifyAgent { which: String, count: usize },
+    /// The decode row's work for SECS seconds, to run under `perf record`.
+    ProfileDecode { which: String, version: u16, secs: u64 },
+    /// The decode row's work, N passes, for `valgrind --tool=callgrind`.
+    DecodeTimes { which: String, version: u16, times: usize },
+    /// Each message of the corpus: our decode time against the scan floor's, worst first.
+    Breakdown { version: u16 },
+    /// One message of the corpus decoded (or scanned, `floor`) N times, for callgrind.
+    One { which: String, version: u16, index: usize, times: usize },
+    /// The sizes of the decoded `session/update` values, ours and the official.
+    Sizes,
+    /// The scan floor's work, N passes, for callgrind.
+    ScanTimes { version: u16, times: usize },
+    /// The encode row's work, N passes, for callgrind.
+    EncodeTimes { which: String, version: u16, times: usize },
+    /// The latency row's distribution, in percentiles.
+    LatencyDist { which: String },
+    /// One large message, in a fresh process so that its peak memory is its own.
+    Large { which: String, size: usize },
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    match args.as_slice() {
-        ["rows", rest @ ..] => {
-            // `--only TEXT`: the rows whose name contains TEXT.
-            let only = rest.iter().position(|a| *a == "--only").and_then(|i| rest.get(i + 1)).copied();
-            rows(rest.contains(&"--quick"), only.unwrap_or(""))
-        }
-        ["notify-agent", which, count] => {
-            let count = count.parse().expect("COUNT");
-            match *which {
-                "ours" => ours::notify_agent(count),
-                _ => official::notify_agent(count),
-            }
-        }
-        ["profile-decode", which, version, secs] => {
+    match Args::parse().command {
+        Command::Rows { quick, only } => rows(quick, &only),
+        Command::NotifyAgent { which, count } => match which.as_str() {
+            "ours" => ours::notify_agent(count),
+            _ => official::notify_agent(count),
+        },
+        Command::ProfileDecode { which, version, secs } => {
             // A loop to run under `perf record`: decode the turn corpus for SECS seconds.
-            let version: u16 = version.parse().expect("VERSION");
-            let lib = if *which == "ours" { Lib::Ours } else { Lib::Official };
+            let lib = if which == "ours" { Lib::Ours } else { Lib::Official };
             let messages = codec::common(version, corpus::turn(version));
             let checks = codec::checks(lib, version, &messages);
-            let end = Instant::now() + Duration::from_secs(secs.parse().expect("SECS"));
+            let end = Instant::now() + Duration::from_secs(secs);
             while Instant::now() < end {
                 codec::decode_all(&checks);
             }
         }
-        ["decode-times", which, version, times] => {
+        Command::DecodeTimes { which, version, times } => {
             // A fixed amount of work, for `valgrind --tool=callgrind` (instruction counts).
-            let version: u16 = version.parse().expect("VERSION");
-            let lib = if *which == "ours" { Lib::Ours } else { Lib::Official };
+            let lib = if which == "ours" { Lib::Ours } else { Lib::Official };
             let messages = codec::common(version, corpus::turn(version));
             let checks = codec::checks(lib, version, &messages);
-            for _ in 0..times.parse::<usize>().expect("TIMES") {
+            for _ in 0..times {
                 codec::decode_all(&checks);
             }
         }
-        ["breakdown", version] => {
+        Command::Breakdown { version } => {
             // Per message: our decode time against the scan floor's, and its share of a pass.
-            let version: u16 = version.parse().expect("VERSION");
             let messages = codec::common(version, corpus::turn(version));
             let checks = codec::checks(Lib::Ours, version, &messages);
             let time = |f: &dyn Fn()| {
@@ -97,16 +128,15 @@ fn main() {
                 println!("{:5.1}% {:6.0} ns {:5} B ratio {:.3} {name}", 100.0 * ours / total, ours, len, floor / ours);
             }
         }
-        ["one", which, version, index, times] => {
+        Command::One { which, version, index, times } => {
             // One message of the corpus decoded N times (ours|official|floor), for callgrind.
-            let version: u16 = version.parse().expect("VERSION");
             let messages = codec::common(version, corpus::turn(version));
-            let m = &messages[index.parse::<usize>().expect("INDEX")];
+            let m = &messages[index];
             eprintln!("{} {}", m.type_name, m.payload);
-            let lib = if *which == "official" { Lib::Official } else { Lib::Ours };
+            let lib = if which == "official" { Lib::Official } else { Lib::Ours };
             let check = codec::checker(lib, version, &m.type_name).expect("a type of the turn");
-            for _ in 0..times.parse::<usize>().expect("TIMES") {
-                if *which == "floor" {
+            for _ in 0..times {
+                if which == "floor" {
                     std::hint::black_box(
                         serde_json::from_str::<serde::de::IgnoredAny>(std::hint::black_box(&m.payload)).is_ok(),
                     );
@@ -115,7 +145,7 @@ fn main() {
                 }
             }
         }
-        ["sizes"] => {
+        Command::Sizes => {
             // The sizes of the values a `session/update` is decoded into (each is moved out
             // through every layer of `Result` on its way out of serde), ours then the official.
             macro_rules! sizes {
@@ -138,28 +168,26 @@ fn main() {
                 official::ToolCall
             );
         }
-        ["scan-times", version, times] => {
+        Command::ScanTimes { version, times } => {
             // The scan floor's work (`IgnoredAny`), a fixed amount of it, for callgrind.
-            let version: u16 = version.parse().expect("VERSION");
             let messages = codec::common(version, corpus::turn(version));
-            for _ in 0..times.parse::<usize>().expect("TIMES") {
+            for _ in 0..times {
                 codec::scan_all(&messages);
             }
         }
-        ["encode-times", which, version, times] => {
+        Command::EncodeTimes { which, version, times } => {
             // The encode row's work, a fixed amount of it, for `valgrind --tool=callgrind`.
-            let version: u16 = version.parse().expect("VERSION");
-            let lib = if *which == "ours" { Lib::Ours } else { Lib::Official };
+            let lib = if which == "ours" { Lib::Ours } else { Lib::Official };
             let values = codec::decoded(lib, version, &codec::common(version, corpus::turn(version)));
-            for _ in 0..times.parse::<usize>().expect("TIMES") {
+            for _ in 0..times {
                 codec::encode_all(&values);
             }
         }
-        ["latency-dist", which] => {
+        Command::LatencyDist { which } => {
             // The latency row's distribution, whole and by round (each of the 1,000 callers makes
             // 20 calls; round k is every caller's k-th), to tell a start-up burst from a steady tail.
             let (_, all) =
-                if *which == "ours" { ours::latencies(20_000, 1000) } else { official::latencies(20_000, 1000) };
+                if which == "ours" { ours::latencies(20_000, 1000) } else { official::latencies(20_000, 1000) };
             let line = |what: &str, mut v: Vec<Duration>| {
                 v.sort();
                 let at = |p: f64| v[((v.len() as f64 * p) as usize).min(v.len() - 1)].as_secs_f64() * 1e3;
@@ -171,9 +199,8 @@ fn main() {
             }
             line("all", all);
         }
-        ["large", which, size] => {
-            let size: usize = size.parse().expect("BYTES");
-            let (elapsed, baseline) = match *which {
+        Command::Large { which, size } => {
+            let (elapsed, baseline) = match which.as_str() {
                 "ours" => ours::large_message(size),
                 _ => official::large_message(size),
             };
@@ -181,15 +208,6 @@ fn main() {
                 "{}",
                 json!({ "secs": elapsed.as_secs_f64(), "peak_kib": peak_rss_kib(), "baseline_kib": baseline })
             );
-        }
-        _ => {
-            eprintln!(
-                "usage: acp-bench rows [--quick] [--only TEXT] | notify-agent ours|official COUNT | large ours|official BYTES \
-                 | profile-decode ours|official V SECS | decode-times|encode-times ours|official V N \
-                 | scan-times V N | breakdown V | one ours|official|floor V INDEX N | sizes \
-                 | latency-dist ours|official"
-            );
-            std::process::exit(2);
         }
     }
 }

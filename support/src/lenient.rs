@@ -18,7 +18,9 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::cell::RefCell;
 
-use super::{Defaulted, Patch};
+use crate::capture::{capture, Captured};
+use crate::defaulted::Defaulted;
+use crate::patch::Patch;
 
 /// What lenient decoding did instead of failing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,8 +134,8 @@ pub fn field<'de, D, T>(
 where
     D: Deserializer<'de>,
 {
-    if super::is_optimistic() {
-        return direct(deserializer).inspect_err(|_| super::refuse());
+    if crate::policy::is_optimistic() {
+        return direct(deserializer).inspect_err(|_| crate::policy::refuse());
     }
     captured_field(deserializer, on_error, decode)
 }
@@ -151,10 +153,10 @@ where
     D: Deserializer<'de>,
 {
     // Only the capture depends on the deserializer; the rest is compiled once per field type.
-    let captured = if super::is_detailed() {
-        super::union::Captured::Value(Value::deserialize(deserializer)?)
+    let captured = if crate::policy::is_detailed() {
+        Captured::Value(Value::deserialize(deserializer)?)
     } else {
-        super::union::capture(deserializer)?
+        capture(deserializer)?
     };
     settle(captured, on_error, &decode).map_err(D::Error::custom)
 }
@@ -186,12 +188,12 @@ where
 
 /// The outcome of a lenient field from what [`field`] captured.
 fn settle<T>(
-    captured: super::union::Captured<'_>,
+    captured: Captured<'_>,
     on_error: Option<fn() -> T>,
     decode: &dyn Fn(Raw<'_>) -> Result<T, serde_json::Error>,
 ) -> Result<T, serde_json::Error> {
     let raw = match captured {
-        super::union::Captured::Text(text) => {
+        Captured::Text(text) => {
             let mark = mark();
             if let Ok(value) = decode(Raw::Text(&text)) {
                 return Ok(value);
@@ -199,7 +201,7 @@ fn settle<T>(
             rewind(mark);
             serde_json::from_str(&text)?
         }
-        super::union::Captured::Value(value) => value,
+        Captured::Value(value) => value,
     };
     let shown = on_error.map(|_| raw.to_string());
     match decode(Raw::Value(raw)) {
@@ -224,8 +226,8 @@ pub fn required<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D)
 /// Plain decoding.
 pub fn value<T: DeserializeOwned>(raw: Raw<'_>) -> Result<T, serde_json::Error> {
     match raw {
-        Raw::Text(text) => super::json::decode(text),
-        Raw::Value(value) => super::decode_value(value),
+        Raw::Text(text) => crate::codec::decode(text),
+        Raw::Value(value) => crate::tracked::decode_value(value),
     }
 }
 
@@ -233,19 +235,24 @@ pub fn value<T: DeserializeOwned>(raw: Raw<'_>) -> Result<T, serde_json::Error> 
 pub fn items<T: DeserializeOwned>(raw: Raw<'_>) -> Result<Vec<T>, serde_json::Error> {
     match raw {
         Raw::Text(text) => {
-            let items: Vec<&serde_json::value::RawValue> = super::json::decode(text)?;
+            let items: Vec<&serde_json::value::RawValue> = crate::codec::decode(text)?;
             Ok(items
                 .into_iter()
                 .enumerate()
                 .filter_map(|(index, item)| {
                     let mark = mark();
-                    match super::json::decode::<T>(item.get()) {
+                    match crate::codec::decode::<T>(item.get()) {
                         Ok(item) => Some(item),
                         // Again from a value, which decides and words the error.
                         Err(_) => {
                             rewind(mark);
                             let item = serde_json::from_str::<Value>(item.get()).map_err(|e| e.to_string());
-                            keep(index, item.and_then(|item| super::decode_value::<T>(item).map_err(|e| e.to_string())))
+                            keep(
+                                index,
+                                item.and_then(|item| {
+                                    crate::tracked::decode_value::<T>(item).map_err(|e| e.to_string())
+                                }),
+                            )
                         }
                     }
                 })
@@ -254,7 +261,7 @@ pub fn items<T: DeserializeOwned>(raw: Raw<'_>) -> Result<Vec<T>, serde_json::Er
         Raw::Value(Value::Array(items)) => Ok(items
             .into_iter()
             .enumerate()
-            .filter_map(|(index, item)| keep(index, super::decode_value::<T>(item).map_err(|e| e.to_string())))
+            .filter_map(|(index, item)| keep(index, crate::tracked::decode_value::<T>(item).map_err(|e| e.to_string())))
             .collect()),
         Raw::Value(other) => Err(serde_json::Error::invalid_type(unexpected(&other), &"an array")),
     }

@@ -13,12 +13,8 @@ use serde::ser::{self, Serialize, SerializeStruct, Serializer};
 use serde_json::{Map, Value};
 use std::fmt;
 
-use super::union::Key;
-
-/// `serde_json`'s name for its raw-value protocol. Written: a struct of this name whose one field
-/// of this name is JSON text is that text, for serde_json and [`super::json`]. Read: a newtype
-/// struct of this name asks the deserializer for the value's text (`union::capture`).
-pub(crate) const RAW_TOKEN: &str = "$serde_json::private::RawValue";
+use crate::capture::{capture, kind, Captured, Key};
+use crate::codec::RAW_TOKEN;
 
 /// A JSON object with arbitrary keys, kept as its text.
 ///
@@ -170,13 +166,12 @@ impl Serialize for Meta {
 
 impl<'de> Deserialize<'de> for Meta {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match super::union::capture(deserializer)? {
-            super::union::Captured::Text(text) => Meta::from_text(text).map_err(D::Error::custom),
-            super::union::Captured::Value(Value::Object(map)) => Ok(Meta::from(map)),
-            super::union::Captured::Value(other) => Err(D::Error::custom(format_args!(
-                "invalid type: {}, expected a JSON object",
-                super::union::kind(&other)
-            ))),
+        match capture(deserializer)? {
+            Captured::Text(text) => Meta::from_text(text).map_err(D::Error::custom),
+            Captured::Value(Value::Object(map)) => Ok(Meta::from(map)),
+            Captured::Value(other) => {
+                Err(D::Error::custom(format_args!("invalid type: {}, expected a JSON object", kind(&other))))
+            }
         }
     }
 }

@@ -314,7 +314,7 @@ pub fn decode_params<T: DeserializeOwned>(method: &str, params: Option<&RawValue
         None => "{}",
         // A `null` result is the value of a unit response type (requests whose schema result is
         // `null`, in the earliest drafts); any other type reads it as `{}`.
-        Some("null") => match super::json::decode::<T>("null") {
+        Some("null") => match crate::codec::decode::<T>("null") {
             Ok(value) => return Ok(value),
             Err(_) => "{}",
         },
@@ -324,18 +324,18 @@ pub fn decode_params<T: DeserializeOwned>(method: &str, params: Option<&RawValue
         return Err(RpcError::invalid_params(method, "", BY_POSITION));
     }
     // One pass, the common case; after a failure, again under `detailed` for the path and wording.
-    let mark = super::lenient::mark();
-    let error = match super::json::from_str(text) {
+    let mark = crate::lenient::mark();
+    let error = match crate::json::from_str(text) {
         Ok(value) => return Ok(value),
         Err(error) => error,
     };
-    super::lenient::rewind(mark);
+    crate::lenient::rewind(mark);
     // The verdict is the first pass's; the detailed pass only words it. It decodes from a
     // `Value`, as union bodies and lenient fields do under `detailed` (one more way to decode
     // every type would double what this crate compiles).
-    let detailed =
-        serde_json::from_str::<Value>(text).map(|value| super::detailed(|| super::tracked::deserialize::<T>(value)));
-    super::lenient::rewind(mark);
+    let detailed = serde_json::from_str::<Value>(text)
+        .map(|value| crate::policy::detailed(|| crate::tracked::deserialize::<T>(value)));
+    crate::lenient::rewind(mark);
     match detailed {
         Ok(Err((path, error))) => Err(params_error(method, params.is_none(), path, &error)),
         // A `Value` keeps the last of duplicate members, which the first pass refuses.
@@ -343,13 +343,13 @@ pub fn decode_params<T: DeserializeOwned>(method: &str, params: Option<&RawValue
     }
 }
 
-/// [`decode_params`], borrowed or owned. Owned params of [`MOVE_MIN`](super::moved::MOVE_MIN)
+/// [`decode_params`], borrowed or owned. Owned params of [`MOVE_MIN`](crate::moved::MOVE_MIN)
 /// bytes or more are decoded with their longest string moved out of the text rather than copied
 /// (`support::moved`): the result is the same, and the message is in memory once instead of twice
 /// while it is decoded.
 pub fn decode_raw<T: DeserializeOwned>(method: &str, params: RawParams<'_>) -> Result<T, RpcError> {
     match params {
-        RawParams::Owned(Some(raw)) if raw.get().len() >= super::moved::MOVE_MIN => decode_moved(method, raw),
+        RawParams::Owned(Some(raw)) if raw.get().len() >= crate::moved::MOVE_MIN => decode_moved(method, raw),
         params => decode_params(method, params.get()),
     }
 }
@@ -362,13 +362,13 @@ fn decode_moved<T: DeserializeOwned>(method: &str, raw: Box<RawValue>) -> Result
     if raw.get().trim_start().starts_with('[') {
         return decode_params(method, Some(&raw));
     }
-    let split = match super::moved::split(raw) {
+    let split = match crate::moved::split(raw) {
         Ok(split) => split,
         Err(raw) => return decode_params(method, Some(&raw)),
     };
-    let mark = super::lenient::mark();
-    let verdict = super::json::from_str::<T>(&split.rest).map(drop);
-    super::lenient::rewind(mark);
+    let mark = crate::lenient::mark();
+    let verdict = crate::json::from_str::<T>(&split.rest).map(drop);
+    crate::lenient::rewind(mark);
     let rest = verdict.and_then(|()| serde_json::from_str::<Value>(&split.rest));
     let mut value = match rest {
         Ok(value) => value,
@@ -378,7 +378,7 @@ fn decode_moved<T: DeserializeOwned>(method: &str, raw: Box<RawValue>) -> Result
         return decode_params(method, Some(split.whole()));
     }
     // From a `Value`, under `detailed` (as union bodies and lenient fields decode there).
-    super::detailed(|| super::tracked::deserialize::<T>(value))
+    crate::policy::detailed(|| crate::tracked::deserialize::<T>(value))
         .map_err(|(path, error)| params_error(method, false, path, &error))
 }
 
@@ -386,7 +386,7 @@ fn decode_moved<T: DeserializeOwned>(method: &str, raw: Box<RawValue>) -> Result
 fn params_error(method: &str, absent: bool, path: String, error: &serde_json::Error) -> RpcError {
     let reason = error.to_string();
     // serde_json appends " at line L column C", which says nothing to a peer; keep the rest.
-    let reason = super::without_position(&reason);
+    let reason = crate::codec::without_position(&reason);
     if absent {
         RpcError::invalid_params(method, "", &format!("missing params ({reason})"))
     } else {

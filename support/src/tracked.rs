@@ -219,7 +219,7 @@ impl<'de> Deserializer<'de> for Tracked<'_> {
     fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, Error> {
         let (chain, failed) = (self.chain, self.failed);
         // serde_json gives a raw value its text.
-        let result = if name == super::meta::RAW_TOKEN {
+        let result = if name == crate::codec::RAW_TOKEN {
             self.value.deserialize_newtype_struct(name, visitor)
         } else {
             visitor.visit_newtype_struct(self)
@@ -379,6 +379,22 @@ impl<'de> de::MapAccess<'de> for &mut Entries<'_> {
 pub(crate) fn seed<'de, S: DeserializeSeed<'de>>(seed: S, value: Value) -> Result<S::Value, Error> {
     let failed = Cell::new(None);
     seed.deserialize(Tracked { value, chain: &Chain::Root, failed: &failed })
+}
+
+/// Decodes a buffered JSON value (a union's body, a lenient field) and keeps the path of a failure
+/// inside it: the error reads `content[0].text: missing field …`, which `rpc::decode_params`
+/// joins onto the path of the value itself.
+pub(crate) fn decode_value<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, serde_json::Error> {
+    deserialize(value).map_err(with_path)
+}
+
+/// The error with its path as a prefix (not generic, so compiled once).
+fn with_path((path, inner): (String, serde_json::Error)) -> serde_json::Error {
+    if path.is_empty() || path == "." {
+        inner
+    } else {
+        serde::de::Error::custom(format_args!("{path}: {inner}"))
+    }
 }
 
 #[cfg(test)]

@@ -8,8 +8,10 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt;
 
-use super::meta::RAW_TOKEN;
-use super::{JsonObject, Meta};
+use crate::capture::{array, kind, rest_of_map, Capture, Key, Scalar};
+pub use crate::capture::{capture, Captured};
+use crate::codec::{JsonObject, RAW_TOKEN};
+use crate::meta::Meta;
 
 mod buffered;
 pub use buffered::{Buffered, Refusal};
@@ -58,7 +60,7 @@ pub fn deserialize_str<'de, T: WireStr, D: Deserializer<'de>>(deserializer: D) -
 /// that nothing inside the body sees it twice).
 pub fn body<T: DeserializeOwned>(mut object: JsonObject, tag: &str, value: &str) -> Result<T, serde_json::Error> {
     object.remove(tag);
-    super::decode_value(Value::Object(object)).map_err(|e| in_body(e, tag, value))
+    crate::tracked::decode_value(Value::Object(object)).map_err(|e| in_body(e, tag, value))
 }
 
 fn in_body(e: serde_json::Error, tag: &str, value: &str) -> serde_json::Error {
@@ -78,20 +80,20 @@ pub fn object(value: Value, union: &str) -> Result<JsonObject, serde_json::Error
 pub fn drop_bad_tag(object: &mut JsonObject, tag: &str) {
     if object.get(tag).is_some_and(|t| !t.is_string() && !t.is_null()) {
         if let Some(bad) = object.remove(tag) {
-            super::lenient::note_default_on_error(format!("{tag} must be a string or null"), bad.to_string());
+            crate::lenient::note_default_on_error(format!("{tag} must be a string or null"), bad.to_string());
         }
     }
 }
 
 /// For a catch-all the generator added: an object whose tag is a string (one no variant names,
 /// and no untagged branch took) is kept whole, and recorded as
-/// [`LenientEvent::NotInSchema`](super::lenient::LenientEvent::NotInSchema); anything else is
+/// [`LenientEvent::NotInSchema`](crate::lenient::LenientEvent::NotInSchema); anything else is
 /// handed back.
 pub fn not_in_schema(value: Value, tag: &'static str, union: &'static str) -> Result<JsonObject, Value> {
     match value {
         Value::Object(object) => match object.get(tag).and_then(Value::as_str) {
             Some(found) => {
-                super::lenient::note_not_in_schema_str(union, Some(tag), found);
+                crate::lenient::note_not_in_schema_str(union, Some(tag), found);
                 Ok(object)
             }
             None => Err(Value::Object(object)),
@@ -103,10 +105,10 @@ pub fn not_in_schema(value: Value, tag: &'static str, union: &'static str) -> Re
 /// One untagged branch tried: the lenient events it recorded are forgotten when it fails, so that
 /// only the branch that decodes the value reports its repairs.
 pub fn attempt<T>(decode: impl FnOnce() -> Result<T, serde_json::Error>) -> Result<T, serde_json::Error> {
-    let mark = super::lenient::mark();
+    let mark = crate::lenient::mark();
     let result = decode();
     if result.is_err() {
-        super::lenient::rewind(mark);
+        crate::lenient::rewind(mark);
     }
     result
 }
@@ -126,18 +128,6 @@ pub fn no_branch(union: &str, value: &Value, first: Option<serde_json::Error>) -
     match first {
         Some(e) => de::Error::custom(format_args!("{} matches no branch of {union}: {e}", kind(value))),
         None => de::Error::custom(format_args!("{} matches no branch of {union}", kind(value))),
-    }
-}
-
-/// The JSON kind of `value`, for error messages (`a string`, `an object`, …).
-pub(crate) fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
@@ -216,7 +206,7 @@ fn raw_entries<M: SerializeMap, V: Serialize + ?Sized>(map: &mut M, value: &V) -
     let Ok(Value::String(text)) = serde_json::to_value(value) else {
         return Err(ser::Error::custom("a raw value that is not text"));
     };
-    for (key, value) in super::meta::entries(&text).map_err(ser::Error::custom)? {
+    for (key, value) in crate::meta::entries(&text).map_err(ser::Error::custom)? {
         map.serialize_entry(&*key.0, value)?;
     }
     Ok(())
@@ -367,7 +357,7 @@ pub trait Streamed: Sized {
 /// Under [`super::detailed`], every value takes the general path, whose errors name the tag and
 /// the path inside the body; [`super::rpc::decode_params`] decodes again that way after a failure.
 pub fn stream<'de, T: Streamed, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
-    if super::is_detailed() {
+    if crate::policy::is_detailed() {
         let value = Value::deserialize(deserializer)?;
         return T::from_json(value).map_err(de::Error::custom);
     }
@@ -503,15 +493,7 @@ impl<'de, T: Streamed> Visitor<'de> for Stream<T> {
 #[inline(never)]
 fn in_variant<E: de::Error>(error: E, tag: &str, value: &str) -> E {
     let text = error.to_string();
-    E::custom(format_args!("{} (in {tag} `{value}`)", super::without_position(&text)))
-}
-
-/// `object` with the rest of `map`'s entries appended, as a [`Value`].
-fn rest_of_map<'de, A: de::MapAccess<'de>>(mut map: A, mut object: JsonObject) -> Result<Value, A::Error> {
-    while let Some((key, value)) = map.next_entry::<String, Value>()? {
-        object.insert(key, value);
-    }
-    Ok(Value::Object(object))
+    E::custom(format_args!("{} (in {tag} `{value}`)", crate::codec::without_position(&text)))
 }
 
 /// The object of a tag no variant names, for a catch-all: written out as text in its order (the
@@ -527,14 +509,14 @@ fn kept<'de, A: de::MapAccess<'de>>(
     let mut out: Vec<u8> = Vec::with_capacity(128);
     out.push(b'{');
     for (key, value) in &before {
-        super::json::write_str(&mut out, key);
+        crate::codec::write_str(&mut out, key);
         out.push(b':');
-        tri_json(super::json::to_writer(&mut out, value))?;
+        tri_json(crate::codec::to_writer(&mut out, value))?;
         out.push(b',');
     }
-    super::json::write_str(&mut out, tag_key);
+    crate::codec::write_str(&mut out, tag_key);
     out.push(b':');
-    super::json::write_str(&mut out, tag);
+    crate::codec::write_str(&mut out, tag);
     while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
         if key == tag_key {
             out.push(b'}');
@@ -543,11 +525,11 @@ fn kept<'de, A: de::MapAccess<'de>>(
             return rest_of_map(map, object).map(Err);
         }
         out.push(b',');
-        super::json::write_str(&mut out, &key);
+        crate::codec::write_str(&mut out, &key);
         out.push(b':');
         match map.next_value_seed(Capture)? {
             Captured::Text(text) => push_text(&mut out, &text),
-            Captured::Value(value) => tri_json(super::json::to_writer(&mut out, &value))?,
+            Captured::Value(value) => tri_json(crate::codec::to_writer(&mut out, &value))?,
         }
     }
     out.push(b'}');
@@ -575,121 +557,6 @@ fn push_text(out: &mut Vec<u8>, text: &str) {
 /// deserializer's.
 fn tri_json<T, E: fmt::Display, F: de::Error>(result: Result<T, E>) -> Result<T, F> {
     result.map_err(F::custom)
-}
-
-/// [`capture`] as a seed, for a map's value.
-struct Capture;
-
-impl<'de> de::DeserializeSeed<'de> for Capture {
-    type Value = Captured<'de>;
-    #[inline]
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Captured<'de>, D::Error> {
-        capture(deserializer)
-    }
-}
-
-/// The rest of a sequence, as a [`Value`] array.
-fn array<'de, A: de::SeqAccess<'de>>(mut seq: A) -> Result<Value, A::Error> {
-    let mut items = Vec::new();
-    while let Some(item) = seq.next_element::<Value>()? {
-        items.push(item);
-    }
-    Ok(Value::Array(items))
-}
-
-/// A string borrowed from the input when it can be (an object key); serde's own `Cow<str>`
-/// always copies.
-pub(crate) struct Key<'de>(pub(crate) Cow<'de, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    #[inline]
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v)))
-            }
-        }
-        deserializer.deserialize_str(V)
-    }
-}
-
-/// A tag's value: a string (borrowed when it can be), or anything else as a [`Value`].
-enum Scalar<'de> {
-    Str(Cow<'de, str>),
-    Other(Value),
-}
-
-impl Scalar<'_> {
-    fn into_value(self) -> Value {
-        match self {
-            Scalar::Str(s) => Value::String(s.into_owned()),
-            Scalar::Other(v) => v,
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Scalar<'de> {
-    #[inline]
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Scalar<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::Str(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::Str(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::Str(Cow::Owned(v)))
-            }
-            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Scalar<'de>, A::Error> {
-                rest_of_map(map, JsonObject::new()).map(Scalar::Other)
-            }
-            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Scalar<'de>, A::Error> {
-                array(seq).map(Scalar::Other)
-            }
-            fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Scalar<'de>, D::Error> {
-                d.deserialize_any(self)
-            }
-            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Scalar<'de>, D::Error> {
-                d.deserialize_any(self)
-            }
-            fn visit_none<E: de::Error>(self) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::Other(Value::Null))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::Other(Value::Null))
-            }
-            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::Other(Value::Bool(v)))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::Other(Value::from(v)))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::Other(Value::from(v)))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::Other(Value::from(v)))
-            }
-        }
-        deserializer.deserialize_any(V)
-    }
 }
 
 /// The entries of a tagged object after its tag: those read before the tag, then the live rest.
@@ -721,7 +588,7 @@ impl<'de, A: de::MapAccess<'de>> de::MapAccess<'de> for &mut Rest<A> {
         match self.value.take() {
             // Through the same deserializer as the general path's bodies (`decode_value`), so
             // that no type is compiled once more for a plain `Value`.
-            Some(value) => super::tracked::seed(seed, value).map_err(de::Error::custom),
+            Some(value) => crate::tracked::seed(seed, value).map_err(de::Error::custom),
             None => self.live.next_value_seed(seed),
         }
     }
@@ -734,95 +601,27 @@ fn tag_twice<E: de::Error>(tag: &str) -> E {
     E::custom(format_args!("duplicate field `{tag}`"))
 }
 
-/// What [`capture`] read: the JSON text, when the deserializer can give it (`serde_json`'s own,
-/// and a `Value` decoded by serde_json or `tracked`, which write the value out), else the value.
-pub enum Captured<'de> {
-    /// The exact text of the value, borrowed from the input when it can be.
-    Text(Cow<'de, str>),
-    /// The value, from a deserializer that cannot give text (`#[serde(flatten)]` buffers, …).
-    Value(Value),
-}
-
-/// Captures the next value as text if the deserializer supports it, or as a [`Value`].
-pub fn capture<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Captured<'de>, D::Error> {
-    struct V;
-    impl<'de> Visitor<'de> for V {
-        type Value = Captured<'de>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("any JSON value")
-        }
-        fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Captured<'de>, A::Error> {
-            let Some(first) = map.next_key::<Key<'de>>()? else {
-                return Ok(Captured::Value(Value::Object(Default::default())));
-            };
-            if first.0 == RAW_TOKEN {
-                return match map.next_value::<Scalar<'de>>()? {
-                    Scalar::Str(text) => Ok(Captured::Text(text)),
-                    Scalar::Other(_) => Err(de::Error::custom("raw value is not text")),
-                };
-            }
-            let mut object = JsonObject::new();
-            object.insert(first.0.into_owned(), map.next_value()?);
-            rest_of_map(map, object).map(Captured::Value)
-        }
-        fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Captured<'de>, A::Error> {
-            array(seq).map(Captured::Value)
-        }
-        fn visit_newtype_struct<D2: Deserializer<'de>>(self, d: D2) -> Result<Captured<'de>, D2::Error> {
-            Value::deserialize(d).map(Captured::Value)
-        }
-        fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Captured<'de>, D2::Error> {
-            Value::deserialize(d).map(Captured::Value)
-        }
-        fn visit_none<E: de::Error>(self) -> Result<Captured<'de>, E> {
-            Ok(Captured::Value(Value::Null))
-        }
-        fn visit_unit<E: de::Error>(self) -> Result<Captured<'de>, E> {
-            Ok(Captured::Value(Value::Null))
-        }
-        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Captured<'de>, E> {
-            Ok(Captured::Value(Value::Bool(v)))
-        }
-        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Captured<'de>, E> {
-            Ok(Captured::Value(Value::from(v)))
-        }
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Captured<'de>, E> {
-            Ok(Captured::Value(Value::from(v)))
-        }
-        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Captured<'de>, E> {
-            Ok(Captured::Value(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)))
-        }
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<Captured<'de>, E> {
-            Ok(Captured::Value(Value::String(v.to_owned())))
-        }
-        fn visit_string<E: de::Error>(self, v: String) -> Result<Captured<'de>, E> {
-            Ok(Captured::Value(Value::String(v)))
-        }
-    }
-    deserializer.deserialize_newtype_struct(RAW_TOKEN, V)
-}
-
 /// Whether an untagged union tries its branches on a [`Buffered`] copy of its value rather than
 /// on a `Value`: under [`optimistic`](super::optimistic) decoding, where a branch that the copy
 /// refuses but a `Value` might take (a key twice: a `Value` keeps the last) sends the whole
 /// message the exact way.
 pub fn buffered_branches() -> bool {
-    super::is_optimistic()
+    crate::policy::is_optimistic()
 }
 
 /// One branch of an untagged union decoded from the buffered value (under
 /// [`buffered_branches`]); `None` when it does not take it, with what it recorded forgotten (as
 /// [`attempt`] does).
 pub fn from_buffered<'de, T: Deserialize<'de>>(value: &Buffered<'de>) -> Option<T> {
-    let mark = super::lenient::mark();
+    let mark = crate::lenient::mark();
     match T::deserialize(value) {
         Ok(value) => Some(value),
         Err(refusal) => {
-            super::lenient::rewind(mark);
+            crate::lenient::rewind(mark);
             // A `Value` keeps the last of two keys, so the exact way's branch may take what the
-            // copy refuses: such a pass is not trusted ([`super::refuse`]).
+            // copy refuses: such a pass is not trusted (`policy::refuse`).
             if refusal.duplicate {
-                super::refuse();
+                crate::policy::refuse();
             }
             None
         }
@@ -832,6 +631,6 @@ pub fn from_buffered<'de, T: Deserialize<'de>>(value: &Buffered<'de>) -> Option<
 /// No branch took the buffered value: the message goes the exact way, whose error is the one
 /// reported.
 pub fn no_buffered_branch() -> serde_json::Error {
-    super::refuse();
+    crate::policy::refuse();
     de::Error::custom("no branch took the value")
 }

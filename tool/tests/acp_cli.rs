@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 // The runtime tests' helpers: the tool is tested against the examples of `acp-rpc`.
-#[path = "../../tests/common/mod.rs"]
+#[path = "../../tests/runtime/common.rs"]
 mod common;
 use common::example;
 

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "../../tests/common/mod.rs"]
+#[path = "../../tests/runtime/common.rs"]
 mod common;
 use common::example;
 

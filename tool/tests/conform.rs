@@ -7,7 +7,7 @@
 use serde_json::Value;
 use std::path::PathBuf;
 
-#[path = "../../tests/common/mod.rs"]
+#[path = "../../tests/runtime/common.rs"]
 mod common;
 use std::process::{Command, Output};
 

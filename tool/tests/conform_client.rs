@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-#[path = "../../tests/common/mod.rs"]
+#[path = "../../tests/runtime/common.rs"]
 mod common;
 
 const ACP: &str = env!("CARGO_BIN_EXE_acp");

@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::io::Write;
 use std::process::{Command, Output};
 
-#[path = "../../tests/common/mod.rs"]
+#[path = "../../tests/runtime/common.rs"]
 mod common;
 use common::example;
 

@@ -24,7 +24,7 @@ struct Log {
 
 impl Received {
     fn log(&self) -> MutexGuard<'_, Log> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+        crate::sync::lock(&self.inner)
     }
 
     /// Every message, in the order received (a line that is not JSON as a JSON string).

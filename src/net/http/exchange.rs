@@ -51,7 +51,7 @@ pub(super) struct Shared {
 
 impl Shared {
     pub fn routes(&self) -> MutexGuard<'_, Routes> {
-        self.routes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::sync::lock(&self.routes)
     }
 
     /// Ends the transport for `error`: kept for the handle (the first failure only), then the

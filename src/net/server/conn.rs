@@ -112,8 +112,7 @@ impl AgentConn {
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
-        // A panic elsewhere while holding the lock leaves plain data behind; keep serving it.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        crate::sync::lock(&self.state)
     }
 
     fn bump(&self) {

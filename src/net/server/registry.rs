@@ -11,7 +11,7 @@ pub(super) struct Registry {
 
 impl Registry {
     fn map(&self) -> MutexGuard<'_, HashMap<String, Arc<AgentConn>>> {
-        self.connections.lock().unwrap_or_else(|p| p.into_inner())
+        crate::sync::lock(&self.connections)
     }
 
     pub(super) fn insert(&self, conn: Arc<AgentConn>) {

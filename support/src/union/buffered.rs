@@ -13,7 +13,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt;
 
-use crate::meta::RAW_TOKEN;
+use crate::codec::RAW_TOKEN;
 
 /// A JSON value read into memory, borrowing its strings from the input where it can.
 #[derive(Debug, Clone, PartialEq)]
@@ -122,7 +122,7 @@ impl<'de> Visitor<'de> for Reading {
     }
     fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Buffered<'de>, A::Error> {
         let mut entries = Vec::new();
-        while let Some(key) = map.next_key::<super::Key<'de>>()? {
+        while let Some(key) = map.next_key::<crate::capture::Key<'de>>()? {
             entries.push((key.0, map.next_value()?));
         }
         Ok(Buffered::Map(entries))
@@ -327,7 +327,7 @@ mod tests {
     /// `T` read from the buffered copy and from a `Value` of the same text: the same value, or
     /// both an error.
     fn same<T: DeserializeOwned + PartialEq + std::fmt::Debug>(text: &str) {
-        let buffered: Buffered<'_> = crate::json::decode(text).expect("JSON");
+        let buffered: Buffered<'_> = crate::codec::decode(text).expect("JSON");
         let value: Value = serde_json::from_str(text).expect("JSON");
         let from_buffered = T::deserialize(&buffered).map_err(|e| e.to_string());
         let from_value = T::deserialize(&value).map_err(|e| e.to_string());
@@ -425,15 +425,15 @@ mod tests {
         struct One {
             a: u8,
         }
-        let twice: Buffered<'_> = crate::json::decode(r#"{"a":1,"a":2}"#).unwrap();
+        let twice: Buffered<'_> = crate::codec::decode(r#"{"a":1,"a":2}"#).unwrap();
         assert!(One::deserialize(&twice).unwrap_err().duplicate);
-        let wrong: Buffered<'_> = crate::json::decode(r#"{"a":"x"}"#).unwrap();
+        let wrong: Buffered<'_> = crate::codec::decode(r#"{"a":"x"}"#).unwrap();
         assert!(!One::deserialize(&wrong).unwrap_err().duplicate);
     }
 
     #[test]
     fn borrows_the_strings_it_can() {
-        let buffered: Buffered<'_> = crate::json::decode(r#"{"k":"plain","e":"a\nb"}"#).unwrap();
+        let buffered: Buffered<'_> = crate::codec::decode(r#"{"k":"plain","e":"a\nb"}"#).unwrap();
         let Buffered::Map(entries) = &buffered else { panic!("{buffered:?}") };
         assert!(matches!(
             entries[0],

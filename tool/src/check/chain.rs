@@ -5,11 +5,15 @@
 //! records without `link` (`acp tap --log`) are one more conversation, as before. The events of
 //! the official conductor's `--trace` are read too (see `trace`), each pair of neighbours a link.
 
-use super::{parse_line, trace, Checker, Kind, Report, RuleViolation, Warning};
+use super::checker::{parse_line, Checker};
+use super::report::{Kind, Report, RuleViolation, Warning};
+use super::trace;
 #[cfg(feature = "unstable")]
-use super::{wire, Role};
+use super::wire;
 #[cfg(feature = "unstable")]
 use acp_rpc::rules;
+#[cfg(feature = "unstable")]
+use acp_types::support::rpc::Role;
 use acp_types::Version;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};

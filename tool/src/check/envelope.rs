@@ -14,21 +14,12 @@
 //! It also judges `proxy/initialize`'s answer against the forwarded `initialize`
 //! (`proxy.forward-initialize`, `proxy.same-version`).
 
-use super::{wire, Checker, Kind, Problem, Report, RuleViolation, Warning};
+use super::checker::Checker;
+use super::report::{Kind, Problem, Report, RuleViolation, Warning};
+use super::wire;
 use acp_rpc::rules;
 use acp_types::support::rpc::Role;
 use serde_json::{Map, Value};
-
-/// The `initialize` the proxy forwarded to its successor, and the successor's answer.
-#[derive(Debug, Default)]
-pub(super) struct Forwarded {
-    /// Line of the first `initialize` the proxy sent through `proxy/successor`.
-    line: Option<usize>,
-    /// The id (JSON text) of its envelope.
-    id: Option<String>,
-    /// The `protocolVersion` the successor answered it with, and the line of the answer.
-    answered: Option<(u64, usize)>,
-}
 
 /// Where a wrapped message's field is in its envelope.
 #[derive(Debug, Clone, Copy)]
@@ -217,7 +208,7 @@ fn merge(report: &mut Report, inner: Report, carried: Carried) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Status;
+    use super::super::report::Status;
     use super::*;
     use serde_json::json;
 

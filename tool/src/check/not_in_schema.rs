@@ -154,7 +154,7 @@ fn get_mut<'v>(value: &'v mut Value, path: &[Step]) -> Option<&'v mut Value> {
 /// The path as the checker prints paths: `params.update.content[1].type`.
 fn show(root: &str, path: &[Step]) -> String {
     path.iter().fold(root.to_string(), |out, step| match step {
-        Step::Key(key) => super::key_path(&out, key),
+        Step::Key(key) => super::diff::key_path(&out, key),
         Step::Index(i) => format!("{out}[{i}]"),
     })
 }

@@ -3,8 +3,11 @@
 //! permission requests), counts per rule and side how often a rule could have been broken
 //! (exercised) and records where it was. End-of-conversation findings come from [`Judge::finish`].
 
-use super::{tables, wire, Kind, Pending, Report, RuleResult, RuleViolation, Status};
-use acp_rpc::rules::{self, Tier};
+use super::pending::Pending;
+use super::report::{Kind, Report, RuleResult, RuleViolation, Status};
+use super::tables::tables;
+use super::wire;
+use acp_rpc::rules;
 use acp_types::support::rpc::{MessageKind, Method, Role};
 use acp_types::{v1, v2, Version};
 use serde_json::{Map, Value};
@@ -12,6 +15,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 #[cfg(feature = "unstable")]
 mod mcp;
+mod tally;
+
+use tally::Tally;
 
 /// `session/update` kinds that belong to a v1 prompt turn (others, such as
 /// `available_commands_update`, may come at any time).
@@ -21,36 +27,6 @@ const TURN_CONTENT: &[&str] =
 /// The v2 stop reasons (`schema/v2/schema.json#/$defs/IdleStateUpdate/anyOf`): the field is a
 /// plain string in the types, so no catch-all reports other values.
 const STOP_REASONS: &[&str] = &["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"];
-
-/// Counts and findings, apart from the conversation's state so both can be borrowed at once.
-#[derive(Debug, Default)]
-struct Tally {
-    exercised: HashMap<(&'static str, Role), usize>,
-    violations: Vec<RuleViolation>,
-}
-
-impl Tally {
-    fn exercise(&mut self, rule: &'static str, by: Role) {
-        *self.exercised.entry((rule, by)).or_default() += 1;
-    }
-
-    /// A violation found on `report`'s message: a MUST one makes the message an error.
-    fn violate(&mut self, report: &mut Report, rule: &'static str, by: Role, detail: String) {
-        let violation = RuleViolation::new(rule, by, report.line, detail);
-        if violation.tier == Tier::Must {
-            report.status = Status::Error;
-        }
-        report.violations.push(violation.clone());
-        self.violations.push(violation);
-    }
-
-    /// A violation found at the end of the conversation (`line`: where its cause is).
-    fn late(&mut self, rule: &'static str, by: Role, line: usize, detail: String) -> RuleViolation {
-        let violation = RuleViolation::new(rule, by, line, detail);
-        self.violations.push(violation.clone());
-        violation
-    }
-}
 
 #[derive(Debug, Default)]
 struct Session {

@@ -120,7 +120,7 @@ fn violation(document: &Value, def: &str, root: &str, error: &ValidationError<'_
     let mut path = root.to_string();
     for segment in error.instance_path() {
         path = match segment {
-            LocationSegment::Property(key) => super::key_path(&path, &key),
+            LocationSegment::Property(key) => super::diff::key_path(&path, &key),
             LocationSegment::Index(i) => format!("{path}[{i}]"),
         };
     }

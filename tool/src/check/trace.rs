@@ -9,7 +9,7 @@
 //! messages are traced without their `mcp/message` carrier (inner method and params only), so
 //! they are listed, not checked.
 
-use super::Role;
+use acp_types::support::rpc::Role;
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 

@@ -6,8 +6,9 @@
 //! what broke it, or SKIP naming the capability the agent did not advertise.
 
 use super::driver::{Agent, ClientSide};
+use super::options::Options;
 use super::report::Results;
-use super::{authenticate, error_text, start, turn, Options, Session, QUIET};
+use super::steps::{authenticate, end, error_text, start, turn, Session, Unstartable, QUIET};
 use crate::check::{wire, Role, RuleViolation};
 use acp_rpc::rules;
 use acp_types::Version;
@@ -378,7 +379,7 @@ impl Scenario<'_> {
                     Err(why) => Err((Some(agent), why)),
                 },
                 Ok((agent, None, _)) => Err((Some(agent), "no answer to `initialize`".to_string())),
-                Err(super::Unstartable(why)) => Err((None, why)),
+                Err(Unstartable(why)) => Err((None, why)),
             };
             for (_, method, scenario, place, outcome) in &mut outcomes {
                 let Restored::Refused(first) = outcome else { continue };
@@ -397,7 +398,7 @@ impl Scenario<'_> {
                 *place = "in a fresh process";
             }
             match fresh {
-                Ok(agent) | Err((Some(agent), _)) => super::end(agent, &name, results).await,
+                Ok(agent) | Err((Some(agent), _)) => end(agent, &name, results).await,
                 Err((None, _)) => {}
             }
         }

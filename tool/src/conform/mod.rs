@@ -28,54 +28,28 @@ macro_rules! method {
 mod advertised;
 pub mod client;
 mod driver;
+mod options;
 mod report;
+mod steps;
 mod terminal;
 
 use crate::check::{wire, Role, RuleViolation};
 use acp_rpc::rules;
-use acp_types::support::rpc::Method;
-use acp_types::{v1, v2, Version};
+use acp_types::Version;
 use driver::{Agent, ClientSide};
 use report::Results;
+use steps::{auth_methods, authenticate, end, error_text, finish, start, turn, Session, QUIET};
+
+pub use options::Options;
 use serde_json::{json, Value};
-use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
+pub(crate) use steps::Unstartable;
 use tokio::time::Instant;
 
-/// Quiet period after the last expected message, to see what comes late.
-const QUIET: Duration = Duration::from_millis(250);
-/// Time a turn runs before `session/cancel`.
-const BEFORE_CANCEL: Duration = Duration::from_millis(300);
 /// An `initialize` probe of a version no one publishes, and one below every version.
 const FUTURE: u64 = 65535;
 const BELOW: u64 = 0;
-
-/// What to run.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// The versions to drive (both by default).
-    pub versions: Vec<Version>,
-    /// The text of the prompt turn.
-    pub prompt: String,
-    /// The text of a prompt that keeps the agent busy (the cancelled turn); none: cancel rules SKIP.
-    pub cancel_prompt: Option<String>,
-    /// The text of a prompt that makes the agent ask for permission and use `fs/*` and
-    /// `terminal/*`; `{cwd}` in it stands for the session's working directory.
-    pub tool_prompt: Option<String>,
-    /// The `authMethods` id to `authenticate` with (v2: `auth/login`) before sessions are created.
-    pub auth: Option<String>,
-    /// Every wait.
-    pub timeout: Duration,
-    /// JSON output.
-    pub json: bool,
-    /// The agent command.
-    pub agent: Vec<String>,
-}
-
-/// Why a run stopped early: the agent (or, with `--client`, the client) cannot be started.
-pub(crate) struct Unstartable(pub(crate) String);
 
 /// Runs the scenarios and prints the verdicts; exit 0 (every MUST passes), 1 (one fails),
 /// 2 (the agent cannot be started), 3 (the agent could not be brought to a session: the
@@ -206,43 +180,6 @@ enum Answer {
     None,
 }
 
-/// `initialize` params for a requested version: the fields of both versions' shapes, so that
-/// an agent reads whichever it expects.
-fn initialize_params(requested: u64, client: &ClientSide) -> Value {
-    let info = json!({ "name": "acp conform", "version": env!("CARGO_PKG_VERSION") });
-    let fs = json!({ "readTextFile": client.fs, "writeTextFile": client.fs });
-    if requested >= 2 {
-        json!({ "protocolVersion": requested, "info": info, "capabilities": {} })
-    } else {
-        json!({
-            "protocolVersion": requested,
-            "clientCapabilities": { "fs": fs, "terminal": client.terminal },
-            "clientInfo": info,
-        })
-    }
-}
-
-/// Starts an agent and sends `initialize`; `Unstartable` when it cannot be started or exits
-/// before answering.
-async fn start(
-    options: &Options,
-    client: &ClientSide,
-    requested: u64,
-) -> Result<(Agent, Option<Value>, Value), Unstartable> {
-    let mut agent = Agent::spawn(&options.agent, client.clone()).map_err(Unstartable)?;
-    // `requested` may be no version at all: the name is both versions'.
-    let id = agent.request(wire::INITIALIZE, initialize_params(requested, client)).await;
-    let response = agent.response(&id, Instant::now() + options.timeout).await;
-    if response.is_none() && agent.closed() {
-        agent.stop().await;
-        return Err(Unstartable(format!(
-            "the agent exited before answering `initialize` ({})",
-            options.agent.join(" ")
-        )));
-    }
-    Ok((agent, response, id))
-}
-
 /// Negotiation probes, one process each, and the cross-check of their answers.
 async fn negotiate(
     options: &Options,
@@ -317,14 +254,6 @@ fn cross_check(answers: &std::collections::BTreeMap<u64, Answer>, results: &mut 
     }
 }
 
-/// Stops nothing: records the scenario's agent-side results and transcript.
-fn finish(name: &str, mut agent: Agent, results: &mut Results) {
-    agent.checker.finish();
-    results.add(name, agent.checker.rule_results_of(Role::Agent));
-    results.called(&agent.called);
-    results.scenarios.push(json!({ "name": name, "transcript": agent.transcript }));
-}
-
 /// A request and its response; a timeout is a violation of `rule` (the request must be answered).
 async fn call(agent: &mut Agent, options: &Options, method: &str, params: Value, rule: &'static str) -> Option<Value> {
     let line = agent.line();
@@ -335,59 +264,6 @@ async fn call(agent: &mut Agent, options: &Options, method: &str, params: Value,
         agent.checker.note_violation(rule, Role::Agent, line, detail);
     }
     response
-}
-
-/// An error response in words: `error CODE "MESSAGE"` and its `data`, if any.
-fn error_text(response: &Value) -> String {
-    let error = &response["error"];
-    let mut text = format!("error {} {}", error["code"], error["message"]);
-    if let Some(data) = error.get("data").filter(|d| !d.is_null()) {
-        let _ = write!(text, " (data: {data})");
-    }
-    text
-}
-
-/// The `authMethods` of an `initialize` answer in words (v1 names them `id`, v2 `methodId`).
-fn auth_methods(init: &Value) -> String {
-    let methods: Vec<String> = init["authMethods"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|m| {
-            let id = m.get("methodId").or_else(|| m.get("id")).and_then(Value::as_str).unwrap_or("?");
-            match (m["name"].as_str(), m["type"].as_str()) {
-                (Some(name), Some(kind)) => format!("{id} ({name}, type {kind})"),
-                (Some(name), None) => format!("{id} ({name})"),
-                _ => id.to_string(),
-            }
-        })
-        .collect();
-    if methods.is_empty() {
-        "the agent lists no `authMethods`".into()
-    } else {
-        format!("the agent lists authMethods: {}", methods.join(", "))
-    }
-}
-
-/// `--auth`: `authenticate` (v1) or `auth/login` (v2) with the method; why not, when refused.
-async fn authenticate(agent: &mut Agent, options: &Options, version: Version, init: &Value) -> Result<(), String> {
-    let Some(method) = &options.auth else { return Ok(()) };
-    let name = match version {
-        Version::V1 => v1::methods::Authenticate::METHOD,
-        Version::V2 => v2::methods::AuthLogin::METHOD,
-    };
-    let id = agent.request(name, json!({ "methodId": method })).await;
-    match agent.response(&id, Instant::now() + options.timeout).await {
-        Some(r) if r.get("error").is_none() => Ok(()),
-        Some(r) => Err(format!("`{name}` with {method:?} answered {}; {}", error_text(&r), auth_methods(init))),
-        None => Err(format!("`{name}` with {method:?} not answered within {:?}", options.timeout)),
-    }
-}
-
-/// A session the agent created: its id and the `session/new` answer (modes, config options).
-struct Session {
-    id: String,
-    answer: Value,
 }
 
 /// `--auth` if given, then `session/new`; why not, in words, when the agent refuses.
@@ -516,68 +392,7 @@ async fn no_capabilities(options: &Options, client: &ClientSide, results: &mut R
     end(agent, &name, results).await;
 }
 
-async fn end(mut agent: Agent, name: &str, results: &mut Results) {
-    agent.stop().await;
-    finish(name, agent, results);
-}
-
 /// A prompt of one text block.
 fn text_prompt(text: &str) -> Value {
     json!([{ "type": "text", "text": text }])
-}
-
-/// A prompt turn on `session`; with `cancel`, `session/cancel` after a moment. Waits for the
-/// response (v1) or the response and the turn-ending idle (v2; an error response before any
-/// `running` is a prompt refused, with no turn to end), then a quiet period; the response, if
-/// one came.
-async fn turn(
-    agent: &mut Agent,
-    options: &Options,
-    version: Version,
-    session: &str,
-    prompt: Value,
-    cancel: bool,
-) -> Option<Value> {
-    let params = json!({ "sessionId": session, "prompt": prompt });
-    let id = agent.request(method!(version, SessionPrompt), params).await;
-    let update_method = method!(version, SessionUpdate);
-    let deadline = Instant::now() + options.timeout;
-    let mut answered = false;
-    let mut response = None;
-    let mut running = false;
-    let mut ended = false;
-    let mut refused = false;
-    let mut watch = |m: &Value| {
-        if m.get("method").is_none() && m.get("id") == Some(&id) {
-            answered = true;
-            refused = m.get("error").is_some() && !running;
-            response = Some(m.clone());
-        }
-        let update = &m["params"]["update"];
-        if m["method"] == update_method
-            && m["params"]["sessionId"] == session
-            && update["sessionUpdate"] == "state_update"
-        {
-            match update["state"].as_str() {
-                Some("running" | "requires_action") => running = true,
-                Some("idle") if running || update["stopReason"].is_string() => ended = true,
-                _ => {}
-            }
-        }
-        answered && (version == Version::V1 || ended || refused)
-    };
-    if cancel {
-        let early = Instant::now() + BEFORE_CANCEL;
-        if agent.wait_for(early, &mut watch).await {
-            // Over before the cancel could be sent: the prompt did not keep the agent busy.
-            agent.quiet(QUIET).await;
-            return response;
-        }
-        agent.notify(method!(version, SessionCancel), json!({ "sessionId": session })).await;
-    }
-    // A turn that never ends is judged by the checker at the end (v2: `running` never idle; v1:
-    // a cancelled prompt never answered).
-    agent.wait_for(deadline, &mut watch).await;
-    agent.quiet(QUIET).await;
-    response
 }

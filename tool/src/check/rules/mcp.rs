@@ -4,7 +4,8 @@
 //! (`mcp.distinct-server-ids`, `mcp.declared-server`, `mcp.active-request`, `mcp.one-outcome`).
 //! The inner MCP payload is opaque: only the carrier is judged.
 
-use super::{Report, Tally};
+use super::tally::Tally;
+use crate::check::report::Report;
 use acp_rpc::rules;
 use acp_types::support::rpc::Role;
 use serde_json::Value;

@@ -29,7 +29,7 @@
 mod conn;
 
 use super::report::Results;
-use super::Unstartable;
+use super::steps::Unstartable;
 use crate::check::{wire, Role};
 use acp_rpc::rules;
 use acp_types::support::rpc::Method;

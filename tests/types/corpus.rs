@@ -1,7 +1,7 @@
 //! Realistic messages for every method of v1 and v2 (`tests/corpus/`, validated against the
 //! schemas by `tests/corpus/validate.py`): each one decodes and re-encodes to the same JSON.
 
-mod types_common;
+use crate::types_common;
 use types_common as common;
 
 use common::{corpus, RoundTrip};

@@ -16,7 +16,7 @@
 //!
 //! Run `cargo test -p acp-types --test differential -- --nocapture` to see the summary.
 
-mod types_common;
+use crate::types_common;
 use types_common as common;
 
 use common::{corpus, json_eq, Case};

@@ -16,7 +16,7 @@ use acp_rpc::{ClientContext, Config};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-mod common;
+use crate::common;
 
 /// Long enough for a loaded machine; the tests wait for an outcome, they do not time it.
 const LIMIT: Duration = Duration::from_secs(20);

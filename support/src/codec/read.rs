@@ -1,4 +1,4 @@
-//! The decoder behind [`super::from_str`] and the lenient fields: a `serde::Deserializer` over
+//! The decoder behind `json::from_str` and the lenient fields: a `serde::Deserializer` over
 //! JSON text that behaves as `serde_json::Deserializer::from_str` does, to the visitor calls it
 //! makes, the values it gives and the words and positions of its errors, and is faster on what
 //! protocol messages are made of.
@@ -27,7 +27,7 @@
 //! `serde_json::Error`s whose text is `serde_json`'s; they are made with `de::Error::custom`,
 //! so `classify()` says `Data` where `serde_json` would say `Syntax` or `Eof`.
 
-use crate::meta::RAW_TOKEN;
+use super::compat::{without_position, RAW_TOKEN};
 use serde::de::{self, DeserializeSeed, IgnoredAny, Unexpected, Visitor};
 use serde::Deserialize;
 use serde_json::Error;
@@ -303,7 +303,7 @@ impl<'de> Reader<'de> {
         };
         let at = (start + offset).min(self.text.len());
         let text = error.to_string();
-        let message = crate::without_position(&text);
+        let message = without_position(&text);
         self.index = stopped_at(self.bytes(), message, at);
         self.error_at(&message, at)
     }
@@ -425,7 +425,7 @@ impl<'de> Reader<'de> {
         {
             let bytes = self.bytes();
             let start = self.index;
-            let mask = super::sse2_mask(bytes.get(start..start + 16)?);
+            let mask = super::scan::sse2_mask(bytes.get(start..start + 16)?);
             let end = start + mask.trailing_zeros() as usize;
             // No stop at all gives `end` 32 past `start`, outside the chunk.
             if bytes.get(end) != Some(&b'"') || mask == 0 {
@@ -833,7 +833,7 @@ fn stopped_at(bytes: &[u8], message: &str, at: usize) -> usize {
 /// scan (what a string escapes is what ends a run of one).
 #[inline(always)]
 fn stop(bytes: &[u8]) -> usize {
-    super::clean_prefix(bytes)
+    super::scan::clean_prefix(bytes)
 }
 
 /// The value of four hex digits at `at`.
@@ -1781,7 +1781,7 @@ mod tests {
         fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
             T::deserialize(deserializer).map(Reworded).map_err(|e| {
                 let text = e.to_string();
-                serde::de::Error::custom(format_args!("{} (reworded)", crate::without_position(&text)))
+                serde::de::Error::custom(format_args!("{} (reworded)", crate::codec::without_position(&text)))
             })
         }
     }

@@ -2,7 +2,7 @@
 //! the right variant and re-encodes unchanged, the tables hold exactly the schema's methods, the
 //! JSON-RPC errors a peer expects, and handler dispatch with its defaults.
 
-mod types_common;
+use crate::types_common;
 use types_common as common;
 
 use acp_types::support::rpc::{MessageKind, MethodInfo, RpcError, Side, Tables};

@@ -1,4 +1,4 @@
-//! An agent for the network tests (`net_server`, `net_tls`): echoes each prompt's first block
+//! An agent for the network tests (`tests/net_server.rs`, `net_tls`): echoes each prompt's first block
 //! as one chunk and ends the turn, in v1 and v2.
 
 use acp_rpc::agent::Turn;

@@ -3,7 +3,7 @@
 //!
 //! The seed comes from `ACP_PROPTEST_SEED` or the clock, and is printed on failure.
 
-mod types_common;
+use crate::types_common;
 use types_common as common;
 
 use common::RoundTrip;

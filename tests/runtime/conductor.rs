@@ -20,7 +20,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf};
 use tokio::task::JoinHandle;
 
-mod common;
+use crate::common;
 
 /// Long enough for a loaded machine; the tests wait for an outcome, they do not time it.
 const LIMIT: Duration = Duration::from_secs(20);

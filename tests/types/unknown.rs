@@ -11,7 +11,7 @@
 //! here rather than kept in `tests/corpus/`, and the differential test, whose official v1 types
 //! reject them, does not see them.
 
-mod types_common;
+use crate::types_common;
 use types_common as common;
 
 use acp_types::lenient::{collect, LenientEvent};

@@ -23,9 +23,7 @@ async fn within<T>(what: impl Future<Output = T>) -> T {
     tokio::time::timeout(LIMIT, what).await.expect("the test took too long")
 }
 
-#[path = "common/echo.rs"]
-mod echo;
-use echo::Echo;
+use crate::echo::Echo;
 
 struct Client;
 impl v1::methods::client::Handler<ClientContext> for Client {}

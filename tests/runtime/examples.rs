@@ -5,7 +5,7 @@ use serde_json::Value;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-mod common;
+use crate::common;
 use common::example;
 
 fn run_client(version: u16, prompt: &str) -> (Vec<Value>, bool) {

@@ -16,7 +16,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
-mod common;
+use crate::common;
 
 /// Turns a hang into a failure; never a statement about speed.
 const LIMIT: Duration = Duration::from_secs(60);

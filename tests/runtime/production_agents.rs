@@ -572,7 +572,7 @@ async fn history_replayed_before_the_load_answer_reaches_the_loaded_session() {
 // ---------------------------------------------------------------------------------------------
 // The example client (`examples/client.rs`) as CI runs it against production agents.
 
-mod common;
+use crate::common;
 
 /// Runs the example client in `cwd` with `args`; its stdout lines, stderr and exit status.
 fn client(cwd: &std::path::Path, args: &[&str], agent: &[&str]) -> (Vec<Value>, String, Option<i32>) {

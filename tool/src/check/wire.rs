@@ -1,0 +1,121 @@
+//! The wire names the checker and `acp conform` route on, from the generated method markers:
+//! plain consts, so that they can be match patterns.
+
+use acp_types::support::rpc::{Method, MethodInfo, Role, Side as _, Tables};
+use acp_types::{v1::methods as v1, v2::methods as v2};
+
+/// Methods both versions have, for code that serves both: v1's marker names each, and the
+/// build fails should v2 name it otherwise (that code would then miss v2's).
+macro_rules! both {
+    ($($(#[$attr:meta])* $name:ident = $marker:ident;)*) => {$(
+        $(#[$attr])*
+        pub(crate) const $name: &str = v1::$marker::METHOD;
+        $(#[$attr])*
+        const _: () = assert!(
+            acp_types::support::rpc::same_wire_name(v1::$marker::METHOD, v2::$marker::METHOD),
+            concat!("v1 and v2 name ", stringify!($marker), " apart")
+        );
+    )*};
+}
+
+both! {
+    INITIALIZE = Initialize;
+    SESSION_NEW = SessionNew;
+    // Unstable in both versions: without the unstable tables the checker knows no fork.
+    #[cfg(feature = "unstable")]
+    SESSION_FORK = SessionFork;
+    SESSION_RESUME = SessionResume;
+    SESSION_PROMPT = SessionPrompt;
+    SESSION_CANCEL = SessionCancel;
+    SESSION_UPDATE = SessionUpdate;
+    SESSION_REQUEST_PERMISSION = SessionRequestPermission;
+    // Composition, unstable in both versions.
+    #[cfg(feature = "unstable")]
+    PROXY_INITIALIZE = ProxyInitialize;
+    #[cfg(feature = "unstable")]
+    PROXY_SUCCESSOR = ProxySuccessorRequest;
+    #[cfg(feature = "unstable")]
+    MCP_MESSAGE = McpMessageRequest;
+}
+
+/// Whether `method` opens a connection and negotiates its version: `initialize`, or
+/// `proxy/initialize` ("The params and the response are the same as for `initialize`",
+/// `InitializeProxyRequest`).
+pub(crate) fn opens_connection(method: &str) -> bool {
+    #[cfg(feature = "unstable")]
+    if method == PROXY_INITIALIZE {
+        return true;
+    }
+    method == INITIALIZE
+}
+
+// Methods only v1 has: named by its markers.
+pub(crate) const SESSION_LOAD: &str = v1::SessionLoad::METHOD;
+pub(crate) const SESSION_SET_MODE: &str = v1::SessionSetMode::METHOD;
+pub(crate) const FS_READ_TEXT_FILE: &str = v1::FsReadTextFile::METHOD;
+pub(crate) const FS_WRITE_TEXT_FILE: &str = v1::FsWriteTextFile::METHOD;
+pub(crate) const TERMINAL_CREATE: &str = v1::TerminalCreate::METHOD;
+pub(crate) const TERMINAL_OUTPUT: &str = v1::TerminalOutput::METHOD;
+pub(crate) const TERMINAL_WAIT_FOR_EXIT: &str = v1::TerminalWaitForExit::METHOD;
+pub(crate) const TERMINAL_KILL: &str = v1::TerminalKill::METHOD;
+pub(crate) const TERMINAL_RELEASE: &str = v1::TerminalRelease::METHOD;
+
+/// The namespace of a wire name: up to and including its first `/` (`session/` of
+/// `session/new`), if it has one.
+pub(crate) fn namespace(method: &str) -> Option<&str> {
+    method.find('/').map(|end| &method[..=end])
+}
+
+/// Whether `method` is a method of `T`'s tables (either side, either kind) in the namespace
+/// of `of`: with `of` = [`SESSION_NEW`], v2's `session/*` methods.
+pub(crate) fn in_namespace_of<T: Tables>(method: &str, of: &str) -> bool {
+    namespace(of).is_some_and(|ns| T::METHODS.iter().any(|m| m.name == method && namespace(m.name) == Some(ns)))
+}
+
+/// Whether `method` is in the namespace of `T`'s protocol-level methods, the side that both
+/// ends receive (`$/cancel_request`): the schemas let a receiver ignore such notifications
+/// ("Notifications whose methods start with '$/' … it is free to ignore"), so a name there
+/// the tables do not have is no custom method and no unknown one.
+pub(crate) fn protocol_level<T: Tables>(method: &str) -> bool {
+    let both = |m: &&MethodInfo<T::Side>| m.side.received_by(Role::Agent) && m.side.received_by(Role::Client);
+    namespace(method).is_some_and(|ns| T::METHODS.iter().filter(both).any(|m| namespace(m.name) == Some(ns)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// The names of `T`'s methods received by `role` in the namespace of `of`.
+    fn received<T: Tables>(role: Role, of: &str) -> BTreeSet<&'static str> {
+        let rows = T::METHODS.iter().filter(|m| m.side.received_by(role) && namespace(m.name) == namespace(of));
+        rows.map(|m| m.name).collect()
+    }
+
+    /// The v1 methods received by the client that `rules::ClientGate` gates with `gate`.
+    fn gated(gate: &[acp_rpc::rules::ClientGate]) -> BTreeSet<&'static str> {
+        let gates =
+            |m: &&MethodInfo<v1::Side>| acp_rpc::rules::ClientGate::of_v1(m.name).is_some_and(|g| gate.contains(&g));
+        v1::Tables::METHODS.iter().filter(|m| m.side.received_by(Role::Client)).filter(gates).map(|m| m.name).collect()
+    }
+
+    #[test]
+    fn the_client_capability_gates_are_the_v1_families() {
+        use acp_rpc::rules::ClientGate::{ReadTextFile, Terminal, WriteTextFile};
+        assert_eq!(received::<v1::Tables>(Role::Client, FS_READ_TEXT_FILE), gated(&[ReadTextFile, WriteTextFile]));
+        assert_eq!(received::<v1::Tables>(Role::Client, TERMINAL_CREATE), gated(&[Terminal]));
+        assert!(received::<v2::Tables>(Role::Client, TERMINAL_CREATE).is_empty());
+    }
+
+    #[test]
+    fn namespaces_follow_the_tables() {
+        for cancel in [v1::CancelRequest::METHOD, v2::CancelRequest::METHOD] {
+            assert!(protocol_level::<v1::Tables>(cancel) && protocol_level::<v2::Tables>(cancel));
+        }
+        assert!(!protocol_level::<v1::Tables>(SESSION_CANCEL) && !protocol_level::<v2::Tables>(INITIALIZE));
+        assert!(in_namespace_of::<v2::Tables>(SESSION_PROMPT, SESSION_NEW));
+        assert!(in_namespace_of::<v2::Tables>(SESSION_UPDATE, SESSION_NEW));
+        assert!(!in_namespace_of::<v2::Tables>(SESSION_LOAD, SESSION_NEW), "v2 has no session/load");
+        assert!(!in_namespace_of::<v2::Tables>(INITIALIZE, SESSION_NEW));
+    }
+}
