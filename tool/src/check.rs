@@ -29,7 +29,7 @@ mod envelope;
 mod not_in_schema;
 mod rules;
 mod schema;
-mod trace;
+pub(crate) mod trace;
 
 pub use chain::Transcript;
 
