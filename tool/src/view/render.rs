@@ -158,6 +158,24 @@ fn finding_code(kind: FindingKind) -> i64 {
     }
 }
 
+/// What almost every message starts with: left out of the page (a tenth of its size) and put
+/// back by the script.
+const JSONRPC_FIRST: &str = "{\"jsonrpc\":\"2.0\",";
+
+fn jsonrpc_first(message: &str) -> bool {
+    message.starts_with(JSONRPC_FIRST)
+}
+
+/// Each value minus the one before (the first minus 0).
+fn deltas(values: impl Iterator<Item = i64>) -> impl Iterator<Item = i64> {
+    let mut previous = 0;
+    values.map(move |v| {
+        let delta = v - previous;
+        previous = v;
+        delta
+    })
+}
+
 /// The data the script reads (`view.js` documents the layout): per file, one array per column,
 /// small integers where a value repeats (interned strings, deltas).
 fn data(files: &[File]) -> String {
@@ -214,42 +232,52 @@ fn file_data(out: &mut String, file: &File) {
     methods.write(out, "methods");
     sessions.write(out, "sessions");
     updates.write(out, "updates");
+    // Sender and receiver: a pair of lanes (-1: unknown), named by index.
+    let mut directions: Vec<(i64, i64)> = Vec::new();
     let lane = |l: Option<usize>| l.map_or(-1, |l| l as i64);
-    let mut previous = 0;
+    let direction: Vec<i64> = rows
+        .iter()
+        .map(|r| {
+            let pair = (lane(r.from), lane(r.to));
+            let at = directions.iter().position(|d| *d == pair).unwrap_or_else(|| {
+                directions.push(pair);
+                directions.len() - 1
+            });
+            at as i64
+        })
+        .collect();
+    out.push_str("\"directions\":[");
+    for (i, (from, to)) in directions.iter().enumerate() {
+        let _ = write!(out, "{}[{from},{to}]", if i > 0 { "," } else { "" });
+    }
+    out.push_str("],");
+    column(out, "line", deltas(rows.iter().map(|r| r.line as i64)));
+    column(out, "direction", direction.into_iter());
+    // Kind, status, and whether the message's leading `"jsonrpc":"2.0",` was left out.
     column(
         out,
-        "line",
-        rows.iter().map(|r| {
-            let delta = r.line as i64 - previous;
-            previous = r.line as i64;
-            delta
-        }),
+        "code",
+        rows.iter().map(|r| kind_code(r.kind) + 5 * status_code(r.status) + 25 * i64::from(jsonrpc_first(&r.message))),
     );
-    column(out, "from", rows.iter().map(|r| lane(r.from)));
-    column(out, "to", rows.iter().map(|r| lane(r.to)));
-    column(out, "kind", rows.iter().map(|r| kind_code(r.kind)));
-    column(out, "status", rows.iter().map(|r| status_code(r.status)));
     column(out, "method", method.into_iter().map(|m| m as i64));
     column(out, "session", session.into_iter().map(|s| s as i64));
     column(out, "update", update.into_iter().map(|u| u as i64));
     column(out, "pair", rows.iter().enumerate().map(|(i, r)| r.pair.map_or(0, |p| p as i64 - i as i64)));
-    column(out, "turn", rows.iter().map(|r| r.turn.map_or(0, |t| t as i64 + 1)));
+    column(out, "turn", deltas(rows.iter().map(|r| r.turn.map_or(0, |t| t as i64 + 1))));
     column(out, "tool", rows.iter().map(|r| r.tool.map_or(0, |t| t as i64 + 1)));
-    // Milliseconds since the first time recorded, to a tenth.
-    let first = rows.iter().find_map(|r| r.time);
-    out.push_str("\"time\":[");
-    for (i, row) in rows.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
+    // Tenths of a millisecond since the previous time recorded (a row without one repeats it).
+    let mut last = rows.iter().find_map(|r| r.time).unwrap_or_default();
+    let tenths = rows.iter().map(|r| match r.time {
+        Some(t) if (t - last).is_finite() => {
+            let delta = ((t - last) * 10_000.0).round() as i64;
+            last += delta as f64 / 10_000.0;
+            delta
         }
-        match (row.time, first) {
-            (Some(t), Some(first)) if (t - first).is_finite() => {
-                let _ = write!(out, "{}", ((t - first) * 10_000.0).round() / 10.0);
-            }
-            _ => out.push_str("null"),
-        }
-    }
-    out.push_str("],\"turns\":[");
+        _ => 0,
+    });
+    column(out, "time", tenths);
+    let _ = write!(out, "\"timed\":{},", rows.iter().any(|r| r.time.is_some()));
+    out.push_str("\"turns\":[");
     for (i, (turn, session)) in file.turns.iter().zip(turn_sessions).enumerate() {
         if i > 0 {
             out.push(',');
@@ -296,7 +324,13 @@ fn file_data(out: &mut String, file: &File) {
         if i > 0 {
             out.push(',');
         }
-        out.push_str(&row.message);
+        match row.message.strip_prefix(JSONRPC_FIRST) {
+            Some(rest) => {
+                out.push('{');
+                out.push_str(rest);
+            }
+            None => out.push_str(&row.message),
+        }
     }
     out.push_str("]}");
 }

@@ -1,20 +1,22 @@
 // acp view: draws the transcript embedded in #acp-data (written by tool/src/view/render.rs).
 //
 // The data: {files: [File], rules: {id: {tier, sentence, source}}}. A File has name, summary,
-// lanes, the interned strings methods/sessions/updates, one array per column with an entry per
-// message (line: delta from the previous line; from/to: lane or -1; kind: 0 request,
-// 1 notification, 2 response, 3 error response, 4 invalid; status: 0 ok, 1 extension,
-// 2 unmatched, 3 lossy, 4 error; method/session/update/turn/tool: index + 1, 0 for none; pair:
-// offset to the paired row, 0 for none; time: ms since the first, or null), turns
+// lanes, the interned strings methods/sessions/updates, directions ([from lane, to lane], -1:
+// unknown), one array per column with an entry per message (line: delta from the previous line;
+// direction: index; code: kind + 5 * status + 25 if the message's leading "jsonrpc":"2.0" was
+// left out, kind 0 request, 1 notification, 2 response, 3 error response, 4 invalid, status 0 ok,
+// 1 extension, 2 unmatched, 3 lossy, 4 error; method/session/update/tool: index + 1, 0 for none;
+// turn: the same, as a delta from the previous row's; pair: offset to the paired row, 0 for none;
+// time: tenths of a ms since the previous row, timed false when none was recorded), turns
 // [kind (0 prompt, 1 state), session, start row, end row or -1, stop reason, cancelled, column],
 // tools [id, title], findings [row or -1, kind (0 error, 1 lossy, 2 unmatched, 3 warning,
 // 4 rule), rule, tier, by, text, at the end], and messages (each as recorded).
 //
 // Only the rows in sight are in the DOM (location.hash "#all" draws every row: for tests and
-// printing). Every text goes in with textContent or an attribute, never as markup.
+// printing; "#line=N" opens with line N selected). Every text goes in with textContent or an attribute, never as markup.
 "use strict";
 (function () {
-  const ROW = 24, LEFT = 56 + 72, GUTTER = 12, RIGHT = 300;
+  const ROW = 24, LEFT = 56 + 72, GUTTER = 12, RIGHT = 280;
   let LANE = 170;
   const KINDS = ["request", "notification", "response", "error response", "invalid"];
   const STATUS = ["ok", "extension", "unmatched", "lossy", "error"];
@@ -31,15 +33,34 @@
     return e;
   }
 
+  // Replaces node's children with parts (a list of any length: no spread into arguments).
+  function fill(node, parts) {
+    const all = document.createDocumentFragment();
+    for (const p of parts) all.appendChild(p);
+    node.replaceChildren(all);
+  }
+
   // One file, its columns decoded once.
   function load(f) {
-    const n = f.kind.length;
+    const n = f.code.length;
     const line = new Array(n), pair = new Int32Array(n).fill(-1);
-    let at = 0;
+    f.kind = new Uint8Array(n);
+    f.status = new Uint8Array(n);
+    f.from = new Int32Array(n);
+    f.to = new Int32Array(n);
+    let at = 0, turn = 0, time = 0;
     for (let i = 0; i < n; i++) {
       at += f.line[i];
       line[i] = at;
       if (f.pair[i]) pair[i] = i + f.pair[i];
+      const code = f.code[i];
+      f.kind[i] = code % 5;
+      f.status[i] = Math.floor(code / 5) % 5;
+      [f.from[i], f.to[i]] = f.directions[f.direction[i]];
+      turn += f.turn[i];
+      f.turn[i] = turn;
+      time += f.time[i];
+      f.time[i] = f.timed ? time / 10 : null;
     }
     const byRow = new Map();
     f.findings.forEach((x, i) => {
@@ -47,7 +68,7 @@
       if (!byRow.has(x[0])) byRow.set(x[0], []);
       byRow.get(x[0]).push(i);
     });
-    const columns = Math.max(1, ...f.turns.map((t) => t[6] + 1));
+    const columns = f.turns.reduce((most, t) => Math.max(most, t[6] + 1), 1);
     return { f, n, line, pair, byRow, columns, text: new Array(n) };
   }
 
@@ -94,12 +115,14 @@
     return "";
   }
 
+  // The message as recorded (its leading "jsonrpc" put back).
+  const message = (i) => (file.f.code[i] >= 25 ? Object.assign({ jsonrpc: "2.0" }, file.f.messages[i]) : file.f.messages[i]);
   const method = (i) => (file.f.method[i] ? file.f.methods[file.f.method[i] - 1] : "");
   const update = (i) => (file.f.update[i] ? file.f.updates[file.f.update[i] - 1] : "");
   const session = (i) => (file.f.session[i] ? file.f.sessions[file.f.session[i] - 1] : "");
   function searchText(i) {
     if (file.text[i] === undefined) {
-      file.text[i] = (file.line[i] + " " + method(i) + " " + update(i) + " " + JSON.stringify(file.f.messages[i])).toLowerCase();
+      file.text[i] = (file.line[i] + " " + method(i) + " " + update(i) + " " + JSON.stringify(message(i))).toLowerCase();
     }
     return file.text[i];
   }
@@ -176,7 +199,7 @@
     d.appendChild(el("span", "tm", t === null ? "" : t < 1000 ? t.toFixed(1) + " ms" : (t / 1000).toFixed(3) + " s"));
     const from = f.from[i], to = f.to[i];
     const label = method(i) + (update(i) ? " " + update(i) : "");
-    const say = words(f.messages[i]);
+    const say = words(message(i));
     if (from >= 0 && to >= 0) {
       const a = Math.min(laneX(from), laneX(to)), b = Math.max(laneX(from), laneX(to));
       const arrow = el("span", "arrow " + (to > from ? "right" : "left"));
@@ -185,7 +208,8 @@
       d.appendChild(arrow);
       const lab = el("span", "label");
       lab.style.left = a + 6 + "px";
-      lab.style.width = Math.max(LANE - 12, b - a - 12) + "px";
+      // Up to the marks beyond the last lane when the arrow reaches it, else past its end a little.
+      lab.style.width = Math.max(LANE - 12, b - a - 16 + LANE / 2) + "px";
       lab.appendChild(el("b", null, label || KINDS[f.kind[i]]));
       if (say) lab.appendChild(el("span", "say", " " + say));
       d.appendChild(lab);
@@ -302,9 +326,9 @@
       line.style.left = laneX(l) + "px";
       parts.push(line);
     }
-    if (b >= a) parts.push(...turnBars(a, b));
+    if (b >= a) for (const bar of turnBars(a, b)) parts.push(bar);
     for (let v = a; v <= b; v++) parts.push(view[v] >= 0 ? rowElement(view[v], v * ROW) : groupElement(groups[-view[v] - 1], v * ROW));
-    canvas.replaceChildren(...parts);
+    fill(canvas, parts);
     document.documentElement.dataset.rendered = String(Math.max(0, b - a + 1));
   }
 
@@ -323,18 +347,18 @@
     const w = laneX(file.f.lanes.length - 1) + LANE / 2 + RIGHT;
     canvas.style.width = w + "px";
     lanes.style.width = w + "px";
-    lanes.replaceChildren(...parts);
+    fill(lanes, parts);
   }
 
   function options(select, list) {
-    const keep = select.options[0];
-    const parts = [keep];
+    // The first option ("all …") stays.
+    const parts = select.options.length ? [select.options[0]] : [];
     list.forEach(([value, text]) => {
       const o = el("option", null, text);
       o.value = value;
       parts.push(o);
     });
-    select.replaceChildren(...parts);
+    fill(select, parts);
     select.value = "";
   }
 
@@ -368,7 +392,7 @@
       parts.push(li);
     });
     if (f.findings.length > cap) parts.push(el("li", "more", f.findings.length - cap + " more: filter by finding to see them"));
-    list.replaceChildren(...parts);
+    fill(list, parts);
     $("findings-title").textContent = f.findings.length ? "Findings (" + f.findings.length + ")" : "No findings";
   }
 
@@ -401,8 +425,8 @@
     }
     parts.push(facts);
     for (const x of file.byRow.get(i) || []) parts.push(findingBox(f.findings[x]));
-    parts.push(el("pre", "json", JSON.stringify(f.messages[i], null, 2)));
-    box.replaceChildren(...parts);
+    parts.push(el("pre", "json", JSON.stringify(message(i), null, 2)));
+    fill(box, parts);
   }
 
   function link(text, row) {
@@ -450,8 +474,9 @@
     select(r);
   }
 
+  const loaded = [];
   function open(n) {
-    file = load(data.files[n]);
+    file = loaded[n] || (loaded[n] = load(data.files[n]));
     selected = -1;
     expanded = new Set();
     $("summary").textContent = file.f.summary;
@@ -465,7 +490,7 @@
 
   // Wiring.
   options($("file"), data.files.map((f, i) => [i, f.name]));
-  $("file").replaceChildren(...[...$("file").options].slice(1));
+  $("file").value = "0";
   $("file").hidden = data.files.length < 2;
   $("file").addEventListener("change", () => open(+$("file").value));
   for (const id of ["method", "session", "finding", "group"]) $(id).addEventListener("change", build);
@@ -514,5 +539,11 @@
     if (at >= 0 && at < view.length && view[at] >= 0) jump(view[at]);
   });
   open(0);
+  // "#line=N" opens on line N, selected (a link to one message).
+  const asked = /line=(\d+)/.exec(location.hash);
+  if (asked) {
+    const r = file.line.indexOf(+asked[1]);
+    if (r >= 0) jump(r);
+  }
   document.documentElement.dataset.ready = performance.now().toFixed(0);
 })();
