@@ -74,7 +74,12 @@ fn check(file: &Path) -> (Vec<Value>, Value) {
 
 /// Attribute and text values as the DOM serialiser wrote them, decoded.
 fn unescape(text: &str) -> String {
-    text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'").replace("&nbsp;", "\u{a0}").replace("&amp;", "&")
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&nbsp;", "\u{a0}")
+        .replace("&amp;", "&")
 }
 
 /// The value of `name` in the start tag at the beginning of `tag`.
@@ -173,11 +178,22 @@ fn expected_pairs(reports: &[Value]) -> HashMap<usize, usize> {
 fn expected_findings(reports: &[Value], summary: &Value) -> Vec<(usize, String)> {
     let mut found = Vec::new();
     let at = |path: &str, text: String| if path.is_empty() { text } else { format!("{path}: {text}") };
-    let rule = |v: &Value| format!("{} ({}, {}): {}", v["rule"].as_str().unwrap_or_default(), v["tier"].as_str().unwrap_or_default(), v["by"].as_str().unwrap_or_default(), v["detail"].as_str().unwrap_or_default());
+    let rule = |v: &Value| {
+        format!(
+            "{} ({}, {}): {}",
+            v["rule"].as_str().unwrap_or_default(),
+            v["tier"].as_str().unwrap_or_default(),
+            v["by"].as_str().unwrap_or_default(),
+            v["detail"].as_str().unwrap_or_default()
+        )
+    };
     for r in reports {
         let line = r["line"].as_u64().expect("line") as usize;
         for p in r["problems"].as_array().into_iter().flatten() {
-            found.push((line, at(p["path"].as_str().unwrap_or_default(), p["reason"].as_str().unwrap_or_default().into())));
+            found.push((
+                line,
+                at(p["path"].as_str().unwrap_or_default(), p["reason"].as_str().unwrap_or_default().into()),
+            ));
         }
         for d in r["differences"].as_array().into_iter().flatten() {
             let show = |v: &Value| if v.is_null() { "(absent)".to_string() } else { v.to_string() };
@@ -185,7 +201,10 @@ fn expected_findings(reports: &[Value], summary: &Value) -> Vec<(usize, String)>
             found.push((line, at(d["path"].as_str().unwrap_or_default(), text)));
         }
         for w in r["warnings"].as_array().into_iter().flatten() {
-            found.push((line, at(w["path"].as_str().unwrap_or_default(), w["reason"].as_str().unwrap_or_default().into())));
+            found.push((
+                line,
+                at(w["path"].as_str().unwrap_or_default(), w["reason"].as_str().unwrap_or_default().into()),
+            ));
         }
         for v in r["violations"].as_array().into_iter().flatten() {
             found.push((line, rule(v)));
@@ -249,7 +268,9 @@ fn render_and_check(browser: &Path, dir: &Path, name: &str, turns: &[Span], blan
                 row.findings
             ),
             None => {
-                let listed = elements(&dom, "<li class=\"f").into_iter().filter(|li| attribute(li, "data-line").as_deref() == Some("0"));
+                let listed = elements(&dom, "<li class=\"f")
+                    .into_iter()
+                    .filter(|li| attribute(li, "data-line").as_deref() == Some("0"));
                 let plain = text.trim_start_matches("end: ");
                 let detail = plain.split_once("): ").map_or(plain, |(_, d)| d);
                 assert!(listed.map(unescape).any(|li| li.contains(detail)), "{name}: end finding {text:?} not listed");
@@ -294,7 +315,10 @@ fn pages_show_every_message_link_turn_and_finding() {
     // `</script>` in a message.
     let turns = [span("5", "13", Some("end_turn"), true), span("15", "open", None, true)];
     let dom = render_and_check(&browser, dir.path(), "view-findings-v1.jsonl", &turns, blank);
-    assert!(dom.contains("read &lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt; &amp; fix"), "the prompt shown as text");
+    assert!(
+        dom.contains("read &lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt; &amp; fix"),
+        "the prompt shown as text"
+    );
     // The tool call's rows are grouped under its id.
     assert_eq!(dom.matches("<span class=\"tool\"").count(), 2, "the tool call on its two updates");
 }
@@ -343,7 +367,8 @@ fn tap_writes_the_session_as_a_page() {
     {
         use std::io::Write;
         let mut stdin = child.stdin.take().expect("stdin");
-        writeln!(stdin, r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":1}}}}"#).expect("write");
+        writeln!(stdin, r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":1}}}}"#)
+            .expect("write");
     }
     let out = child.wait_with_output().expect("tap ends");
     assert!(out.status.success());

@@ -305,7 +305,14 @@ impl Builder {
     }
 
     /// Opens and ends turns on `row`: both kinds are followed, the version picks one at the end.
-    fn turn_events(&mut self, row: usize, report: &Report, session: Option<&str>, update: Option<&Value>, result: Option<&Value>) {
+    fn turn_events(
+        &mut self,
+        row: usize,
+        report: &Report,
+        session: Option<&str>,
+        update: Option<&Value>,
+        result: Option<&Value>,
+    ) {
         let Some(session) = session else { return };
         let method = report.method.as_deref();
         let key = |kind| (report.link, session.to_string(), kind);
@@ -335,7 +342,8 @@ impl Builder {
                     if let Some(turn) = self.open.remove(&key(TurnKind::Prompt)) {
                         let turn = &mut self.turns[turn].1;
                         turn.end = Some(row);
-                        turn.stop = result.and_then(|r| r.get("stopReason")).and_then(Value::as_str).map(str::to_string);
+                        turn.stop =
+                            result.and_then(|r| r.get("stopReason")).and_then(Value::as_str).map(str::to_string);
                     }
                 }
                 _ => {}
@@ -403,7 +411,8 @@ impl Builder {
             .turns
             .into_iter()
             .filter(|(link, turn)| {
-                let version = versions.get(link).copied().flatten().or_else(|| versions.values().flatten().next().copied());
+                let version =
+                    versions.get(link).copied().flatten().or_else(|| versions.values().flatten().next().copied());
                 match version {
                     Some(Version::V1) => turn.kind == TurnKind::Prompt,
                     Some(Version::V2) => turn.kind == TurnKind::State,
@@ -518,4 +527,3 @@ impl File {
         self.findings.iter().filter_map(|f| f.rule.map(|(id, ..)| id)).collect()
     }
 }
-

@@ -23,7 +23,12 @@ pub fn page(files: &[File]) -> String {
     let data = data(files);
     let mut out = String::with_capacity(TEMPLATE.len() + CSS.len() + SCRIPT.len() + data.len() + data.len() / 16);
     let mut rest = TEMPLATE;
-    for (marker, fill) in [("{{title}}", Fill::Html(&title)), ("{{css}}", Fill::Raw(CSS)), ("{{data}}", Fill::Json(&data)), ("{{script}}", Fill::Raw(SCRIPT))] {
+    for (marker, fill) in [
+        ("{{title}}", Fill::Html(&title)),
+        ("{{css}}", Fill::Raw(CSS)),
+        ("{{data}}", Fill::Json(&data)),
+        ("{{script}}", Fill::Raw(SCRIPT)),
+    ] {
         let (before, after) = rest.split_once(marker).unwrap_or((rest, ""));
         out.push_str(before);
         match fill {

@@ -43,7 +43,12 @@ pub fn rows(root: &Path) -> Result<Vec<Row>, String> {
     let size = std::fs::metadata(&page).map_err(|e| format!("{}: {e}", page.display()))?.len() as usize;
 
     let mut rows = vec![
-        row("view render, 100k messages", "s", Some(rendering), format!("`acp view` (release, checking included): {what}")),
+        row(
+            "view render, 100k messages",
+            "s",
+            Some(rendering),
+            format!("`acp view` (release, checking included): {what}"),
+        ),
         row("view page size, 100k messages", "MB", Some(mb(size)), format!("one self-contained HTML file: {what}")),
     ];
     let interactive = match browser(root) {
@@ -55,7 +60,7 @@ pub fn rows(root: &Path) -> Result<Vec<Row>, String> {
             "view interactive, 100k messages",
             "s",
             Some(ready),
-            format!("headless Chromium: the page's ready mark (data parsed, first rows drawn); the whole browser run {wall:.2} s"),
+            format!("headless Chromium: the page's ready mark (data parsed, first rows drawn); the whole browser run, start and the dump of the DOM with its data included: {wall:.2} s"),
         ),
         Err(e) => row("view interactive, 100k messages", "s", None, e),
     });
@@ -135,45 +140,100 @@ pub fn transcript_text(messages: usize) -> String {
         count < messages
     };
     let session = "sess-7f3a9c";
-    push(&mut out, "client", json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    push(
+        &mut out,
+        "client",
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": 1,
-        "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": true}}}));
-    push(&mut out, "agent", json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1,
-        "agentCapabilities": {"loadSession": true}}}));
-    push(&mut out, "client", json!({"jsonrpc": "2.0", "id": 1, "method": "session/new",
-        "params": {"cwd": "/home/me/project", "mcpServers": []}}));
+        "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": true}}}),
+    );
+    push(
+        &mut out,
+        "agent",
+        json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1,
+        "agentCapabilities": {"loadSession": true}}}),
+    );
+    push(
+        &mut out,
+        "client",
+        json!({"jsonrpc": "2.0", "id": 1, "method": "session/new",
+        "params": {"cwd": "/home/me/project", "mcpServers": []}}),
+    );
     push(&mut out, "agent", json!({"jsonrpc": "2.0", "id": 1, "result": {"sessionId": session}}));
     let update = |update: Value| json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": update}});
-    let chunk = |kind: &str, text: String| update(json!({"sessionUpdate": kind, "content": {"type": "text", "text": text}}));
+    let chunk =
+        |kind: &str, text: String| update(json!({"sessionUpdate": kind, "content": {"type": "text", "text": text}}));
     let (mut client_id, mut agent_id) = (2u64, 0u64);
     for turn in 0.. {
         let call = format!("call-{turn}");
         let file = format!("/home/me/src/m{}.rs", turn % 97);
-        let mut more = push(&mut out, "client", json!({"jsonrpc": "2.0", "id": client_id, "method": "session/prompt", "params": {
-            "sessionId": session, "prompt": [{"type": "text", "text": format!("Turn {turn}: why does `parse::<Vec<u8>>()` fail?")}]}}));
+        let mut more = push(
+            &mut out,
+            "client",
+            json!({"jsonrpc": "2.0", "id": client_id, "method": "session/prompt", "params": {
+            "sessionId": session, "prompt": [{"type": "text", "text": format!("Turn {turn}: why does `parse::<Vec<u8>>()` fail?")}]}}),
+        );
         // Streamed text comes a few words at a time.
         for n in 0..3 {
-            more &= push(&mut out, "agent", chunk("agent_thought_chunk", format!("{} ", WORDS[(turn + n) % WORDS.len()])));
+            more &=
+                push(&mut out, "agent", chunk("agent_thought_chunk", format!("{} ", WORDS[(turn + n) % WORDS.len()])));
         }
-        more &= push(&mut out, "agent", update(json!({"sessionUpdate": "tool_call", "toolCallId": call, "title": format!("Read {file}"),
-            "kind": "read", "status": "pending"})));
-        more &= push(&mut out, "agent", json!({"jsonrpc": "2.0", "id": agent_id, "method": "session/request_permission", "params": {
+        more &= push(
+            &mut out,
+            "agent",
+            update(json!({"sessionUpdate": "tool_call", "toolCallId": call, "title": format!("Read {file}"),
+            "kind": "read", "status": "pending"})),
+        );
+        more &= push(
+            &mut out,
+            "agent",
+            json!({"jsonrpc": "2.0", "id": agent_id, "method": "session/request_permission", "params": {
             "sessionId": session, "toolCall": {"toolCallId": call},
-            "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}, {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]}}));
-        more &= push(&mut out, "client", json!({"jsonrpc": "2.0", "id": agent_id, "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}}));
-        more &= push(&mut out, "agent", update(json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "in_progress"})));
-        more &= push(&mut out, "agent", json!({"jsonrpc": "2.0", "id": agent_id + 1, "method": "fs/read_text_file", "params": {"sessionId": session, "path": file}}));
-        more &= push(&mut out, "client", json!({"jsonrpc": "2.0", "id": agent_id + 1, "result": {
-            "content": "fn parse(input: &[u8]) -> Header {\n    Header::read(input)\n}\n"}}));
+            "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}, {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]}}),
+        );
+        more &= push(
+            &mut out,
+            "client",
+            json!({"jsonrpc": "2.0", "id": agent_id, "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}}),
+        );
+        more &= push(
+            &mut out,
+            "agent",
+            update(json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "in_progress"})),
+        );
+        more &= push(
+            &mut out,
+            "agent",
+            json!({"jsonrpc": "2.0", "id": agent_id + 1, "method": "fs/read_text_file", "params": {"sessionId": session, "path": file}}),
+        );
+        more &= push(
+            &mut out,
+            "client",
+            json!({"jsonrpc": "2.0", "id": agent_id + 1, "result": {
+            "content": "fn parse(input: &[u8]) -> Header {\n    Header::read(input)\n}\n"}}),
+        );
         agent_id += 2;
-        more &= push(&mut out, "agent", update(json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "completed"})));
-        more &= push(&mut out, "agent", update(json!({"sessionUpdate": "plan", "entries": [
+        more &= push(
+            &mut out,
+            "agent",
+            update(json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "completed"})),
+        );
+        more &= push(
+            &mut out,
+            "agent",
+            update(json!({"sessionUpdate": "plan", "entries": [
             {"content": "Check the length first", "priority": "high", "status": "completed"},
-            {"content": "Add a test", "priority": "medium", "status": "pending"}]})));
+            {"content": "Add a test", "priority": "medium", "status": "pending"}]})),
+        );
         for n in 0..14 {
-            more &= push(&mut out, "agent", chunk("agent_message_chunk", format!("{} ", WORDS[(turn * 7 + n) % WORDS.len()])));
+            more &= push(
+                &mut out,
+                "agent",
+                chunk("agent_message_chunk", format!("{} ", WORDS[(turn * 7 + n) % WORDS.len()])),
+            );
         }
-        more &= push(&mut out, "agent", json!({"jsonrpc": "2.0", "id": client_id, "result": {"stopReason": "end_turn"}}));
+        more &=
+            push(&mut out, "agent", json!({"jsonrpc": "2.0", "id": client_id, "result": {"stopReason": "end_turn"}}));
         client_id += 1;
         if !more {
             break;
