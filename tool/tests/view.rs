@@ -32,29 +32,26 @@ fn browser() -> Option<PathBuf> {
     found
 }
 
-/// Runs headless Chromium on `url`: the DOM after the scripts ran, and with `screenshot` a PNG.
+/// Runs headless Chromium (through `chromium.sh run`, which holds the flags) on `url`: the DOM
+/// after the scripts ran, and with `screenshot` a PNG.
 fn chromium(browser: &Path, url: &str, screenshot: Option<&Path>) -> String {
-    let profile = tempfile::tempdir().expect("profile dir");
-    let mut command = Command::new(browser);
-    command.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--window-size=1400,900",
-        "--dump-dom",
-    ]);
-    command.arg(format!("--user-data-dir={}", profile.path().display()));
+    let mut command = Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/view/chromium.sh"));
+    command.args(["run", "--window-size=1400,900", "--dump-dom"]).env("ACP_VIEW_BROWSER", browser);
     if let Some(png) = screenshot {
         command.arg(format!("--screenshot={}", png.display()));
     }
-    let out = command.arg(url).stdin(Stdio::null()).output().unwrap_or_else(|e| panic!("{}: {e}", browser.display()));
+    let out = command.arg(url).stdin(Stdio::null()).output().unwrap_or_else(|e| panic!("chromium.sh: {e}"));
     assert!(out.status.success(), "{}: {}", browser.display(), String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).expect("the DOM is UTF-8")
+}
+
+/// The size of a blank page's screenshot, to tell a drawn page from an empty one.
+fn blank_screenshot(browser: &Path, dir: &Path) -> usize {
+    let html = dir.join("blank.html");
+    std::fs::write(&html, "<!DOCTYPE html><html><body></body></html>").expect("write");
+    let png = dir.join("blank.png");
+    chromium(browser, &format!("file://{}", html.display()), Some(&png));
+    std::fs::read(&png).expect("blank screenshot").len()
 }
 
 /// `acp view FILE -o OUT`.
@@ -300,12 +297,7 @@ fn span(start: &str, end: &str, stop: Option<&str>, cancelled: bool) -> Span {
 fn pages_show_every_message_link_turn_and_finding() {
     let Some(browser) = browser() else { return };
     let dir = tempfile::tempdir().expect("temp dir");
-    // What a blank page's screenshot weighs, to tell a drawn page from an empty one.
-    let blank_html = dir.path().join("blank.html");
-    std::fs::write(&blank_html, "<!DOCTYPE html><html><body></body></html>").expect("write");
-    let blank_png = dir.path().join("blank.png");
-    chromium(&browser, &format!("file://{}", blank_html.display()), Some(&blank_png));
-    let blank = std::fs::read(&blank_png).expect("blank screenshot").len();
+    let blank = blank_screenshot(&browser, dir.path());
 
     let v1 = [span("5", "7", Some("end_turn"), false), span("8", "13", Some("cancelled"), true)];
     render_and_check(&browser, dir.path(), "clean-v1-turns.jsonl", &v1, blank);
@@ -327,11 +319,7 @@ fn pages_show_every_message_link_turn_and_finding() {
 fn the_official_conductors_trace_renders_with_a_lane_per_component() {
     let Some(browser) = browser() else { return };
     let dir = tempfile::tempdir().expect("temp dir");
-    let blank_html = dir.path().join("blank.html");
-    std::fs::write(&blank_html, "<!DOCTYPE html><html><body></body></html>").expect("write");
-    let blank_png = dir.path().join("blank.png");
-    chromium(&browser, &format!("file://{}", blank_html.display()), Some(&blank_png));
-    let blank = std::fs::read(&blank_png).expect("blank screenshot").len();
+    let blank = blank_screenshot(&browser, dir.path());
     // The client's turn through the proxy (link 0) and the proxy's with the agent (link 1).
     let turns = [span("9", "13", Some("end_turn"), false), span("10", "12", Some("end_turn"), false)];
     let dom = render_and_check(&browser, dir.path(), "recorded-official-conductor-trace.jsonl", &turns, blank);

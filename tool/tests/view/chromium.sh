@@ -1,8 +1,21 @@
 #!/usr/bin/env bash
 # The browser the `view` tests and `cargo xtask bench` load `acp view` pages in: Debian's
-# `chromium`, installed with apt when it is missing. Prints the browser's path (what
-# ACP_VIEW_BROWSER is set to). Needs root (or a chromium already on PATH).
+# `chromium`.
+#
+#   chromium.sh            installs it with apt when it is missing (needs root) and prints its path
+#                          (what CI sets ACP_VIEW_BROWSER to)
+#   chromium.sh run ARG…   runs $ACP_VIEW_BROWSER (else `chromium`) headless with ARG… and the
+#                          flags this machine needs, in a fresh profile directory removed after
 set -euo pipefail
+if [ "${1:-}" = run ]; then
+    shift
+    profile=$(mktemp -d)
+    trap 'rm -rf "$profile"' EXIT
+    "${ACP_VIEW_BROWSER:-chromium}" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+        --disable-background-networking --disable-component-update --disable-sync \
+        --user-data-dir="$profile" "$@"
+    exit
+fi
 if ! command -v chromium >/dev/null 2>&1; then
     if [ "$(id -u)" -ne 0 ]; then
         echo "chromium.sh: chromium is not installed and this is not root; install Debian's chromium" >&2

@@ -52,7 +52,7 @@ pub fn rows(root: &Path) -> Result<Vec<Row>, String> {
         row("view page size, 100k messages", "MB", Some(mb(size)), format!("one self-contained HTML file: {what}")),
     ];
     let interactive = match browser(root) {
-        Ok(browser) => interactive(&browser, &page),
+        Ok(browser) => interactive(root, &browser, &page),
         Err(e) => Err(e),
     };
     rows.push(match interactive {
@@ -71,35 +71,28 @@ fn row(name: &str, unit: &str, ours: Option<f64>, note: String) -> Row {
     Row { name: name.into(), unit: unit.into(), ours, reference: None, ratio: None, note }
 }
 
+/// `tool/tests/view/chromium.sh`: installs and runs the browser.
+fn script(root: &Path) -> PathBuf {
+    root.join("tool").join("tests").join("view").join("chromium.sh")
+}
+
 /// The browser: `$ACP_VIEW_BROWSER`, else the path `tool/tests/view/chromium.sh` prints.
 fn browser(root: &Path) -> Result<PathBuf, String> {
     if let Some(path) = std::env::var_os("ACP_VIEW_BROWSER") {
         return Ok(PathBuf::from(path));
     }
-    let script = root.join("tool").join("tests").join("view").join("chromium.sh");
-    let out = capture(&mut Command::new(&script))?;
+    let out = capture(&mut Command::new(script(root)))?;
     Ok(PathBuf::from(out.trim()))
 }
 
-/// Loads `page`: the page's ready mark and the browser run's wall time, in seconds.
-fn interactive(browser: &Path, page: &Path) -> Result<(f64, f64), String> {
-    let profile = tempfile::tempdir().map_err(|e| format!("cannot make a browser profile: {e}"))?;
-    let mut command = Command::new(browser);
+/// Loads `page` (through `chromium.sh run`, which holds the flags): the page's ready mark and
+/// the browser run's wall time, in seconds.
+fn interactive(root: &Path, browser: &Path, page: &Path) -> Result<(f64, f64), String> {
+    let mut command = Command::new(script(root));
     command
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--window-size=1400,900",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("file://{}", page.display()));
+        .args(["run", "--window-size=1400,900", "--dump-dom"])
+        .arg(format!("file://{}", page.display()))
+        .env("ACP_VIEW_BROWSER", browser);
     let start = Instant::now();
     let dom = capture(&mut command)?;
     let wall = start.elapsed().as_secs_f64();
@@ -113,131 +106,76 @@ fn interactive(browser: &Path, page: &Path) -> Result<(f64, f64), String> {
 
 /// The streamed chunks' texts.
 const WORDS: &[&str] = &[
-    "The header",
-    "is read before",
-    "the length",
-    "is checked,",
-    "so an input shorter",
-    "than 4 bytes",
-    "(`&[u8]` of len < 4)",
-    "panics.",
-    "I moved the check",
-    "first and",
-    "added a test.",
+    "The header ",
+    "is read before ",
+    "the length ",
+    "is checked, ",
+    "so an input shorter ",
+    "than 4 bytes ",
+    "(`&[u8]` of len < 4) ",
+    "panics. ",
+    "I moved the check ",
+    "first and ",
+    "added a test. ",
 ];
 
 /// A v1 session of `messages` records, as `acp tap --log` writes them.
 pub fn transcript_text(messages: usize) -> String {
-    let mut out = String::new();
-    let mut count = 0;
-    let mut time = 1_764_180_000.0_f64;
-    let mut push = |out: &mut String, from: &str, message: Value| {
-        if count < messages {
-            time += 0.000_731;
-            let _ = writeln!(out, "{{\"from\":\"{from}\",\"time\":{time:.6},\"message\":{message}}}");
-            count += 1;
-        }
-        count < messages
-    };
     let session = "sess-7f3a9c";
-    push(
-        &mut out,
-        "client",
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": 1,
-        "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": true}}}),
-    );
-    push(
-        &mut out,
-        "agent",
-        json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1,
-        "agentCapabilities": {"loadSession": true}}}),
-    );
-    push(
-        &mut out,
-        "client",
-        json!({"jsonrpc": "2.0", "id": 1, "method": "session/new",
-        "params": {"cwd": "/home/me/project", "mcpServers": []}}),
-    );
-    push(&mut out, "agent", json!({"jsonrpc": "2.0", "id": 1, "result": {"sessionId": session}}));
     let update = |update: Value| json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": update}});
     let chunk =
-        |kind: &str, text: String| update(json!({"sessionUpdate": kind, "content": {"type": "text", "text": text}}));
-    let (mut client_id, mut agent_id) = (2u64, 0u64);
+        |kind: &str, text: &str| update(json!({"sessionUpdate": kind, "content": {"type": "text", "text": text}}));
+    let mut records: Vec<(&str, Value)> = vec![
+        (
+            "client",
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1,
+            "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": true}}}),
+        ),
+        (
+            "agent",
+            json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1, "agentCapabilities": {"loadSession": true}}}),
+        ),
+        (
+            "client",
+            json!({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/home/me/project", "mcpServers": []}}),
+        ),
+        ("agent", json!({"jsonrpc": "2.0", "id": 1, "result": {"sessionId": session}})),
+    ];
     for turn in 0.. {
-        let call = format!("call-{turn}");
-        let file = format!("/home/me/src/m{}.rs", turn % 97);
-        let mut more = push(
-            &mut out,
-            "client",
-            json!({"jsonrpc": "2.0", "id": client_id, "method": "session/prompt", "params": {
-            "sessionId": session, "prompt": [{"type": "text", "text": format!("Turn {turn}: why does `parse::<Vec<u8>>()` fail?")}]}}),
-        );
-        // Streamed text comes a few words at a time.
-        for n in 0..3 {
-            more &=
-                push(&mut out, "agent", chunk("agent_thought_chunk", format!("{} ", WORDS[(turn + n) % WORDS.len()])));
-        }
-        more &= push(
-            &mut out,
-            "agent",
-            update(json!({"sessionUpdate": "tool_call", "toolCallId": call, "title": format!("Read {file}"),
-            "kind": "read", "status": "pending"})),
-        );
-        more &= push(
-            &mut out,
-            "agent",
-            json!({"jsonrpc": "2.0", "id": agent_id, "method": "session/request_permission", "params": {
-            "sessionId": session, "toolCall": {"toolCallId": call},
-            "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}, {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]}}),
-        );
-        more &= push(
-            &mut out,
-            "client",
-            json!({"jsonrpc": "2.0", "id": agent_id, "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}}),
-        );
-        more &= push(
-            &mut out,
-            "agent",
-            update(json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "in_progress"})),
-        );
-        more &= push(
-            &mut out,
-            "agent",
-            json!({"jsonrpc": "2.0", "id": agent_id + 1, "method": "fs/read_text_file", "params": {"sessionId": session, "path": file}}),
-        );
-        more &= push(
-            &mut out,
-            "client",
-            json!({"jsonrpc": "2.0", "id": agent_id + 1, "result": {
-            "content": "fn parse(input: &[u8]) -> Header {\n    Header::read(input)\n}\n"}}),
-        );
-        agent_id += 2;
-        more &= push(
-            &mut out,
-            "agent",
-            update(json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "completed"})),
-        );
-        more &= push(
-            &mut out,
-            "agent",
-            update(json!({"sessionUpdate": "plan", "entries": [
-            {"content": "Check the length first", "priority": "high", "status": "completed"},
-            {"content": "Add a test", "priority": "medium", "status": "pending"}]})),
-        );
-        for n in 0..14 {
-            more &= push(
-                &mut out,
-                "agent",
-                chunk("agent_message_chunk", format!("{} ", WORDS[(turn * 7 + n) % WORDS.len()])),
-            );
-        }
-        more &=
-            push(&mut out, "agent", json!({"jsonrpc": "2.0", "id": client_id, "result": {"stopReason": "end_turn"}}));
-        client_id += 1;
-        if !more {
+        if records.len() >= messages {
             break;
         }
+        let (prompt, permission, read) = (turn + 2, 2 * turn, 2 * turn + 1);
+        let call = format!("call-{turn}");
+        let file = format!("/home/me/src/m{}.rs", turn % 97);
+        records.push((
+            "client",
+            json!({"jsonrpc": "2.0", "id": prompt, "method": "session/prompt", "params": {"sessionId": session,
+            "prompt": [{"type": "text", "text": format!("Turn {turn}: why does `parse::<Vec<u8>>()` fail?")}]}}),
+        ));
+        // Streamed text comes a few words at a time.
+        records.extend((0..3).map(|n| ("agent", chunk("agent_thought_chunk", WORDS[(turn + n) % WORDS.len()]))));
+        records.extend([
+            ("agent", update(json!({"sessionUpdate": "tool_call", "toolCallId": call, "title": format!("Read {file}"), "kind": "read", "status": "pending"}))),
+            ("agent", json!({"jsonrpc": "2.0", "id": permission, "method": "session/request_permission", "params": {"sessionId": session,
+                "toolCall": {"toolCallId": call},
+                "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}, {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]}})),
+            ("client", json!({"jsonrpc": "2.0", "id": permission, "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}})),
+            ("agent", update(json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "in_progress"}))),
+            ("agent", json!({"jsonrpc": "2.0", "id": read, "method": "fs/read_text_file", "params": {"sessionId": session, "path": file}})),
+            ("client", json!({"jsonrpc": "2.0", "id": read, "result": {"content": "fn parse(input: &[u8]) -> Header {\n    Header::read(input)\n}\n"}})),
+            ("agent", update(json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "completed"}))),
+            ("agent", update(json!({"sessionUpdate": "plan", "entries": [
+                {"content": "Check the length first", "priority": "high", "status": "completed"},
+                {"content": "Add a test", "priority": "medium", "status": "pending"}]}))),
+        ]);
+        records.extend((0..14).map(|n| ("agent", chunk("agent_message_chunk", WORDS[(turn * 7 + n) % WORDS.len()]))));
+        records.push(("agent", json!({"jsonrpc": "2.0", "id": prompt, "result": {"stopReason": "end_turn"}})));
+    }
+    let mut out = String::new();
+    for (n, (from, message)) in records.iter().take(messages).enumerate() {
+        let time = 1_764_180_000.0 + 0.000_731 * (n + 1) as f64;
+        let _ = writeln!(out, "{{\"from\":\"{from}\",\"time\":{time:.6},\"message\":{message}}}");
     }
     out
 }
