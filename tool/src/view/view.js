@@ -13,7 +13,7 @@
 // 4 rule), rule, tier, by, text, at the end], and messages (each as recorded).
 //
 // Only the rows in sight are in the DOM (location.hash "#all" draws every row: for tests and
-// printing; "#line=N" opens with line N selected). Every text goes in with textContent or an attribute, never as markup.
+// printing; "#line=N" opens with line N selected; "#group" with the updates folded). Every text goes in with textContent or an attribute, never as markup.
 "use strict";
 (function () {
   const ROW = 24, LEFT = 56 + 72, GUTTER = 12, RIGHT = 280;
@@ -538,6 +538,8 @@
     const at = indexOf(selected).at + step;
     if (at >= 0 && at < view.length && view[at] >= 0) jump(view[at]);
   });
+  // "#group" opens with the updates folded.
+  $("group").checked = /group/.test(location.hash);
   open(0);
   // "#line=N" opens on line N, selected (a link to one message).
   const asked = /line=(\d+)/.exec(location.hash);
