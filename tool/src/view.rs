@@ -49,7 +49,10 @@ pub fn run(files: &[PathBuf], out: Option<PathBuf>, version: Option<Version>) ->
             }
         }
     }
-    let out = out.unwrap_or_else(|| default_output(&files[0]));
+    let Some(out) = out.or_else(|| files.first().map(|first| default_output(first))) else {
+        eprintln!("acp view: no transcript given");
+        return ExitCode::from(2);
+    };
     let page = html(&read, version);
     if let Err(e) = write(&out, &page) {
         eprintln!("acp view: cannot write {}: {e}", out.display());
