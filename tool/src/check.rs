@@ -23,7 +23,7 @@ mod report;
 mod rules;
 mod schema;
 mod tables;
-mod trace;
+pub(crate) mod trace;
 pub(crate) mod wire;
 
 pub use acp_types::support::rpc::Role;

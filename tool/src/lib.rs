@@ -5,9 +5,12 @@
 //! - [`tap`]: a byte-exact proxy between a client on stdin/stdout and an agent it starts, that
 //!   logs and checks every line;
 //! - the protocol's rules beyond the schemas are one table, [`acp_rpc::rules`], which the runtime keeps too;
-//! - [`conform`]: drives an agent through scenarios and gives a verdict per rule.
+//! - [`conform`]: drives an agent through scenarios and gives a verdict per rule;
+//! - [`view`]: a transcript drawn as an interactive HTML page with the checker's findings on it.
 
 pub mod check;
 pub mod conform;
+pub mod input;
 pub mod mock_agent;
 pub mod tap;
+pub mod view;

@@ -4,7 +4,7 @@ use acp_rpc::rules::Tier;
 use acp_tool::check::{Summary, Transcript};
 use acp_types::Version;
 use clap::{Parser, Subcommand, ValueEnum};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -45,6 +45,24 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Draw transcripts as an interactive sequence diagram: one self-contained HTML file (no
+    /// network), a lane per party, a row per message with `acp check`'s verdict and findings,
+    /// request ↔ response links, turns, tool calls; filters, search, each message's JSON.
+    ///
+    /// Reads what `acp check` reads (chain transcripts and the official conductor's `--trace`
+    /// included). Several files: one page, a file at a time. Exit status 2 when a file cannot be
+    /// read or the page written, 0 otherwise (findings do not change it: `acp check` judges).
+    View {
+        /// Transcript files (`-` reads standard input).
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// The page (`-`: standard output); by default the first FILE with extension `.html`.
+        #[arg(short, long, value_name = "OUT.html")]
+        output: Option<PathBuf>,
+        /// Decode with this protocol version instead of the negotiated one.
+        #[arg(long, value_name = "N", value_parser = parse_version)]
+        protocol_version: Option<Version>,
+    },
     /// Run an agent behind this process, forwarding every byte unchanged in both directions and
     /// checking both directions live.
     ///
@@ -56,6 +74,9 @@ enum Command {
         /// Write the transcript here, one {"from", "message"} record per line.
         #[arg(long, value_name = "FILE")]
         log: Option<PathBuf>,
+        /// When the session ends, write it here as an `acp view` page.
+        #[arg(long, value_name = "OUT.html")]
+        html: Option<PathBuf>,
         /// Decode with this protocol version instead of the negotiated one.
         #[arg(long, value_name = "N", value_parser = parse_version)]
         protocol_version: Option<Version>,
@@ -209,7 +230,8 @@ enum Format {
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Check { files, protocol_version, format } => check(&files, protocol_version, format),
-        Command::Tap { log, protocol_version, agent } => acp_tool::tap::run(log, protocol_version, agent),
+        Command::Tap { log, html, protocol_version, agent } => acp_tool::tap::run(log, html, protocol_version, agent),
+        Command::View { files, output, protocol_version } => acp_tool::view::run(&files, output, protocol_version),
         Command::MockClient { script, agent } => mock_client::run(&script, &agent),
         Command::Conduct { role: ConductRole::Agent { trace, listen, components } } => {
             conduct::run(conduct::Options { trace, listen, components })
@@ -275,17 +297,14 @@ fn check(files: &[PathBuf], version: Option<Version>, format: Format) -> ExitCod
     let mut any_error = false;
     for file in files {
         let name = file.display().to_string();
-        let mut bytes = Vec::new();
-        let read = if name == "-" {
-            std::io::stdin().read_to_end(&mut bytes).map(|_| ())
-        } else {
-            std::fs::File::open(file).and_then(|mut f| f.read_to_end(&mut bytes)).map(|_| ())
+        let bytes = match acp_tool::input::read(file) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                let _ = out.flush();
+                eprintln!("acp check: cannot read {name}: {e}");
+                return ExitCode::from(2);
+            }
         };
-        if let Err(e) = read {
-            let _ = out.flush();
-            eprintln!("acp check: cannot read {name}: {e}");
-            return ExitCode::from(2);
-        }
         // One conversation, or one per link of a chain transcript.
         let mut checker = Transcript::new(version);
         let mut summary = Summary::default();
@@ -318,17 +337,9 @@ fn check(files: &[PathBuf], version: Option<Version>, format: Format) -> ExitCod
             }
         }
         any_error |= summary.error > 0 || end.iter().any(|v| v.tier == Tier::Must);
-        let number = |v: Option<Version>| v.map_or_else(|| "unknown".to_string(), |v| v.number().to_string());
         // A chain: each link negotiates its own version.
         let links = checker.link_versions();
-        let version = match links.as_slice() {
-            [] => format!("protocol version {}", number(checker.version())),
-            links => {
-                let each: Vec<String> =
-                    links.iter().map(|(link, v)| format!("{} on link {link}", number(*v))).collect();
-                format!("protocol version {}", each.join(", "))
-            }
-        };
+        let version = checker.versions_text();
         let _ = match format {
             Format::Text => writeln!(out, "{name}: {summary} ({version})"),
             Format::Json => writeln!(

@@ -28,18 +28,33 @@ struct Tap {
 
 /// The transcript, written by the pumps themselves before they forward a line's last byte: the
 /// client may kill the tap as soon as it has its answer, and the log must already hold it.
-type Log = Arc<Mutex<Option<BufWriter<File>>>>;
+type Log = Arc<Mutex<Records>>;
+
+/// Where the transcript's records go: the `--log` file, and for `--html` memory (the page is
+/// drawn when the session ends).
+#[derive(Default)]
+struct Records {
+    file: Option<BufWriter<File>>,
+    kept: Option<Vec<u8>>,
+}
 
 fn log_line(log: &Log, from: Role, line: &[u8], truncated: Option<usize>) {
     if line.iter().all(u8::is_ascii_whitespace) && truncated.is_none() {
         return;
     }
     let mut guard = log.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(log) = guard.as_mut() {
-        let record = record(from, line, truncated);
+    if guard.file.is_none() && guard.kept.is_none() {
+        return;
+    }
+    let record = record(from, line, truncated);
+    if let Some(log) = guard.file.as_mut() {
         if writeln!(log, "{record}").and_then(|_| log.flush()).is_err() {
             eprintln!("acp tap: cannot write the log");
         }
+    }
+    if let Some(kept) = guard.kept.as_mut() {
+        kept.extend_from_slice(record.as_bytes());
+        kept.push(b'\n');
     }
 }
 
@@ -150,9 +165,11 @@ async fn pump(
     Ok(())
 }
 
-pub fn run(log: Option<PathBuf>, version: Option<Version>, agent: Vec<String>) -> ExitCode {
+/// `acp tap [--log FILE] [--html OUT.html] -- AGENT…`.
+pub fn run(log: Option<PathBuf>, html: Option<PathBuf>, version: Option<Version>, agent: Vec<String>) -> ExitCode {
+    let kept = html.as_ref().map(|_| Vec::new());
     let log = match log.map(File::create).transpose() {
-        Ok(file) => Arc::new(Mutex::new(file.map(BufWriter::new))),
+        Ok(file) => Arc::new(Mutex::new(Records { file: file.map(BufWriter::new), kept })),
         Err(e) => {
             eprintln!("acp tap: cannot create the log: {e}");
             return ExitCode::from(2);
@@ -200,7 +217,7 @@ pub fn run(log: Option<PathBuf>, version: Option<Version>, agent: Vec<String>) -
         });
         let to_agent =
             tokio::spawn(pump(tokio::io::stdin(), agent_in, Role::Client, lines.clone(), log.clone(), max_line));
-        let from_agent = pump(agent_out, tokio::io::stdout(), Role::Agent, lines, log, max_line).await;
+        let from_agent = pump(agent_out, tokio::io::stdout(), Role::Agent, lines, log.clone(), max_line).await;
         if from_agent.is_err() {
             // The client stopped reading: close the agent's stdin, give it a moment, then stop it.
             to_agent.abort();
@@ -213,6 +230,13 @@ pub fn run(log: Option<PathBuf>, version: Option<Version>, agent: Vec<String>) -
         to_agent.abort();
         let _ = to_agent.await;
         let _ = checking.await;
+        if let Some(html) = &html {
+            let kept = log.lock().unwrap_or_else(|p| p.into_inner()).kept.take().unwrap_or_default();
+            let page = crate::view::html(&[("acp tap".to_string(), kept)], version);
+            if let Err(e) = crate::view::write(html, &page) {
+                eprintln!("acp tap: cannot write {}: {e}", html.display());
+            }
+        }
         match status {
             Ok(status) => exit_code(status),
             Err(e) => {

@@ -8,13 +8,14 @@
 //!   `agent-client-protocol-schema` at the version `bench/Cargo.toml` pins (`unstable_protocol_v2`,
 //!   which is v1 + v2, no schemars); `cargo fetch` first, so downloads are not timed;
 //! - **everything else**: `acp-bench rows` from `bench/` (its own workspace, built here in
-//!   release), one JSON object per row.
+//!   release), one JSON object per row; the network rows ([`net`]) and `acp view`'s ([`view`]).
 //!
 //! Each row gets a target by its name ([`target_for`]) and a verdict. The table goes to stdout and,
 //! for a full run (or `--quick --write`), into `BENCHMARKS.md` between [`BEGIN`] and [`END`] with
 //! the date, machine and versions; the text around the markers is hand-written and kept.
 
 pub mod net;
+pub mod view;
 
 use crate::process::{self, capture, describe, stream};
 use serde::Deserialize;
@@ -140,6 +141,7 @@ pub fn run(root: &Path, options: Options) -> Result<Report, String> {
     rows.push(build_row(&scratch, build_runs, &rustc, &versions)?);
     rows.extend(bench_rows(root, &bench_binary, options.quick)?);
     rows.extend(net::rows(&net_peers, options.quick, false)?);
+    rows.extend(view::rows(root)?);
     let measuring = start.elapsed() - building;
 
     let table = render_table(&rows);
@@ -241,6 +243,9 @@ pub fn target_for(row: &Row) -> Target {
         ("net notification stream", ratio(1.0)),
         // The tail no worse than the official runtime's; p50 is shown, not judged.
         ("latency p99", ratio(1.0)),
+        // `acp view` of 100,000 messages (issue 38): a page under 20 MB, interactive within 5 s.
+        ("view page size", Target::Below(20.0)),
+        ("view interactive", Target::Below(5.0)),
     ];
     by_prefix.iter().find(|(prefix, _)| name.starts_with(prefix)).map_or(Target::None, |&(_, target)| target)
 }

@@ -136,6 +136,20 @@ impl Transcript {
     pub fn link_versions(&self) -> Vec<(u64, Option<Version>)> {
         self.links.iter().map(|(link, checker)| (*link, checker.version())).collect()
     }
+
+    /// The versions as the summary line names them: `protocol version 1`, or in a chain
+    /// `protocol version 1 on link 0, 2 on link 1` (`unknown` before a negotiation).
+    pub fn versions_text(&self) -> String {
+        let number = |v: Option<Version>| v.map_or_else(|| "unknown".to_string(), |v| v.number().to_string());
+        match self.link_versions().as_slice() {
+            [] => format!("protocol version {}", number(self.version())),
+            links => {
+                let each: Vec<String> =
+                    links.iter().map(|(link, v)| format!("{} on link {link}", number(*v))).collect();
+                format!("protocol version {}", each.join(", "))
+            }
+        }
+    }
 }
 
 impl Transcript {

@@ -26,7 +26,7 @@ pub(super) struct Event {
 }
 
 /// What the trace names a component: its place in the chain (the client first, the agent last).
-fn place(name: &str) -> Option<u64> {
+pub(crate) fn place(name: &str) -> Option<u64> {
     match name {
         "Client" => Some(0),
         "Agent" => Some(u64::MAX),
@@ -35,7 +35,7 @@ fn place(name: &str) -> Option<u64> {
 }
 
 /// Whether `record` is an event of the official trace (and not a `{"from", "message"}` record).
-pub(super) fn is_event(record: &Map<String, Value>) -> bool {
+pub(crate) fn is_event(record: &Map<String, Value>) -> bool {
     let component = |key: &str| record.get(key).and_then(Value::as_str).and_then(place).is_some();
     record.get("type").is_some_and(Value::is_string) && component("from") && component("to")
 }

@@ -89,7 +89,7 @@ fn build_official(root: &Path) -> Result<PathBuf, String> {
     }
 }
 
-fn target_dir(root: &Path) -> PathBuf {
+pub(super) fn target_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .map(|dir| if dir.is_absolute() { dir } else { root.join(dir) })
