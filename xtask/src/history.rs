@@ -9,11 +9,12 @@
 //! run. Owns `.cache/schemas/history/`: the fetched files (`<package>/<version>/…`), the crates
 //! (`crates/`), their target dir (`target/`) and `report.md`.
 
-use crate::codegen::diff::{self, Severity};
-use crate::codegen::emit::crates::Workspace;
-use crate::codegen::{self, ir::Protocol};
+use crate::codegen;
 use crate::files::{files_under, write_if_changed};
 use crate::{process, schema};
+use acp_codegen::diff::{self, Severity};
+use acp_codegen::emit::crates::Workspace;
+use acp_codegen::ir::Protocol;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -412,7 +413,7 @@ fn fetch(cache: &Path) -> (Vec<Shipped>, Vec<String>, usize, usize) {
 /// that fails is removed by [`write_workspace`].
 fn generate(root: &Path, crates_dir: &Path, file: Distinct, crate_name: String) -> FileResult {
     let shown = file.origin.label();
-    let protocol = catch(|| codegen::load(&file.file, &shown)).map_err(|e| relative(root, &e));
+    let protocol = catch(|| acp_codegen::load(&file.file, &shown)).map_err(|e| relative(root, &e));
     let error = write_crate(crates_dir, &file.file, &crate_name).err().map(|e| format!("generate: {e}"));
     FileResult { file, crate_name, protocol, error, tests: None }
 }

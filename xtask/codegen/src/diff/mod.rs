@@ -4,18 +4,16 @@
 //! Reads only the IR (two lowered single-file protocols). `methods` pairs the methods; `compare`
 //! walks both revisions in parallel from each method's params and result, so types are matched by
 //! where they are used, not by name; `types` compares one pair of types; [`render`] prints the
-//! findings; [`input`] resolves `v1`, files and `REV:PATH`.
+//! findings; `cargo xtask diff` (in
+//! `xtask`) resolves `v1`, files and `REV:PATH` and picks the format.
 
 mod compare;
-pub mod input;
 mod methods;
 pub mod render;
 mod types;
 
-use crate::codegen::ir::Protocol;
+use crate::ir::Protocol;
 use std::fmt;
-use std::path::Path;
-use std::process::ExitCode;
 
 /// How much a finding matters, lowest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -209,73 +207,13 @@ impl Report {
         self.findings.iter().filter(|f| f.severity == severity).count()
     }
 
-    /// Whether any finding reaches the `--fail-on` threshold.
-    pub fn fails(&self, fail_on: FailOn) -> bool {
-        let threshold = match fail_on {
-            FailOn::Never => return false,
-            FailOn::Breaking => Severity::Breaking,
-            FailOn::Warning => Severity::Warning,
-        };
+    /// Whether any finding is at least as severe as `threshold`.
+    pub fn reaches(&self, threshold: Severity) -> bool {
         self.findings.iter().any(|f| f.severity >= threshold)
     }
-}
-
-/// `--format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// For a terminal.
-    Text,
-    /// A changelog, as committed in `schema/v1-to-v2.md`.
-    Markdown,
-    /// For scripts.
-    Json,
-}
-
-/// `--fail-on`: the least severity that makes the command exit with status 1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FailOn {
-    /// A breaking finding fails.
-    Breaking,
-    /// A breaking finding or a warning fails.
-    Warning,
-    /// Nothing fails (the default).
-    Never,
 }
 
 /// Compares two lowered single-file protocols.
 pub fn diff(old: &Protocol, new: &Protocol) -> Report {
     compare::Comparison::new(old, new).report()
-}
-
-/// `cargo xtask diff OLD NEW`: the rendered report, and whether it reaches `fail_on`. An error
-/// means bad input (exit status 2).
-pub fn run(root: &Path, old: &str, new: &str, format: Format, fail_on: FailOn) -> Result<(String, bool), String> {
-    let (old_p, new_p) = match (input::load(root, old), input::load(root, new)) {
-        (Ok(o), Ok(n)) => (o, n),
-        (Err(e), Ok(_)) | (Ok(_), Err(e)) => return Err(e),
-        (Err(a), Err(b)) => return Err(format!("{a}\n{b}")),
-    };
-    let report = diff(&old_p, &new_p);
-    let text = match format {
-        Format::Text => render::text(&report),
-        Format::Markdown => render::markdown(&report),
-        Format::Json => render::json(&report),
-    };
-    Ok((text, report.fails(fail_on)))
-}
-
-/// `cargo xtask diff OLD NEW` as the command line runs it: the report on stdout; exit status 0,
-/// 1 when a finding reaches `fail_on`, 2 on bad input (the error on stderr).
-pub fn run_command(root: &Path, old: &str, new: &str, format: Format, fail_on: FailOn) -> ExitCode {
-    match run(root, old, new, format, fail_on) {
-        Ok((report, failed)) => {
-            // A closed pipe (`| head`) is not an error worth a panic.
-            let _ = std::io::Write::write_all(&mut std::io::stdout(), report.as_bytes());
-            ExitCode::from(u8::from(failed))
-        }
-        Err(message) => {
-            eprintln!("error: {message}");
-            ExitCode::from(2)
-        }
-    }
 }

@@ -9,8 +9,8 @@
 
 use super::compare::{rust_break, rust_note, Change, Comparison, Local, Pair, RustNote};
 use super::{Rule, Severity};
-use crate::codegen::ir::*;
-use crate::codegen::naming;
+use crate::ir::*;
+use crate::naming;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A type's catch-all as the differ sees it: its Rust name, and whether the schema declares it.

@@ -6,9 +6,9 @@
 
 use super::catch_alls::Keeps;
 use super::{maturity_of, Lowerer};
-use crate::codegen::ir::*;
-use crate::codegen::load::{Additional, JsonType, Schema};
-use crate::codegen::naming;
+use crate::ir::*;
+use crate::load::{Additional, JsonType, Schema};
+use crate::naming;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 

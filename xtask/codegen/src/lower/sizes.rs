@@ -9,7 +9,7 @@
 //! every machine, so the output stays deterministic).
 
 use super::cycles::variant_body;
-use crate::codegen::ir::*;
+use crate::ir::*;
 
 /// A body estimated above this many bytes is boxed. At 64 a v1 `SessionNotification` is 128 bytes,
 /// which the compiler moves inline rather than through `memcpy` calls: decoding the benchmark

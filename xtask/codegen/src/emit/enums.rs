@@ -3,7 +3,7 @@
 //! a catch-all the generator added keeps is recorded (`lenient::note_not_in_schema`).
 
 use super::{cfg_for, docs, ident, int_type, schema_impl, variant_lists};
-use crate::codegen::ir::*;
+use crate::ir::*;
 use proc_macro2::TokenStream;
 use quote::quote;
 

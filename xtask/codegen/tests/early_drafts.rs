@@ -2,7 +2,7 @@
 //! version: responses without `x-method` and `null` results, found by their position in the
 //! response union ("responses to the corresponding request variants").
 
-use xtask::codegen::ir::{MethodKind, Protocol, TypeKind, TypeRef};
+use acp_codegen::ir::{MethodKind, Protocol, TypeKind, TypeRef};
 
 /// A 0.1.x-shaped schema: message unions, no envelopes; `ReadTextFileResponse` has no
 /// `x-method`. `responses` is the agent's response union (where `authenticate` answers `null`).
@@ -45,7 +45,7 @@ fn null_results_and_responses_without_x_method_are_found_by_position() {
     let responses = r##"
       { "$ref": "#/$defs/InitializeResponse", "title": "InitializeResponse" },
       { "title": "AuthenticateResponse", "type": "null" }"##;
-    let p = xtask::codegen::load_text(&schema(responses), "early.json").expect("lowers");
+    let p = acp_codegen::load_text(&schema(responses), "early.json").expect("lowers");
     assert_eq!(result_of(&p, "initialize").map(|r| r.0), Some("InitializeResponse"));
     let (name, kind) = result_of(&p, "authenticate").expect("a unit response");
     assert_eq!(name, "AuthenticateResponse");
@@ -61,6 +61,6 @@ fn a_response_union_out_of_step_with_the_requests_is_not_paired() {
     let responses = r##"
       { "title": "AuthenticateResponse", "type": "null" },
       { "$ref": "#/$defs/InitializeResponse", "title": "InitializeResponse" }"##;
-    let err = xtask::codegen::load_text(&schema(responses), "early.json").expect_err("unpaired");
+    let err = acp_codegen::load_text(&schema(responses), "early.json").expect_err("unpaired");
     assert!(err.contains(r#"request "authenticate" has no response type"#), "{err}");
 }

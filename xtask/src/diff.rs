@@ -1,19 +1,86 @@
-//! What `OLD` and `NEW` of `cargo xtask diff` may be: `v1`, `v2` (the committed stable schemas),
+//! `cargo xtask diff OLD NEW`: the command around the engine's differ ([`acp_codegen::diff`]).
+//!
+//! What `OLD` and `NEW` may be: `v1`, `v2` (the committed stable schemas),
 //! `v1-unstable`, `v2-unstable`, a schema file, or `REV:PATH` read with `git show` in the project
 //! root. Each is lowered as one file; stable and unstable files are never merged here.
 
-use crate::codegen;
-use crate::codegen::ir::Protocol;
+use acp_codegen::diff::{diff, render, Severity};
+use acp_codegen::ir::Protocol;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitCode};
+
+/// `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// For a terminal.
+    Text,
+    /// A changelog, as committed in `schema/v1-to-v2.md`.
+    Markdown,
+    /// For scripts.
+    Json,
+}
+
+/// `--fail-on`: the least severity that makes the command exit with status 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    /// A breaking finding fails.
+    Breaking,
+    /// A breaking finding or a warning fails.
+    Warning,
+    /// Nothing fails (the default).
+    Never,
+}
+
+impl FailOn {
+    fn threshold(self) -> Option<Severity> {
+        match self {
+            FailOn::Never => None,
+            FailOn::Breaking => Some(Severity::Breaking),
+            FailOn::Warning => Some(Severity::Warning),
+        }
+    }
+}
+
+/// `cargo xtask diff OLD NEW`: the rendered report, and whether it reaches `fail_on`. An error
+/// means bad input (exit status 2).
+pub fn run(root: &Path, old: &str, new: &str, format: Format, fail_on: FailOn) -> Result<(String, bool), String> {
+    let (old_p, new_p) = match (load(root, old), load(root, new)) {
+        (Ok(o), Ok(n)) => (o, n),
+        (Err(e), Ok(_)) | (Ok(_), Err(e)) => return Err(e),
+        (Err(a), Err(b)) => return Err(format!("{a}\n{b}")),
+    };
+    let report = diff(&old_p, &new_p);
+    let text = match format {
+        Format::Text => render::text(&report),
+        Format::Markdown => render::markdown(&report),
+        Format::Json => render::json(&report),
+    };
+    Ok((text, fail_on.threshold().is_some_and(|t| report.reaches(t))))
+}
+
+/// `cargo xtask diff OLD NEW` as the command line runs it: the report on stdout; exit status 0,
+/// 1 when a finding reaches `fail_on`, 2 on bad input (the error on stderr).
+pub fn run_command(root: &Path, old: &str, new: &str, format: Format, fail_on: FailOn) -> ExitCode {
+    match run(root, old, new, format, fail_on) {
+        Ok((report, failed)) => {
+            // A closed pipe (`| head`) is not an error worth a panic.
+            let _ = std::io::Write::write_all(&mut std::io::stdout(), report.as_bytes());
+            ExitCode::from(u8::from(failed))
+        }
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
 
 /// Reads and lowers the schema that `spec` names.
 pub fn load(root: &Path, spec: &str) -> Result<Protocol, String> {
     match resolve(root, spec)? {
-        Source::File(path, name) => codegen::load(&path, &name),
+        Source::File(path, name) => acp_codegen::load(&path, &name),
         Source::Git { rev, path } => {
             let text = git_show(root, &rev, &path)?;
-            codegen::load_text(&text, spec)
+            acp_codegen::load_text(&text, spec)
         }
     }
 }

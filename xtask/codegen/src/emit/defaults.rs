@@ -2,7 +2,7 @@
 //! field its default, and `impl Default` for structs whose every field may be omitted.
 
 use super::{cfg_for, ident, int_type, Emitter};
-use crate::codegen::ir::*;
+use crate::ir::*;
 use heck::ToSnakeCase;
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};

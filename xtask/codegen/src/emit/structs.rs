@@ -5,7 +5,7 @@
 use super::defaults::{default_fn, default_impl};
 use super::lenient::LenientShape;
 use super::{cfg_for, docs, ident, Emitter};
-use crate::codegen::ir::*;
+use crate::ir::*;
 use heck::ToSnakeCase;
 use proc_macro2::TokenStream;
 use quote::quote;

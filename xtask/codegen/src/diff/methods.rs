@@ -4,7 +4,7 @@
 
 use super::compare::{dirs_label, params_dirs, plural, Comparison, Dir, Pair};
 use super::{Finding, Rule, Severity};
-use crate::codegen::ir::*;
+use crate::ir::*;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// A method, matched or not, with the label findings show.

@@ -3,9 +3,9 @@
 //! where names are reserved, [`Lowerer::reserve`].)
 
 use super::Lowerer;
-use crate::codegen::ir::*;
-use crate::codegen::load::{fragment, quoted, Schema};
-use crate::codegen::naming;
+use crate::ir::*;
+use crate::load::{fragment, quoted, Schema};
+use crate::naming;
 use std::collections::BTreeMap;
 
 impl Lowerer<'_> {

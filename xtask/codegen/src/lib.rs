@@ -13,9 +13,11 @@
 //! - [`emit`] prints Rust from the IR, [`diff`] compares two IRs; neither reads JSON Schema;
 //! - [`samples`] makes random valid instances of IR types, for property tests.
 //!
-//! This module is the driver, `cargo xtask codegen`: it runs the pipeline over the committed
-//! schemas and writes (or, with `--check`, compares) everything under `generated/` that the
-//! generator owns, and the migration report between consecutive versions (`schema/v1-to-v2.md`).
+//! This package is the engine only: [`generate`] runs the pipeline over the committed schemas
+//! and returns every file under `generated/` (and the migration reports between consecutive
+//! versions, `schema/v1-to-v2.md`) as text; [`standalone`] does the same for one schema file. It
+//! writes nothing and calls no driver: `cargo xtask` (the `xtask` package) owns the command line,
+//! writing files, freshness and the schema pins.
 
 pub mod diff;
 pub mod emit;
@@ -26,16 +28,12 @@ pub mod merge;
 pub mod naming;
 pub mod samples;
 
-use crate::{files, schema};
 use emit::crates::SchemaVersion;
 use ir::Protocol;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-/// Everything under this directory is the generator's: a file it does not write is stale.
-const OWNED_DIR: &str = "generated";
 
 /// The migration report between two consecutive versions' stable schemas (`cargo xtask diff vN
 /// vM`), e.g. `schema/v1-to-v2.md`.
@@ -164,101 +162,26 @@ fn migration_report(
     )
 }
 
-/// `cargo xtask codegen [--check]`.
-pub fn run(root: &Path, check_only: bool) -> Result<Vec<String>, String> {
-    let start = Instant::now();
-    let (files, mut lines) = generate(root)?;
-    if check_only {
-        check_files(root, &files)?;
-        lines.push(format!(
-            "generated/ is fresh ({} files, {:.0} ms)",
-            files.len(),
-            start.elapsed().as_secs_f64() * 1e3
-        ));
-        return Ok(lines);
-    }
-    for (path, text) in &files {
-        files::write_if_changed(&root.join(path), text.as_bytes())?;
-    }
-    for stale in stale_files(root, &files)? {
-        fs::remove_file(root.join(&stale)).map_err(|e| format!("{}: {e}", stale.display()))?;
-    }
-    lines.push(format!("wrote {} files in {:.0} ms", files.len(), start.elapsed().as_secs_f64() * 1e3));
-    Ok(lines)
-}
-
-/// The freshness check shared by `--check` and the test suite: the schemas match their pins and
-/// every generated file matches what the generator would write now. Never writes.
-pub fn check(root: &Path) -> Result<(), String> {
-    let (files, _) = generate(root)?;
-    check_files(root, &files)
-}
-
-fn check_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Result<(), String> {
-    let mut problems = Vec::new();
-    if let Err(e) = schema::verify(root) {
-        problems.push(e);
-    }
-    for (path, text) in files {
-        match fs::read_to_string(root.join(path)) {
-            Ok(current) if &current == text => {}
-            Ok(_) => problems
-                .push(format!("{} is stale (edited by hand, or the generator or schema changed)", path.display())),
-            Err(_) => problems.push(format!("{} is missing", path.display())),
-        }
-    }
-    for stale in stale_files(root, files)? {
-        problems.push(format!("{} is no longer generated", stale.display()));
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("{}\nrun `cargo xtask codegen` to regenerate", problems.join("\n")))
-    }
-}
-
-fn stale_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Result<Vec<PathBuf>, String> {
-    let owned = files::files_under(&root.join(OWNED_DIR))?;
-    Ok(owned.into_iter().map(|rel| Path::new(OWNED_DIR).join(rel)).filter(|p| !files.contains_key(p)).collect())
-}
-
-/// `cargo xtask codegen --schema FILE --out DIR`: a standalone crate for one schema file.
-pub fn standalone(schema: &Path, out: &Path) -> Result<Vec<String>, String> {
-    standalone_in(schema, out, emit::crates::Workspace::Own)
-}
-
-/// [`standalone`], the crate a workspace of its own or a member of the caller's.
-pub fn standalone_in(schema: &Path, out: &Path, workspace: emit::crates::Workspace) -> Result<Vec<String>, String> {
-    let start = Instant::now();
+/// The standalone crate of one schema file (`cargo xtask codegen --schema FILE --out DIR`): the
+/// lowered protocol and its four files, by path relative to the crate's directory. `crate_name`
+/// names the package; `support` is the directory of the support crate it depends on.
+pub fn standalone(
+    schema: &Path,
+    crate_name: &str,
+    support: &Path,
+    workspace: emit::crates::Workspace,
+) -> Result<(Protocol, Vec<(PathBuf, String)>), String> {
     let name = schema.display().to_string();
     let protocol = load(schema, &name)?;
-    let file_name = schema.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or(name.clone());
+    let file_name = schema.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or(name);
     let types = emit::types_module(&protocol, &file_name)?;
     let methods = emit::methods::methods_module(&protocol, &file_name)?;
-    let crate_name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().replace(|c: char| !c.is_ascii_alphanumeric(), "-"))
-        .filter(|n| n.starts_with(|c: char| c.is_ascii_alphabetic()))
-        .unwrap_or_else(|| "acp-types-standalone".into());
-    let support = crate::project_root().join("support");
-    let (manifest, lib) = emit::crates::standalone(&crate_name, &file_name, &support, workspace)?;
-    let files: Vec<(PathBuf, String)> = vec![
-        (out.join("Cargo.toml"), manifest),
-        (out.join("src/lib.rs"), lib),
-        (out.join("src/types.rs"), types),
-        (out.join("src/methods.rs"), methods),
+    let (manifest, lib) = emit::crates::standalone(crate_name, &file_name, support, workspace)?;
+    let files = vec![
+        (PathBuf::from("Cargo.toml"), manifest),
+        (PathBuf::from("src/lib.rs"), lib),
+        (PathBuf::from("src/types.rs"), types),
+        (PathBuf::from("src/methods.rs"), methods),
     ];
-    for (path, text) in &files {
-        if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        }
-        fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-    }
-    Ok(vec![format!(
-        "{name}: {} types, {} methods, {:.1} ms -> {}",
-        protocol.types.len(),
-        protocol.methods.len(),
-        start.elapsed().as_secs_f64() * 1e3,
-        out.display()
-    )])
+    Ok((protocol, files))
 }

@@ -1,7 +1,7 @@
 //! Snapshot tests: each small schema in `tests/data/ok/` generates the Rust beside it (`.rs`; and
 //! for a schema with methods, its method tables in `.methods.rs`), and each bad schema in
 //! `tests/data/err/` gives the error text beside it (`.txt`).
-//! `UPDATE_SNAPSHOTS=1 cargo test -p xtask --test snapshots` rewrites the expectations.
+//! `UPDATE_SNAPSHOTS=1 cargo test -p acp-codegen --test snapshots` rewrites the expectations.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -25,11 +25,11 @@ fn generate(schema: &Path) -> Result<(String, Option<String>), String> {
         "tests/data/{}",
         schema.strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")).expect("inside").display()
     );
-    let protocol = xtask::codegen::load(schema, &name)?;
-    let types = xtask::codegen::emit::types_module(&protocol, &name)?;
+    let protocol = acp_codegen::load(schema, &name)?;
+    let types = acp_codegen::emit::types_module(&protocol, &name)?;
     let methods = match protocol.methods.is_empty() {
         true => None,
-        false => Some(xtask::codegen::emit::methods::methods_module(&protocol, &name)?),
+        false => Some(acp_codegen::emit::methods::methods_module(&protocol, &name)?),
     };
     Ok((types, methods))
 }

@@ -5,9 +5,9 @@
 //! `sides` snapshot; a merged version whose files disagree is compiled and tested here, under both
 //! feature settings.
 
+use acp_codegen::ir::{ByFeature, Method, MethodKind, Protocol, Receiver, Recipient, Stability};
+use acp_codegen::{emit, load_text, merge};
 use std::process::Command;
-use xtask::codegen::ir::{ByFeature, Method, MethodKind, Protocol, Receiver, Recipient, Stability};
-use xtask::codegen::{emit, load_text, merge};
 
 const SIDES: &str = include_str!("data/ok/sides.json");
 
@@ -236,7 +236,7 @@ fn one_marker_per_method_with_its_session_per_feature_setting() {
 #[test]
 fn a_version_whose_files_disagree_compiles_under_both_feature_settings() {
     let merged = disagreeing_files();
-    let root = xtask::project_root();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let dir = root.join("target/method-sides/acp-merged-sides");
     let support = root.join("support");
     let (manifest, lib) =

@@ -4,9 +4,9 @@
 //! they must name (`session_scoped`).
 
 use super::Lowerer;
-use crate::codegen::ir::*;
-use crate::codegen::load::{quoted, JsonType, Schema};
-use crate::codegen::naming;
+use crate::ir::*;
+use crate::load::{quoted, JsonType, Schema};
+use crate::naming;
 
 impl<'a> Lowerer<'a> {
     /// The `params`/`result` of a JSON-RPC envelope: a union of method types, told apart only by

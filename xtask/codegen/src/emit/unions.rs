@@ -4,7 +4,7 @@
 //! generator added comes last, after the untagged branches, and records what it keeps.
 
 use super::{cfg_for, docs, ident, schema_impl, variant_lists, Emitter};
-use crate::codegen::ir::*;
+use crate::ir::*;
 use proc_macro2::TokenStream;
 use quote::quote;
 

@@ -4,8 +4,8 @@
 //! Reads only the IR's methods and the names of their params and result types.
 
 use super::{cfg_for, docs, ident, render};
-use crate::codegen::ir::*;
-use crate::codegen::naming;
+use crate::ir::*;
+use crate::naming;
 use heck::ToSnakeCase;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};

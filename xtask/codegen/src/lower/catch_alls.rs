@@ -9,8 +9,8 @@
 //! `Unknown3`, … that no sibling is called.
 
 use super::Lowerer;
-use crate::codegen::ir::*;
-use crate::codegen::load::Schema;
+use crate::ir::*;
+use crate::load::Schema;
 
 /// What an added catch-all keeps.
 pub(super) enum Keeps {

@@ -8,7 +8,7 @@
 //! way absorbs a rejection; findings combine the two.
 
 use super::{Finding, Report, Rule, Severity};
-use crate::codegen::ir::*;
+use crate::ir::*;
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
 pub(super) type Pair = (TypeId, TypeId);

@@ -3,7 +3,7 @@
 //! hold a reference ([`place_boxes`]). Decided here, once; emitters only read the marks.
 
 use super::Lowerer;
-use crate::codegen::ir::*;
+use crate::ir::*;
 
 impl Lowerer<'_> {
     /// A type that contains itself without going one level down into the JSON value (a `$ref`

@@ -3,7 +3,7 @@
 //! it has a schema default.
 
 use super::Emitter;
-use crate::codegen::ir::*;
+use crate::ir::*;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
