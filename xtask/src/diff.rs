@@ -77,10 +77,10 @@ pub fn run_command(root: &Path, old: &str, new: &str, format: Format, fail_on: F
 /// Reads and lowers the schema that `spec` names.
 pub fn load(root: &Path, spec: &str) -> Result<Protocol, String> {
     match resolve(root, spec)? {
-        Source::File(path, name) => acp_codegen::load(&path, &name),
+        Source::File(path, name) => Ok(acp_codegen::load(&path, &name)?),
         Source::Git { rev, path } => {
             let text = git_show(root, &rev, &path)?;
-            acp_codegen::load_text(&text, spec)
+            Ok(acp_codegen::load_text(&text, spec)?)
         }
     }
 }

@@ -413,7 +413,8 @@ fn fetch(cache: &Path) -> (Vec<Shipped>, Vec<String>, usize, usize) {
 /// that fails is removed by [`write_workspace`].
 fn generate(root: &Path, crates_dir: &Path, file: Distinct, crate_name: String) -> FileResult {
     let shown = file.origin.label();
-    let protocol = catch(|| acp_codegen::load(&file.file, &shown)).map_err(|e| relative(root, &e));
+    let protocol =
+        catch(|| acp_codegen::load(&file.file, &shown).map_err(String::from)).map_err(|e| relative(root, &e));
     let error = write_crate(crates_dir, &file.file, &crate_name).err().map(|e| format!("generate: {e}"));
     FileResult { file, crate_name, protocol, error, tests: None }
 }

@@ -30,6 +30,7 @@ pub mod samples;
 
 use emit::crates::SchemaVersion;
 use ir::Protocol;
+pub use load::{LoadError, SchemaError};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -58,13 +59,13 @@ pub fn versions(root: &Path) -> Result<Vec<SchemaVersion>, String> {
 }
 
 /// Reads, parses and lowers one schema file; `name` is how it is shown (a relative path).
-pub fn load(path: &Path, name: &str) -> Result<Protocol, String> {
-    let text = fs::read_to_string(path).map_err(|e| format!("{name}: cannot read: {e}"))?;
+pub fn load(path: &Path, name: &str) -> Result<Protocol, LoadError> {
+    let text = fs::read_to_string(path).map_err(|error| LoadError::Read { file: name.to_string(), error })?;
     load_text(&text, name)
 }
 
 /// Parses and lowers the text of one schema file; `name` is how it is shown.
-pub fn load_text(text: &str, name: &str) -> Result<Protocol, String> {
+pub fn load_text(text: &str, name: &str) -> Result<Protocol, LoadError> {
     let doc = load::parse(name, text)?;
     lower::lower(&doc)
 }
@@ -98,7 +99,7 @@ pub fn generate(root: &Path) -> Result<(BTreeMap<PathBuf, String>, Vec<String>),
                     ));
                     loaded.push(p);
                 }
-                Err(e) => errors.push(e),
+                Err(e) => errors.push(e.to_string()),
             }
         }
         let [stable, unstable] = loaded.as_slice() else {

@@ -44,6 +44,48 @@ pub fn quoted(text: &str) -> String {
     Value::String(text.to_string()).to_string()
 }
 
+/// Why a schema file gave no protocol: it could not be read, is not JSON, or has problems at
+/// JSON pointers (all of them, sorted by location). Its text is one line per problem, each
+/// `FILE: …` or `FILE#POINTER: …`.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// The file could not be read.
+    Read { file: String, error: std::io::Error },
+    /// The text is not JSON.
+    Json { file: String, error: serde_json::Error },
+    /// Problems in the schema, each at its pointer: keywords or values the loader does not
+    /// support, or constructs lowering cannot express.
+    Schema(Vec<SchemaError>),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Read { file, error } => write!(f, "{file}: cannot read: {error}"),
+            LoadError::Json { file, error } => write!(f, "{file}: not valid JSON: {error}"),
+            LoadError::Schema(errors) => {
+                for (i, e) in errors.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("\n")?;
+                    }
+                    write!(f, "{e}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// For the drivers, whose commands report errors as text.
+impl From<LoadError> for String {
+    fn from(e: LoadError) -> String {
+        e.to_string()
+    }
+}
+
 /// Errors collected while reading or lowering, reported together, sorted by location.
 #[derive(Debug, Default)]
 pub struct Errors(pub Vec<SchemaError>);
@@ -53,13 +95,13 @@ impl Errors {
         self.0.push(SchemaError { file: file.to_string(), pointer: pointer.to_string(), message: message.into() });
     }
 
-    pub fn into_result<T>(mut self, value: T) -> Result<T, String> {
+    pub fn into_result<T>(mut self, value: T) -> Result<T, LoadError> {
         if self.0.is_empty() {
             return Ok(value);
         }
         self.0.sort();
         self.0.dedup();
-        Err(self.0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))
+        Err(LoadError::Schema(self.0))
     }
 }
 
@@ -149,8 +191,8 @@ pub struct Document {
 }
 
 /// Parses a schema file's text.
-pub fn parse(file: &str, text: &str) -> Result<Document, String> {
-    let value: Value = serde_json::from_str(text).map_err(|e| format!("{file}: not valid JSON: {e}"))?;
+pub fn parse(file: &str, text: &str) -> Result<Document, LoadError> {
+    let value: Value = serde_json::from_str(text).map_err(|error| LoadError::Json { file: file.to_string(), error })?;
     let mut errors = Errors::default();
     let doc = Reader { file, errors: &mut errors }.document(&value);
     errors.into_result(doc)

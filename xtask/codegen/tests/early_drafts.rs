@@ -61,6 +61,6 @@ fn a_response_union_out_of_step_with_the_requests_is_not_paired() {
     let responses = r##"
       { "title": "AuthenticateResponse", "type": "null" },
       { "$ref": "#/$defs/InitializeResponse", "title": "InitializeResponse" }"##;
-    let err = acp_codegen::load_text(&schema(responses), "early.json").expect_err("unpaired");
+    let err = acp_codegen::load_text(&schema(responses), "early.json").expect_err("unpaired").to_string();
     assert!(err.contains(r#"request "authenticate" has no response type"#), "{err}");
 }

@@ -24,12 +24,12 @@ mod validation;
 pub use cycles::place_boxes;
 
 use super::ir::*;
-use super::load::{fragment, quoted, Document, Errors, Schema};
+use super::load::{fragment, quoted, Document, Errors, LoadError, Schema};
 use super::naming;
 use std::collections::{BTreeMap, HashMap};
 
 /// Lowers a parsed schema file.
-pub fn lower(doc: &Document) -> Result<Protocol, String> {
+pub fn lower(doc: &Document) -> Result<Protocol, LoadError> {
     let mut errors = Errors::default();
     let protocol = {
         let mut l = Lowerer {
