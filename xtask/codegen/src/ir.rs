@@ -409,6 +409,31 @@ pub struct Method {
     /// method may name a session in one file only. Over Streamable HTTP, a POST of such a method
     /// the agent receives carries `Acp-Session-Id`.
     pub session_scoped: ByFeature<bool>,
+    /// Its Rust names, decided in lowering (and again in merge, over the version's methods) by
+    /// [`crate::naming::method_names`].
+    pub rust: MethodNames,
+    /// Where it was defined: the schema file and the JSON pointer of its `x-method` definition.
+    pub origin: MethodOrigin,
+}
+
+/// The Rust names of a method.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MethodNames {
+    /// Its marker type, unique in the version.
+    pub marker: String,
+    /// Its variant in its side's decoding enums, unique within its side and kind.
+    pub variant: String,
+    /// Its handler method (snake case, before keyword escaping), unique within its side.
+    pub handler: String,
+}
+
+/// Where a method was defined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MethodOrigin {
+    /// The schema file, as shown in messages.
+    pub file: String,
+    /// The JSON pointer of the definition carrying `x-method`.
+    pub pointer: String,
 }
 
 /// What a merged item says under each feature setting, where the two files may disagree while the

@@ -105,7 +105,13 @@ pub fn generate(root: &Path) -> Result<(BTreeMap<PathBuf, String>, Vec<String>),
         let [stable, unstable] = loaded.as_slice() else {
             continue;
         };
-        let merged = merge::merge(stable, unstable);
+        let merged = match merge::merge(stable, unstable) {
+            Ok(merged) => merged,
+            Err(e) => {
+                errors.push(e.to_string());
+                continue;
+            }
+        };
         let sources = format!("{stable_name} and {unstable_name}");
         match emit::types_module(&merged, &sources) {
             Ok(text) => {

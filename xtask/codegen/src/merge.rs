@@ -7,7 +7,8 @@
 //! merged graph (see [`lower::place_boxes`]).
 
 use super::ir::*;
-use super::lower;
+use super::load::{fragment, quoted, SchemaError};
+use super::{lower, naming};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Which of the two files an item comes from.
@@ -29,7 +30,7 @@ enum Plan {
 type Table = BTreeMap<String, (Option<TypeId>, Option<TypeId>)>;
 
 /// Merges `stable` (from `schema.json`) and `unstable` (from `schema.unstable.json`).
-pub fn merge(stable: &Protocol, unstable: &Protocol) -> Protocol {
+pub fn merge(stable: &Protocol, unstable: &Protocol) -> Result<Protocol, SchemaError> {
     let (plan, table) = plan(stable, unstable);
     let m = Merger { stable, unstable, table };
     let mut types = Vec::new();
@@ -49,10 +50,30 @@ pub fn merge(stable: &Protocol, unstable: &Protocol) -> Protocol {
             }
         });
     }
-    let methods = m.methods();
+    let mut methods = m.methods();
+    // The version's methods are named together: a method of one file may take the name of one of
+    // the other's.
+    match naming::method_names(&methods) {
+        Ok(names) => methods.iter_mut().zip(names).for_each(|(m, names)| m.rust = names),
+        Err((a, b)) => {
+            let (a, b) = (&methods[a], &methods[b]);
+            return Err(SchemaError {
+                file: b.origin.file.clone(),
+                pointer: b.origin.pointer.clone(),
+                message: format!(
+                    "method {} would be named `{}` in Rust, as method {} of {}#{}; rename one",
+                    quoted(&b.name),
+                    naming::method_base(&b.name),
+                    quoted(&a.name),
+                    a.origin.file,
+                    fragment(&a.origin.pointer)
+                ),
+            });
+        }
+    }
     // Joined, the two files make a new graph of types, with cycles neither had alone.
     lower::place_boxes(&mut types);
-    Protocol { source: format!("{} + {}", stable.source, unstable.source), types, methods }
+    Ok(Protocol { source: format!("{} + {}", stable.source, unstable.source), types, methods })
 }
 
 /// Plans the output arena: one entry per name, two where the kinds cannot be merged.

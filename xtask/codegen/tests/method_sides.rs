@@ -160,7 +160,7 @@ fn a_required_session_id_that_may_still_be_null_names_no_session() {
 fn disagreeing_files() -> Protocol {
     let stable = load_text(&prompt_schema(&optional()), "schema.json").expect("lowers");
     let unstable = load_text(&prompt_schema(&required()), "schema.unstable.json").expect("lowers");
-    merge::merge(&stable, &unstable)
+    merge::merge(&stable, &unstable).expect("merges")
 }
 
 #[test]
@@ -178,7 +178,7 @@ fn a_method_session_scoped_in_one_file_only_is_one_stable_method() {
     // The other way round too.
     let stable = load_text(&prompt_schema(&required()), "schema.json").expect("lowers");
     let unstable = load_text(&prompt_schema(&optional()), "schema.unstable.json").expect("lowers");
-    let merged = merge::merge(&stable, &unstable);
+    let merged = merge::merge(&stable, &unstable).expect("merges");
     let prompt = method(&merged, "session/prompt");
     assert_eq!(
         (prompt.stability, prompt.session_scoped),
@@ -186,7 +186,7 @@ fn a_method_session_scoped_in_one_file_only_is_one_stable_method() {
     );
     // The same in both files: one method, stable, the same under both settings.
     let unstable = load_text(&prompt_schema(&required()), "schema.unstable.json").expect("lowers");
-    let merged = merge::merge(&unstable, &unstable);
+    let merged = merge::merge(&unstable, &unstable).expect("merges");
     let prompt: Vec<&Method> = merged.methods.iter().filter(|m| m.name == "session/prompt").collect();
     assert_eq!(prompt.len(), 1);
     assert_eq!((prompt[0].stability, prompt[0].session_scoped), (Stability::Stable, ByFeature::both(true)));

@@ -9,7 +9,7 @@ use crate::naming;
 use heck::ToSnakeCase;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// A method with the Rust names it gets.
 struct Named<'a> {
@@ -22,35 +22,15 @@ struct Named<'a> {
     handler: String,
 }
 
-fn kind_word(k: MethodKind) -> &'static str {
-    match k {
-        MethodKind::Request => "Request",
-        MethodKind::Notification => "Notification",
-    }
-}
-
+/// The names lowering gave each method.
 fn name_methods(p: &Protocol) -> Vec<Named<'_>> {
-    let base = |m: &Method| naming::type_name(&m.name.replace('$', ""));
-    let mut by_base: BTreeMap<String, Vec<&Method>> = BTreeMap::new();
-    for m in &p.methods {
-        by_base.entry(base(m)).or_default().push(m);
-    }
     p.methods
         .iter()
-        .map(|m| {
-            let b = base(m);
-            let clash = &by_base[&b];
-            let marker = if clash.len() == 1 {
-                b.clone()
-            } else if clash.iter().filter(|o| o.kind == m.kind).count() == 1 {
-                format!("{b}{}", kind_word(m.kind))
-            } else {
-                format!("{b}{}{}", kind_word(m.kind), naming::type_name(&m.side.wire))
-            };
-            let same_side = clash.iter().filter(|o| o.side == m.side).count();
-            let handler =
-                if same_side == 1 { b.to_snake_case() } else { format!("{b}{}", kind_word(m.kind)).to_snake_case() };
-            Named { m, marker, variant: b, handler }
+        .map(|m| Named {
+            m,
+            marker: m.rust.marker.clone(),
+            variant: m.rust.variant.clone(),
+            handler: m.rust.handler.clone(),
         })
         .collect()
 }

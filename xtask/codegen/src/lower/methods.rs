@@ -5,7 +5,7 @@
 
 use super::Lowerer;
 use crate::ir::*;
-use crate::load::{quoted, JsonType, Schema};
+use crate::load::{fragment, quoted, JsonType, Schema};
 use crate::naming;
 
 impl<'a> Lowerer<'a> {
@@ -39,6 +39,11 @@ impl<'a> Lowerer<'a> {
                     result: None,
                     stability: Stability::Stable,
                     session_scoped: self.session_scoped(params),
+                    rust: MethodNames::default(),
+                    origin: MethodOrigin {
+                        file: self.doc.file.clone(),
+                        pointer: self.types[params.0].origin.pointer.clone(),
+                    },
                 });
             }
         }
@@ -51,6 +56,21 @@ impl<'a> Lowerer<'a> {
             }
         }
         methods.sort_by(|a, b| (&a.side, &a.name).cmp(&(&b.side, &b.name)));
+        match naming::method_names(&methods) {
+            Ok(names) => methods.iter_mut().zip(names).for_each(|(m, names)| m.rust = names),
+            Err((a, b)) => {
+                let (a, b) = (&methods[a], &methods[b]);
+                let message = format!(
+                    "methods {} and {} (at {}) would both be named `{}` in Rust; rename one",
+                    quoted(&a.name),
+                    quoted(&b.name),
+                    fragment(&b.origin.pointer),
+                    naming::method_base(&a.name)
+                );
+                let pointer = a.origin.pointer.clone();
+                self.error(&pointer, message);
+            }
+        }
         methods
     }
 
