@@ -243,6 +243,16 @@ pub struct Variant {
     pub boxed: bool,
 }
 
+impl Variant {
+    /// The type its value is held in, if it has one (a tag-only variant and a catch-all have none).
+    pub fn body(&self) -> Option<&TypeRef> {
+        match &self.kind {
+            VariantKind::Tagged { body: Some(b), .. } | VariantKind::Untagged(b) => Some(b),
+            VariantKind::Tagged { body: None, .. } | VariantKind::CatchAll(_) => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum VariantKind {
     /// `tag == value`; the body is the rest of the object (`None`: nothing but the tag).

@@ -6,9 +6,9 @@
 //! stays one, with what differs kept per setting ([`ByFeature`]). Boxes are placed again on the
 //! merged graph (see [`lower::place_boxes`]).
 
-use super::ir::*;
-use super::load::{fragment, quoted, SchemaError};
-use super::{lower, naming};
+use crate::ir::*;
+use crate::load::{fragment, quoted, SchemaError};
+use crate::{lower, naming};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Which of the two files an item comes from.

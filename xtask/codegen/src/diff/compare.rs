@@ -7,7 +7,7 @@
 //! the reverse). The walk records who sends each pair to whom, and whether lenient decoding on the
 //! way absorbs a rejection; findings combine the two.
 
-use super::{Finding, Report, Rule, Severity};
+use super::report::{Finding, Report, Rule, Severity};
 use crate::ir::*;
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 

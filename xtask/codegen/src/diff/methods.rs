@@ -3,7 +3,7 @@
 //! or removed.
 
 use super::compare::{dirs_label, params_dirs, plural, Comparison, Dir, Pair};
-use super::{Finding, Rule, Severity};
+use super::report::{Finding, Rule, Severity};
 use crate::ir::*;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 

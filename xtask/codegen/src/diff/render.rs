@@ -2,7 +2,7 @@
 //! for scripts. All group by severity (most severe first), then by method; none holds anything
 //! that varies between runs.
 
-use super::{Finding, Report, Severity};
+use super::report::{Finding, Report, Severity};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write;

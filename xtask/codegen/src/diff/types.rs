@@ -8,7 +8,7 @@
 //! in the Rust notes.
 
 use super::compare::{rust_break, rust_note, Change, Comparison, Local, Pair, RustNote};
-use super::{Rule, Severity};
+use super::report::{Rule, Severity};
 use crate::ir::*;
 use crate::naming;
 use std::collections::{BTreeMap, BTreeSet};

@@ -17,8 +17,8 @@ pub mod methods;
 mod structs;
 mod unions;
 
-use super::ir::*;
-use super::naming;
+use crate::ir::*;
+use crate::naming;
 use lenient::LenientFn;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};

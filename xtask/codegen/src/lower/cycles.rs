@@ -2,28 +2,27 @@
 //! that are errors (a type made of itself with no JSON level in between), and where a `Box` must
 //! hold a reference ([`place_boxes`]). Decided here, once; emitters only read the marks.
 
-use super::Lowerer;
 use crate::ir::*;
 
-impl Lowerer<'_> {
-    /// A type that contains itself without going one level down into the JSON value (a `$ref`
-    /// to itself, a union branch or a flattened part that leads back to it) has no finite
-    /// value, and decoding one would recurse forever: an error naming the cycle. Cycles through
-    /// a field are fine ([`place_boxes`] breaks them); through an array item or a map value
-    /// they are no cycle here at all.
-    pub(super) fn check_cycles(&mut self) {
-        for cycle in Containment::of(&self.types).same_level_cycles() {
-            let names: Vec<&str> = cycle.iter().map(|n| self.types[n.0].name.as_str()).collect();
-            let pointer = self.types[cycle[0].0].origin.pointer.clone();
-            let message = format!(
-                "`{}` is made of itself ({}) with no object property or array item in between: no finite JSON \
-                 value has this type",
-                names[0],
-                names.join(" → ")
-            );
-            self.error(&pointer, message);
-        }
+/// A type that contains itself without going one level down into the JSON value (a `$ref` to
+/// itself, a union branch or a flattened part that leads back to it) has no finite value, and
+/// decoding one would recurse forever: an error (pointer, message) naming each such cycle. Cycles
+/// through a field are fine ([`place_boxes`] breaks them); through an array item or a map value
+/// they are no cycle here at all.
+pub(super) fn cycle_errors(types: &[TypeDef]) -> Vec<(String, String)> {
+    let mut errors = Vec::new();
+    for cycle in Containment::of(types).same_level_cycles() {
+        let names: Vec<&str> = cycle.iter().map(|n| types[n.0].name.as_str()).collect();
+        let pointer = types[cycle[0].0].origin.pointer.clone();
+        let message = format!(
+            "`{}` is made of itself ({}) with no object property or array item in between: no finite JSON value \
+             has this type",
+            names[0],
+            names.join(" → ")
+        );
+        errors.push((pointer, message));
     }
+    errors
 }
 
 /// Where a type holds another directly (no array item or map value in between, which allocate).
@@ -36,7 +35,7 @@ enum Level {
 }
 
 /// The one analysis of how types contain each other directly: the graph behind both the cycle
-/// errors ([`Lowerer::check_cycles`]) and the boxes ([`place_boxes`]).
+/// errors ([`cycle_errors`]) and the boxes ([`place_boxes`]).
 struct Containment {
     /// Per type, the types it holds directly, in declaration order.
     edges: Vec<Vec<(TypeId, Level)>>,
@@ -165,16 +164,9 @@ fn held(kind: &TypeKind) -> Vec<(TypeId, Level)> {
         }
         TypeKind::Newtype { inner, .. } => named(inner).map(|id| (id, Level::Same)).into_iter().collect(),
         TypeKind::Union(u) => {
-            u.variants.iter().filter_map(|v| variant_body(v).and_then(named)).map(|id| (id, Level::Same)).collect()
+            u.variants.iter().filter_map(|v| v.body().and_then(named)).map(|id| (id, Level::Same)).collect()
         }
         TypeKind::StringEnum { .. } | TypeKind::IntEnum { .. } | TypeKind::Any => Vec::new(),
-    }
-}
-
-pub(super) fn variant_body(v: &Variant) -> Option<&TypeRef> {
-    match &v.kind {
-        VariantKind::Tagged { body: Some(b), .. } | VariantKind::Untagged(b) => Some(b),
-        VariantKind::Tagged { body: None, .. } | VariantKind::CatchAll(_) => None,
     }
 }
 
@@ -199,7 +191,7 @@ pub fn place_boxes(types: &mut [TypeDef]) {
             TypeKind::Newtype { inner, boxed } => *boxed = holds(i, inner),
             TypeKind::Union(u) => {
                 for v in &mut u.variants {
-                    v.boxed = variant_body(v).is_some_and(|b| holds(i, b));
+                    v.boxed = v.body().is_some_and(|b| holds(i, b));
                 }
             }
             TypeKind::StringEnum { .. } | TypeKind::IntEnum { .. } | TypeKind::Any => {}

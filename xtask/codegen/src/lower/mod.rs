@@ -23,9 +23,9 @@ mod validation;
 
 pub use cycles::place_boxes;
 
-use super::ir::*;
-use super::load::{fragment, quoted, Document, Errors, LoadError, Schema};
-use super::naming;
+use crate::ir::*;
+use crate::load::{fragment, quoted, Document, Errors, LoadError, Schema};
+use crate::naming;
 use std::collections::{BTreeMap, HashMap};
 
 /// Lowers a parsed schema file.
@@ -51,7 +51,9 @@ pub fn lower(doc: &Document) -> Result<Protocol, LoadError> {
         }
         let methods = l.methods();
         l.check_identifiers();
-        l.check_cycles();
+        for (pointer, message) in cycles::cycle_errors(&l.types) {
+            l.error(&pointer, message);
+        }
         place_boxes(&mut l.types);
         Protocol { source: doc.file.clone(), types: l.types, methods }
     };

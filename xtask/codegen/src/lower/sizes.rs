@@ -8,7 +8,6 @@
 //! target (it does not need to be exact, only to tell large from small, and it is the same on
 //! every machine, so the output stays deterministic).
 
-use super::cycles::variant_body;
 use crate::ir::*;
 
 /// A body estimated above this many bytes is boxed. At 64 a v1 `SessionNotification` is 128 bytes,
@@ -75,7 +74,7 @@ impl Sizes<'_> {
     /// Whether the variant holds its body in a `Box`: for a cycle (placed before), or because the
     /// body is a named type estimated above [`LARGE`] bytes.
     fn boxed(&mut self, v: &Variant) -> bool {
-        match variant_body(v) {
+        match v.body() {
             _ if v.boxed => true,
             Some(body @ TypeRef::Named(_)) => self.of_ref(body) > LARGE,
             _ => false,
@@ -125,7 +124,7 @@ impl Sizes<'_> {
                 let largest = u
                     .variants
                     .iter()
-                    .map(|v| match (&v.kind, variant_body(v)) {
+                    .map(|v| match (&v.kind, v.body()) {
                         (_, Some(_)) if self.boxed(v) => 8,
                         (_, Some(body)) => self.of_ref(body),
                         // A `serde_json::Map` (the object as received).
