@@ -205,6 +205,48 @@ fn starts_with(chars: &[char], prefix: &str) -> bool {
     prefix.chars().enumerate().all(|(i, p)| chars.get(i) == Some(&p))
 }
 
+/// A method's name in Rust before any suffix: its wire name without `$`, in upper camel case.
+pub fn method_base(wire: &str) -> String {
+    type_name(&wire.replace('$', ""))
+}
+
+/// The Rust names of a protocol's methods, in order. A method's base name is its wire name in
+/// upper camel case (`session/prompt` → `SessionPrompt`). Where one wire name is two methods (a
+/// request and a notification, as `mcp/message`; or one per receiving side) the marker adds the
+/// kind, then the side, and the handler the kind when both are on one side. Two different wire
+/// names with one base name are a collision: `Err` with the indices of both methods.
+pub fn method_names(methods: &[Method]) -> Result<Vec<MethodNames>, (usize, usize)> {
+    let base = |m: &Method| method_base(&m.name);
+    let mut by_base: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, m) in methods.iter().enumerate() {
+        let clash = by_base.entry(base(m)).or_default();
+        if let Some(&other) = clash.iter().find(|&&o| methods[o].name != m.name) {
+            return Err((other, i));
+        }
+        clash.push(i);
+    }
+    let kind_word = |k: MethodKind| match k {
+        MethodKind::Request => "Request",
+        MethodKind::Notification => "Notification",
+    };
+    let names = methods.iter().map(|m| {
+        let b = base(m);
+        let clash: Vec<&Method> = by_base[&b].iter().map(|&o| &methods[o]).collect();
+        let marker = if clash.len() == 1 {
+            b.clone()
+        } else if clash.iter().filter(|o| o.kind == m.kind).count() == 1 {
+            format!("{b}{}", kind_word(m.kind))
+        } else {
+            format!("{b}{}{}", kind_word(m.kind), type_name(&m.side.wire))
+        };
+        let same_side = clash.iter().filter(|o| o.side == m.side).count();
+        let handler =
+            if same_side == 1 { b.to_snake_case() } else { format!("{b}{}", kind_word(m.kind)).to_snake_case() };
+        MethodNames { marker, variant: b, handler }
+    });
+    Ok(names.collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,46 +289,4 @@ mod tests {
         assert_eq!(docs("x\n```\n{}\n```"), "x\n```text\n{}\n```");
         assert_eq!(docs("```json\n[1]\n```"), "```json\n[1]\n```");
     }
-}
-
-/// A method's name in Rust before any suffix: its wire name without `$`, in upper camel case.
-pub fn method_base(wire: &str) -> String {
-    type_name(&wire.replace('$', ""))
-}
-
-/// The Rust names of a protocol's methods, in order. A method's base name is its wire name in
-/// upper camel case (`session/prompt` → `SessionPrompt`). Where one wire name is two methods (a
-/// request and a notification, as `mcp/message`; or one per receiving side) the marker adds the
-/// kind, then the side, and the handler the kind when both are on one side. Two different wire
-/// names with one base name are a collision: `Err` with the indices of both methods.
-pub fn method_names(methods: &[Method]) -> Result<Vec<MethodNames>, (usize, usize)> {
-    let base = |m: &Method| method_base(&m.name);
-    let mut by_base: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for (i, m) in methods.iter().enumerate() {
-        let clash = by_base.entry(base(m)).or_default();
-        if let Some(&other) = clash.iter().find(|&&o| methods[o].name != m.name) {
-            return Err((other, i));
-        }
-        clash.push(i);
-    }
-    let kind_word = |k: MethodKind| match k {
-        MethodKind::Request => "Request",
-        MethodKind::Notification => "Notification",
-    };
-    let names = methods.iter().map(|m| {
-        let b = base(m);
-        let clash: Vec<&Method> = by_base[&b].iter().map(|&o| &methods[o]).collect();
-        let marker = if clash.len() == 1 {
-            b.clone()
-        } else if clash.iter().filter(|o| o.kind == m.kind).count() == 1 {
-            format!("{b}{}", kind_word(m.kind))
-        } else {
-            format!("{b}{}{}", kind_word(m.kind), type_name(&m.side.wire))
-        };
-        let same_side = clash.iter().filter(|o| o.side == m.side).count();
-        let handler =
-            if same_side == 1 { b.to_snake_case() } else { format!("{b}{}", kind_word(m.kind)).to_snake_case() };
-        MethodNames { marker, variant: b, handler }
-    });
-    Ok(names.collect())
 }
