@@ -5,10 +5,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use xtask::codegen::diff::{self, render};
+use acp_codegen::diff::{self, render};
 
-fn lower(name: &str, text: &str) -> Option<xtask::codegen::ir::Protocol> {
-    xtask::codegen::load::parse(name, text).and_then(|d| xtask::codegen::lower::lower(&d)).ok()
+fn lower(name: &str, text: &str) -> Option<acp_codegen::ir::Protocol> {
+    acp_codegen::load::parse(name, text).and_then(|d| acp_codegen::lower::lower(&d)).ok()
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -18,8 +18,8 @@ fuzz_target!(|data: &[u8]| {
         }
     };
     let doc = serde_json::from_str::<serde_json::Value>(&text).ok();
-    let lowered = xtask::codegen::load::parse(name, &text).and_then(|d| xtask::codegen::lower::lower(&d));
+    let lowered = acp_codegen::load::parse(name, &text).and_then(|d| acp_codegen::lower::lower(&d));
     if let Err(errors) = lowered {
-        acp_fuzz::assert_located(name, doc.as_ref(), &errors);
+        acp_fuzz::assert_located(name, doc.as_ref(), &errors.to_string());
     }
 });

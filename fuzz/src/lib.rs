@@ -30,13 +30,13 @@ pub fn bases() -> &'static [Base] {
                 .iter()
                 .map(|f| format!("schema/{f}"))
                 .collect();
-        let ok = root.join("xtask/tests/data/ok");
+        let ok = root.join("xtask/codegen/tests/data/ok");
         let mut small: Vec<String> = std::fs::read_dir(&ok)
             .map(|dir| {
                 dir.flatten()
                     .filter_map(|e| e.file_name().into_string().ok())
                     .filter(|n| n.ends_with(".json"))
-                    .map(|n| format!("xtask/tests/data/ok/{n}"))
+                    .map(|n| format!("xtask/codegen/tests/data/ok/{n}"))
                     .collect()
             })
             .unwrap_or_default();

@@ -28,7 +28,7 @@ fn types_unstable() -> bool {
 /// Distinct `x-method` values and the number of `x-method` definitions of a committed schema.
 fn schema_methods(version: &str) -> (BTreeSet<String>, usize) {
     let file = if types_unstable() { "schema.unstable.json" } else { "schema.json" };
-    let path = xtask::project_root().join(format!("schema/{version}/{file}"));
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("schema/{version}/{file}"));
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("schema")).expect("JSON");
     let defs = schema["$defs"].as_object().expect("$defs");
     let methods: Vec<String> = defs.values().filter_map(|d| d["x-method"].as_str().map(String::from)).collect();

@@ -6,8 +6,8 @@
 use crate::types_common;
 use types_common as common;
 
+use acp_codegen::samples::{instance, Rng};
 use common::RoundTrip;
-use xtask::codegen::samples::{instance, Rng};
 
 fn seed() -> u64 {
     std::env::var("ACP_PROPTEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
@@ -18,15 +18,15 @@ fn seed() -> u64 {
 fn check(version: &str, visit: impl Fn(&str, RoundTrip) -> Option<Result<(), String>>) {
     let file = if cfg!(feature = "unstable") { "schema.unstable.json" } else { "schema.json" };
     let name = format!("schema/{version}/{file}");
-    let protocol =
-        xtask::codegen::load(&xtask::project_root().join(&name), &name).expect("the committed schema lowers");
+    let protocol = acp_codegen::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(&name), &name)
+        .expect("the committed schema lowers");
     let seed = seed();
     let mut rng = Rng::new(seed);
     let mut failures = Vec::new();
     let mut checked = 0;
     for (i, t) in protocol.types.iter().enumerate() {
         for _ in 0..24 {
-            let value = instance(&protocol, xtask::codegen::ir::TypeId(i), &mut rng);
+            let value = instance(&protocol, acp_codegen::ir::TypeId(i), &mut rng);
             checked += 1;
             match visit(&t.name, RoundTrip(value)) {
                 Some(Ok(())) => {}

@@ -1,7 +1,7 @@
 //! Forward compatibility within a version: a peer built on a newer revision of the same schema
 //! sends a tag or enum value that ours does not list. For every message type (a method's params or
 //! result) and every enum and tagged union it can contain, a message with an unknown value at that
-//! place (`xtask::codegen::samples::unknown_cases`, from the generator's IR) decodes, keeps the
+//! place (`acp_codegen::samples::unknown_cases`, from the generator's IR) decodes, keeps the
 //! value in the catch-all (the schema's, or the one the generator added), and re-encodes to the
 //! same text, byte for byte. A value that only an added catch-all keeps is recorded
 //! (`LenientEvent::NotInSchema`, which `acp check` turns into a warning); one the schema's own
@@ -14,13 +14,13 @@
 use crate::types_common;
 use types_common as common;
 
+use acp_codegen::ir::TypeId;
+use acp_codegen::samples::{unknown_cases, Rng, UnknownCase};
 use acp_types::lenient::{collect, LenientEvent};
 use acp_types::TypeVisitor;
 use common::reverse_keys;
 use serde_json::Value;
 use std::collections::BTreeSet;
-use xtask::codegen::ir::TypeId;
-use xtask::codegen::samples::{unknown_cases, Rng, UnknownCase};
 
 /// What a decode recorded, comparable with what a case expects: (type, tag, value).
 type Recorded = Vec<(String, Option<String>, String)>;
@@ -91,8 +91,8 @@ struct Counts {
 fn check(version: &str, visit: impl Fn(&str, Check) -> Option<Result<(), String>>) -> Counts {
     let file = if cfg!(feature = "unstable") { "schema.unstable.json" } else { "schema.json" };
     let name = format!("schema/{version}/{file}");
-    let protocol =
-        xtask::codegen::load(&xtask::project_root().join(&name), &name).expect("the committed schema lowers");
+    let protocol = acp_codegen::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(&name), &name)
+        .expect("the committed schema lowers");
     // Deterministic: the seed only fills in the parts around the unknown value.
     let cases = unknown_cases(&protocol, &mut Rng::new(18));
     let mut failures = Vec::new();
@@ -141,7 +141,8 @@ fn v2_unknown_values_are_kept_and_written_back() {
 #[test]
 fn a_session_update_of_a_newer_v1_is_one_of_the_cases() {
     let name = "schema/v1/schema.json";
-    let protocol = xtask::codegen::load(&xtask::project_root().join(name), name).expect("lowers");
+    let protocol =
+        acp_codegen::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(name), name).expect("lowers");
     let cases = unknown_cases(&protocol, &mut Rng::new(18));
     let case = cases
         .iter()

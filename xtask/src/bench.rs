@@ -23,7 +23,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
 /// The line before the generated part of `BENCHMARKS.md`.
 pub const BEGIN: &str = "<!-- bench:begin -->";
@@ -614,27 +614,7 @@ pub fn load_average(loadavg: &str) -> Option<String> {
 
 /// `YYYY-MM-DD` of a time, in UTC.
 pub fn utc_date(time: SystemTime) -> String {
-    let secs = match time.duration_since(UNIX_EPOCH) {
-        Ok(d) => d.as_secs() as i64,
-        Err(e) => -(e.duration().as_secs() as i64) - 1,
-    };
-    let (year, month, day) = civil_date(secs.div_euclid(86_400));
-    format!("{year:04}-{month:02}-{day:02}")
-}
-
-/// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`).
-pub fn civil_date(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    // Months counted from March, so that February's leap day comes last.
-    let month_from_march = (5 * day_of_year + 2) / 153;
-    let day = (day_of_year - (153 * month_from_march + 2) / 5 + 1) as u32;
-    let month = if month_from_march < 10 { month_from_march + 3 } else { month_from_march - 9 } as u32;
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+    time::OffsetDateTime::from(time).date().to_string()
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,11 +9,12 @@
 //! run. Owns `.cache/schemas/history/`: the fetched files (`<package>/<version>/…`), the crates
 //! (`crates/`), their target dir (`target/`) and `report.md`.
 
-use crate::codegen::diff::{self, Severity};
-use crate::codegen::emit::crates::Workspace;
-use crate::codegen::{self, ir::Protocol};
+use crate::codegen;
 use crate::files::{files_under, write_if_changed};
 use crate::{process, schema};
+use acp_codegen::diff::{self, Severity};
+use acp_codegen::emit::crates::Workspace;
+use acp_codegen::ir::Protocol;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -38,20 +39,17 @@ const TEST_TIMEOUT: Duration = Duration::from_secs(600);
 // ------------------------------------------------------------------------------------------
 // The pure parts: ordering, de-duplication, pairs, names
 
-/// Semver precedence (`0.2.0-alpha.6` < `0.2.0-alpha.8` < `0.2.0` < `0.3.1`), build metadata
-/// only as a last tie-break so that the order is total. Not-quite-semver strings compare part
-/// by part, numbers numerically.
+/// Semver precedence (`0.2.0-alpha.6` < `0.2.0-alpha.8` < `0.2.0` < `0.3.1`, by the `semver`
+/// crate), build metadata only as a last tie-break so that the order is total. npm publishes
+/// only valid semver; a string that is not sorts after every version, by its text.
 pub fn compare_versions(a: &str, b: &str) -> Ordering {
-    let (core_a, pre_a) = version_parts(a);
-    let (core_b, pre_b) = version_parts(b);
-    compare_identifiers(&core_a, &core_b)
-        .then_with(|| match (pre_a, pre_b) {
-            (None, None) => Ordering::Equal,
-            (None, Some(_)) => Ordering::Greater,
-            (Some(_), None) => Ordering::Less,
-            (Some(x), Some(y)) => compare_identifiers(&x, &y),
-        })
-        .then_with(|| a.cmp(b))
+    match (semver::Version::parse(a), semver::Version::parse(b)) {
+        (Ok(x), Ok(y)) => x.cmp_precedence(&y),
+        (Ok(_), Err(_)) => Ordering::Less,
+        (Err(_), Ok(_)) => Ordering::Greater,
+        (Err(_), Err(_)) => Ordering::Equal,
+    }
+    .then_with(|| a.cmp(b))
 }
 
 /// Sorts versions oldest first by [`compare_versions`].
@@ -59,34 +57,9 @@ pub fn sort_versions(versions: &mut [String]) {
     versions.sort_by(|a, b| compare_versions(a, b));
 }
 
-/// The dot-separated core and pre-release identifiers of a version, without build metadata.
-fn version_parts(version: &str) -> (Vec<&str>, Option<Vec<&str>>) {
-    let version = version.split_once('+').map_or(version, |(v, _)| v);
-    match version.split_once('-') {
-        Some((core, pre)) => (core.split('.').collect(), Some(pre.split('.').collect())),
-        None => (version.split('.').collect(), None),
-    }
-}
-
-/// Semver's rule for identifiers: numbers numerically and before words; a longer list wins a tie.
-fn compare_identifiers(a: &[&str], b: &[&str]) -> Ordering {
-    for (x, y) in a.iter().zip(b) {
-        let order = match (x.parse::<u64>(), y.parse::<u64>()) {
-            (Ok(x), Ok(y)) => x.cmp(&y),
-            (Ok(_), Err(_)) => Ordering::Less,
-            (Err(_), Ok(_)) => Ordering::Greater,
-            (Err(_), Err(_)) => x.cmp(y),
-        };
-        if order != Ordering::Equal {
-            return order;
-        }
-    }
-    a.len().cmp(&b.len())
-}
-
-/// The major version (`0` for `0.4.5`; `0` when there is no number).
+/// The major version (`0` for `0.4.5`; `0` when it is not semver).
 pub fn major(version: &str) -> u64 {
-    version_parts(version).0.first().and_then(|m| m.parse().ok()).unwrap_or(0)
+    semver::Version::parse(version).map_or(0, |v| v.major)
 }
 
 /// Where a schema file was published.
@@ -412,7 +385,8 @@ fn fetch(cache: &Path) -> (Vec<Shipped>, Vec<String>, usize, usize) {
 /// that fails is removed by [`write_workspace`].
 fn generate(root: &Path, crates_dir: &Path, file: Distinct, crate_name: String) -> FileResult {
     let shown = file.origin.label();
-    let protocol = catch(|| codegen::load(&file.file, &shown)).map_err(|e| relative(root, &e));
+    let protocol =
+        catch(|| acp_codegen::load(&file.file, &shown).map_err(String::from)).map_err(|e| relative(root, &e));
     let error = write_crate(crates_dir, &file.file, &crate_name).err().map(|e| format!("generate: {e}"));
     FileResult { file, crate_name, protocol, error, tests: None }
 }

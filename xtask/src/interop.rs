@@ -55,16 +55,17 @@
 
 pub mod chains;
 pub mod conform_client;
+mod install;
 pub mod mcp;
+pub mod output;
 pub mod production;
 
-use crate::files;
 use crate::listener::{Listener, NotListening};
 use crate::process::{self, describe, run_with_timeout, tail, Finished, TAIL_LINES};
-use heck::ToSnakeCase;
+use install::{copy_crate, crate_dir, install_py, install_rs, PyPeer, RsPeer};
+pub(crate) use install::{install_npm_project, install_ts, TsPeer};
+pub use output::{parse_client_output, parse_v2_one_shot_output, parse_yolo_output, Transcript, Turn};
 pub use production::{Production, PRODUCTION};
-use serde_json::Value;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -430,310 +431,6 @@ pub fn run_report(root: &Path, only: Option<&str>) -> Result<Report, String> {
 }
 
 // ------------------------------------------------------------------------------------------
-// Installation
-
-/// The installed TypeScript SDK.
-#[derive(Debug, Clone)]
-pub(crate) struct TsPeer {
-    /// `.cache/interop/node`, passed to the drivers as `ACP_INTEROP_NODE_DIR`.
-    pub(crate) node_dir: PathBuf,
-}
-
-/// The installed Python SDK.
-#[derive(Debug, Clone)]
-struct PyPeer {
-    /// The venv's interpreter.
-    python: PathBuf,
-    /// `examples/echo_agent.py` of the unpacked sdist.
-    echo_agent: PathBuf,
-}
-
-/// Installs the TypeScript SDK and `ws` into `cache/node` (or reuses them); `cargo xtask bench`
-/// runs the network drivers from there too.
-pub(crate) fn install_ts(cache: &Path) -> Result<TsPeer, String> {
-    let node_dir = cache.join("node");
-    let pinned = [
-        (TS_SDK_PACKAGE, TS_SDK_VERSION),
-        ("zod", ZOD_VERSION),
-        ("ws", WS_VERSION),
-        (mcp::MCP_SERVER_PACKAGE, mcp::MCP_SERVER_VERSION),
-        (mcp::MCP_CLIENT_PACKAGE, mcp::MCP_SERVER_VERSION),
-    ];
-    install_npm_project(&node_dir, "acp-rpc-interop-peers", &pinned, &[])?;
-    Ok(TsPeer { node_dir })
-}
-
-/// An npm project in `dir` named `name` with exactly the `pinned` packages, installed with
-/// `npm install` and `extra` arguments, or reused: a marker (`.installed`) names what was
-/// installed, and each package's installed version is read back.
-pub(crate) fn install_npm_project(
-    dir: &Path,
-    name: &str,
-    pinned: &[(&str, &str)],
-    extra: &[&str],
-) -> Result<(), String> {
-    let modules = dir.join("node_modules");
-    let marker = dir.join(".installed");
-    let listed: Vec<String> = pinned.iter().map(|(package, version)| format!("{package}@{version}")).collect();
-    let stamp =
-        format!("{}\n", listed.iter().map(String::as_str).chain(extra.iter().copied()).collect::<Vec<_>>().join(" "));
-    let installed = |package: &str| installed_npm_version(&modules.join(package).join("package.json"));
-    let versions_ok = || pinned.iter().all(|(package, version)| installed(package).as_deref() == Some(*version));
-    if fs::read_to_string(&marker).ok().as_deref() == Some(stamp.as_str()) && versions_ok() {
-        return Ok(());
-    }
-
-    let started = Instant::now();
-    eprintln!("interop: installing {} into {}", listed.join(", "), dir.display());
-    fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let _ = fs::remove_file(&marker);
-    let dependencies: serde_json::Map<String, Value> =
-        pinned.iter().map(|(package, version)| (package.to_string(), Value::from(*version))).collect();
-    let manifest = serde_json::json!({
-        "name": name,
-        "private": true,
-        "description": "Written by `cargo xtask interop`; do not edit.",
-        "dependencies": dependencies,
-    });
-    let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())? + "\n";
-    let path = dir.join("package.json");
-    fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    let mut npm = process::npm();
-    npm.args(["install", "--no-audit", "--no-fund", "--loglevel=error"]).args(extra).current_dir(dir);
-    process::capture(&mut npm)?;
-    for (package, version) in pinned {
-        let found = installed(package);
-        if found.as_deref() != Some(*version) {
-            return Err(format!(
-                "npm install left {package} at {found:?} in {}, expected {version}",
-                modules.display()
-            ));
-        }
-    }
-    fs::write(&marker, stamp).map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
-    eprintln!("interop: installed {} in {:.1} s", listed.join(", "), started.elapsed().as_secs_f64());
-    Ok(())
-}
-
-fn installed_npm_version(package_json: &Path) -> Option<String> {
-    let text = fs::read_to_string(package_json).ok()?;
-    let value: Value = serde_json::from_str(&text).ok()?;
-    value.get("version")?.as_str().map(str::to_string)
-}
-
-fn install_py(cache: &Path) -> Result<PyPeer, String> {
-    let venv = cache.join("venv");
-    let python = venv_python(&venv);
-    let requirement = format!("{PY_SDK_PACKAGE}=={PY_SDK_VERSION}");
-
-    let marker = venv.join(".installed");
-    let stamp = format!("{requirement}\n");
-    if !(python.is_file() && fs::read_to_string(&marker).ok().as_deref() == Some(stamp.as_str())) {
-        let started = Instant::now();
-        eprintln!("interop: installing {requirement} into {}", venv.display());
-        let _ = fs::remove_file(&marker);
-        if !python.is_file() {
-            fs::create_dir_all(cache).map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
-            let mut create = process::python3();
-            create.arg("-m").arg("venv").arg(&venv);
-            process::capture(&mut create)?;
-        }
-        let mut pip = Command::new(&python);
-        pip.args(["-m", "pip", "install", "--disable-pip-version-check", "--quiet", &requirement]);
-        process::capture(&mut pip)?;
-        fs::write(&marker, stamp).map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
-        eprintln!("interop: installed {requirement} in {:.1} s", started.elapsed().as_secs_f64());
-    }
-
-    // The wheel has no examples; the source distribution ships examples/echo_agent.py.
-    let sdist = cache.join("sdist");
-    let stem = format!("{}-{PY_SDK_VERSION}", PY_SDK_PACKAGE.replace('-', "_"));
-    let unpacked = sdist.join(&stem);
-    let echo_agent = unpacked.join("examples").join("echo_agent.py");
-    if !echo_agent.is_file() {
-        let started = Instant::now();
-        eprintln!("interop: fetching the {requirement} source distribution into {}", sdist.display());
-        let mut download = Command::new(&python);
-        download
-            .args([
-                "-m",
-                "pip",
-                "download",
-                "--disable-pip-version-check",
-                "--quiet",
-                "--no-binary",
-                ":all:",
-                "--no-deps",
-                &requirement,
-                "-d",
-            ])
-            .arg(&sdist);
-        process::capture(&mut download)?;
-        let archive = sdist.join(format!("{stem}.tar.gz"));
-        if !archive.is_file() {
-            return Err(format!("pip download did not leave {} (found: {})", archive.display(), list_dir(&sdist)));
-        }
-        let mut unpack = Command::new(&python);
-        unpack.arg("-c").arg(UNPACK_PY).arg(&archive).arg(&sdist);
-        process::capture(&mut unpack)?;
-        if !echo_agent.is_file() {
-            return Err(format!(
-                "the {requirement} sdist has no {} (unpacked: {})",
-                echo_agent.display(),
-                list_dir(&unpacked)
-            ));
-        }
-        eprintln!("interop: unpacked the sdist in {:.1} s", started.elapsed().as_secs_f64());
-    }
-    Ok(PyPeer { python, echo_agent })
-}
-
-/// Unpacks `argv[1]` (a .tar.gz) into `argv[2]`, refusing members outside it where the
-/// interpreter supports extraction filters.
-const UNPACK_PY: &str = r#"import sys, tarfile
-with tarfile.open(sys.argv[1]) as archive:
-    if hasattr(tarfile, "data_filter"):
-        archive.extractall(sys.argv[2], filter="data")
-    else:
-        archive.extractall(sys.argv[2])
-"#;
-
-/// The built examples of the Rust SDK.
-#[derive(Debug, Clone)]
-struct RsPeer {
-    /// `.cache/interop/rust-sdk/target`, where the examples are built (and the official conductor
-    /// of the chain scenarios, which shares most of their dependencies: see [`chains`]).
-    target: PathBuf,
-    /// `target/debug/examples`.
-    examples: PathBuf,
-}
-
-impl RsPeer {
-    fn example(&self, name: &str) -> PathBuf {
-        self.examples.join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
-    }
-
-    fn agent(&self, protocol_version: u32) -> Result<PathBuf, Unavailable> {
-        match protocol_version {
-            1 => Ok(self.example("simple_agent")),
-            2 => Ok(self.example("simple_agent_v2")),
-            n => Err(Unavailable::Fail(format!("the Rust SDK has no example agent for v{n}"))),
-        }
-    }
-
-    fn client(&self, protocol_version: u32) -> Result<PathBuf, Unavailable> {
-        match protocol_version {
-            1 => Ok(self.example("yolo_one_shot_client")),
-            2 => Ok(self.example("v2_one_shot_client")),
-            n => Err(Unavailable::Fail(format!("the Rust SDK has no example client for v{n}"))),
-        }
-    }
-}
-
-/// Fetches the Rust SDK's crate with `cargo metadata --locked` on `interop/rust/` (which depends
-/// on it, pinned, and has a lockfile), copies its source into `.cache/interop/rust-sdk/` (cargo's
-/// own copy stays untouched) and builds the examples there with the crate's shipped lockfile.
-fn install_rs(root: &Path, cache: &Path) -> Result<RsPeer, String> {
-    let dir = cache.join("rust-sdk");
-    let target = dir.join("target");
-    let peer = RsPeer { examples: target.join("debug").join("examples"), target: target.clone() };
-    let marker = dir.join(".installed");
-    let stamp = format!("{RS_SDK_CRATE}@{RS_SDK_VERSION} --features {RS_SDK_FEATURES} {}\n", RS_SDK_EXAMPLES.join(" "));
-    if fs::read_to_string(&marker).ok().as_deref() == Some(stamp.as_str())
-        && RS_SDK_EXAMPLES.iter().all(|name| peer.example(name).is_file())
-    {
-        return Ok(peer);
-    }
-
-    let started = Instant::now();
-    eprintln!("interop: building the {RS_SDK_CRATE} {RS_SDK_VERSION} examples in {}", dir.display());
-    fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let _ = fs::remove_file(&marker);
-    let mut metadata = process::cargo();
-    metadata
-        .args(["metadata", "--locked", "--format-version", "1", "--manifest-path"])
-        .arg(root.join("interop").join("rust").join("Cargo.toml"));
-    let fetched = crate_dir(&process::capture(&mut metadata)?, RS_SDK_CRATE, RS_SDK_VERSION)?;
-
-    let manifest = copy_crate(&fetched, &dir.join(format!("{RS_SDK_CRATE}-{RS_SDK_VERSION}")))?;
-
-    // No debug info: with it, the build took 60 s and 1.4 GB here; without, 40 s and 0.6 GB.
-    let mut build = process::cargo();
-    build
-        .args(["build", "--quiet", "--locked", "--config", "profile.dev.debug=0", "--features", RS_SDK_FEATURES])
-        .args(RS_SDK_EXAMPLES.iter().flat_map(|name| ["--example", name]))
-        .arg("--manifest-path")
-        .arg(&manifest)
-        .arg("--target-dir")
-        .arg(&target);
-    process::capture(&mut build)?;
-    if let Some(missing) = RS_SDK_EXAMPLES.iter().map(|name| peer.example(name)).find(|path| !path.is_file()) {
-        return Err(format!("the build of the {RS_SDK_CRATE} examples left no {}", missing.display()));
-    }
-    fs::write(&marker, stamp).map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
-    eprintln!(
-        "interop: built the {RS_SDK_CRATE} {RS_SDK_VERSION} examples in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-    Ok(peer)
-}
-
-/// Copies a crate's source from cargo's registry (`fetched`) to `source` and returns the copy's
-/// manifest: a copy, so that a build writes nothing into cargo's registry; `[workspace]` is
-/// appended to the manifest to keep it out of this repository's workspace, which encloses
-/// `.cache/`.
-fn copy_crate(fetched: &Path, source: &Path) -> Result<PathBuf, String> {
-    if source.exists() {
-        fs::remove_dir_all(source).map_err(|e| format!("cannot remove {}: {e}", source.display()))?;
-    }
-    for file in files::files_under(fetched)? {
-        let (from, to) = (fetched.join(&file), source.join(&file));
-        if let Some(parent) = to.parent() {
-            fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-        }
-        fs::copy(&from, &to).map_err(|e| format!("cannot copy {} to {}: {e}", from.display(), to.display()))?;
-    }
-    let manifest = source.join("Cargo.toml");
-    let text = fs::read_to_string(&manifest).map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
-    fs::write(&manifest, format!("{text}\n# Added by `cargo xtask interop`.\n[workspace]\n"))
-        .map_err(|e| format!("cannot write {}: {e}", manifest.display()))?;
-    Ok(manifest)
-}
-
-/// The source directory of package `name` at `version` in `cargo metadata` output.
-fn crate_dir(metadata: &str, name: &str, version: &str) -> Result<PathBuf, String> {
-    let value: Value = serde_json::from_str(metadata).map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
-    let packages = value.get("packages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    let manifest = packages
-        .iter()
-        .filter(|p| p.get("name").and_then(Value::as_str) == Some(name))
-        .filter(|p| p.get("version").and_then(Value::as_str) == Some(version))
-        .find_map(|p| p.get("manifest_path").and_then(Value::as_str))
-        .ok_or_else(|| format!("cargo metadata lists no {name} {version}"))?;
-    Path::new(manifest).parent().map(Path::to_path_buf).ok_or_else(|| format!("bad manifest path {manifest}"))
-}
-
-fn venv_python(venv: &Path) -> PathBuf {
-    if cfg!(windows) {
-        venv.join("Scripts").join("python.exe")
-    } else {
-        venv.join("bin").join("python")
-    }
-}
-
-fn list_dir(dir: &Path) -> String {
-    match fs::read_dir(dir) {
-        Ok(entries) => {
-            let mut names: Vec<String> =
-                entries.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-            names.sort();
-            names.join(", ")
-        }
-        Err(e) => format!("cannot list {}: {e}", dir.display()),
-    }
-}
-
-// ------------------------------------------------------------------------------------------
 // Our examples
 
 /// The features our examples are built with: the network transports (`ws`, as the benchmarks')
@@ -779,6 +476,24 @@ fn target_debug(root: &Path) -> PathBuf {
 
 // ------------------------------------------------------------------------------------------
 // Scenarios
+
+impl RsPeer {
+    fn agent(&self, protocol_version: u32) -> Result<PathBuf, Unavailable> {
+        match protocol_version {
+            1 => Ok(self.example("simple_agent")),
+            2 => Ok(self.example("simple_agent_v2")),
+            n => Err(Unavailable::Fail(format!("the Rust SDK has no example agent for v{n}"))),
+        }
+    }
+
+    fn client(&self, protocol_version: u32) -> Result<PathBuf, Unavailable> {
+        match protocol_version {
+            1 => Ok(self.example("yolo_one_shot_client")),
+            2 => Ok(self.example("v2_one_shot_client")),
+            n => Err(Unavailable::Fail(format!("the Rust SDK has no example client for v{n}"))),
+        }
+    }
+}
 
 struct Env {
     root: PathBuf,
@@ -1166,187 +881,6 @@ fn check_rejected(succeeded: bool, stdout: &str, stderr: &str, method: &str, cod
     Ok(format!("{method} answered {code} as expected: {line}"))
 }
 
-/// A client's account of one turn, whatever its output format.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Turn {
-    /// How many updates the client printed (`None` when it prints only the agent's text).
-    pub updates: Option<usize>,
-    /// The agent's text: its text message chunks, concatenated.
-    pub agent_text: String,
-    /// The final stop reason as on the wire (`end_turn`); `None` when there was none.
-    pub stop_reason: Option<String>,
-}
-
-/// What a client driver printed: the updates, then the final stop reason.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Transcript {
-    /// Each `session/update` notification's `params.update`, in order.
-    pub updates: Vec<Value>,
-    /// The last line's `stopReason` (`None` when it was `null`).
-    pub stop_reason: Option<String>,
-}
-
-impl Transcript {
-    /// The concatenated text of the `agent_message_chunk` updates with text content.
-    pub fn agent_text(&self) -> String {
-        self.updates
-            .iter()
-            .filter(|u| u.get("sessionUpdate").and_then(Value::as_str) == Some("agent_message_chunk"))
-            .filter_map(|u| u.get("content"))
-            .filter(|c| c.get("type").and_then(Value::as_str) == Some("text"))
-            .filter_map(|c| c.get("text").and_then(Value::as_str))
-            .collect()
-    }
-
-    pub fn turn(&self) -> Turn {
-        Turn { updates: Some(self.updates.len()), agent_text: self.agent_text(), stop_reason: self.stop_reason.clone() }
-    }
-}
-
-/// Parses a client driver's stdout: JSON objects, one per non-blank line; every line but the
-/// last is an update (an object with a string `sessionUpdate`), the last is
-/// `{"stopReason": ...}`.
-pub fn parse_client_output(stdout: &str) -> Result<Transcript, String> {
-    let lines: Vec<(usize, &str)> =
-        stdout.lines().enumerate().map(|(i, line)| (i + 1, line.trim())).filter(|(_, line)| !line.is_empty()).collect();
-    let Some((&(last_no, last), updates)) = lines.split_last() else {
-        return Err("the client printed nothing (expected a final {\"stopReason\": ...} line)".into());
-    };
-    let parse = |no: usize, line: &str| -> Result<serde_json::Map<String, Value>, String> {
-        match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(map)) => Ok(map),
-            Ok(other) => Err(format!("stdout line {no} is not a JSON object: {other}")),
-            Err(e) => Err(format!("stdout line {no} is not JSON ({e}): {line}")),
-        }
-    };
-    let last_map = parse(last_no, last)?;
-    let stop_reason = match last_map.get("stopReason") {
-        Some(Value::String(reason)) => Some(reason.clone()),
-        Some(Value::Null) => None,
-        Some(other) => return Err(format!("stopReason is not a string: {other}")),
-        None => return Err(format!("the last stdout line (line {last_no}) has no stopReason: {last}")),
-    };
-    let mut parsed = Vec::with_capacity(updates.len());
-    for &(no, line) in updates {
-        let map = parse(no, line)?;
-        if map.contains_key("stopReason") && !map.contains_key("sessionUpdate") {
-            return Err(format!("stdout line {no} is a stopReason line but not the last"));
-        }
-        match map.get("sessionUpdate") {
-            Some(Value::String(_)) => parsed.push(Value::Object(map)),
-            _ => return Err(format!("stdout line {no} is not a session update (no string sessionUpdate): {line}")),
-        }
-    }
-    Ok(Transcript { updates: parsed, stop_reason })
-}
-
-/// Reads `yolo_one_shot_client`'s output: on stdout each update's Rust `{:?}` on one line, such as
-/// `AgentMessageChunk(ContentChunk { content: Text(TextContent { annotations: None, text: "hi",
-/// meta: None }), message_id: None, meta: None })`; on stderr, once the turn ended,
-/// `Stop reason: EndTurn`.
-pub fn parse_yolo_output(stdout: &str, stderr: &str) -> Result<Turn, String> {
-    const TEXT_CHUNK: &str = "AgentMessageChunk(ContentChunk { content: Text(TextContent {";
-    let mut updates = 0;
-    let mut agent_text = String::new();
-    for (no, line) in stdout.lines().enumerate().map(|(i, line)| (i + 1, line.trim())) {
-        if line.is_empty() {
-            continue;
-        }
-        let debug = parse_debug_line(line).map_err(|e| format!("stdout line {no}: {e}: {line}"))?;
-        if !(debug.skeleton.starts_with(|c: char| c.is_ascii_uppercase()) && debug.skeleton.ends_with(')')) {
-            return Err(format!("stdout line {no} is not a session update's {{:?}}: {line}"));
-        }
-        updates += 1;
-        if debug.skeleton.starts_with(TEXT_CHUNK) {
-            match debug.strings.iter().find(|(field, _)| field == "text") {
-                Some((_, text)) => agent_text.push_str(text),
-                None => return Err(format!("stdout line {no} is a text chunk without a text: {line}")),
-            }
-        }
-    }
-    let stop = stderr
-        .lines()
-        .rev()
-        .find_map(|line| line.trim().strip_prefix("Stop reason:"))
-        .ok_or_else(|| "stderr has no `Stop reason: ...` line (the turn did not end)".to_string())?;
-    Ok(Turn { updates: Some(updates), agent_text, stop_reason: Some(stop.trim().to_snake_case()) })
-}
-
-/// Reads `v2_one_shot_client`'s output: on stdout the agent's text, printed once the session went
-/// idle (its message chunks with `agent_message` snapshots applied, control characters other than
-/// newline and tab removed); on stderr `Session is idle: Some(EndTurn)` (or `None`).
-pub fn parse_v2_one_shot_output(stdout: &str, stderr: &str) -> Result<Turn, String> {
-    let idle = stderr
-        .lines()
-        .rev()
-        .find_map(|line| line.trim().strip_prefix("Session is idle:"))
-        .map(str::trim)
-        .ok_or_else(|| "stderr has no `Session is idle: ...` line (the turn did not end)".to_string())?;
-    let stop_reason = match idle {
-        "None" => None,
-        some => match some.strip_prefix("Some(").and_then(|rest| rest.strip_suffix(')')) {
-            Some(reason) => Some(reason.to_snake_case()),
-            None => return Err(format!("cannot read the stop reason of `Session is idle: {some}`")),
-        },
-    };
-    let agent_text = stdout.strip_suffix('\n').unwrap_or(stdout).to_string();
-    Ok(Turn { updates: None, agent_text, stop_reason })
-}
-
-/// One line of Rust `{:?}` output.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct DebugLine {
-    /// The line with every string literal emptied to `""`.
-    skeleton: String,
-    /// Each string literal, unescaped, with the field it is the value of (`""` when it is not a
-    /// field's direct value, as in `Some("x")`).
-    strings: Vec<(String, String)>,
-}
-
-/// Splits a `{:?}` line into its shape and its strings, undoing `str::escape_debug`.
-fn parse_debug_line(line: &str) -> Result<DebugLine, String> {
-    let mut skeleton = String::new();
-    let mut strings = Vec::new();
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        if c != '"' {
-            skeleton.push(c);
-            continue;
-        }
-        let field = skeleton
-            .strip_suffix(": ")
-            .and_then(|before| before.rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next())
-            .unwrap_or_default()
-            .to_string();
-        skeleton.push_str("\"\"");
-        let mut value = String::new();
-        loop {
-            match chars.next().ok_or("unterminated string")? {
-                '"' => break,
-                '\\' => value.push(match chars.next().ok_or("unterminated string")? {
-                    'n' => '\n',
-                    'r' => '\r',
-                    't' => '\t',
-                    '0' => '\0',
-                    'u' => {
-                        let rest = chars.as_str();
-                        let (hex, after) =
-                            rest.strip_prefix('{').and_then(|r| r.split_once('}')).ok_or("bad \\u escape")?;
-                        let code = u32::from_str_radix(hex, 16).map_err(|_| format!("bad \\u{{{hex}}} escape"))?;
-                        chars = after.chars();
-                        char::from_u32(code).ok_or(format!("bad \\u{{{hex}}} escape"))?
-                    }
-                    other @ ('\\' | '"' | '\'') => other,
-                    other => return Err(format!("unknown escape \\{other}")),
-                }),
-                other => value.push(other),
-            }
-        }
-        strings.push((field, value));
-    }
-    Ok(DebugLine { skeleton, strings })
-}
-
 // ------------------------------------------------------------------------------------------
 // Formatting
 
@@ -1382,53 +916,6 @@ fn first_line(text: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_updates_then_stop_reason() {
-        let out = concat!(
-            "{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":\"text\",\"text\":\"hello \"}}\n",
-            "\n",
-            "{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"t\"}\n",
-            "{\"content\":{\"type\":\"text\",\"text\":\"perm world\"},\"sessionUpdate\":\"agent_message_chunk\"}\n",
-            "{\"stopReason\": \"end_turn\"}\n",
-        );
-        let t = parse_client_output(out).unwrap();
-        assert_eq!(t.updates.len(), 3);
-        assert_eq!(t.stop_reason.as_deref(), Some("end_turn"));
-        assert_eq!(t.agent_text(), "hello perm world");
-        assert_eq!(check_turn(&t.turn(), PROMPT).unwrap(), "3 updates, stopReason end_turn");
-    }
-
-    #[test]
-    fn only_a_stop_reason() {
-        let t = parse_client_output("{\"stopReason\":\"cancelled\"}").unwrap();
-        assert!(t.updates.is_empty());
-        assert_eq!(t.stop_reason.as_deref(), Some("cancelled"));
-        let err = check_turn(&t.turn(), PROMPT).unwrap_err();
-        assert!(err.contains("stopReason cancelled"), "{err}");
-        let t = parse_client_output("{\"stopReason\":null}").unwrap();
-        assert_eq!(t.stop_reason, None);
-        assert!(check_turn(&t.turn(), PROMPT).unwrap_err().contains("null"));
-    }
-
-    #[test]
-    fn rejects_bad_output() {
-        let cases = [
-            ("", "printed nothing"),
-            ("  \n\n", "printed nothing"),
-            ("{\"sessionUpdate\":\"plan\"}\n", "no stopReason"),
-            ("not json\n{\"stopReason\":\"end_turn\"}\n", "line 1 is not JSON"),
-            ("[1]\n{\"stopReason\":\"end_turn\"}\n", "not a JSON object"),
-            ("{\"stopReason\":\"end_turn\"}\n{\"stopReason\":\"end_turn\"}\n", "not the last"),
-            ("{\"update\":1}\n{\"stopReason\":\"end_turn\"}\n", "not a session update"),
-            ("{\"stopReason\":3}\n", "not a string"),
-            ("{\"stopReason\":\"end_turn\"}\ntrailing\n", "line 2 is not JSON"),
-        ];
-        for (out, expected) in cases {
-            let err = parse_client_output(out).unwrap_err();
-            assert!(err.contains(expected), "{out:?}: {err}");
-        }
-    }
 
     #[test]
     fn agent_text_ignores_other_updates_and_content() {
@@ -1521,70 +1008,6 @@ mod tests {
         assert!(details("sh -c …", &run).contains("      oops"));
     }
 
-    /// What `yolo_one_shot_client` printed against our `echo_agent` (stdout, and stderr's end).
-    const YOLO_STDOUT: &str = "AgentMessageChunk(ContentChunk { content: Text(TextContent { annotations: None, \
-        text: \"hello perm world\", meta: None }), message_id: None, meta: None })\n";
-    const YOLO_STDERR: &str = "✅ Auto-approving permission request: RequestPermissionRequest { .. }\n\
-        ✅ Agent completed!\nStop reason: EndTurn\n";
-
-    #[test]
-    fn reads_the_yolo_client() {
-        let turn = parse_yolo_output(YOLO_STDOUT, YOLO_STDERR).unwrap();
-        assert_eq!(turn, Turn { updates: Some(1), agent_text: PROMPT.into(), stop_reason: Some("end_turn".into()) });
-        assert_eq!(check_turn(&turn, PROMPT).unwrap(), "1 update, stopReason end_turn");
-
-        let stdout = concat!(
-            "StateUpdate(Running(RunningStateUpdate { meta: None }))\n",
-            "AgentMessageChunk(ContentChunk { content: Text(TextContent { annotations: Some(Annotations { ",
-            "last_modified: Some(\"x, text: \\\"no\"), meta: None }), text: \"a \\\"b\\\"\\n\\\\ \\u{1b}\", meta: None }), ",
-            "message_id: Some(MessageId(\"m\")), meta: None })\n",
-            "AgentMessageChunk(ContentChunk { content: Image(ImageContent { data: \"\", mime_type: \"image/png\" }) })\n",
-            "UserMessageChunk(ContentChunk { content: Text(TextContent { annotations: None, text: \"user\", meta: None }) })\n",
-        );
-        let turn = parse_yolo_output(stdout, "Stop reason: MaxTurnRequests").unwrap();
-        assert_eq!(turn.updates, Some(4));
-        assert_eq!(turn.agent_text, "a \"b\"\n\\ \u{1b}");
-        assert_eq!(turn.stop_reason.as_deref(), Some("max_turn_requests"));
-    }
-
-    #[test]
-    fn rejects_bad_yolo_output() {
-        let cases = [
-            (YOLO_STDOUT, "✓ Session created\n", "no `Stop reason"),
-            ("Error: Error { code: -32601 }\n", YOLO_STDERR, "not a session update"),
-            ("AgentMessageChunk(ContentChunk { content: Text(TextContent { text: \"x", YOLO_STDERR, "unterminated"),
-            ("AgentMessageChunk(ContentChunk { content: Text(TextContent { text: \"\\q\" }) })", YOLO_STDERR, "escape"),
-            (
-                "AgentMessageChunk(ContentChunk { content: Text(TextContent { text: \"\\u{d800}\" }) })",
-                YOLO_STDERR,
-                "escape",
-            ),
-            (
-                "AgentMessageChunk(ContentChunk { content: Text(TextContent { meta: None }) })",
-                YOLO_STDERR,
-                "without a text",
-            ),
-        ];
-        for (stdout, stderr, expected) in cases {
-            let err = parse_yolo_output(stdout, stderr).unwrap_err();
-            assert!(err.contains(expected), "{stdout:?}: {err}");
-        }
-    }
-
-    #[test]
-    fn reads_the_v2_one_shot_client() {
-        let stderr = "Prompt accepted; waiting for session output and completion...\nSession is idle: Some(EndTurn)\n";
-        let turn = parse_v2_one_shot_output("Echo: hello perm world\n", stderr).unwrap();
-        assert_eq!(turn.agent_text, "Echo: hello perm world");
-        assert_eq!(check_turn(&turn, PROMPT).unwrap(), "stopReason end_turn");
-        let turn = parse_v2_one_shot_output("two\nlines\n\n", "Session is idle: None").unwrap();
-        assert_eq!((turn.agent_text.as_str(), turn.stop_reason), ("two\nlines\n", None));
-        let err = parse_v2_one_shot_output("", "Prompt accepted; waiting").unwrap_err();
-        assert!(err.contains("no `Session is idle"), "{err}");
-        let err = parse_v2_one_shot_output("", "Session is idle: EndTurn").unwrap_err();
-        assert!(err.contains("cannot read the stop reason"), "{err}");
-    }
-
     #[test]
     fn a_cancelled_turn() {
         let turn = parse_client_output("{\"stopReason\":\"cancelled\"}").unwrap().turn();
@@ -1620,34 +1043,5 @@ mod tests {
         let argv = rs_scenario_argv(Path::new("/sdk/yolo_one_shot_client"), &agent);
         assert_eq!(argv, ["/sdk/yolo_one_shot_client", "--command", r"'/a dir/echo_agent' 'it'\''s' --x=1 ''", PROMPT]);
         assert_eq!(command_string(&["/x/simple_agent_v2".into()]), "/x/simple_agent_v2");
-    }
-
-    #[test]
-    fn finds_the_crate_in_cargo_metadata() {
-        let metadata = r#"{"packages": [
-            {"name": "agent-client-protocol", "version": "4.0.0", "manifest_path": "/old/Cargo.toml"},
-            {"name": "agent-client-protocol", "version": "5.0.0", "manifest_path": "/reg/agent-client-protocol-5.0.0/Cargo.toml"}
-        ]}"#;
-        assert_eq!(crate_dir(metadata, RS_SDK_CRATE, "5.0.0").unwrap(), Path::new("/reg/agent-client-protocol-5.0.0"));
-        assert!(crate_dir(metadata, RS_SDK_CRATE, "6.0.0").unwrap_err().contains("lists no"));
-        assert!(crate_dir("warning", RS_SDK_CRATE, "5.0.0").unwrap_err().contains("no JSON"));
-    }
-
-    /// `interop/rust/` fetches the version the examples are built from.
-    #[test]
-    fn the_fetch_package_pins_the_sdk_version() {
-        let dir = crate::project_root().join("interop").join("rust");
-        let manifest: toml::Value = toml::from_str(&fs::read_to_string(dir.join("Cargo.toml")).unwrap()).unwrap();
-        let dependency = &manifest["dependencies"][RS_SDK_CRATE]["version"];
-        assert_eq!(dependency.as_str(), Some(format!("={RS_SDK_VERSION}").as_str()));
-        let lock: toml::Value = toml::from_str(&fs::read_to_string(dir.join("Cargo.lock")).unwrap()).unwrap();
-        let locked: Vec<&str> = lock["package"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|p| p["name"].as_str() == Some(RS_SDK_CRATE))
-            .filter_map(|p| p["version"].as_str())
-            .collect();
-        assert_eq!(locked, [RS_SDK_VERSION]);
     }
 }

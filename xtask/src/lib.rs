@@ -1,10 +1,11 @@
-//! The project's tooling, as a library so that tests can drive it: the generator ([`codegen`],
-//! with its pipeline drawn at the top of that module) and one module per other command, the
-//! drivers, which share [`process`] (and, for peers that listen on a port, [`listener`]; for
-//! those that speak TLS, [`tls`]).
+//! The project's tooling, as a library so that tests can drive it: one module per command, the
+//! drivers, which share [`process`] (and, for peers that listen on a port, [`listener`]; for those that speak TLS, [`tls`]). The
+//! generator itself is the `acp-codegen` package (`xtask/codegen/`, its pipeline drawn at the top
+//! of its `lib.rs`); [`codegen`] and [`diff`] are its commands.
 
 pub mod bench;
 pub mod codegen;
+pub mod diff;
 pub mod files;
 pub mod fuzz;
 pub mod history;

@@ -43,10 +43,10 @@ enum Command {
         new: String,
         /// How to print the report.
         #[arg(long, value_enum, default_value = "text")]
-        format: xtask::codegen::diff::Format,
+        format: xtask::diff::Format,
         /// Exit with status 1 when a finding is at least this severe.
         #[arg(long, value_enum, default_value = "never")]
-        fail_on: xtask::codegen::diff::FailOn,
+        fail_on: xtask::diff::FailOn,
     },
     /// Count the IR constructs (structs, unions, patch fields, lenient keywords, …) per schema.
     Stats,
@@ -105,7 +105,7 @@ fn main() -> ExitCode {
     let root = xtask::project_root();
     let result = match cli.command {
         Command::Diff { old, new, format, fail_on } => {
-            return xtask::codegen::diff::run_command(&root, &old, &new, format, fail_on);
+            return xtask::diff::run_command(&root, &old, &new, format, fail_on);
         }
         Command::Codegen { check: true, schema: Some(_), .. } => {
             Err("--check compares the committed output; it does not combine with --schema".into())

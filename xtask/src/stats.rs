@@ -1,6 +1,6 @@
 //! `cargo xtask stats`: how often each IR construct occurs in each committed schema file.
 
-use crate::codegen::ir::*;
+use acp_codegen::ir::*;
 use std::collections::BTreeMap;
 
 /// Counts of IR constructs in one protocol, by name, in a stable order.
@@ -83,10 +83,10 @@ pub fn count(p: &Protocol) -> BTreeMap<&'static str, usize> {
 /// One block of lines per committed schema file.
 pub fn report(root: &std::path::Path) -> Result<Vec<String>, String> {
     let mut lines = Vec::new();
-    for version in crate::codegen::versions(root)? {
+    for version in acp_codegen::versions(root)? {
         for file in ["schema.json", "schema.unstable.json"] {
             let name = format!("schema/{}/{file}", version.dir);
-            let p = crate::codegen::load(&root.join(&name), &name)?;
+            let p = acp_codegen::load(&root.join(&name), &name)?;
             lines.push(format!("{name}: {} types", p.types.len()));
             for (k, n) in count(&p) {
                 lines.push(format!("  {k}: {n}"));

@@ -139,7 +139,7 @@ fn crate_names_are_unique_cargo_names() {
 
 #[test]
 fn standalone_manifests_are_a_workspace_or_a_member() {
-    use xtask::codegen::emit::crates::{standalone, Workspace};
+    use acp_codegen::emit::crates::{standalone, Workspace};
     let support = std::env::temp_dir().join("support");
     let (own, _) = standalone("sdk-2-4-0", "schema.json", &support, Workspace::Own).expect("emits");
     assert!(own.ends_with("\n[workspace]\n"), "{own}");

@@ -31,7 +31,7 @@ fn older_published_schemas_generate_crates_that_compile() {
             let name = format!("acp-{}", rel.replace(['/', '.'], "-"));
             let out = out_root.join(&name);
             xtask::codegen::standalone(&file, &out).unwrap_or_else(|e| panic!("{rel}: {e}"));
-            let protocol = xtask::codegen::load(&file, &rel).expect("lowers");
+            let protocol = acp_codegen::load(&file, &rel).expect("lowers");
             let text = std::fs::read_to_string(&file).expect("read");
             let expected = distinct_methods(&text);
             let got: BTreeSet<(String, String)> =

@@ -1,0 +1,197 @@
+//! Emitting lenient decoding (`x-deserialize-*`): the `deserialize_with` functions of lenient
+//! fields, shared by every field of one shape in the `lenient_fns` module, or a field's own when
+//! it has a schema default.
+
+use super::Emitter;
+use crate::ir::*;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+/// The Rust wrapper of a lenient field that has a shared `lenient_fns::*` function; a field with
+/// a schema default gets a function of its own instead (its default is its own). Declared in the
+/// order of the functions' names, which is their order in the generated file.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum LenientShape {
+    /// `Option<T>`: a required nullable or an optional field.
+    Optional,
+    /// `Patch<T>`.
+    Patch,
+    /// `T`.
+    Required,
+}
+
+impl LenientShape {
+    pub(super) fn of(presence: &Presence) -> Option<LenientShape> {
+        match presence {
+            Presence::Required => Some(LenientShape::Required),
+            Presence::RequiredNullable | Presence::Optional => Some(LenientShape::Optional),
+            Presence::Patch => Some(LenientShape::Patch),
+            Presence::Defaulted(_) => None,
+        }
+    }
+
+    fn prefix(self) -> &'static str {
+        match self {
+            LenientShape::Optional => "option",
+            LenientShape::Patch => "patch",
+            LenientShape::Required => "required",
+        }
+    }
+}
+
+/// Lenient deserialize functions, shared by all fields of the same shape.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct LenientFn {
+    shape: LenientShape,
+    items: bool,
+    on_null: bool,
+    on_error: bool,
+}
+
+impl LenientFn {
+    fn name(&self) -> String {
+        let mut n = self.shape.prefix().to_string();
+        if self.items {
+            n.push_str("_items");
+        }
+        if self.on_null {
+            n.push_str("_on_null");
+        }
+        if self.on_error {
+            n.push_str("_on_error");
+        }
+        n
+    }
+}
+
+impl Emitter<'_> {
+    /// The per-field `deserialize_with` function of a lenient field with a schema default.
+    pub(super) fn defaulted_lenient_fn(
+        &self,
+        f: &Field,
+        de_fn: &str,
+        default_fn: &syn::Ident,
+        inner: &TokenStream,
+        fcfg: &TokenStream,
+    ) -> TokenStream {
+        let de_fn = format_ident!("{}", de_fn);
+        let base = if f.lenient.skip_invalid_items {
+            quote! { lenient::items }
+        } else {
+            quote! { lenient::value }
+        };
+        let chain = quote! { |v| lenient::explicit(v, #base) };
+        let chain = if f.lenient.default_on_null {
+            quote! { |v| lenient::null_default(v, #default_fn, #chain) }
+        } else {
+            chain
+        };
+        let on_error = if f.lenient.default_on_error {
+            quote! { Some(#default_fn) }
+        } else {
+            quote! { None }
+        };
+        let direct = if f.lenient.default_on_null {
+            quote! { |d| lenient::direct_null_default::<D, #inner, _>(d, #default_fn, Defaulted::explicit) }
+        } else {
+            quote! { |d| <#inner as serde::Deserialize>::deserialize(d).map(Defaulted::explicit) }
+        };
+        quote! {
+            #fcfg
+            fn #de_fn<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Defaulted<#inner>, D::Error> {
+                crate::support::lenient::field(deserializer, #on_error, #chain, #direct)
+            }
+        }
+    }
+
+    /// The `deserialize_with` path for a lenient field (shared by all fields of its shape).
+    pub(super) fn lenient_with(&self, f: &Field, shape: LenientShape) -> String {
+        let shape = LenientFn {
+            shape,
+            items: f.lenient.skip_invalid_items,
+            on_null: f.lenient.default_on_null,
+            on_error: f.lenient.default_on_error,
+        };
+        let name = shape.name();
+        self.lenient.borrow_mut().insert(shape);
+        format!("lenient_fns::{name}")
+    }
+
+    pub(super) fn lenient_fns(&self) -> TokenStream {
+        let shapes = self.lenient.borrow();
+        if shapes.is_empty() {
+            return quote! {};
+        }
+        let fns = shapes.iter().map(|s| {
+            let name = format_ident!("{}", s.name());
+            let base = if s.items {
+                quote! { lenient::items }
+            } else {
+                quote! { lenient::value }
+            };
+            let value_ty = if s.items {
+                quote! { Vec<T> }
+            } else {
+                quote! { T }
+            };
+            let (ret, chain, default) = match s.shape {
+                LenientShape::Required => (value_ty.clone(), quote! { #base }, quote! { <#value_ty>::default }),
+                LenientShape::Optional => {
+                    (quote! { Option<#value_ty> }, quote! { |v| lenient::option(v, #base) }, quote! { || None })
+                }
+                LenientShape::Patch => {
+                    (quote! { Patch<#value_ty> }, quote! { |v| lenient::patch(v, #base) }, quote! { Patch::default })
+                }
+            };
+            // The same shape decoded in place, for `support::optimistic`.
+            let direct = match (s.on_null, s.shape) {
+                (true, shape) => {
+                    let wrap = match shape {
+                        LenientShape::Required => quote! { |v| v },
+                        LenientShape::Optional => quote! { Some },
+                        LenientShape::Patch => quote! { Patch::Value },
+                    };
+                    quote! { |d| lenient::direct_null_default::<D, #value_ty, _>(d, #default, #wrap) }
+                }
+                (false, LenientShape::Required) => quote! { <#value_ty as serde::Deserialize>::deserialize },
+                (false, LenientShape::Optional) => quote! { <Option<#value_ty> as serde::Deserialize>::deserialize },
+                (false, LenientShape::Patch) => quote! { lenient::direct_patch::<D, #value_ty> },
+            };
+            let chain = if s.on_null {
+                quote! { |v| lenient::null_default(v, #default, #chain) }
+            } else {
+                chain
+            };
+            let on_error = if s.on_error {
+                quote! { Some(#default) }
+            } else {
+                quote! { None }
+            };
+            let needs_default = s.shape == LenientShape::Required && !s.items && (s.on_null || s.on_error);
+            let bound = if needs_default {
+                quote! { T: serde::de::DeserializeOwned + Default }
+            } else {
+                quote! { T: serde::de::DeserializeOwned }
+            };
+            {
+                quote! {
+                    pub(super) fn #name<'de, D: Deserializer<'de>, T>(deserializer: D) -> Result<#ret, D::Error>
+                    where
+                        #bound,
+                    {
+                        lenient::field(deserializer, #on_error, #chain, #direct)
+                    }
+                }
+            }
+        });
+        quote! {
+            /// `deserialize_with` functions for the lenient fields, one per field shape.
+            mod lenient_fns {
+                #[allow(unused_imports)]
+                use crate::support::{lenient, Defaulted, Patch};
+                use serde::Deserializer;
+                #(#fns)*
+            }
+        }
+    }
+}

@@ -1,0 +1,470 @@
+//! The protocol IR: what the generator knows about a protocol version, in a protocol engineer's
+//! nouns. No JSON Schema keyword survives lowering; emitters and the differ read only this.
+
+use serde_json::Value;
+
+/// Index of a type in [`Protocol::types`]. Ids are reserved before conversion, so references can
+/// point forward and cycles are fine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TypeId(pub usize);
+
+/// A protocol revision: every type and method of one schema file (or of a stable/unstable pair,
+/// once merged).
+#[derive(Debug, Clone)]
+pub struct Protocol {
+    /// Where it came from, e.g. `schema/v1/schema.json` (or both files, once merged).
+    pub source: String,
+    pub types: Vec<TypeDef>,
+    pub methods: Vec<Method>,
+}
+
+impl Protocol {
+    pub fn get(&self, id: TypeId) -> &TypeDef {
+        &self.types[id.0]
+    }
+
+    pub fn find(&self, name: &str) -> Option<TypeId> {
+        self.types.iter().position(|t| t.name == name).map(TypeId)
+    }
+}
+
+/// Which schema variant an item exists in, and so which feature settings include it: set by
+/// `merge` (a single lowered file is all [`Stability::Stable`]). What the schema says of the item
+/// is its [`Maturity`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stability {
+    /// In the stable schema (and therefore in the unstable one).
+    Stable,
+    /// Only in `schema.unstable.json`: behind the `unstable` feature.
+    Unstable,
+    /// Only in the stable schema, replaced by something else in the unstable one: present when
+    /// the `unstable` feature is off.
+    StableOnly,
+}
+
+/// What the schema says of an item: part of the protocol, or marked **UNSTABLE** in its
+/// description ("not part of the spec yet"). Read once, by lowering; the differ compares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Maturity {
+    Stable,
+    Unstable,
+}
+
+/// Provenance shared by every named item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Origin {
+    /// The name on the wire (property name, tag value, `$defs` key).
+    pub wire: String,
+    /// JSON pointer of the schema node it came from.
+    pub pointer: String,
+    pub docs: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct TypeDef {
+    /// The Rust name (unique within a protocol, per stability).
+    pub name: String,
+    pub origin: Origin,
+    pub stability: Stability,
+    pub maturity: Maturity,
+    /// Declared in `$defs` (as opposed to named after its parent).
+    pub named: bool,
+    pub kind: TypeKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum TypeKind {
+    Struct(Struct),
+    /// A named scalar or collection (`SessionId`, `ProtocolVersion`, …).
+    Newtype {
+        inner: TypeRef,
+        /// Held through a `Box`: see [`Field::boxed`].
+        boxed: bool,
+    },
+    /// A string enum. Always open: `catch_all` keeps any other string (the schema's plain-string
+    /// branch, or one the generator adds; see [`CatchAllSource`]).
+    StringEnum {
+        values: Vec<EnumValue>,
+        catch_all: CatchAll,
+    },
+    /// An integer enum (error codes). Always open: `catch_all` keeps any other integer.
+    IntEnum {
+        repr: IntKind,
+        values: Vec<IntValue>,
+        catch_all: CatchAll,
+    },
+    Union(Union),
+    /// Any JSON value (the schema is `{}`), e.g. `ExtRequest`.
+    Any,
+}
+
+/// A struct: named fields, optionally followed by a flattened union that owns the rest of the
+/// object (objects with both `properties` and `anyOf`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Struct {
+    pub fields: Vec<Field>,
+    pub flatten: Option<Flatten>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flatten {
+    /// Rust field name.
+    pub name: String,
+    pub ty: TypeId,
+    /// Held through a `Box`: see [`Field::boxed`].
+    pub boxed: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    pub name: String,
+    pub origin: Origin,
+    pub stability: Stability,
+    pub maturity: Maturity,
+    pub ty: TypeRef,
+    pub presence: Presence,
+    pub lenient: Lenient,
+    /// The value of `ty` (a named type) is held through a `Box`, because that type leads back to
+    /// the one holding it without an array or a map in between: decided by lowering (and again by
+    /// `merge`, which joins two graphs); emitters only read it.
+    pub boxed: bool,
+}
+
+/// How a field may appear on the wire.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Presence {
+    /// Must be present, never `null`.
+    Required,
+    /// Must be present, may be `null`.
+    RequiredNullable,
+    /// May be omitted, never `null`.
+    Optional,
+    /// May be omitted or `null`, and the two are distinct (patch semantics: omitted leaves a
+    /// value unchanged, `null` clears it).
+    Patch,
+    /// May be omitted; the schema's default applies then.
+    Defaulted(Value),
+}
+
+/// `x-deserialize-*`: where decoding repairs instead of failing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Lenient {
+    pub default_on_error: bool,
+    pub skip_invalid_items: bool,
+    pub default_on_null: bool,
+}
+
+impl Lenient {
+    pub fn any(&self) -> bool {
+        self.default_on_error || self.skip_invalid_items || self.default_on_null
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnumValue {
+    pub name: String,
+    pub origin: Origin,
+    pub stability: Stability,
+    pub maturity: Maturity,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntValue {
+    pub name: String,
+    pub value: i64,
+    pub origin: Origin,
+    pub stability: Stability,
+    pub maturity: Maturity,
+}
+
+/// The variant of an enum that keeps an unknown value as received.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatchAll {
+    pub name: String,
+    pub origin: Origin,
+    pub stability: Stability,
+    pub maturity: Maturity,
+    pub source: CatchAllSource,
+}
+
+/// Where a catch-all comes from.
+///
+/// A peer built on a newer revision of the same protocol version may send a value the schema
+/// does not list yet (a new `sessionUpdate`, a new `ToolKind`). Where the schema declares no
+/// catch-all, lowering adds one, so that such a value is kept and written back unchanged instead
+/// of failing the whole message. Emitted code records each value that only an added catch-all
+/// keeps (`support::lenient::LenientEvent::NotInSchema`), so `acp check` can warn about it; the
+/// differ ignores added catch-alls, because to other implementations the type is still closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CatchAllSource {
+    /// A branch of the schema: a plain string (or integer) beside the constants, or a branch
+    /// whose tag is a plain string. Named by its title (`Other` without one).
+    Schema,
+    /// Added by lowering to an enum or tagged union whose schema has no catch-all. Named
+    /// `Other`, else `Unknown`, `Unknown2`, `Unknown3`, …: the first no sibling variant has (see
+    /// `lower::catch_alls`).
+    Generator,
+}
+
+impl CatchAllSource {
+    /// Whether the schema declares the catch-all (as opposed to the generator adding it).
+    pub fn declared(self) -> bool {
+        self == CatchAllSource::Schema
+    }
+}
+
+/// A union of shapes: tagged branches keyed by the tag's value, at most one catch-all for unknown
+/// tags, and untagged branches tried in order when there is no tag.
+///
+/// A tagged union always has a catch-all, except when one of its untagged branches takes any JSON
+/// value (nothing would reach it). A catch-all the schema declares takes any object whose tag is
+/// a string no variant names, before the untagged branches; one the generator added
+/// ([`CatchAllSource::Generator`]) is tried last, after them, so that every value a branch of the
+/// schema accepts decodes as it did without it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Union {
+    /// The discriminating property, when any branch is tagged.
+    pub tag: Option<String>,
+    /// Lenient decoding of the tag itself, when the object declaring the union also declares the
+    /// tag as a property with `x-deserialize-*` (v2 `IdleStateUpdate.stopReason`): a tag of the
+    /// wrong type is then dropped and the untagged branches decide.
+    pub tag_lenient: Lenient,
+    pub variants: Vec<Variant>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variant {
+    pub name: String,
+    pub origin: Origin,
+    pub stability: Stability,
+    pub maturity: Maturity,
+    pub kind: VariantKind,
+    /// The body (a named type) is held through a `Box`: see [`Field::boxed`].
+    pub boxed: bool,
+}
+
+impl Variant {
+    /// The type its value is held in, if it has one (a tag-only variant and a catch-all have none).
+    pub fn body(&self) -> Option<&TypeRef> {
+        match &self.kind {
+            VariantKind::Tagged { body: Some(b), .. } | VariantKind::Untagged(b) => Some(b),
+            VariantKind::Tagged { body: None, .. } | VariantKind::CatchAll(_) => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum VariantKind {
+    /// `tag == value`; the body is the rest of the object (`None`: nothing but the tag).
+    Tagged { value: String, body: Option<TypeRef> },
+    /// Any other tag value (a string): the whole object, tag included, kept as received.
+    CatchAll(CatchAllSource),
+    /// No tag: tried in schema order.
+    Untagged(TypeRef),
+}
+
+/// A reference to a type, as a field or item sees it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TypeRef {
+    Named(TypeId),
+    String,
+    Bool,
+    Int(IntKind),
+    Float(FloatKind),
+    /// Only `null`.
+    Null,
+    /// Any JSON value.
+    Any,
+    /// An object with arbitrary keys (`_meta`).
+    Object,
+    Array(Box<TypeRef>),
+    /// An object whose values all have one type (`additionalProperties: {schema}`).
+    Map(Box<TypeRef>),
+    /// A payload whose type depends on the method of the message carrying it (the `params` and
+    /// `result` of the JSON-RPC envelopes): decoded through the method tables, raw JSON here.
+    MethodKeyed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum IntKind {
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FloatKind {
+    F32,
+    F64,
+}
+
+/// Request or notification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MethodKind {
+    Request,
+    Notification,
+}
+
+/// The side of a method (`x-side`): its wire name, and which end of a connection receives it.
+/// Decided once, by lowering; emitters and the differ read [`Side::receiver`] (the emitters
+/// through [`Receiver::receives`] and [`Receiver::role`]).
+///
+/// Ordered by wire name (the receiver follows from it), which is the order of the generated sides.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Side {
+    /// The `x-side` value: `agent`, `client`, `protocol`, `proxy`, or whatever a draft uses.
+    pub wire: String,
+    pub receiver: Receiver,
+}
+
+/// Who receives a method. The protocol has two ends, the agent and the client; a proxy may sit
+/// between them (`proxy` methods).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Receiver {
+    /// `agent`: the client sends it, the agent receives it.
+    Agent,
+    /// `client`: the agent sends it, the client receives it.
+    Client,
+    /// `protocol` (`$/cancel_request`) or `both`: it goes both ways, so either end receives it.
+    Either,
+    /// `proxy` (`proxy/successor`): a proxy between the two ends receives it, neither end does.
+    Proxy,
+    /// Any other `x-side` value: no end of the protocol, known only by its wire name.
+    Other,
+}
+
+impl Receiver {
+    /// Whether `recipient` receives the methods of this receiver: the agent those of `agent`,
+    /// the client those of `client`, both ends those that go both ways, a proxy those of `proxy`,
+    /// and no one those of any other side. A method implements the marker trait of each
+    /// recipient that receives it ([`Recipient::marker_trait`]).
+    pub fn receives(self, recipient: Recipient) -> bool {
+        match self {
+            Receiver::Agent => recipient == Recipient::Agent,
+            Receiver::Client => recipient == Recipient::Client,
+            Receiver::Either => matches!(recipient, Recipient::Agent | Recipient::Client),
+            Receiver::Proxy => recipient == Recipient::Proxy,
+            Receiver::Other => false,
+        }
+    }
+
+    /// The recipients of its methods, in [`Recipient::ALL`] order.
+    pub fn recipients(self) -> Vec<Recipient> {
+        Recipient::ALL.into_iter().filter(|r| self.receives(*r)).collect()
+    }
+
+    /// The one end of a connection that receives its methods (the side's role), when exactly one
+    /// does: none for methods that go both ways, to a proxy, or to no known recipient.
+    pub fn role(self) -> Option<Recipient> {
+        match self.recipients().as_slice() {
+            [one] if one.role().is_some() => Some(*one),
+            _ => None,
+        }
+    }
+}
+
+/// Who may receive a method, as the generated code names it: each has a marker trait in
+/// `support::rpc` that the markers of the methods it receives implement. The agent and the client
+/// are the two ends of a connection (`rpc::Role`); a proxy sits between them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Recipient {
+    Agent,
+    Client,
+    Proxy,
+}
+
+impl Recipient {
+    /// Every recipient, in the order of the marker traits (and of the generated test's checks).
+    pub const ALL: [Recipient; 3] = [Recipient::Agent, Recipient::Client, Recipient::Proxy];
+
+    /// The marker trait of the methods it receives (`rpc::ToAgent`, …).
+    pub fn marker_trait(self) -> &'static str {
+        match self {
+            Recipient::Agent => "ToAgent",
+            Recipient::Client => "ToClient",
+            Recipient::Proxy => "ToProxy",
+        }
+    }
+
+    /// The `rpc::Role` variant of an end of a connection; none for a proxy.
+    pub fn role(self) -> Option<&'static str> {
+        match self {
+            Recipient::Agent => Some("Agent"),
+            Recipient::Client => Some("Client"),
+            Recipient::Proxy => None,
+        }
+    }
+}
+
+/// A JSON-RPC method, from `x-method`/`x-side`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Method {
+    /// Wire name, e.g. `session/prompt`.
+    pub name: String,
+    /// The side that receives it.
+    pub side: Side,
+    pub kind: MethodKind,
+    pub params: TypeId,
+    /// The response type (requests only), matched by `x-method`, not by name.
+    pub result: Option<TypeId>,
+    pub stability: Stability,
+    /// The params name the session the message acts on: their struct has a required property
+    /// whose wire name is `sessionId` and whose value cannot be `null`. Decided by lowering
+    /// (`session_scoped`), per file; `merge` keeps each file's answer, since the params of one
+    /// method may name a session in one file only. Over Streamable HTTP, a POST of such a method
+    /// the agent receives carries `Acp-Session-Id`.
+    pub session_scoped: ByFeature<bool>,
+    /// Its Rust names, decided in lowering (and again in merge, over the version's methods) by
+    /// [`crate::naming::method_names`].
+    pub rust: MethodNames,
+    /// Where it was defined: the schema file and the JSON pointer of its `x-method` definition.
+    pub origin: MethodOrigin,
+}
+
+/// The Rust names of a method.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MethodNames {
+    /// Its marker type, unique in the version.
+    pub marker: String,
+    /// Its variant in its side's decoding enums, unique within its side and kind.
+    pub variant: String,
+    /// Its handler method (snake case, before keyword escaping), unique within its side.
+    pub handler: String,
+}
+
+/// Where a method was defined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MethodOrigin {
+    /// The schema file, as shown in messages.
+    pub file: String,
+    /// The JSON pointer of the definition carrying `x-method`.
+    pub pointer: String,
+}
+
+/// What a merged item says under each feature setting, where the two files may disagree while the
+/// item stays one (a method whose params name a session in one file only). A single lowered file
+/// says the same under both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ByFeature<T> {
+    /// With the `unstable` feature off: what `schema.json` says.
+    pub stable: T,
+    /// With the `unstable` feature on: what `schema.unstable.json` says.
+    pub unstable: T,
+}
+
+impl<T: Copy + PartialEq> ByFeature<T> {
+    /// The same under both settings.
+    pub fn both(value: T) -> Self {
+        ByFeature { stable: value, unstable: value }
+    }
+
+    /// The value, when both settings agree on it.
+    pub fn same(&self) -> Option<T> {
+        (self.stable == self.unstable).then_some(self.stable)
+    }
+}

@@ -1,0 +1,391 @@
+//! The JSON Schema model: a schema file parsed into typed nodes, each with its JSON pointer.
+//!
+//! Only the keywords the ACP schemas use are understood; any other keyword is an error that names
+//! its pointer, so a new construct in a draft is noticed instead of silently ignored.
+
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// One problem in a schema file, located by file and JSON pointer.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SchemaError {
+    pub file: String,
+    pub pointer: String,
+    pub message: String,
+}
+
+impl fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}#{}: {}", self.file, fragment(&self.pointer), self.message)
+    }
+}
+
+/// A JSON pointer as the fragment of a URI (RFC 6901, section 6), as far as one line of an error
+/// needs it: spaces, control characters and `%` are percent-encoded, so that a key holding a
+/// newline or `": "` cannot break or fake the `FILE#POINTER: message` form.
+pub fn fragment(pointer: &str) -> String {
+    let mut out = String::with_capacity(pointer.len());
+    for c in pointer.chars() {
+        if c == ' ' || c == '%' || c.is_control() {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Text from a schema (a name, a `$ref`) as a JSON string literal, so that quotes and newlines
+/// in it stay inside the message.
+pub fn quoted(text: &str) -> String {
+    Value::String(text.to_string()).to_string()
+}
+
+/// Why a schema file gave no protocol: it could not be read, is not JSON, or has problems at
+/// JSON pointers (all of them, sorted by location). Its text is one line per problem, each
+/// `FILE: …` or `FILE#POINTER: …`.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// The file could not be read.
+    Read { file: String, error: std::io::Error },
+    /// The text is not JSON.
+    Json { file: String, error: serde_json::Error },
+    /// Problems in the schema, each at its pointer: keywords or values the loader does not
+    /// support, or constructs lowering cannot express.
+    Schema(Vec<SchemaError>),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Read { file, error } => write!(f, "{file}: cannot read: {error}"),
+            LoadError::Json { file, error } => write!(f, "{file}: not valid JSON: {error}"),
+            LoadError::Schema(errors) => {
+                for (i, e) in errors.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("\n")?;
+                    }
+                    write!(f, "{e}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// For the drivers, whose commands report errors as text.
+impl From<LoadError> for String {
+    fn from(e: LoadError) -> String {
+        e.to_string()
+    }
+}
+
+/// Errors collected while reading or lowering, reported together, sorted by location.
+#[derive(Debug, Default)]
+pub struct Errors(pub Vec<SchemaError>);
+
+impl Errors {
+    pub fn push(&mut self, file: &str, pointer: &str, message: impl Into<String>) {
+        self.0.push(SchemaError { file: file.to_string(), pointer: pointer.to_string(), message: message.into() });
+    }
+
+    pub fn into_result<T>(mut self, value: T) -> Result<T, LoadError> {
+        if self.0.is_empty() {
+            return Ok(value);
+        }
+        self.0.sort();
+        self.0.dedup();
+        Err(LoadError::Schema(self.0))
+    }
+}
+
+/// A JSON type name from the `type` keyword.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum JsonType {
+    Null,
+    Boolean,
+    Integer,
+    Number,
+    String,
+    Array,
+    Object,
+}
+
+/// `additionalProperties` / `unevaluatedProperties`.
+#[derive(Debug, Clone)]
+pub enum Additional {
+    Allowed(bool),
+    Schema(Box<Schema>),
+}
+
+/// One schema node. Keywords that only validate (lengths, patterns) are kept for completeness.
+#[derive(Debug, Clone, Default)]
+pub struct Schema {
+    pub pointer: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub types: Option<Vec<JsonType>>,
+    pub reference: Option<String>,
+    pub all_of: Option<Vec<Schema>>,
+    pub any_of: Option<Vec<Schema>>,
+    pub one_of: Option<Vec<Schema>>,
+    pub not: Option<Box<Schema>>,
+    pub properties: Option<Vec<(String, Schema)>>,
+    pub required: Vec<String>,
+    pub additional: Option<Additional>,
+    pub unevaluated: Option<Additional>,
+    pub items: Option<Box<Schema>>,
+    pub constant: Option<Value>,
+    pub enumeration: Option<Vec<Value>>,
+    pub default: Option<Value>,
+    pub format: Option<String>,
+    pub minimum: Option<f64>,
+    pub maximum: Option<f64>,
+    pub discriminator: Option<String>,
+    pub x_method: Option<String>,
+    pub x_side: Option<String>,
+    pub default_on_error: bool,
+    pub skip_invalid_items: bool,
+    pub default_on_null: bool,
+    pub docs_ignore: bool,
+}
+
+impl Schema {
+    /// The empty schema `{}` (or `true`): any JSON value.
+    pub fn is_any(&self) -> bool {
+        self.types.is_none()
+            && self.reference.is_none()
+            && self.all_of.is_none()
+            && self.any_of.is_none()
+            && self.one_of.is_none()
+            && self.properties.is_none()
+            && self.items.is_none()
+            && self.constant.is_none()
+            && self.enumeration.is_none()
+            && self.not.is_none()
+            && self.additional.is_none()
+    }
+
+    /// `anyOf` or `oneOf` (the schemas use both for the same thing: exactly one branch matches).
+    pub fn branches(&self) -> Option<&[Schema]> {
+        self.any_of.as_deref().or(self.one_of.as_deref())
+    }
+}
+
+/// A parsed schema file.
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// The file name as given, used in error messages and generated headers.
+    pub file: String,
+    pub title: Option<String>,
+    /// The top-level `anyOf` of message shapes.
+    pub root: Schema,
+    /// `$defs`, in file order.
+    pub defs: Vec<(String, Schema)>,
+}
+
+/// Parses a schema file's text.
+pub fn parse(file: &str, text: &str) -> Result<Document, LoadError> {
+    let value: Value = serde_json::from_str(text).map_err(|error| LoadError::Json { file: file.to_string(), error })?;
+    let mut errors = Errors::default();
+    let doc = Reader { file, errors: &mut errors }.document(&value);
+    errors.into_result(doc)
+}
+
+struct Reader<'a> {
+    file: &'a str,
+    errors: &'a mut Errors,
+}
+
+impl Reader<'_> {
+    fn error(&mut self, pointer: &str, message: impl Into<String>) {
+        self.errors.push(self.file, pointer, message);
+    }
+
+    fn document(&mut self, value: &Value) -> Document {
+        let mut doc = Document { file: self.file.to_string(), title: None, root: Schema::default(), defs: Vec::new() };
+        let Some(object) = value.as_object() else {
+            self.error("", "a schema file must be a JSON object");
+            return doc;
+        };
+        let mut root = Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "$schema" => {}
+                "$defs" | "definitions" => match value.as_object() {
+                    Some(defs) => {
+                        for (name, def) in defs {
+                            let pointer = format!("/{key}/{}", escape(name));
+                            doc.defs.push((name.clone(), self.schema(def, &pointer)));
+                        }
+                    }
+                    None => self.error(&format!("/{key}"), "must be an object"),
+                },
+                _ => {
+                    root.insert(key.clone(), value.clone());
+                }
+            }
+        }
+        doc.root = self.schema(&Value::Object(root), "");
+        doc.title = doc.root.title.clone();
+        doc
+    }
+
+    fn schema(&mut self, value: &Value, pointer: &str) -> Schema {
+        let mut s = Schema { pointer: pointer.to_string(), ..Schema::default() };
+        let object = match value {
+            Value::Object(object) => object,
+            Value::Bool(true) => return s,
+            _ => {
+                self.error(pointer, "a schema must be an object or `true`");
+                return s;
+            }
+        };
+        for (key, value) in object {
+            let at = format!("{pointer}/{}", escape(key));
+            match key.as_str() {
+                "title" => s.title = self.string(value, &at),
+                "description" => s.description = self.string(value, &at),
+                "type" => s.types = self.types(value, &at),
+                "$ref" => s.reference = self.string(value, &at),
+                "allOf" => s.all_of = Some(self.list(value, &at)),
+                "anyOf" => s.any_of = Some(self.list(value, &at)),
+                "oneOf" => s.one_of = Some(self.list(value, &at)),
+                "not" => s.not = Some(Box::new(self.schema(value, &at))),
+                "properties" => match value.as_object() {
+                    Some(props) => {
+                        s.properties = Some(
+                            props
+                                .iter()
+                                .map(|(name, p)| (name.clone(), self.schema(p, &format!("{at}/{}", escape(name)))))
+                                .collect(),
+                        )
+                    }
+                    None => self.error(&at, "must be an object"),
+                },
+                "required" => match value.as_array() {
+                    Some(items) => {
+                        for (i, item) in items.iter().enumerate() {
+                            match item.as_str() {
+                                Some(name) => s.required.push(name.to_string()),
+                                None => self.error(&format!("{at}/{i}"), "must be a string"),
+                            }
+                        }
+                    }
+                    None => self.error(&at, "must be an array of property names"),
+                },
+                "additionalProperties" => s.additional = Some(self.additional(value, &at)),
+                "unevaluatedProperties" => s.unevaluated = Some(self.additional(value, &at)),
+                "items" => s.items = Some(Box::new(self.schema(value, &at))),
+                "const" => s.constant = Some(value.clone()),
+                "enum" => match value.as_array() {
+                    Some(values) => s.enumeration = Some(values.clone()),
+                    None => self.error(&at, "must be an array"),
+                },
+                "default" => s.default = Some(value.clone()),
+                "format" => s.format = self.string(value, &at),
+                "minimum" => s.minimum = self.number(value, &at),
+                "maximum" => s.maximum = self.number(value, &at),
+                "discriminator" => {
+                    s.discriminator = value.get("propertyName").and_then(Value::as_str).map(str::to_string);
+                    if s.discriminator.is_none() {
+                        self.error(&at, "expected an object with a string `propertyName`");
+                    }
+                }
+                "x-method" => s.x_method = self.string(value, &at),
+                "x-side" => s.x_side = self.string(value, &at),
+                "x-deserialize-default-on-error" => s.default_on_error = self.flag(value, &at),
+                "x-deserialize-skip-invalid-items" => s.skip_invalid_items = self.flag(value, &at),
+                "x-deserialize-default-on-null" => s.default_on_null = self.flag(value, &at),
+                "x-docs-ignore" => s.docs_ignore = self.flag(value, &at),
+                // Validation-only keywords: they constrain values but never change the Rust type.
+                "minLength" | "maxLength" | "minItems" | "maxItems" | "pattern" | "contentEncoding"
+                | "contentMediaType" | "uniqueItems" | "examples" | "deprecated" | "readOnly" | "writeOnly"
+                | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf" | "$comment" | "$id" => {}
+                other => self.error(&at, format!("unsupported keyword {}", quoted(other))),
+            }
+        }
+        s
+    }
+
+    fn list(&mut self, value: &Value, pointer: &str) -> Vec<Schema> {
+        match value.as_array() {
+            Some(items) => items.iter().enumerate().map(|(i, v)| self.schema(v, &format!("{pointer}/{i}"))).collect(),
+            None => {
+                self.error(pointer, "must be an array of schemas");
+                Vec::new()
+            }
+        }
+    }
+
+    fn additional(&mut self, value: &Value, pointer: &str) -> Additional {
+        match value {
+            Value::Bool(b) => Additional::Allowed(*b),
+            other => Additional::Schema(Box::new(self.schema(other, pointer))),
+        }
+    }
+
+    fn string(&mut self, value: &Value, pointer: &str) -> Option<String> {
+        match value.as_str() {
+            Some(s) => Some(s.to_string()),
+            None => {
+                self.error(pointer, "must be a string");
+                None
+            }
+        }
+    }
+
+    fn number(&mut self, value: &Value, pointer: &str) -> Option<f64> {
+        let n = value.as_f64();
+        if n.is_none() {
+            self.error(pointer, "must be a number");
+        }
+        n
+    }
+
+    fn flag(&mut self, value: &Value, pointer: &str) -> bool {
+        match value.as_bool() {
+            Some(b) => b,
+            None => {
+                self.error(pointer, "must be a boolean");
+                false
+            }
+        }
+    }
+
+    fn types(&mut self, value: &Value, pointer: &str) -> Option<Vec<JsonType>> {
+        let one = |name: &str| match name {
+            "null" => Some(JsonType::Null),
+            "boolean" => Some(JsonType::Boolean),
+            "integer" => Some(JsonType::Integer),
+            "number" => Some(JsonType::Number),
+            "string" => Some(JsonType::String),
+            "array" => Some(JsonType::Array),
+            "object" => Some(JsonType::Object),
+            _ => None,
+        };
+        let names: Vec<&Value> = match value {
+            Value::Array(items) => items.iter().collect(),
+            other => vec![other],
+        };
+        let mut types = Vec::new();
+        for name in names {
+            match name.as_str().and_then(one) {
+                Some(t) => types.push(t),
+                None => self.error(pointer, format!("unknown type {name}")),
+            }
+        }
+        Some(types)
+    }
+}
+
+/// Escapes a key for use in a JSON pointer (RFC 6901).
+pub fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}

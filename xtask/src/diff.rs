@@ -1,0 +1,163 @@
+//! `cargo xtask diff OLD NEW`: the command around the engine's differ ([`acp_codegen::diff`]).
+//!
+//! What `OLD` and `NEW` may be: `v1`, `v2` (the committed stable schemas),
+//! `v1-unstable`, `v2-unstable`, a schema file, or `REV:PATH` read with `git show` in the project
+//! root. Each is lowered as one file; stable and unstable files are never merged here.
+
+use acp_codegen::diff::{diff, render, Severity};
+use acp_codegen::ir::Protocol;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+/// `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// For a terminal.
+    Text,
+    /// A changelog, as committed in `schema/v1-to-v2.md`.
+    Markdown,
+    /// For scripts.
+    Json,
+}
+
+/// `--fail-on`: the least severity that makes the command exit with status 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    /// A breaking finding fails.
+    Breaking,
+    /// A breaking finding or a warning fails.
+    Warning,
+    /// Nothing fails (the default).
+    Never,
+}
+
+impl FailOn {
+    fn threshold(self) -> Option<Severity> {
+        match self {
+            FailOn::Never => None,
+            FailOn::Breaking => Some(Severity::Breaking),
+            FailOn::Warning => Some(Severity::Warning),
+        }
+    }
+}
+
+/// `cargo xtask diff OLD NEW`: the rendered report, and whether it reaches `fail_on`. An error
+/// means bad input (exit status 2).
+pub fn run(root: &Path, old: &str, new: &str, format: Format, fail_on: FailOn) -> Result<(String, bool), String> {
+    let (old_p, new_p) = match (load(root, old), load(root, new)) {
+        (Ok(o), Ok(n)) => (o, n),
+        (Err(e), Ok(_)) | (Ok(_), Err(e)) => return Err(e),
+        (Err(a), Err(b)) => return Err(format!("{a}\n{b}")),
+    };
+    let report = diff(&old_p, &new_p);
+    let text = match format {
+        Format::Text => render::text(&report),
+        Format::Markdown => render::markdown(&report),
+        Format::Json => render::json(&report),
+    };
+    Ok((text, fail_on.threshold().is_some_and(|t| report.reaches(t))))
+}
+
+/// `cargo xtask diff OLD NEW` as the command line runs it: the report on stdout; exit status 0,
+/// 1 when a finding reaches `fail_on`, 2 on bad input (the error on stderr).
+pub fn run_command(root: &Path, old: &str, new: &str, format: Format, fail_on: FailOn) -> ExitCode {
+    match run(root, old, new, format, fail_on) {
+        Ok((report, failed)) => {
+            // A closed pipe (`| head`) is not an error worth a panic.
+            let _ = std::io::Write::write_all(&mut std::io::stdout(), report.as_bytes());
+            ExitCode::from(u8::from(failed))
+        }
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Reads and lowers the schema that `spec` names.
+pub fn load(root: &Path, spec: &str) -> Result<Protocol, String> {
+    match resolve(root, spec)? {
+        Source::File(path, name) => Ok(acp_codegen::load(&path, &name)?),
+        Source::Git { rev, path } => {
+            let text = git_show(root, &rev, &path)?;
+            Ok(acp_codegen::load_text(&text, spec)?)
+        }
+    }
+}
+
+enum Source {
+    /// A file and the name it is shown under.
+    File(PathBuf, String),
+    Git {
+        rev: String,
+        path: String,
+    },
+}
+
+fn resolve(root: &Path, spec: &str) -> Result<Source, String> {
+    if let Some(name) = committed(spec) {
+        return Ok(Source::File(root.join(&name), name));
+    }
+    let path = Path::new(spec);
+    if path.is_file() {
+        return Ok(Source::File(path.to_path_buf(), spec.to_string()));
+    }
+    if let Some((rev, file)) = spec.split_once(':') {
+        if !rev.is_empty() && !file.is_empty() && !rev.starts_with('-') {
+            return Ok(Source::Git { rev: rev.to_string(), path: file.to_string() });
+        }
+    }
+    Err(format!(
+        "{spec}: no such file; expected a schema file, v1, v2, v1-unstable, v2-unstable or REV:PATH (read with \
+         `git show`)"
+    ))
+}
+
+/// `v1` → `schema/v1/schema.json`, `v2-unstable` → `schema/v2/schema.unstable.json`.
+fn committed(spec: &str) -> Option<String> {
+    let (version, file) = match spec.strip_suffix("-unstable") {
+        Some(v) => (v, "schema.unstable.json"),
+        None => (spec, "schema.json"),
+    };
+    let digits = version.strip_prefix('v')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(format!("schema/{version}/{file}"))
+}
+
+fn git_show(root: &Path, rev: &str, path: &str) -> Result<String, String> {
+    let object = format!("{rev}:{path}");
+    let output = Command::new("git")
+        .args(["show", "--no-textconv", &object])
+        .current_dir(root)
+        .output()
+        .map_err(|e| format!("{object}: cannot run `git show`: {e}"))?;
+    if !output.status.success() {
+        return Err(format!("{object}: `git show` failed: {}", String::from_utf8_lossy(&output.stderr).trim()));
+    }
+    String::from_utf8(output.stdout).map_err(|_| format!("{object}: not UTF-8"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn committed_names() {
+        assert_eq!(committed("v1").as_deref(), Some("schema/v1/schema.json"));
+        assert_eq!(committed("v2-unstable").as_deref(), Some("schema/v2/schema.unstable.json"));
+        for other in ["v", "va", "v1-beta", "1", "schema.json", "-unstable"] {
+            assert_eq!(committed(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn unknown_specs_are_errors() {
+        let root = crate::project_root();
+        for bad in ["no-such-file.json", ":x", "HEAD:", "-x:y"] {
+            let err = resolve(&root, bad).err().unwrap_or_default();
+            assert!(err.contains("no such file"), "{bad}: {err}");
+        }
+    }
+}
