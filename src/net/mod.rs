@@ -39,7 +39,7 @@ pub mod ws;
 pub use link::{ClientOptions, TransportHandle, DEFAULT_MAX_MESSAGE_SIZE};
 // What both ends read and write of the wire, for the submodules (not part of the API).
 #[cfg(feature = "ws")]
-use wire::PARSE_ERROR;
+use wire::{ws_config, PARSE_ERROR};
 #[cfg(feature = "http")]
 use wire::{envelope, requires_session_header, Envelope, Kind, NotAMessage, BATCH_ERROR, EVENT_STREAM, JSON};
 

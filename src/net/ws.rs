@@ -14,13 +14,12 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
 
 use super::link::header_map;
-use super::{envelope, NotAMessage, BATCH_ERROR, HEADER_CONNECTION_ID, PARSE_ERROR};
+use super::{envelope, ws_config, NotAMessage, BATCH_ERROR, HEADER_CONNECTION_ID, PARSE_ERROR};
 use super::{ClientOptions, TransportHandle};
 use crate::client::{connect_over, ClientConnection, ClientHandler};
 use crate::jsonrpc::Channels;
@@ -45,6 +44,9 @@ pub async fn open(url: &str, options: ClientOptions) -> io::Result<(Channels, Tr
     let host = uri.host().ok_or_else(|| invalid("no host"))?;
     let host = host.trim_start_matches('[').trim_end_matches(']');
     let tcp = TcpStream::connect((host, uri.port_u16().unwrap_or(if tls { 443 } else { 80 }))).await?;
+    // Each message is one frame written and flushed at once: Nagle's algorithm would only hold
+    // a small frame back until the peer's (delayed) ACK. The server side sets it too.
+    tcp.set_nodelay(true)?;
     #[cfg(feature = "tls")]
     if tls {
         let config = super::tls::client_config(options.ca_file.as_deref())?;
@@ -64,9 +66,7 @@ where
     let invalid = |why: &str| io::Error::new(io::ErrorKind::InvalidInput, format!("{url}: {why}"));
     let mut request = url.into_client_request().map_err(|e| invalid(&e.to_string()))?;
     request.headers_mut().extend(header_map(&options.headers)?);
-    let config = WebSocketConfig::default()
-        .max_message_size(Some(options.max_message_size))
-        .max_frame_size(Some(options.max_message_size));
+    let config = ws_config(options.max_message_size);
     let (socket, response) = tokio_tungstenite::client_async_with_config(request, stream, Some(config))
         .await
         .map_err(|e| io::Error::new(io::ErrorKind::ConnectionRefused, e))?;
