@@ -108,11 +108,15 @@ struct Sizes {
 }
 
 impl Sizes {
+    /// A run's time is read when its exit is noticed, which `run_with_timeout` polls for every
+    /// 20 ms (`acp_process`'s `POLL`): the long run has to be well above that. At 15,000 turns/s
+    /// (our WebSocket pair, issue 39) 200 turns took 13 ms, less than one poll, and the quick
+    /// round-trip rows came out empty or at random.
     fn new(quick: bool) -> Sizes {
         if quick {
-            Sizes { turns: 200, updates: 5_000, runs: 1 }
+            Sizes { turns: 1_000, updates: 20_000, runs: 1 }
         } else {
-            Sizes { turns: 2_000, updates: 50_000, runs: 3 }
+            Sizes { turns: 5_000, updates: 50_000, runs: 3 }
         }
     }
 }
