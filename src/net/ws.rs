@@ -15,7 +15,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, Mutex};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
@@ -161,15 +161,10 @@ impl jsonrpc::Source for Source {
                 _ = self.stop.cancelled() => return Ok(None),
                 frame = self.stream.next() => frame,
             };
-            let text = match frame {
-                Some(Ok(Message::Text(text))) => text,
-                Some(Ok(Message::Close(_))) | None => break,
-                Some(Ok(_)) => continue,
-                Some(Err(e)) => {
-                    tracing::warn!("acp ws: {e}");
-                    let _ = self.failure.set(io::Error::new(io::ErrorKind::ConnectionAborted, e.to_string()));
-                    break;
-                }
+            let text = match read(frame, &self.failure) {
+                Read::Text(text) => text,
+                Read::Skip => continue,
+                Read::End => break,
             };
             match answer_of(text.as_bytes()) {
                 Some(answer) => {
@@ -220,6 +215,29 @@ impl jsonrpc::Sink for Sink {
     }
 }
 
+/// What a frame read from the socket means to the transport.
+enum Read {
+    /// A message's text.
+    Text(Utf8Bytes),
+    /// Nothing to pass on (binary, ping, pong).
+    Skip,
+    /// The socket closed, or failed (the error kept in `failure`).
+    End,
+}
+
+fn read(frame: Option<Result<Message, WsError>>, failure: &OnceLock<io::Error>) -> Read {
+    match frame {
+        Some(Ok(Message::Text(text))) => Read::Text(text),
+        Some(Ok(Message::Close(_))) | None => Read::End,
+        Some(Ok(_)) => Read::Skip,
+        Some(Err(e)) => {
+            tracing::warn!("acp ws: {e}");
+            let _ = failure.set(io::Error::new(io::ErrorKind::ConnectionAborted, e.to_string()));
+            Read::End
+        }
+    }
+}
+
 /// What the transport answers itself to a frame from the agent: a batch, or no JSON message.
 fn answer_of(text: &[u8]) -> Option<&'static str> {
     match envelope(text) {
@@ -255,15 +273,10 @@ async fn run(
                 }
             }
             frame = socket.next() => {
-                let text = match frame {
-                    Some(Ok(Message::Text(text))) => text,
-                    Some(Ok(Message::Close(_))) | None => break,
-                    Some(Ok(_)) => continue,
-                    Some(Err(e)) => {
-                        tracing::warn!("acp ws: {e}");
-                        let _ = failure.set(io::Error::new(io::ErrorKind::ConnectionAborted, e.to_string()));
-                        break;
-                    }
+                let text = match read(frame, &failure) {
+                    Read::Text(text) => text,
+                    Read::Skip => continue,
+                    Read::End => break,
                 };
                 if let Some(answer) = answer_of(text.as_bytes()) {
                     if socket.send(Message::text(answer)).await.is_err() {
