@@ -641,7 +641,11 @@ fn log_to_stderr() {
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).finish().with(quiet_rmcp).init();
 }
 
-#[tokio::main]
+// One connection and one turn at a time: the connection's tasks (its reader, writer and
+// notification queue) wake each other on every message, which on one thread is a function call
+// and on a multi-threaded runtime a thread switch each (`cargo xtask bench`'s WebSocket round
+// trips: 7.7 context switches a turn, the turn rate bound by them).
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     log_to_stderr();
     let args = match parse_args() {

@@ -1,4 +1,4 @@
-//! The runtime rows for the official runtime `agent-client-protocol` 5.0.0, doing the same work as
+//! The runtime rows for the official runtime `agent-client-protocol` 5.2.0, doing the same work as
 //! [`crate::ours`]: protocol v1 connections built with `Agent.v1()` / `Client.v1()`, typed
 //! handlers for the real ACP messages, and the crate's own transports (`ByteStreams` over
 //! `tokio::io::duplex` halves through `tokio_util::compat`, `Stdio` for the agent process and

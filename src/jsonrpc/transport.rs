@@ -105,15 +105,20 @@ impl Source for ChannelSource {
     async fn next_frame(&mut self) -> std::io::Result<Option<Frame>> {
         loop {
             let Some(message) = self.incoming.recv().await else { return Ok(None) };
-            if message.len() > self.max {
-                return Ok(Some(Frame::TooLong { prefix: scan_prefix(&message), len: message.len() }));
-            }
-            // As on a pipe, a blank message is no message.
-            if !message.iter().all(u8::is_ascii_whitespace) {
-                return Ok(Some(Frame::Line(message)));
+            if let Some(frame) = message_frame(message, self.max) {
+                return Ok(Some(frame));
             }
         }
     }
+}
+
+/// A whole message (a WebSocket frame's text, say) as the frame the connection reads: too long
+/// for `max`, or a line; `None` for a blank one, which as on a pipe is no message.
+pub(crate) fn message_frame(message: Vec<u8>, max: usize) -> Option<Frame> {
+    if message.len() > max {
+        return Some(Frame::TooLong { prefix: scan_prefix(&message), len: message.len() });
+    }
+    (!message.iter().all(u8::is_ascii_whitespace)).then_some(Frame::Line(message))
 }
 
 impl Sink for mpsc::Sender<Vec<u8>> {

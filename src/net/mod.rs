@@ -38,10 +38,10 @@ pub mod ws;
 #[cfg(feature = "http")]
 pub use link::{ClientOptions, TransportHandle, DEFAULT_MAX_MESSAGE_SIZE};
 // What both ends read and write of the wire, for the submodules (not part of the API).
-#[cfg(feature = "ws")]
-use wire::PARSE_ERROR;
 #[cfg(feature = "http")]
 use wire::{envelope, requires_session_header, Envelope, Kind, NotAMessage, BATCH_ERROR, EVENT_STREAM, JSON};
+#[cfg(feature = "ws")]
+use wire::{ws_config, PARSE_ERROR};
 
 /// The header that names a connection (created by `initialize`).
 pub const HEADER_CONNECTION_ID: &str = "Acp-Connection-Id";

@@ -154,6 +154,25 @@ pub(super) const BATCH_ERROR: &str =
 #[cfg(feature = "ws")]
 pub(super) const PARSE_ERROR: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#;
 
+/// The read buffer of a WebSocket, both ends: 16 KiB rather than tungstenite's 128 KiB default.
+/// tungstenite zero-fills the unused capacity of its read buffer (up to this size) before every
+/// read (`FrameCodec::read_in`, tungstenite 0.28 `src/protocol/frame/mod.rs`), so the default
+/// cost a turn of the bench's round trips about 128 K instructions of `memset` per message, 72 %
+/// of the agent's instructions under callgrind, and each socket holds the buffer for its life.
+/// A larger message still fits: the buffer grows to the frame's length, 16 KiB a read.
+#[cfg(feature = "ws")]
+pub(super) const WS_READ_BUFFER: usize = 16 << 10;
+
+/// The WebSocket settings of both ends: messages and frames up to `limit` bytes, the read buffer
+/// of [`WS_READ_BUFFER`].
+#[cfg(feature = "ws")]
+pub(super) fn ws_config(limit: usize) -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig {
+    tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+        .read_buffer_size(WS_READ_BUFFER)
+        .max_message_size(Some(limit))
+        .max_frame_size(Some(limit))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
@@ -71,7 +71,7 @@ where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let limit = shared.limits.max_message_size;
-    let config = WebSocketConfig::default().max_message_size(Some(limit)).max_frame_size(Some(limit));
+    let config = crate::net::ws_config(limit);
     let socket = WebSocketStream::from_raw_socket(io, Role::Server, Some(config)).await;
     let (mut sink, mut stream) = socket.split();
     let (inbound, mut outbound) = shared.start_agent();
