@@ -17,7 +17,7 @@
 //! contains the prompt.
 //!
 //! The `…, cancelled` scenarios send [`SLOW_PROMPT`] with our client's `--cancel-after` through
-//! the proxy: the turn must end `cancelled` within [`super::CANCELLED_WITHIN`].
+//! the proxy: the turn must end `cancelled` within [`super::scenario::CANCELLED_WITHIN`].
 //!
 //! The teardown scenarios (`…, no process left`) check that our client ends a chain it spawned:
 //! the chain's agent is our `echo_agent` behind a launcher that ignores `SIGTERM` and runs on

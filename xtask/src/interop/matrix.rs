@@ -182,7 +182,7 @@ impl Report {
     }
 }
 
-/// Like [`run`], but returns the report even when scenarios fail (errors only when a peer cannot
+/// Like [`super::run`], but returns the report even when scenarios fail (errors only when a peer cannot
 /// be installed or `only` matches nothing).
 pub fn run_report(root: &Path, only: Option<&str>) -> Result<Report, String> {
     let matches = |name: String| only.is_none_or(|needle| name.contains(needle));

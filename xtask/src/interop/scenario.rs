@@ -1,5 +1,5 @@
 //! One scenario run and judged: what a client run must show ([`Expect`]), running a prepared
-//! command within [`TIMEOUT`] ([`run_judged`]) and the judgement on its output ([`evaluate`]).
+//! command within [`TIMEOUT`] (`run_judged`) and the judgement on its output (`evaluate`).
 
 use super::output::{parse_client_output, parse_v2_one_shot_output, parse_yolo_output, Turn};
 use super::report::{details, indent_rest};
