@@ -52,6 +52,12 @@
 //! production` selects them) run our `client` and `acp conform` against gemini-cli and codex-acp,
 //! offline, against the stand-in model server `interop/model/server.mjs`; each client run goes
 //! through `acp tap`, and `acp check` reads its transcript. See [`production`].
+//!
+//! Modules, by job (each imports only siblings, never this one): [`scenario`] (what a run must
+//! show, running one prepared command and judging it), [`peers`] (our examples and the peers'
+//! command lines), [`report`] (result-line text), `install` (the pinned peers), [`output`] (the
+//! clients' output), [`matrix`] (the scenario matrix and the whole run), and the composed
+//! scenarios [`production`], [`chains`], [`mcp`], [`conform_client`].
 
 pub mod chains;
 pub mod conform_client;
