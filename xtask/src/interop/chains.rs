@@ -17,7 +17,7 @@
 //! contains the prompt.
 //!
 //! The `…, cancelled` scenarios send [`SLOW_PROMPT`] with our client's `--cancel-after` through
-//! the proxy: the turn must end `cancelled` within [`super::CANCELLED_WITHIN`].
+//! the proxy: the turn must end `cancelled` within [`super::scenario::CANCELLED_WITHIN`].
 //!
 //! The teardown scenarios (`…, no process left`) check that our client ends a chain it spawned:
 //! the chain's agent is our `echo_agent` behind a launcher that ignores `SIGTERM` and runs on
@@ -37,11 +37,13 @@
 //!   "target/debug/examples/proxy --prefix '[proxy] '" target/debug/examples/echo_agent
 //! ```
 
-use super::{agent_argv, client_argv, command_string, crate_dir, details, evaluate, indent_rest};
-use super::{check_turn, copy_crate, parse_client_output, peer_command, production, Argv, Output, Transcript};
-use super::{
-    Env, Expect, Ours, Peer, ScenarioResult, Unavailable, Verdict, CANCEL_AFTER, PROMPT, SLOW_PROMPT, TIMEOUT,
-};
+use super::install::{copy_crate, crate_dir};
+use super::output::{parse_client_output, Transcript};
+use super::peers::{agent_argv, client_argv, path_arg, peer_command, Env, Ours, Peer};
+use super::production;
+use super::report::{command_string, details, indent_rest};
+use super::scenario::{check_turn, evaluate, Argv, Expect, Output, ScenarioResult, Unavailable, Verdict};
+use super::scenario::{CANCEL_AFTER, PROMPT, SLOW_PROMPT, TIMEOUT};
 use crate::process::{self, describe, run_with_timeout, Finished};
 use serde_json::Value;
 use std::fs;
@@ -316,7 +318,7 @@ fn conductor_argv(env: &Env, conductors: &Conductors, chain: Chain) -> Result<Ar
             Ours::Built { .. } => return Err(Unavailable::Skip("the proxy example is not built".into())),
             Ours::BuildFailed(message) => return Err(Unavailable::Fail(message.clone())),
         };
-        components.push(command_string(&[super::path_arg(proxy), "--prefix".into(), PREFIX.into()]));
+        components.push(command_string(&[path_arg(proxy), "--prefix".into(), PREFIX.into()]));
     }
     let agent = agent_argv(env, chain.agent, chain.protocol_version)?;
     components.push(match chain.check {
@@ -328,7 +330,7 @@ fn conductor_argv(env: &Env, conductors: &Conductors, chain: Chain) -> Result<Ar
         Conductor::Ours => (&conductors.ours, vec!["conduct".to_string()]),
     };
     let program = match built.as_ref().expect("conductor built for the selected scenarios") {
-        Ok(path) => super::path_arg(path),
+        Ok(path) => path_arg(path),
         Err(why) => return Err(Unavailable::Fail(why.clone())),
     };
     argv.insert(0, program);
@@ -346,7 +348,7 @@ fn cancelling_argv(env: &Env, chain: Chain, conductor: Argv) -> Result<Argv, Una
         (Peer::Ours, Ours::BuildFailed(message)) => return Err(Unavailable::Fail(message.clone())),
         (other, _) => return Err(Unavailable::Fail(format!("no cancelling client for {}", other.label()))),
     };
-    let mut argv = vec![super::path_arg(client), "--protocol-version".into(), chain.protocol_version.to_string()];
+    let mut argv = vec![path_arg(client), "--protocol-version".into(), chain.protocol_version.to_string()];
     argv.extend(["--prompt".into(), SLOW_PROMPT.into(), "--cancel-after".into(), CANCEL_AFTER.as_millis().to_string()]);
     argv.push("--".into());
     argv.extend(conductor);

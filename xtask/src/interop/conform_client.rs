@@ -15,7 +15,8 @@
 //! client has one) answers an unknown `_` request with a `null` result, not -32601
 //! (`rpc.method-not-found`).
 
-use super::{path_arg, peer_command, run_judged, Argv, Env, Ours, ScenarioResult, Unavailable, TIMEOUT};
+use super::peers::{path_arg, peer_command, Env, Ours};
+use super::scenario::{run_judged, Argv, ScenarioResult, Unavailable, TIMEOUT};
 use crate::process::Finished;
 use std::path::{Path, PathBuf};
 

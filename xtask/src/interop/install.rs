@@ -3,10 +3,6 @@
 //! `interop/rust/`, its examples built). Each step leaves a marker naming the version it
 //! installed, so that a second run reuses the cache.
 
-use super::{
-    mcp, PY_SDK_PACKAGE, PY_SDK_VERSION, RS_SDK_CRATE, RS_SDK_EXAMPLES, RS_SDK_FEATURES, RS_SDK_VERSION,
-    TS_SDK_PACKAGE, TS_SDK_VERSION, WS_VERSION, ZOD_VERSION,
-};
 use crate::{files, process};
 use serde_json::Value;
 use std::fs;
@@ -14,6 +10,39 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+/// The npm package of the official TypeScript SDK, installed at exactly [`TS_SDK_VERSION`].
+pub const TS_SDK_PACKAGE: &str = "@agentclientprotocol/sdk";
+/// Version of [`TS_SDK_PACKAGE`].
+pub const TS_SDK_VERSION: &str = "2.4.0";
+/// The SDK's peer dependency `zod` (`^3.25.76 || ^4.0.0`), pinned so that runs are repeatable.
+pub const ZOD_VERSION: &str = "4.6.7";
+/// The `ws` package, for the network drivers (`interop/ts/net-*.mjs`): Node 20 has no WebSocket
+/// of its own, and the SDK's Node adapter takes a `ws` `WebSocketServer`. The SDK develops and
+/// tests against `ws` `^8.18.0`.
+pub const WS_VERSION: &str = "8.18.3";
+/// The PyPI distribution of the official Python SDK, installed at exactly [`PY_SDK_VERSION`].
+pub const PY_SDK_PACKAGE: &str = "agent-client-protocol";
+/// Version of [`PY_SDK_PACKAGE`].
+pub const PY_SDK_VERSION: &str = "0.12.1";
+/// The crates.io crate of the official Rust SDK. Its published source ships the examples run
+/// here, and a `Cargo.lock` that pins their build (`--locked`).
+pub const RS_SDK_CRATE: &str = "agent-client-protocol";
+/// Version of [`RS_SDK_CRATE`]; `interop/rust/Cargo.toml` pins the same one, and
+/// `interop/rust/Cargo.lock` the crates fetched with it.
+pub const RS_SDK_VERSION: &str = "5.0.0";
+/// The features the four examples need (`v2_session_coordination` is not run).
+pub const RS_SDK_FEATURES: &str = "process,stdio,unstable_protocol_v2";
+/// The examples built: the agent and the one-shot client of each protocol version.
+pub const RS_SDK_EXAMPLES: [&str; 4] =
+    ["simple_agent", "simple_agent_v2", "yolo_one_shot_client", "v2_one_shot_client"];
+
+/// The MCP SDK package the TypeScript SDK's `fromMcpServer` serves (its optional peer
+/// dependency, `^2.4.0`), installed at exactly [`MCP_SERVER_VERSION`].
+pub const MCP_SERVER_PACKAGE: &str = "@modelcontextprotocol/server";
+/// Version of [`MCP_SERVER_PACKAGE`] and [`MCP_CLIENT_PACKAGE`].
+pub const MCP_SERVER_VERSION: &str = "2.4.0";
+/// The MCP SDK's client, with which `interop/ts/mcp-http-agent.mjs` calls HTTP MCP servers.
+pub const MCP_CLIENT_PACKAGE: &str = "@modelcontextprotocol/client";
 /// The installed TypeScript SDK.
 #[derive(Debug, Clone)]
 pub(crate) struct TsPeer {
@@ -38,8 +67,8 @@ pub(crate) fn install_ts(cache: &Path) -> Result<TsPeer, String> {
         (TS_SDK_PACKAGE, TS_SDK_VERSION),
         ("zod", ZOD_VERSION),
         ("ws", WS_VERSION),
-        (mcp::MCP_SERVER_PACKAGE, mcp::MCP_SERVER_VERSION),
-        (mcp::MCP_CLIENT_PACKAGE, mcp::MCP_SERVER_VERSION),
+        (MCP_SERVER_PACKAGE, MCP_SERVER_VERSION),
+        (MCP_CLIENT_PACKAGE, MCP_SERVER_VERSION),
     ];
     install_npm_project(&node_dir, "acp-rpc-interop-peers", &pinned, &[])?;
     Ok(TsPeer { node_dir })

@@ -27,19 +27,15 @@
 //!   target/debug/examples/mcp_http_proxy "node interop/ts/mcp-http-agent.mjs"
 //! ```
 
-use super::{command_string, parse_client_output, path_arg, peer_command, run_judged, Argv, Env, Ours};
-use super::{ScenarioResult, Transcript, Unavailable, TIMEOUT};
+pub use super::install::{MCP_CLIENT_PACKAGE, MCP_SERVER_PACKAGE, MCP_SERVER_VERSION};
+use super::output::{parse_client_output, Transcript};
+use super::peers::{path_arg, peer_command, Env, Ours};
+use super::report::command_string;
+use super::scenario::{run_judged, Argv, ScenarioResult, Unavailable, TIMEOUT};
 use crate::process::Finished;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-/// The MCP SDK package the TypeScript SDK's `fromMcpServer` serves (its optional peer
-/// dependency, `^2.4.0`), installed at exactly [`MCP_SERVER_VERSION`].
-pub const MCP_SERVER_PACKAGE: &str = "@modelcontextprotocol/server";
-/// Version of [`MCP_SERVER_PACKAGE`] and [`MCP_CLIENT_PACKAGE`].
-pub const MCP_SERVER_VERSION: &str = "2.4.0";
-/// The MCP SDK's client, with which `interop/ts/mcp-http-agent.mjs` calls HTTP MCP servers.
-pub const MCP_CLIENT_PACKAGE: &str = "@modelcontextprotocol/client";
 /// The prompt: `mcp` makes our echo agent call the client's `echo` tool with it.
 pub const MCP_PROMPT: &str = "hello mcp world";
 /// What our echo agent says before the tool's text.

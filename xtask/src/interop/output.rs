@@ -189,7 +189,7 @@ fn parse_debug_line(line: &str) -> Result<DebugLine, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interop::{check_turn, PROMPT};
+    use crate::interop::scenario::{check_turn, PROMPT};
 
     #[test]
     fn parses_updates_then_stop_reason() {

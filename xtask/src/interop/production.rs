@@ -35,8 +35,11 @@
 //!
 //! (the `command:` line of a failure has the exact command, environment included).
 
-use super::{details, first_line, indent_rest, indented_tail, parse_client_output, path_arg, Argv, Transcript};
-use super::{Ours, ScenarioResult, Verdict};
+use super::install::install_npm_project;
+use super::output::{parse_client_output, Transcript};
+use super::peers::{path_arg, target_debug, Ours};
+use super::report::{details, first_line, indent_rest, indented_tail};
+use super::scenario::{Argv, ScenarioResult, Verdict, LISTEN_TIMEOUT};
 use crate::listener::{Listener, NotListening};
 use crate::process::{self, describe, run_with_timeout, Finished};
 use serde_json::Value;
@@ -336,7 +339,7 @@ pub(super) fn install_agents(cache: &Path) -> Result<Agents, String> {
         [(GEMINI_PACKAGE, GEMINI_VERSION), (CODEX_ACP_PACKAGE, CODEX_ACP_VERSION), (CODEX_PACKAGE, CODEX_VERSION)];
     // No install scripts: gemini-cli's (keytar, node-pty builds) are for features unused here,
     // and Codex's binary is a plain optional dependency.
-    super::install_npm_project(&dir, "acp-rpc-interop-agents", &pinned, &["--ignore-scripts"])?;
+    install_npm_project(&dir, "acp-rpc-interop-agents", &pinned, &["--ignore-scripts"])?;
     for program in [&agents.gemini_js, &agents.codex_acp_js] {
         if !program.is_file() {
             return Err(format!("npm install left no {}", program.display()));
@@ -351,7 +354,7 @@ pub(super) fn build_acp(root: &Path) -> Result<PathBuf, String> {
     let mut build = process::cargo();
     build.args(["build", "--quiet", "-p", "acp-tool"]).current_dir(root);
     process::capture(&mut build)?;
-    let acp = super::target_debug(root).join(format!("acp{}", std::env::consts::EXE_SUFFIX));
+    let acp = target_debug(root).join(format!("acp{}", std::env::consts::EXE_SUFFIX));
     if !acp.is_file() {
         return Err(format!("cargo build -p acp-tool left no {}", acp.display()));
     }
@@ -487,7 +490,7 @@ pub(super) fn set_up(root: &Path, cache: &Path, ours: &Ours, acp: Result<PathBuf
             let _ = fs::remove_file(&log);
             let mut server = Command::new("node");
             server.arg(&server_js).args(["--listen", "127.0.0.1:0", "--log"]).arg(&log).current_dir(root);
-            let model = Listener::start(&mut server, super::LISTEN_TIMEOUT).map_err(|e| match e {
+            let model = Listener::start(&mut server, LISTEN_TIMEOUT).map_err(|e| match e {
                 NotListening::Exited { status, stderr } => {
                     format!("the stand-in model server exited with {status}:\n{}", indented_tail(&stderr))
                 }
