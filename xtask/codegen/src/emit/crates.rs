@@ -3,7 +3,7 @@
 //! `Cargo.toml` and `src/lib.rs`, and the standalone crate of `codegen --schema FILE --out DIR`.
 //! Every file starts with the generated-file header, manifests included.
 
-use super::render;
+use super::common::{header, render};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use std::path::Path;
@@ -147,7 +147,7 @@ pub fn version_lib(version: &SchemaVersion, sources: &str) -> Result<String, Str
 /// texts, embedded byte for byte.
 pub fn schema_json_module(version: &SchemaVersion, sources: &str, stable: &str, unstable: &str) -> String {
     let dir = &version.dir;
-    let mut out = super::header(sources);
+    let mut out = header(sources);
     out.push_str(&format!(
         "//! The JSON Schemas of {dir}, as published (`schema/{dir}/`), for validating messages against them.\n\n\
          /// The text of `schema/{dir}/schema.json`.\n\

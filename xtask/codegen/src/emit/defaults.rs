@@ -1,7 +1,7 @@
 //! Emitting schema defaults: the Rust expression of a `default` value, the function that gives a
 //! field its default, and `impl Default` for structs whose every field may be omitted.
 
-use super::{cfg_for, ident, int_type, Emitter};
+use super::common::{cfg_for, ident, int_type, Emitter};
 use crate::ir::*;
 use heck::ToSnakeCase;
 use proc_macro2::{Literal, TokenStream};

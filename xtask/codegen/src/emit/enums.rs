@@ -2,7 +2,7 @@
 //! and integer enums (error codes, with a catch-all keeping any other integer). A value that only
 //! a catch-all the generator added keeps is recorded (`lenient::note_not_in_schema`).
 
-use super::{cfg_for, docs, ident, int_type, schema_impl, variant_lists};
+use super::common::{cfg_for, docs, ident, int_type, schema_impl, support, variant_lists};
 use crate::ir::*;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -26,11 +26,9 @@ pub(super) fn string_enum(values: &[EnumValue], c: &CatchAll, name: &syn::Ident,
     });
     let variant_consts = variant_lists("VARIANTS", false, values.iter().map(|v| (v.origin.wire.clone(), v.stability)));
     let (cn, d) = (ident(&c.name), catch_all_docs(c));
-    let schema_impl = schema_impl(
-        name,
-        cfg,
-        quote! { crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true) },
-    );
+    let support = support();
+    let schema_impl =
+        schema_impl(name, cfg, quote! { #support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true) });
     let wire_impls = string_enum_wire_impls(name, c, cfg);
     quote! {
         #cfg
@@ -167,13 +165,14 @@ fn int_enum_schema_impl(values: &[IntValue], name: &syn::Ident, cfg: &TokenStrea
         let (c, l) = (cfg_for(v.stability), int_literal(v.value));
         quote! { #c known.push(#l); }
     });
+    let support = support();
     schema_impl(
         name,
         cfg,
         quote! {{
             let mut known: Vec<i64> = Vec::new();
             #(#known)*
-            crate::support::schema::int_enum(&known, true)
+            #support::schema::int_enum(&known, true)
         }},
     )
 }

@@ -2,67 +2,11 @@
 //! fields, shared by every field of one shape in the `lenient_fns` module, or a field's own when
 //! it has a schema default.
 
-use super::Emitter;
+use super::common::{support, Emitter};
+use super::shape::{LenientFn, LenientShape};
 use crate::ir::*;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
-
-/// The Rust wrapper of a lenient field that has a shared `lenient_fns::*` function; a field with
-/// a schema default gets a function of its own instead (its default is its own). Declared in the
-/// order of the functions' names, which is their order in the generated file.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum LenientShape {
-    /// `Option<T>`: a required nullable or an optional field.
-    Optional,
-    /// `Patch<T>`.
-    Patch,
-    /// `T`.
-    Required,
-}
-
-impl LenientShape {
-    pub(super) fn of(presence: &Presence) -> Option<LenientShape> {
-        match presence {
-            Presence::Required => Some(LenientShape::Required),
-            Presence::RequiredNullable | Presence::Optional => Some(LenientShape::Optional),
-            Presence::Patch => Some(LenientShape::Patch),
-            Presence::Defaulted(_) => None,
-        }
-    }
-
-    fn prefix(self) -> &'static str {
-        match self {
-            LenientShape::Optional => "option",
-            LenientShape::Patch => "patch",
-            LenientShape::Required => "required",
-        }
-    }
-}
-
-/// Lenient deserialize functions, shared by all fields of the same shape.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct LenientFn {
-    shape: LenientShape,
-    items: bool,
-    on_null: bool,
-    on_error: bool,
-}
-
-impl LenientFn {
-    fn name(&self) -> String {
-        let mut n = self.shape.prefix().to_string();
-        if self.items {
-            n.push_str("_items");
-        }
-        if self.on_null {
-            n.push_str("_on_null");
-        }
-        if self.on_error {
-            n.push_str("_on_error");
-        }
-        n
-    }
-}
 
 impl Emitter<'_> {
     /// The per-field `deserialize_with` function of a lenient field with a schema default.
@@ -96,10 +40,11 @@ impl Emitter<'_> {
         } else {
             quote! { |d| <#inner as serde::Deserialize>::deserialize(d).map(Defaulted::explicit) }
         };
+        let support = support();
         quote! {
             #fcfg
             fn #de_fn<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Defaulted<#inner>, D::Error> {
-                crate::support::lenient::field(deserializer, #on_error, #chain, #direct)
+                #support::lenient::field(deserializer, #on_error, #chain, #direct)
             }
         }
     }
@@ -184,11 +129,12 @@ impl Emitter<'_> {
                 }
             }
         });
+        let support = support();
         quote! {
             /// `deserialize_with` functions for the lenient fields, one per field shape.
             mod lenient_fns {
                 #[allow(unused_imports)]
-                use crate::support::{lenient, Defaulted, Patch};
+                use #support::{lenient, Defaulted, Patch};
                 use serde::Deserializer;
                 #(#fns)*
             }

@@ -3,7 +3,7 @@
 //! `decode`, a handler trait whose defaults answer method-not-found, and the dispatch functions.
 //! Reads only the IR's methods and the names of their params and result types.
 
-use super::{cfg_for, docs, ident, render};
+use super::common::{cfg_for, docs, ident, render, support};
 use crate::ir::*;
 use crate::naming;
 use heck::ToSnakeCase;
@@ -76,13 +76,14 @@ pub fn methods_module(p: &Protocol, sources: &str) -> Result<String, String> {
     let side_enum = side_enum(&sides);
     let tables = tables(&sides);
     let tests = marker_tests(&named);
+    let support = support();
     let tokens = quote! {
         //! Method tables: a marker type per method (see [`rpc::Method`]; by who receives it,
         //! [`rpc::ToAgent`], [`rpc::ToClient`] or [`rpc::ToProxy`]), the [`METHODS`] table, and
         //! per receiving side the decoding enums, a handler trait and its dispatch.
         #![allow(clippy::large_enum_variant)]
 
-        use crate::support::rpc::{self, RpcError};
+        use #support::rpc::{self, RpcError};
         #[allow(unused_imports)]
         use serde_json::value::RawValue;
         // Types by path: a marker may share its name with a schema type.

@@ -2,9 +2,9 @@
 //! `deserialize_with`, the flattened union, the `new` constructor; and newtypes (`pub struct
 //! Id(pub String)`) with their conversions.
 
+use super::common::{cfg_for, docs, ident, Emitter};
 use super::defaults::{default_fn, default_impl};
-use super::lenient::LenientShape;
-use super::{cfg_for, docs, ident, Emitter};
+use super::shape::LenientShape;
 use crate::ir::*;
 use heck::ToSnakeCase;
 use proc_macro2::TokenStream;

@@ -3,7 +3,7 @@
 //! the `schemars` schema. A catch-all the schema declares takes an unknown tag at once; one the
 //! generator added comes last, after the untagged branches, and records what it keeps.
 
-use super::{cfg_for, docs, ident, schema_impl, variant_lists, Emitter};
+use super::common::{cfg_for, docs, ident, schema_impl, support, variant_lists, Emitter};
 use crate::ir::*;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -42,13 +42,14 @@ impl Emitter<'_> {
         };
         let deserialize_impl = union_deserialize_impl(u, &parts, union_name, name, cfg);
         let schema_branches = &parts.schema_branches;
+        let support = support();
         let schema_impl = schema_impl(
             name,
             cfg,
             quote! {{
                 let mut branches: Vec<serde_json::Value> = Vec::new();
                 #(#schema_branches)*
-                crate::support::schema::any_of(branches)
+                #support::schema::any_of(branches)
             }},
         );
         let from_json = union_from_json(u, &parts, union_name, name, cfg);
@@ -143,8 +144,9 @@ impl Emitter<'_> {
         let (vn, c, d) = (ident(&v.name), cfg_for(v.stability), docs(v.origin.docs.as_deref()));
         parts.tag_arms.push(quote! { #c Some(#value) => #index, });
         let Some(b) = body else {
+            let support = support();
             parts.schema_branches.push(quote! {
-                #c branches.push(crate::support::schema::tag_only(#tag, #value));
+                #c branches.push(#support::schema::tag_only(#tag, #value));
             });
             parts.variants.push(quote! { #d #c #vn, });
             parts.ser_arms.push(quote! { #c Self::#vn => union::tag_only(serializer, #tag, #value), });
@@ -155,8 +157,9 @@ impl Emitter<'_> {
             return;
         };
         let ty = self.rust(b, v.boxed);
+        let support = support();
         parts.schema_branches.push(quote! {
-            #c branches.push(crate::support::schema::tagged(generator.subschema_for::<#ty>(), #tag, #value));
+            #c branches.push(#support::schema::tagged(generator.subschema_for::<#ty>(), #tag, #value));
         });
         parts.variants.push(quote! { #d #c #vn(#ty), });
         parts.ser_arms.push(quote! { #c Self::#vn(body) => union::tagged(serializer, #tag, #value, body), });
@@ -342,8 +345,9 @@ fn tag_fn(u: &Union, tag: &str) -> TokenStream {
 fn catch_all_variant(parts: &mut UnionParts, v: &Variant, source: CatchAllSource, tag: &str) {
     let (vn, c) = (ident(&v.name), cfg_for(v.stability));
     let d = docs(v.origin.docs.as_deref().or(Some("Any other variant, kept whole as received.")));
+    let support = support();
     parts.schema_branches.push(quote! {
-        #c branches.push(crate::support::schema::catch_all(#tag, Self::KNOWN_TAGS));
+        #c branches.push(#support::schema::catch_all(#tag, Self::KNOWN_TAGS));
     });
     parts.variants.push(quote! { #d #c #vn(Meta), });
     parts.ser_arms.push(quote! { #c Self::#vn(object) => object.serialize(serializer), });
