@@ -57,7 +57,7 @@ fn session_id(result: &Value) -> Result<String, String> {
 
 /// One open ACP connection with one session.
 enum Conn {
-    Ws(WsConn),
+    Ws(Box<WsConn>),
     Http(HttpConn),
 }
 
@@ -143,8 +143,15 @@ impl HttpConn {
         let json = body.lines().find_map(|l| l.strip_prefix("data:")).unwrap_or(&body).trim();
         result(serde_json::from_str(json).map_err(|e| format!("initialize answer: {e}"))?)?;
         let (sender, inbox) = mpsc::unbounded_channel();
-        let mut conn =
-            HttpConn { client, url: url.into(), connection, session: String::new(), inbox, next: 1, _streams: Vec::new() };
+        let mut conn = HttpConn {
+            client,
+            url: url.into(),
+            connection,
+            session: String::new(),
+            inbox,
+            next: 1,
+            _streams: Vec::new(),
+        };
         let stream = conn.stream(None).await?;
         conn._streams.push(tokio::spawn(read_events(stream, sender.clone())));
         conn.session = session_id(&conn.call(new_session(1)).await?)?;
@@ -194,7 +201,7 @@ impl HttpConn {
 impl Conn {
     async fn open(url: &str) -> Result<Conn, String> {
         if url.starts_with("ws://") {
-            WsConn::open(url).await.map(Conn::Ws)
+            WsConn::open(url).await.map(|c| Conn::Ws(Box::new(c)))
         } else {
             HttpConn::open(url).await.map(Conn::Http)
         }
