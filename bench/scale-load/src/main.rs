@@ -13,7 +13,7 @@
 //! per text frame), `http://` Streamable HTTP (`POST /` for each message, answers on the
 //! connection's and the session's SSE streams, as `acp-rpc`'s `net` module describes it).
 
-use futures::{SinkExt, StreamExt};
+use futures::{FutureExt, SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -254,6 +254,41 @@ struct Tally {
     errors: usize,
 }
 
+/// Turns one after another until `end`: their latencies, and the error that stopped them.
+async fn turns_until<F, T>(end: Instant, mut turn: F) -> (Tally, Option<String>)
+where
+    F: FnMut() -> T,
+    T: std::future::Future<Output = Result<(), String>>,
+{
+    let mut tally = Tally::default();
+    while Instant::now() < end {
+        let t = Instant::now();
+        match turn().await {
+            Ok(()) => tally.latencies.push(t.elapsed().as_micros().min(u32::MAX as u128) as u32),
+            Err(e) => {
+                tally.errors += 1;
+                return (tally, Some(e));
+            }
+        }
+    }
+    (tally, None)
+}
+
+/// The tallies of the turn loops, and the first error (after `first_error`).
+async fn gather(
+    tasks: Vec<tokio::task::JoinHandle<(Tally, Option<String>)>>,
+    mut first_error: Option<String>,
+) -> (Vec<Tally>, Option<String>) {
+    let mut tallies = Vec::new();
+    for task in tasks {
+        if let Ok((tally, error)) = task.await {
+            tallies.push(tally);
+            first_error = first_error.or(error);
+        }
+    }
+    (tallies, first_error)
+}
+
 fn report(tallies: Vec<Tally>, seconds: f64, opened: usize, first_error: Option<String>) {
     let mut latencies: Vec<u32> = tallies.iter().flat_map(|t| t.latencies.iter().copied()).collect();
     let errors: usize = tallies.iter().map(|t| t.errors).sum();
@@ -269,38 +304,21 @@ fn report(tallies: Vec<Tally>, seconds: f64, opened: usize, first_error: Option<
 }
 
 async fn active(url: &str, n: usize, seconds: f64) {
-    let (conns, mut first_error) = open_all(url, n).await;
+    let (conns, first_error) = open_all(url, n).await;
     let opened = conns.len();
     let start = Instant::now();
     let end = start + Duration::from_secs_f64(seconds);
     let tasks: Vec<_> = conns
         .into_iter()
-        .map(|mut conn| {
-            tokio::spawn(async move {
-                let mut tally = Tally::default();
-                let mut error = None;
-                while Instant::now() < end {
-                    let t = Instant::now();
-                    match conn.turn().await {
-                        Ok(()) => tally.latencies.push(t.elapsed().as_micros().min(u32::MAX as u128) as u32),
-                        Err(e) => {
-                            tally.errors += 1;
-                            error = Some(e);
-                            break;
-                        }
-                    }
-                }
-                (tally, error)
-            })
+        .map(|conn| {
+            let conn = Arc::new(Mutex::new(conn));
+            tokio::spawn(turns_until(end, move || {
+                let conn = conn.clone();
+                async move { conn.lock().await.turn().await }
+            }))
         })
         .collect();
-    let mut tallies = Vec::new();
-    for task in tasks {
-        if let Ok((tally, error)) = task.await {
-            tallies.push(tally);
-            first_error = first_error.or(error);
-        }
-    }
+    let (tallies, first_error) = gather(tasks, first_error).await;
     report(tallies, start.elapsed().as_secs_f64(), opened, first_error);
 }
 
@@ -369,33 +387,13 @@ async fn stdio(agent: &[String], n: usize, seconds: f64) -> Result<(), String> {
         .into_iter()
         .map(|session| {
             let (call, next) = (call.clone(), next.clone());
-            tokio::spawn(async move {
-                let mut tally = Tally::default();
-                let mut error = None;
-                while Instant::now() < end {
-                    let id = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let t = Instant::now();
-                    match call(prompt(id, &session)).await {
-                        Ok(_) => tally.latencies.push(t.elapsed().as_micros().min(u32::MAX as u128) as u32),
-                        Err(e) => {
-                            tally.errors += 1;
-                            error = Some(e);
-                            break;
-                        }
-                    }
-                }
-                (tally, error)
-            })
+            tokio::spawn(turns_until(end, move || {
+                let id = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                call(prompt(id, &session)).map(|answer| answer.map(drop))
+            }))
         })
         .collect();
-    let mut tallies = Vec::new();
-    let mut first_error = None;
-    for task in tasks {
-        if let Ok((tally, error)) = task.await {
-            tallies.push(tally);
-            first_error = first_error.or(error);
-        }
-    }
+    let (tallies, first_error) = gather(tasks, None).await;
     report(tallies, start.elapsed().as_secs_f64(), n, first_error);
     Ok(())
 }

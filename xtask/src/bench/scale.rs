@@ -38,6 +38,9 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(120);
 /// Sockets a connection holds at the server: over HTTP the connection's SSE stream, the session's
 /// and the POSTs' keep-alive connection; over WebSocket the one socket.
 const HTTP_SOCKETS: usize = 3;
+/// TCP connections our server serves at once by default (`Limits::max_tcp_connections`,
+/// src/net/server/limits.rs); `echo_agent --listen` keeps the default.
+const OURS_MAX_TCP: usize = 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Server {
@@ -173,6 +176,15 @@ pub fn run(root: &Path, peers: &Peers, quick: bool, write: bool, command: &str) 
                         thousands(sockets as u64),
                         thousands(limit as u64)
                     )),
+                    _ if server == Server::Ours && link == Link::Http && sockets > OURS_MAX_TCP => {
+                        Measure::failed(format!(
+                            "needs {} TCP connections (3 per HTTP connection: its two SSE streams and its POSTs); \
+                             our server serves {} at once by default (`Limits::max_tcp_connections`) and \
+                             `echo_agent --listen` has no flag to raise it",
+                            thousands(sockets as u64),
+                            thousands(OURS_MAX_TCP as u64)
+                        ))
+                    }
                     _ => measure_net(peers, &load, server, link, n, seconds),
                 };
                 points.push((n, measure));
