@@ -57,6 +57,15 @@ impl Server {
             Server::Official => "official Rust AcpHttpServer",
         }
     }
+
+    /// Its name in a plot's legend (which has 150 pixels).
+    pub fn short(self) -> &'static str {
+        match self {
+            Server::Ours => "ours",
+            Server::Ts => "TypeScript",
+            Server::Official => "official Rust",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -366,7 +375,7 @@ pub fn plots(curves: &[Curve]) -> Vec<(String, Plot)> {
             let series = of_link
                 .iter()
                 .map(|c| Series {
-                    name: c.server.label().into(),
+                    name: c.server.short().into(),
                     points: c
                         .points
                         .iter()
