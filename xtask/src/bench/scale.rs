@@ -408,7 +408,14 @@ fn figure(v: f64) -> String {
 pub fn growth(curve: &Curve, metric: Metric) -> Option<String> {
     let measured: Vec<(usize, f64)> =
         curve.points.iter().filter_map(|(n, m)| metric.of(m).as_ref().ok().map(|v| (*n, *v))).collect();
-    let (&(n0, v0), &(n1, v1)) = (measured.first()?, measured.last()?);
+    // Memory per connection from the last two sizes: at the first ones the server's fixed
+    // start-up allocations, spread over few connections, dominate.
+    let first = if metric == Metric::Memory && measured.len() > 2 {
+        &measured[measured.len() - 2]
+    } else {
+        measured.first()?
+    };
+    let (&(n0, v0), &(n1, v1)) = (first, measured.last()?);
     if n1 <= n0 || v0 <= 0.0 || v1 <= 0.0 {
         return None;
     }
