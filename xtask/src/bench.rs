@@ -15,6 +15,8 @@
 //! the date, machine and versions; the text around the markers is hand-written and kept.
 
 pub mod net;
+pub mod plot;
+pub mod scale;
 pub mod view;
 
 use crate::process::{self, capture, describe, stream};
@@ -59,11 +61,16 @@ pub struct Options {
     pub net_only: bool,
     /// Only the TLS network rows (`https`, `wss`); prints only, never writes.
     pub tls_only: bool,
+    /// Only the scale curves (`scale`); prints their section, writes it with `write`.
+    pub scale: bool,
 }
 
 impl Options {
     /// The command that produced a table, as it is recorded in `BENCHMARKS.md`.
     pub fn command(&self) -> &'static str {
+        if self.scale {
+            return if self.quick { "cargo xtask bench --scale --quick" } else { "cargo xtask bench --scale" };
+        }
         match (self.quick, self.net_only, self.tls_only) {
             (true, _, true) => "cargo xtask bench --quick --tls-only",
             (false, _, true) => "cargo xtask bench --tls-only",
@@ -117,6 +124,9 @@ impl Report {
 
 /// Runs the benchmarks; progress goes to stderr, the table comes back in the [`Report`].
 pub fn run(root: &Path, options: Options) -> Result<Report, String> {
+    if options.scale {
+        return run_scale_only(root, options);
+    }
     if options.net_only || options.tls_only {
         return run_net_only(root, options);
     }
@@ -142,6 +152,10 @@ pub fn run(root: &Path, options: Options) -> Result<Report, String> {
     rows.extend(bench_rows(root, &bench_binary, options.quick)?);
     rows.extend(net::rows(&net_peers, options.quick, false)?);
     rows.extend(view::rows(root)?);
+    if !options.quick {
+        // About two minutes on 2 cores; the quick run leaves it to `--scale --quick`.
+        scale::run(root, &net_peers, false, true, options.command())?;
+    }
     let measuring = start.elapsed() - building;
 
     let table = render_table(&rows);
@@ -183,6 +197,23 @@ fn run_net_only(root: &Path, options: Options) -> Result<Report, String> {
     let measuring = start.elapsed() - building;
     eprintln!("bench: {}: BENCHMARKS.md left as it is", options.command());
     Ok(Report { table: render_table(&rows), written: None, building, measuring, total: start.elapsed() })
+}
+
+/// `--scale`: the scale curves alone; their section is printed, and written into `BENCHMARKS.md`
+/// with `--write` (a full `--scale` run always writes it).
+fn run_scale_only(root: &Path, options: Options) -> Result<Report, String> {
+    let start = Instant::now();
+    let peers = net::prepare(root, false)?;
+    let building = start.elapsed();
+    let section = scale::run(root, &peers, options.quick, options.write || !options.quick, options.command())?;
+    let measuring = start.elapsed() - building;
+    Ok(Report {
+        table: section.lines().map(str::to_string).collect(),
+        written: None,
+        building,
+        measuring,
+        total: start.elapsed(),
+    })
 }
 
 /// `cargo xtask bench` as the command line runs it: the table on stdout, then where it was
@@ -448,17 +479,25 @@ pub fn render_section(meta: &Meta, rows: &[Row]) -> String {
 /// `BENCHMARKS.md` with `section` between the markers. The text around them is kept byte for byte;
 /// a file without markers gets them appended; no file (`None`) gets the standard head first.
 pub fn replace_section(existing: Option<&str>, section: &str) -> Result<String, String> {
+    match existing {
+        None => Ok(format!("{FILE_HEAD}{BEGIN}\n{}\n{END}\n", section.trim_end_matches('\n'))),
+        Some(text) => replace_between(text, BEGIN, END, section),
+    }
+}
+
+/// `text` with `section` between the `begin` and `end` markers, the text around them kept byte
+/// for byte; without markers, they are appended with the section.
+pub fn replace_between(text: &str, begin_marker: &str, end_marker: &str, section: &str) -> Result<String, String> {
     let section = section.trim_end_matches('\n');
-    let block = format!("{BEGIN}\n{section}\n{END}");
-    let Some(text) = existing else {
-        return Ok(format!("{FILE_HEAD}{block}\n"));
-    };
-    match (text.find(BEGIN), text.find(END)) {
+    let block = format!("{begin_marker}\n{section}\n{end_marker}");
+    match (text.find(begin_marker), text.find(end_marker)) {
         (Some(begin), Some(end)) if begin < end => {
-            if text[end + END.len()..].contains(BEGIN) || text[begin + BEGIN.len()..].contains(BEGIN) {
-                return Err(format!("{BEGIN} appears more than once; keep one pair of markers"));
+            if text[end + end_marker.len()..].contains(begin_marker)
+                || text[begin + begin_marker.len()..].contains(begin_marker)
+            {
+                return Err(format!("{begin_marker} appears more than once; keep one pair of markers"));
             }
-            Ok(format!("{}{block}{}", &text[..begin], &text[end + END.len()..]))
+            Ok(format!("{}{block}{}", &text[..begin], &text[end + end_marker.len()..]))
         }
         (None, None) => {
             let separator = if text.is_empty() || text.ends_with("\n\n") {
@@ -470,7 +509,9 @@ pub fn replace_section(existing: Option<&str>, section: &str) -> Result<String, 
             };
             Ok(format!("{text}{separator}{block}\n"))
         }
-        _ => Err(format!("expected one {BEGIN} line and, after it, one {END} line; fix the markers by hand")),
+        _ => Err(format!(
+            "expected one {begin_marker} line and, after it, one {end_marker} line; fix the markers by hand"
+        )),
     }
 }
 

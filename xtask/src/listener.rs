@@ -86,6 +86,11 @@ impl Listener {
         }
     }
 
+    /// Its process id (the group's leader: the server itself, whose memory the scale curves read).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Its stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.lock().unwrap_or_else(|p| p.into_inner()).clone()

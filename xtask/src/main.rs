@@ -74,6 +74,10 @@ enum Command {
         /// Only the TLS network rows (https and wss round trips); prints only.
         #[arg(long, conflicts_with = "write")]
         tls_only: bool,
+        /// Only the scale curves (10 to 10,000 connections, 1 to 1,000 stdio sessions; 10 and 100, 1
+        /// and 10 with --quick): plots in bench/plots/, the section in BENCHMARKS.md.
+        #[arg(long, conflicts_with_all = ["net_only", "tls_only"])]
+        scale: bool,
     },
     /// Pin, fetch and verify the published schemas.
     Schema {
@@ -119,8 +123,8 @@ fn main() -> ExitCode {
         Command::Schema { command: SchemaCommand::History } => return xtask::history::run_command(&root),
         Command::Stats => xtask::stats::report(&root),
         Command::Fuzz { seconds, only } => xtask::fuzz::run(&root, seconds, only.as_deref()),
-        Command::Bench { quick, write, net_only, tls_only } => {
-            xtask::bench::run_command(&root, xtask::bench::Options { quick, write, net_only, tls_only })
+        Command::Bench { quick, write, net_only, tls_only, scale } => {
+            xtask::bench::run_command(&root, xtask::bench::Options { quick, write, net_only, tls_only, scale })
         }
         Command::Interop { only } => xtask::interop::run_command(&root, only.as_deref()),
     };

@@ -122,7 +122,7 @@ impl Sizes {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Transport {
+pub(super) enum Transport {
     Http,
     Ws,
     Https,
@@ -325,12 +325,17 @@ impl Workload {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Agent {
+pub(super) enum Agent {
     Ts,
     Ours,
 }
 
 impl Peers {
+    /// Our `echo_agent` example (the stdio scale curve runs it).
+    pub(super) fn echo_agent(&self) -> &Path {
+        &self.echo_agent
+    }
+
     /// A command run from the repository; Node finds the SDK and trusts the TLS rows' CA.
     fn command(&self, argv: &[String]) -> Command {
         let mut command = Command::new(&argv[0]);
@@ -349,7 +354,7 @@ impl Peers {
     /// Starts an agent on `127.0.0.1:0`. Ours not listening because it has no `--listen` yet
     /// is an `Err` with the reason (its rows stay empty); for the reference it is an error of the
     /// whole run (the outer `Err`).
-    fn start(&self, agent: Agent, transport: Transport) -> Result<Listener, String> {
+    pub(super) fn start(&self, agent: Agent, transport: Transport) -> Result<Listener, String> {
         let mut argv = match agent {
             Agent::Ts => vec!["node".to_string(), self.ts_script("net-agent.mjs")],
             Agent::Ours => vec![self.echo_agent.to_string_lossy().into_owned()],
@@ -376,7 +381,7 @@ impl Peers {
 
     /// Starts `official-net agent` on `127.0.0.1:0`; an `Err` (the `vs official Rust` rows
     /// lose their reference) when it was not built or does not come to listen.
-    fn start_official(&self) -> Result<Listener, String> {
+    pub(super) fn start_official(&self) -> Result<Listener, String> {
         let exe = self.official.as_ref().map_err(Clone::clone)?;
         let mut command = Command::new(exe);
         command.args(["agent", "--listen", "127.0.0.1:0"]).current_dir(&self.root);
