@@ -543,7 +543,14 @@ mod tests {
     fn finds_marked_processes() {
         let mark = format!("test-{}-{}", std::process::id(), nanos());
         let mut child = Command::new("sleep").arg("30").env(MARK_VAR, &mark).spawn().unwrap();
-        let found = marked(&mark);
+        // `spawn` returns once the child is forked; until it has called `execve`, its
+        // `/proc/PID/environ` is still the parent's, without the mark. Wait for the exec.
+        let exec = std::time::Instant::now();
+        let mut found = marked(&mark);
+        while found.is_empty() && exec.elapsed() < std::time::Duration::from_secs(10) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            found = marked(&mark);
+        }
         assert_eq!(found, [Marked { pid: child.id(), command: "sleep 30".into() }]);
         assert!(marked(&format!("{mark}-other")).is_empty());
         end(&found);
