@@ -24,7 +24,7 @@
 //! measured, ours end to end and our agent under the TypeScript client, against the TypeScript
 //! pair over TLS (`net-agent.mjs` behind Node's `https` server); `--tls-only` runs just those.
 
-use super::{median, Row};
+use super::table::{median, Row};
 use crate::interop::{install_ts, TsPeer};
 use crate::listener::{Listener, NotListening};
 use crate::process::{self, describe, run_with_timeout, Finished};

@@ -2,6 +2,7 @@
 //! (the sizes of the scale curves, 1 to 10,000), a linear y axis from 0, one polyline per series,
 //! a legend. Used by [`super::scale`] for `bench/plots/`.
 
+use super::table::thousands;
 use std::fmt::Write;
 
 /// One line of the plot: its name in the legend and its points `(x, y)`; `x` must be > 0.
@@ -31,19 +32,6 @@ const COLORS: [&str; 4] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"];
 
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
-/// `12345` as `12,345`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// A tick label: `1,000`, `2.5`, `0.01`.

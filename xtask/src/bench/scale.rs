@@ -17,7 +17,8 @@
 //! plots and how each curve grows go into `BENCHMARKS.md` between [`BEGIN`] and [`END`].
 
 use super::net::{Agent, Peers, Transport};
-use super::plot::{thousands, Plot, Series};
+use super::plot::{Plot, Series};
+use super::table::{replace_between, sig3, thousands};
 use crate::listener::{ws_url, Listener};
 use crate::process::{self, describe, run_with_timeout};
 use std::fmt::Write as _;
@@ -218,7 +219,7 @@ pub fn run(root: &Path, peers: &Peers, quick: bool, write: bool, command: &str) 
     if write {
         let path = root.join("BENCHMARKS.md");
         let existing = fs::read_to_string(&path).unwrap_or_default();
-        let text = super::replace_between(&existing, BEGIN, END, &section)?;
+        let text = replace_between(&existing, BEGIN, END, &section)?;
         fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         eprintln!("bench: scale: wrote {} and {}", path.display(), dir.display());
     } else {
@@ -399,7 +400,7 @@ fn figure(v: f64) -> String {
     if v >= 100.0 {
         thousands(v.round() as u64)
     } else {
-        super::sig3(v)
+        sig3(v)
     }
 }
 

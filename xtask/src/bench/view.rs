@@ -7,7 +7,7 @@
 //! once the data is parsed and the first rows drawn (`performance.now()`, from navigation start,
 //! HTML parsing included), with the whole browser run in the note.
 
-use super::Row;
+use super::table::Row;
 use crate::process::{self, capture, describe};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
