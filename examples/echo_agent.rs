@@ -20,7 +20,9 @@
 //! WebSocket on `/`): `cargo run --features ws --example echo_agent -- --listen 127.0.0.1:0`,
 //! which prints `listening on http://ADDR:PORT` to stderr once bound. With `--tls-cert CHAIN.pem
 //! --tls-key KEY.pem` (feature `tls` too) it serves `https://` and `wss://` instead, and prints
-//! `listening on https://ADDR:PORT`.
+//! `listening on https://ADDR:PORT`. `--max-connections N` raises (or lowers) how many TCP
+//! connections it serves at once (`Limits::max_tcp_connections`, 1,024 by default; an HTTP
+//! client holds up to three).
 
 use acp_rpc::agent::Turn;
 use acp_rpc::types::support::rpc::RpcError;
@@ -431,7 +433,15 @@ async fn main() -> std::io::Result<()> {
                     std::process::exit(2);
                 }
             };
-            listen(addr, tls).await
+            let max_connections = match flag("--max-connections").map(|n| n.parse::<usize>()) {
+                None => None,
+                Some(Ok(n)) if n > 0 => Some(n),
+                Some(_) => {
+                    eprintln!("--max-connections needs a number above 0");
+                    std::process::exit(2);
+                }
+            };
+            listen(addr, tls, max_connections).await
         }
         None => {
             let echo = Echo { require_auth: args.iter().any(|a| a == "--require-auth"), ..Echo::default() };
@@ -441,12 +451,14 @@ async fn main() -> std::io::Result<()> {
 }
 
 /// Serves HTTP and WebSocket on `addr` until interrupted; over TLS with `tls` (the certificate
-/// chain's and the key's PEM files).
+/// chain's and the key's PEM files); `max_connections` TCP connections at once, else the default.
 #[cfg(feature = "ws")]
-async fn listen(addr: &str, tls: Option<(String, String)>) -> std::io::Result<()> {
-    use acp_rpc::net::server::Server;
-    #[allow(unused_mut)]
+async fn listen(addr: &str, tls: Option<(String, String)>, max_connections: Option<usize>) -> std::io::Result<()> {
+    use acp_rpc::net::server::{Limits, Server};
     let mut server = Server::new(std::sync::Arc::new(Echo::default()), acp_rpc::types::Version::ALL);
+    if let Some(n) = max_connections {
+        server = server.limits(Limits { max_tcp_connections: n, ..Limits::default() });
+    }
     let scheme = match tls {
         None => "http",
         #[cfg(feature = "tls")]
@@ -472,7 +484,7 @@ async fn listen(addr: &str, tls: Option<(String, String)>) -> std::io::Result<()
 }
 
 #[cfg(not(feature = "ws"))]
-async fn listen(_: &str, _: Option<(String, String)>) -> std::io::Result<()> {
+async fn listen(_: &str, _: Option<(String, String)>, _: Option<usize>) -> std::io::Result<()> {
     eprintln!("--listen needs the network server: build with `--features ws`");
     std::process::exit(2)
 }

@@ -355,11 +355,17 @@ impl Peers {
     /// is an `Err` with the reason (its rows stay empty); for the reference it is an error of the
     /// whole run (the outer `Err`).
     pub(super) fn start(&self, agent: Agent, transport: Transport) -> Result<Listener, String> {
+        self.start_with(agent, transport, &[])
+    }
+
+    /// [`Peers::start`] with more arguments for the agent (e.g. our `--max-connections N`).
+    pub(super) fn start_with(&self, agent: Agent, transport: Transport, extra: &[String]) -> Result<Listener, String> {
         let mut argv = match agent {
             Agent::Ts => vec!["node".to_string(), self.ts_script("net-agent.mjs")],
             Agent::Ours => vec![self.echo_agent.to_string_lossy().into_owned()],
         };
         argv.extend(["--listen".into(), "127.0.0.1:0".into()]);
+        argv.extend(extra.iter().cloned());
         if transport.is_tls() {
             let (cert, key) = (self.pki.cert.to_string_lossy(), self.pki.key.to_string_lossy());
             argv.extend(["--tls-cert".into(), cert.into_owned(), "--tls-key".into(), key.into_owned()]);

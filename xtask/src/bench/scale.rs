@@ -39,9 +39,6 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(120);
 /// Sockets a connection holds at the server: over HTTP the connection's SSE stream, the session's
 /// and the POSTs' keep-alive connection; over WebSocket the one socket.
 const HTTP_SOCKETS: usize = 3;
-/// TCP connections our server serves at once by default (`Limits::max_tcp_connections`,
-/// src/net/server/limits.rs); `echo_agent --listen` keeps the default.
-const OURS_MAX_TCP: usize = 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Server {
@@ -186,16 +183,7 @@ pub fn run(root: &Path, peers: &Peers, quick: bool, write: bool, command: &str) 
                         thousands(sockets as u64),
                         thousands(limit as u64)
                     )),
-                    _ if server == Server::Ours && link == Link::Http && sockets > OURS_MAX_TCP => {
-                        Measure::failed(format!(
-                            "needs {} TCP connections (3 per HTTP connection: its two SSE streams and its POSTs); \
-                             our server serves {} at once by default (`Limits::max_tcp_connections`) and \
-                             `echo_agent --listen` has no flag to raise it",
-                            thousands(sockets as u64),
-                            thousands(OURS_MAX_TCP as u64)
-                        ))
-                    }
-                    _ => measure_net(peers, &load, server, link, n, seconds),
+                    _ => measure_net(peers, &load, server, link, n, sockets, seconds),
                 };
                 points.push((n, measure));
             }
@@ -258,9 +246,14 @@ fn parse_vmrss(status: &str) -> Option<f64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-fn start(peers: &Peers, server: Server) -> Result<(Listener, String), String> {
+/// Starts `server` for `sockets` TCP connections at once: ours is told so (its default,
+/// `Limits::max_tcp_connections`, is 1,024), the references have no such limit.
+fn start(peers: &Peers, server: Server, sockets: usize) -> Result<(Listener, String), String> {
     match server {
-        Server::Ours => peers.start(Agent::Ours, Transport::Http).map(|l| (l.url.clone(), l)),
+        Server::Ours => {
+            let max = ["--max-connections".to_string(), (sockets + 64).to_string()];
+            peers.start_with(Agent::Ours, Transport::Http, &max).map(|l| (l.url.clone(), l))
+        }
         Server::Ts => peers.start(Agent::Ts, Transport::Http).map(|l| (l.url.clone(), l)),
         // `AcpHttpServer` serves ACP on `/acp` (`ServerOptions::default`, agent-client-protocol-http 5.0.0).
         Server::Official => peers.start_official().map(|l| (format!("{}/acp", l.url), l)),
@@ -268,8 +261,16 @@ fn start(peers: &Peers, server: Server) -> Result<(Listener, String), String> {
     .map(|(url, listener)| (listener, url))
 }
 
-fn measure_net(peers: &Peers, load: &Path, server: Server, link: Link, n: usize, seconds: f64) -> Measure {
-    let (listener, url) = match start(peers, server) {
+fn measure_net(
+    peers: &Peers,
+    load: &Path,
+    server: Server,
+    link: Link,
+    n: usize,
+    sockets: usize,
+    seconds: f64,
+) -> Measure {
+    let (listener, url) = match start(peers, server, sockets) {
         Ok(started) => started,
         Err(why) => return Measure::failed(why),
     };
