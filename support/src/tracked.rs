@@ -264,14 +264,9 @@ impl<'de> Deserializer<'de> for Tracked<'_> {
         _: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Error> {
-        // serde_json also fills a struct from an array, by position.
-        match self.value {
-            Value::Array(items) => {
-                let (chain, failed) = (self.chain, self.failed);
-                seen!(chain, failed, seq(items, chain, failed, visitor))
-            }
-            _ => self.deserialize_map(visitor),
-        }
+        // An object only, as `codec::read` decodes a struct (serde_json also fills one from an
+        // array, by position).
+        self.deserialize_map(visitor)
     }
 
     // No generated type decodes an externally tagged enum from a value: serde_json's own (with
@@ -447,7 +442,7 @@ mod tests {
 
     #[test]
     fn paths_and_messages_are_serde_path_to_errors() {
-        let mut cases = vec![good(), json!(null), json!([]), json!({}), json!("text")];
+        let mut cases = vec![good(), json!(null), json!({}), json!("text")];
         let breaks: &[(&str, Value)] = &[
             ("/id", json!(-1)),
             ("/id", json!(1.5)),
@@ -455,7 +450,6 @@ mod tests {
             ("/items/0/size", json!(300)),
             ("/items/0/tags", json!({})),
             ("/items/0/tags/0", json!(false)),
-            ("/items/0", json!([])),
             ("/by_name/b/tags/0", json!(null)),
             ("/by_name/b", json!("b")),
             ("/reworded/tags/1", json!(3)),
@@ -480,5 +474,17 @@ mod tests {
             let ours = super::deserialize::<Message>(case.clone()).map(|_| ()).map_err(|(p, e)| (p, e.to_string()));
             assert_eq!(ours, theirs, "{case}");
         }
+    }
+
+    /// A struct is an object only, where serde_json fills one from an array by position.
+    #[test]
+    fn a_struct_is_not_read_from_an_array() {
+        let mut nested = good();
+        nested["items"][0] = json!(["a", 1, ["t"]]);
+        assert!(serde_json::from_value::<Message>(nested.clone()).is_ok());
+        let ours = super::deserialize::<Message>(nested).map(|_| ()).map_err(|(p, e)| (p, e.to_string()));
+        assert_eq!(ours, Err(("items[0]".to_owned(), "invalid type: sequence, expected struct Item".to_owned())));
+        let root = super::deserialize::<Message>(json!([])).map(|_| ()).map_err(|(p, e)| (p, e.to_string()));
+        assert_eq!(root, Err((".".to_owned(), "invalid type: sequence, expected struct Message".to_owned())));
     }
 }

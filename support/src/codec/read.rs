@@ -1073,7 +1073,9 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
             }
         )
     }
-    /// An object, or (as `serde_json` allows) an array of the fields in order.
+    /// An object only: the schemas' objects are `"type": "object"`. (`serde_json` also fills a
+    /// struct from an array of its fields in order; refusing it means no generated type's
+    /// `visit_seq` is compiled for this decoder.)
     #[inline]
     fn deserialize_struct<V: Visitor<'de>>(
         self,
@@ -1086,7 +1088,6 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
             match self.parse_whitespace() {
                 None => return Err(self.peek_error(EOF_VALUE)),
                 Some(b'{') => self.object(visitor),
-                Some(b'[') => self.array(visitor),
                 Some(_) => Err(self.peek_invalid_type(&visitor)),
             }
         )
@@ -1535,8 +1536,17 @@ mod tests {
             x: i32,
             y: i32,
         }
-        // A struct from an array of its fields, as serde_json allows.
-        assert!(same::<Point>("[1,2]"));
+        assert!(same::<Point>(r#"{"x":1,"y":2}"#));
+        // Not a struct from an array of its fields, which serde_json allows: the schemas' objects
+        // are `"type": "object"`, and a decoder that never calls a struct's `visit_seq` does not
+        // compile one per generated type. The error is serde_json's wording for a wrong type, at
+        // the `[`.
+        assert!(serde_json::from_str::<Point>("[1,2]").is_ok());
+        let refused = from_str::<Point>(" [1,2]").unwrap_err();
+        let string = serde_json::from_str::<String>(" [1,2]").unwrap_err();
+        assert_eq!(refused.to_string(), string.to_string().replace("a string", "struct Point"));
+        let nested = from_str::<Vec<Point>>(r#"[{"x":1,"y":2},[1,2]]"#).unwrap_err();
+        assert_eq!((nested.line(), nested.column()), (1, 15), "at the inner `[`");
         assert!(same::<Vec<Kind>>(r#"["text", {"pair": [1, 2]}, {"wrapped": "w"}, {"shape": {"side": 1}}]"#));
         // Raw values and Meta: the same text.
         #[derive(Deserialize, Debug)]
