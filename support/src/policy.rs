@@ -34,15 +34,23 @@ pub(crate) fn take_refused() -> bool {
     REFUSED.with(|r| r.replace(false))
 }
 
+/// Puts the mode before back when dropped.
+struct Restore(Mode);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        MODE.with(|m| m.set(self.0));
+    }
+}
+
+/// Sets this thread's mode; the guard puts the one before back (not generic: compiled once).
+fn enter(mode: Mode) -> Restore {
+    Restore(MODE.with(|m| m.replace(mode)))
+}
+
 /// Runs `f` with this thread's mode set to `mode`, and puts the one before back afterwards.
 fn with_mode<R>(mode: Mode, f: impl FnOnce() -> R) -> R {
-    struct Restore(Mode);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            MODE.with(|m| m.set(self.0));
-        }
-    }
-    let _restore = Restore(MODE.with(|m| m.replace(mode)));
+    let _restore = enter(mode);
     f()
 }
 
