@@ -192,26 +192,42 @@ fn settle<T>(
     on_error: Option<fn() -> T>,
     decode: &dyn Fn(Raw<'_>) -> Result<T, serde_json::Error>,
 ) -> Result<T, serde_json::Error> {
+    let mut out = None;
+    settle_with(captured, on_error.is_some(), &mut |raw| decode(raw).map(|value| out = Some(value)))?;
+    match (out, on_error) {
+        (Some(value), _) => Ok(value),
+        (None, Some(default)) => Ok(default()),
+        (None, None) => Err(serde::de::Error::custom("decoded nothing")),
+    }
+}
+
+/// [`settle`] without its type (compiled once): `decode` leaves the value where `settle` finds
+/// it; `Ok` with nothing decoded means the default was taken (and recorded).
+fn settle_with(
+    captured: Captured<'_>,
+    defaults: bool,
+    decode: &mut dyn FnMut(Raw<'_>) -> Result<(), serde_json::Error>,
+) -> Result<(), serde_json::Error> {
     let raw = match captured {
         Captured::Text(text) => {
             let mark = mark();
-            if let Ok(value) = decode(Raw::Text(&text)) {
-                return Ok(value);
+            if decode(Raw::Text(&text)).is_ok() {
+                return Ok(());
             }
             rewind(mark);
             serde_json::from_str(&text)?
         }
         Captured::Value(value) => value,
     };
-    let shown = on_error.map(|_| raw.to_string());
+    let shown = defaults.then(|| raw.to_string());
     match decode(Raw::Value(raw)) {
-        Ok(value) => Ok(value),
-        Err(error) => match (on_error, shown) {
-            (Some(default), Some(value)) => {
+        Ok(()) => Ok(()),
+        Err(error) => match shown {
+            Some(value) => {
                 record(LenientEvent::DefaultOnError { error: error.to_string(), value });
-                Ok(default())
+                Ok(())
             }
-            _ => Err(error),
+            None => Err(error),
         },
     }
 }

@@ -310,12 +310,49 @@ impl From<Box<RawValue>> for RawParams<'static> {
 /// Every ACP params and result type is an object; serde would also fill a struct from an array
 /// by position, which the schemas do not allow, so an array is refused up front.
 pub fn decode_params<T: DeserializeOwned>(method: &str, params: Option<&RawValue>) -> Result<T, RpcError> {
+    let mut out = None;
+    params_passes(method, params, &mut |pass| run(pass, &mut out))?;
+    out.ok_or_else(|| RpcError::internal("decoded nothing"))
+}
+
+/// One decoding pass over the params, as [`decode_params`] and [`decode_moved`] run them. The
+/// passes are driven by non-generic code ([`params_passes`], [`moved_passes`]) through
+/// `&mut dyn FnMut(Pass)`, so that only [`run`] is compiled once per params type.
+enum Pass<'a> {
+    /// The text `null`, plainly (a unit result type takes it).
+    Null,
+    /// The text, by `json::from_str`: the verdict.
+    Text(&'a str),
+    /// The value under `detailed`: the path and wording of an error.
+    Detailed(Value),
+}
+
+/// A pass's failure: the path inside the params (empty when unknown) and the error.
+type Failed = (String, serde_json::Error);
+
+/// Runs `pass` for `T`, leaving the value in `out`.
+fn run<T: DeserializeOwned>(pass: Pass<'_>, out: &mut Option<T>) -> Result<(), Failed> {
+    let value = match pass {
+        Pass::Null => crate::codec::decode::<T>("null").map_err(|e| (String::new(), e))?,
+        Pass::Text(text) => crate::json::from_str::<T>(text).map_err(|e| (String::new(), e))?,
+        Pass::Detailed(value) => crate::policy::detailed(|| crate::tracked::deserialize::<T>(value))?,
+    };
+    *out = Some(value);
+    Ok(())
+}
+
+/// The passes of [`decode_params`] (not generic: compiled once).
+fn params_passes(
+    method: &str,
+    params: Option<&RawValue>,
+    run: &mut dyn FnMut(Pass<'_>) -> Result<(), Failed>,
+) -> Result<(), RpcError> {
     let text = match params.map(RawValue::get) {
         None => "{}",
         // A `null` result is the value of a unit response type (requests whose schema result is
         // `null`, in the earliest drafts); any other type reads it as `{}`.
-        Some("null") => match crate::codec::decode::<T>("null") {
-            Ok(value) => return Ok(value),
+        Some("null") => match run(Pass::Null) {
+            Ok(()) => return Ok(()),
             Err(_) => "{}",
         },
         Some(text) => text,
@@ -325,21 +362,20 @@ pub fn decode_params<T: DeserializeOwned>(method: &str, params: Option<&RawValue
     }
     // One pass, the common case; after a failure, again under `detailed` for the path and wording.
     let mark = crate::lenient::mark();
-    let error = match crate::json::from_str(text) {
-        Ok(value) => return Ok(value),
-        Err(error) => error,
+    let (_, error) = match run(Pass::Text(text)) {
+        Ok(()) => return Ok(()),
+        Err(failed) => failed,
     };
     crate::lenient::rewind(mark);
     // The verdict is the first pass's; the detailed pass only words it. It decodes from a
     // `Value`, as union bodies and lenient fields do under `detailed` (one more way to decode
     // every type would double what this crate compiles).
-    let detailed = serde_json::from_str::<Value>(text)
-        .map(|value| crate::policy::detailed(|| crate::tracked::deserialize::<T>(value)));
+    let detailed = serde_json::from_str::<Value>(text).map(|value| run(Pass::Detailed(value)));
     crate::lenient::rewind(mark);
     match detailed {
         Ok(Err((path, error))) => Err(params_error(method, params.is_none(), path, &error)),
         // A `Value` keeps the last of duplicate members, which the first pass refuses.
-        Ok(Ok(_)) | Err(_) => Err(params_error(method, params.is_none(), String::new(), &error)),
+        Ok(Ok(())) | Err(_) => Err(params_error(method, params.is_none(), String::new(), &error)),
     }
 }
 
@@ -358,28 +394,38 @@ pub fn decode_raw<T: DeserializeOwned>(method: &str, params: RawParams<'_>) -> R
 /// verdict (duplicate members refused, errors as usual), then again from a `Value` that the moved
 /// string is put into. Whatever the split declines is decoded from the untouched text.
 fn decode_moved<T: DeserializeOwned>(method: &str, raw: Box<RawValue>) -> Result<T, RpcError> {
+    let mut out = None;
+    moved_passes(method, raw, &mut |pass| run(pass, &mut out))?;
+    out.ok_or_else(|| RpcError::internal("decoded nothing"))
+}
+
+/// The passes of [`decode_moved`] (not generic: compiled once).
+fn moved_passes(
+    method: &str,
+    raw: Box<RawValue>,
+    run: &mut dyn FnMut(Pass<'_>) -> Result<(), Failed>,
+) -> Result<(), RpcError> {
     // Refused by position there; the verdict pass below would fill a struct from it.
     if raw.get().trim_start().starts_with('[') {
-        return decode_params(method, Some(&raw));
+        return params_passes(method, Some(&raw), run);
     }
     let split = match crate::moved::split(raw) {
         Ok(split) => split,
-        Err(raw) => return decode_params(method, Some(&raw)),
+        Err(raw) => return params_passes(method, Some(&raw), run),
     };
     let mark = crate::lenient::mark();
-    let verdict = crate::json::from_str::<T>(&split.rest).map(drop);
+    let verdict = run(Pass::Text(&split.rest)).map_err(|(_, error)| error);
     crate::lenient::rewind(mark);
     let rest = verdict.and_then(|()| serde_json::from_str::<Value>(&split.rest));
     let mut value = match rest {
         Ok(value) => value,
-        Err(_) => return decode_params(method, Some(split.whole())),
+        Err(_) => return params_passes(method, Some(split.whole()), run),
     };
     if let Err(split) = split.fill(&mut value) {
-        return decode_params(method, Some(split.whole()));
+        return params_passes(method, Some(split.whole()), run);
     }
     // From a `Value`, under `detailed` (as union bodies and lenient fields decode there).
-    crate::policy::detailed(|| crate::tracked::deserialize::<T>(value))
-        .map_err(|(path, error)| params_error(method, false, path, &error))
+    run(Pass::Detailed(value)).map_err(|(path, error)| params_error(method, false, path, &error))
 }
 
 /// The -32602 for a decode error at `path` (not generic, so compiled once).
