@@ -6,6 +6,8 @@
 
 use serde_json::Value;
 use std::fmt;
+#[cfg(test)]
+use std::path::Path;
 use std::path::PathBuf;
 
 /// Any error of the engine's API.
@@ -143,7 +145,8 @@ impl std::error::Error for LoadError {
 pub struct SchemaError {
     pub file: String,
     pub pointer: String,
-    pub kind: SchemaErrorKind,
+    /// Boxed: the kinds that name two sources are large, and errors travel in `Result`s.
+    pub kind: Box<SchemaErrorKind>,
 }
 
 impl fmt::Display for SchemaError {
@@ -379,7 +382,7 @@ pub enum EmitError {
     Unparsable { file: String, error: String },
     /// A default lowering typed does not fit the type it is emitted as: the two files of a
     /// version, joined by `merge`, give its field's type a shape the default does not have.
-    Default { file: String, pointer: String, value: String, problem: DefaultProblem },
+    Default { file: String, pointer: String, value: String, problem: Box<DefaultProblem> },
     /// A method's marker type would take a name the methods module defines besides the markers.
     ReservedMarker { file: String, method: String, side: String, marker: String },
 }
@@ -408,7 +411,7 @@ pub struct Errors(pub Vec<SchemaError>);
 
 impl Errors {
     pub fn push(&mut self, file: &str, pointer: &str, kind: SchemaErrorKind) {
-        self.0.push(SchemaError { file: file.to_string(), pointer: pointer.to_string(), kind });
+        self.0.push(SchemaError { file: file.to_string(), pointer: pointer.to_string(), kind: Box::new(kind) });
     }
 
     pub fn into_result<T>(mut self, value: T) -> Result<T, LoadError> {
@@ -443,4 +446,43 @@ pub fn fragment(pointer: &str) -> String {
 /// in it stay inside the message.
 pub fn quoted(text: &str) -> String {
     Value::String(text.to_string()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unsupported_keyword_says_what_is_supported() {
+        let text = r##"{ "$defs": { "A": { "type": "object", "patternProperties": {} } } }"##;
+        let Err(LoadError::Schema(errors)) = crate::load_text(text, "t.json") else { panic!("expected schema errors") };
+        let [e] = errors.as_slice() else { panic!("one error: {errors:?}") };
+        assert_eq!(e.pointer, "/$defs/A/patternProperties");
+        let SchemaErrorKind::Unsupported(construct) = &*e.kind else { panic!("unsupported: {e:?}") };
+        assert_eq!(construct, &Construct::Keyword("patternProperties".into()));
+        assert!(construct.supported().contains("additionalProperties"), "{}", construct.supported());
+        assert_eq!(e.to_string(), r##"t.json#/$defs/A/patternProperties: unsupported keyword "patternProperties""##);
+    }
+
+    #[test]
+    fn errors_of_one_file_are_sorted_by_pointer_then_text() {
+        let mut errors = Errors::default();
+        errors.push("f", "/b", SchemaErrorKind::Unsupported(Construct::SecondCatchAll));
+        errors.push("f", "/a", SchemaErrorKind::NoResponse { method: "z".into() });
+        errors.push("f", "/a", SchemaErrorKind::DanglingRef { reference: "#/$defs/X".into() });
+        let Err(e) = errors.into_result(()) else { panic!("errors") };
+        assert_eq!(
+            e.to_string(),
+            "f#/a: dangling $ref \"#/$defs/X\"\nf#/a: request \"z\" has no response type\nf#/b: a second catch-all branch"
+        );
+    }
+
+    #[test]
+    fn a_root_without_schemas_is_an_io_error_naming_the_directory() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/no-such-dir");
+        match crate::generate(&root) {
+            Err(Error::Io { path, .. }) => assert_eq!(path, root.join("schema")),
+            other => panic!("expected an I/O error, got {:?}", other.map(|_| ())),
+        }
+    }
 }

@@ -11,7 +11,10 @@
 //!   schema (names via [`naming`], presence, tags, method sides, cycles and boxes);
 //! - [`merge`] joins the stable and unstable IR of one version;
 //! - [`emit`] prints Rust from the IR, [`diff`] compares two IRs; neither reads JSON Schema;
-//! - [`samples`] makes random valid instances of IR types, for property tests.
+//! - [`samples`] makes random valid instances of IR types, for property tests;
+//! - [`mod@error`] holds the one error type of the API, [`Error`]: a problem in a schema is a
+//!   [`SchemaError`] (file, JSON pointer, and a [`error::SchemaErrorKind`] saying what is wrong
+//!   and, for a construct the generator does not support, what it supports).
 //!
 //! This package is the engine only: [`generate`] runs the pipeline over the committed schemas
 //! and returns every file under `generated/` (and the migration reports between consecutive

@@ -60,13 +60,13 @@ pub fn merge(stable: &Protocol, unstable: &Protocol) -> Result<Protocol, SchemaE
             return Err(SchemaError {
                 file: b.origin.file.clone(),
                 pointer: b.origin.pointer.clone(),
-                kind: SchemaErrorKind::MergedMethodCollision {
+                kind: Box::new(SchemaErrorKind::MergedMethodCollision {
                     method: b.name.clone(),
                     rust: naming::method_base(&b.name),
                     other: a.name.clone(),
                     other_file: a.origin.file.clone(),
                     other_pointer: a.origin.pointer.clone(),
-                },
+                }),
             });
         }
     }

@@ -15,7 +15,7 @@ impl Emitter<'_> {
             file: self.p.source.clone(),
             pointer: f.origin.pointer.clone(),
             value: default.json.to_string(),
-            problem,
+            problem: Box::new(problem),
         })
     }
 

@@ -155,3 +155,80 @@ fn kind_of(v: &Value) -> &'static str {
         Value::Object(_) => "an object",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::error::{DefaultProblem, LoadError, SchemaErrorKind};
+    use crate::ir::*;
+
+    const MODE: &str = r#""Mode": { "type": "string", "enum": ["fast", "slow"] }"#;
+
+    fn default_of(p: &Protocol, ty: &str, field: &str) -> Option<DefaultValue> {
+        let TypeKind::Struct(s) = &p.get(p.find(ty)?).kind else { return None };
+        match &s.fields.iter().find(|f| f.origin.wire == field)?.presence {
+            Presence::Defaulted(d) => Some(d.value.clone()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_default_is_typed_against_a_type_declared_after_it() {
+        let text = format!(
+            r##"{{ "$defs": {{
+                "A": {{ "type": "object", "properties": {{
+                    "b": {{ "allOf": [{{ "$ref": "#/$defs/B" }}], "default": {{ "mode": "slow", "n": 2 }} }}
+                }} }},
+                "B": {{ "type": "object", "properties": {{
+                    "mode": {{ "allOf": [{{ "$ref": "#/$defs/Mode" }}], "default": "fast" }},
+                    "n": {{ "type": "integer", "format": "uint8" }}
+                }} }},
+                {MODE}
+            }} }}"##
+        );
+        let p = crate::load_text(&text, "t.json").expect("lowers");
+        assert_eq!(
+            default_of(&p, "A", "b"),
+            Some(DefaultValue::Struct(vec![
+                ("mode".into(), DefaultValue::Variant("Slow".into())),
+                ("n".into(), DefaultValue::Int(2)),
+            ]))
+        );
+        assert_eq!(default_of(&p, "B", "mode"), Some(DefaultValue::Variant("Fast".into())));
+    }
+
+    #[test]
+    fn a_default_that_does_not_fit_is_a_schema_error_at_its_pointer() {
+        let text = format!(
+            r##"{{ "$defs": {{
+                "A": {{ "type": "object", "properties": {{
+                    "mode": {{ "allOf": [{{ "$ref": "#/$defs/Mode" }}], "default": "medium" }},
+                    "on": {{ "type": "boolean", "default": 1 }}
+                }} }},
+                {MODE}
+            }} }}"##
+        );
+        let Err(LoadError::Schema(errors)) = crate::load_text(&text, "t.json") else {
+            panic!("expected schema errors")
+        };
+        let found: Vec<(&str, &SchemaErrorKind)> = errors.iter().map(|e| (e.pointer.as_str(), &*e.kind)).collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    "/$defs/A/properties/mode/default",
+                    &SchemaErrorKind::BadDefault {
+                        value: "\"medium\"".into(),
+                        problem: DefaultProblem::UnknownValue { value: "medium".into(), ty: "Mode".into() }
+                    }
+                ),
+                (
+                    "/$defs/A/properties/on/default",
+                    &SchemaErrorKind::BadDefault {
+                        value: "1".into(),
+                        problem: DefaultProblem::Mismatch { found: "a number", expected: "boolean".into() }
+                    }
+                ),
+            ]
+        );
+    }
+}
