@@ -321,6 +321,23 @@ pub enum VariantKind {
     Untagged(TypeRef),
 }
 
+/// A short description of a type reference for messages (`array of string`, `Mode`), the named
+/// types looked up in `types`.
+pub fn describe(types: &[TypeDef], r: &TypeRef) -> String {
+    match r {
+        TypeRef::Named(id) => types.get(id.0).map_or_else(|| format!("type #{}", id.0), |t| t.name.clone()),
+        TypeRef::Array(inner) => format!("array of {}", describe(types, inner)),
+        TypeRef::Map(inner) => format!("map of {}", describe(types, inner)),
+        TypeRef::Int(_) => "integer".into(),
+        TypeRef::Float(_) => "number".into(),
+        TypeRef::Bool => "boolean".into(),
+        TypeRef::String => "string".into(),
+        TypeRef::Null => "null".into(),
+        TypeRef::Object => "object".into(),
+        TypeRef::Any | TypeRef::MethodKeyed => "any".into(),
+    }
+}
+
 /// A reference to a type, as a field or item sees it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum TypeRef {

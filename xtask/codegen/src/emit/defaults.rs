@@ -119,11 +119,7 @@ impl Emitter<'_> {
 
     /// The problem of a typed default that does not fit `r`.
     fn unfit(&self, r: &TypeRef) -> DefaultProblem {
-        let expected = match r {
-            TypeRef::Named(id) => self.p.get(*id).name.clone(),
-            other => format!("{other:?}"),
-        };
-        DefaultProblem::Mismatch { found: "another kind of value", expected }
+        DefaultProblem::Mismatch { found: "a value of another type", expected: describe(&self.p.types, r) }
     }
 }
 
@@ -161,4 +157,34 @@ pub(super) fn default_impl(t: &TypeDef, s: &Struct, name: &syn::Ident, cfg: &Tok
 /// The function that gives field `f` of struct `t` its schema default.
 pub(super) fn default_fn(t: &TypeDef, f: &Field) -> syn::Ident {
     format_ident!("default_{}_{}", t.name.to_snake_case(), f.name.trim_start_matches("r#"))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::{DefaultProblem, EmitError, Error};
+    use crate::ir::*;
+
+    /// A typed default that does not fit the type it is emitted as (what `merge` could make of
+    /// two files' types) is an emit error at the field, not a panic or wrong code.
+    #[test]
+    fn a_default_that_no_longer_fits_is_an_emit_error() {
+        let text = r#"{ "$defs": { "A": { "type": "object", "properties": { "on": { "type": "boolean", "default": true } } } } }"#;
+        let mut p = crate::load_text(text, "t.json").expect("lowers");
+        let id = p.find("A").expect("A");
+        assert!(crate::emit::types_module(&p, "t.json").is_ok());
+        let TypeKind::Struct(s) = &mut p.types[id.0].kind else { panic!("a struct") };
+        let Presence::Defaulted(d) = &mut s.fields[0].presence else { panic!("defaulted") };
+        assert_eq!(d.value, DefaultValue::Bool(true));
+        d.value = DefaultValue::String("yes".into());
+        match crate::emit::types_module(&p, "t.json") {
+            Err(Error::Emit(EmitError::Default { pointer, problem, .. })) => {
+                assert_eq!(pointer, "/$defs/A/properties/on");
+                assert_eq!(
+                    *problem,
+                    DefaultProblem::Mismatch { found: "a value of another type", expected: "boolean".into() }
+                );
+            }
+            other => panic!("expected an emit error, got {:?}", other.map(|_| ())),
+        }
+    }
 }

@@ -112,20 +112,8 @@ impl Typing<'_> {
         }
     }
 
-    /// A short description of a type for error messages.
     fn describe(&self, r: &TypeRef) -> String {
-        match r {
-            TypeRef::Named(id) => self.types[id.0].name.clone(),
-            TypeRef::Array(inner) => format!("array of {}", self.describe(inner)),
-            TypeRef::Map(inner) => format!("map of {}", self.describe(inner)),
-            TypeRef::Int(_) => "integer".into(),
-            TypeRef::Float(_) => "number".into(),
-            TypeRef::Bool => "boolean".into(),
-            TypeRef::String => "string".into(),
-            TypeRef::Null => "null".into(),
-            TypeRef::Object => "object".into(),
-            TypeRef::Any | TypeRef::MethodKeyed => "any".into(),
-        }
+        describe(self.types, r)
     }
 }
 
