@@ -143,7 +143,65 @@ pub enum Presence {
     /// value unchanged, `null` clears it).
     Patch,
     /// May be omitted; the schema's default applies then.
-    Defaulted(Value),
+    Defaulted(SchemaDefault),
+}
+
+impl Presence {
+    /// The same on the wire: defaults compared as the schema writes them (the differ compares
+    /// the fields of two protocols, whose typed defaults may name different Rust variants).
+    pub fn same_on_wire(&self, other: &Presence) -> bool {
+        match (self, other) {
+            (Presence::Defaulted(a), Presence::Defaulted(b)) => a.json == b.json,
+            (a, b) => a == b,
+        }
+    }
+}
+
+/// A schema `default`, typed by lowering against its field's type (a value that does not fit is
+/// a schema error there); emitters only render it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchemaDefault {
+    /// The value as the schema writes it: what the differ shows and compares (two protocols'
+    /// typed values name variants of different type graphs).
+    pub json: Value,
+    pub value: DefaultValue,
+}
+
+/// Shown as the schema writes it.
+impl std::fmt::Display for SchemaDefault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.json.fmt(f)
+    }
+}
+
+/// A default value in the terms of the field's type. The kinds are those the ACP schemas use
+/// (booleans, `[]`, `{}`, enum values, structs of those) and the other scalars.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DefaultValue {
+    /// `null`: only as a field of a struct default, where that field may be null.
+    Null,
+    Bool(bool),
+    /// An integer in the range of the field's integer type.
+    Int(i128),
+    Float(f64),
+    String(String),
+    /// `[]`.
+    EmptyArray,
+    /// `{}`, for an object or a map.
+    EmptyObject,
+    /// A value of a string enum: the Rust name of its variant.
+    Variant(String),
+    /// A string no value of the enum names, kept by the schema's catch-all: the catch-all's Rust
+    /// name and the string. (A value only an added catch-all would keep is a bad default.)
+    CatchAll {
+        variant: String,
+        value: String,
+    },
+    /// A struct: the fields given, by wire name, in the schema's order; the others take their
+    /// own default (absent, or the field's default).
+    Struct(Vec<(String, DefaultValue)>),
+    /// The value of a newtype.
+    Newtype(Box<DefaultValue>),
 }
 
 /// `x-deserialize-*`: where decoding repairs instead of failing.
@@ -261,6 +319,23 @@ pub enum VariantKind {
     CatchAll(CatchAllSource),
     /// No tag: tried in schema order.
     Untagged(TypeRef),
+}
+
+/// A short description of a type reference for messages (`array of string`, `Mode`), the named
+/// types looked up in `types`.
+pub fn describe(types: &[TypeDef], r: &TypeRef) -> String {
+    match r {
+        TypeRef::Named(id) => types.get(id.0).map_or_else(|| format!("type #{}", id.0), |t| t.name.clone()),
+        TypeRef::Array(inner) => format!("array of {}", describe(types, inner)),
+        TypeRef::Map(inner) => format!("map of {}", describe(types, inner)),
+        TypeRef::Int(_) => "integer".into(),
+        TypeRef::Float(_) => "number".into(),
+        TypeRef::Bool => "boolean".into(),
+        TypeRef::String => "string".into(),
+        TypeRef::Null => "null".into(),
+        TypeRef::Object => "object".into(),
+        TypeRef::Any | TypeRef::MethodKeyed => "any".into(),
+    }
 }
 
 /// A reference to a type, as a field or item sees it.

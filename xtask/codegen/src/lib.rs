@@ -11,7 +11,10 @@
 //!   schema (names via [`naming`], presence, tags, method sides, cycles and boxes);
 //! - [`merge`] joins the stable and unstable IR of one version;
 //! - [`emit`] prints Rust from the IR, [`diff`] compares two IRs; neither reads JSON Schema;
-//! - [`samples`] makes random valid instances of IR types, for property tests.
+//! - [`samples`] makes random valid instances of IR types, for property tests;
+//! - [`mod@error`] holds the one error type of the API, [`Error`]: a problem in a schema is a
+//!   [`SchemaError`] (file, JSON pointer, and a [`error::SchemaErrorKind`] saying what is wrong
+//!   and, for a construct the generator does not support, what it supports).
 //!
 //! This package is the engine only: [`generate`] runs the pipeline over the committed schemas
 //! and returns every file under `generated/` (and the migration reports between consecutive
@@ -21,6 +24,7 @@
 
 pub mod diff;
 pub mod emit;
+pub mod error;
 pub mod ir;
 pub mod load;
 pub mod lower;
@@ -29,8 +33,8 @@ pub mod naming;
 pub mod samples;
 
 use emit::crates::SchemaVersion;
+pub use error::{Error, LoadError, SchemaError};
 use ir::Protocol;
-pub use load::{LoadError, SchemaError};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -43,9 +47,9 @@ pub fn migration_report_path(old: &SchemaVersion, new: &SchemaVersion) -> PathBu
 }
 
 /// The protocol versions under `schema/`: every directory named `vN`, oldest first.
-pub fn versions(root: &Path) -> Result<Vec<SchemaVersion>, String> {
+pub fn versions(root: &Path) -> Result<Vec<SchemaVersion>, Error> {
     let dir = root.join("schema");
-    let entries = fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let entries = fs::read_dir(&dir).map_err(|error| Error::Io { path: dir.clone(), error })?;
     let mut versions: Vec<SchemaVersion> = entries
         .flatten()
         .filter(|e| e.path().is_dir())
@@ -53,7 +57,7 @@ pub fn versions(root: &Path) -> Result<Vec<SchemaVersion>, String> {
         .collect();
     versions.sort();
     if versions.is_empty() {
-        return Err(format!("{}: no version directory (v1, v2, …)", dir.display()));
+        return Err(Error::NoVersions { dir });
     }
     Ok(versions)
 }
@@ -72,7 +76,7 @@ pub fn load_text(text: &str, name: &str) -> Result<Protocol, LoadError> {
 
 /// Every file the generator produces for the committed schemas, by path relative to the root,
 /// and one summary line per schema file.
-pub fn generate(root: &Path) -> Result<(BTreeMap<PathBuf, String>, Vec<String>), String> {
+pub fn generate(root: &Path) -> Result<(BTreeMap<PathBuf, String>, Vec<String>), Error> {
     let mut files = BTreeMap::new();
     let mut lines = Vec::new();
     let mut errors = Vec::new();
@@ -99,7 +103,7 @@ pub fn generate(root: &Path) -> Result<(BTreeMap<PathBuf, String>, Vec<String>),
                     ));
                     loaded.push(p);
                 }
-                Err(e) => errors.push(e.to_string()),
+                Err(e) => errors.push(Error::Load(e)),
             }
         }
         let [stable, unstable] = loaded.as_slice() else {
@@ -108,7 +112,7 @@ pub fn generate(root: &Path) -> Result<(BTreeMap<PathBuf, String>, Vec<String>),
         let merged = match merge::merge(stable, unstable) {
             Ok(merged) => merged,
             Err(e) => {
-                errors.push(e.to_string());
+                errors.push(Error::Schema(e));
                 continue;
             }
         };
@@ -123,10 +127,12 @@ pub fn generate(root: &Path) -> Result<(BTreeMap<PathBuf, String>, Vec<String>),
             Ok(text) => {
                 files.insert(PathBuf::from(format!("generated/{version}/src/methods.rs")), text);
             }
-            Err(e) => errors.push(e),
+            Err(e) => errors.push(Error::Emit(e)),
         }
         files.insert(PathBuf::from(format!("generated/{version}/src/lib.rs")), emit::crates::version_lib(v, &sources)?);
-        let texts = [&stable_name, &unstable_name].map(|name| fs::read_to_string(root.join(name)));
+        let texts = [&stable_name, &unstable_name].map(|name| {
+            fs::read_to_string(root.join(name)).map_err(|error| Error::Io { path: PathBuf::from(name), error })
+        });
         match texts {
             [Ok(stable_text), Ok(unstable_text)] => {
                 files.insert(
@@ -134,7 +140,7 @@ pub fn generate(root: &Path) -> Result<(BTreeMap<PathBuf, String>, Vec<String>),
                     emit::crates::schema_json_module(v, &sources, &stable_text, &unstable_text),
                 );
             }
-            [Err(e), _] | [_, Err(e)] => errors.push(format!("cannot read schema/{version}/: {e}")),
+            [Err(e), _] | [_, Err(e)] => errors.push(e),
         }
         stables.push((v, loaded.swap_remove(0)));
     }
@@ -145,10 +151,10 @@ pub fn generate(root: &Path) -> Result<(BTreeMap<PathBuf, String>, Vec<String>),
             migration_report(old, new, old_version, new_version),
         );
     }
-    if !errors.is_empty() {
-        return Err(errors.join("\n"));
+    match Error::from_list(errors) {
+        Some(e) => Err(e),
+        None => Ok((files, lines)),
     }
-    Ok((files, lines))
 }
 
 /// `cargo xtask diff vN vM --format markdown` under a generated-file header.
@@ -177,7 +183,7 @@ pub fn standalone(
     crate_name: &str,
     support: &Path,
     workspace: emit::crates::Workspace,
-) -> Result<(Protocol, Vec<(PathBuf, String)>), String> {
+) -> Result<(Protocol, Vec<(PathBuf, String)>), Error> {
     let name = schema.display().to_string();
     let protocol = load(schema, &name)?;
     let file_name = schema.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or(name);

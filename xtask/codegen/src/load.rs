@@ -3,107 +3,8 @@
 //! Only the keywords the ACP schemas use are understood; any other keyword is an error that names
 //! its pointer, so a new construct in a draft is noticed instead of silently ignored.
 
+use crate::error::{Construct, Errors, LoadError, SchemaErrorKind};
 use serde_json::{Map, Value};
-use std::fmt;
-
-/// One problem in a schema file, located by file and JSON pointer.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct SchemaError {
-    pub file: String,
-    pub pointer: String,
-    pub message: String,
-}
-
-impl fmt::Display for SchemaError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}#{}: {}", self.file, fragment(&self.pointer), self.message)
-    }
-}
-
-/// A JSON pointer as the fragment of a URI (RFC 6901, section 6), as far as one line of an error
-/// needs it: spaces, control characters and `%` are percent-encoded, so that a key holding a
-/// newline or `": "` cannot break or fake the `FILE#POINTER: message` form.
-pub fn fragment(pointer: &str) -> String {
-    let mut out = String::with_capacity(pointer.len());
-    for c in pointer.chars() {
-        if c == ' ' || c == '%' || c.is_control() {
-            let mut buf = [0u8; 4];
-            for b in c.encode_utf8(&mut buf).bytes() {
-                out.push_str(&format!("%{b:02X}"));
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Text from a schema (a name, a `$ref`) as a JSON string literal, so that quotes and newlines
-/// in it stay inside the message.
-pub fn quoted(text: &str) -> String {
-    Value::String(text.to_string()).to_string()
-}
-
-/// Why a schema file gave no protocol: it could not be read, is not JSON, or has problems at
-/// JSON pointers (all of them, sorted by location). Its text is one line per problem, each
-/// `FILE: …` or `FILE#POINTER: …`.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum LoadError {
-    /// The file could not be read.
-    Read { file: String, error: std::io::Error },
-    /// The text is not JSON.
-    Json { file: String, error: serde_json::Error },
-    /// Problems in the schema, each at its pointer: keywords or values the loader does not
-    /// support, or constructs lowering cannot express.
-    Schema(Vec<SchemaError>),
-}
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LoadError::Read { file, error } => write!(f, "{file}: cannot read: {error}"),
-            LoadError::Json { file, error } => write!(f, "{file}: not valid JSON: {error}"),
-            LoadError::Schema(errors) => {
-                for (i, e) in errors.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str("\n")?;
-                    }
-                    write!(f, "{e}")?;
-                }
-                Ok(())
-            }
-        }
-    }
-}
-
-impl std::error::Error for LoadError {}
-
-/// For the drivers, whose commands report errors as text.
-impl From<LoadError> for String {
-    fn from(e: LoadError) -> String {
-        e.to_string()
-    }
-}
-
-/// Errors collected while reading or lowering, reported together, sorted by location.
-#[derive(Debug, Default)]
-pub struct Errors(pub Vec<SchemaError>);
-
-impl Errors {
-    pub fn push(&mut self, file: &str, pointer: &str, message: impl Into<String>) {
-        self.0.push(SchemaError { file: file.to_string(), pointer: pointer.to_string(), message: message.into() });
-    }
-
-    pub fn into_result<T>(mut self, value: T) -> Result<T, LoadError> {
-        if self.0.is_empty() {
-            return Ok(value);
-        }
-        self.0.sort();
-        self.0.dedup();
-        Err(LoadError::Schema(self.0))
-    }
-}
 
 /// A JSON type name from the `type` keyword.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -204,14 +105,18 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
-    fn error(&mut self, pointer: &str, message: impl Into<String>) {
-        self.errors.push(self.file, pointer, message);
+    fn error(&mut self, pointer: &str, kind: SchemaErrorKind) {
+        self.errors.push(self.file, pointer, kind);
+    }
+
+    fn malformed(&mut self, pointer: &str, expected: &'static str) {
+        self.error(pointer, SchemaErrorKind::Malformed { expected });
     }
 
     fn document(&mut self, value: &Value) -> Document {
         let mut doc = Document { file: self.file.to_string(), title: None, root: Schema::default(), defs: Vec::new() };
         let Some(object) = value.as_object() else {
-            self.error("", "a schema file must be a JSON object");
+            self.malformed("", "a schema file must be a JSON object");
             return doc;
         };
         let mut root = Map::new();
@@ -225,7 +130,7 @@ impl Reader<'_> {
                             doc.defs.push((name.clone(), self.schema(def, &pointer)));
                         }
                     }
-                    None => self.error(&format!("/{key}"), "must be an object"),
+                    None => self.malformed(&format!("/{key}"), "must be an object"),
                 },
                 _ => {
                     root.insert(key.clone(), value.clone());
@@ -243,7 +148,7 @@ impl Reader<'_> {
             Value::Object(object) => object,
             Value::Bool(true) => return s,
             _ => {
-                self.error(pointer, "a schema must be an object or `true`");
+                self.malformed(pointer, "a schema must be an object or `true`");
                 return s;
             }
         };
@@ -267,18 +172,18 @@ impl Reader<'_> {
                                 .collect(),
                         )
                     }
-                    None => self.error(&at, "must be an object"),
+                    None => self.malformed(&at, "must be an object"),
                 },
                 "required" => match value.as_array() {
                     Some(items) => {
                         for (i, item) in items.iter().enumerate() {
                             match item.as_str() {
                                 Some(name) => s.required.push(name.to_string()),
-                                None => self.error(&format!("{at}/{i}"), "must be a string"),
+                                None => self.malformed(&format!("{at}/{i}"), "must be a string"),
                             }
                         }
                     }
-                    None => self.error(&at, "must be an array of property names"),
+                    None => self.malformed(&at, "must be an array of property names"),
                 },
                 "additionalProperties" => s.additional = Some(self.additional(value, &at)),
                 "unevaluatedProperties" => s.unevaluated = Some(self.additional(value, &at)),
@@ -286,7 +191,7 @@ impl Reader<'_> {
                 "const" => s.constant = Some(value.clone()),
                 "enum" => match value.as_array() {
                     Some(values) => s.enumeration = Some(values.clone()),
-                    None => self.error(&at, "must be an array"),
+                    None => self.malformed(&at, "must be an array"),
                 },
                 "default" => s.default = Some(value.clone()),
                 "format" => s.format = self.string(value, &at),
@@ -295,7 +200,7 @@ impl Reader<'_> {
                 "discriminator" => {
                     s.discriminator = value.get("propertyName").and_then(Value::as_str).map(str::to_string);
                     if s.discriminator.is_none() {
-                        self.error(&at, "expected an object with a string `propertyName`");
+                        self.malformed(&at, "expected an object with a string `propertyName`");
                     }
                 }
                 "x-method" => s.x_method = self.string(value, &at),
@@ -308,7 +213,7 @@ impl Reader<'_> {
                 "minLength" | "maxLength" | "minItems" | "maxItems" | "pattern" | "contentEncoding"
                 | "contentMediaType" | "uniqueItems" | "examples" | "deprecated" | "readOnly" | "writeOnly"
                 | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf" | "$comment" | "$id" => {}
-                other => self.error(&at, format!("unsupported keyword {}", quoted(other))),
+                other => self.error(&at, SchemaErrorKind::Unsupported(Construct::Keyword(other.to_string()))),
             }
         }
         s
@@ -318,7 +223,7 @@ impl Reader<'_> {
         match value.as_array() {
             Some(items) => items.iter().enumerate().map(|(i, v)| self.schema(v, &format!("{pointer}/{i}"))).collect(),
             None => {
-                self.error(pointer, "must be an array of schemas");
+                self.malformed(pointer, "must be an array of schemas");
                 Vec::new()
             }
         }
@@ -335,7 +240,7 @@ impl Reader<'_> {
         match value.as_str() {
             Some(s) => Some(s.to_string()),
             None => {
-                self.error(pointer, "must be a string");
+                self.malformed(pointer, "must be a string");
                 None
             }
         }
@@ -344,7 +249,7 @@ impl Reader<'_> {
     fn number(&mut self, value: &Value, pointer: &str) -> Option<f64> {
         let n = value.as_f64();
         if n.is_none() {
-            self.error(pointer, "must be a number");
+            self.malformed(pointer, "must be a number");
         }
         n
     }
@@ -353,7 +258,7 @@ impl Reader<'_> {
         match value.as_bool() {
             Some(b) => b,
             None => {
-                self.error(pointer, "must be a boolean");
+                self.malformed(pointer, "must be a boolean");
                 false
             }
         }
@@ -378,7 +283,7 @@ impl Reader<'_> {
         for name in names {
             match name.as_str().and_then(one) {
                 Some(t) => types.push(t),
-                None => self.error(pointer, format!("unknown type {name}")),
+                None => self.error(pointer, SchemaErrorKind::UnknownType { name: name.to_string() }),
             }
         }
         Some(types)

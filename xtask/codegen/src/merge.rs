@@ -6,8 +6,8 @@
 //! stays one, with what differs kept per setting ([`ByFeature`]). Boxes are placed again on the
 //! merged graph (see [`lower::place_boxes`]).
 
+use crate::error::{SchemaError, SchemaErrorKind};
 use crate::ir::*;
-use crate::load::{fragment, quoted, SchemaError};
 use crate::{lower, naming};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -60,14 +60,13 @@ pub fn merge(stable: &Protocol, unstable: &Protocol) -> Result<Protocol, SchemaE
             return Err(SchemaError {
                 file: b.origin.file.clone(),
                 pointer: b.origin.pointer.clone(),
-                message: format!(
-                    "method {} would be named `{}` in Rust, as method {} of {}#{}; rename one",
-                    quoted(&b.name),
-                    naming::method_base(&b.name),
-                    quoted(&a.name),
-                    a.origin.file,
-                    fragment(&a.origin.pointer)
-                ),
+                kind: Box::new(SchemaErrorKind::MergedMethodCollision {
+                    method: b.name.clone(),
+                    rust: naming::method_base(&b.name),
+                    other: a.name.clone(),
+                    other_file: a.origin.file.clone(),
+                    other_pointer: a.origin.pointer.clone(),
+                }),
             });
         }
     }

@@ -20,7 +20,7 @@ fn cases(dir: &str) -> Vec<PathBuf> {
 }
 
 /// The types module, and the methods module when the schema has methods.
-fn generate(schema: &Path) -> Result<(String, Option<String>), String> {
+fn generate(schema: &Path) -> Result<(String, Option<String>), acp_codegen::Error> {
     let name = format!(
         "tests/data/{}",
         schema.strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")).expect("inside").display()

@@ -212,7 +212,7 @@ impl<'a> Comparison<'a> {
                     && x.fields.iter().all(|f| {
                         y.fields.iter().any(|g| {
                             g.origin.wire == f.origin.wire
-                                && g.presence == f.presence
+                                && g.presence.same_on_wire(&f.presence)
                                 && self.same_ref(&f.ty, &g.ty, assumed)
                         })
                     })

@@ -423,7 +423,7 @@ impl Comparison<'_> {
 
     fn presence(&self, l: &mut Local, ty: &str, at: &str, of: &Field, nf: &Field) {
         let (po, pn) = (&of.presence, &nf.presence);
-        if po == pn {
+        if po.same_on_wire(pn) {
             return;
         }
         let wire = &of.origin.wire;

@@ -4,6 +4,7 @@
 //! of each kind (its sibling modules) use it, it uses none of them.
 
 use super::shape::LenientFn;
+use crate::error::EmitError;
 use crate::ir::*;
 use crate::naming;
 use proc_macro2::TokenStream;
@@ -16,8 +17,9 @@ pub(super) fn header(sources: &str) -> String {
 }
 
 /// Formats tokens as a Rust file with the generated-file header.
-pub(super) fn render(sources: &str, tokens: TokenStream) -> Result<String, String> {
-    let file: syn::File = syn::parse2(tokens).map_err(|e| format!("generated code does not parse: {e}"))?;
+pub(super) fn render(sources: &str, tokens: TokenStream) -> Result<String, EmitError> {
+    let file: syn::File =
+        syn::parse2(tokens).map_err(|e| EmitError::Unparsable { file: sources.to_string(), error: e.to_string() })?;
     Ok(format!("{}{}", header(sources), prettyplease::unparse(&file)))
 }
 

@@ -4,6 +4,7 @@
 //! Every file starts with the generated-file header, manifests included.
 
 use super::common::{header, render};
+use crate::error::EmitError;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use std::path::Path;
@@ -117,7 +118,7 @@ pub fn version_manifest(version: &SchemaVersion) -> String {
 
 /// `generated/vN/src/lib.rs`: the root of a version crate (`acp-types-v1`, re-exported as
 /// `acp_types::v1`).
-pub fn version_lib(version: &SchemaVersion, sources: &str) -> Result<String, String> {
+pub fn version_lib(version: &SchemaVersion, sources: &str) -> Result<String, EmitError> {
     let dir = &version.dir;
     let doc = format!(
         " ACP {dir}: every type of `schema/{dir}/schema.json`, plus (feature `unstable`) what only \
@@ -171,7 +172,7 @@ fn raw_string(text: &str) -> String {
 
 /// `generated/src/lib.rs`: the facade's documentation and its items, which are in a module of
 /// their own (`items.rs`) so that `cargo fmt` leaves them as generated.
-pub fn facade_lib(versions: &[SchemaVersion]) -> Result<String, String> {
+pub fn facade_lib(versions: &[SchemaVersion]) -> Result<String, EmitError> {
     let list: Vec<String> = versions.iter().map(|v| format!("[`{}`]", v.dir)).collect();
     let list = list.join(", ");
     let head = [
@@ -210,7 +211,7 @@ pub fn facade_lib(versions: &[SchemaVersion]) -> Result<String, String> {
 /// `generated/src/items.rs`: re-exports the support crate and each version crate, and defines
 /// the `Version` enum, so that code handling every version matches on it and a new `schema/vN/`
 /// makes the compiler point at each such place.
-pub fn facade_items(versions: &[SchemaVersion]) -> Result<String, String> {
+pub fn facade_items(versions: &[SchemaVersion]) -> Result<String, EmitError> {
     let reexports = versions.iter().map(|v| {
         let (feature, krate, module) = (v.feature(), format_ident!("acp_types_{}", v.dir), format_ident!("{}", v.dir));
         quote! {
@@ -312,7 +313,7 @@ pub fn standalone(
     file_name: &str,
     support: &Path,
     workspace: Workspace,
-) -> Result<(String, String), String> {
+) -> Result<(String, String), EmitError> {
     let support = support.display().to_string().replace('\\', "/");
     let manifest = format!(
         "{}[package]\nname = \"{crate_name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\

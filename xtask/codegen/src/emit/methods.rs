@@ -4,6 +4,7 @@
 //! Reads only the IR's methods and the names of their params and result types.
 
 use super::common::{cfg_for, docs, ident, render, support};
+use crate::error::EmitError;
 use crate::ir::*;
 use crate::naming;
 use heck::ToSnakeCase;
@@ -60,14 +61,15 @@ fn type_path(p: &Protocol, id: TypeId) -> TokenStream {
 const RESERVED: &[&str] = &["Side", "Tables", "METHODS"];
 
 /// The `methods.rs` module of a version.
-pub fn methods_module(p: &Protocol, sources: &str) -> Result<String, String> {
+pub fn methods_module(p: &Protocol, sources: &str) -> Result<String, EmitError> {
     let named = name_methods(p);
     if let Some(n) = named.iter().find(|n| RESERVED.contains(&n.marker.as_str())) {
-        return Err(format!(
-            "{sources}: the marker type of method `{}` ({} side) would be named `{}`, which the methods module \
-             already defines",
-            n.m.name, n.m.side.wire, n.marker
-        ));
+        return Err(EmitError::ReservedMarker {
+            file: sources.to_string(),
+            method: n.m.name.clone(),
+            side: n.m.side.wire.clone(),
+            marker: n.marker.clone(),
+        });
     }
     let markers = named.iter().map(|n| marker(p, n));
     let table = methods_table(p, &named);

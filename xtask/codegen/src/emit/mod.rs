@@ -21,13 +21,14 @@ mod shape;
 mod structs;
 mod unions;
 
+use crate::error::{EmitError, Error};
 use crate::ir::*;
 use common::{cfg_for, docs, ident, render, support, variant_lists, Emitter};
 use proc_macro2::TokenStream;
 use quote::quote;
 
 /// The module of all types of a protocol (`types.rs`).
-pub fn types_module(p: &Protocol, sources: &str) -> Result<String, String> {
+pub fn types_module(p: &Protocol, sources: &str) -> Result<String, Error> {
     let e = Emitter::new(p);
     let mut order: Vec<usize> = (0..p.types.len()).collect();
     order.sort_by(|&a, &b| (&p.types[a].name, p.types[a].stability).cmp(&(&p.types[b].name, p.types[b].stability)));
@@ -36,11 +37,11 @@ pub fn types_module(p: &Protocol, sources: &str) -> Result<String, String> {
     for i in order {
         match e.type_def(TypeId(i)) {
             Ok(tokens) => items.push(tokens),
-            Err(err) => errors.push(err),
+            Err(err) => errors.push(Error::Emit(err)),
         }
     }
-    if !errors.is_empty() {
-        return Err(errors.join("\n"));
+    if let Some(e) = Error::from_list(errors) {
+        return Err(e);
     }
     let lenient = e.lenient_fns();
     let visit = e.visit_type();
@@ -59,7 +60,7 @@ pub fn types_module(p: &Protocol, sources: &str) -> Result<String, String> {
 
         #lenient
     };
-    render(sources, tokens)
+    Ok(render(sources, tokens)?)
 }
 
 /// The dispatch of the types module: `types_module` asks the `Emitter` for each type and the
@@ -93,7 +94,7 @@ impl Emitter<'_> {
     }
 
     /// One type, with its docs: dispatched by kind to `structs`, `enums` or `unions`.
-    fn type_def(&self, id: TypeId) -> Result<TokenStream, String> {
+    fn type_def(&self, id: TypeId) -> Result<TokenStream, EmitError> {
         let t = self.p.get(id);
         let name = self.name(id);
         let cfg = cfg_for(t.stability);

@@ -5,6 +5,7 @@
 use super::common::{cfg_for, docs, ident, Emitter};
 use super::defaults::{default_fn, default_impl};
 use super::shape::LenientShape;
+use crate::error::EmitError;
 use crate::ir::*;
 use heck::ToSnakeCase;
 use proc_macro2::TokenStream;
@@ -19,7 +20,7 @@ impl Emitter<'_> {
         s: &Struct,
         name: &syn::Ident,
         cfg: &TokenStream,
-    ) -> Result<TokenStream, String> {
+    ) -> Result<TokenStream, EmitError> {
         let t = self.p.get(id);
         let mut fields = Vec::new();
         let mut default_fns = Vec::new();
@@ -67,7 +68,7 @@ impl Emitter<'_> {
     }
 
     /// One field of struct `t`, and the functions it needs (its default, its lenient decoding).
-    fn field(&self, t: &TypeDef, f: &Field) -> Result<(TokenStream, Vec<TokenStream>), String> {
+    fn field(&self, t: &TypeDef, f: &Field) -> Result<(TokenStream, Vec<TokenStream>), EmitError> {
         let fname = ident(&f.name);
         let fcfg = cfg_for(f.stability);
         let fdocs = docs(f.origin.docs.as_deref());
@@ -90,12 +91,10 @@ impl Emitter<'_> {
                 serde_args.push(quote! { default, skip_serializing_if = "Patch::is_omitted" });
                 quote! { Patch<#inner> }
             }
-            Presence::Defaulted(value) => {
+            Presence::Defaulted(default) => {
                 let default_name = default_fn.to_string();
                 serde_args.push(quote! { default = #default_name, skip_serializing_if = "Defaulted::is_implicit" });
-                let expr = self
-                    .default_expr(&f.ty, f.boxed, value)
-                    .map_err(|e| format!("{}#{}: default {value}: {e}", self.p.source, f.origin.pointer))?;
+                let expr = self.default_expr(f, default)?;
                 fns.push(quote! {
                     #fcfg
                     fn #default_fn() -> Defaulted<#inner> {

@@ -6,21 +6,15 @@ use crate::ir::*;
 
 /// A type that contains itself without going one level down into the JSON value (a `$ref` to
 /// itself, a union branch or a flattened part that leads back to it) has no finite value, and
-/// decoding one would recurse forever: an error (pointer, message) naming each such cycle. Cycles
+/// decoding one would recurse forever: an error (pointer, names along the cycle) for each such cycle. Cycles
 /// through a field are fine ([`place_boxes`] breaks them); through an array item or a map value
 /// they are no cycle here at all.
-pub(super) fn cycle_errors(types: &[TypeDef]) -> Vec<(String, String)> {
+pub(super) fn cycle_errors(types: &[TypeDef]) -> Vec<(String, Vec<String>)> {
     let mut errors = Vec::new();
     for cycle in Containment::of(types).same_level_cycles() {
-        let names: Vec<&str> = cycle.iter().map(|n| types[n.0].name.as_str()).collect();
+        let names: Vec<String> = cycle.iter().map(|n| types[n.0].name.clone()).collect();
         let pointer = types[cycle[0].0].origin.pointer.clone();
-        let message = format!(
-            "`{}` is made of itself ({}) with no object property or array item in between: no finite JSON value \
-             has this type",
-            names[0],
-            names.join(" → ")
-        );
-        errors.push((pointer, message));
+        errors.push((pointer, names));
     }
     errors
 }

@@ -4,8 +4,9 @@
 //! they must name (`session_scoped`).
 
 use super::Lowerer;
+use crate::error::SchemaErrorKind;
 use crate::ir::*;
-use crate::load::{fragment, quoted, JsonType, Schema};
+use crate::load::{JsonType, Schema};
 use crate::naming;
 
 impl<'a> Lowerer<'a> {
@@ -52,7 +53,7 @@ impl<'a> Lowerer<'a> {
         for m in &methods {
             if m.kind == MethodKind::Request && m.result.is_none() {
                 let pointer = self.types[m.params.0].origin.pointer.clone();
-                self.error(&pointer, format!("request {} has no response type", quoted(&m.name)));
+                self.error(&pointer, SchemaErrorKind::NoResponse { method: m.name.clone() });
             }
         }
         methods.sort_by(|a, b| (&a.side, &a.name).cmp(&(&b.side, &b.name)));
@@ -60,15 +61,14 @@ impl<'a> Lowerer<'a> {
             Ok(names) => methods.iter_mut().zip(names).for_each(|(m, names)| m.rust = names),
             Err((a, b)) => {
                 let (a, b) = (&methods[a], &methods[b]);
-                let message = format!(
-                    "methods {} and {} (at {}) would both be named `{}` in Rust; rename one",
-                    quoted(&a.name),
-                    quoted(&b.name),
-                    fragment(&b.origin.pointer),
-                    naming::method_base(&a.name)
-                );
+                let kind = SchemaErrorKind::MethodCollision {
+                    method: a.name.clone(),
+                    other: b.name.clone(),
+                    other_pointer: b.origin.pointer.clone(),
+                    rust: naming::method_base(&a.name),
+                };
                 let pointer = a.origin.pointer.clone();
-                self.error(&pointer, message);
+                self.error(&pointer, kind);
             }
         }
         methods
@@ -304,8 +304,8 @@ impl<'a> Lowerer<'a> {
             match methods.iter_mut().find(request) {
                 Some(m) => m.result = Some(result),
                 None => {
-                    let message = format!("response for {} ({}) matches no request", quoted(name), quoted(side));
-                    self.error(&def.pointer, message);
+                    let kind = SchemaErrorKind::UnmatchedResponse { method: name.to_string(), side: side.to_string() };
+                    self.error(&def.pointer, kind);
                 }
             }
         }

@@ -9,13 +9,15 @@
 //! whole graph of types are made here too, by one analysis of how types contain each other
 //! (`cycles`): which cycles are errors, and which references a `Box` holds ([`place_boxes`]; with
 //! `sizes`, the union variants too large to hold inline).
-//! `validation` checks the Rust names the emitters will print.
+//! `validation` checks the Rust names the emitters will print; `defaults` types each schema
+//! `default` against its field's type, once every type is known.
 //!
 //! This module holds the entry point, [`lower`], and the context every part shares (`Lowerer`):
 //! the document, the reserved ids and names, and the errors collected so far.
 
 mod catch_alls;
 mod cycles;
+mod defaults;
 mod methods;
 mod sizes;
 mod types;
@@ -23,9 +25,11 @@ mod validation;
 
 pub use cycles::place_boxes;
 
+use crate::error::{Construct, Errors, LoadError, SchemaErrorKind};
 use crate::ir::*;
-use crate::load::{fragment, quoted, Document, Errors, LoadError, Schema};
+use crate::load::{Document, Schema};
 use crate::naming;
+use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
 /// Lowers a parsed schema file.
@@ -38,6 +42,7 @@ pub fn lower(doc: &Document) -> Result<Protocol, LoadError> {
             ids: HashMap::new(),
             types: Vec::new(),
             names: BTreeMap::new(),
+            defaults: BTreeMap::new(),
             errors: &mut errors,
         };
         for (name, schema) in &doc.defs {
@@ -51,8 +56,13 @@ pub fn lower(doc: &Document) -> Result<Protocol, LoadError> {
         }
         let methods = l.methods();
         l.check_identifiers();
-        for (pointer, message) in cycles::cycle_errors(&l.types) {
-            l.error(&pointer, message);
+        let cycles = cycles::cycle_errors(&l.types);
+        // Typing a default follows the types it goes through: only without a cycle among them.
+        if cycles.is_empty() {
+            l.type_defaults();
+        }
+        for (pointer, path) in cycles {
+            l.error(&pointer, SchemaErrorKind::Cycle { path });
         }
         place_boxes(&mut l.types);
         Protocol { source: doc.file.clone(), types: l.types, methods }
@@ -69,13 +79,19 @@ struct Lowerer<'a> {
     types: Vec<TypeDef>,
     /// Rust name → pointer of the schema that took it, to report collisions with both sources.
     names: BTreeMap<String, String>,
+    /// Pointer of a property schema → its `default`, until [`Lowerer::type_defaults`] types it.
+    defaults: BTreeMap<String, Value>,
     errors: &'a mut Errors,
 }
 
 impl<'a> Lowerer<'a> {
-    fn error(&mut self, pointer: &str, message: impl Into<String>) {
+    fn error(&mut self, pointer: &str, kind: SchemaErrorKind) {
         let file = self.doc.file.clone();
-        self.errors.push(&file, pointer, message);
+        self.errors.push(&file, pointer, kind);
+    }
+
+    fn unsupported(&mut self, pointer: &str, construct: Construct) {
+        self.error(pointer, SchemaErrorKind::Unsupported(construct));
     }
 
     fn origin(s: &Schema, wire: &str) -> Origin {
@@ -89,13 +105,7 @@ impl<'a> Lowerer<'a> {
     /// Takes a Rust name for a new type; a name already taken is an error naming both schemas.
     fn reserve(&mut self, name: &str, wire: &str, s: &Schema, named: bool) -> TypeId {
         if let Some(first) = self.names.get(name).cloned() {
-            self.error(
-                &s.pointer,
-                format!(
-                    "type name `{name}` is already taken by the schema at #{}; rename one of them",
-                    fragment(&first)
-                ),
-            );
+            self.error(&s.pointer, SchemaErrorKind::TypeNameTaken { name: name.to_string(), first });
         } else {
             self.names.insert(name.to_string(), s.pointer.clone());
         }
@@ -124,13 +134,11 @@ impl<'a> Lowerer<'a> {
         match target.map(|t| self.ids.get(t).copied()) {
             Some(Some(id)) => Some(id),
             Some(None) => {
-                self.error(&s.pointer, format!("dangling $ref {}", quoted(reference)));
+                self.error(&s.pointer, SchemaErrorKind::DanglingRef { reference: reference.to_string() });
                 None
             }
             None => {
-                let message =
-                    format!("unsupported $ref {}: only references into #/$defs are supported", quoted(reference));
-                self.error(&s.pointer, message);
+                self.unsupported(&s.pointer, Construct::Ref(reference.to_string()));
                 None
             }
         }

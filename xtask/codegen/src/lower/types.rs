@@ -6,6 +6,7 @@
 
 use super::catch_alls::Keeps;
 use super::{maturity_of, Lowerer};
+use crate::error::Construct;
 use crate::ir::*;
 use crate::load::{Additional, JsonType, Schema};
 use crate::naming;
@@ -35,7 +36,7 @@ impl Lowerer<'_> {
             return TypeKind::Union(self.union(s, branches, name));
         }
         if s.all_of.is_some() {
-            self.error(&s.pointer, "allOf is only supported as a single-$ref wrapper");
+            self.unsupported(&s.pointer, Construct::AllOf);
             return TypeKind::Any;
         }
         TypeKind::Newtype { inner: self.type_ref(s, name), boxed: false }
@@ -51,7 +52,7 @@ impl Lowerer<'_> {
                     stability: Stability::Stable,
                     maturity: Maturity::Stable,
                 }),
-                None => self.error(&format!("{}/enum/{i}", s.pointer), "only string enums are supported"),
+                None => self.unsupported(&format!("{}/enum/{i}", s.pointer), Construct::NonStringEnumValue),
             }
         }
         self.check_unique(s, out.iter().map(|v| (&v.name, &v.origin.pointer)));
@@ -90,7 +91,7 @@ impl Lowerer<'_> {
                     stability: Stability::Stable,
                     maturity: Self::maturity(b),
                 }),
-                Some(other) => self.error(&b.pointer, format!("const {other} in a string enum")),
+                Some(other) => self.unsupported(&b.pointer, Construct::ConstInStringEnum(other.to_string())),
                 None => open = Some(self.catch_all(b, &mut open)),
             }
         }
@@ -115,7 +116,7 @@ impl Lowerer<'_> {
                     stability: Stability::Stable,
                     maturity: Self::maturity(b),
                 }),
-                Some(None) => self.error(&b.pointer, "integer enum constant out of range"),
+                Some(None) => self.unsupported(&b.pointer, Construct::IntConstantOutOfRange),
                 None => open = Some(self.catch_all(b, &mut open)),
             }
         }
@@ -127,7 +128,7 @@ impl Lowerer<'_> {
 
     fn catch_all(&mut self, b: &Schema, previous: &mut Option<Option<CatchAll>>) -> Option<CatchAll> {
         if previous.is_some() {
-            self.error(&b.pointer, "a second catch-all branch");
+            self.unsupported(&b.pointer, Construct::SecondCatchAll);
         }
         let name = naming::type_name(b.title.as_deref().unwrap_or("Other"));
         Some(CatchAll {
@@ -142,7 +143,7 @@ impl Lowerer<'_> {
     /// An object: its fields, and a flattened union when it also has `anyOf`/`oneOf`.
     fn structure(&mut self, s: &Schema, name: &str) -> Struct {
         if s.all_of.is_some() {
-            self.error(&s.pointer, "allOf next to properties is not supported");
+            self.unsupported(&s.pointer, Construct::AllOfBesideProperties);
         }
         let flatten = s.branches().map(|branches| {
             let tag = self.tag_of(s, branches);
@@ -181,13 +182,17 @@ impl Lowerer<'_> {
         let presence = match (required, nullable, &p.default) {
             (true, false, _) => Presence::Required,
             (true, true, _) => Presence::RequiredNullable,
-            (false, _, Some(default)) => Presence::Defaulted(default.clone()),
+            (false, _, Some(default)) => {
+                // Typed once every type is known (`defaults`); optional until then.
+                self.defaults.insert(p.pointer.clone(), default.clone());
+                Presence::Optional
+            }
             (false, true, None) => Presence::Patch,
             (false, false, None) => Presence::Optional,
         };
         let lenient = lenient_of(p);
         if lenient.skip_invalid_items && !matches!(ty, TypeRef::Array(_)) {
-            self.error(&p.pointer, "x-deserialize-skip-invalid-items on a field that is not an array");
+            self.unsupported(&p.pointer, Construct::SkipInvalidItemsOnNonArray);
         }
         Field {
             name: naming::field(wire),
@@ -211,7 +216,7 @@ impl Lowerer<'_> {
         tags.sort();
         tags.dedup();
         if tags.len() > 1 {
-            self.error(&s.pointer, format!("branches are tagged by different properties: {tags:?}"));
+            self.unsupported(&s.pointer, Construct::MixedTags(tags.clone()));
         }
         tags.into_iter().next()
     }
@@ -230,7 +235,7 @@ impl Lowerer<'_> {
                 variants.push(self.tagged_variant(b, &tag_name, value, name));
             } else if tag.as_deref().is_some_and(|t| open_tag(b, t)) {
                 if catch_all_seen {
-                    self.error(&b.pointer, "a second catch-all branch");
+                    self.unsupported(&b.pointer, Construct::SecondCatchAll);
                 }
                 catch_all_seen = true;
                 let vname = naming::type_name(b.title.as_deref().unwrap_or("Other"));
@@ -304,7 +309,7 @@ impl Lowerer<'_> {
         let extra: Vec<&(String, Schema)> = b.properties.iter().flatten().filter(|(p, _)| p != tag).collect();
         let refs = b.all_of.as_deref().unwrap_or_default();
         if b.branches().is_some() {
-            self.error(&b.pointer, "a tagged branch with its own anyOf/oneOf is not supported");
+            self.unsupported(&b.pointer, Construct::TaggedBranchWithBranches);
         }
         match (extra.is_empty(), refs) {
             (true, []) => None,
@@ -317,7 +322,7 @@ impl Lowerer<'_> {
                 Some(TypeRef::Named(self.inline(&body, name)))
             }
             _ => {
-                self.error(&b.pointer, "a tagged branch with both properties and allOf is not supported");
+                self.unsupported(&b.pointer, Construct::TaggedBranchWithAllOf);
                 None
             }
         }
@@ -355,7 +360,7 @@ impl Lowerer<'_> {
                 Some(Value::String(_)) => TypeRef::String,
                 Some(Value::Bool(_)) => TypeRef::Bool,
                 _ => {
-                    self.error(&s.pointer, "schema without a type this generator understands");
+                    self.unsupported(&s.pointer, Construct::Untyped);
                     TypeRef::Any
                 }
             },
@@ -376,7 +381,7 @@ impl Lowerer<'_> {
                 _ => TypeRef::Object,
             },
             _ => {
-                self.error(&s.pointer, format!("a value of several JSON types {types:?} needs anyOf branches"));
+                self.unsupported(&s.pointer, Construct::SeveralTypes(types.iter().map(|t| format!("{t:?}")).collect()));
                 TypeRef::Any
             }
         }

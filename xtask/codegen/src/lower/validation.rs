@@ -3,8 +3,9 @@
 //! where names are reserved, [`Lowerer::reserve`].)
 
 use super::Lowerer;
+use crate::error::SchemaErrorKind;
 use crate::ir::*;
-use crate::load::{fragment, quoted, Schema};
+use crate::load::Schema;
 use crate::naming;
 use std::collections::BTreeMap;
 
@@ -27,11 +28,11 @@ impl Lowerer<'_> {
         let mut clashes = Vec::new();
         for (name, pointer) in names {
             if let Some(first) = seen.insert(name, pointer) {
-                clashes.push(format!(
-                    "variant name `{name}` is used by both #{} and #{}",
-                    fragment(first),
-                    fragment(pointer)
-                ));
+                clashes.push(SchemaErrorKind::MemberNameTaken {
+                    name: name.clone(),
+                    first: first.clone(),
+                    second: pointer.clone(),
+                });
             }
         }
         for c in clashes {
@@ -70,9 +71,7 @@ impl Lowerer<'_> {
             }
         }
         for (pointer, wire, name) in bad {
-            let message =
-                format!("{} gives the Rust name {}, which is not an identifier", quoted(&wire), quoted(&name));
-            self.error(&pointer, message);
+            self.error(&pointer, SchemaErrorKind::NotIdentifier { wire, name });
         }
     }
 }
