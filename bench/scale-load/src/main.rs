@@ -319,7 +319,8 @@ impl Memory {
 
 /// A `kB` field of `/proc/PID/status`.
 fn status_kib(pid: u32, key: &str) -> Result<u64, String> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|e| format!("/proc/{pid}/status: {e}"))?;
+    let text =
+        std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|e| format!("/proc/{pid}/status: {e}"))?;
     let line = text.lines().find(|l| l.starts_with(key)).ok_or_else(|| format!("no {key} in /proc/{pid}/status"))?;
     line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).ok_or_else(|| format!("bad {key} line: {line}"))
 }
