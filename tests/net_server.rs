@@ -638,8 +638,16 @@ async fn websocket_connections_count_against_max_tcp_connections() {
     tokio::spawn(conn);
     assert!(sender.send_request(request("POST", &[CT], &init.to_string())).await.is_err(), "HTTP is refused too");
 
-    // Closing one frees its slot.
-    drop(sockets.pop());
+    // A close frame is answered with one and ends the session: its slot is free again while the
+    // client still holds its end of the socket.
+    let mut closing = sockets.pop().expect("two");
+    closing.close(None).await.expect("close");
+    let answer = ws_next(&mut closing).await;
+    assert!(matches!(answer, Message::Close(_)), "expected the close answered, got {answer:?}");
     let _third = ws_when_free(server.addr).await;
+    // A client gone without a close frame frees its slot too.
+    drop(sockets.pop());
+    let _fourth = ws_when_free(server.addr).await;
+    drop(closing);
     server.handle.shutdown().await;
 }

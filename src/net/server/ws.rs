@@ -177,6 +177,14 @@ where
                     Some(message) => message,
                     None => return,
                 },
+                // The reader ended (the client's close frame, or its end of the socket) with
+                // nothing more to say: answer the close (RFC 6455, 5.5.1; tungstenite queued the
+                // answer when it read the frame, `close` flushes it) and end the session, which
+                // frees its socket and its slot.
+                _ = done.cancelled() => {
+                    let _ = tokio::time::timeout(shared.limits.max_output_stall, sink.close()).await;
+                    return;
+                }
                 message = outbound.recv() => match message {
                     // The core writes JSON text: valid UTF-8, taken without a copy.
                     Some(json) => Message::text(
