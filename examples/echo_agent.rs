@@ -22,7 +22,7 @@
 //! --tls-key KEY.pem` (feature `tls` too) it serves `https://` and `wss://` instead, and prints
 //! `listening on https://ADDR:PORT`. `--max-connections N` raises (or lowers) how many TCP
 //! connections it serves at once (`Limits::max_tcp_connections`, 1,024 by default; an HTTP
-//! client holds up to three).
+//! client holds up to three, a WebSocket client one).
 
 use acp_rpc::agent::Turn;
 use acp_rpc::types::support::rpc::RpcError;

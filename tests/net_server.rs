@@ -584,3 +584,70 @@ async fn a_websocket_client_that_stops_reading_is_given_up_on() {
     // Others are still served.
     http_turn(server.addr, 1).await;
 }
+
+/// Whether a fresh TCP connection is served: an upgrade that the server answers `101`, or `None`
+/// when the server closes the socket as soon as it accepts it (past `max_tcp_connections`).
+async fn ws_try(addr: SocketAddr) -> Option<tokio_tungstenite::WebSocketStream<TcpStream>> {
+    let stream = TcpStream::connect(addr).await.expect("connect");
+    tokio_tungstenite::client_async(format!("ws://{addr}/"), stream).await.ok().map(|(ws, _)| ws)
+}
+
+/// A WebSocket as soon as the server has a free slot again (the connections closed before are
+/// seen closed by the server a moment later), initialized.
+async fn ws_when_free(addr: SocketAddr) -> tokio_tungstenite::WebSocketStream<TcpStream> {
+    for _ in 0..500 {
+        if let Some(mut ws) = ws_try(addr).await {
+            let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": { "protocolVersion": 1 } });
+            ws.send(Message::text(init.to_string())).await.expect("send");
+            assert_eq!(ws_json(&mut ws).await["result"]["protocolVersion"], 1);
+            return ws;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("no slot freed after the connections before closed");
+}
+
+#[tokio::test]
+async fn websocket_connections_count_against_max_tcp_connections() {
+    let _g = MEMORY.read().await;
+    let limits = Limits { max_tcp_connections: 2, ..Limits::default() };
+    let server = start_with(limits, None).await;
+    let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": { "protocolVersion": 1 } });
+
+    // Two plain HTTP keep-alive connections fill the limit: a third is closed unanswered.
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let stream = TcpStream::connect(server.addr).await.expect("connect");
+        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.expect("handshake");
+        let conn = tokio::spawn(conn);
+        let answer = sender.send_request(request("POST", &[CT], &init.to_string())).await.expect("answered");
+        assert_eq!(answer.status(), StatusCode::OK);
+        held.push((sender, conn));
+    }
+    assert!(ws_try(server.addr).await.is_none(), "a third TCP connection is refused while two HTTP ones are open");
+    for (sender, conn) in held {
+        drop(sender);
+        let _ = conn.await;
+    }
+
+    // Two upgraded sockets fill it the same way, however long after their upgrade.
+    let mut sockets = vec![ws_when_free(server.addr).await, ws_when_free(server.addr).await];
+    assert!(ws_try(server.addr).await.is_none(), "a third connection is refused while two WebSockets are open");
+    let refused = TcpStream::connect(server.addr).await.expect("connect");
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(refused)).await.expect("handshake");
+    tokio::spawn(conn);
+    assert!(sender.send_request(request("POST", &[CT], &init.to_string())).await.is_err(), "HTTP is refused too");
+
+    // A close frame is answered with one and ends the session: its slot is free again while the
+    // client still holds its end of the socket.
+    let mut closing = sockets.pop().expect("two");
+    closing.close(None).await.expect("close");
+    let answer = ws_next(&mut closing).await;
+    assert!(matches!(answer, Message::Close(_)), "expected the close answered, got {answer:?}");
+    let _third = ws_when_free(server.addr).await;
+    // A client gone without a close frame frees its slot too.
+    drop(sockets.pop());
+    let _fourth = ws_when_free(server.addr).await;
+    drop(closing);
+    server.handle.shutdown().await;
+}

@@ -4,10 +4,13 @@
 //! - `scale-load idle URL N`: opens N connections (each `initialize` and `session/new`; over
 //!   HTTP also holding the connection's and the session's SSE streams), prints `ready OPENED`,
 //!   and holds them until its stdin closes.
-//! - `scale-load active URL N SECONDS`: opens N connections, then each does prompt turns of `x`
-//!   one after another for SECONDS; prints `turns T seconds S p99_ms P opened O errors E`.
+//! - `scale-load active URL N SECONDS [PID]`: opens N connections, then each does prompt turns of
+//!   `x` one after another for SECONDS; prints `turns T seconds S p99_ms P opened O errors E`, and
+//!   with the server's PID also `memory_kib M`: its peak `VmRSS` from the opening of the
+//!   connections to the end of the turns, minus its `VmRSS` before (see [`Memory`]).
 //! - `scale-load stdio N SECONDS -- AGENT ARGS…`: one stdio connection to AGENT, N sessions on it,
-//!   each doing turns for SECONDS; prints the same line.
+//!   each doing turns for SECONDS; prints the same line, `memory_kib` the agent's from after
+//!   `initialize` to the end of the turns.
 //!
 //! The URL's scheme picks the transport: `ws://` is the WebSocket profile (one JSON-RPC message
 //! per text frame), `http://` Streamable HTTP (`POST /` for each message, answers on the
@@ -289,7 +292,40 @@ async fn gather(
     (tallies, first_error)
 }
 
-fn report(tallies: Vec<Tally>, seconds: f64, opened: usize, first_error: Option<String>) {
+/// The memory a busy phase costs a process (Linux `/proc`): its `VmRSS` when the phase begins,
+/// and its peak `VmRSS` (`VmHWM`) at the end, the peak reset to the current value at the start by
+/// writing `5` to `/proc/PID/clear_refs` (the kernel's Documentation/filesystems/proc.rst,
+/// "clear_refs"), so that start-up peaks before the phase do not count.
+struct Memory {
+    pid: u32,
+    before: Result<u64, String>,
+}
+
+impl Memory {
+    fn start(pid: u32) -> Memory {
+        let before = status_kib(pid, "VmRSS:").and_then(|rss| {
+            std::fs::write(format!("/proc/{pid}/clear_refs"), "5")
+                .map(|()| rss)
+                .map_err(|e| format!("cannot reset the peak RSS of {pid}: {e}"))
+        });
+        Memory { pid, before }
+    }
+
+    /// KiB of peak growth since [`Memory::start`].
+    fn growth(&self) -> Result<u64, String> {
+        Ok(status_kib(self.pid, "VmHWM:")?.saturating_sub(self.before.clone()?))
+    }
+}
+
+/// A `kB` field of `/proc/PID/status`.
+fn status_kib(pid: u32, key: &str) -> Result<u64, String> {
+    let text =
+        std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|e| format!("/proc/{pid}/status: {e}"))?;
+    let line = text.lines().find(|l| l.starts_with(key)).ok_or_else(|| format!("no {key} in /proc/{pid}/status"))?;
+    line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).ok_or_else(|| format!("bad {key} line: {line}"))
+}
+
+fn report(tallies: Vec<Tally>, seconds: f64, opened: usize, first_error: Option<String>, memory: Option<Memory>) {
     let mut latencies: Vec<u32> = tallies.iter().flat_map(|t| t.latencies.iter().copied()).collect();
     let errors: usize = tallies.iter().map(|t| t.errors).sum();
     latencies.sort_unstable();
@@ -297,13 +333,22 @@ fn report(tallies: Vec<Tally>, seconds: f64, opened: usize, first_error: Option<
         0 => 0.0,
         n => f64::from(latencies[(n * 99).div_ceil(100) - 1]) / 1000.0,
     };
-    println!("turns {} seconds {seconds:.3} p99_ms {p99:.3} opened {opened} errors {errors}", latencies.len());
+    let memory = match memory.map(|m| m.growth()) {
+        Some(Ok(kib)) => format!(" memory_kib {kib}"),
+        Some(Err(e)) => {
+            eprintln!("scale-load: memory not measured: {e}");
+            String::new()
+        }
+        None => String::new(),
+    };
+    println!("turns {} seconds {seconds:.3} p99_ms {p99:.3} opened {opened} errors {errors}{memory}", latencies.len());
     if let Some(error) = first_error {
         eprintln!("scale-load: first error: {error}");
     }
 }
 
-async fn active(url: &str, n: usize, seconds: f64) {
+async fn active(url: &str, n: usize, seconds: f64, server: Option<u32>) {
+    let memory = server.map(Memory::start);
     let (conns, first_error) = open_all(url, n).await;
     let opened = conns.len();
     let start = Instant::now();
@@ -319,7 +364,7 @@ async fn active(url: &str, n: usize, seconds: f64) {
         })
         .collect();
     let (tallies, first_error) = gather(tasks, first_error).await;
-    report(tallies, start.elapsed().as_secs_f64(), opened, first_error);
+    report(tallies, start.elapsed().as_secs_f64(), opened, first_error, memory);
 }
 
 async fn idle(url: &str, n: usize) {
@@ -376,6 +421,7 @@ async fn stdio(agent: &[String], n: usize, seconds: f64) -> Result<(), String> {
         }
     };
     call(initialize(0)).await?;
+    let memory = child.id().map(Memory::start);
     let mut sessions = Vec::new();
     for i in 0..n {
         sessions.push(session_id(&call(new_session(1 + i as u64)).await?)?);
@@ -394,7 +440,7 @@ async fn stdio(agent: &[String], n: usize, seconds: f64) -> Result<(), String> {
         })
         .collect();
     let (tallies, first_error) = gather(tasks, None).await;
-    report(tallies, start.elapsed().as_secs_f64(), n, first_error);
+    report(tallies, start.elapsed().as_secs_f64(), n, first_error, memory);
     Ok(())
 }
 
@@ -428,10 +474,13 @@ async fn main() -> ExitCode {
             (None, _) => Err("expected URL".into()),
         },
         Some("active") => match (args.get(1), number(args.get(2), "N"), number(args.get(3), "SECONDS")) {
-            (Some(url), Ok(n), Ok(seconds)) => {
-                active(url, n, seconds).await;
-                Ok(())
-            }
+            (Some(url), Ok(n), Ok(seconds)) => match args.get(4).map(|_| number(args.get(4), "PID")).transpose() {
+                Ok(pid) => {
+                    active(url, n, seconds, pid).await;
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            },
             (_, Err(e), _) | (_, _, Err(e)) => Err(e),
             (None, _, _) => Err("expected URL".into()),
         },
@@ -442,7 +491,7 @@ async fn main() -> ExitCode {
             (Err(e), _, _) | (_, Err(e), _) => Err(e),
             _ => Err("expected -- AGENT ARGS…".into()),
         },
-        _ => Err("usage: scale-load idle URL N | active URL N SECONDS | stdio N SECONDS -- AGENT ARGS…".into()),
+        _ => Err("usage: scale-load idle URL N | active URL N SECONDS [PID] | stdio N SECONDS -- AGENT ARGS…".into()),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

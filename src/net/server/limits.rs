@@ -29,8 +29,8 @@ pub struct Limits {
     /// How long a client may take to send a request's headers before its TCP connection is
     /// dropped (slow-loris). Default 10 s.
     pub header_read_timeout: Duration,
-    /// TCP connections served at once; more are closed as soon as they are accepted.
-    /// Default 1024.
+    /// TCP connections served at once, an upgraded WebSocket's counted until its session ends;
+    /// more are closed as soon as they are accepted. Default 1024.
     pub max_tcp_connections: usize,
     /// Messages from the agent waiting to be routed before its sends wait. Default 16.
     pub agent_output_queue: usize,

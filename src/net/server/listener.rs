@@ -6,7 +6,7 @@ use super::auth::Auth;
 use super::limits::Limits;
 use super::registry::Registry;
 use super::routes;
-use super::shared::{Shared, Spawner};
+use super::shared::{Shared, Slot, Spawner};
 use crate::agent::{serve_over, AgentHandler};
 use crate::jsonrpc::{Channels, Config};
 use acp_types::Version;
@@ -156,24 +156,23 @@ impl Server {
                     continue;
                 }
             };
-            let Ok(slot) = slots.clone().try_acquire_owned() else {
+            let Ok(permit) = slots.clone().try_acquire_owned() else {
                 tracing::warn!("acp server: {} connections open; refusing one more", shared.limits.max_tcp_connections);
                 drop(stream);
                 continue;
             };
+            let slot = Slot::new(permit);
             let _ = stream.set_nodelay(true);
             let shared = shared.clone();
             shared.tasks.clone().spawn(async move {
                 #[cfg(feature = "tls")]
                 if let Some(acceptor) = shared.tls.clone() {
                     if let Some(stream) = accept_tls(&shared, &acceptor, stream).await {
-                        serve_io(shared, stream).await;
+                        serve_io(shared, stream, slot).await;
                     }
-                    drop(slot);
                     return;
                 }
-                serve_io(shared, stream).await;
-                drop(slot);
+                serve_io(shared, stream, slot).await;
             });
         }
         drop(listener);
@@ -209,11 +208,13 @@ async fn accept_tls(
     }
 }
 
-/// Serves HTTP/1.1 (and upgrades) on one stream until it closes or the server stops.
-async fn serve_io<IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(shared: Arc<Shared>, io: IO) {
+/// Serves HTTP/1.1 (and upgrades) on one stream until it closes or the server stops. Each
+/// request carries the connection's `slot`, so that a WebSocket session keeps it after the upgrade.
+async fn serve_io<IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(shared: Arc<Shared>, io: IO, slot: Slot) {
     let service = {
         let shared = shared.clone();
-        hyper::service::service_fn(move |req| {
+        hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
+            req.extensions_mut().insert(slot.clone());
             let shared = shared.clone();
             async move { Ok::<_, Infallible>(routes::handle(shared, req).await) }
         })

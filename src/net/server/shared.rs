@@ -1,5 +1,6 @@
 //! [`Shared`]: what every request of one server shares (the agent to start per connection, the
-//! limits, the registry of connections, TLS, the shutdown token and the tasks to wait for).
+//! limits, the registry of connections, TLS, the shutdown token and the tasks to wait for), and
+//! [`Slot`], one TCP connection's place under `Limits::max_tcp_connections`.
 
 use super::auth::Auth;
 use super::limits::Limits;
@@ -25,6 +26,21 @@ pub(super) struct Shared {
     /// Cancelled by [`ServerHandle::shutdown`](super::listener::ServerHandle::shutdown); each connection's token is a child.
     pub(super) stop: CancellationToken,
     pub(super) tasks: TaskTracker,
+}
+
+/// One TCP connection's place under [`Limits::max_tcp_connections`], held by the task serving
+/// it and, through each request's extensions, by a WebSocket session it is upgraded to: the
+/// place is free again only when both have ended (hyper ends the HTTP task at the upgrade, while
+/// the socket lives on in the session).
+#[derive(Clone)]
+pub(super) struct Slot {
+    _permit: Arc<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl Slot {
+    pub(super) fn new(permit: tokio::sync::OwnedSemaphorePermit) -> Slot {
+        Slot { _permit: Arc::new(permit) }
+    }
 }
 
 type Inbound = tokio::sync::mpsc::Sender<Vec<u8>>;

@@ -7,7 +7,7 @@
 use super::body::{self, Body};
 use super::conn::id_string;
 use super::initialize::is_initialize;
-use super::shared::Shared;
+use super::shared::{Shared, Slot};
 use crate::net::{envelope, Kind, NotAMessage, BATCH_ERROR, HEADER_CONNECTION_ID, PARSE_ERROR};
 use crate::rules;
 use futures_util::{SinkExt as _, StreamExt as _};
@@ -26,8 +26,10 @@ use tokio_util::sync::CancellationToken;
 
 const INVALID_REQUEST: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}"#;
 
-/// Answers an upgrade request and runs the session on the upgraded connection.
-pub(super) fn upgrade(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
+/// Answers an upgrade request and runs the session on the upgraded connection, which keeps the
+/// TCP connection's [`Slot`] (from the request's extensions) until the session ends.
+pub(super) fn upgrade(shared: Arc<Shared>, mut req: Request<Incoming>) -> Response<Body> {
+    let slot = req.extensions_mut().remove::<Slot>();
     let headers = req.headers();
     let key = headers.get(SEC_WEBSOCKET_KEY).map(|k| derive_accept_key(k.as_bytes()));
     let version_ok = headers.get(SEC_WEBSOCKET_VERSION).is_some_and(|v| v.as_bytes() == b"13");
@@ -44,6 +46,7 @@ pub(super) fn upgrade(shared: Arc<Shared>, req: Request<Incoming>) -> Response<B
             Ok(upgraded) => session(task_shared, TokioIo::new(upgraded)).await,
             Err(e) => tracing::debug!("acp server: WebSocket upgrade failed: {e}"),
         }
+        drop(slot);
     });
     let mut res = body::empty(StatusCode::SWITCHING_PROTOCOLS);
     let headers = res.headers_mut();
@@ -174,6 +177,14 @@ where
                     Some(message) => message,
                     None => return,
                 },
+                // The reader ended (the client's close frame, or its end of the socket) with
+                // nothing more to say: answer the close (RFC 6455, 5.5.1; tungstenite queued the
+                // answer when it read the frame, `close` flushes it) and end the session, which
+                // frees its socket and its slot.
+                _ = done.cancelled() => {
+                    let _ = tokio::time::timeout(shared.limits.max_output_stall, sink.close()).await;
+                    return;
+                }
                 message = outbound.recv() => match message {
                     // The core writes JSON text: valid UTF-8, taken without a copy.
                     Some(json) => Message::text(

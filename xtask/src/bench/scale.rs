@@ -7,11 +7,16 @@
 //! - `idle`: opens N connections (`initialize`, `session/new`; over HTTP both SSE streams held),
 //!   then the server's `VmRSS` (`/proc/PID/status`) minus its `VmRSS` before, divided by N, is
 //!   the memory per idle connection (with its session);
-//! - `active`: N connections, each doing prompt turns one after another for a fixed time: turns
-//!   per second in all and the 99th percentile of a turn's latency.
+//! - `active`, on another fresh server (so that the idle phase's freed heap, reused, does not
+//!   hide what the busy phase costs): N connections, each doing prompt turns one after another
+//!   for a fixed time: turns per second in all, the 99th percentile of a turn's latency, and the
+//!   memory per active connection: the server's peak `VmRSS` from the opening of the connections
+//!   to the end of the turns, minus its `VmRSS` before, divided by N (read by `scale-load`).
 //!
-//! On stdio: one connection to our `echo_agent`, N sessions on it, each doing turns. A size that
-//! cannot run here (more sockets than `RLIMIT_NOFILE` allows) gets its reason instead of a number.
+//! On stdio: one connection to our `echo_agent`, N sessions on it, each doing turns; the memory
+//! per active session is the agent's peak growth from after `initialize` to the end of the turns,
+//! divided by N. A size that cannot run here (more sockets than `RLIMIT_NOFILE` allows) gets its
+//! reason instead of a number.
 //!
 //! The curves are drawn by [`super::plot`] into `bench/plots/`, and the table, the links to the
 //! plots and how each curve grows go into `BENCHMARKS.md` between [`BEGIN`] and [`END`].
@@ -92,18 +97,20 @@ impl Link {
     }
 }
 
-/// The three figures of one point; each `Err` says why it is missing.
+/// The figures of one point; each `Err` says why it is missing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measure {
     /// KiB of server RSS per idle connection.
     pub kib: Result<f64, String>,
+    /// KiB of the server's peak RSS growth per connection (on stdio, per session) doing turns.
+    pub active_kib: Result<f64, String>,
     pub turns_per_s: Result<f64, String>,
     pub p99_ms: Result<f64, String>,
 }
 
 impl Measure {
     fn failed(why: String) -> Measure {
-        Measure { kib: Err(why.clone()), turns_per_s: Err(why.clone()), p99_ms: Err(why) }
+        Measure { kib: Err(why.clone()), active_kib: Err(why.clone()), turns_per_s: Err(why.clone()), p99_ms: Err(why) }
     }
 }
 
@@ -117,23 +124,30 @@ pub struct Curve {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
+    /// Memory per idle connection.
     Memory,
+    /// Memory per connection (on stdio, per session) doing turns.
+    ActiveMemory,
     Turns,
     P99,
 }
 
 impl Metric {
-    fn label(self) -> &'static str {
-        match self {
-            Metric::Memory => "KiB per idle connection",
-            Metric::Turns => "turns/s",
-            Metric::P99 => "p99 ms",
+    /// Its name in the tables and plots of `link`.
+    fn label(self, link: Link) -> &'static str {
+        match (self, link) {
+            (Metric::Memory, _) => "KiB per idle connection",
+            (Metric::ActiveMemory, Link::Stdio) => "KiB per active session",
+            (Metric::ActiveMemory, _) => "KiB per active connection (session)",
+            (Metric::Turns, _) => "turns/s",
+            (Metric::P99, _) => "p99 ms",
         }
     }
 
     fn slug(self) -> &'static str {
         match self {
             Metric::Memory => "memory",
+            Metric::ActiveMemory => "active-memory",
             Metric::Turns => "turns",
             Metric::P99 => "p99",
         }
@@ -142,6 +156,7 @@ impl Metric {
     fn of(self, m: &Measure) -> &Result<f64, String> {
         match self {
             Metric::Memory => &m.kib,
+            Metric::ActiveMemory => &m.active_kib,
             Metric::Turns => &m.turns_per_s,
             Metric::P99 => &m.p99_ms,
         }
@@ -149,8 +164,8 @@ impl Metric {
 
     fn for_link(link: Link) -> &'static [Metric] {
         match link {
-            Link::Stdio => &[Metric::Turns, Metric::P99],
-            _ => &[Metric::Memory, Metric::Turns, Metric::P99],
+            Link::Stdio => &[Metric::ActiveMemory, Metric::Turns, Metric::P99],
+            _ => &[Metric::Memory, Metric::ActiveMemory, Metric::Turns, Metric::P99],
         }
     }
 }
@@ -276,13 +291,17 @@ fn measure_net(
     };
     let url = if link == Link::Ws { ws_url(&url) } else { url };
     let kib = idle(load, &url, listener.pid(), n);
-    let (turns_per_s, p99_ms) =
-        match active(Command::new(load).args(["active", &url, &n.to_string(), &seconds.to_string()]), n) {
-            Ok((turns, p99)) => (Ok(turns), Ok(p99)),
-            Err(why) => (Err(why.clone()), Err(why)),
-        };
     drop(listener);
-    Measure { kib, turns_per_s, p99_ms }
+    let (listener, url) = match start(peers, server, sockets) {
+        Ok(started) => started,
+        Err(why) => return Measure { kib, ..Measure::failed(why) },
+    };
+    let url = if link == Link::Ws { ws_url(&url) } else { url };
+    let mut command = Command::new(load);
+    command.args(["active", &url, &n.to_string(), &seconds.to_string(), &listener.pid().to_string()]);
+    let measure = busy(&mut command, n, kib);
+    drop(listener);
+    measure
 }
 
 /// Opens `n` idle connections and reads the server's memory growth per connection.
@@ -314,8 +333,26 @@ fn idle(load: &Path, url: &str, pid: u32, n: usize) -> Result<f64, String> {
     Ok((after? - before) / n as f64)
 }
 
-/// Runs an `active` or `stdio` load and reads its `turns T seconds S p99_ms P opened O errors E`.
-fn active(command: &mut Command, n: usize) -> Result<(f64, f64), String> {
+/// Runs an `active` or `stdio` load (`n` connections or sessions) into a [`Measure`], `kib` the
+/// idle figure measured before.
+fn busy(command: &mut Command, n: usize, kib: Result<f64, String>) -> Measure {
+    match active(command, n) {
+        Ok(stats) => Measure {
+            kib,
+            active_kib: stats
+                .memory_kib
+                .map(|total| total / n as f64)
+                .ok_or_else(|| "scale-load could not read the server's memory".to_string()),
+            turns_per_s: Ok(stats.turns as f64 / stats.seconds),
+            p99_ms: Ok(stats.p99_ms),
+        },
+        Err(why) => Measure { kib, ..Measure::failed(why) },
+    }
+}
+
+/// Runs an `active` or `stdio` load and reads its `turns T seconds S p99_ms P opened O errors E
+/// [memory_kib M]`.
+fn active(command: &mut Command, n: usize) -> Result<Stats, String> {
     let run = run_with_timeout(command, RUN_TIMEOUT).map_err(|why| format!("cannot run scale-load: {why}"))?;
     if run.timed_out {
         return Err(format!("did not end within {} s", RUN_TIMEOUT.as_secs()));
@@ -330,18 +367,13 @@ fn active(command: &mut Command, n: usize) -> Result<(f64, f64), String> {
             run.stderr.lines().last().unwrap_or("")
         ));
     }
-    Ok((stats.turns as f64 / stats.seconds, stats.p99_ms))
+    Ok(stats)
 }
 
 fn measure_stdio(load: &Path, agent: &Path, n: usize, seconds: f64) -> Measure {
     let mut command = Command::new(load);
     command.args(["stdio", &n.to_string(), &seconds.to_string(), "--"]).arg(agent);
-    match active(&mut command, n) {
-        Ok((turns, p99)) => {
-            Measure { kib: Err("not measured on stdio".into()), turns_per_s: Ok(turns), p99_ms: Ok(p99) }
-        }
-        Err(why) => Measure::failed(why),
-    }
+    busy(&mut command, n, Err("not measured on stdio".into()))
 }
 
 #[derive(Debug, PartialEq)]
@@ -351,6 +383,8 @@ struct Stats {
     p99_ms: f64,
     opened: usize,
     errors: usize,
+    /// KiB of the server's (agent's) peak RSS growth over the run, in all.
+    memory_kib: Option<f64>,
 }
 
 fn parse_stats(stdout: &str) -> Option<Stats> {
@@ -362,6 +396,7 @@ fn parse_stats(stdout: &str) -> Option<Stats> {
         p99_ms: get("p99_ms")?.parse().ok()?,
         opened: get("opened")?.parse().ok()?,
         errors: get("errors")?.parse().ok()?,
+        memory_kib: get("memory_kib").and_then(|kib| kib.parse().ok()),
     })
 }
 
@@ -386,9 +421,9 @@ pub fn plots(curves: &[Curve]) -> Vec<(String, Plot)> {
                 })
                 .collect();
             let plot = Plot {
-                title: format!("{} over {}", metric.label(), link.label()),
+                title: format!("{} over {}", metric.label(link), link.label()),
                 x_label: format!("{} (log scale)", link.unit()),
-                y_label: metric.label().into(),
+                y_label: metric.label(link).into(),
                 series,
             };
             out.push((format!("scale-{}-{}.svg", link.label(), metric.slug()), plot));
@@ -412,29 +447,28 @@ pub fn growth(curve: &Curve, metric: Metric) -> Option<String> {
         curve.points.iter().filter_map(|(n, m)| metric.of(m).as_ref().ok().map(|v| (*n, *v))).collect();
     // Memory per connection from the last two sizes: at the first ones the server's fixed
     // start-up allocations, spread over few connections, dominate.
-    let first = if metric == Metric::Memory && measured.len() > 2 {
-        &measured[measured.len() - 2]
-    } else {
-        measured.first()?
-    };
+    let memory = matches!(metric, Metric::Memory | Metric::ActiveMemory);
+    let first = if memory && measured.len() > 2 { &measured[measured.len() - 2] } else { measured.first()? };
     let (&(n0, v0), &(n1, v1)) = (first, measured.last()?);
     if n1 <= n0 || v0 <= 0.0 || v1 <= 0.0 {
         return None;
     }
     let b = (v1 / v0).ln() / (n1 as f64 / n0 as f64).ln();
-    let range = format!("{} from {} to {}", metric.label(), figure(v0), figure(v1),);
+    let range = format!("{} from {} to {}", metric.label(curve.link), figure(v0), figure(v1),);
     let span = format!("{} to {} {}", thousands(n0 as u64), thousands(n1 as u64), curve.link.unit());
     let what = match metric {
-        Metric::Memory => {
-            let total = if b.abs() < 0.15 {
-                "total memory grows linearly (a fixed cost per connection: its socket buffers, session state and task)"
-            } else if b < 0.0 {
-                "total memory grows less than linearly (fixed buffers and pools amortised over more connections)"
-            } else {
-                "total memory grows worse than linearly (per-connection cost rising with the count)"
-            };
-            format!("{range} ({span}): {total}")
-        }
+        Metric::Memory => format!(
+            "{range} ({span}): {}",
+            memory_growth(b, "connection", "its socket buffers, session state and task")
+        ),
+        Metric::ActiveMemory if curve.link == Link::Stdio => format!(
+            "{range} ({span}): {}",
+            memory_growth(b, "session", "its state, its turn's task and the messages in flight")
+        ),
+        Metric::ActiveMemory => format!(
+            "{range} ({span}): {}",
+            memory_growth(b, "connection", "the idle cost plus its turn's task, buffers and messages in flight")
+        ),
         Metric::Turns => {
             let shape = if b > 0.15 {
                 "throughput still rises with concurrency (the server was not saturated at the smallest size)"
@@ -459,6 +493,18 @@ pub fn growth(curve: &Curve, metric: Metric) -> Option<String> {
     Some(format!("{} over {}, {what}.", curve.server.label(), curve.link.label()))
 }
 
+/// What the exponent `b` of memory per `unit` says of the total (`cost`: what a fixed cost per
+/// unit is made of).
+fn memory_growth(b: f64, unit: &str, cost: &str) -> String {
+    if b.abs() < 0.15 {
+        format!("total memory grows linearly (a fixed cost per {unit}: {cost})")
+    } else if b < 0.0 {
+        format!("total memory grows less than linearly (fixed buffers and pools amortised over more {unit}s)")
+    } else {
+        format!("total memory grows worse than linearly (per-{unit} cost rising with the count)")
+    }
+}
+
 /// The section: per transport a table (rows: server and metric; columns: sizes), the missing
 /// cells' reasons as numbered notes, the plots, and how each curve grows.
 pub fn render_section(curves: &[Curve], command: &str, seconds: f64) -> String {
@@ -467,10 +513,13 @@ pub fn render_section(curves: &[Curve], command: &str, seconds: f64) -> String {
     let _ = writeln!(
         out,
         "`{command}`: a fresh server per point; `bench/scale-load` (one load generator for all servers, raw ACP v1) opens \
-         N connections with a session each; memory is the server's VmRSS growth divided by N with the connections idle; \
-         then each connection does prompt turns one after another for {seconds} s: turns/s in all and the p99 turn latency. \
+         N connections with a session each; memory per idle connection is the server's VmRSS growth divided by N with \
+         the connections idle. Then, on another fresh server, N connections each do prompt turns one after another for \
+         {seconds} s: turns/s in all, the p99 turn latency, and memory per active connection: the server's peak VmRSS \
+         (VmHWM, reset when the load starts) over the opening and the turns, minus its VmRSS before, divided by N. \
          On stdio, N sessions on one connection to our `echo_agent` (ours alone: the bench has no official stdio agent \
-         program, its runtime rows run the official pair in-process).\n"
+         program, its runtime rows run the official pair in-process), memory per active session measured the same way \
+         on the agent from after `initialize`.\n"
     );
     let mut notes: Vec<String> = Vec::new();
     for link in [Link::Http, Link::Ws, Link::Stdio] {
@@ -485,7 +534,7 @@ pub fn render_section(curves: &[Curve], command: &str, seconds: f64) -> String {
         let _ = writeln!(out, "|---|{}", "---:|".repeat(sizes.len()));
         for &metric in Metric::for_link(link) {
             for curve in &of_link {
-                let _ = write!(out, "| {}, {} |", curve.server.label(), metric.label());
+                let _ = write!(out, "| {}, {} |", curve.server.label(), metric.label(link));
                 for (_, measure) in &curve.points {
                     match metric.of(measure) {
                         Ok(v) => {
@@ -532,8 +581,9 @@ pub fn render_section(curves: &[Curve], command: &str, seconds: f64) -> String {
 mod tests {
     use super::*;
 
+    /// A point whose memory per active connection is twice the idle one.
     fn measure(kib: f64, turns: f64, p99: f64) -> Measure {
-        Measure { kib: Ok(kib), turns_per_s: Ok(turns), p99_ms: Ok(p99) }
+        Measure { kib: Ok(kib), active_kib: Ok(2.0 * kib), turns_per_s: Ok(turns), p99_ms: Ok(p99) }
     }
 
     fn curves() -> Vec<Curve> {
@@ -548,6 +598,15 @@ mod tests {
                 server: Server::Ts,
                 points: vec![(10, measure(90.0, 5_000.0, 4.0)), (1_000, Measure::failed("too | many".into()))],
             },
+            Curve {
+                link: Link::Stdio,
+                server: Server::Ours,
+                points: vec![
+                    (1, Measure { kib: Err("not measured on stdio".into()), ..measure(0.0, 9_000.0, 0.2) }),
+                    (10, Measure { active_kib: Ok(4.0), ..measure(0.0, 9_000.0, 2.0) }),
+                    (100, Measure { active_kib: Ok(16.0), ..measure(0.0, 9_000.0, 20.0) }),
+                ],
+            },
         ]
     }
 
@@ -558,6 +617,18 @@ mod tests {
         assert!(text.contains("| ours, turns/s | 20,000 | 20,000 |"), "{text}");
         assert!(text.contains("| TypeScript AcpServer, KiB per idle connection | 90.0 | n/a [1] |"), "{text}");
         assert!(text.contains("| TypeScript AcpServer, p99 ms | 4.00 | n/a [1] |"), "{text}");
+        assert!(text.contains("| ours, KiB per active connection (session) | 60.0 | 62.0 |"), "{text}");
+        assert!(
+            text.contains("| TypeScript AcpServer, KiB per active connection (session) | 180 | n/a [1] |"),
+            "{text}"
+        );
+        assert!(text.contains("| stdio (sessions on one connection) | 1 | 10 | 100 |"), "{text}");
+        assert!(text.contains("| ours, KiB per active session | 0 | 4.00 | 16.0 |"), "{text}");
+        assert!(!text.contains("not measured on stdio"), "stdio has no idle row: {text}");
+        assert!(
+            text.contains("![KiB per active session over stdio](bench/plots/scale-stdio-active-memory.svg)"),
+            "{text}"
+        );
         assert!(text.contains("[1] too \\| many"), "{text}");
         assert!(!text.contains("[2]"), "one note for one reason: {text}");
         assert!(text.contains("![turns/s over ws](bench/plots/scale-ws-turns.svg)"), "{text}");
@@ -573,6 +644,15 @@ mod tests {
         assert!(turns.contains("flat"), "{turns}");
         let memory = growth(&curves[0], Metric::Memory).unwrap();
         assert!(memory.contains("grows linearly"), "{memory}");
+        let active = growth(&curves[0], Metric::ActiveMemory).unwrap();
+        assert!(active.contains("KiB per active connection (session) from 60.0 to 62.0"), "{active}");
+        assert!(active.contains("grows linearly (a fixed cost per connection"), "{active}");
+        let stdio = growth(&curves[2], Metric::ActiveMemory).unwrap();
+        assert!(
+            stdio.contains("KiB per active session from 4.00 to 16.0 (10 to 100 sessions"),
+            "from the last two: {stdio}"
+        );
+        assert!(stdio.contains("worse than linearly (per-session cost"), "{stdio}");
         assert_eq!(growth(&curves[1], Metric::Turns), None, "one measured point is no curve");
     }
 
@@ -580,14 +660,28 @@ mod tests {
     fn plots_come_per_transport_and_metric_without_missing_points() {
         let plots = plots(&curves());
         let names: Vec<&str> = plots.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, ["scale-ws-memory.svg", "scale-ws-turns.svg", "scale-ws-p99.svg"]);
-        assert_eq!(plots[1].1.series[1].points, vec![(10.0, 5_000.0)]);
+        assert_eq!(
+            names,
+            [
+                "scale-ws-memory.svg",
+                "scale-ws-active-memory.svg",
+                "scale-ws-turns.svg",
+                "scale-ws-p99.svg",
+                "scale-stdio-active-memory.svg",
+                "scale-stdio-turns.svg",
+                "scale-stdio-p99.svg"
+            ]
+        );
+        assert_eq!(plots[2].1.series[1].points, vec![(10.0, 5_000.0)]);
+        assert_eq!(plots[1].1.series[1].points, vec![(10.0, 180.0)]);
     }
 
     #[test]
     fn load_output_and_proc_status_are_read() {
         let stats = parse_stats("turns 120 seconds 2.000 p99_ms 1.5 opened 10 errors 0\n").unwrap();
-        assert_eq!(stats, Stats { turns: 120, seconds: 2.0, p99_ms: 1.5, opened: 10, errors: 0 });
+        assert_eq!(stats, Stats { turns: 120, seconds: 2.0, p99_ms: 1.5, opened: 10, errors: 0, memory_kib: None });
+        let stats = parse_stats("turns 1 seconds 1 p99_ms 1 opened 1 errors 0 memory_kib 2048\n").unwrap();
+        assert_eq!(stats.memory_kib, Some(2048.0));
         assert_eq!(parse_stats("turns x"), None);
         assert_eq!(parse_vmrss("Name:\tx\nVmRSS:\t    7792 kB\n"), Some(7792.0));
         assert_eq!(parse_vmrss("Name:\tx\n"), None);
