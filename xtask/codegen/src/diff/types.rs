@@ -87,19 +87,6 @@ enum Shape {
     MethodKeyed,
 }
 
-fn int_range(k: IntKind) -> (i128, i128) {
-    match k {
-        IntKind::I8 => (i8::MIN.into(), i8::MAX.into()),
-        IntKind::I16 => (i16::MIN.into(), i16::MAX.into()),
-        IntKind::I32 => (i32::MIN.into(), i32::MAX.into()),
-        IntKind::I64 => (i64::MIN.into(), i64::MAX.into()),
-        IntKind::U8 => (0, u8::MAX.into()),
-        IntKind::U16 => (0, u16::MAX.into()),
-        IntKind::U32 => (0, u32::MAX.into()),
-        IntKind::U64 => (0, u64::MAX.into()),
-    }
-}
-
 fn relate(old: &Shape, new: &Shape) -> Rel {
     use Shape as S;
     match (old, new) {
@@ -109,7 +96,7 @@ fn relate(old: &Shape, new: &Shape) -> Rel {
         (S::StrEnum, S::String) | (S::IntEnum, S::Int(_) | S::Float(_)) => Rel::Widened,
         (S::String, S::StrEnum) | (S::Int(_) | S::Float(_), S::IntEnum) => Rel::Narrowed,
         (S::Int(a), S::Int(b)) => {
-            let ((a0, a1), (b0, b1)) = (int_range(*a), int_range(*b));
+            let ((a0, a1), (b0, b1)) = (a.range(), b.range());
             if b0 <= a0 && a1 <= b1 {
                 Rel::Widened
             } else if a0 <= b0 && b1 <= a1 {

@@ -171,14 +171,6 @@ pub(super) fn variant_lists(
 }
 
 pub(super) fn int_type(k: IntKind) -> TokenStream {
-    match k {
-        IntKind::I8 => quote! { i8 },
-        IntKind::I16 => quote! { i16 },
-        IntKind::I32 => quote! { i32 },
-        IntKind::I64 => quote! { i64 },
-        IntKind::U8 => quote! { u8 },
-        IntKind::U16 => quote! { u16 },
-        IntKind::U32 => quote! { u32 },
-        IntKind::U64 => quote! { u64 },
-    }
+    let name = format_ident!("{}", k.rust_name());
+    quote! { #name }
 }

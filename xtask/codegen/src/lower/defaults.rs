@@ -55,7 +55,7 @@ impl Typing<'_> {
                 let i = n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from)).ok_or_else(|| {
                     DefaultProblem::Mismatch { found: "a number with a fraction", expected: self.describe(r) }
                 })?;
-                let (min, max, name) = int_range(*k);
+                let ((min, max), name) = (k.range(), k.rust_name());
                 if i < min || i > max {
                     return Err(DefaultProblem::OutOfRange { expected: name });
                 }
@@ -114,20 +114,6 @@ impl Typing<'_> {
 
     fn describe(&self, r: &TypeRef) -> String {
         describe(self.types, r)
-    }
-}
-
-/// The range of an integer type, and its Rust name.
-fn int_range(k: IntKind) -> (i128, i128, &'static str) {
-    match k {
-        IntKind::I8 => (i8::MIN.into(), i8::MAX.into(), "i8"),
-        IntKind::I16 => (i16::MIN.into(), i16::MAX.into(), "i16"),
-        IntKind::I32 => (i32::MIN.into(), i32::MAX.into(), "i32"),
-        IntKind::I64 => (i64::MIN.into(), i64::MAX.into(), "i64"),
-        IntKind::U8 => (0, u8::MAX.into(), "u8"),
-        IntKind::U16 => (0, u16::MAX.into(), "u16"),
-        IntKind::U32 => (0, u32::MAX.into(), "u32"),
-        IntKind::U64 => (0, u64::MAX.into(), "u64"),
     }
 }
 
