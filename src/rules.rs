@@ -128,6 +128,10 @@ pub const V1_UNIQUE_IDS: &str = "rpc.v1-unique-ids";
 pub const RESPONSE_TO_PENDING: &str = "rpc.response-to-pending";
 /// `rpc.no-response-to-notification`: a MUST that binds both ends.
 pub const NO_RESPONSE_TO_NOTIFICATION: &str = "rpc.no-response-to-notification";
+/// `rpc.reply`: a MUST that binds both ends (the receiver of a request).
+pub const REPLY: &str = "rpc.reply";
+/// `schema.valid`: a MUST that binds both ends.
+pub const SCHEMA_VALID: &str = "schema.valid";
 /// `rpc.method-not-found`: a SHOULD that binds both ends.
 pub const METHOD_NOT_FOUND: &str = "rpc.method-not-found";
 /// `rpc.parse-error`: a SHOULD that binds the agent.
@@ -190,6 +194,10 @@ pub const SERVES_SET_MODE: &str = "cap.serves-set-mode";
 pub const SERVES_CONFIG_OPTION: &str = "cap.serves-config-option";
 /// `cap.v2-serves-config-option`: a MUST that binds the agent.
 pub const V2_SERVES_CONFIG_OPTION: &str = "cap.v2-serves-config-option";
+/// `cap.client-serves-fs`: a SHOULD that binds the client.
+pub const CLIENT_SERVES_FS: &str = "cap.client-serves-fs";
+/// `cap.client-serves-terminal`: a SHOULD that binds the client.
+pub const CLIENT_SERVES_TERMINAL: &str = "cap.client-serves-terminal";
 /// `cap.serves-image`: a SHOULD that binds the agent.
 pub const SERVES_IMAGE: &str = "cap.serves-image";
 /// `cap.serves-audio`: a SHOULD that binds the agent.
@@ -269,6 +277,34 @@ pub static RULES: &[Rule] = &[
         sentence: "The Server MUST NOT reply to a Notification, including those that are within a batch request.",
         source: "jsonrpc.org/specification#notification; agentclientprotocol.com/protocol/v2/transports",
         tck: &["ACP-JSONRPC-003", "ACP-CANCEL-205", "ACP-BATCH-202"],
+    },
+    Rule {
+        id: SCHEMA_VALID,
+        // The schema is what "a valid ACP message" means: a message that does not decode under the
+        // negotiated version's schema (a missing required field, a wrong type, a notification
+        // sent as a request) is not one. Unknown members and values are forward compatibility,
+        // not invalidity (`lossy`, `ext.underscore`).
+        tier: Tier::Must,
+        binds: Binds::Both,
+        scope: Scope::Connection,
+        versions: BOTH,
+        sentence: "The agent MUST NOT write anything to its stdout that is not a valid ACP message. \
+                   The client MUST NOT write anything to the agent's stdin that is not a valid ACP message. \
+                   (Valid: as the negotiated version's JSON Schema defines the message.)",
+        source: "schema/v1/schema.json, schema/v2/schema.json (the message's `$defs`); \
+                 agentclientprotocol.com/protocol/v1/transports#stdio",
+        tck: &[],
+    },
+    Rule {
+        id: REPLY,
+        tier: Tier::Must,
+        binds: Binds::Both,
+        scope: Scope::Connection,
+        versions: BOTH,
+        sentence: "When a rpc call is made, the Server MUST reply with a Response, except for in the case of \
+                   Notifications.",
+        source: "jsonrpc.org/specification#response_object",
+        tck: &[],
     },
     Rule {
         id: METHOD_NOT_FOUND,
@@ -653,6 +689,31 @@ pub static RULES: &[Rule] = &[
         versions: V2,
         sentence: "Agents MUST support this method for any session where they advertise config options.",
         source: "schema/v2/schema.json#/$defs/SetSessionConfigOptionRequest",
+        tck: &[],
+    },
+    Rule {
+        id: CLIENT_SERVES_FS,
+        // The client's twin of `cap.serves-*`. A client may refuse a path (outside its project,
+        // say) with an error of its choice; only "method not found" (or no answer) refuses the
+        // method it advertised.
+        tier: Tier::Should,
+        binds: Binds::Client,
+        scope: Scope::Connection,
+        versions: V1,
+        sentence: "[readTextFile:] Whether the Client supports `fs/read_text_file` requests. [writeTextFile:] \
+                   Whether the Client supports `fs/write_text_file` requests.",
+        source: "schema/v1/schema.json#/$defs/FileSystemCapabilities/properties/readTextFile, \
+                 #/$defs/FileSystemCapabilities/properties/writeTextFile",
+        tck: &[],
+    },
+    Rule {
+        id: CLIENT_SERVES_TERMINAL,
+        tier: Tier::Should,
+        binds: Binds::Client,
+        scope: Scope::Connection,
+        versions: V1,
+        sentence: "Whether the Client support all `terminal/*` methods.",
+        source: "schema/v1/schema.json#/$defs/ClientCapabilities/properties/terminal",
         tck: &[],
     },
     Rule {

@@ -133,6 +133,34 @@ impl Checker {
         self.judge.exercise(rule, by);
     }
 
+    /// The requests `sender` sent that still await their response, in the order they were sent:
+    /// their line, method and id (JSON text). A driver that knows the conversation is over
+    /// (`acp conform`) judges them; a transcript may simply end before the answers.
+    pub fn unanswered(&self, sender: Role) -> Vec<(usize, String, String)> {
+        let mut found: Vec<(usize, String, String)> = self
+            .pending
+            .iter()
+            .filter(|((from, _), _)| *from == Some(sender))
+            .map(|((_, id), pending)| (pending.line, pending.method.clone(), id.clone()))
+            .collect();
+        found.sort();
+        found
+    }
+
+    /// `rpc.reply`, for a driver that knows the conversation is over: each of the `sent` requests
+    /// `sender` sent was answered (however late); each one still pending is a violation by the
+    /// receiver, with the request as evidence.
+    pub fn judge_replies(&mut self, sender: Role, sent: usize) {
+        let unanswered = self.unanswered(sender);
+        for _ in unanswered.len()..sent {
+            self.judge.exercise(acp_rpc::rules::REPLY, sender.peer());
+        }
+        for (line, method, id) in unanswered {
+            let detail = format!("the request `{method}` (line {line}, id {id}) was never answered");
+            self.judge.note(acp_rpc::rules::REPLY, sender.peer(), line, detail);
+        }
+    }
+
     /// Remembers at most `max` unanswered requests instead of [`MAX_PENDING`].
     pub fn with_max_pending(mut self, max: usize) -> Self {
         self.max_pending = max;
@@ -231,6 +259,7 @@ impl Checker {
         if report.kind == Kind::Invalid {
             self.judge.invalid(&mut report, false);
         } else {
+            self.judge.schema(&report, &message);
             let answered = self.answered.take();
             self.judge.observe(&mut report, self.version(), &message, answered.as_ref());
         }
@@ -294,7 +323,7 @@ impl Checker {
                 self.version = nearest_version(requested.unwrap_or(1));
             }
         } else if self.forced.is_none() && !self.initialize_seen && !extension {
-            report.error("method", format!("`{method}` sent before `initialize`"));
+            report.rule_error("method", format!("`{method}` sent before `initialize`"));
         }
         let tables = tables(self.decoding_version());
         let row = tables.find(&method, kind);
@@ -313,7 +342,7 @@ impl Checker {
             if let Some(previous) = self.pending.get(&key) {
                 let detail = format!("{id} is still in use by `{}` (line {})", previous.method, previous.line);
                 if must {
-                    report.error("id", detail.clone());
+                    report.rule_error("id", detail.clone());
                 } else {
                     report.warnings.push(Warning { path: Some("id".into()), reason: detail.clone() });
                 }
@@ -456,7 +485,7 @@ impl Checker {
             self.opening_answer = answered;
             match answered.map(|v| u16::try_from(v).ok().and_then(Version::from_number)) {
                 Some(Some(v)) => self.version = Some(v),
-                Some(None) => report.error(
+                Some(None) => report.rule_error(
                     "result.protocolVersion",
                     format!(
                         "protocol version {} is not one this tool knows ({:?})",

@@ -123,6 +123,10 @@ pub struct Report {
     pub warnings: Vec<Warning>,
     /// Rules of [`acp_rpc::rules`] this message breaks (a MUST one makes it an `error`).
     pub violations: Vec<RuleViolation>,
+    /// The indices of the `problems` another rule than schema validity accounts for (an id
+    /// reused, a call before `initialize`); the others are the schema's.
+    #[serde(skip)]
+    pub(super) rule_problems: Vec<usize>,
 }
 
 /// A rule broken: which, by whom, where and how.
@@ -188,6 +192,7 @@ impl Report {
             differences: Vec::new(),
             warnings: Vec::new(),
             violations: Vec::new(),
+            rule_problems: Vec::new(),
         }
     }
 
@@ -201,6 +206,19 @@ impl Report {
     pub(super) fn error(&mut self, path: impl Into<String>, reason: impl Into<String>) {
         self.status = Status::Error;
         self.problems.push(Problem { path: path.into(), reason: reason.into() });
+    }
+
+    /// An error that a rule other than schema validity judges (see [`Report::schema_problems`]).
+    pub(super) fn rule_error(&mut self, path: impl Into<String>, reason: impl Into<String>) {
+        self.error(path, reason);
+        self.rule_problems.push(self.problems.len() - 1);
+    }
+
+    /// The problems that make the message invalid by its schema (and JSON-RPC's envelope): an
+    /// `error` report's problems but those another rule accounts for.
+    pub fn schema_problems(&self) -> impl Iterator<Item = &Problem> {
+        let problems = if self.status == Status::Error { &self.problems[..] } else { &[] };
+        problems.iter().enumerate().filter(|(i, _)| !self.rule_problems.contains(i)).map(|(_, p)| p)
     }
 }
 

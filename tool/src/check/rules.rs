@@ -26,6 +26,9 @@ const TURN_CONTENT: &[&str] =
 
 /// The v2 stop reasons (`schema/v2/schema.json#/$defs/IdleStateUpdate/anyOf`): the field is a
 /// plain string in the types, so no catch-all reports other values.
+/// How much of an invalid message a `schema.valid` finding quotes.
+const EVIDENCE: usize = 300;
+
 const STOP_REASONS: &[&str] = &["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"];
 
 #[derive(Debug, Default)]
@@ -177,6 +180,36 @@ impl Judge {
                 *self.not_rpc.entry(Role::Agent).or_default() += 1;
             }
         }
+    }
+
+    /// `schema.valid` on a message that is JSON-RPC: an extension's is not the schema's to
+    /// judge; any other breaks the rule when its schema problems are not all another rule's. The
+    /// finding names the message, the first problem's path and reason, and the message itself
+    /// (cut at [`EVIDENCE`] bytes); `report` itself already lists the problems, so it gets no
+    /// second line for them.
+    pub(super) fn schema(&mut self, report: &Report, message: &Map<String, Value>) {
+        let Some(from) = report.from else { return };
+        if report.status == Status::Extension {
+            return;
+        }
+        self.tally.exercise(rules::SCHEMA_VALID, from);
+        let mut invalid = report.schema_problems();
+        let Some(first) = invalid.next() else { return };
+        let others = invalid.count();
+        let what = match &report.method {
+            Some(method) => format!("{} {method}", report.kind),
+            None => report.kind.to_string(),
+        };
+        let at = if first.path.is_empty() { String::new() } else { format!("{}: ", first.path) };
+        let more = if others > 0 { format!(" (+{others} more)") } else { String::new() };
+        let mut text = Value::Object(message.clone()).to_string();
+        if text.len() > EVIDENCE {
+            let cut = (0..=EVIDENCE).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
+            text.truncate(cut);
+            text.push('…');
+        }
+        let detail = format!("the {from}'s {what} does not match the schema: {at}{}{more}; {text}", first.reason);
+        self.tally.late(rules::SCHEMA_VALID, from, report.line, detail);
     }
 
     /// Values only a catch-all kept (`path`, JSON text of the value), in `report`'s message.
@@ -548,8 +581,13 @@ impl Judge {
         match (from, method) {
             (Role::Agent, m) if ok && wire::opens_connection(m) => {
                 self.agent_init = Some(result.clone());
-                self.tally.exercise(rules::INIT_VERSION, Role::Agent);
                 let answered = result.get("protocolVersion").and_then(Value::as_u64);
+                // An answer no schema defines cannot be judged here (unless it merely echoes a
+                // request above every published version): it is not counted as a pass.
+                let known = answered.and_then(|v| u16::try_from(v).ok()).and_then(Version::from_number).is_some();
+                if known || (answered.is_some() && answered == pending.requested) {
+                    self.tally.exercise(rules::INIT_VERSION, Role::Agent);
+                }
                 let newest = Version::ALL.iter().map(|v| u64::from(v.number())).max().unwrap_or(1);
                 if let (Some(requested), Some(answered)) = (pending.requested, answered) {
                     if answered == requested && requested > newest {

@@ -72,6 +72,9 @@ pub struct Agent {
     reply: mpsc::UnboundedSender<Value>,
     /// How many requests of each method the agent sent.
     pub called: BTreeMap<String, usize>,
+    /// Whether the scenario's end judges `rpc.reply` on the requests sent to the agent (not
+    /// before `initialize`, where no version, and so no protocol, is agreed yet).
+    pub judge_replies: bool,
 }
 
 struct Line {
@@ -110,6 +113,7 @@ impl Agent {
             replies,
             reply,
             called: BTreeMap::new(),
+            judge_replies: true,
         })
     }
 
@@ -324,6 +328,15 @@ impl Agent {
                 format!("{} is outside the scratch directory {}", path.display(), self.client.scratch.display()),
             ))
         }
+    }
+
+    /// `rpc.reply` at the end of the scenario: every request sent to the agent was answered,
+    /// however late; each one that was not is a violation with the request as evidence.
+    pub fn judge_replies(&mut self) {
+        if !self.judge_replies {
+            return;
+        }
+        self.checker.judge_replies(Role::Client, usize::try_from(self.next_id).unwrap_or_default());
     }
 
     /// Ends the scenario: closes stdin, reads what is left for a moment, then ends the process

@@ -121,29 +121,39 @@ async fn conform(options: &Options, scratch: &std::path::Path) -> Result<Results
     let full = ClientSide { fs: true, terminal: true, scratch: scratch.to_path_buf() };
     let answers = negotiate(options, &full, &mut results).await?;
     before_initialize(options, &full, &mut results).await;
+    // Why each version selected ran no session, for a run that ran none.
+    let mut not_run = Vec::new();
+    let mut sessions = 0;
     for version in Version::ALL.iter().copied() {
         let number = u64::from(version.number());
         if !options.versions.contains(&version) {
             skip_version(&mut results, version, format!("--protocol-version selects another version than {version}"));
             continue;
         }
-        match answers.get(&number) {
-            Some(Answer::Version(v)) if *v == number => {}
-            other => {
-                let why = match other {
-                    Some(Answer::Version(v)) => format!("the agent negotiated {v} when asked for {number}"),
-                    Some(Answer::Error(code)) => format!("the agent answered error {code} when asked for {number}"),
-                    _ => format!("the agent did not answer `initialize` for {number}"),
-                };
+        match negotiated(number, answers.get(&number)) {
+            Negotiated::Speaks => {}
+            Negotiated::Fallback(why) => {
+                not_run.push(format!("{version}: {why}"));
                 skip_version(&mut results, version, why);
                 continue;
             }
+            Negotiated::Cannot(why) => {
+                results.unreached(&format!("initialize {number}"), why);
+                continue;
+            }
         }
-        main_scenario(options, version, &full, &mut results).await;
+        match main_scenario(options, version, &full, &mut results).await {
+            Ok(()) => sessions += 1,
+            Err(why) => not_run.push(format!("{version}: {why}")),
+        }
         if version == Version::V1 {
             let bare = ClientSide { fs: false, terminal: false, scratch: scratch.to_path_buf() };
             no_capabilities(options, &bare, &mut results).await;
         }
+    }
+    if sessions == 0 && !results.incomplete() {
+        // Nothing that needs a session was exercised: that is no pass.
+        results.unreached("every version", format!("no session was run ({})", not_run.join("; ")));
     }
     if options.cancel_prompt.is_none() {
         // v1's updates-before-response binds the updates of a cancelled turn only.
@@ -151,6 +161,12 @@ async fn conform(options: &Options, scratch: &std::path::Path) -> Result<Results
             results.skip_reason(rule, "no --cancel-prompt given (a prompt that keeps the agent busy)");
         }
     }
+    client_methods_unused(options, &mut results);
+    Ok(results)
+}
+
+/// Why `cap.client-fs` and `cap.client-terminal` may go unexercised.
+fn client_methods_unused(options: &Options, results: &mut Results) {
     // An agent that asked for permission did use tools: it ran them itself, which no rule
     // forbids (the client's `fs/*` and `terminal/*` are offered, not imposed).
     let permissions = results.requested(wire::SESSION_REQUEST_PERMISSION);
@@ -163,7 +179,55 @@ async fn conform(options: &Options, scratch: &std::path::Path) -> Result<Results
     };
     results.skip_reason(rules::CAP_CLIENT_FS, format!("`fs/*`: {unused}"));
     results.skip_reason(rules::CAP_CLIENT_TERMINAL, format!("`terminal/*`: {unused}"));
-    Ok(results)
+}
+
+/// Whether a client that offered `asked` can go on with the agent's answer.
+enum Negotiated {
+    /// It answered the version asked.
+    Speaks,
+    /// It answered an older version the client speaks too, an error or nothing: this version's
+    /// rules are not exercised (the older version's scenarios are), and why.
+    Fallback(String),
+    /// It answered a version the client did not offer or has no schema for: by the spec the
+    /// client closes the connection, so no session can be run, and why.
+    Cannot(String),
+}
+
+fn negotiated(asked: u64, answer: Option<&Answer>) -> Negotiated {
+    match answer {
+        Some(Answer::Version(v)) if *v == asked => Negotiated::Speaks,
+        Some(Answer::Version(v)) if *v < asked && known(*v) => {
+            Negotiated::Fallback(format!("the agent negotiated {v} when asked for {asked}"))
+        }
+        Some(Answer::Version(v)) => {
+            let what = if known(*v) {
+                "a version above the one asked, which this client did not offer"
+            } else {
+                "a version no schema defines"
+            };
+            Negotiated::Cannot(format!(
+                "asked for version {asked}, the agent answered {v}, {what} (this client speaks {}): a client \
+                 that cannot speak the answer closes the connection",
+                spoken()
+            ))
+        }
+        Some(Answer::Error(code)) => {
+            Negotiated::Fallback(format!("the agent answered error {code} when asked for {asked}"))
+        }
+        Some(Answer::None) | None => {
+            Negotiated::Fallback(format!("the agent did not answer `initialize` for {asked}"))
+        }
+    }
+}
+
+/// Whether a schema defines protocol version `v`.
+fn known(v: u64) -> bool {
+    u16::try_from(v).ok().and_then(Version::from_number).is_some()
+}
+
+/// The versions this tool speaks, in words (`1, 2`).
+fn spoken() -> String {
+    Version::ALL.iter().map(|v| v.number().to_string()).collect::<Vec<_>>().join(", ")
 }
 
 fn skip_version(results: &mut Results, version: Version, why: String) {
@@ -213,57 +277,80 @@ async fn negotiate(
 
 /// `init.version` over the answers: each must be the highest version the agent evidently
 /// supports (it answered it to some request) at or below the request, or, when there is none,
-/// its lowest one or error -32022; and the answer to 65535 is not 65535 (ACP-INIT-003).
+/// its lowest one or error -32022; the answer to 65535 is not 65535 (ACP-INIT-003); and an
+/// answer above the request breaks v2's "at or below" when v2 or later defines it. An answer
+/// that no schema defines cannot be judged: it is never counted as a pass, and the report says so.
 fn cross_check(answers: &std::collections::BTreeMap<u64, Answer>, results: &mut Results) {
-    let newest = Version::ALL.iter().map(|v| u64::from(v.number())).max().unwrap_or(1);
     let supported: Vec<u64> = answers
         .values()
         .filter_map(|a| match a {
-            Answer::Version(v) if (1..=newest).contains(v) => Some(*v),
+            Answer::Version(v) if known(*v) => Some(*v),
             _ => None,
         })
         .collect();
     for (&requested, &answer) in answers {
         let best = supported.iter().copied().filter(|s| *s <= requested).max();
         let name = format!("initialize {requested}");
-        let detail = match answer {
-            Answer::Version(v) if v == requested && v > newest => {
-                Some(format!("answered {v}, the version requested, which is no published version"))
+        match judge_answer(requested, answer, best) {
+            Judged::Holds => results.exercise(rules::INIT_VERSION),
+            Judged::Breaks(detail) => {
+                results.violate(&name, RuleViolation::new(rules::INIT_VERSION, Role::Agent, 1, detail))
             }
-            Answer::Version(v) => match best {
-                Some(best) if best != v => Some(format!(
-                    "asked for {requested}, answered {v}, but it supports {best} (its answer to another request), \
-                     the highest at or below the request"
-                )),
-                _ => None,
-            },
-            Answer::Error(code) => match best {
-                Some(best) => Some(format!("asked for {requested}, answered error {code}, but it supports {best}")),
-                None if code != -32022 => Some(format!(
-                    "asked for {requested}, below every version it supports, answered error {code}: expected its \
-                     version or -32022"
-                )),
-                None => None,
-            },
-            Answer::None => Some(format!("no answer to `initialize` asking for {requested}")),
-        };
-        match detail {
-            Some(detail) => results.violate(&name, RuleViolation::new(rules::INIT_VERSION, Role::Agent, 1, detail)),
-            None => results.exercise(rules::INIT_VERSION),
+            Judged::Unjudged(why) => {
+                results.evidence(rules::INIT_VERSION, format!("not judged: {why}"));
+                results.skip_reason(rules::INIT_VERSION, why);
+            }
         }
     }
 }
 
-/// A request and its response; a timeout is a violation of `rule` (the request must be answered).
-async fn call(agent: &mut Agent, options: &Options, method: &str, params: Value, rule: &'static str) -> Option<Value> {
-    let line = agent.line();
-    let id = agent.request(method, params).await;
-    let response = agent.response(&id, Instant::now() + options.timeout).await;
-    if response.is_none() {
-        let detail = format!("`{method}` (line {line}) not answered within {:?}", options.timeout);
-        agent.checker.note_violation(rule, Role::Agent, line, detail);
+/// One `initialize` answer against `init.version`.
+enum Judged {
+    Holds,
+    Breaks(String),
+    Unjudged(String),
+}
+
+/// Judges the answer to a request of `requested`; `best` is the highest version the agent
+/// evidently supports at or below it.
+fn judge_answer(requested: u64, answer: Answer, best: Option<u64>) -> Judged {
+    let newest = Version::ALL.iter().map(|v| u64::from(v.number())).max().unwrap_or(1);
+    match answer {
+        Answer::Version(v) if v == requested && v > newest => {
+            Judged::Breaks(format!("answered {v}, the version requested, which is no published version"))
+        }
+        Answer::Version(v) if !known(v) => Judged::Unjudged(format!(
+            "asked for {requested}, the agent answered {v}, which no schema defines (known: {})",
+            spoken()
+        )),
+        Answer::Version(v) if v > requested && v >= 2 => Judged::Breaks(format!(
+            "asked for {requested}, answered {v}: above the request, where the answer is the highest version at \
+             or below it (or error -32022)"
+        )),
+        Answer::Version(v) => match best {
+            Some(best) if best != v => Judged::Breaks(format!(
+                "asked for {requested}, answered {v}, but it supports {best} (its answer to another request), the \
+                 highest at or below the request"
+            )),
+            _ => Judged::Holds,
+        },
+        Answer::Error(code) => match best {
+            Some(best) => Judged::Breaks(format!("asked for {requested}, answered error {code}, but it supports {best}")),
+            None if code != -32022 => Judged::Breaks(format!(
+                "asked for {requested}, below every version it supports, answered error {code}: expected its version \
+                 or -32022"
+            )),
+            None => Judged::Holds,
+        },
+        Answer::None => Judged::Breaks(format!("no answer to `initialize` asking for {requested}")),
     }
-    response
+}
+
+/// A request and its response, if it comes in time (one that never comes is judged at the
+/// scenario's end: `rpc.reply`).
+async fn call(agent: &mut Agent, options: &Options, method: &str, params: Value) -> Option<Value> {
+    let id = agent.request(method, params).await;
+    agent.response(&id, Instant::now() + options.timeout).await
 }
 
 /// `--auth` if given, then `session/new`; why not, in words, when the agent refuses.
@@ -275,7 +362,7 @@ async fn open_session(
     params: &Value,
 ) -> Result<Session, String> {
     authenticate(agent, options, version, init).await?;
-    let response = call(agent, options, method!(version, SessionNew), params.clone(), rules::DISTINCT_SESSIONS).await;
+    let response = call(agent, options, method!(version, SessionNew), params.clone()).await;
     let Some(response) = response else {
         return Err(format!("`session/new` not answered within {:?}", options.timeout));
     };
@@ -292,14 +379,20 @@ async fn open_session(
     }
 }
 
-async fn main_scenario(options: &Options, version: Version, client: &ClientSide, results: &mut Results) {
+/// The version's main scenario; `Err` with why when it ran no session.
+async fn main_scenario(
+    options: &Options,
+    version: Version,
+    client: &ClientSide,
+    results: &mut Results,
+) -> Result<(), String> {
     let name = format!("{version} main");
     let Ok((mut agent, Some(init), _)) = start(options, client, u64::from(version.number())).await else {
         results.violate(
             &name,
             RuleViolation::new(rules::INIT_VERSION, Role::Agent, 1, "no answer to `initialize`".into()),
         );
-        return;
+        return Err("no answer to `initialize`".into());
     };
     let init = init["result"].clone();
     // Unknown methods, notifications, a line that is not JSON; the barrier's answer comes after
@@ -307,12 +400,12 @@ async fn main_scenario(options: &Options, version: Version, client: &ClientSide,
     for method in ["_acp_conform/no_such_method", "acp_conform/no_such_method", "_acp_conform/barrier"] {
         agent.checker.treat_as_unknown(method);
     }
-    call(&mut agent, options, "_acp_conform/no_such_method", json!({}), rules::METHOD_NOT_FOUND).await;
-    call(&mut agent, options, "acp_conform/no_such_method", json!({}), rules::METHOD_NOT_FOUND).await;
+    call(&mut agent, options, "_acp_conform/no_such_method", json!({})).await;
+    call(&mut agent, options, "acp_conform/no_such_method", json!({})).await;
     agent.notify("_acp_conform/notice", json!({})).await;
     agent.notify("acp_conform/notice", json!({})).await;
     agent.send_raw("{\"jsonrpc\": \"2.0\", \"id\": 99, \"method\": ").await;
-    call(&mut agent, options, "_acp_conform/barrier", json!({}), rules::METHOD_NOT_FOUND).await;
+    call(&mut agent, options, "_acp_conform/barrier", json!({})).await;
     agent.quiet(QUIET).await;
 
     let cwd = client.scratch.display().to_string();
@@ -327,17 +420,19 @@ async fn main_scenario(options: &Options, version: Version, client: &ClientSide,
             results.skip_reason(rule.id, why);
         }
         results.skip_reason(rules::DISTINCT_SESSIONS, why);
-        return end(agent, &name, results).await;
+        end(agent, &name, results).await;
+        return Err(why.into());
     }
     let first = match open_session(&mut agent, options, version, &init, &new_params).await {
         Ok(session) => session,
         Err(why) => {
-            results.unreached(&name, why);
-            return end(agent, &name, results).await;
+            results.unreached(&name, why.clone());
+            end(agent, &name, results).await;
+            return Err(why);
         }
     };
     let new = method!(version, SessionNew);
-    let response = call(&mut agent, options, new, new_params.clone(), rules::DISTINCT_SESSIONS).await;
+    let response = call(&mut agent, options, new, new_params.clone()).await;
     let second = response.as_ref().and_then(|r| r["result"]["sessionId"].as_str()).map(str::to_string);
     turn(&mut agent, options, version, &first.id, text_prompt(&options.prompt), false).await;
     if let Some(text) = &options.tool_prompt {
@@ -356,11 +451,13 @@ async fn main_scenario(options: &Options, version: Version, client: &ClientSide,
     // `session/load` is not called when not advertised: `cap.load-session` binds the client.
     scenario.restore(&advertised, client, &init, &first.id, results).await;
     end(agent, &name, results).await;
+    Ok(())
 }
 
 /// A request before `initialize`: the agent answers it with an error (`init.refuse-before-initialize`).
 async fn before_initialize(options: &Options, client: &ClientSide, results: &mut Results) {
     let Ok(mut agent) = Agent::spawn(&options.agent, client.clone()) else { return };
+    agent.judge_replies = false;
     let params = json!({ "cwd": client.scratch.display().to_string(), "mcpServers": [] });
     let line = agent.line();
     // No version is negotiated: the name is both versions'.

@@ -172,8 +172,10 @@ pub(super) async fn turn(
     response
 }
 
-/// Stops nothing: records the scenario's agent-side results and transcript.
+/// Stops nothing: judges the replies (`rpc.reply`), records the scenario's agent-side results
+/// and transcript.
 pub(super) fn finish(name: &str, mut agent: Agent, results: &mut Results) {
+    agent.judge_replies();
     agent.checker.finish();
     results.add(name, agent.checker.rule_results_of(Role::Agent));
     results.called(&agent.called);

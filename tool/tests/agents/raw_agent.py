@@ -13,6 +13,12 @@ process, as agents that hold a session open do; a fresh process loads it from th
 `authenticate` (v2: `auth/login`) with it. `--refuse-prompts` answers every `session/prompt`
 with an error (a model that cannot be reached): a session with no conversation to replay.
 
+Breaks of the rules every message is judged by: `schema.valid` sends a v1 `tool_call` update
+without its required `toolCallId` (v2: an `agent_message_chunk` without `messageId`);
+`schema.valid-response` answers a v1 prompt with a `stopReason` that is a number (v2: a
+`messageId` that is one); `rpc.reply` never answers `_acp_conform/no_such_method`.
+`--answer-version N` answers every `initialize` with version N, then serves the version asked.
+
 A prompt whose text contains "slow" keeps the agent busy until `session/cancel`; one with
 "tools" (v1) asks for permission, then reads and writes a file and runs `echo` in a terminal,
 each when the client advertised it.
@@ -29,8 +35,10 @@ HISTORY = ".raw_agent_sessions.json"
 
 
 class Agent:
-    def __init__(self, broken, advertise=False, require_auth=False, no_reload=False, refuse_prompts=False):
+    def __init__(self, broken, advertise=False, require_auth=False, no_reload=False, refuse_prompts=False,
+                 answer_version=None):
         self.broken = broken
+        self.answer_version = answer_version
         self.refuse_prompts = refuse_prompts
         self.advertise = advertise
         self.no_reload = no_reload
@@ -129,6 +137,8 @@ class Agent:
                 "session/set_config_option": self.set_config_option,
             }.get(method, handler)
         if handler is None:
+            if self.broken == "rpc.reply" and method == "_acp_conform/no_such_method":
+                return
             if self.broken == "rpc.method-not-found":
                 return self.error(id, -32603, "no idea")
             return self.error(id, -32601, "Method not found: " + method)
@@ -147,6 +157,7 @@ class Agent:
                                                       "data": {"supported": list(SUPPORTED)}}})
             version = max(lower)
         self.version = version
+        answered = version if self.answer_version is None else self.answer_version
         self.initialized = True
         info = {"name": "raw_agent", "version": "0.1.0"}
         if version == 1:
@@ -156,14 +167,14 @@ class Agent:
                 caps = {"loadSession": True,
                         "promptCapabilities": {"image": True, "audio": True, "embeddedContext": True},
                         "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "fork": {}}}
-            answer = {"protocolVersion": 1, "agentCapabilities": caps, "agentInfo": info}
+            answer = {"protocolVersion": answered, "agentCapabilities": caps, "agentInfo": info}
             if self.require_auth:
                 answer["authMethods"] = [{"id": "raw-key", "name": "Raw key", "description": "a test key"}]
         else:
             caps = {"session": {}}
             if self.advertise:
                 caps["session"]["prompt"] = {"image": {}, "audio": {}, "embeddedContext": {}}
-            answer = {"protocolVersion": version, "info": info, "capabilities": caps}
+            answer = {"protocolVersion": answered, "info": info, "capabilities": caps}
             if self.require_auth:
                 answer["authMethods"] = [{"type": "agent", "methodId": "raw-key", "name": "Raw key"}]
         self.result(id, answer)
@@ -316,8 +327,10 @@ class Agent:
             self.request("session/request_permission", params, id="perm")
             self.request("session/request_permission", params, id="perm")
             self.wait("perm")
+        if self.broken == "schema.valid":
+            self.update(session, {"sessionUpdate": "tool_call", "title": "no id"})
         self.update(session, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
-        self.result(id, {"stopReason": "end_turn"})
+        self.result(id, {"stopReason": 42 if self.broken == "schema.valid-response" else "end_turn"})
 
     def tools(self, session):
         """Permission, then fs and a terminal, each when the client advertised it; what was seen."""
@@ -352,7 +365,7 @@ class Agent:
     def prompt_v2(self, id, session, text):
         self.messages += 1
         message = "msg-%d" % self.messages
-        self.result(id, {"messageId": message})
+        self.result(id, {"messageId": 42 if self.broken == "schema.valid-response" else message})
         if self.broken != "turn.v2-running-idle":
             self.update(session, {"sessionUpdate": "state_update", "state": "running"})
         if self.broken != "turn.v2-user-message":
@@ -361,8 +374,11 @@ class Agent:
         if "slow" in text:
             self.busy[session] = True
             return
-        self.update(session, {"sessionUpdate": "agent_message_chunk", "messageId": "reply-" + message,
-                              "content": {"type": "text", "text": text}})
+        chunk = {"sessionUpdate": "agent_message_chunk", "messageId": "reply-" + message,
+                 "content": {"type": "text", "text": text}}
+        if self.broken == "schema.valid":
+            del chunk["messageId"]
+        self.update(session, chunk)
         self.idle(session, "end_turn")
 
     def idle(self, session, stop):
@@ -392,6 +408,7 @@ class Agent:
 def main():
     broken = None
     advertise = require_auth = no_reload = refuse_prompts = False
+    answer_version = None
     args = sys.argv[1:]
     while args:
         if args[0] == "--break" and len(args) > 1:
@@ -404,13 +421,15 @@ def main():
             no_reload, args = True, args[1:]
         elif args[0] == "--refuse-prompts":
             refuse_prompts, args = True, args[1:]
+        elif args[0] == "--answer-version" and len(args) > 1:
+            answer_version, args = int(args[1]), args[2:]
         else:
             sys.exit("usage: raw_agent.py [--break RULE_ID] [--advertise] [--no-reload] [--require-auth] "
-                     "[--refuse-prompts]")
+                     "[--refuse-prompts] [--answer-version N]")
     if broken == "rpc.json-only":
         sys.stdout.write("raw_agent starting\n")
         sys.stdout.flush()
-    agent = Agent(broken, advertise, require_auth, no_reload, refuse_prompts)
+    agent = Agent(broken, advertise, require_auth, no_reload, refuse_prompts, answer_version)
     for line in sys.stdin:
         agent.handle(line)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A raw ACP client (v1 and v2) for `acp conform --client`'s tests: JSON-RPC by hand, stdlib only.
 
-usage: raw_client.py [--protocol-version N] [--strict-version] [--cancel] [--break RULE_ID] --prompt TEXT -- AGENT_CMD...
+usage: raw_client.py [--protocol-version N] [--strict-version] [--cancel] [--serve] [--break RULE_ID] --prompt TEXT -- AGENT_CMD...
 
 Well-behaved by default: `initialize` (asking for N, default 2), `session/new`, one
 `session/prompt` with TEXT; permission requests answered with the first option offered; unknown
@@ -10,7 +10,14 @@ state update), then the agent's stdin closed. `--break RULE_ID` breaks that one 
 tool's rule table (src/rules.rs), and nothing else, so that a test can see
 `acp conform --client` name it. `--strict-version` speaks version N only: answered another,
 it closes the agent's stdin and exits 1. `--cancel` cancels the turn (`session/cancel`) when
-asked for permission and answers the request `cancelled`.
+asked for permission and answers the request `cancelled`. `--serve` (v1) advertises and serves
+`fs/read_text_file`, `fs/write_text_file` and `terminal/*` (`terminal/create` runs nothing: its
+output is the command line).
+
+Breaks of rules that the tool's table has for clients: `schema.valid` sends `session/cancel` as a
+request; `cap.client-serves-fs` advertises `fs` and answers its methods -32601; `rpc.unique-ids`
+(v2) sends a request with the id of its prompt while the prompt is pending; `rpc.reply` never
+answers the agent's `_` requests.
 """
 
 import json
@@ -20,7 +27,9 @@ import sys
 
 
 class Client:
-    def __init__(self, agent, version, broken, strict=False, cancel=False):
+    def __init__(self, agent, version, broken, strict=False, cancel=False, serve=False):
+        self.serve = serve
+        self.terminals = {}
         self.strict = strict
         self.cancel = cancel
         self.agent = subprocess.Popen(agent, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -78,9 +87,36 @@ class Client:
         id = message["id"]
         if method == "session/request_permission":
             return self.permission(id, params)
+        if method.startswith("_") and self.broken == "rpc.reply":
+            return
+        if self.serve and self.serves(id, method, params):
+            return
         if self.broken == "rpc.method-not-found":
             return self.send({"id": id, "result": {}})
         self.send({"id": id, "error": {"code": -32601, "message": "Method not found: " + method}})
+
+    def serves(self, id, method, params):
+        """`--serve`: the fs and terminal methods; whether `method` is one."""
+        if method == "fs/read_text_file":
+            with open(params["path"]) as f:
+                self.send({"id": id, "result": {"content": f.read()}})
+        elif method == "fs/write_text_file":
+            with open(params["path"], "w") as f:
+                f.write(params["content"])
+            self.send({"id": id, "result": {}})
+        elif method == "terminal/create":
+            terminal = "term-%d" % len(self.terminals)
+            self.terminals[terminal] = " ".join([params["command"]] + params.get("args", []))
+            self.send({"id": id, "result": {"terminalId": terminal}})
+        elif method == "terminal/output":
+            output = self.terminals.get(params["terminalId"], "")
+            self.send({"id": id, "result": {"output": output, "truncated": False}})
+        elif method == "terminal/release":
+            self.terminals.pop(params["terminalId"], None)
+            self.send({"id": id, "result": {}})
+        else:
+            return False
+        return True
 
     def permission(self, id, params):
         option = params["options"][0]["optionId"]
@@ -88,6 +124,9 @@ class Client:
             option = "never-offered"
         if self.cancel or self.broken == "turn.cancel-permission":
             self.send({"method": "session/cancel", "params": {"sessionId": params["sessionId"]}})
+        if self.broken == "schema.valid":
+            # A notification sent as a request (with an id).
+            self.request("session/cancel", {"sessionId": params["sessionId"]})
         if self.broken == "rpc.v1-unique-ids":
             # A request with the id of the prompt, which is still pending.
             self.request("session/new", {"cwd": os.getcwd(), "mcpServers": []}, id=self.prompt_id)
@@ -105,9 +144,10 @@ class Client:
         if self.broken == "init.first":
             self.wait(self.request("session/new", self.new_params()))
         if self.version == 1:
+            fs = self.serve or self.broken == "cap.client-serves-fs"
             params = {"protocolVersion": 1, "clientInfo": {"name": "raw_client", "version": "0.1.0"},
-                      "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False},
-                                             "terminal": False}}
+                      "clientCapabilities": {"fs": {"readTextFile": fs, "writeTextFile": fs},
+                                             "terminal": self.serve}}
         else:
             params = {"protocolVersion": self.version, "info": {"name": "raw_client", "version": "0.1.0"},
                       "capabilities": {}}
@@ -131,6 +171,9 @@ class Client:
         if self.broken == "cap.prompt-content":
             prompt.append({"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="})
         self.prompt_id = self.request("session/prompt", {"sessionId": session, "prompt": prompt})
+        if self.broken == "rpc.unique-ids":
+            # The prompt is still pending (the stand-in holds it a moment).
+            self.request("session/new", self.new_params(), id=self.prompt_id)
         while not self.done:
             self.handle(self.read())
         self.agent.stdin.close()
@@ -145,7 +188,7 @@ class Client:
 
 def main():
     args = sys.argv[1:]
-    version, broken, prompt, strict, cancel = 2, None, None, False, False
+    version, broken, prompt, strict, cancel, serve = 2, None, None, False, False, False
     while args and args[0] != "--":
         if args[0] == "--protocol-version" and len(args) > 1:
             version, args = int(args[1]), args[2:]
@@ -153,6 +196,8 @@ def main():
             strict, args = True, args[1:]
         elif args[0] == "--cancel":
             cancel, args = True, args[1:]
+        elif args[0] == "--serve":
+            serve, args = True, args[1:]
         elif args[0] == "--break" and len(args) > 1:
             broken, args = args[1], args[2:]
         elif args[0] == "--prompt" and len(args) > 1:
@@ -160,10 +205,10 @@ def main():
         else:
             break
     if not args or args[0] != "--" or len(args) < 2 or prompt is None:
-        sys.exit("usage: raw_client.py [--protocol-version N] [--strict-version] [--cancel] [--break RULE_ID] "
+        sys.exit("usage: raw_client.py [--protocol-version N] [--strict-version] [--cancel] [--serve] [--break RULE_ID] "
                  "--prompt TEXT "
                  "-- AGENT_CMD...")
-    Client(args[1:], version, broken, strict, cancel).run(prompt)
+    Client(args[1:], version, broken, strict, cancel, serve).run(prompt)
 
 
 if __name__ == "__main__":

@@ -116,6 +116,11 @@ impl Conn {
         id
     }
 
+    /// How many requests the stand-in sent.
+    pub fn requests(&self) -> usize {
+        usize::try_from(self.next_id).unwrap_or(usize::MAX)
+    }
+
     /// Sends a notification.
     pub async fn notify(&mut self, method: &str, params: Value) {
         self.send(json!({ "jsonrpc": "2.0", "method": method, "params": params })).await;

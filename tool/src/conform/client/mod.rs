@@ -27,6 +27,7 @@
 //!   every other request is answered -32601. Then it waits for the client to close its side.
 
 mod conn;
+mod offers;
 
 use super::report::Results;
 use super::steps::Unstartable;
@@ -35,6 +36,8 @@ use acp_rpc::rules;
 use acp_types::support::rpc::Method;
 use acp_types::{v2, Version};
 use conn::{Conn, Event};
+use offers::{Calls, Offered};
+use std::collections::VecDeque;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
@@ -53,6 +56,8 @@ const PROBE: &str = "_acp_conform/probe";
 const NOTICE: &str = "_acp_conform/notice";
 /// How long a client may keep running once its turn ended, before it is ended.
 const AFTER_TURN: Duration = Duration::from_secs(2);
+/// How long the stand-in holds `session/new` and `session/prompt` before answering them.
+const HOLD: Duration = Duration::from_millis(200);
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -120,11 +125,18 @@ async fn conform(options: &Options, scratch: &Path) -> Result<Results, Unstartab
         let name = format!("turn v{}", version.number());
         let mut scenario = Scenario::start(&name, &command, &socket, scratch, options.timeout).await?;
         let outcome = scenario.turn(version, options).await;
-        let Scenario { mut conn, mut client, stderr, .. } = scenario;
+        let Scenario { mut conn, mut client, stderr, calls, .. } = scenario;
         conn.close().await;
         end(&mut client).await;
+        conn.checker.judge_replies(Role::Agent, conn.requests());
         conn.checker.finish();
         results.add(&name, conn.checker.rule_results_of(Role::Client));
+        for (rule, evidence) in calls.evidence {
+            results.evidence(rule, format!("v{}: {evidence}", version.number()));
+        }
+        for (rule, why) in calls.skipped {
+            results.skip_reason(rule, why);
+        }
         results.scenarios.push(json!({ "name": name, "transcript": conn.transcript }));
         match outcome {
             Outcome::Prompted => {}
@@ -147,7 +159,12 @@ async fn conform(options: &Options, scratch: &Path) -> Result<Results, Unstartab
     );
     results.skip_reason(rules::CAP_PROMPT_CONTENT, "the client sent only text and resource links");
     results.skip_reason(rules::CAP_LOAD_SESSION, "the client never called `session/load`");
-    results.skip_reason(rules::METHOD_NOT_FOUND, "the client never answered the stand-in's `_` request");
+    results.skip_reason(
+        rules::METHOD_NOT_FOUND,
+        "the client never answered the stand-in's `_` request (which `rpc.reply` judges)",
+    );
+    results.skip_reason(rules::CLIENT_SERVES_FS, "the client advertised `fs` in no v1 scenario that ran");
+    results.skip_reason(rules::CLIENT_SERVES_TERMINAL, "the client advertised `terminal` in no v1 scenario that ran");
     Ok(results)
 }
 
@@ -187,7 +204,10 @@ struct Scenario {
     conn: Conn,
     client: tokio::process::Child,
     stderr: PathBuf,
+    scratch: PathBuf,
     timeout: Duration,
+    /// The calls of what the client advertised (v1), and what they showed.
+    calls: Calls,
 }
 
 /// The turn running.
@@ -196,7 +216,56 @@ struct Turn {
     /// The prompt request's id (v1: answered when the turn ends).
     prompt: Value,
     permission: Value,
+    /// The permission request was answered.
+    permitted: bool,
     cancelled: bool,
+}
+
+/// Where the `turn` scenario is.
+struct State {
+    /// The scenario's version.
+    target: Version,
+    /// The version agreed, once `initialize` is answered.
+    version: Option<Version>,
+    /// What the client advertised (v1).
+    offered: Offered,
+    prompted: bool,
+    sessions: usize,
+    turn: Option<Turn>,
+    /// Prompts that came while a turn ran, oldest last.
+    queued: Vec<Value>,
+    /// When the last turn ended.
+    ended: Option<Instant>,
+    /// The client asked for a newer version than the scenario's (and was answered this one).
+    asked_newer: Option<u64>,
+    /// Requests of the client answered after [`HOLD`] (`session/new`, `session/prompt`), oldest
+    /// first, with when: while they are pending, a client that reuses their id is seen doing so.
+    held: VecDeque<(Instant, Value)>,
+}
+
+impl State {
+    fn new(target: Version) -> Self {
+        State {
+            target,
+            version: None,
+            offered: Offered::default(),
+            prompted: false,
+            sessions: 0,
+            turn: None,
+            queued: Vec::new(),
+            ended: None,
+            asked_newer: None,
+            held: VecDeque::new(),
+        }
+    }
+
+    /// The next held request whose time has come.
+    fn due(&mut self) -> Option<Value> {
+        match self.held.front() {
+            Some((at, _)) if *at <= Instant::now() => self.held.pop_front().map(|(_, message)| message),
+            _ => None,
+        }
+    }
 }
 
 impl Scenario {
@@ -245,110 +314,41 @@ impl Scenario {
             }
         };
         let _ = std::fs::remove_file(socket);
-        Ok(Scenario { conn: Conn::new(stream), client, stderr, timeout })
+        let scratch = scratch.to_path_buf();
+        Ok(Scenario { conn: Conn::new(stream), client, stderr, scratch, timeout, calls: Calls::default() })
     }
 
     /// The `turn` scenario (see the module docs).
     async fn turn(&mut self, target: Version, options: &Options) -> Outcome {
-        let mut version: Option<Version> = None;
-        let mut prompted = false;
-        let mut sessions = 0usize;
-        let mut turn: Option<Turn> = None;
-        let mut queued: Vec<Value> = Vec::new();
-        let mut ended: Option<Instant> = None;
-        // The client asked for a newer version than the scenario's (and was answered this one).
-        let mut asked_newer: Option<u64> = None;
+        let mut state = State::new(target);
         self.conn.checker.treat_as_unknown(PROBE);
         loop {
-            let deadline = match ended {
+            while let Some(held) = state.due() {
+                self.answer_held(&mut state, held, &options.prompt).await;
+            }
+            let mut deadline = match state.ended {
                 Some(at) => at + AFTER_TURN,
                 None => Instant::now() + self.timeout,
             };
+            if let Some((at, _)) = state.held.front() {
+                deadline = deadline.min(*at);
+            }
             let message = match self.conn.next(deadline).await {
                 Event::Message(message) => message,
                 Event::Junk => continue,
                 Event::Closed => break,
-                Event::Timeout if ended.is_some() => break,
-                Event::Timeout if sessions == 0 && asked_newer.is_some() => break,
-                Event::Timeout => {
-                    return Outcome::NoPrompt(match (&turn, prompted) {
-                        (Some(_), _) => {
-                            format!("the permission request was not answered within {:?}", self.timeout)
-                        }
-                        (None, true) => format!("the client stopped sending within {:?}", self.timeout),
-                        (None, false) => format!("no `session/prompt` within {:?}", self.timeout),
-                    })
-                }
+                Event::Timeout if !state.held.is_empty() => continue,
+                Event::Timeout if state.ended.is_some() => break,
+                Event::Timeout if state.sessions == 0 && state.asked_newer.is_some() => break,
+                Event::Timeout => return Outcome::NoPrompt(self.stalled(&state)),
             };
-            let method = message.get("method").and_then(Value::as_str).map(str::to_string);
-            let id = message.get("id").cloned();
-            let params = message.get("params").cloned().unwrap_or(Value::Null);
-            match (method.as_deref(), id) {
-                // A response: the permission's ends the turn.
-                (None, Some(id)) => {
-                    if turn.as_ref().is_some_and(|t| t.permission == id) {
-                        if let Some(done) = turn.take() {
-                            self.end_turn(version, done).await;
-                            ended = Some(Instant::now());
-                        }
-                        if let Some(next) = queued.pop() {
-                            turn = self.start_turn(version, next, &options.prompt).await;
-                            ended = None;
-                        }
-                    }
-                }
-                (Some(wire::SESSION_CANCEL), None) => {
-                    if let Some(t) = &mut turn {
-                        if params.get("sessionId") == Some(&t.session) && !t.cancelled {
-                            t.cancelled = true;
-                            // v2: the agent gives up its pending permission request with
-                            // `$/cancel_request`, which the client answers `cancelled`.
-                            if version == Some(Version::V2) {
-                                let cancel = json!({ "requestId": t.permission });
-                                self.conn.notify(<v2::methods::CancelRequest as Method>::METHOD, cancel).await;
-                            }
-                        }
-                    }
-                }
-                (Some(_), None) | (None, None) => {}
-                (Some(wire::INITIALIZE), Some(id)) => {
-                    let requested = params.get("protocolVersion").and_then(Value::as_u64).unwrap_or(0);
-                    let number = requested.min(u64::from(target.number()));
-                    let Some(agreed) = u16::try_from(number).ok().and_then(Version::from_number) else {
-                        let text = "Unsupported protocol version".to_string();
-                        self.conn.respond(id, Err((-32022, text))).await;
-                        return Outcome::Negotiated(format!("the client asked for version {requested}"));
-                    };
-                    version = Some(agreed);
-                    self.conn.respond(id, Ok(initialize_result(agreed))).await;
-                    if agreed != target {
-                        return Outcome::Negotiated(format!("the client asked for version {requested}"));
-                    }
-                    if requested > number {
-                        asked_newer = Some(requested);
-                    }
-                }
-                (Some(wire::SESSION_NEW), Some(id)) => {
-                    sessions += 1;
-                    self.conn.respond(id, Ok(json!({ "sessionId": format!("conform-session-{sessions}") }))).await;
-                }
-                (Some(wire::SESSION_PROMPT), Some(_)) => {
-                    prompted = true;
-                    if turn.is_some() {
-                        queued.insert(0, message);
-                    } else {
-                        turn = self.start_turn(version, message, &options.prompt).await;
-                        ended = None;
-                    }
-                }
-                (Some(other), Some(id)) => {
-                    self.conn.respond(id, Err((-32601, format!("Method not found: {other}")))).await;
-                }
+            if let Some(outcome) = self.handle(&mut state, message, &options.prompt).await {
+                return outcome;
             }
         }
-        if prompted {
+        if state.prompted {
             Outcome::Prompted
-        } else if let (0, Some(asked)) = (sessions, asked_newer) {
+        } else if let (0, Some(asked)) = (state.sessions, state.asked_newer) {
             Outcome::Negotiated(format!(
                 "the client asked for version {asked} and did not go on with {target} (the stand-in's answer)"
             ))
@@ -357,9 +357,113 @@ impl Scenario {
         }
     }
 
-    /// Starts a turn for the prompt request `prompt`: the probes, the updates, the permission
-    /// request; `None` when the prompt names no session (answered with an error).
-    async fn start_turn(&mut self, version: Option<Version>, prompt: Value, text: &str) -> Option<Turn> {
+    /// Why the client stopped before its turn ended.
+    fn stalled(&self, state: &State) -> String {
+        match (&state.turn, state.prompted) {
+            (Some(turn), _) if turn.permitted => {
+                format!("the calls of what the client advertised were not answered within {:?}", self.timeout)
+            }
+            (Some(_), _) => format!("the permission request was not answered within {:?}", self.timeout),
+            (None, true) => format!("the client stopped sending within {:?}", self.timeout),
+            (None, false) => format!("no `session/prompt` within {:?}", self.timeout),
+        }
+    }
+
+    /// One message of the client; `Some` when it ends the scenario.
+    async fn handle(&mut self, state: &mut State, message: Value, text: &str) -> Option<Outcome> {
+        let method = message.get("method").and_then(Value::as_str).map(str::to_string);
+        let id = message.get("id").cloned();
+        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        match (method.as_deref(), id) {
+            // A response: the permission's, once the calls of what the client advertised are
+            // answered too, ends the turn.
+            (None, Some(id)) => {
+                match &mut state.turn {
+                    Some(turn) if turn.permission == id => turn.permitted = true,
+                    _ => {
+                        self.calls.answered(&mut self.conn, &message).await;
+                    }
+                }
+                if state.turn.as_ref().is_some_and(|t| t.permitted) && self.calls.done() {
+                    if let Some(done) = state.turn.take() {
+                        self.end_turn(state.version, done).await;
+                        state.ended = Some(Instant::now());
+                    }
+                    if let Some(next) = state.queued.pop() {
+                        state.turn = self.start_turn(state, next, text).await;
+                        state.ended = None;
+                    }
+                }
+            }
+            (Some(wire::SESSION_CANCEL), None) => self.cancel(state, &params).await,
+            (Some(_), None) | (None, None) => {}
+            (Some(wire::INITIALIZE), Some(id)) => return self.initialize(state, id, &params).await,
+            (Some(wire::SESSION_NEW), Some(_)) => state.held.push_back((Instant::now() + HOLD, message)),
+            (Some(wire::SESSION_PROMPT), Some(_)) => {
+                state.prompted = true;
+                state.held.push_back((Instant::now() + HOLD, message));
+            }
+            (Some(other), Some(id)) => {
+                self.conn.respond(id, Err((-32601, format!("Method not found: {other}")))).await;
+            }
+        }
+        None
+    }
+
+    /// Answers `initialize`; `Some` when the client settled on another version.
+    async fn initialize(&mut self, state: &mut State, id: Value, params: &Value) -> Option<Outcome> {
+        let requested = params.get("protocolVersion").and_then(Value::as_u64).unwrap_or(0);
+        let number = requested.min(u64::from(state.target.number()));
+        let Some(agreed) = u16::try_from(number).ok().and_then(Version::from_number) else {
+            let text = "Unsupported protocol version".to_string();
+            self.conn.respond(id, Err((-32022, text))).await;
+            return Some(Outcome::Negotiated(format!("the client asked for version {requested}")));
+        };
+        state.version = Some(agreed);
+        state.offered = Offered::of(params);
+        self.conn.respond(id, Ok(initialize_result(agreed))).await;
+        if agreed != state.target {
+            return Some(Outcome::Negotiated(format!("the client asked for version {requested}")));
+        }
+        if requested > number {
+            state.asked_newer = Some(requested);
+        }
+        None
+    }
+
+    /// A held request's answer, now: a session, or the prompt's turn.
+    async fn answer_held(&mut self, state: &mut State, message: Value, text: &str) {
+        let id = message.get("id").cloned().unwrap_or(Value::Null);
+        if message["method"] == wire::SESSION_NEW {
+            state.sessions += 1;
+            self.conn.respond(id, Ok(json!({ "sessionId": format!("conform-session-{}", state.sessions) }))).await;
+        } else if state.turn.is_some() {
+            state.queued.insert(0, message);
+        } else {
+            state.turn = self.start_turn(state, message, text).await;
+            state.ended = None;
+        }
+    }
+
+    /// `session/cancel` of the running turn's session.
+    async fn cancel(&mut self, state: &mut State, params: &Value) {
+        let Some(turn) = &mut state.turn else { return };
+        if params.get("sessionId") == Some(&turn.session) && !turn.cancelled {
+            turn.cancelled = true;
+            // v2: the agent gives up its pending permission request with `$/cancel_request`,
+            // which the client answers `cancelled`.
+            if state.version == Some(Version::V2) {
+                let cancel = json!({ "requestId": turn.permission });
+                self.conn.notify(<v2::methods::CancelRequest as Method>::METHOD, cancel).await;
+            }
+        }
+    }
+
+    /// Starts a turn for the prompt request `prompt`: the probes, the calls of what the client
+    /// advertised (v1), the updates, the permission request; `None` when the prompt names no
+    /// session (answered with an error).
+    async fn start_turn(&mut self, state: &State, prompt: Value, text: &str) -> Option<Turn> {
+        let version = state.version;
         let id = prompt.get("id").cloned().unwrap_or(Value::Null);
         let Some(session) = prompt.pointer("/params/sessionId").cloned() else {
             self.conn.respond(id, Err((-32602, "no sessionId".into()))).await;
@@ -368,6 +472,9 @@ impl Scenario {
         let update = |update: Value| json!({ "sessionId": session, "update": update });
         self.conn.notify(NOTICE, json!({})).await;
         self.conn.request(PROBE, json!({})).await;
+        if version == Some(Version::V1) {
+            self.calls.start(&mut self.conn, state.offered, &session, &self.scratch).await;
+        }
         if version == Some(Version::V2) {
             let message = format!("conform-message-{}", self.conn.line());
             let content = prompt.pointer("/params/prompt").cloned().unwrap_or(json!([]));
@@ -396,7 +503,7 @@ impl Scenario {
             json!({ "sessionId": session, "toolCall": call, "options": options })
         };
         let permission = self.conn.request(wire::SESSION_REQUEST_PERMISSION, params).await;
-        Some(Turn { session, prompt: id, permission, cancelled: false })
+        Some(Turn { session, prompt: id, permission, permitted: false, cancelled: false })
     }
 
     /// Ends a turn: v1 answers the prompt, v2 reports the session `idle`.
