@@ -1,10 +1,12 @@
-//! A proxy that prefixes the text of every `agent_message_chunk` it forwards (`--prefix TEXT`),
-//! in v1 and v2 chains, and passes everything else through unchanged. A conductor runs it on
+//! A proxy that prefixes the text of the agent's messages it forwards (`--prefix TEXT`): every
+//! `agent_message_chunk` (v1 and v2) and, in v2, the first text block of every whole
+//! `agent_message` upsert (its content replaces the message's, so each one is prefixed once);
+//! everything else passes through unchanged. A conductor runs it on
 //! stdio: `acp conduct agent "proxy --prefix '> '" "echo_agent"`.
 
 use acp_rpc::proxy::{serve_proxy_stdio, Notification, ProxyContext, ProxyHandler};
 use acp_rpc::types::support::rpc::RpcError;
-use acp_rpc::types::{v1, v2};
+use acp_rpc::types::{v1, v2, Patch};
 
 struct Prefix(String);
 
@@ -19,12 +21,24 @@ impl ProxyHandler for Prefix {
                 }
             }
         });
-        let _ = note.edit::<v2::methods::SessionUpdate>(|n| {
-            if let v2::SessionUpdate::AgentMessageChunk(chunk) = &mut n.update {
+        let _ = note.edit::<v2::methods::SessionUpdate>(|n| match &mut n.update {
+            v2::SessionUpdate::AgentMessageChunk(chunk) => {
                 if let v2::ContentBlock::Text(text) = &mut chunk.content {
                     text.text.insert_str(0, &self.0);
                 }
             }
+            v2::SessionUpdate::AgentMessage(message) => {
+                if let Patch::Value(content) = &mut message.content {
+                    let first = content.iter_mut().find_map(|block| match block {
+                        v2::ContentBlock::Text(text) => Some(text),
+                        _ => None,
+                    });
+                    if let Some(text) = first {
+                        text.text.insert_str(0, &self.0);
+                    }
+                }
+            }
+            _ => {}
         });
         cx.client().forward_notification(note).await
     }

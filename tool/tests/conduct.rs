@@ -253,3 +253,48 @@ fn unusable_components_are_refused() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("component 0 (`/nonexistent/agent`)"));
 }
+
+/// Our proxy example behind our conductor prefixes a v2 agent's whole `agent_message` upserts
+/// (the TypeScript SDK's echo agent sends those, not chunks), not only `agent_message_chunk`.
+#[test]
+fn the_proxy_example_prefixes_whole_v2_agent_messages() {
+    use std::io::Write as _;
+    let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/raw_agent.py");
+    let proxy = format!("'{}' --prefix P:", example("proxy").display());
+    let agent = format!("python3 '{}' --whole-messages", agent.display());
+    let mut conduct = Command::new(ACP)
+        .args(["conduct", "agent", &proxy, &agent])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("acp conduct runs");
+    let mut stdin = conduct.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(conduct.stdout.take().expect("stdout")).lines();
+    let mut read_until = |done: &dyn Fn(&Value) -> bool| -> Vec<Value> {
+        let mut seen = Vec::new();
+        for line in lines.by_ref() {
+            let message: Value = serde_json::from_str(&line.expect("a line")).expect("JSON");
+            let end = done(&message);
+            seen.push(message);
+            if end {
+                break;
+            }
+        }
+        seen
+    };
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"capabilities":{}}}"#;
+    writeln!(stdin, "{init}").expect("write");
+    read_until(&|m| m["id"] == 0);
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":1,"method":"session/new","params":{{"cwd":"/tmp"}}}}"#).expect("write");
+    let session = read_until(&|m| m["id"] == 1).pop().expect("an answer")["result"]["sessionId"].clone();
+    let prompt = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+        "params": {"sessionId": session, "prompt": [{"type": "text", "text": "whole"}]}});
+    writeln!(stdin, "{prompt}").expect("write");
+    let seen = read_until(&|m| m["params"]["update"]["state"] == "idle");
+    drop(stdin);
+    let _ = conduct.wait();
+    let message = seen.iter().find(|m| m["params"]["update"]["sessionUpdate"] == "agent_message");
+    let message = message.unwrap_or_else(|| panic!("no agent_message in {seen:?}"));
+    assert_eq!(message["params"]["update"]["content"][0]["text"], "P:whole", "{message}");
+}

@@ -94,6 +94,78 @@ broken! {
     response_to_nothing: "rpc.response-to-pending", &["--protocol-version", "1"];
     request_id_reused_while_pending: "rpc.v1-unique-ids", &["--protocol-version", "1"];
     non_json_line_not_answered: "rpc.parse-error", &["--protocol-version", "1"];
+    v1_update_without_a_required_field: "schema.valid", &["--protocol-version", "1"];
+    v2_update_without_a_required_field: "schema.valid", &["--protocol-version", "2"];
+    request_never_answered: "rpc.reply", &["--protocol-version", "1"];
+}
+
+/// A message that does not decode fails `schema.valid` with its evidence: the message, the JSON
+/// path and the reason (issue 47), in text and in JSON.
+#[test]
+fn an_invalid_message_is_named_with_its_path_and_reason() {
+    let cases: [(&str, &str, &[&str]); 4] = [
+        ("1", "schema.valid", &["params.update.toolCallId: missing field", "\"sessionUpdate\":\"tool_call\""]),
+        ("2", "schema.valid", &["params.update.messageId: missing field", "\"agent_message_chunk\""]),
+        ("1", "schema.valid-response", &["response session/prompt", "result.stopReason: invalid type: integer `42`"]),
+        ("2", "schema.valid-response", &["response session/prompt", "result.messageId: invalid type: integer `42`"]),
+    ];
+    for (version, break_, evidence) in cases {
+        let out = conform(&["--protocol-version", version], &["--break", break_]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "v{version} {break_}:\n{text}");
+        assert!(failing(&out).contains(&"schema.valid".to_string()), "v{version} {break_}:\n{text}");
+        let line = line_of(&text, "schema.valid").unwrap_or_default();
+        for seen in evidence {
+            assert!(line.contains(seen), "v{version} {break_}: {seen} not in {line}");
+        }
+        let out = conform(&["--protocol-version", version, "--format", "json"], &["--break", break_]);
+        let report: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+        let rule = report["rules"].as_array().into_iter().flatten().find(|r| r["id"] == "schema.valid");
+        let detail = rule.and_then(|r| r["violations"][0]["detail"].as_str()).unwrap_or_default();
+        assert!(evidence.iter().all(|seen| detail.contains(seen)), "{detail}");
+    }
+}
+
+/// An answer to `initialize` a client cannot speak (a version no schema defines, or one above
+/// the version asked, which was not offered) ends the run as no session (exit 3), naming both
+/// versions; `init.version` never passes on an answer it cannot judge, and fails the one above
+/// the request.
+#[test]
+fn a_version_the_client_cannot_speak_is_no_session() {
+    let out = conform(&["--protocol-version", "1"], &["--answer-version", "99"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    let line = text.lines().find(|l| l.starts_with("NO SESSION")).unwrap_or_default();
+    assert!(line.contains("asked for version 1, the agent answered 99, a version no schema defines"), "{text}");
+    assert!(!text.contains("every MUST rule exercised passes"), "{text}");
+    let init = line_of(&text, "init.version").unwrap_or_default();
+    assert!(init.contains("not judged: asked for 1, the agent answered 99"), "{init}");
+    // Judged: only the answer to 0 (error -32022), not the three answers of 99.
+    assert!(init.starts_with("PASS") && init.contains(" 1 check;"), "{init}");
+
+    let out = conform(&["--protocol-version", "1"], &["--answer-version", "2"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(
+        text.contains("NO SESSION  [initialize 1] asked for version 1, the agent answered 2, a version above"),
+        "{text}"
+    );
+    let init = line_of(&text, "init.version").unwrap_or_default();
+    assert!(init.starts_with("FAIL") && init.contains("asked for 1, answered 2: above the request"), "{init}");
+}
+
+/// A run in which no version ran a session never reads "passes": here the agent falls back to 1
+/// when asked for 2, and only 2 was selected.
+#[test]
+fn a_run_with_no_session_at_all_does_not_pass() {
+    let out = conform(&["--protocol-version", "2"], &["--answer-version", "1"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(
+        text.contains("NO SESSION  [every version] no session was run (v2: the agent negotiated 1 when asked for 2)"),
+        "{text}"
+    );
+    assert!(!text.contains("every MUST rule exercised passes"), "{text}");
 }
 
 #[test]

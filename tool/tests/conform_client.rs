@@ -173,6 +173,28 @@ broken! {
     v2_permission_not_cancelled_after_cancel_request: "turn.cancel-permission", Some("2");
     permission_option_not_offered: "perm.offered-option", None;
     custom_method_without_underscore: "ext.underscore", None;
+    notification_sent_as_a_request: "schema.valid", None;
+    advertised_fs_refused: "cap.client-serves-fs", Some("1");
+    v2_id_of_the_held_prompt_reused: "rpc.unique-ids", Some("2");
+    agents_request_never_answered: "rpc.reply", None;
+}
+
+/// The stand-in calls what a v1 client advertises (`fs/*`, `terminal/*`) and a client that
+/// serves them passes both twins of `cap.serves-*` with the evidence of each call.
+#[test]
+fn what_a_client_advertises_is_called_and_judged() {
+    let out = conform_raw(&["--protocol-version", "1"], &["--protocol-version", "1", "--serve"]);
+    passes(&out, &["cap.client-serves-fs", "cap.client-serves-terminal", "rpc.reply", "schema.valid"], "--serve");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let fs = text.lines().find(|l| l.contains("cap.client-serves-fs")).unwrap_or_default();
+    assert!(fs.contains("notes.txt as it is on disk") && fs.contains("written-by-the-client.txt as asked"), "{fs}");
+    let terminal = text.lines().find(|l| l.contains("cap.client-serves-terminal")).unwrap_or_default();
+    assert!(terminal.contains("created terminal") && terminal.contains("\"echo acp conform\""), "{terminal}");
+    // A client that advertises nothing is not called: the rules SKIP and say why.
+    let out = conform_raw(&["--protocol-version", "1"], &["--protocol-version", "1"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let fs = text.lines().find(|l| l.contains("cap.client-serves-fs")).unwrap_or_default();
+    assert!(fs.starts_with("SKIP") && fs.contains("did not advertise `fs.readTextFile`"), "{fs}");
 }
 
 /// A command without `{agent}`, a client that cannot be started, and one that exits without

@@ -381,6 +381,8 @@ impl Checker {
         let decode = |raw: Option<&RawValue>| lenient::collect(|| tables.decode(receiver, kind, &method, raw));
         let (decoded, events) = decode(raw.as_deref());
         match decoded {
+            // A method no table has is no schema's to judge (`ext.underscore` is).
+            Err(e) if row.is_none() && e.code == RpcError::METHOD_NOT_FOUND => report.rule_error("method", e.message),
             Err(e) => rpc_problem(report, "params", &e),
             Ok(reencoded) => {
                 let again = |changed: &Value| decode(serde_json::value::to_raw_value(changed).ok().as_deref()).1;
@@ -507,6 +509,7 @@ impl Checker {
             |raw: &RawValue| lenient::collect(|| tables.decode_response(receiver, &method, Some(raw)).map(Some));
         let (decoded, events) = decode(&raw);
         match decoded {
+            Err(e) if row.is_none() && e.code == RpcError::METHOD_NOT_FOUND => report.rule_error("method", e.message),
             Err(e) => rpc_problem(report, "result", &e),
             Ok(reencoded) => {
                 let again = |changed: &Value| match serde_json::value::to_raw_value(changed) {

@@ -214,9 +214,7 @@ fn negotiated(asked: u64, answer: Option<&Answer>) -> Negotiated {
         Some(Answer::Error(code)) => {
             Negotiated::Fallback(format!("the agent answered error {code} when asked for {asked}"))
         }
-        Some(Answer::None) | None => {
-            Negotiated::Fallback(format!("the agent did not answer `initialize` for {asked}"))
-        }
+        Some(Answer::None) | None => Negotiated::Fallback(format!("the agent did not answer `initialize` for {asked}")),
     }
 }
 
@@ -335,7 +333,9 @@ fn judge_answer(requested: u64, answer: Answer, best: Option<u64>) -> Judged {
             _ => Judged::Holds,
         },
         Answer::Error(code) => match best {
-            Some(best) => Judged::Breaks(format!("asked for {requested}, answered error {code}, but it supports {best}")),
+            Some(best) => {
+                Judged::Breaks(format!("asked for {requested}, answered error {code}, but it supports {best}"))
+            }
             None if code != -32022 => Judged::Breaks(format!(
                 "asked for {requested}, below every version it supports, answered error {code}: expected its version \
                  or -32022"

@@ -8,8 +8,9 @@
 //! same), so no message can close the element or open a comment; the file names in the title are
 //! HTML-escaped. The script puts every text in the DOM with `textContent`, never as markup.
 
-use super::model::{File, FindingKind, TurnKind};
-use crate::check::{Kind, Status};
+use super::model::{File, Finding, FindingKind, TurnKind};
+use crate::check::{Kind, Role, Status};
+use acp_rpc::rules::Tier;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -122,9 +123,19 @@ impl<'a> Interned<'a> {
 }
 
 /// A column of integers.
+/// A column of integers. One whose values are all the same (the session of a one-session
+/// transcript, the line numbers' deltas) is written as that value alone, which the script
+/// expands to the column's length.
 fn column(out: &mut String, key: &str, values: impl Iterator<Item = i64>) {
+    let values: Vec<i64> = values.collect();
+    if let [first, rest @ ..] = values.as_slice() {
+        if !rest.is_empty() && rest.iter().all(|v| v == first) {
+            let _ = write!(out, "\"{key}\":{first},");
+            return;
+        }
+    }
     let _ = write!(out, "\"{key}\":[");
-    for (i, value) in values.enumerate() {
+    for (i, value) in values.into_iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
@@ -179,6 +190,45 @@ fn deltas(values: impl Iterator<Item = i64>) -> impl Iterator<Item = i64> {
         previous = v;
         delta
     })
+}
+
+/// The findings, as columns like the rows': `findingRow` (the row + 1, 0 for none, as deltas),
+/// `findingCode` (kind + 5 × at the end + 10 × the rule broken, its tier and side as an index + 1
+/// into `findingRules`, 0 for none) and `findingText` (an index into `findingTexts`): a finding
+/// repeated on every message is a few bytes each, its text written once (`view.js` documents the
+/// layout).
+fn findings(out: &mut String, findings: &[Finding]) {
+    let mut texts = Interned::default();
+    let mut rules: Vec<(&str, Tier, Role)> = Vec::new();
+    let mut codes = Vec::with_capacity(findings.len());
+    let mut text = Vec::with_capacity(findings.len());
+    for finding in findings {
+        let who = finding.rule.map_or(0, |rule| {
+            rules.iter().position(|r| *r == rule).unwrap_or_else(|| {
+                rules.push(rule);
+                rules.len() - 1
+            }) + 1
+        });
+        codes.push(finding_code(finding.kind) + 5 * i64::from(finding.end) + 10 * who as i64);
+        // Interned ids count from 1 (0 stands for none); every finding has a text.
+        text.push(texts.id(Some(&finding.text)) as i64 - 1);
+    }
+    out.push_str("],\"findingRules\":[");
+    for (i, (id, tier, by)) in rules.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('[');
+        string(out, id);
+        let _ = write!(out, ",\"{tier}\",\"{by}\"]");
+    }
+    out.push_str("],");
+    texts.write(out, "findingTexts");
+    let _ = write!(out, "\"findingCount\":{},", findings.len());
+    column(out, "findingRow", deltas(findings.iter().map(|f| f.row.map_or(0, |r| r as i64 + 1))));
+    column(out, "findingCode", codes.into_iter());
+    column(out, "findingText", text.into_iter());
+    out.push_str("\"findings\":[");
 }
 
 /// The data the script reads (`view.js` documents the layout): per file, one array per column,
@@ -307,23 +357,7 @@ fn file_data(out: &mut String, file: &File) {
         opt_string(out, tool.title.as_deref());
         out.push(']');
     }
-    out.push_str("],\"findings\":[");
-    for (i, finding) in file.findings.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        let row = finding.row.map_or(-1, |r| r as i64);
-        let _ = write!(out, "[{row},{},", finding_code(finding.kind));
-        match finding.rule {
-            Some((id, tier, by)) => {
-                string(out, id);
-                let _ = write!(out, ",\"{tier}\",\"{by}\",");
-            }
-            None => out.push_str("null,null,null,"),
-        }
-        string(out, &finding.text);
-        let _ = write!(out, ",{}]", u8::from(finding.end));
-    }
+    findings(out, &file.findings);
     out.push_str("],\"messages\":[");
     for (i, row) in rows.iter().enumerate() {
         if i > 0 {

@@ -9,8 +9,11 @@
 // turn: the same, as a delta from the previous row's; pair: offset to the paired row, 0 for none;
 // time: tenths of a ms since the previous row, timed false when none was recorded), turns
 // [kind (0 prompt, 1 state), session, start row, end row or -1, stop reason, cancelled, column],
-// tools [id, title], findings [row or -1, kind (0 error, 1 lossy, 2 unmatched, 3 warning,
-// 4 rule), rule, tier, by, text, at the end], and messages (each as recorded).
+// tools [id, title], the findings as columns (findingRow: row + 1 as a delta, 0 for none;
+// findingCode: kind (0 error, 1 lossy, 2 unmatched, 3 warning, 4 rule) + 5 * at the end + 10 *
+// (index + 1 into findingRules [[rule, tier, by]], 0 for none); findingText: index into
+// findingTexts; findingCount of them), and messages (each as recorded). "findings" is left
+// empty, for the script. A column whose values are all the same is written as that one number.
 //
 // Only the rows in sight are in the DOM (location.hash "#all" draws every row: for tests and
 // printing; "#line=N" opens with line N selected; "#group" with the updates folded). Every text goes in with textContent or an attribute, never as markup.
@@ -41,8 +44,15 @@
   }
 
   // One file, its columns decoded once.
+  // A column written as one number holds that value n times.
+  function expand(f, names, n) {
+    for (const name of names) if (typeof f[name] === "number") f[name] = new Array(n).fill(f[name]);
+  }
+
   function load(f) {
-    const n = f.code.length;
+    const n = f.messages.length;
+    expand(f, ["line", "direction", "code", "method", "session", "update", "pair", "turn", "tool", "time"], n);
+    expand(f, ["findingRow", "findingCode", "findingText"], f.findingCount);
     const line = new Array(n), pair = new Int32Array(n).fill(-1);
     f.kind = new Uint8Array(n);
     f.status = new Uint8Array(n);
@@ -62,6 +72,14 @@
       time += f.time[i];
       f.time[i] = f.timed ? time / 10 : null;
     }
+    // Back to [row or -1, kind, rule, tier, by, text, at the end], rule and text shared.
+    let row = 0;
+    f.findings = f.findingCode.map((code, i) => {
+      row += f.findingRow[i];
+      const who = Math.floor(code / 10);
+      const r = who ? f.findingRules[who - 1] : [null, null, null];
+      return [row - 1, code % 5, r[0], r[1], r[2], f.findingTexts[f.findingText[i]], Math.floor(code / 5) % 2];
+    });
     const byRow = new Map();
     f.findings.forEach((x, i) => {
       if (x[0] < 0) return;

@@ -18,6 +18,7 @@ without its required `toolCallId` (v2: an `agent_message_chunk` without `message
 `schema.valid-response` answers a v1 prompt with a `stopReason` that is a number (v2: a
 `messageId` that is one); `rpc.reply` never answers `_acp_conform/no_such_method`.
 `--answer-version N` answers every `initialize` with version N, then serves the version asked.
+`--whole-messages` (v2) sends its reply as one whole `agent_message` upsert, not as chunks.
 
 A prompt whose text contains "slow" keeps the agent busy until `session/cancel`; one with
 "tools" (v1) asks for permission, then reads and writes a file and runs `echo` in a terminal,
@@ -36,8 +37,9 @@ HISTORY = ".raw_agent_sessions.json"
 
 class Agent:
     def __init__(self, broken, advertise=False, require_auth=False, no_reload=False, refuse_prompts=False,
-                 answer_version=None):
+                 answer_version=None, whole_messages=False):
         self.broken = broken
+        self.whole_messages = whole_messages
         self.answer_version = answer_version
         self.refuse_prompts = refuse_prompts
         self.advertise = advertise
@@ -376,6 +378,9 @@ class Agent:
             return
         chunk = {"sessionUpdate": "agent_message_chunk", "messageId": "reply-" + message,
                  "content": {"type": "text", "text": text}}
+        if self.whole_messages:
+            chunk = {"sessionUpdate": "agent_message", "messageId": "reply-" + message,
+                     "content": [{"type": "text", "text": text}]}
         if self.broken == "schema.valid":
             del chunk["messageId"]
         self.update(session, chunk)
@@ -409,6 +414,7 @@ def main():
     broken = None
     advertise = require_auth = no_reload = refuse_prompts = False
     answer_version = None
+    whole_messages = False
     args = sys.argv[1:]
     while args:
         if args[0] == "--break" and len(args) > 1:
@@ -421,15 +427,17 @@ def main():
             no_reload, args = True, args[1:]
         elif args[0] == "--refuse-prompts":
             refuse_prompts, args = True, args[1:]
+        elif args[0] == "--whole-messages":
+            whole_messages, args = True, args[1:]
         elif args[0] == "--answer-version" and len(args) > 1:
             answer_version, args = int(args[1]), args[2:]
         else:
             sys.exit("usage: raw_agent.py [--break RULE_ID] [--advertise] [--no-reload] [--require-auth] "
-                     "[--refuse-prompts] [--answer-version N]")
+                     "[--refuse-prompts] [--answer-version N] [--whole-messages]")
     if broken == "rpc.json-only":
         sys.stdout.write("raw_agent starting\n")
         sys.stdout.flush()
-    agent = Agent(broken, advertise, require_auth, no_reload, refuse_prompts, answer_version)
+    agent = Agent(broken, advertise, require_auth, no_reload, refuse_prompts, answer_version, whole_messages)
     for line in sys.stdin:
         agent.handle(line)
 

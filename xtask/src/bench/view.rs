@@ -23,7 +23,7 @@ pub fn rows(root: &Path) -> Result<Vec<Row>, String> {
     let dir = root.join(".cache").join("bench").join("view");
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let transcript = dir.join("session.jsonl");
-    let text = transcript_text(MESSAGES);
+    let text = transcript_text(MESSAGES, false);
     std::fs::write(&transcript, &text).map_err(|e| format!("cannot write {}: {e}", transcript.display()))?;
     let mb = |bytes: usize| bytes as f64 / 1e6;
     let what = format!("{MESSAGES} messages, {:.1} MB of records", mb(text.len()));
@@ -50,6 +50,7 @@ pub fn rows(root: &Path) -> Result<Vec<Row>, String> {
             format!("`acp view` (release, checking included): {what}"),
         ),
         row("view page size, 100k messages", "MB", Some(mb(size)), format!("one self-contained HTML file: {what}")),
+        findings_row(&acp, &dir)?,
     ];
     let interactive = match browser(root) {
         Ok(browser) => interactive(root, &browser, &page),
@@ -65,6 +66,30 @@ pub fn rows(root: &Path) -> Result<Vec<Row>, String> {
         Err(e) => row("view interactive, 100k messages", "s", None, e),
     });
     Ok(rows)
+}
+
+/// The page of the same session when every message carries the same finding (a `_meta` that is
+/// not an object, replaced by its default: a warning whose text is the same each time): repeated
+/// texts are written once, so the findings add little to the page.
+fn findings_row(acp: &Path, dir: &Path) -> Result<Row, String> {
+    let transcript = dir.join("findings.jsonl");
+    let text = transcript_text(MESSAGES, true);
+    std::fs::write(&transcript, &text).map_err(|e| format!("cannot write {}: {e}", transcript.display()))?;
+    let page = dir.join("findings.html");
+    let mut view = Command::new(acp);
+    view.arg("view").arg(&transcript).arg("-o").arg(&page);
+    capture(&mut view)?;
+    let size = std::fs::metadata(&page).map_err(|e| format!("{}: {e}", page.display()))?.len();
+    let findings = text.lines().filter(|line| line.contains("\"_meta\":1")).count();
+    Ok(row(
+        "view page size, 100k messages with findings",
+        "MB",
+        Some(size as f64 / 1e6),
+        format!(
+            "the same session, {:.1} MB of records, {findings} messages each with the same finding",
+            text.len() as f64 / 1e6
+        ),
+    ))
 }
 
 fn row(name: &str, unit: &str, ours: Option<f64>, note: String) -> Row {
@@ -120,7 +145,7 @@ const WORDS: &[&str] = &[
 ];
 
 /// A v1 session of `messages` records, as `acp tap --log` writes them.
-pub fn transcript_text(messages: usize) -> String {
+pub fn transcript_text(messages: usize, findings: bool) -> String {
     let session = "sess-7f3a9c";
     let update = |update: Value| json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": update}});
     let chunk =
@@ -172,6 +197,17 @@ pub fn transcript_text(messages: usize) -> String {
         records.extend((0..14).map(|n| ("agent", chunk("agent_message_chunk", WORDS[(turn * 7 + n) % WORDS.len()]))));
         records.push(("agent", json!({"jsonrpc": "2.0", "id": prompt, "result": {"stopReason": "end_turn"}})));
     }
+    if findings {
+        // `_meta` that is not an object, which lenient decoding replaces by its default: one
+        // finding on every message with params or a result, with the same text each time.
+        for (_, message) in &mut records {
+            for key in ["params", "result"] {
+                if let Some(object) = message.get_mut(key).and_then(Value::as_object_mut) {
+                    object.insert("_meta".into(), json!(1));
+                }
+            }
+        }
+    }
     let mut out = String::new();
     for (n, (from, message)) in records.iter().take(messages).enumerate() {
         let time = 1_764_180_000.0 + 0.000_731 * (n + 1) as f64;
@@ -186,7 +222,7 @@ mod tests {
 
     #[test]
     fn the_transcript_has_the_messages_asked_for_each_a_record() {
-        let text = transcript_text(1000);
+        let text = transcript_text(1000, false);
         assert_eq!(text.lines().count(), 1000);
         for line in text.lines() {
             let record: Value = serde_json::from_str(line).expect("JSON");
