@@ -497,3 +497,16 @@ fn v2_config_option_refused_fails_the_must() {
     assert_eq!(failing(&out), ["cap.v2-serves-config-option"], "{text}");
     assert_eq!(out.status.code(), Some(1), "{text}");
 }
+
+/// A member no schema has (lossy: kept by neither type, dropped on re-encoding) is a finding on the
+/// LOSSY line, not a failure: the run still passes.
+#[test]
+fn a_lossy_message_is_a_finding_not_a_failure() {
+    let out = conform(&["--protocol-version", "1"], &["--extra-member"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_eq!(failing(&out), Vec::<String>::new(), "{text}");
+    let line = text.lines().find(|l| l.starts_with("LOSSY")).unwrap_or_default();
+    assert!(line.contains("result.sandbox: received \"strict\", re-encoded (absent)"), "{text}");
+    assert!(line.contains("findings, not failures"), "{line}");
+}

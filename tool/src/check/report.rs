@@ -208,6 +208,18 @@ impl Report {
         self.problems.push(Problem { path: path.into(), reason: reason.into() });
     }
 
+    /// A `lossy` message's first difference in words (`path: received X, re-encoded Y`), and how
+    /// many more there are.
+    pub fn first_difference(&self) -> Option<String> {
+        let first = self.differences.first()?;
+        let show = |v: &Option<Value>| v.as_ref().map_or_else(|| "(absent)".to_string(), Value::to_string);
+        let more = match self.differences.len() {
+            1 => String::new(),
+            n => format!(" (+{} more)", n - 1),
+        };
+        Some(format!("{}: received {}, re-encoded {}{more}", first.path, show(&first.received), show(&first.reencoded)))
+    }
+
     /// An error that a rule other than schema validity judges (see [`Report::schema_problems`]).
     pub(super) fn rule_error(&mut self, path: impl Into<String>, reason: impl Into<String>) {
         self.error(path, reason);

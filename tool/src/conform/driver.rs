@@ -7,7 +7,7 @@
 
 use super::terminal::Terminals;
 use crate::check::wire;
-use crate::check::{Checker, Role};
+use crate::check::{Checker, Role, Status};
 use acp_rpc::spawn::{spawn_command, AgentProcess, AgentStdin, SpawnOptions, Stderr};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
@@ -75,6 +75,8 @@ pub struct Agent {
     /// Whether the scenario's end judges `rpc.reply` on the requests sent to the agent (not
     /// before `initialize`, where no version, and so no protocol, is agreed yet).
     pub judge_replies: bool,
+    /// The agent's messages that re-encode differently: their line and first difference.
+    pub lossy: Vec<(usize, String)>,
 }
 
 struct Line {
@@ -114,6 +116,7 @@ impl Agent {
             reply,
             called: BTreeMap::new(),
             judge_replies: true,
+            lossy: Vec::new(),
         })
     }
 
@@ -212,7 +215,10 @@ impl Agent {
             return Event::Junk;
         }
         let text = String::from_utf8_lossy(&line.bytes).trim_end_matches('\r').to_string();
-        self.checker.check_message(self.count, Some(Role::Agent), &line.bytes);
+        let report = self.checker.check_message(self.count, Some(Role::Agent), &line.bytes);
+        if let Some(difference) = report.first_difference().filter(|_| report.status == Status::Lossy) {
+            self.lossy.push((self.count, difference));
+        }
         let Ok(message) = serde_json::from_str::<Value>(&text) else {
             self.transcript.push(json!({ "from": "agent", "line": text }));
             return Event::Junk;

@@ -40,6 +40,10 @@ pub struct Results {
     /// The agent's requests to the client, by method, over every scenario: what a tool prompt
     /// made it do (permission, `fs/*`, `terminal/*`), whichever rule they fall under.
     requests: BTreeMap<String, usize>,
+    /// Messages of the side judged that re-encode differently (members no schema has, which the
+    /// types do not keep): findings, never failures. The scenario and each message's line and
+    /// first difference.
+    lossy: Vec<(String, usize, String)>,
     /// `acp conform --format json`: the negotiations and the transcripts.
     pub negotiation: Vec<Value>,
     pub scenarios: Vec<Value>,
@@ -63,6 +67,7 @@ impl Results {
             evidence: BTreeMap::new(),
             unreached: Vec::new(),
             requests: BTreeMap::new(),
+            lossy: Vec::new(),
             negotiation: Vec::new(),
             scenarios: Vec::new(),
         }
@@ -77,6 +82,11 @@ impl Results {
                 result.violations.into_iter().map(|violation| Found { scenario: scenario.to_string(), violation }),
             );
         }
+    }
+
+    /// A scenario's lossy messages of the side judged: their line and first difference.
+    pub fn lossy(&mut self, scenario: &str, found: Vec<(usize, String)>) {
+        self.lossy.extend(found.into_iter().map(|(line, what)| (scenario.to_string(), line, what)));
     }
 
     /// A rule exercised by the driver itself.
@@ -196,6 +206,15 @@ impl Results {
             let calls: Vec<String> = self.requests.iter().map(|(method, n)| format!("{method} x{n}")).collect();
             let _ = writeln!(out, "AGENT REQUESTS  {}", calls.join(", "));
         }
+        if let Some((scenario, line, what)) = self.lossy.first() {
+            let _ = writeln!(
+                out,
+                "LOSSY  {} message(s) of the {} re-encode differently (what the schema lacks is not kept: findings, not failures); \
+                 first: [{scenario}, line {line}] {what}",
+                self.lossy.len(),
+                self.judged
+            );
+        }
         let (label, why_incomplete) = match self.judged {
             Role::Client => ("NO PROMPT", "the client did not send its prompt: the rules of a turn were not exercised"),
             _ => (
@@ -247,11 +266,23 @@ impl Results {
             .collect();
         let unreached: Vec<Value> =
             self.unreached.iter().map(|(scenario, why)| json!({ "scenario": scenario, "why": why })).collect();
+        let lossy: Vec<Value> = self
+            .lossy
+            .iter()
+            .map(|(scenario, line, what)| json!({ "scenario": scenario, "line": line, "difference": what }))
+            .collect();
         match self.judged {
-            Role::Client => json!({ "rules": rules, "noPrompt": unreached, "scenarios": self.scenarios, "exit": exit }),
+            Role::Client => json!({
+                "rules": rules,
+                "noPrompt": unreached,
+                "lossy": lossy,
+                "scenarios": self.scenarios,
+                "exit": exit,
+            }),
             _ => json!({
                 "rules": rules,
                 "noSession": unreached,
+                "lossy": lossy,
                 "agentRequests": self.requests,
                 "negotiation": self.negotiation,
                 "scenarios": self.scenarios,

@@ -178,6 +178,7 @@ pub(super) fn finish(name: &str, mut agent: Agent, results: &mut Results) {
     agent.judge_replies();
     agent.checker.finish();
     results.add(name, agent.checker.rule_results_of(Role::Agent));
+    results.lossy(name, std::mem::take(&mut agent.lossy));
     results.called(&agent.called);
     results.scenarios.push(json!({ "name": name, "transcript": agent.transcript }));
 }

@@ -19,6 +19,7 @@ without its required `toolCallId` (v2: an `agent_message_chunk` without `message
 `messageId` that is one); `rpc.reply` never answers `_acp_conform/no_such_method`.
 `--answer-version N` answers every `initialize` with version N, then serves the version asked.
 `--whole-messages` (v2) sends its reply as one whole `agent_message` upsert, not as chunks.
+`--extra-member` answers `session/new` with a member no schema has (`sandbox`): lossy, not invalid.
 
 A prompt whose text contains "slow" keeps the agent busy until `session/cancel`; one with
 "tools" (v1) asks for permission, then reads and writes a file and runs `echo` in a terminal,
@@ -37,8 +38,9 @@ HISTORY = ".raw_agent_sessions.json"
 
 class Agent:
     def __init__(self, broken, advertise=False, require_auth=False, no_reload=False, refuse_prompts=False,
-                 answer_version=None, whole_messages=False):
+                 answer_version=None, whole_messages=False, extra_member=False):
         self.broken = broken
+        self.extra_member = extra_member
         self.whole_messages = whole_messages
         self.answer_version = answer_version
         self.refuse_prompts = refuse_prompts
@@ -274,6 +276,8 @@ class Agent:
             if self.version == 1:
                 answer["modes"] = {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"},
                                                                              {"id": "code", "name": "Code"}]}
+        if self.extra_member:
+            answer["sandbox"] = "strict"
         self.result(id, answer)
         if self.broken == "rpc.response-to-pending":
             self.result(999, {})
@@ -415,6 +419,7 @@ def main():
     advertise = require_auth = no_reload = refuse_prompts = False
     answer_version = None
     whole_messages = False
+    extra_member = False
     args = sys.argv[1:]
     while args:
         if args[0] == "--break" and len(args) > 1:
@@ -427,17 +432,20 @@ def main():
             no_reload, args = True, args[1:]
         elif args[0] == "--refuse-prompts":
             refuse_prompts, args = True, args[1:]
+        elif args[0] == "--extra-member":
+            extra_member, args = True, args[1:]
         elif args[0] == "--whole-messages":
             whole_messages, args = True, args[1:]
         elif args[0] == "--answer-version" and len(args) > 1:
             answer_version, args = int(args[1]), args[2:]
         else:
             sys.exit("usage: raw_agent.py [--break RULE_ID] [--advertise] [--no-reload] [--require-auth] "
-                     "[--refuse-prompts] [--answer-version N] [--whole-messages]")
+                     "[--refuse-prompts] [--answer-version N] [--whole-messages] [--extra-member]")
     if broken == "rpc.json-only":
         sys.stdout.write("raw_agent starting\n")
         sys.stdout.flush()
-    agent = Agent(broken, advertise, require_auth, no_reload, refuse_prompts, answer_version, whole_messages)
+    agent = Agent(broken, advertise, require_auth, no_reload, refuse_prompts, answer_version, whole_messages,
+                  extra_member)
     for line in sys.stdin:
         agent.handle(line)
 

@@ -2,7 +2,7 @@
 //! (relayed over a Unix socket by `acp conform-stand-in`), and the stand-in's messages back. Every
 //! line either way is checked (schema and rules, [`Checker`]) and kept in a transcript.
 
-use crate::check::{Checker, Role};
+use crate::check::{Checker, Role, Status};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::unix::OwnedWriteHalf;
@@ -37,6 +37,8 @@ pub struct Conn {
     count: usize,
     next_id: u64,
     closed: bool,
+    /// The client's messages that re-encode differently: their line and first difference.
+    pub lossy: Vec<(usize, String)>,
 }
 
 impl Conn {
@@ -52,6 +54,7 @@ impl Conn {
             count: 0,
             next_id: 0,
             closed: false,
+            lossy: Vec::new(),
         }
     }
 
@@ -80,7 +83,10 @@ impl Conn {
             self.transcript.push(json!({ "from": "client", "line": format!("(a line over {MAX_LINE} bytes)") }));
             return Event::Junk;
         }
-        self.checker.check_message(line, Some(Role::Client), &bytes);
+        let report = self.checker.check_message(line, Some(Role::Client), &bytes);
+        if let Some(difference) = report.first_difference().filter(|_| report.status == Status::Lossy) {
+            self.lossy.push((line, difference));
+        }
         match serde_json::from_slice::<Value>(&bytes) {
             Ok(message) if message.is_object() => {
                 self.transcript.push(json!({ "from": "client", "message": message }));

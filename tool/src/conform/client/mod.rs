@@ -131,6 +131,7 @@ async fn conform(options: &Options, scratch: &Path) -> Result<Results, Unstartab
         conn.checker.judge_replies(Role::Agent, conn.requests());
         conn.checker.finish();
         results.add(&name, conn.checker.rule_results_of(Role::Client));
+        results.lossy(&name, std::mem::take(&mut conn.lossy));
         for (rule, evidence) in calls.evidence {
             results.evidence(rule, format!("v{}: {evidence}", version.number()));
         }
