@@ -533,7 +533,7 @@ fn the_example_listens_and_prints_its_address() {
     use std::io::BufRead as _;
     let exe = std::env::current_exe().expect("exe");
     let example = exe.parent().and_then(|d| d.parent()).expect("target").join("examples").join("echo_agent");
-    let mut child = std::process::Command::new(example)
+    let mut child = std::process::Command::new(&example)
         .args(["--listen", "127.0.0.1:0"])
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -545,6 +545,10 @@ fn the_example_listens_and_prints_its_address() {
     rt.block_on(async { http_turn(addr, 2).await });
     let _ = child.kill();
     let _ = child.wait();
+    // Beyond loopback: not without a credential, and the refusal names the flag.
+    let refused = std::process::Command::new(&example).args(["--listen", "0.0.0.0:0"]).output().expect("echo_agent");
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success() && said.contains("--token-file"), "{:?}: {said}", refused.status);
 }
 
 #[tokio::test]
