@@ -105,12 +105,11 @@ impl Guard {
         }
         let refused = || Refused::Host(String::from_utf8_lossy(host.as_bytes()).into_owned());
         let (name, given_port) = split_host(host.to_str().map_err(|_| refused())?);
-        let name = name.to_ascii_lowercase();
         // A browser leaves the port out only when it is the scheme's default, i.e. when it
         // connected to the port in the name: a missing port is never a rebinding.
         let port_ok = |wanted: Option<u16>| given_port.is_none() || wanted.is_none() || given_port == wanted;
-        let listed = names.iter().any(|(n, p)| *n == name && port_ok(*p));
-        let literal = *any_ip && is_ip_literal(&name) && port_ok(Some(*port));
+        let listed = names.iter().any(|(n, p)| n.eq_ignore_ascii_case(name) && port_ok(*p));
+        let literal = *any_ip && is_ip_literal(name) && port_ok(Some(*port));
         match listed || literal {
             true => Ok(()),
             false => Err(refused()),
