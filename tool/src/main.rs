@@ -217,7 +217,7 @@ enum ConductRole {
         #[arg(long, value_name = "ORIGIN", requires = "listen")]
         allow_origin: Vec<String>,
         /// With --listen: also serve requests whose Host is NAME (or NAME:PORT; repeatable),
-        /// besides the bound address's names (localhost, 127.0.0.1, [::1] on loopback).
+        /// besides the bound address's names (`localhost`, `127.0.0.1`, `[::1]` on loopback).
         #[arg(long, value_name = "NAME", requires = "listen")]
         allow_host: Vec<String>,
         /// With --listen: every request needs `Authorization: Bearer TOKEN`, TOKEN the content of
