@@ -22,7 +22,11 @@
 //! --tls-key KEY.pem` (feature `tls` too) it serves `https://` and `wss://` instead, and prints
 //! `listening on https://ADDR:PORT`. `--max-connections N` raises (or lowers) how many TCP
 //! connections it serves at once (`Limits::max_tcp_connections`, 1,024 by default; an HTTP
-//! client holds up to three, a WebSocket client one).
+//! client holds up to three, a WebSocket client one). Web pages are refused unless their origin
+//! is given with `--allow-origin ORIGIN` (repeatable), `Host` names other than the bound
+//! address's with `--allow-host NAME`; `--token-file FILE` makes every request need
+//! `Authorization: Bearer <the file's token>`, and is required beyond loopback (or
+//! `--insecure-no-auth`).
 
 use acp_rpc::agent::Turn;
 use acp_rpc::types::support::rpc::RpcError;
@@ -409,9 +413,57 @@ mod mcp {
     }
 }
 
-/// Logs (e.g. a response to an unknown id) go to stderr: stdout is the protocol's.
+/// Logs (e.g. a response to an unknown id) go to stderr: stdout is the protocol's. `ACP_LOG`
+/// sets the level (`debug` shows each refused request and each agent connection of `--listen`).
 fn log_to_stderr() {
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).init();
+    let level = std::env::var("ACP_LOG").ok().and_then(|l| l.parse().ok()).unwrap_or(tracing::Level::INFO);
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).with_max_level(level).init();
+}
+
+/// What `--listen ADDR` is given besides the address.
+#[derive(Default)]
+struct ListenOptions {
+    /// `--tls-cert CHAIN.pem --tls-key KEY.pem`.
+    tls: Option<(String, String)>,
+    /// `--max-connections N`.
+    max_connections: Option<usize>,
+    /// `--allow-origin ORIGIN`, repeatable.
+    origins: Vec<String>,
+    /// `--allow-host NAME`, repeatable.
+    hosts: Vec<String>,
+    /// `--token-file FILE`: requests need `Authorization: Bearer <its content>`.
+    token_file: Option<String>,
+    /// `--insecure-no-auth`: serve beyond loopback without a token.
+    insecure_no_auth: bool,
+}
+
+fn usage_error(message: &str) -> ! {
+    eprintln!("{message}");
+    std::process::exit(2)
+}
+
+/// The options of `--listen` from the command line.
+fn listen_options(args: &[String]) -> ListenOptions {
+    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let all = |name: &str| args.windows(2).filter(|w| w[0] == name).map(|w| w[1].clone()).collect();
+    let tls = match (flag("--tls-cert"), flag("--tls-key")) {
+        (Some(cert), Some(key)) => Some((cert, key)),
+        (None, None) => None,
+        _ => usage_error("--tls-cert CHAIN.pem and --tls-key KEY.pem go together"),
+    };
+    let max_connections = match flag("--max-connections").map(|n| n.parse::<usize>()) {
+        None => None,
+        Some(Ok(n)) if n > 0 => Some(n),
+        Some(_) => usage_error("--max-connections needs a number above 0"),
+    };
+    ListenOptions {
+        tls,
+        max_connections,
+        origins: all("--allow-origin"),
+        hosts: all("--allow-host"),
+        token_file: flag("--token-file"),
+        insecure_no_auth: args.iter().any(|a| a == "--insecure-no-auth"),
+    }
 }
 
 #[tokio::main]
@@ -420,28 +472,8 @@ async fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.iter().position(|a| a == "--listen") {
         Some(i) => {
-            let Some(addr) = args.get(i + 1) else {
-                eprintln!("--listen needs ADDR:PORT (e.g. 127.0.0.1:8080)");
-                std::process::exit(2);
-            };
-            let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
-            let tls = match (flag("--tls-cert"), flag("--tls-key")) {
-                (Some(cert), Some(key)) => Some((cert, key)),
-                (None, None) => None,
-                _ => {
-                    eprintln!("--tls-cert CHAIN.pem and --tls-key KEY.pem go together");
-                    std::process::exit(2);
-                }
-            };
-            let max_connections = match flag("--max-connections").map(|n| n.parse::<usize>()) {
-                None => None,
-                Some(Ok(n)) if n > 0 => Some(n),
-                Some(_) => {
-                    eprintln!("--max-connections needs a number above 0");
-                    std::process::exit(2);
-                }
-            };
-            listen(addr, tls, max_connections).await
+            let Some(addr) = args.get(i + 1) else { usage_error("--listen needs ADDR:PORT (e.g. 127.0.0.1:8080)") };
+            listen(addr, listen_options(&args)).await
         }
         None => {
             let echo = Echo { require_auth: args.iter().any(|a| a == "--require-auth"), ..Echo::default() };
@@ -450,16 +482,25 @@ async fn main() -> std::io::Result<()> {
     }
 }
 
-/// Serves HTTP and WebSocket on `addr` until interrupted; over TLS with `tls` (the certificate
-/// chain's and the key's PEM files); `max_connections` TCP connections at once, else the default.
+/// Serves HTTP and WebSocket on `addr` until interrupted, as `options` say. Beyond loopback it
+/// starts only with `--token-file` or `--insecure-no-auth`.
 #[cfg(feature = "ws")]
-async fn listen(addr: &str, tls: Option<(String, String)>, max_connections: Option<usize>) -> std::io::Result<()> {
-    use acp_rpc::net::server::{Limits, Server};
-    let mut server = Server::new(std::sync::Arc::new(Echo::default()), acp_rpc::types::Version::ALL);
-    if let Some(n) = max_connections {
+async fn listen(addr: &str, options: ListenOptions) -> std::io::Result<()> {
+    use acp_rpc::net::server::{Auth, Limits, Server};
+    let mut server = Server::new(std::sync::Arc::new(Echo::default()), acp_rpc::types::Version::ALL)
+        .allow_origins(options.origins)
+        .allow_hosts(options.hosts);
+    if let Some(n) = options.max_connections {
         server = server.limits(Limits { max_tcp_connections: n, ..Limits::default() });
     }
-    let scheme = match tls {
+    let credential = options.token_file.is_some();
+    if let Some(file) = options.token_file {
+        server = server.auth(Auth::bearer_file(file)?);
+    }
+    if options.insecure_no_auth {
+        server = server.insecure_no_auth();
+    }
+    let scheme = match options.tls {
         None => "http",
         #[cfg(feature = "tls")]
         Some((cert, key)) => {
@@ -467,13 +508,16 @@ async fn listen(addr: &str, tls: Option<(String, String)>, max_connections: Opti
             "https"
         }
         #[cfg(not(feature = "tls"))]
-        Some(_) => {
-            eprintln!("--tls-cert and --tls-key need TLS: build with `--features ws,tls`");
-            std::process::exit(2);
-        }
+        Some(_) => usage_error("--tls-cert and --tls-key need TLS: build with `--features ws,tls`"),
     };
     let listener = tokio::net::TcpListener::bind(addr).await?;
-    eprintln!("listening on {scheme}://{}", listener.local_addr()?);
+    let bound = listener.local_addr()?;
+    if !bound.ip().is_loopback() && !credential && !options.insecure_no_auth {
+        usage_error(&format!(
+            "refusing to listen on {bound} without a credential: give --token-file FILE (or --insecure-no-auth to let anyone who reaches the port drive the agent)"
+        ));
+    }
+    eprintln!("listening on {scheme}://{bound}");
     let handle = server.handle();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
@@ -484,7 +528,6 @@ async fn listen(addr: &str, tls: Option<(String, String)>, max_connections: Opti
 }
 
 #[cfg(not(feature = "ws"))]
-async fn listen(_: &str, _: Option<(String, String)>, _: Option<usize>) -> std::io::Result<()> {
-    eprintln!("--listen needs the network server: build with `--features ws`");
-    std::process::exit(2)
+async fn listen(_: &str, _: ListenOptions) -> std::io::Result<()> {
+    usage_error("--listen needs the network server: build with `--features ws`")
 }

@@ -34,12 +34,17 @@ struct Running {
 }
 
 async fn start_with(limits: Limits, auth: Option<Auth>) -> Running {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("addr");
     let mut server = Server::new(Arc::new(Echo), Version::ALL).limits(limits);
     if let Some(auth) = auth {
         server = server.auth(auth);
     }
+    start_server(server).await
+}
+
+/// `server` on a fresh loopback port.
+async fn start_server(server: Server) -> Running {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
     let handle = server.handle();
     let served = tokio::spawn(server.serve(listener));
     Running { addr, handle, served }
@@ -57,8 +62,12 @@ async fn send(addr: SocketAddr, req: Request<Full<Bytes>>) -> hyper::Response<In
     sender.send_request(req).await.expect("response")
 }
 
+/// A request to `/` with `headers`, and `Host: localhost` unless they name a host.
 fn request(method: &str, headers: &[(&str, &str)], body: &str) -> Request<Full<Bytes>> {
-    let mut req = Request::builder().method(method).uri("/").header("host", "localhost");
+    let mut req = Request::builder().method(method).uri("/");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req = req.header("host", "localhost");
+    }
     for (k, v) in headers {
         req = req.header(*k, *v);
     }
@@ -357,9 +366,11 @@ async fn a_100_mb_body_is_refused_413_without_being_held() {
     // Declared: refused before a byte of the body is read.
     let started = Instant::now();
     let mut raw = TcpStream::connect(server.addr).await.expect("connect");
-    raw.write_all(b"POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 104857600\r\n\r\n")
-        .await
-        .expect("write");
+    raw.write_all(
+        b"POST / HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: 104857600\r\n\r\n",
+    )
+    .await
+    .expect("write");
     let mut head = [0u8; 12];
     raw.read_exact(&mut head).await.expect("an answer");
     assert_eq!(&head, b"HTTP/1.1 413", "{}", String::from_utf8_lossy(&head));
@@ -373,7 +384,7 @@ async fn a_100_mb_body_is_refused_413_without_being_held() {
     let req = Request::builder()
         .method("POST")
         .uri("/")
-        .header("host", "x")
+        .header("host", "localhost")
         .header("content-type", "application/json")
         .body(StreamBody::new(chunks))
         .expect("request");
@@ -402,7 +413,7 @@ async fn a_slow_loris_is_dropped_while_others_are_served() {
     let limits = Limits { header_read_timeout: Duration::from_secs(1), ..Limits::default() };
     let server = start_with(limits, None).await;
     let mut slow = TcpStream::connect(server.addr).await.expect("connect");
-    slow.write_all(b"POST / HTTP/1.1\r\nhost: x\r\nx-slow: aaa").await.expect("write");
+    slow.write_all(b"POST / HTTP/1.1\r\nhost: localhost\r\nx-slow: aaa").await.expect("write");
     // And one that sends nothing at all.
     let mut silent = TcpStream::connect(server.addr).await.expect("connect");
     let started = Instant::now();
@@ -522,7 +533,7 @@ fn the_example_listens_and_prints_its_address() {
     use std::io::BufRead as _;
     let exe = std::env::current_exe().expect("exe");
     let example = exe.parent().and_then(|d| d.parent()).expect("target").join("examples").join("echo_agent");
-    let mut child = std::process::Command::new(example)
+    let mut child = std::process::Command::new(&example)
         .args(["--listen", "127.0.0.1:0"])
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -534,6 +545,10 @@ fn the_example_listens_and_prints_its_address() {
     rt.block_on(async { http_turn(addr, 2).await });
     let _ = child.kill();
     let _ = child.wait();
+    // Beyond loopback: not without a credential, and the refusal names the flag.
+    let refused = std::process::Command::new(&example).args(["--listen", "0.0.0.0:0"]).output().expect("echo_agent");
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success() && said.contains("--token-file"), "{:?}: {said}", refused.status);
 }
 
 #[tokio::test]
@@ -650,4 +665,174 @@ async fn websocket_connections_count_against_max_tcp_connections() {
     let _fourth = ws_when_free(server.addr).await;
     drop(closing);
     server.handle.shutdown().await;
+}
+
+// The origin and host checks (a browser's requests, DNS rebinding).
+
+const EVIL: &str = "https://evil.example";
+const APP: &str = "http://app.example:3000";
+
+fn upgrade_headers<'a>(extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    let mut headers = vec![
+        ("connection", "Upgrade"),
+        ("upgrade", "websocket"),
+        ("sec-websocket-version", "13"),
+        ("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ=="),
+    ];
+    headers.extend_from_slice(extra);
+    headers
+}
+
+fn init_message() -> Value {
+    json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": { "protocolVersion": 1 } })
+}
+
+/// POST `initialize`, GET a stream and a WebSocket upgrade, each with `headers`: their statuses
+/// and bodies.
+async fn three_requests(addr: SocketAddr, headers: &[(&str, &str)]) -> Vec<Answer> {
+    let mut get = vec![("accept", "text/event-stream"), ("acp-connection-id", "x")];
+    get.extend_from_slice(headers);
+    vec![
+        post(addr, headers, init_message()).await,
+        call(addr, "GET", &get, "").await,
+        call(addr, "GET", &upgrade_headers(headers), "").await,
+    ]
+}
+
+fn assert_refused(answers: &[Answer], why: &str) {
+    for (answer, what) in answers.iter().zip(["POST", "GET", "upgrade"]) {
+        assert_eq!(answer.status, StatusCode::FORBIDDEN, "{what}: {}", answer.body);
+        assert!(answer.body.contains(why), "{what}: {:?} should say {why:?}", answer.body);
+        assert!(answer.headers.get("access-control-allow-origin").is_none(), "{what}: no CORS header");
+    }
+}
+
+#[tokio::test]
+async fn a_cross_site_origin_is_refused_on_post_get_and_upgrade() {
+    let _g = MEMORY.read().await;
+    let server = start_server(Server::new(Arc::new(Echo), Version::ALL).allow_origins([APP])).await;
+    let host = server.addr.to_string();
+    let answers = three_requests(server.addr, &[("host", &host), ("origin", EVIL)]).await;
+    assert_refused(&answers, "Origin \"https://evil.example\" is not allowed");
+    // Another port of our own host is another origin.
+    let sibling = format!("http://127.0.0.1:{}", server.addr.port() + 1);
+    assert_refused(&three_requests(server.addr, &[("origin", &sibling)]).await, "is not allowed");
+    // Without an Origin, with the listener's Host: served (a client, not a page).
+    let id = initialize(server.addr, 1).await;
+    let answer = post(server.addr, &[("host", &host)], init_message()).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    let stream = TcpStream::connect(server.addr).await.expect("connect");
+    let upgraded = tokio_tungstenite::client_async(format!("ws://{host}/"), stream).await;
+    assert!(upgraded.is_ok(), "an upgrade without Origin: {:?}", upgraded.err());
+    assert!(!id.is_empty());
+}
+
+#[tokio::test]
+async fn rebinding_host_null_and_duplicate_origins_are_refused() {
+    let _g = MEMORY.read().await;
+    let server = start_server(Server::new(Arc::new(Echo), Version::ALL).allow_origins([APP])).await;
+    let rebound = format!("evil.example:{}", server.addr.port());
+    let origin = format!("http://{rebound}");
+    let answers = three_requests(server.addr, &[("host", &rebound), ("origin", &origin)]).await;
+    assert_refused(&answers, "Host \"evil.example");
+    // The rebound Host alone (a same-origin GET carries no Origin) is refused too.
+    assert_refused(&three_requests(server.addr, &[("host", &rebound)]).await, "is not a name this listener");
+    let wrong_port = format!("localhost:{}", server.addr.port() + 1);
+    assert_refused(&three_requests(server.addr, &[("host", &wrong_port)]).await, "is not a name");
+    assert_refused(&three_requests(server.addr, &[("origin", "null")]).await, "Origin \"null\" is not allowed");
+    let twice = three_requests(server.addr, &[("origin", APP), ("origin", APP)]).await;
+    assert_refused(&twice, "more than one Origin header");
+    let twice = three_requests(server.addr, &[("origin", APP), ("origin", EVIL)]).await;
+    assert_refused(&twice, "more than one Origin header");
+}
+
+#[tokio::test]
+async fn allowed_origins_and_hosts_are_served_with_cors() {
+    let _g = MEMORY.read().await;
+    let server = Server::new(Arc::new(Echo), Version::ALL).allow_origins([APP, "null"]).allow_hosts(["agent.example"]);
+    let server = start_server(server).await;
+    let answer = post(server.addr, &[("origin", APP), ("host", "agent.example:9")], init_message()).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    assert_eq!(answer.headers["access-control-allow-origin"], APP);
+    let exposed = answer.headers["access-control-expose-headers"].to_str().expect("text").to_ascii_lowercase();
+    assert!(exposed.contains("acp-connection-id") && exposed.contains("acp-session-id"), "{exposed}");
+    assert_eq!(post(server.addr, &[("origin", "null")], init_message()).await.status, StatusCode::OK);
+    let upgrade = call(server.addr, "GET", &upgrade_headers(&[("origin", APP)]), "").await;
+    assert_eq!(upgrade.status, StatusCode::SWITCHING_PROTOCOLS, "{}", upgrade.body);
+}
+
+#[tokio::test]
+async fn preflight_is_answered_for_an_allowed_origin_only() {
+    let _g = MEMORY.read().await;
+    let server = start_server(Server::new(Arc::new(Echo), Version::ALL).allow_origins([APP])).await;
+    let asking = |origin| {
+        [
+            ("origin", origin),
+            ("access-control-request-method", "POST"),
+            ("access-control-request-headers", "content-type"),
+        ]
+    };
+    let allowed = call(server.addr, "OPTIONS", &asking(APP), "").await;
+    assert_eq!(allowed.status, StatusCode::NO_CONTENT, "{}", allowed.body);
+    assert_eq!(allowed.headers["access-control-allow-origin"], APP);
+    let headers = allowed.headers["access-control-allow-headers"].to_str().expect("text").to_ascii_lowercase();
+    for needed in ["acp-connection-id", "acp-session-id", "authorization", "content-type"] {
+        assert!(headers.contains(needed), "{needed} in {headers}");
+    }
+    let methods = allowed.headers["access-control-allow-methods"].to_str().expect("text");
+    assert!(methods.contains("POST") && methods.contains("GET") && methods.contains("DELETE"), "{methods}");
+    let refused = call(server.addr, "OPTIONS", &asking(EVIL), "").await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    assert!(refused.headers.keys().all(|k| !k.as_str().starts_with("access-control-")), "{:?}", refused.headers);
+}
+
+#[tokio::test]
+async fn the_origin_check_comes_before_auth_and_auth_stays() {
+    let _g = MEMORY.read().await;
+    let server = Server::new(Arc::new(Echo), Version::ALL).allow_origins([APP]).auth(Auth::bearer("s3cret"));
+    let server = start_server(server).await;
+    // A preflight carries no credential: answered for the allowed origin.
+    let preflight =
+        call(server.addr, "OPTIONS", &[("origin", APP), ("access-control-request-method", "POST")], "").await;
+    assert_eq!(preflight.status, StatusCode::NO_CONTENT);
+    let answer = post(server.addr, &[("origin", APP)], init_message()).await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(answer.headers["access-control-allow-origin"], APP, "the page may read why");
+    let answer = post(server.addr, &[("origin", EVIL), ("authorization", "Bearer s3cret")], init_message()).await;
+    assert_eq!(answer.status, StatusCode::FORBIDDEN, "a token does not let a foreign page in");
+    let twice = [("authorization", "Bearer s3cret"), ("authorization", "Bearer s3cret")];
+    assert_eq!(post(server.addr, &twice, init_message()).await.status, StatusCode::UNAUTHORIZED);
+    let answer = post(server.addr, &[("origin", APP), ("authorization", "Bearer s3cret")], init_message()).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+}
+
+#[tokio::test]
+async fn beyond_loopback_serving_needs_a_credential() {
+    let _g = MEMORY.read().await;
+    let bind = || async { TcpListener::bind("0.0.0.0:0").await.expect("bind 0.0.0.0") };
+    let refused = Server::new(Arc::new(Echo), Version::ALL).serve(bind().await).await;
+    let error = refused.expect_err("no credential");
+    assert_eq!(error.kind(), std::io::ErrorKind::PermissionDenied);
+    assert!(error.to_string().contains("without a credential"), "{error}");
+    // With a credential any Host is served; without one (insecure), only names no DNS answer
+    // can rebind: the loopback names and IP literals.
+    let credential = Server::new(Arc::new(Echo), Version::ALL).auth(Auth::bearer("s3cret"));
+    let insecure = Server::new(Arc::new(Echo), Version::ALL).insecure_no_auth();
+    for (server, named, literal) in
+        [(credential, StatusCode::OK, StatusCode::OK), (insecure, StatusCode::FORBIDDEN, StatusCode::OK)]
+    {
+        let listener = bind().await;
+        let port = listener.local_addr().expect("addr").port();
+        let handle = server.handle();
+        let served = tokio::spawn(server.serve(listener));
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
+        let ip = format!("10.1.2.3:{port}");
+        for (host, expected) in [("agent.example", named), (ip.as_str(), literal)] {
+            let headers = [("host", host), ("authorization", "Bearer s3cret")];
+            let answer = post(addr, &headers, init_message()).await;
+            assert_eq!(answer.status, expected, "{host}: {}", answer.body);
+        }
+        handle.shutdown().await;
+        assert!(matches!(served.await, Ok(Ok(()))));
+    }
 }

@@ -7,7 +7,13 @@
 //! turns each `{"type": "acp"}` entry into `{"type": "http", "url", "headers"}`.
 //!
 //! Each server's URL needs the bridge's bearer token (the declaration's `Authorization`
-//! header), so other local processes cannot call the client's tools.
+//! header, compared in constant time), so other local processes cannot call the client's
+//! tools. Before the token, every request passes the listener checks `net::server` makes
+//! (`403` otherwise): no `Origin` header (no web page is served: the MCP transport spec says a
+//! server must validate `Origin`) and a `Host` of `127.0.0.1`, `localhost` or `[::1]` with the
+//! bridge's port (no name rebound by DNS). Two `Authorization`, `Origin` or
+//! `MCP-Protocol-Version` headers are refused, and an `MCP-Protocol-Version` the bridge does not
+//! speak is `400` (absent, it is accepted: the MCP spec's rule for clients older than the header).
 //!
 //! Limits, the TypeScript bridge's defaults (`dist/mcp/http.js`): at most 64 requests answered
 //! at once per bridge (one more is HTTP 429, -33000), and at most 1 MiB of SSE events held for a
@@ -21,16 +27,18 @@
 //! `server/discover` through ACP, plain `tools` when that fails); their `ping` is answered here
 //! too, their notifications (`notifications/initialized`, `…/cancelled`) are accepted and
 //! dropped (closing the HTTP response is what cancels a request), and the 2026-07-28 `_meta` is
-//! added to each request they send (their `MCP-Protocol-Version` header is not checked), so
-//! they work unchanged. The TypeScript SDK's bridge (`McpOverAcpHttpBridge`) refuses them
+//! added to each request they send (their `MCP-Protocol-Version` header, when sent, must be
+//! one of those revisions or 2026-07-28), so they work unchanged. The TypeScript SDK's bridge (`McpOverAcpHttpBridge`) refuses them
 //! instead (`initialize` is -32601 there). No GET stream and no session ids: 405 for GET.
 
 use super::caller::{CallOptions, McpCaller, McpNotification};
 use super::events::EventQueue;
 use super::servers::{http_entry, rewrite_acp_servers, AcpServer};
-use super::wire::{code, Outcome, META_PROTOCOL_VERSION};
+use super::wire::{code, Outcome, META_PROTOCOL_VERSION, PROTOCOL_VERSION};
 use crate::error::Error;
 use crate::jsonrpc::Connection;
+use crate::net::guard::Guard;
+use crate::net::secret::bearer_matches;
 use crate::sync::lock;
 use bytes::Bytes;
 use futures_util::StreamExt as _;
@@ -63,6 +71,8 @@ const MAX_BUFFERED_RESPONSE_BYTES: usize = 1 << 20;
 const MAX_ACTIVE_REQUESTS: usize = 64;
 /// The MCP revisions with an `initialize` handshake, answered with the version asked for.
 const HANDSHAKE_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+/// The `MCP-Protocol-Version` header's name.
+const HEADER_PROTOCOL_VERSION: &str = "mcp-protocol-version";
 /// `_meta` key of the server info in a `server/discover` result (MCP 2026-07-28).
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// The MCP methods the bridge answers or sends itself, named by rmcp's model (MCP's own
@@ -85,6 +95,8 @@ struct Shared {
     caller: McpCaller,
     conn: Connection,
     token: String,
+    /// The `Origin` and `Host` checks of a loopback listener that allows no web page.
+    guard: Guard,
     /// Route (the last path segment) to server.
     routes: Mutex<HashMap<String, AcpServer>>,
     /// One permit per request being answered ([`MAX_ACTIVE_REQUESTS`]).
@@ -108,6 +120,7 @@ impl HttpBridge {
             caller,
             conn: conn.clone(),
             token: uuid::Uuid::new_v4().simple().to_string(),
+            guard: Guard::new(addr, true, &[], &[]),
             routes: Mutex::default(),
             admission: Arc::new(Semaphore::new(MAX_ACTIVE_REQUESTS)),
         });
@@ -216,12 +229,14 @@ fn status_of(answer: &Value) -> StatusCode {
 }
 
 async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
+    if let Some(refused) = refusal(shared, req.headers()) {
+        return refused;
+    }
     let route = req.uri().path().strip_prefix("/mcp/").unwrap_or_default().to_string();
     let Some(server) = lock(&shared.routes).get(&route).cloned() else {
         return error_response(StatusCode::NOT_FOUND, None, -32601, "Unknown MCP route");
     };
-    let expected = format!("Bearer {}", shared.token);
-    if req.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok()) != Some(expected.as_str()) {
+    if !bearer_matches(req.headers(), shared.token.as_bytes()) {
         let mut res = error_response(StatusCode::UNAUTHORIZED, None, -32600, "Unauthorized");
         res.headers_mut().insert("www-authenticate", HeaderValue::from_static("Bearer"));
         return res;
@@ -275,6 +290,32 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
         MCP_PING if legacy => json_response(StatusCode::OK, &json!({ "jsonrpc": "2.0", "id": id, "result": {} })),
         _ => forward(shared, &server, id.clone(), method, params, admitted).await,
     }
+}
+
+/// The checks before the route and the token: the listener's `Origin` and `Host` (`403`), one
+/// of each header the bridge reads, and an `MCP-Protocol-Version` it speaks (`400`). `None`:
+/// passed.
+fn refusal(shared: &Shared, headers: &hyper::HeaderMap) -> Option<Response<Body>> {
+    if let Err(refused) = shared.guard.check(headers) {
+        tracing::debug!("acp mcp bridge: refused: {refused}");
+        return Some(error_response(StatusCode::FORBIDDEN, None, -32600, &refused.to_string()));
+    }
+    for name in [AUTHORIZATION.as_str(), HEADER_PROTOCOL_VERSION] {
+        if headers.get_all(name).iter().nth(1).is_some() {
+            let message = format!("More than one {name} header");
+            return Some(error_response(StatusCode::BAD_REQUEST, None, -32600, &message));
+        }
+    }
+    let version = headers.get(HEADER_PROTOCOL_VERSION)?;
+    let version = version.to_str().unwrap_or_default();
+    if version == PROTOCOL_VERSION || HANDSHAKE_VERSIONS.contains(&version) {
+        return None;
+    }
+    let message = format!(
+        "Unsupported MCP-Protocol-Version {version:?} (supported: {}, {PROTOCOL_VERSION})",
+        HANDSHAKE_VERSIONS.join(", ")
+    );
+    Some(error_response(StatusCode::BAD_REQUEST, None, -32600, &message))
 }
 
 /// The local answer to a 2025 client's `initialize`.

@@ -23,9 +23,13 @@
 //! [`Channels`](crate::jsonrpc::Channels)): same handlers, concurrency, cancellation and limits.
 
 #[cfg(feature = "http")]
+pub(crate) mod guard;
+#[cfg(feature = "http")]
 pub mod http;
 #[cfg(feature = "http")]
 mod link;
+#[cfg(feature = "http")]
+pub(crate) mod secret;
 #[cfg(feature = "http")]
 pub mod server;
 #[cfg(feature = "tls")]

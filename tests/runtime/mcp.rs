@@ -439,10 +439,12 @@ mod bridge {
         let stream = tokio::net::TcpStream::connect((uri.host().unwrap(), uri.port_u16().unwrap())).await.unwrap();
         let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.unwrap();
         tokio::spawn(conn);
-        let mut request = hyper::Request::post(uri.path())
-            .header("host", uri.authority().unwrap().as_str())
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream");
+        let mut request = hyper::Request::post(uri.path());
+        if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
+            request = request.header("host", uri.authority().unwrap().as_str());
+        }
+        let mut request =
+            request.header("content-type", "application/json").header("accept", "application/json, text/event-stream");
         for (name, value) in headers {
             request = request.header(name, value);
         }
@@ -546,6 +548,44 @@ mod bridge {
         let answer = post(&bridge.url(&stranger), &bridge.headers(), &call_echo(1, "x", None)).await;
         let answer: Value = serde_json::from_str(&answer.body).unwrap();
         assert_eq!(answer["error"]["code"], code::UNKNOWN_SERVER);
+    }
+
+    /// No web page and no rebound name reaches the bridge, whatever token it holds; duplicate
+    /// headers and MCP revisions it does not speak are refused.
+    #[tokio::test]
+    async fn the_bridge_refuses_pages_rebound_names_and_unknown_revisions() {
+        let pair = pair().await;
+        let bridge = HttpBridge::start(pair.agent.caller.clone(), pair.agent_conn()).await.unwrap();
+        let url = bridge.url(&pair.declared);
+        let with = |extra: &[(&str, &str)]| {
+            let mut headers = bridge.headers();
+            headers.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+            headers
+        };
+        let call = call_echo(1, "x", Some(meta()));
+        let rebound = format!("evil.example:{}", bridge.addr().port());
+        for (extra, status, says) in [
+            (vec![("Origin", "https://evil.example")], 403, "Origin"),
+            (vec![("Origin", "null")], 403, "Origin"),
+            (vec![("Host", rebound.as_str())], 403, "Host"),
+            (vec![("Authorization", "Bearer nope")], 400, "More than one authorization"),
+            (vec![("MCP-Protocol-Version", "2099-01-01")], 400, "Unsupported MCP-Protocol-Version"),
+            (
+                vec![("MCP-Protocol-Version", "2025-11-25"), ("MCP-Protocol-Version", "2025-11-25")],
+                400,
+                "More than one",
+            ),
+        ] {
+            let answer = post(&url, &with(&extra), &call).await;
+            assert_eq!(answer.status, status, "{extra:?}: {}", answer.body);
+            assert!(answer.body.contains(says), "{extra:?}: {}", answer.body);
+        }
+        for version in ["2025-11-25", "2026-07-28", "2025-03-26"] {
+            let answer = post(&url, &with(&[("MCP-Protocol-Version", version)]), &call).await;
+            assert_eq!(answer.status, 200, "{version}: {}", answer.body);
+        }
+        let localhost = format!("localhost:{}", bridge.addr().port());
+        assert_eq!(post(&url, &with(&[("Host", localhost.as_str())]), &call).await.status, 200);
     }
 
     /// The bridge answers at most 64 requests at once (the TypeScript bridge's

@@ -1,6 +1,9 @@
 //! `acp conduct agent [--trace FILE] [--listen ADDR] COMPONENT…`: a chain of proxies in front of
 //! an agent, presented as one agent ([`acp_rpc::conductor`]), on stdio or, with `--listen`, to
-//! every client of a Streamable HTTP / WebSocket listener (a chain per client connection).
+//! every client of a Streamable HTTP / WebSocket listener (a chain per client connection). The
+//! listener refuses web pages but those of `--allow-origin`, `Host` names but the bound
+//! address's and `--allow-host`'s, and, beyond loopback, starts only with `--token-file` (every
+//! request then needs that bearer token) or `--insecure-no-auth`.
 //!
 //! The form is the official conductor's (`agent-client-protocol-conductor agent "proxy1" "agent"`,
 //! agent-client-protocol-conductor 5.0.0 src/lib.rs:170-200): the role the conductor plays
@@ -29,8 +32,24 @@ pub struct Options {
     pub trace: Option<PathBuf>,
     /// `--listen ADDR`.
     pub listen: Option<String>,
+    /// Who may use the listener.
+    pub access: Access,
     /// The components, one command-line string each, the agent last.
     pub components: Vec<String>,
+}
+
+/// Who may use `--listen`'s listener: `--allow-origin`, `--allow-host`, `--token-file`,
+/// `--insecure-no-auth`.
+#[derive(Debug, Default)]
+pub struct Access {
+    /// Origins of the web pages served (none by default).
+    pub origins: Vec<String>,
+    /// `Host` names served besides the bound address's.
+    pub hosts: Vec<String>,
+    /// The bearer token every request must carry, in this file.
+    pub token_file: Option<PathBuf>,
+    /// Beyond loopback without a token.
+    pub insecure_no_auth: bool,
 }
 
 /// Runs the chain until the editor (on stdio) leaves, or the listener is stopped by a signal.
@@ -59,7 +78,7 @@ pub fn run(options: Options) -> ExitCode {
         let stop = CancellationToken::new();
         tokio::spawn(stop_on_signal(stop.clone()));
         match options.listen {
-            Some(addr) => listen(conductor, &addr, stop).await,
+            Some(addr) => listen(conductor, &addr, options.access, stop).await,
             None => conductor.serve_stdio_until(stop).await,
         }
     });
@@ -68,6 +87,11 @@ pub fn run(options: Options) -> ExitCode {
     runtime.shutdown_background();
     match served {
         Ok(()) => ExitCode::SUCCESS,
+        // A listener it may not open: beyond loopback without a credential, a port it may not bind.
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            eprintln!("acp conduct: {e}");
+            ExitCode::from(2)
+        }
         Err(e) => {
             eprintln!("acp conduct: {e}");
             ExitCode::from(1)
@@ -102,12 +126,27 @@ fn assignment(word: &str) -> Option<(&str, &str)> {
     valid.then_some((name, value))
 }
 
-/// Serves a chain per client connection on `addr` until `stop` fires.
-async fn listen(conductor: Conductor, addr: &str, stop: CancellationToken) -> std::io::Result<()> {
+/// Serves a chain per client connection on `addr` until `stop` fires, to whom `access` lets
+/// in. Beyond loopback without a token or `--insecure-no-auth`: an error naming the flag,
+/// before anything is served.
+async fn listen(conductor: Conductor, addr: &str, access: Access, stop: CancellationToken) -> std::io::Result<()> {
+    let mut server = conductor.server().allow_origins(access.origins).allow_hosts(access.hosts);
+    if let Some(file) = &access.token_file {
+        server = server.auth(acp_rpc::net::server::Auth::bearer_file(file)?);
+    }
+    if access.insecure_no_auth {
+        server = server.insecure_no_auth();
+    }
     let listener = tokio::net::TcpListener::bind(addr).await?;
+    let bound = listener.local_addr()?;
+    if !bound.ip().is_loopback() && access.token_file.is_none() && !access.insecure_no_auth {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("refusing to listen on {bound} without a credential: give --token-file FILE (or --insecure-no-auth to let anyone who reaches the port drive the agent)"),
+        ));
+    }
     // As the echo agent example says it: the tests and scripts read the URL from here.
-    eprintln!("listening on http://{}", listener.local_addr()?);
-    let server = conductor.server();
+    eprintln!("listening on http://{bound}");
     let handle = server.handle();
     tokio::spawn(async move {
         stop.cancelled().await;

@@ -212,6 +212,22 @@ enum ConductRole {
         /// stderr once bound) instead of stdio.
         #[arg(long, value_name = "ADDR")]
         listen: Option<String>,
+        /// With --listen: also serve web pages of ORIGIN (`https://app.example`, scheme, host
+        /// and port; repeatable). Requests with any other Origin header are refused 403.
+        #[arg(long, value_name = "ORIGIN", requires = "listen")]
+        allow_origin: Vec<String>,
+        /// With --listen: also serve requests whose Host is NAME (or NAME:PORT; repeatable),
+        /// besides the bound address's names (`localhost`, `127.0.0.1`, `[::1]` on loopback).
+        #[arg(long, value_name = "NAME", requires = "listen")]
+        allow_host: Vec<String>,
+        /// With --listen: every request needs `Authorization: Bearer TOKEN`, TOKEN the content of
+        /// FILE (white space around it ignored). Required beyond loopback.
+        #[arg(long, value_name = "FILE", requires = "listen")]
+        token_file: Option<PathBuf>,
+        /// With --listen beyond loopback: serve without --token-file, to anyone who reaches the
+        /// port.
+        #[arg(long, requires = "listen")]
+        insecure_no_auth: bool,
         /// The components, first to last, each one command line: "proxy --flag" "agent".
         #[arg(required = true, value_name = "COMPONENT")]
         components: Vec<String>,
@@ -233,8 +249,12 @@ fn main() -> ExitCode {
         Command::Tap { log, html, protocol_version, agent } => acp_tool::tap::run(log, html, protocol_version, agent),
         Command::View { files, output, protocol_version } => acp_tool::view::run(&files, output, protocol_version),
         Command::MockClient { script, agent } => mock_client::run(&script, &agent),
-        Command::Conduct { role: ConductRole::Agent { trace, listen, components } } => {
-            conduct::run(conduct::Options { trace, listen, components })
+        Command::Conduct {
+            role:
+                ConductRole::Agent { trace, listen, allow_origin, allow_host, token_file, insecure_no_auth, components },
+        } => {
+            let access = conduct::Access { origins: allow_origin, hosts: allow_host, token_file, insecure_no_auth };
+            conduct::run(conduct::Options { trace, listen, access, components })
         }
         Command::MockAgent { script, protocol_version } => acp_tool::mock_agent::run(acp_tool::mock_agent::Options {
             script: script.as_deref(),

@@ -298,3 +298,80 @@ fn the_proxy_example_prefixes_whole_v2_agent_messages() {
     let message = message.unwrap_or_else(|| panic!("no agent_message in {seen:?}"));
     assert_eq!(message["params"]["update"]["content"][0]["text"], "P:whole", "{message}");
 }
+
+/// `acp conduct agent --listen ADDR ARGS… AGENT`, killed when dropped.
+struct Listening(std::process::Child);
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts the conductor on `addr` with `args` in front of the echo agent: the port it listens
+/// on, or its exit status and stderr when it does not.
+fn conduct_listening(addr: &str, args: &[&str]) -> Result<(Listening, u16), (std::process::ExitStatus, String)> {
+    let mut child = Command::new(ACP)
+        .args(["conduct", "agent", "--listen", addr])
+        .args(args)
+        .arg(format!("'{}'", example("echo_agent").display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("acp conduct");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let first = lines.next().and_then(Result::ok).unwrap_or_default();
+    match first.strip_prefix("listening on http://").and_then(|a| a.rsplit_once(':')) {
+        Some((_, port)) => Ok((Listening(child), port.parse().expect("a port"))),
+        None => {
+            let status = child.wait().expect("exit");
+            Err((status, first))
+        }
+    }
+}
+
+/// POSTs `initialize` to `127.0.0.1:port` with `headers`: the answer's status.
+fn post_initialize(port: u16, headers: &[&str]) -> u16 {
+    use std::io::{Read as _, Write as _};
+    let body = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
+    let mut request = format!("POST / HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\nconnection: close\r\n");
+    for header in headers {
+        request.push_str(&format!("{header}\r\n"));
+    }
+    request.push_str(&format!("content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len()));
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream.set_read_timeout(Some(LIMIT)).expect("timeout");
+    stream.write_all(request.as_bytes()).expect("write");
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer.get(9..12).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("no status in {answer:?}"))
+}
+
+#[test]
+fn listen_beyond_loopback_needs_a_token_file_and_then_the_token() {
+    let (status, said) = conduct_listening("0.0.0.0:0", &[]).err().expect("refused to start");
+    assert_eq!(status.code(), Some(2), "{said}");
+    assert!(said.contains("--token-file") && said.contains("0.0.0.0"), "names the flag: {said}");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let token = dir.path().join("token");
+    std::fs::write(&token, "s3cret-token\n").expect("write the token");
+    let token_arg = token.display().to_string();
+    let (_conductor, port) = conduct_listening("0.0.0.0:0", &["--token-file", &token_arg]).expect("listening");
+    assert_eq!(post_initialize(port, &[]), 401, "no token");
+    assert_eq!(post_initialize(port, &["authorization: Bearer s3cret-tokeN"]), 401, "a wrong token");
+    assert_eq!(post_initialize(port, &["authorization: Bearer s3cret-token2"]), 401, "a longer token");
+    assert_eq!(post_initialize(port, &["authorization: Bearer s3cret-token"]), 200, "the token");
+    let insecure = conduct_listening("0.0.0.0:0", &["--insecure-no-auth"]);
+    assert!(insecure.is_ok(), "--insecure-no-auth starts: {:?}", insecure.err());
+}
+
+#[test]
+fn listen_refuses_web_pages_but_allowed_origins() {
+    let (_conductor, port) =
+        conduct_listening("127.0.0.1:0", &["--allow-origin", "http://app.example"]).expect("listening");
+    assert_eq!(post_initialize(port, &["origin: https://evil.example"]), 403);
+    assert_eq!(post_initialize(port, &["origin: http://app.example"]), 200);
+    assert_eq!(post_initialize(port, &[]), 200, "no Origin: a client, served");
+}

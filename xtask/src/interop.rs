@@ -57,8 +57,10 @@
 //! show, running one prepared command and judging it), [`peers`] (our examples and the peers'
 //! command lines), [`report`] (result-line text), `install` (the pinned peers), [`output`] (the
 //! clients' output), [`matrix`] (the scenario matrix and the whole run), and the composed
-//! scenarios [`production`], [`chains`], [`mcp`], [`conform_client`].
+//! scenarios [`production`], [`chains`], [`mcp`], [`conform_client`], and `browser` (web pages in
+//! headless Chromium against our listeners: `--only browser`).
 
+mod browser;
 pub mod chains;
 pub mod conform_client;
 mod install;

@@ -1,6 +1,7 @@
 //! Authentication: a check run on every request's headers before anything else is looked at.
 
-use hyper::header::{HeaderMap, AUTHORIZATION};
+use crate::net::secret::bearer_matches;
+use hyper::header::HeaderMap;
 use hyper::StatusCode;
 use std::sync::Arc;
 
@@ -39,18 +40,30 @@ impl Auth {
         Auth { check: Arc::new(check) }
     }
 
-    /// Requires `Authorization: Bearer <token>`, compared in constant time.
+    /// Requires `Authorization: Bearer <token>`, compared in constant time (the time depends on
+    /// the lengths only); a request with two `Authorization` headers is refused.
     pub fn bearer(token: impl Into<String>) -> Self {
         let token = token.into().into_bytes();
-        Auth::new(move |headers| {
-            let given =
-                headers.get(AUTHORIZATION).and_then(|v| v.as_bytes().strip_prefix(b"Bearer ")).unwrap_or_default();
-            if constant_time_eq(given, &token) {
-                Ok(())
-            } else {
-                Err(Rejection::default())
-            }
+        Auth::new(move |headers| match bearer_matches(headers, &token) {
+            true => Ok(()),
+            false => Err(Rejection::default()),
         })
+    }
+
+    /// [`Auth::bearer`] with the token in `path` (surrounding white space taken off, so a
+    /// trailing newline does not count). An empty file is an error: a listener meant to need a
+    /// token must not start accepting an empty one.
+    pub fn bearer_file(path: impl AsRef<std::path::Path>) -> std::io::Result<Self> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        match text.trim() {
+            "" => Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{}: no token in the file", path.display()),
+            )),
+            token => Ok(Auth::bearer(token)),
+        }
     }
 
     pub(crate) fn check(&self, headers: &HeaderMap) -> Result<(), Rejection> {
@@ -58,19 +71,10 @@ impl Auth {
     }
 }
 
-/// Equality whose time depends on the lengths only, not on where the bytes differ.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    let mut diff = a.len() ^ b.len();
-    for (i, &y) in b.iter().enumerate() {
-        let x = a.get(i).copied().unwrap_or(!y);
-        diff |= usize::from(x ^ y);
-    }
-    diff == 0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hyper::header::AUTHORIZATION;
 
     #[test]
     fn bearer() {
@@ -83,7 +87,21 @@ mod tests {
         assert!(auth.check(&headers).is_err());
         headers.insert(AUTHORIZATION, "Bearer s3cret".parse().unwrap());
         assert!(auth.check(&headers).is_ok());
-        assert!(constant_time_eq(b"", b""));
-        assert!(!constant_time_eq(b"", b"a"));
+    }
+
+    #[test]
+    fn bearer_file() {
+        let dir = std::env::temp_dir().join(format!("acp-auth-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("token");
+        std::fs::write(&file, "s3cret\n").unwrap();
+        let auth = Auth::bearer_file(&file).expect("a token");
+        let mut headers = HeaderMap::new();
+        headers.insert(hyper::header::AUTHORIZATION, "Bearer s3cret".parse().unwrap());
+        assert!(auth.check(&headers).is_ok());
+        std::fs::write(&file, " \n").unwrap();
+        assert!(Auth::bearer_file(&file).is_err(), "empty");
+        assert!(Auth::bearer_file(dir.join("missing")).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -9,6 +9,7 @@ use super::routes;
 use super::shared::{Shared, Slot, Spawner};
 use crate::agent::{serve_over, AgentHandler};
 use crate::jsonrpc::{Channels, Config};
+use crate::net::guard::Guard;
 use acp_types::Version;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -25,6 +26,9 @@ pub struct Server {
     spawn: Spawner,
     limits: Limits,
     auth: Option<Auth>,
+    origins: Vec<String>,
+    hosts: Vec<String>,
+    insecure_no_auth: bool,
     config: Config,
     #[cfg(feature = "tls")]
     tls: Option<crate::net::tls::Identity>,
@@ -36,6 +40,7 @@ impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut debug = f.debug_struct("Server");
         debug.field("limits", &self.limits).field("auth", &self.auth);
+        debug.field("origins", &self.origins).field("hosts", &self.hosts);
         #[cfg(feature = "tls")]
         debug.field("tls", &self.tls.is_some());
         debug.finish_non_exhaustive()
@@ -76,6 +81,9 @@ impl Server {
             spawn: Arc::new(spawn),
             limits: Limits::default(),
             auth: None,
+            origins: Vec::new(),
+            hosts: Vec::new(),
+            insecure_no_auth: false,
             config: Config::default(),
             #[cfg(feature = "tls")]
             tls: None,
@@ -93,6 +101,35 @@ impl Server {
     /// Checks every request with `auth` before anything else (refused: `401` by default).
     pub fn auth(mut self, auth: Auth) -> Self {
         self.auth = Some(auth);
+        self
+    }
+
+    /// Serves requests from web pages of these origins (`https://app.example`, `http://localhost:3000`:
+    /// scheme, host and port, as a browser sends them in `Origin`; `null` allows sandboxed and
+    /// `file://` pages, which any page can open), and answers their CORS preflights. Requests
+    /// with any other `Origin` are refused `403` (a WebSocket upgrade too: browsers apply no CORS
+    /// to WebSockets, this check is all that keeps a page out); requests without one (editors,
+    /// command-line and SDK clients) are not affected. Adds to the origins already allowed.
+    pub fn allow_origins<S: Into<String>>(mut self, origins: impl IntoIterator<Item = S>) -> Self {
+        self.origins.extend(origins.into_iter().map(Into::into));
+        self
+    }
+
+    /// Serves requests whose `Host` is one of these names too (`agent.example`, any port, or
+    /// `agent.example:8443`), besides the names of the bound address: for a loopback bind
+    /// `localhost`, `127.0.0.1` and `[::1]` with the bound port. Other names are refused `403`
+    /// (a name rebound to our address by DNS shows up there). Beyond loopback with [`Server::auth`]
+    /// every name is served.
+    pub fn allow_hosts<S: Into<String>>(mut self, hosts: impl IntoIterator<Item = S>) -> Self {
+        self.hosts.extend(hosts.into_iter().map(Into::into));
+        self
+    }
+
+    /// Lets [`Server::serve`] serve beyond loopback without [`Server::auth`]: anyone who reaches
+    /// the port drives the agent. Without it, a listener bound to another address than
+    /// loopback needs `auth`.
+    pub fn insecure_no_auth(mut self) -> Self {
+        self.insecure_no_auth = true;
         self
     }
 
@@ -117,7 +154,8 @@ impl Server {
         ServerHandle { stop: self.stop.clone(), tasks: self.tasks.clone(), grace: self.limits.shutdown_grace }
     }
 
-    fn shared(self) -> Arc<Shared> {
+    fn shared(self, addr: std::net::SocketAddr) -> Arc<Shared> {
+        let guard = Guard::new(addr, self.auth.is_some(), &self.origins, &self.hosts);
         #[cfg(feature = "tls")]
         let tls = self.tls.map(|identity| tokio_rustls::TlsAcceptor::from(identity.config));
         let mut config = self.config;
@@ -127,6 +165,7 @@ impl Server {
             config,
             limits: Arc::new(self.limits),
             auth: self.auth,
+            guard,
             registry: Registry::default(),
             #[cfg(feature = "tls")]
             tls,
@@ -138,8 +177,18 @@ impl Server {
     /// Accepts connections on `listener` until [`ServerHandle::shutdown`], then waits (at most
     /// [`Limits::shutdown_grace`]) for them to end. Past [`Limits::max_tcp_connections`] a
     /// connection is closed as soon as it is accepted.
+    ///
+    /// A listener bound beyond loopback (`0.0.0.0`, a LAN address) without [`Server::auth`] is
+    /// an error of kind `PermissionDenied`, unless [`Server::insecure_no_auth`] was called.
     pub async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
-        let shared = self.shared();
+        let addr = listener.local_addr()?;
+        if !addr.ip().is_loopback() && self.auth.is_none() && !self.insecure_no_auth {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!("refusing to serve on {addr} without a credential: beyond loopback anyone who reaches the port would drive the agent (set Server::auth, or Server::insecure_no_auth)"),
+            ));
+        }
+        let shared = self.shared(addr);
         let slots = Arc::new(Semaphore::new(shared.limits.max_tcp_connections));
         loop {
             let accepted = tokio::select! {

@@ -7,8 +7,13 @@
 //! [`Limits`] and [`Auth`]; `listener` ([`Server`] and its shutdown, [`ServerHandle`]); `shared`
 //! (what every request of one server shares); `conn` (one connection's streams and routing),
 //! `mailbox` (one stream's queue), `registry` (connections by id), `body` (bodies in and out),
-//! `initialize` (which message opens a connection), `routes` (the HTTP methods), `ws` (WebSocket
-//! sessions).
+//! `initialize` (which message opens a connection), `routes` (the HTTP methods), `cors` (what an
+//! allowed web page is told), `ws` (WebSocket sessions).
+//!
+//! Secure by default: a request with an `Origin` header (a web page's) is refused unless
+//! [`Server::allow_origins`] lists it, one whose `Host` is not a name of the listener (DNS
+//! rebinding) is refused unless [`Server::allow_hosts`] lists it, and [`Server::serve`] refuses a
+//! listener beyond loopback without [`Server::auth`] (see SECURITY.md for the threat model).
 //!
 //! ```no_run
 //! # async fn run<A: acp_rpc::agent::AgentHandler>(agent: A) -> std::io::Result<()> {
@@ -25,6 +30,7 @@
 mod auth;
 mod body;
 mod conn;
+mod cors;
 mod initialize;
 mod limits;
 mod listener;

@@ -3,6 +3,7 @@
 
 use super::body::{self, Body, ReadError};
 use super::conn::{id_key, id_string, AcquireError, AgentConn, Route};
+use super::cors;
 use super::initialize::is_initialize;
 use super::shared::Shared;
 use crate::net::{
@@ -17,8 +18,28 @@ use std::sync::Arc;
 /// `session/load` (v1), whose replayed history goes to the connection's stream.
 const SESSION_LOAD: &str = <acp_types::v1::methods::SessionLoad as acp_types::support::rpc::Method>::METHOD;
 
-/// One request, any method.
+/// One request, any method: the origin and host checks first (a refusal is `403` with the
+/// reason, logged at debug), a preflight of an allowed origin answered, then the route, whose
+/// answer an allowed origin may read.
 pub(super) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
+    let origin = match shared.guard.check(req.headers()) {
+        Ok(origin) => origin.cloned(),
+        Err(refused) => {
+            tracing::debug!("acp server: refused {} {}: {refused}", req.method(), req.uri().path());
+            return body::text(StatusCode::FORBIDDEN, refused.to_string());
+        }
+    };
+    let Some(origin) = origin else { return route(shared, req).await };
+    if req.method() == Method::OPTIONS {
+        return cors::preflight(&origin);
+    }
+    let mut res = route(shared, req).await;
+    cors::allow(&origin, res.headers_mut());
+    res
+}
+
+/// A request that passed the guard: authentication, then its method.
+async fn route(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
     if let Some(auth) = &shared.auth {
         if let Err(rejection) = auth.check(req.headers()) {
             let mut res = body::text(rejection.status, rejection.message);

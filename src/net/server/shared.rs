@@ -1,11 +1,12 @@
 //! [`Shared`]: what every request of one server shares (the agent to start per connection, the
-//! limits, the registry of connections, TLS, the shutdown token and the tasks to wait for), and
+//! limits, the request checks, the registry of connections, TLS, the shutdown token and the tasks to wait for), and
 //! [`Slot`], one TCP connection's place under `Limits::max_tcp_connections`.
 
 use super::auth::Auth;
 use super::limits::Limits;
 use super::registry::Registry;
 use crate::jsonrpc::{Channels, Config};
+use crate::net::guard::Guard;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -19,6 +20,8 @@ pub(super) struct Shared {
     pub(super) config: Config,
     pub(super) limits: Arc<Limits>,
     pub(super) auth: Option<Auth>,
+    /// The `Origin` and `Host` checks, run before `auth`.
+    pub(super) guard: Guard,
     pub(super) registry: Registry,
     /// TLS on every connection, when the server was given an identity.
     #[cfg(feature = "tls")]
@@ -53,6 +56,7 @@ impl Shared {
         let queue = self.limits.agent_output_queue.max(1);
         let (in_tx, in_rx) = tokio::sync::mpsc::channel(queue);
         let (out_tx, out_rx) = tokio::sync::mpsc::channel(queue);
+        tracing::debug!("acp server: agent connection started");
         (self.spawn)(Channels { incoming: in_rx, outgoing: out_tx }, self.config.clone());
         (in_tx, out_rx)
     }

@@ -8,7 +8,7 @@ use super::production::{self, Production, PRODUCTION};
 use super::report::{details, first_line, indent_rest, indented_tail};
 use super::scenario::{evaluate, run_judged, Argv, Expect, Output, ScenarioResult, Unavailable, Verdict};
 use super::scenario::{CANCEL_AFTER, LISTEN_TIMEOUT, PROMPT, SLOW_PROMPT, TIMEOUT};
-use super::{chains, conform_client, mcp};
+use super::{browser, chains, conform_client, mcp};
 use crate::listener::{Listener, NotListening};
 use crate::process::{describe, run_with_timeout};
 use std::path::Path;
@@ -191,8 +191,9 @@ pub fn run_report(root: &Path, only: Option<&str>) -> Result<Report, String> {
     let chains: Vec<String> = chains::names().into_iter().filter(|n| matches(n.clone())).collect();
     let mcp: Vec<String> = mcp::names().into_iter().filter(|n| matches(n.clone())).collect();
     let conform: Vec<String> = conform_client::names().into_iter().filter(|n| matches(n.clone())).collect();
+    let pages: Vec<String> = browser::names().into_iter().filter(|n| matches(n.clone())).collect();
     let composed = !chains.is_empty() || !mcp.is_empty();
-    if selected.is_empty() && production.is_empty() && !composed && conform.is_empty() {
+    if selected.is_empty() && production.is_empty() && !composed && conform.is_empty() && pages.is_empty() {
         let names: Vec<String> = SCENARIOS
             .iter()
             .map(Scenario::name)
@@ -200,6 +201,7 @@ pub fn run_report(root: &Path, only: Option<&str>) -> Result<Report, String> {
             .chain(chains::names())
             .chain(mcp::names())
             .chain(conform_client::names())
+            .chain(browser::names())
             .collect();
         return Err(format!(
             "no interop scenario matches {:?}; scenarios: {}",
@@ -224,8 +226,11 @@ pub fn run_report(root: &Path, only: Option<&str>) -> Result<Report, String> {
     } else {
         None
     };
-    let needs_ours =
-        selected.iter().any(|s| s.uses(Peer::Ours)) || !production.is_empty() || composed || !conform.is_empty();
+    let needs_ours = selected.iter().any(|s| s.uses(Peer::Ours))
+        || !production.is_empty()
+        || composed
+        || !conform.is_empty()
+        || !pages.is_empty();
     let ours = if needs_ours { Some(build_examples(root)) } else { None };
     let tls =
         if selected.iter().any(|s| s.transport.is_tls()) { Some(crate::tls::make(&cache.join("tls"))?) } else { None };
@@ -234,6 +239,7 @@ pub fn run_report(root: &Path, only: Option<&str>) -> Result<Report, String> {
         _ => None,
     };
     let env = Env { root: root.to_path_buf(), ts, py, rs, ours, tls };
+    let acp_for_browser = browser::uses_acp(&pages).then(|| production::build_acp(root));
 
     let mut report = Report::default();
     let results = selected
@@ -242,7 +248,8 @@ pub fn run_report(root: &Path, only: Option<&str>) -> Result<Report, String> {
         .chain(production.into_iter().filter_map(|scenario| setup.as_ref().map(|s| production::run(s, scenario))))
         .chain(chains::run(&env, &cache, &chains))
         .chain(mcp::run(&env, &cache, &mcp))
-        .chain(conform_client::run(&env, &cache, &conform));
+        .chain(conform_client::run(&env, &cache, &conform))
+        .chain(browser::run(&env, acp_for_browser.as_ref(), &pages));
     for result in results {
         eprintln!("interop: {}", first_line(&result.line));
         report.results.push(result);
