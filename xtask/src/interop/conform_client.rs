@@ -17,7 +17,7 @@
 //!
 //! The Python driver asked for version 2 is not a v2 client (the SDK speaks v1 only: the driver
 //! puts 2 into a v1-shaped `initialize`), and the report says so: its two MUST failures are known
-//! (see [`known_must_failures`]) and the scenario passes when they are the only ones.
+//! (see `known_must_failures`) and the scenario passes when they are the only ones.
 
 use super::peers::{path_arg, peer_command, Env, Ours};
 use super::scenario::{run_judged, Argv, ScenarioResult, Unavailable, TIMEOUT};
