@@ -17,6 +17,7 @@
 
 mod codec;
 mod corpus;
+mod floor;
 mod official;
 mod ours;
 
@@ -47,6 +48,8 @@ enum Command {
     },
     /// The agent process of the notification row.
     NotifyAgent { which: String, count: usize },
+    /// The child of the notification floor: COUNT notification lines to stdout, no protocol.
+    NotifyFloor { count: usize },
     /// The decode row's work for SECS seconds, to run under `perf record`.
     ProfileDecode { which: String, version: u16, secs: u64 },
     /// The decode row's work, N passes, for `valgrind --tool=callgrind`.
@@ -70,6 +73,7 @@ enum Command {
 fn main() {
     match Args::parse().command {
         Command::Rows { quick, only } => rows(quick, &only),
+        Command::NotifyFloor { count } => floor::notify_child(count),
         Command::NotifyAgent { which, count } => match which.as_str() {
             "ours" => ours::notify_agent(count),
             _ => official::notify_agent(count),
@@ -365,6 +369,15 @@ fn rows(quick: bool, only: &str) {
             Some(official.as_secs_f64() / ours.as_secs_f64()),
             &format!("{n} session/set_mode requests over tokio::io::duplex"),
         );
+        let floor = floor::round_trips(n, in_flight);
+        floor_row(
+            &format!("round trips, {in_flight} in flight"),
+            "req/s",
+            n,
+            ours,
+            floor,
+            "the same lines over tokio::io::duplex, each request line answered by the response line",
+        );
     }
 
     let n = if quick { 5_000 } else { 20_000 };
@@ -405,6 +418,28 @@ fn notification_row(n: usize, exe: &std::path::Path) {
         Some(n as f64 / official.as_secs_f64()),
         Some(official.as_secs_f64() / ours.as_secs_f64()),
         &format!("{n} session/update chunks agent -> client, spawn included"),
+    );
+    let floor = floor::notifications(exe, n);
+    floor_row(
+        "notification stream (2 processes, OS pipe)",
+        "msg/s",
+        n,
+        ours,
+        floor,
+        "the same lines from a child's stdout, counted, spawn included",
+    );
+}
+
+/// A floor row: ours (`n` in `ours`) against the same bytes moved by the same transport with no
+/// protocol (`n` in `floor`); the ratio is ours as a fraction of the floor (1.0: no cost above it).
+fn floor_row(what: &str, unit: &str, n: usize, ours: Duration, floor: Duration, how: &str) {
+    row(
+        &format!("transport floor: {what}"),
+        unit,
+        n as f64 / ours.as_secs_f64(),
+        Some(n as f64 / floor.as_secs_f64()),
+        Some(floor.as_secs_f64() / ours.as_secs_f64()),
+        &format!("reference = the floor: {how} (no JSON-RPC, no decoding); ratio = ours as a fraction of it"),
     );
 }
 

@@ -2,7 +2,7 @@
 
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, Version};
-use acp_rpc::{Config, AgentContext, ClientContext};
+use acp_rpc::{AgentContext, ClientContext, Config};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

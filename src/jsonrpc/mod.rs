@@ -42,5 +42,6 @@ pub use connection::Connection;
 pub use raw::Raw;
 pub use relay::NotificationHold;
 pub use service::{BoxFuture, RequestContext, Service};
+#[cfg(feature = "ws")]
 pub(crate) use transport::message_frame;
 pub use transport::{ChannelSource, Channels, Pipe, PipeWriter, Sink, Source, Transport};

@@ -255,6 +255,8 @@ pub fn target_for(row: &Row) -> Target {
         ("encode", ratio(1.0)),
         // Ours within 3x of serde's IgnoredAny on the same bytes.
         ("scan floor", ratio(0.33)),
+        // Ours at 0.7 of the same bytes moved by the same transport with no protocol (issue 52).
+        ("transport floor", ratio(0.7)),
         ("round trips", ratio(1.5)),
         ("notification stream", ratio(1.5)),
         // Over the network the reference is the TypeScript SDK: at least its pace.
