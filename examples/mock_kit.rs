@@ -17,7 +17,8 @@ mod kit {
         // In-process: no process, a pipe; `received` records everything the client sent.
         let agent = MockAgent::from_json(script)?;
         let received = agent.received();
-        let conn = agent.connect(acp_rpc::V1(MyClient)); // a ClientConnection to drive as usual
+        // A ClientConnection to drive as usual:
+        let conn = agent.connect(acp_rpc::V1(MyClient));
         // ANCHOR_END: mock_agent
         conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(1))).await?;
         let mut session = conn.new_session_v1(v1::NewSessionRequest::new("/".into(), vec![])).await?;

@@ -5,7 +5,8 @@
 use serde_json::value::RawValue;
 
 fn patches() -> Result<(), serde_json::Error> {
-    let line = r#"{"sessionId": "s1", "update": {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "title": null}}"#;
+    let line =
+        r#"{"sessionId": "s1", "update": {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "title": null}}"#;
     // ANCHOR: patch
     use acp_types::v2::{SessionUpdate, ToolKind, UpdateSessionNotification};
     use acp_types::Patch;
@@ -21,7 +22,10 @@ fn patches() -> Result<(), serde_json::Error> {
     // Unknown values and variants are kept, and written back exactly:
     assert_eq!(serde_json::from_str::<ToolKind>("\"_mykind\"")?, ToolKind::Unknown("_mykind".into()));
     // ANCHOR_END: patch
-    assert_eq!(serde_json::to_string(&note)?, serde_json::to_string(&serde_json::from_str::<serde_json::Value>(line)?)?);
+    assert_eq!(
+        serde_json::to_string(&note)?,
+        serde_json::to_string(&serde_json::from_str::<serde_json::Value>(line)?)?
+    );
     Ok(())
 }
 
