@@ -5,7 +5,8 @@
   as mdBook and GitHub make them). A page of the guide may link only inside docs/src, since the
   built book holds nothing else; README.md may link anywhere in the repository.
 - `{{#include FILE}}` and `{{#include FILE:ANCHOR}}` must name an existing file and, with an
-  anchor, a `// ANCHOR: name` ... `// ANCHOR_END: name` pair in it.
+  anchor, a `// ANCHOR: name` ... `// ANCHOR_END: name` pair in it. The links of a Markdown file
+  included whole (SECURITY.md, BENCHMARKS.md) must resolve from the page that includes it.
 - Every page of docs/src is in SUMMARY.md, and every page SUMMARY.md names exists.
 - No Rust sample is written only in Markdown, where nothing compiles it: a ```rust block of the
   guide holds one {{#include}} of a compiled file (an example), and one of README.md (which
@@ -84,14 +85,19 @@ def anchors(path):
     return _anchors[path]
 
 
-def check_file(path, inside, problems):
-    text = path.read_text(encoding="utf-8")
-    where = path.relative_to(ROOT)
+def check_file(path, inside, problems, text=None, where=None):
+    """The links and includes of `path` (or of `text`, a file included into `path`)."""
+    text = path.read_text(encoding="utf-8") if text is None else text
+    where = where or path.relative_to(ROOT)
     for number, line in enumerate(text.split("\n"), 1):
         for match in INCLUDE.finditer(line):
             target = under(path.parent, match.group(1))
             if not target.is_file():
                 problems.append(f"{where}:{number}: include of a missing file {match.group(1)}")
+            elif target.suffix == ".md" and not match.group(2):
+                # A page included whole: its links are read from the including page's place.
+                included = f"{where}:{number}: {{{{#include {match.group(1)}}}}}"
+                check_file(path, inside, problems, target.read_text(encoding="utf-8"), included)
             elif match.group(2):
                 body = target.read_text(encoding="utf-8")
                 name = match.group(2)
