@@ -69,6 +69,7 @@ impl Client {
 }
 
 impl v1::methods::client::Handler<ClientContext> for Client {
+    // ANCHOR: mcp_message
     #[cfg(feature = "mcp")]
     async fn mcp_message(
         &self,
@@ -77,6 +78,7 @@ impl v1::methods::client::Handler<ClientContext> for Client {
     ) -> Result<v1::MessageMcpResponse, RpcError> {
         self.mcp.handle_v1(params, &cx).await
     }
+    // ANCHOR_END: mcp_message
 
     async fn session_request_permission(
         &self,
@@ -436,12 +438,14 @@ fn step(step: &'static str) -> impl Fn(acp_rpc::Error) -> Failure {
 
 async fn run(#[allow(unused_mut)] mut args: Args) -> Result<String, Failure> {
     let cwd = std::env::current_dir().and_then(|d| d.canonicalize()).map_err(|e| Failure(e.to_string(), 1))?;
+    // ANCHOR: mcp_offer
     #[cfg(feature = "mcp")]
     let mcp = acp_rpc::mcp::McpProvider::new();
     #[cfg(feature = "mcp")]
     if args.mcp_echo {
         args.offered.push(mcp.register("echo", mcp_echo::EchoTool));
     }
+    // ANCHOR_END: mcp_offer
     #[rustfmt::skip]
     let client = Client { cwd: cwd.clone(), terminals: Terminals::default(), #[cfg(feature = "mcp")] mcp };
     if let Some(url) = args.url.clone() {
@@ -462,6 +466,7 @@ async fn run(#[allow(unused_mut)] mut args: Args) -> Result<String, Failure> {
 
 /// Connects over the network; the transport is closed (HTTP: `DELETE`) once the turn is over.
 #[cfg(feature = "ws")]
+// ANCHOR: connect
 async fn run_url(client: Client, url: &str, cwd: &Path, args: Args) -> Result<String, Failure> {
     use acp_rpc::net::{http, ws};
     let cannot = |e: std::io::Error| Failure(format!("cannot connect to {url}: {e}"), 1);
@@ -489,6 +494,7 @@ async fn run_url(client: Client, url: &str, cwd: &Path, args: Args) -> Result<St
     transport.close().await;
     result
 }
+// ANCHOR_END: connect
 
 #[cfg(not(feature = "ws"))]
 async fn run_url(_: Client, _: &str, _: &Path, _: Args) -> Result<String, Failure> {

@@ -386,6 +386,7 @@ mod mcp {
             self.offered.lock().unwrap_or_else(|p| p.into_inner()).insert(session, servers);
         }
 
+        // ANCHOR: mcp_call
         /// Calls `echo` on the first of the session's servers that lists it: `mcp echo: TEXT` with
         /// the tool's text, or why not.
         pub(crate) async fn echo(&self, session: &str, cx: &AgentContext, text: &str) -> Result<String, String> {
@@ -410,6 +411,7 @@ mod mcp {
             }
             Err(format!("mcp echo: no MCP server offered over ACP lists a tool echo ({})", failures.join("; ")))
         }
+        // ANCHOR_END: mcp_call
     }
 }
 
@@ -484,6 +486,7 @@ async fn main() -> std::io::Result<()> {
 
 /// Serves HTTP and WebSocket on `addr` until interrupted, as `options` say. Beyond loopback it
 /// starts only with `--token-file` or `--insecure-no-auth`.
+// ANCHOR: listen
 #[cfg(feature = "ws")]
 async fn listen(addr: &str, options: ListenOptions) -> std::io::Result<()> {
     use acp_rpc::net::server::{Auth, Limits, Server};
@@ -526,6 +529,7 @@ async fn listen(addr: &str, options: ListenOptions) -> std::io::Result<()> {
     });
     server.serve(listener).await
 }
+// ANCHOR_END: listen
 
 #[cfg(not(feature = "ws"))]
 async fn listen(_: &str, _: ListenOptions) -> std::io::Result<()> {

@@ -8,6 +8,7 @@ use acp_rpc::proxy::{serve_proxy_stdio, Notification, ProxyContext, ProxyHandler
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, v2, Patch};
 
+// ANCHOR: hook
 struct Prefix(String);
 
 impl ProxyHandler for Prefix {
@@ -43,6 +44,7 @@ impl ProxyHandler for Prefix {
         cx.client().forward_notification(note).await
     }
 }
+// ANCHOR_END: hook
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
