@@ -14,6 +14,7 @@
 //! for a full run (or `--quick --write`), into `BENCHMARKS.md` between [`BEGIN`] and [`END`] with
 //! the date, machine and versions; the text around the markers is hand-written and kept.
 
+pub mod composition;
 pub mod net;
 pub mod plot;
 pub mod scale;
@@ -139,6 +140,7 @@ pub fn run(root: &Path, options: Options) -> Result<Report, String> {
     rows.push(build_row(&scratch, build_runs, &rustc, &versions)?);
     rows.extend(bench_rows(root, &bench_binary, options.quick)?);
     rows.extend(net::rows(&net_peers, options.quick, false)?);
+    rows.extend(composition::rows(root, options.quick)?);
     rows.extend(view::rows(root)?);
     if !options.quick {
         // About two minutes on 2 cores; the quick run leaves it to `--scale --quick`.
@@ -257,6 +259,10 @@ pub fn target_for(row: &Row) -> Target {
         ("scan floor", ratio(0.33)),
         // Ours at 0.7 of the same bytes moved by the same transport with no protocol (issue 52).
         ("transport floor", ratio(0.7)),
+        // Twice the official conductor's pace (it relays JSON through typed values and tasks).
+        ("composition turns", ratio(2.0)),
+        // One proxy hop costs at most 20 % of a direct turn.
+        ("composition one hop", ratio(0.8)),
         ("round trips", ratio(1.5)),
         ("notification stream", ratio(1.5)),
         // Over the network the reference is the TypeScript SDK: at least its pace.

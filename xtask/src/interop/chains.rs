@@ -199,7 +199,7 @@ pub(super) fn run(env: &Env, cache: &Path, selected: &[String]) -> Vec<ScenarioR
 /// built, so a second run reuses it. `target` is where to build: the Rust SDK examples' target
 /// dir when given (the conductor's lockfile has every crate of the SDK's at the same version, so
 /// their shared dependencies are built once), else `.cache/interop/conductor/target`.
-pub(super) fn install_conductor(root: &Path, cache: &Path, target: Option<&Path>) -> Result<PathBuf, String> {
+pub(crate) fn install_conductor(root: &Path, cache: &Path, target: Option<&Path>) -> Result<PathBuf, String> {
     let dir = cache.join("conductor");
     let exe = format!("{CONDUCTOR_BIN}{}", std::env::consts::EXE_SUFFIX);
     let bin = dir.join("bin").join(&exe);
