@@ -251,9 +251,11 @@ impl Reader<'_> {
                 "x-deserialize-default-on-null" => s.default_on_null = self.flag(value, &at),
                 "x-docs-ignore" => s.docs_ignore = self.flag(value, &at),
                 // Validation-only keywords: they constrain values but never change the Rust type.
+                // `propertyNames` (1.20.0 of the schema crate: `{"not": {"enum": ["sessionId", …]}}`
+                // on an elicitation scope) forbids keys that are not properties of the struct.
                 "minLength" | "maxLength" | "minItems" | "maxItems" | "pattern" | "contentEncoding"
                 | "contentMediaType" | "uniqueItems" | "examples" | "deprecated" | "readOnly" | "writeOnly"
-                | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf" | "$comment" | "$id" => {}
+                | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf" | "$comment" | "$id" | "propertyNames" => {}
                 other if other.starts_with("x-") => self.annotation(&mut s, other, value, &at),
                 other => self.error(&at, SchemaErrorKind::Unsupported(Construct::Keyword(other.to_string()))),
             }

@@ -1,0 +1,95 @@
+//! Fidelity of `cargo xtask schema pull --crate`: for crate versions whose JSON the ACP
+//! maintainers also published from the same source (the upstream repository's release commits
+//! pair a version of `agent-client-protocol-schema` with the `schema/` files generated from it),
+//! the files our generator derives from the crate equal the published ones: every `$defs` entry
+//! and the root, key for key, and `cargo xtask diff PUBLISHED DERIVED` finds nothing.
+//!
+//! The published files are fixtures in `tests/fixtures/published/VERSION/`, taken from the release
+//! commits named in [`PAIRS`]. Needs crates.io (the generator is built against each version, in
+//! `.cache/schemas/crate/`, one target directory for all, one build per file).
+
+use serde_json::Value;
+use std::path::Path;
+use xtask::schema::from_crate;
+
+/// Crate version, the upstream release commit whose `schema/` was generated from it, and the files
+/// compared (each is one build of the generator: v1 and v2 for every version, all four for the
+/// newest).
+const PAIRS: [(&str, &str, &[&str]); 3] = [
+    ("1.5.0", "d0549a115750a0a25c1c5631dd72e0d248859aa4", &["v1/schema.unstable.json", "v2/schema.unstable.json"]),
+    ("1.6.0", "5e89c71497fe07dd4ae633c181a17224f4a8956d", &["v1/schema.json", "v2/schema.json"]),
+    (
+        "1.7.0",
+        "272bf799f35a258c6a4107a0410ed361e83683d3",
+        &["v1/schema.json", "v1/schema.unstable.json", "v2/schema.json", "v2/schema.unstable.json"],
+    ),
+];
+
+fn fixture(version: &str, rel: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/published").join(version).join(rel);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The `$defs` entries that differ (or are in one file only), and whether the rest of the
+/// document (`$schema`, `title`, the root union) is the same.
+fn json_differences(published: &Value, derived: &Value) -> (Vec<String>, bool) {
+    let defs = |v: &Value| v["$defs"].as_object().cloned().unwrap_or_default();
+    let (a, b) = (defs(published), defs(derived));
+    let mut differ: Vec<String> = a.iter().filter(|(k, v)| b.get(*k) != Some(v)).map(|(k, _)| k.clone()).collect();
+    differ.extend(b.keys().filter(|k| !a.contains_key(*k)).cloned());
+    let rest = |v: &Value| {
+        let mut v = v.clone();
+        v.as_object_mut().map(|m| m.remove("$defs"));
+        v
+    };
+    (differ, rest(published) == rest(derived))
+}
+
+#[test]
+fn derived_schemas_equal_the_published_ones_of_the_same_crate_version() {
+    let root = xtask::project_root();
+    let mut failures = Vec::new();
+    for (version, commit, files) in PAIRS {
+        let derived = from_crate::derive(&root, version, files).unwrap_or_else(|e| panic!("{version}: {e}"));
+        assert_eq!(derived.files.len(), files.len(), "{version}: a file was not derived");
+        for file in &derived.files {
+            let published_text = fixture(version, file.rel);
+            let derived_text = String::from_utf8(file.bytes.clone()).expect("UTF-8");
+            let (published, derived): (Value, Value) = (
+                serde_json::from_str(&published_text).expect("published JSON"),
+                serde_json::from_str(&derived_text).expect("derived JSON"),
+            );
+            let total = published["$defs"].as_object().map_or(0, |m| m.len());
+            let (differ, root_same) = json_differences(&published, &derived);
+            eprintln!("{version} {}: {}/{total} $defs equal, root equal: {root_same}", file.rel, total - differ.len());
+            if !differ.is_empty() || !root_same {
+                failures.push(format!(
+                    "{version} ({commit}) {}: $defs differ: {differ:?}; root equal: {root_same}",
+                    file.rel
+                ));
+            }
+            let old = acp_codegen::load_text(&published_text, &format!("published {version} {}", file.rel));
+            let new = acp_codegen::load_text(&derived_text, &format!("derived {version} {}", file.rel));
+            let report = acp_codegen::diff::diff(&old.expect("published lowers"), &new.expect("derived lowers"));
+            if !report.findings.is_empty() {
+                failures.push(format!(
+                    "{version} {}: cargo xtask diff finds:\n{}",
+                    file.rel,
+                    acp_codegen::diff::render::text(&report)
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn a_changed_definition_or_root_is_a_difference() {
+    let published = serde_json::json!({ "title": "t", "anyOf": [], "$defs": { "A": { "type": "string" }, "B": {} } });
+    assert_eq!(json_differences(&published, &published), (vec![], true));
+    let mut derived = published.clone();
+    derived["$defs"]["A"]["x-state"] = serde_json::json!({});
+    derived["$defs"]["C"] = serde_json::json!({});
+    derived["title"] = serde_json::json!("u");
+    assert_eq!(json_differences(&published, &derived), (vec!["A".to_string(), "C".to_string()], false));
+}
