@@ -93,3 +93,36 @@ fn a_changed_definition_or_root_is_a_difference() {
     derived["title"] = serde_json::json!("u");
     assert_eq!(json_differences(&published, &derived), (vec!["A".to_string(), "C".to_string()], false));
 }
+
+/// The v2 files in `schema/`, when derived from the crate (1.20.0 and later annotate how each
+/// session update changes the client's state): every `SessionUpdate` variant of the schema carries
+/// its `x-state`, and lowering keeps each on its IR variant. Without network.
+#[test]
+fn the_committed_v2_schemas_keep_x_state_on_every_session_update_variant() {
+    let root = xtask::project_root();
+    let sources = std::fs::read_to_string(root.join("schema/sources.toml")).expect("sources.toml");
+    if !sources.contains(&format!("package = \"{}\"", from_crate::CRATE)) {
+        return; // npm's files: no annotations yet
+    }
+    for rel in ["schema/v2/schema.json", "schema/v2/schema.unstable.json"] {
+        let text = std::fs::read_to_string(root.join(rel)).expect("schema file");
+        let json: Value = serde_json::from_str(&text).expect("JSON");
+        let union = &json["$defs"]["SessionUpdate"];
+        let branches = union["oneOf"].as_array().or(union["anyOf"].as_array()).expect("SessionUpdate's branches");
+        let tagged: Vec<&Value> =
+            branches.iter().filter(|b| b["properties"]["sessionUpdate"]["const"].is_string()).collect();
+        let annotated = tagged.iter().filter(|b| b.get("x-state").is_some()).count();
+        assert!(
+            annotated > 20 && annotated == tagged.len(),
+            "{rel}: {annotated} of {} variants annotated",
+            tagged.len()
+        );
+
+        let p = acp_codegen::load_text(&text, rel).expect("lowers");
+        let id = p.find("SessionUpdate").expect("SessionUpdate");
+        let acp_codegen::ir::TypeKind::Union(u) = &p.get(id).kind else { panic!("{rel}: SessionUpdate is a union") };
+        let kept = u.variants.iter().filter(|v| v.origin.annotation("x-state").is_some()).count();
+        assert_eq!(kept, annotated, "{rel}: x-state kept on the IR variants");
+        assert!(p.warnings.iter().any(|w| w.to_string().contains(r#"annotation "x-state""#)), "{rel}: warned");
+    }
+}

@@ -173,9 +173,11 @@ fn version_features(source: &CrateSource) -> Result<Vec<VersionFeature>, String>
 /// Builds (if needed) and runs the generator with `features`; what it prints.
 fn run_generator(root: &Path, manifest: &Path, features: &[&str]) -> Result<Vec<u8>, String> {
     let mut run = process::cargo();
+    // No debug info: a program run once per build, whose builds would take gigabytes with it.
     run.args(["run", "--quiet", "--manifest-path"])
         .arg(manifest)
-        .env("CARGO_TARGET_DIR", root.join(CACHE).join("target"));
+        .env("CARGO_TARGET_DIR", root.join(CACHE).join("target"))
+        .env("CARGO_PROFILE_DEV_DEBUG", "false");
     if !features.is_empty() {
         run.arg(format!("--features={}", features.join(",")));
     }
