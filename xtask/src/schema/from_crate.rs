@@ -185,3 +185,64 @@ fn run_generator(root: &Path, manifest: &Path, features: &[&str]) -> Result<Vec<
     serde_json::from_str::<serde_json::Value>(&stdout).map_err(|e| format!("the generator printed no JSON: {e}"))?;
     Ok(stdout.into_bytes())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_manifest_pins_the_version_and_points_at_the_committed_program() {
+        let root = crate::project_root();
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = write_manifest(&root, dir.path(), "1.20.0").unwrap();
+        let text = fs::read_to_string(manifest).unwrap();
+        assert!(text.contains("agent-client-protocol-schema = \"=1.20.0\""), "{text}");
+        assert!(text.contains(&toml_string(&root.join(GENERATOR).join("main.rs").to_string_lossy())), "{text}");
+        assert!(!text.contains("=0.0.0"), "{text}");
+    }
+
+    #[test]
+    fn the_crate_checksum_comes_from_the_lockfile_for_that_exact_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = dir.path().join("Cargo.lock");
+        fs::write(
+            &lock,
+            "version = 4\n[[package]]\nname = \"agent-client-protocol-schema\"\nversion = \"1.20.0\"\n\
+             source = \"registry+https://github.com/rust-lang/crates.io-index\"\nchecksum = \"abc123\"\n",
+        )
+        .unwrap();
+        assert_eq!(locked_checksum(&lock, "1.20.0").unwrap(), "abc123");
+        assert!(locked_checksum(&lock, "1.7.0").unwrap_err().contains("no checksum"));
+    }
+
+    fn fake_crate(v2_mod: &str, unstable: &str) -> (tempfile::TempDir, CrateSource) {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("src/v2")).unwrap();
+        fs::write(dir.path().join("src/v2/mod.rs"), v2_mod).unwrap();
+        fs::write(
+            dir.path().join("Cargo.toml"),
+            format!("[package]\nname = \"x\"\n[features]\nunstable = {unstable}\n"),
+        )
+        .unwrap();
+        let source = CrateSource { dir: dir.path().to_path_buf(), license: "Apache-2.0".into() };
+        (dir, source)
+    }
+
+    fn names(source: &CrateSource, base: &[&str]) -> Vec<&'static str> {
+        version_features(source).unwrap().into_iter().filter(|(_, applies)| applies(base)).map(|(f, _)| f).collect()
+    }
+
+    #[test]
+    fn batches_and_proxies_follow_what_the_crate_version_has() {
+        // 1.7.0: v2 exports batches, no proxy chains.
+        let (_dir, old) = fake_crate("pub use crate::rpc::{JsonRpcBatch, JsonRpcMessage};\n", "[\"unstable_nes\"]");
+        assert_eq!(names(&old, &["v2", "unstable"]), ["batch"]);
+        assert_eq!(names(&old, &[]), Vec::<&str>::new());
+        // 1.20.0: no v2 batches, proxy chains in `unstable`.
+        let (_dir, new) =
+            fake_crate("pub use crate::rpc::{JsonRpcMessage, Notification};\n", "[\"unstable_proxy_chains\"]");
+        assert_eq!(names(&new, &["v2", "unstable"]), ["proxy"]);
+        assert_eq!(names(&new, &["unstable"]), ["proxy"]);
+        assert_eq!(names(&new, &["v2"]), Vec::<&str>::new());
+    }
+}
