@@ -68,10 +68,14 @@ enum Root {
     Proxy(JsonRpcMessage<Sent<acp::ProxyRequest, acp::ProxyResponse, acp::ProxyNotification>>),
 }
 
-/// The v2 documents link to the v2 pages of the protocol's site (`…/protocol/v2/…`, or
-/// `…/protocol/v2/draft/…` in the unstable file) where the crate's doc comments name a page
-/// without a version; these are the pages the site has per version.
-#[cfg(feature = "v2")]
+/// The protocol's site, which the crate's doc comments link to.
+const SITE: &str = "https://agentclientprotocol.com/protocol/";
+
+/// The version directory of the site's pages for the file printed.
+const VERSION: &str = if cfg!(feature = "v2") { "v2" } else { "v1" };
+
+/// The pages the site has per version. Older crates link v2 items to them without a version
+/// (`…/protocol/content`); the v2 documents link to the v2 page.
 const VERSIONED_PAGES: &[&str] = &[
     "agent-plan",
     "authentication",
@@ -91,18 +95,28 @@ const VERSIONED_PAGES: &[&str] = &[
     "transports",
 ];
 
-#[cfg(feature = "v2")]
-fn link_versioned_pages(value: &mut Value) {
-    const SITE: &str = "https://agentclientprotocol.com/protocol/";
-    let version = if cfg!(feature = "unstable") { "v2/draft/" } else { "v2/" };
-    match value {
-        Value::String(text) if text.contains(SITE) => {
-            for page in VERSIONED_PAGES {
-                *text = text.replace(&format!("{SITE}{page}"), &format!("{SITE}{version}{page}"));
-            }
+/// The links of one text as the published documents have them: a v2 page without a version gets
+/// `v2/`, and in an unstable document every page of its version is the draft's
+/// (`…/protocol/v1/draft/…`).
+fn published_links(text: &str) -> String {
+    let mut text = text.to_string();
+    if cfg!(feature = "v2") {
+        for page in VERSIONED_PAGES {
+            text = text.replace(&format!("{SITE}{page}"), &format!("{SITE}{VERSION}/{page}"));
         }
-        Value::Array(items) => items.iter_mut().for_each(link_versioned_pages),
-        Value::Object(map) => map.values_mut().for_each(link_versioned_pages),
+    }
+    if cfg!(feature = "unstable") {
+        let (page, draft) = (format!("{SITE}{VERSION}/"), format!("{SITE}{VERSION}/draft/"));
+        text = text.replace(&draft, &page).replace(&page, &draft);
+    }
+    text
+}
+
+fn link_pages(value: &mut Value) {
+    match value {
+        Value::String(text) if text.contains(SITE) => *text = published_links(text),
+        Value::Array(items) => items.iter_mut().for_each(link_pages),
+        Value::Object(map) => map.values_mut().for_each(link_pages),
         _ => {}
     }
 }
@@ -133,10 +147,8 @@ fn main() {
     let mut bools = ReplaceBoolSchemas::default();
     bools.skip_additional_properties = true;
     let generator = settings.with_transform(RemoveRefSiblings::default()).with_transform(bools).into_generator();
-    #[allow(unused_mut)]
     let mut value = published_order(generator.into_root_schema_for::<Root>().to_value());
-    #[cfg(feature = "v2")]
-    link_versioned_pages(&mut value);
+    link_pages(&mut value);
     let mut text = serde_json::to_string_pretty(&value).expect("a JSON value prints");
     text.push('\n');
     std::io::stdout().lock().write_all(text.as_bytes()).expect("stdout is writable");

@@ -5,24 +5,32 @@
 //! and the root, key for key, and `cargo xtask diff PUBLISHED DERIVED` finds nothing.
 //!
 //! The published files are fixtures in `tests/fixtures/published/VERSION/`, taken from the release
-//! commits named in [`PAIRS`]. Needs crates.io (the generator is built against each version, in
-//! `.cache/schemas/crate/`, one target directory for all, one build per file).
+//! commits (and the npm package) named in [`PAIRS`]. Needs crates.io (the generator is built
+//! against each version, in `.cache/schemas/crate/`, one target directory for all, one build per
+//! file).
 
 use serde_json::Value;
 use std::path::Path;
 use xtask::schema::from_crate;
 
-/// Crate version, the upstream release commit whose `schema/` was generated from it, and the files
-/// compared (each is one build of the generator: v1 and v2 for every version, all four for the
-/// newest).
-const PAIRS: [(&str, &str, &[&str]); 3] = [
-    ("1.5.0", "d0549a115750a0a25c1c5631dd72e0d248859aa4", &["v1/schema.unstable.json", "v2/schema.unstable.json"]),
-    ("1.6.0", "5e89c71497fe07dd4ae633c181a17224f4a8956d", &["v1/schema.json", "v2/schema.json"]),
+/// Crate version, where the published files come from, and the files compared (each is one build
+/// of the generator: v1 and v2 for every version, all four for 1.7.0). The first three are
+/// upstream release commits, whose `schema/` was generated from the crate they release; the last
+/// is the npm package `@agentclientprotocol/sdk` 2.4.0, whose files were generated from 1.15.1 (the
+/// newer layout: proxy messages in the unstable roots, draft links in the unstable files).
+const PAIRS: [(&str, &str, &[&str]); 4] = [
+    (
+        "1.5.0",
+        "commit d0549a115750a0a25c1c5631dd72e0d248859aa4",
+        &["v1/schema.unstable.json", "v2/schema.unstable.json"],
+    ),
+    ("1.6.0", "commit 5e89c71497fe07dd4ae633c181a17224f4a8956d", &["v1/schema.json", "v2/schema.json"]),
     (
         "1.7.0",
-        "272bf799f35a258c6a4107a0410ed361e83683d3",
+        "commit 272bf799f35a258c6a4107a0410ed361e83683d3",
         &["v1/schema.json", "v1/schema.unstable.json", "v2/schema.json", "v2/schema.unstable.json"],
     ),
+    ("1.15.1", "npm @agentclientprotocol/sdk 2.4.0", &["v1/schema.unstable.json", "v2/schema.unstable.json"]),
 ];
 
 fn fixture(version: &str, rel: &str) -> String {
@@ -49,7 +57,7 @@ fn json_differences(published: &Value, derived: &Value) -> (Vec<String>, bool) {
 fn derived_schemas_equal_the_published_ones_of_the_same_crate_version() {
     let root = xtask::project_root();
     let mut failures = Vec::new();
-    for (version, commit, files) in PAIRS {
+    for (version, published_in, files) in PAIRS {
         let derived = from_crate::derive(&root, version, files).unwrap_or_else(|e| panic!("{version}: {e}"));
         assert_eq!(derived.files.len(), files.len(), "{version}: a file was not derived");
         for file in &derived.files {
@@ -64,7 +72,7 @@ fn derived_schemas_equal_the_published_ones_of_the_same_crate_version() {
             eprintln!("{version} {}: {}/{total} $defs equal, root equal: {root_same}", file.rel, total - differ.len());
             if !differ.is_empty() || !root_same {
                 failures.push(format!(
-                    "{version} ({commit}) {}: $defs differ: {differ:?}; root equal: {root_same}",
+                    "{version} ({published_in}) {}: $defs differ: {differ:?}; root equal: {root_same}",
                     file.rel
                 ));
             }

@@ -10052,7 +10052,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             {
               "anyOf": [
                 {
-                  "description": "Cancels an ongoing request.\n\nThis is a notification sent by the side that sent a request to cancel that request.\n\nUpon receiving this notification, the receiver:\n\n1. MAY cancel the corresponding request activity and all nested activities\n2. MAY send any pending notifications.\n3. MUST still send a response for the original request. If the request already finished\n   or is not cancelled, that is its normal response. If it is cancelled, it is either the\n   method's defined cancellation result (for example an inserted `session/prompt`, or a\n   `cancelled` permission outcome) or an error with code `-32800` (Request cancelled).\n\nReceivers MUST ignore this notification for an unknown or already-answered request ID,\nand MUST NOT send a second response for it.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/cancellation)",
+                  "description": "Cancels an ongoing request.\n\nThis is a notification sent by the side that sent a request to cancel that request.\n\nUpon receiving this notification, the receiver:\n\n1. MAY cancel the corresponding request activity and all nested activities\n2. MAY send any pending notifications.\n3. MUST still send a response for the original request. If the request already finished\n   or is not cancelled, that is its normal response. If it is cancelled, it is either the\n   method's defined cancellation result (for example an inserted `session/prompt`, or a\n   `cancelled` permission outcome) or an error with code `-32800` (Request cancelled).\n\nReceivers MUST ignore this notification for an unknown or already-answered request ID,\nand MUST NOT send a second response for it.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/cancellation)",
                   "title": "CancelRequestNotification",
                   "allOf": [
                     {
@@ -10142,7 +10142,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             {
               "anyOf": [
                 {
-                  "description": "Requests permission from the user for an operation.\n\nCalled by the Agent when it needs user authorization before executing\na potentially sensitive operation. The Client presents the options\nto the user and returns their decision.\n\nAfter `session/cancel`, the Agent stops waiting for requests of the cancelled\nforeground work and MUST cancel them with `$/cancel_request`. The Client\nanswers a cancelled request with the `cancelled` outcome.\n\nIf the selected option has kind `reject_once` or `reject_always`, the Agent MUST NOT\nperform the requested operation.\n\nAn error response is not approval, and neither is a connection that ends\nbefore the Client answers. The Agent MUST NOT treat either as approval.\n\nSee protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/tool-calls#requesting-permission)",
+                  "description": "Requests permission from the user for an operation.\n\nCalled by the Agent when it needs user authorization before executing\na potentially sensitive operation. The Client presents the options\nto the user and returns their decision.\n\nAfter `session/cancel`, the Agent stops waiting for requests of the cancelled\nforeground work and MUST cancel them with `$/cancel_request`. The Client\nanswers a cancelled request with the `cancelled` outcome.\n\nIf the selected option has kind `reject_once` or `reject_always`, the Agent MUST NOT\nperform the requested operation.\n\nAn error response is not approval, and neither is a connection that ends\nbefore the Client answers. The Agent MUST NOT treat either as approval.\n\nSee protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#requesting-permission)",
                   "title": "RequestPermissionRequest",
                   "allOf": [
                     {
@@ -10151,7 +10151,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
                   ]
                 },
                 {
-                  "description": "Requests structured user input via a form or URL.\n\nSee protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)",
+                  "description": "Requests structured user input via a form or URL.\n\nSee protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/draft/elicitation)",
                   "title": "CreateElicitationRequest",
                   "allOf": [
                     {
@@ -10169,7 +10169,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
                   ]
                 },
                 {
-                  "description": "Handles extension method requests from the Agent.\n\nAllows the Agent to send an arbitrary request that is not part of the ACP spec.\nExtension methods are custom methods that are not part of the ACP spec.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+                  "description": "Handles extension method requests from the Agent.\n\nAllows the Agent to send an arbitrary request that is not part of the ACP spec.\nExtension methods are custom methods that are not part of the ACP spec.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
                   "title": "ExtMethodRequest",
                   "allOf": [
                     {
@@ -10258,7 +10258,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -10267,7 +10267,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
         "title",
         "options"
       ],
-      "description": "Request for user permission to proceed with an operation.\n\nSent when the Agent needs authorization before performing a sensitive operation.\n\nSee protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/tool-calls#requesting-permission)",
+      "description": "Request for user permission to proceed with an operation.\n\nSent when the Agent needs authorization before performing a sensitive operation.\n\nSee protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#requesting-permission)",
       "x-side": "client",
       "x-method": "session/request_permission",
       "x-scope": {
@@ -10292,7 +10292,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
     },
     "SessionId": {
       "type": "string",
-      "description": "A unique identifier for a conversation session between a Client and Agent.\n\nEach session has its own context, conversation history, and state, so one\nAgent can run several independent sessions.\n\nSee protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/session-setup#session-id)"
+      "description": "A unique identifier for a conversation session between a Client and Agent.\n\nEach session has its own context, conversation history, and state, so one\nAgent can run several independent sessions.\n\nSee protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/draft/session-setup#session-id)"
     },
     "RequestPermissionSubject": {
       "anyOf": [
@@ -10479,14 +10479,14 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)",
           "additionalProperties": true
         }
       },
       "required": [
         "toolCallId"
       ],
-      "description": "Represents an upsert for a tool call that the language model has requested.\n\nTool calls are actions that the Agent executes on behalf of the language model,\nsuch as reading files, executing code, or fetching data from external sources.\n\nOnly `toolCallId` is required. Other fields have patch semantics:\nomitted fields leave the existing tool call value unchanged, `null` clears or\nunsets the value, and concrete values replace the previous value. For\ncollection fields, concrete arrays replace the previous collection, and both\n`null` and `[]` clear the collection. A concrete `_meta` object instead\npatches the stored metadata by top-level key. When a Client receives a tool\ncall ID it has not seen before, omitted fields start at their protocol defaults.\n\nSee protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls)"
+      "description": "Represents an upsert for a tool call that the language model has requested.\n\nTool calls are actions that the Agent executes on behalf of the language model,\nsuch as reading files, executing code, or fetching data from external sources.\n\nOnly `toolCallId` is required. Other fields have patch semantics:\nomitted fields leave the existing tool call value unchanged, `null` clears or\nunsets the value, and concrete values replace the previous value. For\ncollection fields, concrete arrays replace the previous collection, and both\n`null` and `[]` clear the collection. A concrete `_meta` object instead\npatches the stored metadata by top-level key. When a Client receives a tool\ncall ID it has not seen before, omitted fields start at their protocol defaults.\n\nSee protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v2/draft/tool-calls)"
     },
     "ToolCallId": {
       "type": "string",
@@ -10537,7 +10537,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
         {
           "type": "string",
           "const": "switch_mode",
-          "description": "Changing the session's mode, a [config option](https://agentclientprotocol.com/protocol/v2/session-config-options) with the `mode` category."
+          "description": "Changing the session's mode, a [config option](https://agentclientprotocol.com/protocol/v2/draft/session-config-options) with the `mode` category."
         },
         {
           "type": "string",
@@ -10550,7 +10550,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
           "description": "Custom or future tool kind.\n\nValues beginning with `_` are reserved for implementation-specific\nextensions. Unknown values that do not begin with `_` are reserved for\nfuture ACP variants. Clients display an unrecognized kind as `other`."
         }
       ],
-      "description": "Categories of tools that can be invoked.\n\nTool kinds help Clients choose appropriate icons and optimize how they\ndisplay tool execution progress.\n\nSee protocol docs: [Reporting](https://agentclientprotocol.com/protocol/v2/tool-calls#reporting)"
+      "description": "Categories of tools that can be invoked.\n\nTool kinds help Clients choose appropriate icons and optimize how they\ndisplay tool execution progress.\n\nSee protocol docs: [Reporting](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#reporting)"
     },
     "ToolCallStatus": {
       "anyOf": [
@@ -10590,7 +10590,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
           "description": "Custom or future tool call status.\n\nValues beginning with `_` are reserved for implementation-specific\nextensions. Unknown values that do not begin with `_` are reserved for\nfuture ACP variants.\n\nClients treat a tool call with an unrecognized status as still in progress."
         }
       ],
-      "description": "Execution status of a tool call.\n\nTool calls progress through different statuses during their lifecycle.\n\nSee protocol docs: [Status](https://agentclientprotocol.com/protocol/v2/tool-calls#status)"
+      "description": "Execution status of a tool call.\n\nTool calls progress through different statuses during their lifecycle.\n\nSee protocol docs: [Status](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#status)"
     },
     "ToolCallContent": {
       "anyOf": [
@@ -10734,7 +10734,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
           "additionalProperties": true
         }
       ],
-      "description": "Content produced by a tool call.\n\nTool calls can produce different types of content including standard\ncontent blocks (text, images), file diffs, or display-only terminals.\n\nSee protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)"
+      "description": "Content produced by a tool call.\n\nTool calls can produce different types of content including standard\ncontent blocks (text, images), file diffs, or display-only terminals.\n\nSee protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#content)"
     },
     "ContentBlock": {
       "anyOf": [
@@ -10938,7 +10938,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
           "additionalProperties": true
         }
       ],
-      "description": "Content blocks represent displayable information in the Agent Client Protocol.\n\nContent blocks appear in:\n- User prompts sent via `session/prompt`\n- Language model output reported through `session/update` notifications as\n  message updates or streamed chunks\n- Progress updates and results from tool calls\n\nThis structure is compatible with the Model Context Protocol (MCP), so Agents can\nforward content from MCP tool outputs without transformation.\n\nSee protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/content)"
+      "description": "Content blocks represent displayable information in the Agent Client Protocol.\n\nContent blocks appear in:\n- User prompts sent via `session/prompt`\n- Language model output reported through `session/update` notifications as\n  message updates or streamed chunks\n- Progress updates and results from tool calls\n\nThis structure is compatible with the Model Context Protocol (MCP), so Agents can\nforward content from MCP tool outputs without transformation.\n\nSee protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/content)"
     },
     "Annotations": {
       "type": "object",
@@ -10980,7 +10980,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -11031,7 +11031,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -11087,7 +11087,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -11131,7 +11131,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -11191,7 +11191,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -11300,7 +11300,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -11363,7 +11363,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -11404,7 +11404,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -11443,7 +11443,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -11465,7 +11465,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -11491,7 +11491,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -11533,7 +11533,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -11808,7 +11808,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -11863,14 +11863,14 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
       "required": [
         "changes"
       ],
-      "description": "File changes produced by a tool call.\n\n`changes` is authoritative for affected absolute paths and operations.\n`patch` optionally carries renderable text for some or all of those changes\nand MUST be consistent with `changes`. Agents SHOULD provide `patch` whenever\nfeasible. Clients MUST handle diffs where `patch` is omitted or `null`.\n\nSee protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)"
+      "description": "File changes produced by a tool call.\n\n`changes` is authoritative for affected absolute paths and operations.\n`patch` optionally carries renderable text for some or all of those changes\nand MUST be consistent with `changes`. Agents SHOULD provide `patch` whenever\nfeasible. Clients MUST handle diffs where `patch` is omitted or `null`.\n\nSee protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#content)"
     },
     "TerminalId": {
       "type": "string",
@@ -11893,7 +11893,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -11919,7 +11919,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -11955,14 +11955,14 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
       "required": [
         "path"
       ],
-      "description": "A file location being accessed or modified by a tool.\n\nEnables Clients to implement \"follow-along\" features that track\nwhich files the Agent is working with in real-time.\n\nSee protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v2/tool-calls#following-the-agent)"
+      "description": "A file location being accessed or modified by a tool.\n\nEnables Clients to implement \"follow-along\" features that track\nwhich files the Agent is working with in real-time.\n\nSee protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#following-the-agent)"
     },
     "ToolCallCapabilities": {
       "type": "object",
@@ -11985,11 +11985,11 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
-      "description": "Client-initiated controls a tool call currently supports.\n\nSee protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)"
+      "description": "Client-initiated controls a tool call currently supports.\n\nSee protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-tool-calls)"
     },
     "ToolCallCancelCapabilities": {
       "type": "object",
@@ -12000,7 +12000,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -12023,7 +12023,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -12077,7 +12077,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -12116,7 +12116,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -12264,7 +12264,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
           "title": "other"
         }
       ],
-      "description": "Request from the Agent to elicit structured user input.\n\nThe Agent sends this to the Client to request information from the user,\neither via a form or by directing them to a URL.\nElicitations are tied to a session (optionally a tool call) or a request.\n\nA session-scoped request follows the aggregate foreground-state contract:\nAgents SHOULD report `requires_action` when the whole foreground workflow is\nblocked on user action. Once reported, they MUST report `running` when progress\nresumes, or `idle` if work ends without resuming. Independent background requests\nand request-scoped elicitations do not themselves change session state.\nAccepting a URL does not mean the external interaction completed.\n\nWhen an Agent stops waiting for an elicitation because its work was cancelled,\nit MUST cancel the request with `$/cancel_request`.\nThe request's scope alone does not establish that dependency.\n\nSee protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)",
+      "description": "Request from the Agent to elicit structured user input.\n\nThe Agent sends this to the Client to request information from the user,\neither via a form or by directing them to a URL.\nElicitations are tied to a session (optionally a tool call) or a request.\n\nA session-scoped request follows the aggregate foreground-state contract:\nAgents SHOULD report `requires_action` when the whole foreground workflow is\nblocked on user action. Once reported, they MUST report `running` when progress\nresumes, or `idle` if work ends without resuming. Independent background requests\nand request-scoped elicitations do not themselves change session state.\nAccepting a URL does not mean the external interaction completed.\n\nWhen an Agent stops waiting for an elicitation because its work was cancelled,\nit MUST cancel the request with `$/cancel_request`.\nThe request's scope alone does not establish that dependency.\n\nSee protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/draft/elicitation)",
       "properties": {
         "message": {
           "type": "string",
@@ -12276,7 +12276,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -12406,7 +12406,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -12655,7 +12655,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -12749,7 +12749,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -12805,7 +12805,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -12861,7 +12861,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -12900,7 +12900,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -12986,7 +12986,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -13012,7 +13012,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -13089,7 +13089,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -13219,7 +13219,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\nThis is ACP metadata, not the inner MCP message's `_meta`.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\nThis is ACP metadata, not the inner MCP message's `_meta`.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -13246,7 +13246,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
       "description": "**UNSTABLE**\n\nIdentifies an inner MCP request active against a server on this ACP connection.\nGenerated by the caller and preserved unchanged by proxies, independently of\nthe outer ACP JSON-RPC request ID."
     },
     "ExtRequest": {
-      "description": "Allows for sending an arbitrary request that is not part of the ACP spec.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"
+      "description": "Allows for sending an arbitrary request that is not part of the ACP spec.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"
     },
     "AgentResponse": {
       "anyOf": [
@@ -13567,7 +13567,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -13575,7 +13575,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
         "protocolVersion",
         "info"
       ],
-      "description": "Response to the `initialize` method.\n\nContains the negotiated protocol version and Agent capabilities.\n\nSee protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)",
+      "description": "Response to the `initialize` method.\n\nContains the negotiated protocol version and Agent capabilities.\n\nSee protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/draft/initialization)",
       "x-side": "agent",
       "x-method": "initialize"
     },
@@ -13611,7 +13611,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -13666,11 +13666,11 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
-      "description": "Capabilities supported by the Agent.\n\nAdvertised during initialization to inform the Client about\navailable features and content types.\n\nSee protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#agent-capabilities)"
+      "description": "Capabilities supported by the Agent.\n\nAdvertised during initialization to inform the Client about\navailable features and content types.\n\nSee protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#agent-capabilities)"
     },
     "SessionCapabilities": {
       "type": "object",
@@ -13801,11 +13801,11 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
-      "description": "Session capabilities supported by the Agent.\n\nSupplying `{}` means the Agent supports the baseline session methods:\n`session/new`, `session/list`, `session/resume`, `session/close`,\n`session/prompt`, `session/cancel`, and `session/update`.\n\nAgents that support sessions MAY support additional session methods,\nprompt content types, and MCP transports by specifying additional\ncapabilities.\n\nSee protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-capabilities)"
+      "description": "Session capabilities supported by the Agent.\n\nSupplying `{}` means the Agent supports the baseline session methods:\n`session/new`, `session/list`, `session/resume`, `session/close`,\n`session/prompt`, `session/cancel`, and `session/update`.\n\nAgents that support sessions MAY support additional session methods,\nprompt content types, and MCP transports by specifying additional\ncapabilities.\n\nSee protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#session-capabilities)"
     },
     "PromptCapabilities": {
       "type": "object",
@@ -13864,11 +13864,11 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
-      "description": "Prompt capabilities supported by the Agent in `session/prompt` requests.\n\nBaseline Agent functionality requires support for `text`\nand `resource_link` content blocks in prompt requests.\n\nOther content types need one of these capabilities.\nCapabilities for different types of content in prompt requests.\n\nIndicates which content types beyond the baseline (text and resource links)\nthe Agent can process.\n\nSee protocol docs: [Session Prompt Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-prompt-capabilities)"
+      "description": "Prompt capabilities supported by the Agent in `session/prompt` requests.\n\nBaseline Agent functionality requires support for `text`\nand `resource_link` content blocks in prompt requests.\n\nOther content types need one of these capabilities.\nCapabilities for different types of content in prompt requests.\n\nIndicates which content types beyond the baseline (text and resource links)\nthe Agent can process.\n\nSee protocol docs: [Session Prompt Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#session-prompt-capabilities)"
     },
     "PromptImageCapabilities": {
       "type": "object",
@@ -13879,7 +13879,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -13894,7 +13894,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -13909,7 +13909,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -13936,7 +13936,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -13951,7 +13951,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14002,7 +14002,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14017,7 +14017,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14032,7 +14032,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14047,7 +14047,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14062,7 +14062,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14077,7 +14077,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14104,7 +14104,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14131,7 +14131,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14146,7 +14146,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14161,7 +14161,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14176,7 +14176,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14191,7 +14191,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14206,7 +14206,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14221,7 +14221,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14248,7 +14248,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14263,7 +14263,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14278,7 +14278,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14403,7 +14403,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14458,7 +14458,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14497,7 +14497,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14516,7 +14516,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14540,7 +14540,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14592,7 +14592,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14664,7 +14664,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14683,7 +14683,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14700,7 +14700,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14717,7 +14717,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14751,7 +14751,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14853,7 +14853,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -14897,14 +14897,14 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
       "required": [
         "sessionId"
       ],
-      "description": "Response from creating a new session.\n\nNew sessions default to `idle` until a state update reports otherwise.\nUpdates may arrive before or after this response. Clients MUST NOT overwrite\nan already-reported state when the response arrives.\n\nAn Agent whose new session is not `idle` MUST send the session's\n`state_update` after this response.\n\nSee protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)",
+      "description": "Response from creating a new session.\n\nNew sessions default to `idle` until a state update reports otherwise.\nUpdates may arrive before or after this response. Clients MUST NOT overwrite\nan already-reported state when the response arrives.\n\nAn Agent whose new session is not `idle` MUST send the session's\n`state_update` after this response.\n\nSee protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/draft/session-setup#creating-a-session)",
       "x-side": "agent",
       "x-method": "session/new",
       "x-state": {
@@ -14963,7 +14963,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -15149,7 +15149,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -15190,7 +15190,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -15405,7 +15405,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -15443,7 +15443,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -15482,7 +15482,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -15521,7 +15521,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -15590,7 +15590,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -15613,7 +15613,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -15656,7 +15656,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -15690,7 +15690,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -15707,7 +15707,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -15744,7 +15744,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -15917,7 +15917,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
           "additionalProperties": true
         }
       ],
-      "description": "A snapshot of the session's aggregate foreground activity.\n\nForeground work is the Agent's active response or workflow in the session,\nincluding model processing, tool execution, and waiting for user action needed\nto continue that work. It can start with a prompt or be Agent-initiated, for\nexample to pursue an ongoing goal or follow up on a completed background task.\nEither way, the Agent MUST report `running` when foreground work starts,\nor `requires_action` if it starts blocked on user action, and `idle` when it\nends. The Agent SHOULD include a stop reason on that idle update.\nAgent-initiated work does not require a prompt request or a synthetic user\nmessage.\n\n`running` may precede user-message insertion, for example during a foreground\nhook. It is not acknowledgment of insertion, and rejecting a prompt does not\nitself end foreground work.\n\nBackground activity can continue and emit other `session/update` notifications\nwhile `idle`. Those notifications, including a detached task's progress or\ncompletion, do not by themselves change this state. A permission request only\nwarrants `requires_action` when foreground work is blocked on user action.\n\nThe Agent SHOULD report `requires_action` when the foreground workflow as a\nwhole cannot progress without user action, including permissions or elicitations.\nOnce reported, it MUST report `running` when progress resumes, or `idle` when\nwork ends without resuming.\nIf other foreground work can progress, the state remains `running`. Resolving\none of several requests does not itself change the state. Agents SHOULD ignore\nresponses for work that has already ended rather than use them to resume it.\n\nA new session defaults to idle until a state update reports otherwise.\nResume MUST send a current-state snapshot after any replay and before its\nresponse. The snapshot reports foreground state after resuming.\nThe response alone does not imply idle.\nRepeated snapshots are idempotent, not additional work or completions.\nA repeated state may carry updated information without another state transition.\nThe Agent MUST report `idle` when no foreground activity remains. Completing\nan individual activity while other foreground work continues does not require\nan idle boundary. Local commands use the same lifecycle even without model work.\n\nSee protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-states)"
+      "description": "A snapshot of the session's aggregate foreground activity.\n\nForeground work is the Agent's active response or workflow in the session,\nincluding model processing, tool execution, and waiting for user action needed\nto continue that work. It can start with a prompt or be Agent-initiated, for\nexample to pursue an ongoing goal or follow up on a completed background task.\nEither way, the Agent MUST report `running` when foreground work starts,\nor `requires_action` if it starts blocked on user action, and `idle` when it\nends. The Agent SHOULD include a stop reason on that idle update.\nAgent-initiated work does not require a prompt request or a synthetic user\nmessage.\n\n`running` may precede user-message insertion, for example during a foreground\nhook. It is not acknowledgment of insertion, and rejecting a prompt does not\nitself end foreground work.\n\nBackground activity can continue and emit other `session/update` notifications\nwhile `idle`. Those notifications, including a detached task's progress or\ncompletion, do not by themselves change this state. A permission request only\nwarrants `requires_action` when foreground work is blocked on user action.\n\nThe Agent SHOULD report `requires_action` when the foreground workflow as a\nwhole cannot progress without user action, including permissions or elicitations.\nOnce reported, it MUST report `running` when progress resumes, or `idle` when\nwork ends without resuming.\nIf other foreground work can progress, the state remains `running`. Resolving\none of several requests does not itself change the state. Agents SHOULD ignore\nresponses for work that has already ended rather than use them to resume it.\n\nA new session defaults to idle until a state update reports otherwise.\nResume MUST send a current-state snapshot after any replay and before its\nresponse. The snapshot reports foreground state after resuming.\nThe response alone does not imply idle.\nRepeated snapshots are idempotent, not additional work or completions.\nA repeated state may carry updated information without another state transition.\nThe Agent MUST report `idle` when no foreground activity remains. Completing\nan individual activity while other foreground work continues does not require\nan idle boundary. Local commands use the same lifecycle even without model work.\n\nSee protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#session-states)"
     },
     "BackgroundWork": {
       "anyOf": [
@@ -16031,7 +16031,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
           "additionalProperties": true
         }
       ],
-      "description": "One piece of work running independently of the session's foreground work.\n\nItems reference entities the Client already tracks. The Agent MUST announce each item\nbefore the first snapshot that lists it, and MUST report a terminal's `exitStatus` or a\ntool call's final status before the snapshot that removes it. Each piece of work is\nlisted once: process-backed work is listed as its terminal, and the Agent MUST NOT\nalso list a tool call whose only live work is a listed terminal.\n\nSee protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"
+      "description": "One piece of work running independently of the session's foreground work.\n\nItems reference entities the Client already tracks. The Agent MUST announce each item\nbefore the first snapshot that lists it, and MUST report a terminal's `exitStatus` or a\ntool call's final status before the snapshot that removes it. Each piece of work is\nlisted once: process-backed work is listed as its terminal, and the Agent MUST NOT\nalso list a tool call whose only live work is a listed terminal.\n\nSee protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"
     },
     "BackgroundTerminal": {
       "type": "object",
@@ -16050,7 +16050,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -16076,7 +16076,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -16102,7 +16102,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -16122,7 +16122,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
           "items": {
             "$ref": "#/$defs/BackgroundWork"
           },
-          "description": "Work running independently of foreground work, as a complete snapshot.\n\nOptional. Omitted and `null` are equivalent and mean the Agent is not reporting\nbackground work, not that nothing is running. `[]` means no background work is\nrunning. An Agent that reports background work MUST include it on every state\nupdate for the session.\n\nSee protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)",
+          "description": "Work running independently of foreground work, as a complete snapshot.\n\nOptional. Omitted and `null` are equivalent and mean the Agent is not reporting\nbackground work, not that nothing is running. `[]` means no background work is\nrunning. An Agent that reports background work MUST include it on every state\nupdate for the session.\n\nSee protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)",
           "x-deserialize-default-on-error": true
         },
         "_meta": {
@@ -16131,7 +16131,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -16293,7 +16293,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -16301,7 +16301,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
         "requested",
         "supported"
       ],
-      "description": "Data for the `-32022` (Unsupported protocol version) error.\n\nSee protocol docs: [Version Negotiation](https://agentclientprotocol.com/protocol/v2/initialization#version-negotiation)"
+      "description": "Data for the `-32022` (Unsupported protocol version) error.\n\nSee protocol docs: [Version Negotiation](https://agentclientprotocol.com/protocol/v2/draft/initialization#version-negotiation)"
     },
     "SessionNotFoundErrorData": {
       "type": "object",
@@ -16320,14 +16320,14 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
       "required": [
         "sessionId"
       ],
-      "description": "Data for the `-32002` (Resource not found) error when a session-scoped request names a\nsession that does not exist or is not active.\n\nSee protocol docs: [Unknown Sessions](https://agentclientprotocol.com/protocol/v2/error#unknown-sessions)"
+      "description": "Data for the `-32002` (Resource not found) error when a session-scoped request names a\nsession that does not exist or is not active.\n\nSee protocol docs: [Unknown Sessions](https://agentclientprotocol.com/protocol/v2/draft/error#unknown-sessions)"
     },
     "ErrorStopReason": {
       "type": "object",
@@ -16404,7 +16404,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -16625,7 +16625,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
           "items": {
             "$ref": "#/$defs/BackgroundWork"
           },
-          "description": "Work running independently of foreground work, as a complete snapshot.\n\nOptional. Omitted and `null` are equivalent and mean the Agent is not reporting\nbackground work, not that nothing is running. `[]` means no background work is\nrunning. An Agent that reports background work MUST include it on every state\nupdate for the session.\n\nSee protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)",
+          "description": "Work running independently of foreground work, as a complete snapshot.\n\nOptional. Omitted and `null` are equivalent and mean the Agent is not reporting\nbackground work, not that nothing is running. `[]` means no background work is\nrunning. An Agent that reports background work MUST include it on every state\nupdate for the session.\n\nSee protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)",
           "x-deserialize-default-on-error": true
         },
         "_meta": {
@@ -16634,11 +16634,11 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         },
         "stopReason": {
-          "description": "Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.\n\nOptional. Omitted and `null` are equivalent and mean the Agent is not reporting a stop reason.\n\nSee protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)",
+          "description": "Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.\n\nOptional. Omitted and `null` are equivalent and mean the Agent is not reporting a stop reason.\n\nSee protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#stop-reasons)",
           "type": [
             "string",
             "null"
@@ -16658,7 +16658,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
           "items": {
             "$ref": "#/$defs/BackgroundWork"
           },
-          "description": "Work running independently of foreground work, as a complete snapshot.\n\nOptional. Omitted and `null` are equivalent and mean the Agent is not reporting\nbackground work, not that nothing is running. `[]` means no background work is\nrunning. An Agent that reports background work MUST include it on every state\nupdate for the session.\n\nSee protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)",
+          "description": "Work running independently of foreground work, as a complete snapshot.\n\nOptional. Omitted and `null` are equivalent and mean the Agent is not reporting\nbackground work, not that nothing is running. `[]` means no background work is\nrunning. An Agent that reports background work MUST include it on every state\nupdate for the session.\n\nSee protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)",
           "x-deserialize-default-on-error": true
         },
         "_meta": {
@@ -16667,7 +16667,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -16684,7 +16684,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
           "items": {
             "$ref": "#/$defs/BackgroundWork"
           },
-          "description": "Work running independently of foreground work, as a complete snapshot.\n\nOptional. Omitted and `null` are equivalent and mean the Agent is not reporting\nbackground work, not that nothing is running. `[]` means no background work is\nrunning. An Agent that reports background work MUST include it on every state\nupdate for the session.\n\nSee protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)",
+          "description": "Work running independently of foreground work, as a complete snapshot.\n\nOptional. Omitted and `null` are equivalent and mean the Agent is not reporting\nbackground work, not that nothing is running. `[]` means no background work is\nrunning. An Agent that reports background work MUST include it on every state\nupdate for the session.\n\nSee protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)",
           "x-deserialize-default-on-error": true
         },
         "_meta": {
@@ -16693,7 +16693,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -16726,7 +16726,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -16747,7 +16747,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -16795,11 +16795,11 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
-      "description": "Response from resuming an existing session.\n\nThe Agent MUST send a current `state_update` after any requested history\nreplay and before this response, even without replay. The update reports\nforeground state after resuming. The response alone does not imply `idle`.\n\nSee protocol docs: [Current-State Synchronization](https://agentclientprotocol.com/protocol/v2/session-setup#current-state-synchronization)",
+      "description": "Response from resuming an existing session.\n\nThe Agent MUST send a current `state_update` after any requested history\nreplay and before this response, even without replay. The update reports\nforeground state after resuming. The response alone does not imply `idle`.\n\nSee protocol docs: [Current-State Synchronization](https://agentclientprotocol.com/protocol/v2/draft/session-setup#current-state-synchronization)",
       "x-side": "agent",
       "x-method": "session/resume",
       "x-state": {
@@ -16826,7 +16826,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -16843,7 +16843,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -16860,7 +16860,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -16885,7 +16885,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -16922,14 +16922,14 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
       "required": [
         "messageId"
       ],
-      "description": "Response acknowledging that a user prompt was inserted into the ACP conversation.\n\nThis response does not indicate that the prompt was merely received or held, nor that the\nAgent has finished processing it.\nProcessing and completion are reported through `state_update` session updates.\n\nInsertion is the logical addition of a user message with a message ID and a position\nrelative to other messages in the ACP conversation.\n\nSee protocol docs: [Prompt Accepted](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#2-prompt-accepted)",
+      "description": "Response acknowledging that a user prompt was inserted into the ACP conversation.\n\nThis response does not indicate that the prompt was merely received or held, nor that the\nAgent has finished processing it.\nProcessing and completion are reported through `state_update` session updates.\n\nInsertion is the logical addition of a user message with a message ID and a position\nrelative to other messages in the ACP conversation.\n\nSee protocol docs: [Prompt Accepted](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#2-prompt-accepted)",
       "x-side": "agent",
       "x-method": "session/prompt"
     },
@@ -16938,7 +16938,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
       "description": "Identifier for a message, unique among messages of the same type within a session.\n\nEach message type, such as user messages, Agent messages, and Agent thoughts,\nhas its own ID space: messages of different types may share an ID and remain\ndistinct messages."
     },
     "ExtResponse": {
-      "description": "Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"
+      "description": "Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"
     },
     "AgentNotification": {
       "type": "object",
@@ -16952,7 +16952,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             {
               "anyOf": [
                 {
-                  "description": "Handles session update notifications from the Agent.\n\nThis is a notification endpoint (no response expected) that receives\nupdates about session activity, including message updates, message chunks,\ntool calls, and execution plans.\n\nClients SHOULD continue accepting tool call updates after `session/cancel`.\nFinal updates for the cancelled foreground work precede the idle `state_update`\nwith `stopReason: \"cancelled\"`. Updates for surviving background work can follow it.\n\nSee protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)",
+                  "description": "Handles session update notifications from the Agent.\n\nThis is a notification endpoint (no response expected) that receives\nupdates about session activity, including message updates, message chunks,\ntool calls, and execution plans.\n\nClients SHOULD continue accepting tool call updates after `session/cancel`.\nFinal updates for the cancelled foreground work precede the idle `state_update`\nwith `stopReason: \"cancelled\"`. Updates for surviving background work can follow it.\n\nSee protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)",
                   "title": "UpdateSessionNotification",
                   "allOf": [
                     {
@@ -16961,7 +16961,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
                   ]
                 },
                 {
-                  "description": "Notification that a URL-based elicitation has completed.\n\nSee protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation#url-completion)",
+                  "description": "Notification that a URL-based elicitation has completed.\n\nSee protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/draft/elicitation#url-completion)",
                   "title": "CompleteElicitationNotification",
                   "allOf": [
                     {
@@ -16979,7 +16979,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
                   ]
                 },
                 {
-                  "description": "Handles extension notifications from the Agent.\n\nAllows the Agent to send an arbitrary notification that is not part of the ACP spec.\nExtension notifications are custom one-way messages that are not part of the ACP spec.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+                  "description": "Handles extension notifications from the Agent.\n\nAllows the Agent to send an arbitrary notification that is not part of the ACP spec.\nExtension notifications are custom one-way messages that are not part of the ACP spec.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
                   "title": "ExtNotification",
                   "allOf": [
                     {
@@ -17028,7 +17028,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -17036,7 +17036,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
         "sessionId",
         "update"
       ],
-      "description": "Notification containing a session update from the Agent.\n\nAgents can send session updates at any point while the session exists.\n\nSee protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)",
+      "description": "Notification containing a session update from the Agent.\n\nAgents can send session updates at any point while the session exists.\n\nSee protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)",
       "x-side": "client",
       "x-method": "session/update",
       "x-scope": {
@@ -17374,7 +17374,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
           "required": [
             "sessionUpdate"
           ],
-          "description": "A content update for a plan identified by ID.\nSee protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/agent-plan)",
+          "description": "A content update for a plan identified by ID.\nSee protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/draft/agent-plan)",
           "allOf": [
             {
               "$ref": "#/$defs/PlanUpdate"
@@ -18077,7 +18077,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
           "additionalProperties": true
         }
       ],
-      "description": "Different types of updates that can be sent while a session exists.\n\nThese updates report messages, progress, and other session activity.\n\nSee protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)"
+      "description": "Different types of updates that can be sent while a session exists.\n\nThese updates report messages, progress, and other session activity.\n\nSee protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)"
     },
     "ContentChunk": {
       "type": "object",
@@ -18104,7 +18104,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\nThis metadata is scoped to the chunk and does not patch stored metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\nThis metadata is scoped to the chunk and does not patch stored metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -18143,7 +18143,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)",
           "additionalProperties": true
         }
       },
@@ -18181,7 +18181,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)",
           "additionalProperties": true
         }
       },
@@ -18219,7 +18219,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)",
           "additionalProperties": true
         }
       },
@@ -18253,7 +18253,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\nThis metadata is scoped to the chunk and does not patch stored metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\nThis metadata is scoped to the chunk and does not patch stored metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -18277,7 +18277,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -18312,7 +18312,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -18341,7 +18341,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -18372,11 +18372,11 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
-      "description": "Client-initiated controls a terminal currently supports.\n\nSee protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)"
+      "description": "Client-initiated controls a terminal currently supports.\n\nSee protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-terminals)"
     },
     "TerminalCancelCapabilities": {
       "type": "object",
@@ -18387,7 +18387,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -18478,7 +18478,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)",
           "additionalProperties": true
         }
       },
@@ -18509,7 +18509,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\nThis metadata is scoped to the chunk and does not patch stored metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\nThis metadata is scoped to the chunk and does not patch stored metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -18645,7 +18645,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -18654,7 +18654,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
         "priority",
         "status"
       ],
-      "description": "A single entry in the execution plan.\n\nRepresents a task or goal that the assistant intends to accomplish\nas part of fulfilling the user's request.\nSee protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/agent-plan#plan-entries)"
+      "description": "A single entry in the execution plan.\n\nRepresents a task or goal that the assistant intends to accomplish\nas part of fulfilling the user's request.\nSee protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/draft/agent-plan#plan-entries)"
     },
     "PlanEntryPriority": {
       "anyOf": [
@@ -18679,7 +18679,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
           "description": "Custom or future plan entry priority.\n\nValues beginning with `_` are reserved for implementation-specific\nextensions. Unknown values that do not begin with `_` are reserved for\nfuture ACP variants."
         }
       ],
-      "description": "Priority levels for plan entries.\n\nUsed to indicate the relative importance or urgency of different\ntasks in the execution plan.\nSee protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/agent-plan#plan-entries)"
+      "description": "Priority levels for plan entries.\n\nUsed to indicate the relative importance or urgency of different\ntasks in the execution plan.\nSee protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/draft/agent-plan#plan-entries)"
     },
     "PlanEntryStatus": {
       "anyOf": [
@@ -18709,7 +18709,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
           "description": "Custom or future plan entry status.\n\nValues beginning with `_` are reserved for implementation-specific\nextensions. Unknown values that do not begin with `_` are reserved for\nfuture ACP variants."
         }
       ],
-      "description": "Status of a plan entry in the execution flow.\n\nTracks the lifecycle of each task from planning through completion.\nSee protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/agent-plan#plan-entries)"
+      "description": "Status of a plan entry in the execution flow.\n\nTracks the lifecycle of each task from planning through completion.\nSee protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/draft/agent-plan#plan-entries)"
     },
     "PlanItems": {
       "type": "object",
@@ -18736,7 +18736,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -18779,7 +18779,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -18806,7 +18806,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -18832,7 +18832,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -18858,7 +18858,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -18884,7 +18884,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -18919,7 +18919,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)",
           "additionalProperties": true
         }
       },
@@ -18943,7 +18943,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -18986,7 +18986,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)",
           "additionalProperties": true
         }
       },
@@ -19051,7 +19051,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -19059,7 +19059,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
         "severity",
         "title"
       ],
-      "description": "Fire-and-forget information for the user.\n\nNotices are live events rather than session history. Agents MUST NOT rely on\na notice being received, displayed, or seen by the user.\nNo Client capability is required, and Clients MAY ignore notices.\n\nSee protocol docs: [Session Notices](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-notices)"
+      "description": "Fire-and-forget information for the user.\n\nNotices are live events rather than session history. Agents MUST NOT rely on\na notice being received, displayed, or seen by the user.\nNo Client capability is required, and Clients MAY ignore notices.\n\nSee protocol docs: [Session Notices](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#session-notices)"
     },
     "CompactionId": {
       "type": "string",
@@ -19144,7 +19144,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)",
           "additionalProperties": true
         }
       },
@@ -19178,7 +19178,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\nThis metadata is scoped to the chunk and does not patch stored metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\nThis metadata is scoped to the chunk and does not patch stored metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -19197,11 +19197,11 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
-      "description": "Marks the end of the history replay requested by `session/resume`.\n\nThe Agent MUST send this exactly once on a session for each `session/resume` request\nwith a `replayFrom` cursor, after the last replayed update for that session\nand before the response, even for an empty replay. After receiving the\nrequest, the Agent MUST hold live updates for the session during replay.\nIf the session is already active on the connection, a live update the Agent\nsent earlier can still arrive after the Client sends the request. The marker\nsignals the end of the requested replay, not its start. A full replay covers\nall the history the Agent retained for that session.\n\nThe Agent MUST NOT send it when `replayFrom` is omitted or `null`, or when\nit cannot finish the replay. A replay that ends without it and without a\nsuccessful response is truncated.\n\nSee protocol docs: [Replay Complete](https://agentclientprotocol.com/protocol/v2/session-setup#replay-complete)"
+      "description": "Marks the end of the history replay requested by `session/resume`.\n\nThe Agent MUST send this exactly once on a session for each `session/resume` request\nwith a `replayFrom` cursor, after the last replayed update for that session\nand before the response, even for an empty replay. After receiving the\nrequest, the Agent MUST hold live updates for the session during replay.\nIf the session is already active on the connection, a live update the Agent\nsent earlier can still arrive after the Client sends the request. The marker\nsignals the end of the requested replay, not its start. A full replay covers\nall the history the Agent retained for that session.\n\nThe Agent MUST NOT send it when `replayFrom` is omitted or `null`, or when\nit cannot finish the replay. A replay that ends without it and without a\nsuccessful response is truncated.\n\nSee protocol docs: [Replay Complete](https://agentclientprotocol.com/protocol/v2/draft/session-setup#replay-complete)"
     },
     "PromptSuggestion": {
       "type": "object",
@@ -19220,7 +19220,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -19246,7 +19246,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -19280,7 +19280,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -19295,7 +19295,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -19550,7 +19550,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -19585,7 +19585,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -19620,7 +19620,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -19670,7 +19670,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)",
           "additionalProperties": true
         }
       },
@@ -19700,11 +19700,11 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
-      "description": "Client-initiated session mutations permitted for a specific subagent session.\n\nA mutation requires an explicit per-child capability. Support for the method\non ordinary sessions does not grant support on a child.\n\nSee protocol docs: [Restricted methods](https://agentclientprotocol.com/protocol/v2/subagents#restricted-methods)"
+      "description": "Client-initiated session mutations permitted for a specific subagent session.\n\nA mutation requires an explicit per-child capability. Support for the method\non ordinary sessions does not grant support on a child.\n\nSee protocol docs: [Restricted methods](https://agentclientprotocol.com/protocol/v2/draft/subagents#restricted-methods)"
     },
     "SessionCancelCapabilities": {
       "type": "object",
@@ -19715,7 +19715,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -19799,14 +19799,14 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)",
           "additionalProperties": true
         }
       },
       "required": [
         "sessionId"
       ],
-      "description": "Notification that the enclosing parent session created and owns a child session.\n\nLater updates modify the existing association's metadata, not its ownership.\n\nSent on the immediate parent session. The first update for an unknown\n`sessionId` announces the child and MUST be sent\nbefore any live request or notification bearing the child's session ID,\nincluding messages naming it as sender or recipient. Child events are\ndelivered automatically. No separate child resume or subscription is needed.\nUnderstanding this update, registering child sessions, and applying their\noperation restrictions are baseline requirements. No Client capability\nis required.\n\nOnly `sessionId` is required. Other fields have\npatch semantics: omitted fields leave the stored value unchanged, `null`\nclears or unsets the value, and concrete values replace it. A concrete\n`_meta` object instead patches the stored metadata by top-level key. For\n`state`, `null` removes the current state report and leaves activity\nunconfirmed. It does not report idle or cancellation. A child whose capabilities are\nunset permits no Client-initiated session mutations.\n\n`cwd` and `additionalDirectories` report where the Agent placed the child.\nWhile unset, each inherits the immediate parent's effective value.\nThe title and description provide the parent's display metadata for the\nchild. Agents SHOULD mirror known child state changes in the parent's\n`state` using the same `StateUpdate` snapshot as the\nordinary `state_update` notification on the child session. This reports\nchild state, not a separate parent-owned lifecycle. Clients MUST\napply duplicate reports idempotently.\nCompleting or cancelling work does not end the association: the parent may\nmessage the same child again. Individual messages and their outcomes do not\nchange this association.\n\nSee protocol docs: [Subagents](https://agentclientprotocol.com/protocol/v2/subagents)"
+      "description": "Notification that the enclosing parent session created and owns a child session.\n\nLater updates modify the existing association's metadata, not its ownership.\n\nSent on the immediate parent session. The first update for an unknown\n`sessionId` announces the child and MUST be sent\nbefore any live request or notification bearing the child's session ID,\nincluding messages naming it as sender or recipient. Child events are\ndelivered automatically. No separate child resume or subscription is needed.\nUnderstanding this update, registering child sessions, and applying their\noperation restrictions are baseline requirements. No Client capability\nis required.\n\nOnly `sessionId` is required. Other fields have\npatch semantics: omitted fields leave the stored value unchanged, `null`\nclears or unsets the value, and concrete values replace it. A concrete\n`_meta` object instead patches the stored metadata by top-level key. For\n`state`, `null` removes the current state report and leaves activity\nunconfirmed. It does not report idle or cancellation. A child whose capabilities are\nunset permits no Client-initiated session mutations.\n\n`cwd` and `additionalDirectories` report where the Agent placed the child.\nWhile unset, each inherits the immediate parent's effective value.\nThe title and description provide the parent's display metadata for the\nchild. Agents SHOULD mirror known child state changes in the parent's\n`state` using the same `StateUpdate` snapshot as the\nordinary `state_update` notification on the child session. This reports\nchild state, not a separate parent-owned lifecycle. Clients MUST\napply duplicate reports idempotently.\nCompleting or cancelling work does not end the association: the parent may\nmessage the same child again. Individual messages and their outcomes do not\nchange this association.\n\nSee protocol docs: [Subagents](https://agentclientprotocol.com/protocol/v2/draft/subagents)"
     },
     "SessionMessage": {
       "type": "object",
@@ -19885,7 +19885,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted leaves the stored metadata unchanged. `null`\nclears it. An object patches the stored metadata by top-level key: keys it omits are\nunchanged, a key set to `null` is removed, and any other value replaces that key's\nstored value without merging nested objects. Beyond this patch rule, implementations\nMUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)",
           "additionalProperties": true
         }
       },
@@ -19919,7 +19919,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\nThis metadata is scoped to the chunk and does not patch stored metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\nThis metadata is scoped to the chunk and does not patch stored metadata.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -19946,7 +19946,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -19988,7 +19988,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -20009,7 +20009,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
       }
     },
     "ExtNotification": {
-      "description": "Allows either side to send an arbitrary notification that is not part of the ACP spec.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"
+      "description": "Allows either side to send an arbitrary notification that is not part of the ACP spec.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"
     },
     "ClientRequest": {
       "type": "object",
@@ -20031,7 +20031,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             {
               "anyOf": [
                 {
-                  "description": "Establishes the connection with a Client and negotiates protocol capabilities.\n\nThis method is called at the beginning of the connection, before any other request, to:\n- Negotiate the protocol version to use\n- Exchange capability information between Client and Agent\n- Determine available authentication methods\n\nThe Client MAY repeat it before its first other request. The latest successful\n`initialize` is authoritative.\n\nThe Agent responds with its supported protocol version and capabilities.\n\nSee protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)",
+                  "description": "Establishes the connection with a Client and negotiates protocol capabilities.\n\nThis method is called at the beginning of the connection, before any other request, to:\n- Negotiate the protocol version to use\n- Exchange capability information between Client and Agent\n- Determine available authentication methods\n\nThe Client MAY repeat it before its first other request. The latest successful\n`initialize` is authoritative.\n\nThe Agent responds with its supported protocol version and capabilities.\n\nSee protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/draft/initialization)",
                   "title": "InitializeRequest",
                   "allOf": [
                     {
@@ -20040,7 +20040,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
                   ]
                 },
                 {
-                  "description": "Authenticates the Client using the specified authentication method.\n\nAgents MUST support this method when their `initialize` response included\na non-empty `authMethods` list. Clients MUST call this method only\nwith a method whose type defines a protocol-driven login flow, and MUST NOT\ncall it when `authMethods` was omitted or empty.\n\nCalled when the Agent requires authentication before allowing session creation.\nThe Client provides the authentication method ID that was advertised during initialization.\n\nAfter successful authentication, the Client can proceed to create sessions with\n`session/new` without receiving a `-32000` (Authentication required) error.\n\nSee protocol docs: [Authentication](https://agentclientprotocol.com/protocol/v2/authentication)",
+                  "description": "Authenticates the Client using the specified authentication method.\n\nAgents MUST support this method when their `initialize` response included\na non-empty `authMethods` list. Clients MUST call this method only\nwith a method whose type defines a protocol-driven login flow, and MUST NOT\ncall it when `authMethods` was omitted or empty.\n\nCalled when the Agent requires authentication before allowing session creation.\nThe Client provides the authentication method ID that was advertised during initialization.\n\nAfter successful authentication, the Client can proceed to create sessions with\n`session/new` without receiving a `-32000` (Authentication required) error.\n\nSee protocol docs: [Authentication](https://agentclientprotocol.com/protocol/v2/draft/authentication)",
                   "title": "LoginAuthRequest",
                   "allOf": [
                     {
@@ -20094,7 +20094,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
                   ]
                 },
                 {
-                  "description": "Creates a new conversation session with the Agent.\n\nSessions represent independent conversation contexts with their own history and state.\n\nThe Agent:\n- Creates a new session context\n- Connects to the specified MCP servers\n- Returns a unique session ID for future requests\n\nFails with `-32000` (Authentication required) if the Agent requires authentication.\n\nSee protocol docs: [Session Setup](https://agentclientprotocol.com/protocol/v2/session-setup)",
+                  "description": "Creates a new conversation session with the Agent.\n\nSessions represent independent conversation contexts with their own history and state.\n\nThe Agent:\n- Creates a new session context\n- Connects to the specified MCP servers\n- Returns a unique session ID for future requests\n\nFails with `-32000` (Authentication required) if the Agent requires authentication.\n\nSee protocol docs: [Session Setup](https://agentclientprotocol.com/protocol/v2/draft/session-setup)",
                   "title": "NewSessionRequest",
                   "allOf": [
                     {
@@ -20220,7 +20220,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
                   ]
                 },
                 {
-                  "description": "Processes a user prompt within a session.\n\nAcceptance means adding a logical user message with an ID and a position\nrelative to other messages in the ACP conversation, not receipt or queueing.\nThe Agent MUST return the inserted message's ID without waiting for\nprocessing to finish.\n\nThe Agent reports the user message with the same ID through `session/update`.\nThis notification can arrive before or after the response, and MUST NOT\nprecede insertion. Processing state, output, tool calls, and completion are\nalso reported through session updates.\n\nAn error response means the user message was not inserted. Once it is\ninserted, the Agent MUST NOT answer with an error, even if the work fails\nbefore the response is sent. It ends that work with the `error` stop reason.\n\nA rejected submission produces no user-message updates. Foreground state\nfollows its normal lifecycle independently of the request outcome:\n`running` may precede insertion, and rejection alone does not imply `idle`.\n\nSee protocol docs: [Prompt Lifecycle](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle)",
+                  "description": "Processes a user prompt within a session.\n\nAcceptance means adding a logical user message with an ID and a position\nrelative to other messages in the ACP conversation, not receipt or queueing.\nThe Agent MUST return the inserted message's ID without waiting for\nprocessing to finish.\n\nThe Agent reports the user message with the same ID through `session/update`.\nThis notification can arrive before or after the response, and MUST NOT\nprecede insertion. Processing state, output, tool calls, and completion are\nalso reported through session updates.\n\nAn error response means the user message was not inserted. Once it is\ninserted, the Agent MUST NOT answer with an error, even if the work fails\nbefore the response is sent. It ends that work with the `error` stop reason.\n\nA rejected submission produces no user-message updates. Foreground state\nfollows its normal lifecycle independently of the request outcome:\n`running` may precede insertion, and rejection alone does not imply `idle`.\n\nSee protocol docs: [Prompt Lifecycle](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle)",
                   "title": "PromptRequest",
                   "allOf": [
                     {
@@ -20229,7 +20229,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
                   ]
                 },
                 {
-                  "description": "Handles extension method requests from the Client.\n\nExtension methods are custom methods that are not part of the ACP spec.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+                  "description": "Handles extension method requests from the Client.\n\nExtension methods are custom methods that are not part of the ACP spec.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
                   "title": "ExtMethodRequest",
                   "allOf": [
                     {
@@ -20289,7 +20289,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -20297,7 +20297,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
         "protocolVersion",
         "info"
       ],
-      "description": "Request parameters for the initialize method.\n\nSent by the Client to establish connection and negotiate capabilities.\n\nSee protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)",
+      "description": "Request parameters for the initialize method.\n\nSent by the Client to establish connection and negotiate capabilities.\n\nSee protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/draft/initialization)",
       "x-side": "agent",
       "x-method": "initialize"
     },
@@ -20346,11 +20346,11 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
-      "description": "Capabilities supported by the Client.\n\nAdvertised during initialization to inform the Agent about\navailable features and methods.\n\nSee protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#client-capabilities)"
+      "description": "Capabilities supported by the Client.\n\nAdvertised during initialization to inform the Agent about\navailable features and methods.\n\nSee protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#client-capabilities)"
     },
     "ClientAuthCapabilities": {
       "type": "object",
@@ -20373,7 +20373,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -20388,7 +20388,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -20427,7 +20427,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -20442,7 +20442,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -20457,7 +20457,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -20496,7 +20496,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -20547,7 +20547,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -20562,7 +20562,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -20577,7 +20577,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -20592,7 +20592,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -20619,7 +20619,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -20634,7 +20634,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -20657,7 +20657,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -20677,7 +20677,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -20722,7 +20722,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -20752,7 +20752,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -20772,7 +20772,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -20789,7 +20789,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -20849,14 +20849,14 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
       "required": [
         "cwd"
       ],
-      "description": "Request parameters for creating a new session.\n\nSee protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)",
+      "description": "Request parameters for creating a new session.\n\nSee protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/draft/session-setup#creating-a-session)",
       "x-side": "agent",
       "x-method": "session/new"
     },
@@ -20972,7 +20972,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
           "additionalProperties": true
         }
       ],
-      "description": "Configuration for connecting to an MCP (Model Context Protocol) server.\n\nMCP servers provide tools and context that the Agent can use when\nprocessing prompts.\n\nSee protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/session-setup#mcp-servers)"
+      "description": "Configuration for connecting to an MCP (Model Context Protocol) server.\n\nMCP servers provide tools and context that the Agent can use when\nprocessing prompts.\n\nSee protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/draft/session-setup#mcp-servers)"
     },
     "HttpHeader": {
       "type": "object",
@@ -20991,7 +20991,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -21027,7 +21027,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -21058,7 +21058,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -21105,7 +21105,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -21140,7 +21140,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -21187,7 +21187,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -21327,7 +21327,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -21377,7 +21377,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -21459,7 +21459,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -21488,7 +21488,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -21516,7 +21516,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -21544,7 +21544,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -21591,7 +21591,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -21623,7 +21623,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -21706,7 +21706,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -21781,7 +21781,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -21804,7 +21804,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -21840,7 +21840,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -21848,7 +21848,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
         "sessionId",
         "toolCallId"
       ],
-      "description": "Request parameters for cancelling one tool call.\n\nClients MUST NOT send it unless the tool call currently advertises `capabilities.cancel`.\n\nThe Agent responds once it has accepted the cancellation. The response does not mean\nthe work has stopped. The Agent confirms it with a `tool_call_update` to a final\nstatus: normally `cancelled`, or `completed` or `failed` if the work finished first.\n\nThe Agent responds with `-32602` if the tool call is unknown, already final, or not\ncancellable. Cancelling a tool call does not change the foreground state by itself.\n\nSee protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)",
+      "description": "Request parameters for cancelling one tool call.\n\nClients MUST NOT send it unless the tool call currently advertises `capabilities.cancel`.\n\nThe Agent responds once it has accepted the cancellation. The response does not mean\nthe work has stopped. The Agent confirms it with a `tool_call_update` to a final\nstatus: normally `cancelled`, or `completed` or `failed` if the work finished first.\n\nThe Agent responds with `-32602` if the tool call is unknown, already final, or not\ncancellable. Cancelling a tool call does not change the foreground state by itself.\n\nSee protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-tool-calls)",
       "x-side": "agent",
       "x-method": "tool_call/cancel"
     },
@@ -21877,7 +21877,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -21885,7 +21885,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
         "sessionId",
         "terminalId"
       ],
-      "description": "Request parameters for cancelling one terminal.\n\nClients MUST NOT send it unless the terminal currently advertises `capabilities.cancel`.\n\nThe Agent responds once it has accepted the cancellation. The response does not mean\nthe work has stopped. The Agent confirms it with a `terminal_update` that sets\n`exitStatus`. Cancelling stops the process but does not release the terminal, and does\nnot change the status of a tool call that references it.\n\nThe Agent responds with `-32602` if the terminal is unknown, has already exited, or is not\ncancellable. Cancelling a terminal does not change the foreground state by itself.\n\nSee protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)",
+      "description": "Request parameters for cancelling one terminal.\n\nClients MUST NOT send it unless the terminal currently advertises `capabilities.cancel`.\n\nThe Agent responds once it has accepted the cancellation. The response does not mean\nthe work has stopped. The Agent confirms it with a `terminal_update` that sets\n`exitStatus`. Cancelling stops the process but does not release the terminal, and does\nnot change the status of a tool call that references it.\n\nThe Agent responds with `-32602` if the terminal is unknown, has already exited, or is not\ncancellable. Cancelling a terminal does not change the foreground state by itself.\n\nSee protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-terminals)",
       "x-side": "agent",
       "x-method": "terminal/cancel"
     },
@@ -21914,7 +21914,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -22011,7 +22011,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
           "additionalProperties": true
         }
       ],
-      "description": "Request parameters for setting a session configuration option.\n\nAgents MUST support this method for any session the Client created or resumed\nwhere they advertise config options. For a child session, the child's\ncapabilities decide whether the Client can send it, and none defined today\npermits it.\nAgents MUST reject an unknown `configId` or invalid value with `-32602` and leave the\nconfiguration unchanged.\n\nSee protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)",
+      "description": "Request parameters for setting a session configuration option.\n\nAgents MUST support this method for any session the Client created or resumed\nwhere they advertise config options. For a child session, the child's\ncapabilities decide whether the Client can send it, and none defined today\npermits it.\nAgents MUST reject an unknown `configId` or invalid value with `-32602` and leave the\nconfiguration unchanged.\n\nSee protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/draft/session-config-options#setting-a-config-option)",
       "x-side": "agent",
       "x-method": "session/set_config_option"
     },
@@ -22043,7 +22043,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
               "type": "null"
             }
           ],
-          "description": "Identifies one prompt submission within this session.\n\nOptional. Omitted and `null` are equivalent and mean no key. The Agent then handles\nthe prompt without duplicate detection.\n\nThe Client generates the key and sends the same key on every attempt for the same\nsubmission. Agents that advertise `capabilities.session` MUST support the key.\nA retry of a recorded insertion returns the original `messageId` without inserting\nanother message.\n\nThe Agent MUST recognize the key for as long as it retains the message, including\nacross connections and Agent restarts. For a live-only message, it MUST recognize\nthe key while the session stays active on a connection. A retry with a forgotten\nkey is a new submission, even immediately after reconnecting. If a duplicate\nwould matter and the Client cannot rule it out, it SHOULD NOT retry automatically.\n\nWhen present, the value is an opaque, case-sensitive string of 1 to 255 characters.\nAgents MUST reject any other value with `-32602` (Invalid params) and MUST NOT treat\nit as omitted.\n\nSee protocol docs: [Retrying a prompt](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#retrying-a-prompt)"
+          "description": "Identifies one prompt submission within this session.\n\nOptional. Omitted and `null` are equivalent and mean no key. The Agent then handles\nthe prompt without duplicate detection.\n\nThe Client generates the key and sends the same key on every attempt for the same\nsubmission. Agents that advertise `capabilities.session` MUST support the key.\nA retry of a recorded insertion returns the original `messageId` without inserting\nanother message.\n\nThe Agent MUST recognize the key for as long as it retains the message, including\nacross connections and Agent restarts. For a live-only message, it MUST recognize\nthe key while the session stays active on a connection. A retry with a forgotten\nkey is a new submission, even immediately after reconnecting. If a duplicate\nwould matter and the Client cannot rule it out, it SHOULD NOT retry automatically.\n\nWhen present, the value is an opaque, case-sensitive string of 1 to 255 characters.\nAgents MUST reject any other value with `-32602` (Invalid params) and MUST NOT treat\nit as omitted.\n\nSee protocol docs: [Retrying a prompt](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#retrying-a-prompt)"
         },
         "_meta": {
           "type": [
@@ -22051,7 +22051,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -22059,7 +22059,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
         "sessionId",
         "prompt"
       ],
-      "description": "Request parameters for sending a user prompt to the Agent.\n\nContains the user's message and any additional context.\n\nSee protocol docs: [User Message](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#1-user-message)",
+      "description": "Request parameters for sending a user prompt to the Agent.\n\nContains the user's message and any additional context.\n\nSee protocol docs: [User Message](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#1-user-message)",
       "x-side": "agent",
       "x-method": "session/prompt"
     },
@@ -22067,7 +22067,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
       "type": "string",
       "minLength": 1,
       "maxLength": 255,
-      "description": "A key the Client generates to identify one `session/prompt` submission across attempts.\n\nThe key is an opaque, case-sensitive string of 1 to 255 characters. It is scoped to the\nsession named by the request's `sessionId`.\n\nSee protocol docs: [Retrying a prompt](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#retrying-a-prompt)"
+      "description": "A key the Client generates to identify one `session/prompt` submission across attempts.\n\nThe key is an opaque, case-sensitive string of 1 to 255 characters. It is scoped to the\nsession named by the request's `sessionId`.\n\nSee protocol docs: [Retrying a prompt](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#retrying-a-prompt)"
     },
     "ClientResponse": {
       "anyOf": [
@@ -22190,7 +22190,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -22204,7 +22204,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
     "RequestPermissionOutcome": {
       "anyOf": [
         {
-          "description": "The request was not approved and no option was selected: the session's work was\ncancelled, the user dismissed the prompt, or the Client declined it by policy.\nAgents MUST NOT proceed with the operation.\n\nThe Client answers a request the Agent cancels with `$/cancel_request` with\nthis outcome. After sending `session/cancel`, the Client MAY also send it\nwithout waiting for `$/cancel_request`, for a request it knows belongs to the\ncancelled foreground work.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)",
+          "description": "The request was not approved and no option was selected: the session's work was\ncancelled, the user dismissed the prompt, or the Client declined it by policy.\nAgents MUST NOT proceed with the operation.\n\nThe Client answers a request the Agent cancels with `$/cancel_request` with\nthis outcome. After sending `session/cancel`, the Client MAY also send it\nwithout waiting for `$/cancel_request`, for a request it knows belongs to the\ncancelled foreground work.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#cancellation)",
           "type": "object",
           "properties": {
             "outcome": {
@@ -22294,7 +22294,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -22317,7 +22317,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -22437,7 +22437,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -22513,7 +22513,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
                 "null"
               ],
               "x-deserialize-default-on-error": true,
-              "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\nThis is ACP metadata, not the inner MCP message's `_meta`.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+              "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\nThis is ACP metadata, not the inner MCP message's `_meta`.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
               "additionalProperties": true
             }
           },
@@ -22540,7 +22540,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
                 "null"
               ],
               "x-deserialize-default-on-error": true,
-              "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\nThis is ACP metadata, not the inner MCP message's `_meta`.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+              "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\nThis is ACP metadata, not the inner MCP message's `_meta`.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
               "additionalProperties": true
             }
           },
@@ -22590,7 +22590,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             {
               "anyOf": [
                 {
-                  "description": "Cancels the named session's active foreground work and earlier prompts not yet inserted.\nThe Agent MUST answer those uninserted prompts with `-32800`. Inserted prompts still\nsucceed with their `messageId`. This cancellation does not cover later submissions.\n\nWork in the latest `background` list is not covered and keeps running. The\nAgent MAY stop background activity it does not list.\n\nUpon receiving this notification, the Agent SHOULD stop all language model\nrequests and all tool call invocations of the cancelled foreground work as soon\nas possible.\n\nThe Agent MUST stop waiting for pending `session/request_permission` requests of\nthe cancelled work and treat them as not approved. It MUST cancel each of them\nwith `$/cancel_request`.\n\nWhen cancellation stops active foreground work, the Agent MUST send that work's\npending updates, then an idle `state_update` with `stopReason: \"cancelled\"`,\nbefore starting new foreground work in the same session. A later prompt can be\ninserted and acknowledged before that idle update, or held with its response\npending. Listed background work can report updates before or after it.\nNo additional idle update is required if no foreground work was active.\n\nAfter cancellation completes, the Agent SHOULD ignore late answers rather\nthan use them to resume the cancelled work.\n\nAgents MUST catch errors caused by aborting cancelled work and report the\n`cancelled` stop reason, not `error`.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)",
+                  "description": "Cancels the named session's active foreground work and earlier prompts not yet inserted.\nThe Agent MUST answer those uninserted prompts with `-32800`. Inserted prompts still\nsucceed with their `messageId`. This cancellation does not cover later submissions.\n\nWork in the latest `background` list is not covered and keeps running. The\nAgent MAY stop background activity it does not list.\n\nUpon receiving this notification, the Agent SHOULD stop all language model\nrequests and all tool call invocations of the cancelled foreground work as soon\nas possible.\n\nThe Agent MUST stop waiting for pending `session/request_permission` requests of\nthe cancelled work and treat them as not approved. It MUST cancel each of them\nwith `$/cancel_request`.\n\nWhen cancellation stops active foreground work, the Agent MUST send that work's\npending updates, then an idle `state_update` with `stopReason: \"cancelled\"`,\nbefore starting new foreground work in the same session. A later prompt can be\ninserted and acknowledged before that idle update, or held with its response\npending. Listed background work can report updates before or after it.\nNo additional idle update is required if no foreground work was active.\n\nAfter cancellation completes, the Agent SHOULD ignore late answers rather\nthan use them to resume the cancelled work.\n\nAgents MUST catch errors caused by aborting cancelled work and report the\n`cancelled` stop reason, not `error`.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#cancellation)",
                   "title": "CancelSessionNotification",
                   "allOf": [
                     {
@@ -22608,7 +22608,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
                   ]
                 },
                 {
-                  "description": "Handles extension notifications from the Client.\n\nExtension notifications are custom one-way messages that are not part of the ACP spec.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+                  "description": "Handles extension notifications from the Client.\n\nExtension notifications are custom one-way messages that are not part of the ACP spec.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
                   "title": "ExtNotification",
                   "allOf": [
                     {
@@ -22649,14 +22649,14 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
       "required": [
         "sessionId"
       ],
-      "description": "Cancels the named session's active foreground work and earlier prompts not yet inserted.\nIt does not cancel later submissions or work in the session's latest `background` list.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)",
+      "description": "Cancels the named session's active foreground work and earlier prompts not yet inserted.\nIt does not cancel later submissions or work in the session's latest `background` list.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#cancellation)",
       "x-side": "agent",
       "x-method": "session/cancel"
     },
@@ -22697,7 +22697,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\nThis is ACP metadata, not the inner MCP message's `_meta`.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\nThis is ACP metadata, not the inner MCP message's `_meta`.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -22727,14 +22727,14 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "The _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
       "required": [
         "requestId"
       ],
-      "description": "Notification to cancel an ongoing request.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/cancellation)",
+      "description": "Notification to cancel an ongoing request.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/cancellation)",
       "x-side": "protocol",
       "x-method": "$/cancel_request"
     },
@@ -22818,7 +22818,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "Metadata for the `proxy/successor` envelope itself, separate from the wrapped\nmessage's `_meta`. It is hop-local: the conductor does not copy it into the message\nit unwraps.\n\nThe _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "Metadata for the `proxy/successor` envelope itself, separate from the wrapped\nmessage's `_meta`. It is hop-local: the conductor does not copy it into the message\nit unwraps.\n\nThe _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
@@ -22982,7 +22982,7 @@ pub const SCHEMA_UNSTABLE: &str = r##"{
             "null"
           ],
           "x-deserialize-default-on-error": true,
-          "description": "Metadata for the `proxy/successor` envelope itself, separate from the wrapped\nmessage's `_meta`. It is hop-local: the conductor does not copy it into the message\nit unwraps.\n\nThe _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)",
+          "description": "Metadata for the `proxy/successor` envelope itself, separate from the wrapped\nmessage's `_meta`. It is hop-local: the conductor does not copy it into the message\nit unwraps.\n\nThe _meta property is reserved by ACP to allow Clients and Agents to attach additional\nmetadata to their interactions. Omitted and `null` are equivalent and mean no metadata.\nImplementations MUST NOT assign meaning to keys they do not recognize.\n\nSee protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)",
           "additionalProperties": true
         }
       },
