@@ -105,7 +105,7 @@ enum SchemaCommand {
         #[arg(long)]
         version: Option<String>,
         /// Derive the four files from `agent-client-protocol-schema` VERSION on crates.io (default:
-        /// the pinned version, else the newest), built with `xtask/schema-crate/` in .cache.
+        /// the newest), built with `xtask/schema-crate/` in .cache.
         #[arg(long = "crate", value_name = "VERSION", num_args = 0..=1, default_missing_value = "", conflicts_with = "from")]
         crate_version: Option<String>,
         /// Where to take them from (default: where `schema/sources.toml` says they came from).
@@ -144,8 +144,13 @@ fn main() -> ExitCode {
                 (None, Some(Source::Crate)) => Some(xtask::schema::From::Crate),
                 (None, None) => None,
             };
-            let version = version.or(crate_version.filter(|v| !v.is_empty()));
-            xtask::schema::pull_command(&root, from, version.as_deref(), out.as_deref())
+            let wanted = match (&version, &crate_version) {
+                (Some(v), _) => xtask::schema::Wanted::Exact(v),
+                (None, Some(v)) if !v.is_empty() => xtask::schema::Wanted::Exact(v),
+                (None, Some(_)) => xtask::schema::Wanted::Newest,
+                (None, None) => xtask::schema::Wanted::Pinned,
+            };
+            xtask::schema::pull_command(&root, from, wanted, out.as_deref())
         }
         Command::Schema { command: SchemaCommand::Verify } => xtask::schema::verify(&root),
         Command::Schema { command: SchemaCommand::History } => return xtask::history::run_command(&root),

@@ -80,14 +80,24 @@ pub enum From {
     Crate,
 }
 
+/// Which version `cargo xtask schema pull` takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wanted<'a> {
+    /// This one.
+    Exact(&'a str),
+    /// The newest on the registry (`--crate` without a version; crates only).
+    Newest,
+    /// The one schema/sources.toml pins when it pins the same source, else (crates) the newest.
+    Pinned,
+}
+
 /// `cargo xtask schema pull [--from npm|crate] [--version X] [--crate [X]] [--out DIR]`: from
-/// `from` (else the source schema/sources.toml pins) at `version` (else the pinned one; for the
-/// crate without a pin, the newest). `out` (crate only) writes the four files there instead of
-/// into schema/.
+/// `from` (else the source schema/sources.toml pins) at the version `wanted`. `out` (crate only)
+/// writes the four files there instead of into schema/.
 pub fn pull_command(
     root: &Path,
     from: Option<From>,
-    version: Option<&str>,
+    wanted: Wanted<'_>,
     out: Option<&Path>,
 ) -> Result<Vec<String>, String> {
     let sources = load_sources(root).unwrap_or_default();
@@ -96,11 +106,11 @@ pub fn pull_command(
         _ => From::Npm,
     };
     let from = from.unwrap_or(if out.is_some() { From::Crate } else { pinned_from });
-    let version = match version {
-        Some(v) => v.to_string(),
-        None if from == pinned_from && out.is_none() => pinned_of(&sources)?,
-        None if from == From::Crate => from_crate::newest_version()?,
-        None => return Err(format!("pass `--version <v>` of {PACKAGE}")),
+    let version = match wanted {
+        Wanted::Exact(v) => v.to_string(),
+        Wanted::Pinned if from == pinned_from => pinned_of(&sources)?,
+        Wanted::Newest | Wanted::Pinned if from == From::Crate => from_crate::newest_version()?,
+        Wanted::Newest | Wanted::Pinned => return Err(format!("pass `--version <v>` of {PACKAGE}")),
     };
     match (from, out) {
         (From::Npm, None) => pull(root, &version),

@@ -49,16 +49,17 @@ pub struct DerivedFile {
     pub bytes: Vec<u8>,
 }
 
-/// The newest version of the crate on crates.io (`cargo search`).
+/// The newest version of the crate on crates.io: `cargo info`, which reads the registry's index
+/// (the search API it would need for `cargo search` is not on every mirror), run outside this
+/// workspace (inside, it reports the version our lockfile has).
 pub fn newest_version() -> Result<String, String> {
-    let mut search = process::cargo();
-    search.args(["search", CRATE, "--limit", "1"]);
-    let stdout = process::capture(&mut search)?;
-    let prefix = format!("{CRATE} = \"");
+    let mut info = process::cargo();
+    info.args(["info", CRATE]).current_dir(std::env::temp_dir());
+    let stdout = process::capture(&mut info)?;
     stdout
         .lines()
-        .find_map(|line| line.strip_prefix(&prefix)?.split('"').next().map(str::to_string))
-        .ok_or_else(|| format!("`cargo search {CRATE}` did not list the crate:\n{stdout}"))
+        .find_map(|line| line.strip_prefix("version: ")?.split_whitespace().next().map(str::to_string))
+        .ok_or_else(|| format!("`cargo info {CRATE}` named no version:\n{stdout}"))
 }
 
 /// Builds the generator against `version` of the crate and prints the files of `FILES` whose
