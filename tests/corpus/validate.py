@@ -36,7 +36,7 @@ except ImportError:  # pragma: no cover
     sys.exit(2)
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[2]
+REPO = HERE.parents[1]
 SCHEMA_DIR = REPO / "schema"
 VERSIONS = ("v1", "v2")
 MESSAGES = ("request", "response", "notification")

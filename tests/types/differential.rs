@@ -1,5 +1,5 @@
 //! Differential test against the official hand-written types, `agent-client-protocol-schema`
-//! 1.15.1 (the crate the committed schemas were generated from).
+//! 1.20.0 (the crate the committed schemas were generated from).
 //!
 //! For every stable case of `tests/corpus/v1.json` and `v2.json` (unstable cases are skipped: the
 //! official crate is built without its `unstable` feature), the case's value is decoded from JSON
@@ -471,7 +471,7 @@ fn check(
     // One print, so that the summaries of the two versions (run in parallel) do not interleave.
     let mut summary = format!(
         "differential {version}: {} stable cases compared with agent-client-protocol-schema \
-         1.15.1 ({} unstable skipped): {equal} equal ({equal_up_to_numbers} of them only up to \
+         1.20.0 ({} unstable skipped): {equal} equal ({equal_up_to_numbers} of them only up to \
          number representation), {known_cases} with known differences, {} failing",
         stable.len(),
         cases.len() - stable.len(),

@@ -16,7 +16,10 @@ const OWNED_DIR: &str = "generated";
 /// `cargo xtask codegen [--check]`.
 pub fn run(root: &Path, check_only: bool) -> Result<Vec<String>, String> {
     let start = Instant::now();
-    let (files, mut lines) = generate(root)?;
+    let acp_codegen::Generated { files, mut lines, warnings } = generate(root)?;
+    for w in &warnings {
+        eprintln!("{w}");
+    }
     if check_only {
         check_files(root, &files)?;
         lines.push(format!(
@@ -39,8 +42,7 @@ pub fn run(root: &Path, check_only: bool) -> Result<Vec<String>, String> {
 /// The freshness check shared by `--check` and the test suite: the schemas match their pins and
 /// every generated file matches what the generator would write now. Never writes.
 pub fn check(root: &Path) -> Result<(), String> {
-    let (files, _) = generate(root)?;
-    check_files(root, &files)
+    check_files(root, &generate(root)?.files)
 }
 
 fn check_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Result<(), String> {
@@ -86,6 +88,9 @@ pub fn standalone_in(schema: &Path, out: &Path, workspace: Workspace) -> Result<
         .unwrap_or_else(|| "acp-types-standalone".into());
     let support = crate::project_root().join("support");
     let (protocol, files) = acp_codegen::standalone(schema, &crate_name, &support, workspace)?;
+    for w in &protocol.warnings {
+        eprintln!("{w}");
+    }
     for (path, text) in &files {
         let path = out.join(path);
         if let Some(dir) = path.parent() {

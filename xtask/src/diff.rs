@@ -74,15 +74,19 @@ pub fn run_command(root: &Path, old: &str, new: &str, format: Format, fail_on: F
     }
 }
 
-/// Reads and lowers the schema that `spec` names.
+/// Reads and lowers the schema that `spec` names; its warnings go to stderr.
 pub fn load(root: &Path, spec: &str) -> Result<Protocol, String> {
-    match resolve(root, spec)? {
-        Source::File(path, name) => Ok(acp_codegen::load(&path, &name)?),
+    let protocol = match resolve(root, spec)? {
+        Source::File(path, name) => acp_codegen::load(&path, &name)?,
         Source::Git { rev, path } => {
             let text = git_show(root, &rev, &path)?;
-            Ok(acp_codegen::load_text(&text, spec)?)
+            acp_codegen::load_text(&text, spec)?
         }
+    };
+    for w in &protocol.warnings {
+        eprintln!("{w}");
     }
+    Ok(protocol)
 }
 
 enum Source {

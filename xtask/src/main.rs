@@ -86,13 +86,34 @@ enum Command {
     },
 }
 
+/// `schema pull --from`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Source {
+    /// The npm package `@agentclientprotocol/sdk`.
+    Npm,
+    /// The crate `agent-client-protocol-schema`.
+    Crate,
+}
+
 #[derive(Subcommand)]
 enum SchemaCommand {
-    /// Fetch the schemas from the npm package and rewrite `schema/` and `schema/sources.toml`.
+    /// Fetch the schemas from the npm package, or derive them from the official schema crate
+    /// (`--crate`), and rewrite `schema/` and `schema/sources.toml` (or write them to `--out`).
     Pull {
-        /// Package version (default: the one pinned in `schema/sources.toml`).
+        /// Version of the npm package or crate (default: the one pinned in `schema/sources.toml`;
+        /// for a crate not pinned, the newest on crates.io).
         #[arg(long)]
         version: Option<String>,
+        /// Derive the four files from `agent-client-protocol-schema` VERSION on crates.io (default:
+        /// the newest), built with `xtask/schema-crate/` in .cache.
+        #[arg(long = "crate", value_name = "VERSION", num_args = 0..=1, default_missing_value = "", conflicts_with = "from")]
+        crate_version: Option<String>,
+        /// Where to take them from (default: where `schema/sources.toml` says they came from).
+        #[arg(long, value_enum)]
+        from: Option<Source>,
+        /// Write the derived files under DIR (`v1/…`, `v2/…`) instead of `schema/`.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
     },
     /// Re-check the sha256 of every committed schema file.
     Verify,
@@ -116,8 +137,20 @@ fn main() -> ExitCode {
         }
         Command::Codegen { schema: Some(schema), out: Some(out), .. } => xtask::codegen::standalone(&schema, &out),
         Command::Codegen { check, .. } => xtask::codegen::run(&root, check),
-        Command::Schema { command: SchemaCommand::Pull { version } } => {
-            xtask::schema::pull_command(&root, version.as_deref())
+        Command::Schema { command: SchemaCommand::Pull { version, crate_version, from, out } } => {
+            let from = match (&crate_version, from) {
+                (Some(_), _) => Some(xtask::schema::From::Crate),
+                (None, Some(Source::Npm)) => Some(xtask::schema::From::Npm),
+                (None, Some(Source::Crate)) => Some(xtask::schema::From::Crate),
+                (None, None) => None,
+            };
+            let wanted = match (&version, &crate_version) {
+                (Some(v), _) => xtask::schema::Wanted::Exact(v),
+                (None, Some(v)) if !v.is_empty() => xtask::schema::Wanted::Exact(v),
+                (None, Some(_)) => xtask::schema::Wanted::Newest,
+                (None, None) => xtask::schema::Wanted::Pinned,
+            };
+            xtask::schema::pull_command(&root, from, wanted, out.as_deref())
         }
         Command::Schema { command: SchemaCommand::Verify } => xtask::schema::verify(&root),
         Command::Schema { command: SchemaCommand::History } => return xtask::history::run_command(&root),

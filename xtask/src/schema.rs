@@ -8,7 +8,12 @@
 //!
 //! The schemas are taken from the npm tarball rather than the git repository so that the
 //! pinned bytes are exactly what the SDK users consume; `npm pack` checks the tarball against
-//! the registry's integrity hash, and the system `tar` unpacks it.
+//! the registry's integrity hash, and the system `tar` unpacks it. Or, with `--crate`, from the
+//! source npm trails: derived from the official schema crate by our generator ([`from_crate`]);
+//! then `sources.toml` records the crate, its version, the `.crate` file's sha256 and each
+//! output's sha256.
+
+pub mod from_crate;
 
 use crate::process;
 use serde::{Deserialize, Serialize};
@@ -46,6 +51,9 @@ struct SourceEntry {
     source: String,
     sha256: String,
     license: String,
+    /// Files derived from the schema crate: the sha256 of the `.crate` file they came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    crate_sha256: Option<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -63,14 +71,100 @@ pub fn pull(root: &Path, version: &str) -> Result<Vec<String>, String> {
     install_from_package(root, &unpacked.package_dir(0), version)
 }
 
-/// `cargo xtask schema pull [--version X]`: [`pull`] of `version`, else of the version that
-/// schema/sources.toml pins.
-pub fn pull_command(root: &Path, version: Option<&str>) -> Result<Vec<String>, String> {
-    let version = match version {
-        Some(v) => v.to_string(),
-        None => pinned_version(root)?,
+/// Where `cargo xtask schema pull` takes the schemas from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum From {
+    /// The files the npm package [`PACKAGE`] ships.
+    Npm,
+    /// Derived from the schema crate [`from_crate::CRATE`].
+    Crate,
+}
+
+/// Which version `cargo xtask schema pull` takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wanted<'a> {
+    /// This one.
+    Exact(&'a str),
+    /// The newest on the registry (`--crate` without a version; crates only).
+    Newest,
+    /// The one schema/sources.toml pins when it pins the same source, else (crates) the newest.
+    Pinned,
+}
+
+/// `cargo xtask schema pull [--from npm|crate] [--version X] [--crate [X]] [--out DIR]`: from
+/// `from` (else the source schema/sources.toml pins) at the version `wanted`. `out` (crate only)
+/// writes the four files there instead of into schema/.
+pub fn pull_command(
+    root: &Path,
+    from: Option<From>,
+    wanted: Wanted<'_>,
+    out: Option<&Path>,
+) -> Result<Vec<String>, String> {
+    let sources = load_sources(root).unwrap_or_default();
+    let pinned_from = match sources.files.first() {
+        Some(f) if f.package == from_crate::CRATE => From::Crate,
+        _ => From::Npm,
     };
-    pull(root, &version)
+    let from = from.unwrap_or(if out.is_some() { From::Crate } else { pinned_from });
+    let version = match wanted {
+        Wanted::Exact(v) => v.to_string(),
+        Wanted::Pinned if from == pinned_from => pinned_of(&sources)?,
+        Wanted::Newest | Wanted::Pinned if from == From::Crate => from_crate::newest_version()?,
+        Wanted::Newest | Wanted::Pinned => return Err(format!("pass `--version <v>` of {PACKAGE}")),
+    };
+    match (from, out) {
+        (From::Npm, None) => pull(root, &version),
+        (From::Npm, Some(_)) => Err("`--out` writes derived files: use it with `--crate`".into()),
+        (From::Crate, out) => pull_crate(root, &version, out),
+    }
+}
+
+/// `cargo xtask schema pull --crate VERSION [--out DIR]`: the four files derived from the schema
+/// crate, into `out` (nothing else written) or into schema/ with schema/sources.toml.
+pub fn pull_crate(root: &Path, version: &str, out: Option<&Path>) -> Result<Vec<String>, String> {
+    let derived = from_crate::derive(root, version, &[])?;
+    let mut lines = Vec::new();
+    let mut entries = Vec::new();
+    let mut writes = Vec::new();
+    for file in &derived.files {
+        let sha256 = sha256_hex(&file.bytes);
+        let target = match out {
+            Some(dir) => join_rel(dir, file.rel),
+            None => join_rel(root, &format!("schema/{}", file.rel)),
+        };
+        lines.push(format!(
+            "wrote  {}  sha256 {}  (features: {})",
+            target.display(),
+            short(&sha256),
+            file.features.join(",")
+        ));
+        entries.push(SourceEntry {
+            path: format!("schema/{}", file.rel),
+            package: from_crate::CRATE.to_string(),
+            version: derived.version.clone(),
+            source: format!(
+                "crates.io, printed by {} with features [{}]",
+                from_crate::GENERATOR,
+                file.features.join(", ")
+            ),
+            sha256,
+            license: derived.license.clone(),
+            crate_sha256: Some(derived.crate_sha256.clone()),
+        });
+        writes.push((target, file.bytes.clone()));
+    }
+    if out.is_none() {
+        writes.push((join_rel(root, SOURCES), render_sources(entries)?.into_bytes()));
+        lines.push(format!(
+            "wrote  {SOURCES}  ({} {}, .crate sha256 {}, licence {})",
+            from_crate::CRATE,
+            derived.version,
+            short(&derived.crate_sha256),
+            derived.license
+        ));
+    }
+    write_all_or_nothing(&writes)?;
+    Ok(lines)
 }
 
 /// `cargo xtask schema verify`: re-check sha256 of every file listed in schema/sources.toml
@@ -78,7 +172,7 @@ pub fn pull_command(root: &Path, version: Option<&str>) -> Result<Vec<String>, S
 pub fn verify(root: &Path) -> Result<Vec<String>, String> {
     let sources = load_sources(root)?;
     let pull_hint = match pinned_of(&sources) {
-        Ok(v) => format!("run `cargo xtask schema pull --version {v}`"),
+        Ok(v) => hint_to_pull(&sources, &v),
         Err(_) => "run `cargo xtask schema pull --version <v>`".to_string(),
     };
     if sources.files.is_empty() {
@@ -100,7 +194,7 @@ pub fn verify(root: &Path) -> Result<Vec<String>, String> {
                 continue;
             }
         };
-        let hint = format!("run `cargo xtask schema pull --version {}`", entry.version);
+        let hint = hint_to_pull(&sources, &entry.version);
         match fs::read(&file) {
             Ok(bytes) => {
                 let actual = sha256_hex(&bytes);
@@ -137,6 +231,14 @@ pub fn verify(root: &Path) -> Result<Vec<String>, String> {
         Ok(lines)
     } else {
         Err(problems.join("\n"))
+    }
+}
+
+/// The command that pulls `version` again from where `sources` says the files came from.
+fn hint_to_pull(sources: &Sources, version: &str) -> String {
+    match sources.files.first() {
+        Some(f) if f.package == from_crate::CRATE => format!("run `cargo xtask schema pull --crate {version}`"),
+        _ => format!("run `cargo xtask schema pull --version {version}`"),
     }
 }
 
@@ -295,6 +397,7 @@ fn install_from_package(root: &Path, package_dir: &Path, version: &str) -> Resul
             source: format!("package/{rel}"),
             sha256,
             license: manifest.license.clone(),
+            crate_sha256: None,
         });
         staged.push((rel.to_string(), bytes));
     }
@@ -590,6 +693,7 @@ mod tests {
             source: format!("package/{path}"),
             sha256: sha256_hex(bytes),
             license: "Apache-2.0".to_string(),
+            crate_sha256: None,
         }
     }
 

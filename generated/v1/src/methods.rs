@@ -380,6 +380,39 @@ impl rpc::Request for SessionNew {
     type Response = t::NewSessionResponse;
 }
 impl rpc::ToAgent for SessionNew {}
+/// `session/options`: a request received by the agent side.
+///
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Request parameters for `session/options`, which returns the config options a session
+/// would start with, without creating or resuming a session.
+///
+/// Only available if the Agent supports the `sessionCapabilities.options` capability.
+///
+/// `session/options` MUST NOT create or resume a session, send `session/update`
+/// notifications, add an entry to `session/list`, or change an existing session. Agents
+/// SHOULD NOT connect to MCP servers to answer it. Agents MAY start their runtime to resolve
+/// the options. The rules above still hold for it.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct SessionOptions;
+#[cfg(feature = "unstable")]
+impl rpc::Method for SessionOptions {
+    const METHOD: &'static str = "session/options";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
+    const STABILITY: rpc::Stability = rpc::Stability::Unstable;
+    const SESSION_SCOPED: bool = false;
+    type Params = t::SessionOptionsRequest;
+}
+#[cfg(feature = "unstable")]
+impl rpc::Request for SessionOptions {
+    type Response = t::SessionOptionsResponse;
+}
+#[cfg(feature = "unstable")]
+impl rpc::ToAgent for SessionOptions {}
 /// `session/prompt`: a request received by the agent side.
 ///
 /// Request parameters for sending a user prompt to the agent.
@@ -1074,6 +1107,15 @@ pub const METHODS: &[rpc::MethodInfo<Side>] = &[
         session_scoped: false,
     },
     rpc::MethodInfo {
+        name: "session/options",
+        side: Side::Agent,
+        kind: rpc::MessageKind::Request,
+        stability: rpc::Stability::Unstable,
+        params: "SessionOptionsRequest",
+        result: Some("SessionOptionsResponse"),
+        session_scoped: false,
+    },
+    rpc::MethodInfo {
         name: "session/prompt",
         side: Side::Agent,
         kind: rpc::MessageKind::Request,
@@ -1677,6 +1719,9 @@ pub mod agent {
         SessionLoad(t::LoadSessionRequest),
         /// `session/new`
         SessionNew(t::NewSessionRequest),
+        /// `session/options`
+        #[cfg(feature = "unstable")]
+        SessionOptions(t::SessionOptionsRequest),
         /// `session/prompt`
         SessionPrompt(t::PromptRequest),
         /// `session/resume`
@@ -1750,6 +1795,10 @@ pub mod agent {
                 "session/list" => rpc::decode_raw(method, params).map(Self::SessionList),
                 "session/load" => rpc::decode_raw(method, params).map(Self::SessionLoad),
                 "session/new" => rpc::decode_raw(method, params).map(Self::SessionNew),
+                #[cfg(feature = "unstable")]
+                "session/options" => {
+                    rpc::decode_raw(method, params).map(Self::SessionOptions)
+                }
                 "session/prompt" => {
                     rpc::decode_raw(method, params).map(Self::SessionPrompt)
                 }
@@ -1813,6 +1862,8 @@ pub mod agent {
                 Self::SessionList(_) => "session/list",
                 Self::SessionLoad(_) => "session/load",
                 Self::SessionNew(_) => "session/new",
+                #[cfg(feature = "unstable")]
+                Self::SessionOptions(_) => "session/options",
                 Self::SessionPrompt(_) => "session/prompt",
                 Self::SessionResume(_) => "session/resume",
                 Self::SessionSetConfigOption(_) => "session/set_config_option",
@@ -1849,6 +1900,8 @@ pub mod agent {
                 Self::SessionList(p) => rpc::encode(p).map(Some),
                 Self::SessionLoad(p) => rpc::encode(p).map(Some),
                 Self::SessionNew(p) => rpc::encode(p).map(Some),
+                #[cfg(feature = "unstable")]
+                Self::SessionOptions(p) => rpc::encode(p).map(Some),
                 Self::SessionPrompt(p) => rpc::encode(p).map(Some),
                 Self::SessionResume(p) => rpc::encode(p).map(Some),
                 Self::SessionSetConfigOption(p) => rpc::encode(p).map(Some),
@@ -1945,6 +1998,10 @@ pub mod agent {
                 "session/new" => {
                     Err(RpcError::wrong_kind(method, rpc::MessageKind::Request))
                 }
+                #[cfg(feature = "unstable")]
+                "session/options" => {
+                    Err(RpcError::wrong_kind(method, rpc::MessageKind::Request))
+                }
                 "session/prompt" => {
                     Err(RpcError::wrong_kind(method, rpc::MessageKind::Request))
                 }
@@ -2034,6 +2091,9 @@ pub mod agent {
         SessionLoad(t::LoadSessionResponse),
         /// The response to `session/new`.
         SessionNew(t::NewSessionResponse),
+        /// The response to `session/options`.
+        #[cfg(feature = "unstable")]
+        SessionOptions(t::SessionOptionsResponse),
         /// The response to `session/prompt`.
         SessionPrompt(t::PromptResponse),
         /// The response to `session/resume`.
@@ -2101,6 +2161,10 @@ pub mod agent {
                 "session/list" => rpc::decode_raw(method, result).map(Self::SessionList),
                 "session/load" => rpc::decode_raw(method, result).map(Self::SessionLoad),
                 "session/new" => rpc::decode_raw(method, result).map(Self::SessionNew),
+                #[cfg(feature = "unstable")]
+                "session/options" => {
+                    rpc::decode_raw(method, result).map(Self::SessionOptions)
+                }
                 "session/prompt" => {
                     rpc::decode_raw(method, result).map(Self::SessionPrompt)
                 }
@@ -2159,6 +2223,8 @@ pub mod agent {
                 Self::SessionList(_) => Some("session/list"),
                 Self::SessionLoad(_) => Some("session/load"),
                 Self::SessionNew(_) => Some("session/new"),
+                #[cfg(feature = "unstable")]
+                Self::SessionOptions(_) => Some("session/options"),
                 Self::SessionPrompt(_) => Some("session/prompt"),
                 Self::SessionResume(_) => Some("session/resume"),
                 Self::SessionSetConfigOption(_) => Some("session/set_config_option"),
@@ -2195,6 +2261,8 @@ pub mod agent {
                 Self::SessionList(r) => rpc::encode(r),
                 Self::SessionLoad(r) => rpc::encode(r),
                 Self::SessionNew(r) => rpc::encode(r),
+                #[cfg(feature = "unstable")]
+                Self::SessionOptions(r) => rpc::encode(r),
                 Self::SessionPrompt(r) => rpc::encode(r),
                 Self::SessionResume(r) => rpc::encode(r),
                 Self::SessionSetConfigOption(r) => rpc::encode(r),
@@ -2469,6 +2537,32 @@ pub mod agent {
             let _ = (params, cx);
             async { Err(RpcError::method_not_found("session/new")) }
         }
+        /// `session/options`. The default answers method-not-found (-32601).
+        ///
+        /// **UNSTABLE**
+        ///
+        /// This capability is not part of the spec yet, and may be removed or changed at any point.
+        ///
+        /// Request parameters for `session/options`, which returns the config options a session
+        /// would start with, without creating or resuming a session.
+        ///
+        /// Only available if the Agent supports the `sessionCapabilities.options` capability.
+        ///
+        /// `session/options` MUST NOT create or resume a session, send `session/update`
+        /// notifications, add an entry to `session/list`, or change an existing session. Agents
+        /// SHOULD NOT connect to MCP servers to answer it. Agents MAY start their runtime to resolve
+        /// the options. The rules above still hold for it.
+        #[cfg(feature = "unstable")]
+        fn session_options(
+            &self,
+            params: t::SessionOptionsRequest,
+            cx: Cx,
+        ) -> impl std::future::Future<
+            Output = Result<t::SessionOptionsResponse, RpcError>,
+        > + Send {
+            let _ = (params, cx);
+            async { Err(RpcError::method_not_found("session/options")) }
+        }
         /// `session/prompt`. The default answers method-not-found (-32601).
         ///
         /// Request parameters for sending a user prompt to the agent.
@@ -2713,6 +2807,10 @@ pub mod agent {
             }
             Request::SessionNew(p) => {
                 handler.session_new(p, cx).await.map(Response::SessionNew)
+            }
+            #[cfg(feature = "unstable")]
+            Request::SessionOptions(p) => {
+                handler.session_options(p, cx).await.map(Response::SessionOptions)
             }
             Request::SessionPrompt(p) => {
                 handler.session_prompt(p, cx).await.map(Response::SessionPrompt)
@@ -4067,6 +4165,9 @@ mod tests {
         to_agent::<SessionLoad>();
         check::<SessionNew>(rpc::MessageKind::Request, [true, false, false]);
         to_agent::<SessionNew>();
+        #[cfg(feature = "unstable")]
+        check::<SessionOptions>(rpc::MessageKind::Request, [true, false, false]);
+        #[cfg(feature = "unstable")] to_agent::<SessionOptions>();
         check::<SessionPrompt>(rpc::MessageKind::Request, [true, false, false]);
         to_agent::<SessionPrompt>();
         check::<SessionResume>(rpc::MessageKind::Request, [true, false, false]);

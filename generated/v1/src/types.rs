@@ -279,7 +279,6 @@ fn default_agent_capabilities_session_capabilities() -> Defaulted<SessionCapabil
         list: Default::default(),
         delete: Default::default(),
         additional_directories: Default::default(),
-        #[cfg(feature = "unstable")]
         system_prompt: Default::default(),
         #[cfg(feature = "unstable")]
         fork: Default::default(),
@@ -287,6 +286,8 @@ fn default_agent_capabilities_session_capabilities() -> Defaulted<SessionCapabil
         archive: Default::default(),
         #[cfg(feature = "unstable")]
         status: Default::default(),
+        #[cfg(feature = "unstable")]
+        options: Default::default(),
         #[cfg(feature = "unstable")]
         title: Default::default(),
         resume: Default::default(),
@@ -713,6 +714,16 @@ pub struct AuthAccount {
     /// Human-readable name for the account, suitable for display on its own,
     /// for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.
     pub label: String,
+    /// Short text shown with the label, such as the credential source, for example
+    /// `API key helper`. MUST NOT contain credentials.
+    ///
+    /// Optional. Omitted and `null` are equivalent and mean no description is reported.
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub description: Patch<String>,
     /// Whether the agent currently uses this account by default.
     ///
     /// Several accounts MAY be active, for example one per provider.
@@ -771,6 +782,7 @@ impl AuthAccount {
     pub fn new(label: String) -> Self {
         Self {
             label,
+            description: Default::default(),
             active: Default::default(),
             name: Default::default(),
             email: Default::default(),
@@ -790,9 +802,9 @@ impl AuthAccount {
 pub struct AuthCapabilities {
     /// Whether the client supports `terminal` authentication methods.
     ///
-    /// The client should set this to `true` only when it can reproduce the
+    /// The client SHOULD set this to `true` only when it can reproduce the
     /// configured agent invocation in an interactive terminal. When `true`, the
-    /// agent may include `terminal` entries in its authentication methods.
+    /// agent MAY include `terminal` entries in its authentication methods.
     #[serde(
         default = "default_auth_capabilities_terminal",
         skip_serializing_if = "Defaulted::is_implicit",
@@ -1327,8 +1339,8 @@ impl Default for AuthStatusRequest {
 pub struct AuthStatusResponse {
     /// Whether the agent can start sessions without the user signing in first.
     ///
-    /// This is the only field clients should act on. Clients MUST treat values they
-    /// do not recognize as `unknown`.
+    /// Clients use this field to decide whether sign-in is needed. Clients MUST treat
+    /// values they do not recognize as `unknown`.
     pub state: AuthState,
     /// The accounts the agent has configured, for display.
     ///
@@ -1382,8 +1394,8 @@ impl AuthStatusResponse {
 pub struct AuthStatusUpdateNotification {
     /// Whether the agent can start sessions without the user signing in first.
     ///
-    /// This is the only field clients should act on. Clients MUST treat values they
-    /// do not recognize as `unknown`.
+    /// Clients use this field to decide whether sign-in is needed. Clients MUST treat
+    /// values they do not recognize as `unknown`.
     pub state: AuthState,
     /// The accounts the agent has configured, for display.
     ///
@@ -1882,32 +1894,24 @@ pub struct ClientCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub session: Patch<ClientSessionCapabilities>,
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// Whether the client understands exposed subagent sessions.
     ///
     /// Optional and nullable. Omitted or `null` both mean the client does not
     /// advertise support.
     /// Supplying `{}` means the client understands child associations, work-state
     /// snapshots, session-directed messages, and restricted-session semantics.
-    #[cfg(feature = "unstable")]
+    ///
+    /// See protocol docs: [Subagents](https://agentclientprotocol.com/protocol/v1/subagents)
     #[serde(
         default,
         skip_serializing_if = "Patch::is_omitted",
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub subagents: Patch<SubagentCapabilities>,
-    /// **UNSTABLE**
+    /// Whether the Client supports `plan_update` and `plan_removed` session updates.
     ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
-    /// Whether the client supports `plan_update` and `plan_removed` session updates.
-    ///
-    /// Optional. Omitted or `null` both mean the client does not advertise support.
-    /// Supplying `{}` means the client can receive both update types.
-    #[cfg(feature = "unstable")]
+    /// Optional. Omitted or `null` both mean the Client does not advertise support.
+    /// Supplying `{}` means the Client can receive both update types.
     #[serde(
         default,
         skip_serializing_if = "Patch::is_omitted",
@@ -1955,9 +1959,7 @@ impl ClientCapabilities {
             fs: default_client_capabilities_fs(),
             terminal: default_client_capabilities_terminal(),
             session: Default::default(),
-            #[cfg(feature = "unstable")]
             subagents: Default::default(),
-            #[cfg(feature = "unstable")]
             plan: Default::default(),
             auth: default_client_capabilities_auth(),
             elicitation: Default::default(),
@@ -1971,9 +1973,7 @@ impl Default for ClientCapabilities {
             fs: default_client_capabilities_fs(),
             terminal: default_client_capabilities_terminal(),
             session: Default::default(),
-            #[cfg(feature = "unstable")]
             subagents: Default::default(),
-            #[cfg(feature = "unstable")]
             plan: Default::default(),
             auth: default_client_capabilities_auth(),
             elicitation: Default::default(),
@@ -2249,6 +2249,38 @@ pub struct ClientSessionCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub notices: Patch<NoticeCapabilities>,
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// Support for `prompt_suggestions_update` session updates.
+    ///
+    /// Optional. Omitted or `null` both mean the client does not advertise support.
+    /// Supplying `{}` means the client can offer prompt suggestions made of
+    /// `text` and `resource_link` content blocks.
+    #[cfg(feature = "unstable")]
+    #[serde(
+        rename = "promptSuggestions",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub prompt_suggestions: Patch<PromptSuggestionsCapabilities>,
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// Support for `cursor_update` session updates.
+    ///
+    /// Optional. Omitted or `null` both mean the client does not advertise support.
+    /// Supplying `{}` means the client handles `cursor_update`.
+    #[cfg(feature = "unstable")]
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub cursors: Patch<SessionCursorsCapabilities>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
@@ -2270,6 +2302,10 @@ impl ClientSessionCapabilities {
             compaction: Default::default(),
             config_options: Default::default(),
             notices: Default::default(),
+            #[cfg(feature = "unstable")]
+            prompt_suggestions: Default::default(),
+            #[cfg(feature = "unstable")]
+            cursors: Default::default(),
             meta: Default::default(),
         }
     }
@@ -2280,6 +2316,10 @@ impl Default for ClientSessionCapabilities {
             compaction: Default::default(),
             config_options: Default::default(),
             notices: Default::default(),
+            #[cfg(feature = "unstable")]
+            prompt_suggestions: Default::default(),
+            #[cfg(feature = "unstable")]
+            cursors: Default::default(),
             meta: Default::default(),
         }
     }
@@ -3050,7 +3090,7 @@ pub enum CreateElicitationRequestMode {
     /// extensions. Unknown values that do not begin with `_` are reserved for
     /// future ACP variants.
     ///
-    /// Clients that do not understand this mode should preserve the raw payload
+    /// Clients that do not understand this mode SHOULD preserve the raw payload
     /// when storing, replaying, proxying, or forwarding elicitation requests.
     /// They MUST NOT render it as a known elicitation mode.
     Other(Meta),
@@ -3245,7 +3285,7 @@ pub enum CreateElicitationResponseAction {
     /// extensions. Unknown values that do not begin with `_` are reserved for
     /// future ACP variants.
     ///
-    /// Agents that do not understand this action should preserve the raw
+    /// Agents that do not understand this action SHOULD preserve the raw
     /// payload when storing, replaying, proxying, or forwarding elicitation
     /// responses. They MUST NOT treat it as a known elicitation action.
     Other(Meta),
@@ -3515,6 +3555,678 @@ impl CurrentModeUpdate {
     pub fn new(current_mode_id: SessionModeId) -> Self {
         Self {
             current_mode_id,
+            meta: Default::default(),
+        }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Where a session cursor is, relative to an entity the Client holds.
+///
+/// The anchor names the entity by its type and ID, and `position` says on which
+/// side of that entity the cursor is. A known `type` with a malformed payload is
+/// an error. It does not fall back to the unknown-type variant.
+///
+/// See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+pub enum CursorAnchor {
+    /// The cursor is next to a user message.
+    UserMessage(CursorMessageAnchor),
+    /// The cursor is next to an agent message.
+    AgentMessage(CursorMessageAnchor),
+    /// The cursor is next to an agent thought.
+    AgentThought(CursorMessageAnchor),
+    /// The cursor is next to a session-directed message.
+    SessionMessage(CursorMessageAnchor),
+    /// The cursor is next to a tool call.
+    ToolCall(CursorToolCallAnchor),
+    /// The cursor is next to a compaction.
+    Compaction(CursorCompactionAnchor),
+    /// Custom or future anchor type.
+    ///
+    /// Values beginning with `_` are reserved for implementation-specific
+    /// extensions. Unknown values that do not begin with `_` are reserved for
+    /// future ACP variants.
+    ///
+    /// A Client that does not recognize the type cannot place the cursor and
+    /// MUST NOT guess a place for it.
+    Other(Meta),
+}
+#[cfg(feature = "unstable")]
+impl CursorAnchor {
+    /// The tag values this union knows.
+    pub const KNOWN_TAGS: &'static [&'static str] = &[
+        "user_message",
+        "agent_message",
+        "agent_thought",
+        "session_message",
+        "tool_call",
+        "compaction",
+    ];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::UserMessage { .. } => Some("user_message"),
+            Self::AgentMessage { .. } => Some("agent_message"),
+            Self::AgentThought { .. } => Some("agent_thought"),
+            Self::SessionMessage { .. } => Some("session_message"),
+            Self::ToolCall { .. } => Some("tool_call"),
+            Self::Compaction { .. } => Some("compaction"),
+            Self::Other(object) => object.get_str("type"),
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CursorAnchor {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CursorAnchor".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CursorAnchor").into()
+    }
+    #[allow(unused_variables, clippy::vec_init_then_push)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<CursorMessageAnchor>(),
+                        "type",
+                        "user_message",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<CursorMessageAnchor>(),
+                        "type",
+                        "agent_message",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<CursorMessageAnchor>(),
+                        "type",
+                        "agent_thought",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<CursorMessageAnchor>(),
+                        "type",
+                        "session_message",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<CursorToolCallAnchor>(),
+                        "type",
+                        "tool_call",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<CursorCompactionAnchor>(),
+                        "type",
+                        "compaction",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Serialize for CursorAnchor {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::UserMessage(body) => {
+                union::tagged(serializer, "type", "user_message", body)
+            }
+            Self::AgentMessage(body) => {
+                union::tagged(serializer, "type", "agent_message", body)
+            }
+            Self::AgentThought(body) => {
+                union::tagged(serializer, "type", "agent_thought", body)
+            }
+            Self::SessionMessage(body) => {
+                union::tagged(serializer, "type", "session_message", body)
+            }
+            Self::ToolCall(body) => union::tagged(serializer, "type", "tool_call", body),
+            Self::Compaction(body) => {
+                union::tagged(serializer, "type", "compaction", body)
+            }
+            Self::Other(object) => object.serialize(serializer),
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+impl<'de> Deserialize<'de> for CursorAnchor {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        union::stream(deserializer)
+    }
+}
+#[cfg(feature = "unstable")]
+impl union::Streamed for CursorAnchor {
+    const TAG: &'static str = "type";
+    #[allow(
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
+    )]
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "user_message" => Deserialize::deserialize(body).map(Self::UserMessage),
+                "agent_message" => Deserialize::deserialize(body).map(Self::AgentMessage),
+                "agent_thought" => Deserialize::deserialize(body).map(Self::AgentThought),
+                "session_message" => {
+                    Deserialize::deserialize(body).map(Self::SessionMessage)
+                }
+                "tool_call" => Deserialize::deserialize(body).map(Self::ToolCall),
+                "compaction" => Deserialize::deserialize(body).map(Self::Compaction),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
+    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
+}
+#[cfg(feature = "unstable")]
+impl CursorAnchor {
+    /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
+    /// branches in schema order.
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
+    pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        let mut first: Option<serde_json::Error> = None;
+        let value = match value {
+            serde_json::Value::Object(mut object) => {
+                let which: u32 = match object
+                    .get("type")
+                    .and_then(serde_json::Value::as_str)
+                {
+                    Some("user_message") => 0u32,
+                    Some("agent_message") => 1u32,
+                    Some("agent_thought") => 2u32,
+                    Some("session_message") => 3u32,
+                    Some("tool_call") => 4u32,
+                    Some("compaction") => 5u32,
+                    Some(_) => u32::MAX,
+                    None => u32::MAX - 1,
+                };
+                match which {
+                    0u32 => {
+                        return union::body(object, "type", "user_message")
+                            .map(Self::UserMessage);
+                    }
+                    1u32 => {
+                        return union::body(object, "type", "agent_message")
+                            .map(Self::AgentMessage);
+                    }
+                    2u32 => {
+                        return union::body(object, "type", "agent_thought")
+                            .map(Self::AgentThought);
+                    }
+                    3u32 => {
+                        return union::body(object, "type", "session_message")
+                            .map(Self::SessionMessage);
+                    }
+                    4u32 => {
+                        return union::body(object, "type", "tool_call")
+                            .map(Self::ToolCall);
+                    }
+                    5u32 => {
+                        return union::body(object, "type", "compaction")
+                            .map(Self::Compaction);
+                    }
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
+                    _ => {}
+                }
+                serde_json::Value::Object(object)
+            }
+            other => other,
+        };
+        if value.is_object() {
+            return Err(union::missing_tag("type", "CursorAnchor"));
+        }
+        Err(union::no_branch("CursorAnchor", &value, first))
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<CursorToolCallAnchor> for CursorAnchor {
+    fn from(body: CursorToolCallAnchor) -> Self {
+        Self::ToolCall(body)
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<CursorCompactionAnchor> for CursorAnchor {
+    fn from(body: CursorCompactionAnchor) -> Self {
+        Self::Compaction(body)
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// On which side of the anchored entity a session cursor is.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CursorAnchorPosition {
+    /// The cursor is immediately before the entity. The history before the
+    /// cursor does not include the entity.
+    Before,
+    /// The cursor is immediately after the entity. The history before the
+    /// cursor includes the entity and nothing that follows it in the timeline.
+    After,
+    /// Custom or future position.
+    ///
+    /// Values beginning with `_` are reserved for implementation-specific
+    /// extensions. Other unknown values are reserved for future ACP positions.
+    /// A Client that does not recognize the value cannot place the cursor.
+    Other(String),
+}
+#[cfg(feature = "unstable")]
+impl union::WireStr for CursorAnchorPosition {
+    const VARIANTS: &'static [&'static str] = &["before", "after"];
+    fn from_wire(value: &str) -> Option<Self> {
+        match value {
+            "before" => Some(Self::Before),
+            "after" => Some(Self::After),
+            other => Some(Self::Other(other.to_string())),
+        }
+    }
+    fn from_wire_owned(value: String) -> Option<Self> {
+        match Self::from_wire(&value) {
+            Some(Self::Other(_)) | None => Some(Self::Other(value)),
+            known => known,
+        }
+    }
+    fn as_wire(&self) -> &str {
+        match self {
+            Self::Before => "before",
+            Self::After => "after",
+            Self::Other(other) => other,
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+impl CursorAnchorPosition {
+    /// The wire value.
+    pub fn as_str(&self) -> &str {
+        union::WireStr::as_wire(self)
+    }
+}
+#[cfg(feature = "unstable")]
+impl Serialize for CursorAnchorPosition {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        union::serialize_str(self, serializer)
+    }
+}
+#[cfg(feature = "unstable")]
+impl<'de> Deserialize<'de> for CursorAnchorPosition {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        union::deserialize_str(deserializer)
+    }
+}
+#[cfg(feature = "unstable")]
+impl std::fmt::Display for CursorAnchorPosition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+#[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CursorAnchorPosition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CursorAnchorPosition".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CursorAnchorPosition").into()
+    }
+    #[allow(unused_variables, clippy::vec_init_then_push)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// The methods that currently accept a session cursor.
+///
+/// See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct CursorCapabilities {
+    /// Permits the Client to fork the session at this cursor with `session/fork`.
+    ///
+    /// Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
+    /// means supported.
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub fork: Patch<CursorForkCapabilities>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl CursorCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            fork: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Default for CursorCapabilities {
+    fn default() -> Self {
+        Self {
+            fork: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// A session cursor anchor to a compaction.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct CursorCompactionAnchor {
+    /// The ID of the anchored compaction.
+    #[serde(rename = "compactionId")]
+    pub compaction_id: CompactionId,
+    /// On which side of the compaction the cursor is.
+    pub position: CursorAnchorPosition,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl CursorCompactionAnchor {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(compaction_id: CompactionId, position: CursorAnchorPosition) -> Self {
+        Self {
+            compaction_id,
+            position,
+            meta: Default::default(),
+        }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Capability to fork the session at a cursor with `session/fork`.
+///
+/// Supplying `{}` advertises support. An omitted or `null` `fork` does not.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct CursorForkCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl CursorForkCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Default for CursorForkCapabilities {
+    fn default() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Unique identifier for a session cursor within a session.
+///
+/// The Agent generates it, and it is never reused for another position in the
+/// session. Clients MUST NOT parse, change, or construct it.
+///
+/// See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
+#[cfg(feature = "unstable")]
+#[derive(
+    Debug,
+    Clone,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize
+)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[serde(transparent)]
+pub struct CursorId(pub String);
+#[cfg(feature = "unstable")]
+impl CursorId {
+    /// The wire value.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<String> for CursorId {
+    fn from(value: String) -> Self {
+        Self(value)
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<&str> for CursorId {
+    fn from(value: &str) -> Self {
+        Self(value.to_string())
+    }
+}
+#[cfg(feature = "unstable")]
+impl std::fmt::Display for CursorId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// A session cursor anchor to a message. The anchor's `type` names the kind of message.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct CursorMessageAnchor {
+    /// The ID of the anchored message.
+    #[serde(rename = "messageId")]
+    pub message_id: MessageId,
+    /// On which side of the message the cursor is.
+    pub position: CursorAnchorPosition,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl CursorMessageAnchor {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(message_id: MessageId, position: CursorAnchorPosition) -> Self {
+        Self {
+            message_id,
+            position,
+            meta: Default::default(),
+        }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// A session cursor anchor to a tool call.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct CursorToolCallAnchor {
+    /// The ID of the anchored tool call.
+    #[serde(rename = "toolCallId")]
+    pub tool_call_id: ToolCallId,
+    /// On which side of the tool call the cursor is.
+    pub position: CursorAnchorPosition,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl CursorToolCallAnchor {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(tool_call_id: ToolCallId, position: CursorAnchorPosition) -> Self {
+        Self {
+            tool_call_id,
+            position,
+            meta: Default::default(),
+        }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// A session cursor upsert. A cursor names one position in the session's timeline.
+///
+/// The first update for a `cursorId` MUST include `anchor`. The anchor is fixed
+/// after that, and later updates change only `capabilities`.
+///
+/// Agents MUST only send this update when the Client advertised
+/// the `session.cursors` Client capability.
+///
+/// `capabilities` and `_meta` have patch semantics: omission leaves the stored
+/// value unchanged, `null` clears it, and a concrete value replaces it.
+///
+/// See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct CursorUpdate {
+    /// The Agent-owned ID of this cursor, unique within the session.
+    #[serde(rename = "cursorId")]
+    pub cursor_id: CursorId,
+    /// The methods that currently accept this cursor.
+    ///
+    /// Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
+    /// the whole previous value. A new cursor starts with none.
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub capabilities: Patch<CursorCapabilities>,
+    /// Where the cursor is, relative to an entity the Client holds.
+    ///
+    /// Required on the first update for a cursor. The Agent MUST NOT change it afterwards.
+    /// A later update can omit it or repeat the same anchor. Omitted and `null` are
+    /// equivalent and leave the stored anchor unchanged.
+    #[serde(default, skip_serializing_if = "Patch::is_omitted")]
+    pub anchor: Patch<CursorAnchor>,
+    /// Extensible metadata patch for this cursor.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl CursorUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(cursor_id: CursorId) -> Self {
+        Self {
+            cursor_id,
+            capabilities: Default::default(),
+            anchor: Default::default(),
             meta: Default::default(),
         }
     }
@@ -4146,7 +4858,7 @@ pub enum ElicitationPropertySchema {
     /// extensions. Unknown values that do not begin with `_` are reserved for
     /// future ACP variants.
     ///
-    /// Clients that do not understand this property schema type should preserve
+    /// Clients that do not understand this property schema type SHOULD preserve
     /// the raw schema when storing, replaying, proxying, or forwarding
     /// elicitation requests. They MUST NOT render it as a known input control.
     Other(Meta),
@@ -4404,7 +5116,7 @@ pub struct ElicitationSchema {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub title: Patch<String>,
-    /// Property definitions (must be primitive types).
+    /// Property definitions (MUST be primitive types).
     #[serde(
         default = "default_elicitation_schema_properties",
         skip_serializing_if = "Defaulted::is_implicit"
@@ -4990,10 +5702,10 @@ impl EnvVariable {
 #[non_exhaustive]
 pub struct Error {
     /// A number indicating the error type that occurred.
-    /// This must be an integer as defined in the JSON-RPC specification.
+    /// This MUST be an integer as defined in the JSON-RPC specification.
     pub code: ErrorCode,
     /// A string providing a short description of the error.
-    /// The message should be limited to a concise single sentence.
+    /// The message SHOULD be limited to a concise single sentence.
     pub message: String,
     /// Optional primitive or structured value that contains additional information about the error.
     /// This may include debugging information or context-specific details.
@@ -5103,12 +5815,7 @@ impl<'de> Deserialize<'de> for ErrorCode {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// Details of a failure that ended a child's foreground work.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -5124,7 +5831,6 @@ pub struct ErrorStopReason {
     )]
     pub error: Patch<Error>,
 }
-#[cfg(feature = "unstable")]
 impl ErrorStopReason {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -5132,7 +5838,6 @@ impl ErrorStopReason {
         Self { error: Default::default() }
     }
 }
-#[cfg(feature = "unstable")]
 impl Default for ErrorStopReason {
     fn default() -> Self {
         Self { error: Default::default() }
@@ -5256,9 +5961,23 @@ pub struct ForkSessionRequest {
     /// The ID of the session to fork.
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// The session cursor to fork at. The new session's history is the source
+    /// session's history before the cursor.
+    ///
+    /// Optional. Omitted and `null` are equivalent and fork the whole session.
+    /// Clients MUST only send the ID of a cursor that the Agent announced on the
+    /// source session and that currently advertises `capabilities.fork`. The Agent
+    /// rejects any other ID with `-32602`. It does not fall back to forking the
+    /// whole session.
+    #[serde(rename = "cursorId", default, skip_serializing_if = "Patch::is_omitted")]
+    pub cursor_id: Patch<CursorId>,
     /// The working directory for this session. Must be an absolute path.
     pub cwd: String,
-    /// Additional workspace roots to activate for this session. Each path must be absolute.
+    /// Additional workspace roots to activate for this session. Each path MUST be absolute.
     ///
     /// When omitted or empty, no additional roots are activated. When non-empty,
     /// this is the complete resulting additional-root list for the forked
@@ -5278,19 +5997,40 @@ pub struct ForkSessionRequest {
         deserialize_with = "lenient_fns::option_on_null"
     )]
     pub mcp_servers: Option<Vec<McpServer>>,
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// System-level instructions for the forked session.
     ///
-    /// Optional. Omitted and `null` are equivalent. The Agent may then keep a
+    /// Optional. Omitted and `null` are equivalent. The Agent MAY then keep a
     /// system prompt it stored with the source session or use its default
     /// instructions. Clients MUST only send this when the Agent advertises
     /// `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
     /// for the source session.
     #[serde(rename = "systemPrompt", default, skip_serializing_if = "Patch::is_omitted")]
     pub system_prompt: Patch<SystemPrompt>,
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// Initial values for the forked session's config options.
+    ///
+    /// Optional. Omitted and `null` are equivalent to an empty list. Clients MUST only send
+    /// this when the Agent advertises `sessionCapabilities.options`.
+    ///
+    /// The Agent applies the entries in list order on top of the configuration the fork
+    /// starts with, as if the Client had called `session/set_config_option` for each entry
+    /// after the session was set up. Malformed entries and duplicate `configId` values fail
+    /// the request with `-32602`. The Agent MUST ignore an entry whose `configId` is unknown,
+    /// whose `type` does not match the option, or whose value is not allowed when it is
+    /// applied. The `configOptions` in the response contain the values the session actually
+    /// has. The Agent SHOULD NOT send `config_option_update` notifications for these entries,
+    /// and SHOULD NOT send other `session/update` notifications caused by applying them
+    /// before it responds.
+    #[serde(
+        rename = "configOptions",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_fns::option_on_null"
+    )]
+    pub config_options: Option<Vec<InitialSessionConfigOption>>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
@@ -5311,10 +6051,12 @@ impl ForkSessionRequest {
     pub fn new(session_id: SessionId, cwd: String) -> Self {
         Self {
             session_id,
+            cursor_id: Default::default(),
             cwd,
             additional_directories: Default::default(),
             mcp_servers: Default::default(),
             system_prompt: Default::default(),
+            config_options: Default::default(),
             meta: Default::default(),
         }
     }
@@ -5408,10 +6150,9 @@ impl HttpHeader {
         }
     }
 }
-/// The child is ready to process another prompt.
+/// Foreground work is not in progress. The parent can give the child more work.
 ///
-/// An omitted, `null`, or malformed `stopReason` means not reported.
-#[cfg(feature = "unstable")]
+/// An omitted or `null` `stopReason` means not reported.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -5419,6 +6160,7 @@ pub struct IdleStateUpdate {
     /// **UNSTABLE** Token usage for completed foreground work.
     ///
     /// Optional. Omitted or `null` means not reported.
+    #[cfg(feature = "unstable")]
     #[serde(
         default,
         skip_serializing_if = "Patch::is_omitted",
@@ -5439,12 +6181,12 @@ pub struct IdleStateUpdate {
     #[serde(flatten, serialize_with = "union::flat")]
     pub stop_reason: IdleStateUpdateStopReason,
 }
-#[cfg(feature = "unstable")]
 impl IdleStateUpdate {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
     pub fn new(stop_reason: IdleStateUpdateStopReason) -> Self {
         Self {
+            #[cfg(feature = "unstable")]
             usage: Default::default(),
             meta: Default::default(),
             stop_reason,
@@ -5452,7 +6194,6 @@ impl IdleStateUpdate {
     }
 }
 /// The part of \[`IdleStateUpdate`\] that depends on its variant.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq)]
 pub enum IdleStateUpdateStopReason {
     /// The work ended successfully.
@@ -5476,7 +6217,6 @@ pub enum IdleStateUpdateStopReason {
     /// No stop reason: `stopReason` is omitted or `null`.
     None(IdleStateUpdateStopReasonNone),
 }
-#[cfg(feature = "unstable")]
 impl IdleStateUpdateStopReason {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &[
@@ -5501,7 +6241,6 @@ impl IdleStateUpdateStopReason {
         }
     }
 }
-#[cfg(feature = "unstable")]
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for IdleStateUpdateStopReason {
     fn schema_name() -> std::borrow::Cow<'static, str> {
@@ -5540,7 +6279,6 @@ impl schemars::JsonSchema for IdleStateUpdateStopReason {
         }
     }
 }
-#[cfg(feature = "unstable")]
 impl Serialize for IdleStateUpdateStopReason {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -5557,13 +6295,11 @@ impl Serialize for IdleStateUpdateStopReason {
         }
     }
 }
-#[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for IdleStateUpdateStopReason {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         union::stream(deserializer)
     }
 }
-#[cfg(feature = "unstable")]
 impl union::Streamed for IdleStateUpdateStopReason {
     const TAG: &'static str = "stopReason";
     #[allow(
@@ -5606,7 +6342,6 @@ impl union::Streamed for IdleStateUpdateStopReason {
     }
     const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
-#[cfg(feature = "unstable")]
 impl IdleStateUpdateStopReason {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
@@ -5659,7 +6394,6 @@ impl IdleStateUpdateStopReason {
         Err(union::no_branch("IdleStateUpdateStopReason", &value, first))
     }
 }
-#[cfg(feature = "unstable")]
 impl union::Kept for IdleStateUpdateStopReason {
     #[allow(unreachable_patterns)]
     fn kept(&self) -> Option<&Meta> {
@@ -5669,20 +6403,17 @@ impl union::Kept for IdleStateUpdateStopReason {
         }
     }
 }
-#[cfg(feature = "unstable")]
 impl From<ErrorStopReason> for IdleStateUpdateStopReason {
     fn from(body: ErrorStopReason) -> Self {
         Self::Error(Box::new(body))
     }
 }
-#[cfg(feature = "unstable")]
 impl From<IdleStateUpdateStopReasonNone> for IdleStateUpdateStopReason {
     fn from(body: IdleStateUpdateStopReasonNone) -> Self {
         Self::None(body)
     }
 }
 /// No stop reason: `stopReason` is omitted or `null`.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -5690,7 +6421,6 @@ pub struct IdleStateUpdateStopReasonNone {
     #[serde(rename = "stopReason", default, skip_serializing_if = "Patch::is_omitted")]
     pub stop_reason: Patch<()>,
 }
-#[cfg(feature = "unstable")]
 impl IdleStateUpdateStopReasonNone {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -5700,7 +6430,6 @@ impl IdleStateUpdateStopReasonNone {
         }
     }
 }
-#[cfg(feature = "unstable")]
 impl Default for IdleStateUpdateStopReasonNone {
     fn default() -> Self {
         Self {
@@ -5771,7 +6500,7 @@ pub struct Implementation {
     /// Intended for UI and end-user contexts and optimized to be human-readable
     /// and easily understood.
     ///
-    /// If not provided, the name should be used for display.
+    /// If not provided, the name SHOULD be used for display.
     #[serde(
         default,
         skip_serializing_if = "Patch::is_omitted",
@@ -5804,6 +6533,270 @@ impl Implementation {
             version,
             meta: Default::default(),
         }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// An initial value for a config option, sent on session setup requests.
+///
+/// Same shape as `session/set_config_option` without `sessionId`. Unlike
+/// `session/set_config_option`, an unknown `configId`, a `type` that does not match the
+/// option, or a value that is not allowed is ignored instead of rejected.
+///
+/// Clients only send `type: "boolean"` entries when they advertise
+/// `sessionCapabilities.configOptions.boolean`.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct InitialSessionConfigOption {
+    /// The ID of the configuration option to set.
+    #[serde(rename = "configId")]
+    pub config_id: SessionConfigId,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+    /// The variant-dependent part of the object.
+    #[serde(flatten, serialize_with = "union::flat")]
+    pub r#type: InitialSessionConfigOptionType,
+}
+#[cfg(feature = "unstable")]
+impl InitialSessionConfigOption {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        config_id: SessionConfigId,
+        r#type: InitialSessionConfigOptionType,
+    ) -> Self {
+        Self {
+            config_id,
+            meta: Default::default(),
+            r#type,
+        }
+    }
+}
+/// The part of \[`InitialSessionConfigOption`\] that depends on its variant.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+pub enum InitialSessionConfigOptionType {
+    /// A boolean value (`type: "boolean"`).
+    Boolean(InitialSessionConfigOptionTypeBoolean),
+    /// A `SessionConfigValueId` string value.
+    ///
+    /// This is the default when `type` is absent on the wire. Unknown `type`
+    /// values with string payloads also gracefully deserialize into this
+    /// variant.
+    ValueId(InitialSessionConfigOptionTypeValueId),
+    /// Any other variant, kept whole as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(Meta),
+}
+#[cfg(feature = "unstable")]
+impl InitialSessionConfigOptionType {
+    /// The tag values this union knows.
+    pub const KNOWN_TAGS: &'static [&'static str] = &["boolean"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Boolean { .. } => Some("boolean"),
+            Self::ValueId { .. } => None,
+            Self::Other(object) => object.get_str("type"),
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for InitialSessionConfigOptionType {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "InitialSessionConfigOptionType".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "InitialSessionConfigOptionType").into()
+    }
+    #[allow(unused_variables, clippy::vec_init_then_push)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator
+                            .subschema_for::<InitialSessionConfigOptionTypeBoolean>(),
+                        "type",
+                        "boolean",
+                    ),
+                );
+            branches
+                .push(
+                    generator
+                        .subschema_for::<InitialSessionConfigOptionTypeValueId>()
+                        .to_value(),
+                );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Serialize for InitialSessionConfigOptionType {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Boolean(body) => union::tagged(serializer, "type", "boolean", body),
+            Self::ValueId(body) => body.serialize(serializer),
+            Self::Other(object) => object.serialize(serializer),
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+impl<'de> Deserialize<'de> for InitialSessionConfigOptionType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        union::stream(deserializer)
+    }
+}
+#[cfg(feature = "unstable")]
+impl union::Streamed for InitialSessionConfigOptionType {
+    const TAG: &'static str = "type";
+    #[allow(
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
+    )]
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "boolean" => Deserialize::deserialize(body).map(Self::Boolean),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
+    }
+}
+#[cfg(feature = "unstable")]
+impl InitialSessionConfigOptionType {
+    /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
+    /// then the catch-all the generator added.
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
+    pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        let mut first: Option<serde_json::Error> = None;
+        let value = match value {
+            serde_json::Value::Object(mut object) => {
+                let which: u32 = match object
+                    .get("type")
+                    .and_then(serde_json::Value::as_str)
+                {
+                    Some("boolean") => 0u32,
+                    Some(_) => u32::MAX,
+                    None => u32::MAX - 1,
+                };
+                match which {
+                    0u32 => {
+                        return union::body(object, "type", "boolean").map(Self::Boolean);
+                    }
+                    _ => {}
+                }
+                serde_json::Value::Object(object)
+            }
+            other => other,
+        };
+        if value.is_object() {
+            match union::attempt(|| <InitialSessionConfigOptionTypeValueId as Deserialize>::deserialize(
+                &value,
+            )) {
+                Ok(body) => return Ok(Self::ValueId(body)),
+                Err(e) => {
+                    first.get_or_insert(e);
+                }
+            }
+        }
+        let value = match union::not_in_schema(
+            value,
+            "type",
+            "InitialSessionConfigOptionType",
+        ) {
+            Ok(object) => return Ok(Self::Other(Meta::from(object))),
+            Err(value) => value,
+        };
+        Err(union::no_branch("InitialSessionConfigOptionType", &value, first))
+    }
+}
+#[cfg(feature = "unstable")]
+impl union::Kept for InitialSessionConfigOptionType {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<InitialSessionConfigOptionTypeBoolean> for InitialSessionConfigOptionType {
+    fn from(body: InitialSessionConfigOptionTypeBoolean) -> Self {
+        Self::Boolean(body)
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<InitialSessionConfigOptionTypeValueId> for InitialSessionConfigOptionType {
+    fn from(body: InitialSessionConfigOptionTypeValueId) -> Self {
+        Self::ValueId(body)
+    }
+}
+/// A boolean value (`type: "boolean"`).
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct InitialSessionConfigOptionTypeBoolean {
+    /// The boolean value.
+    pub value: bool,
+}
+#[cfg(feature = "unstable")]
+impl InitialSessionConfigOptionTypeBoolean {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(value: bool) -> Self {
+        Self { value }
+    }
+}
+/// A `SessionConfigValueId` string value.
+///
+/// This is the default when `type` is absent on the wire. Unknown `type`
+/// values with string payloads also gracefully deserialize into this
+/// variant.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct InitialSessionConfigOptionTypeValueId {
+    /// The value ID.
+    pub value: SessionConfigValueId,
+}
+#[cfg(feature = "unstable")]
+impl InitialSessionConfigOptionTypeValueId {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(value: SessionConfigValueId) -> Self {
+        Self { value }
     }
 }
 /// **UNSTABLE**
@@ -5904,9 +6897,7 @@ fn default_initialize_request_client_capabilities() -> Defaulted<ClientCapabilit
         }),
         terminal: Defaulted::explicit(false),
         session: Default::default(),
-        #[cfg(feature = "unstable")]
         subagents: Default::default(),
-        #[cfg(feature = "unstable")]
         plan: Default::default(),
         auth: Defaulted::explicit(AuthCapabilities {
             terminal: Defaulted::explicit(false),
@@ -5941,7 +6932,7 @@ pub struct InitializeResponse {
     /// The protocol version the client specified if supported by the agent,
     /// or the latest protocol version supported by the agent.
     ///
-    /// The client should disconnect, if it doesn't support this version.
+    /// The client SHOULD disconnect, if it doesn't support this version.
     #[serde(rename = "protocolVersion")]
     pub protocol_version: ProtocolVersion,
     /// Capabilities supported by the agent.
@@ -6039,7 +7030,6 @@ fn default_initialize_response_agent_capabilities() -> Defaulted<AgentCapabiliti
             list: Default::default(),
             delete: Default::default(),
             additional_directories: Default::default(),
-            #[cfg(feature = "unstable")]
             system_prompt: Default::default(),
             #[cfg(feature = "unstable")]
             fork: Default::default(),
@@ -6047,6 +7037,8 @@ fn default_initialize_response_agent_capabilities() -> Defaulted<AgentCapabiliti
             archive: Default::default(),
             #[cfg(feature = "unstable")]
             status: Default::default(),
+            #[cfg(feature = "unstable")]
+            options: Default::default(),
             #[cfg(feature = "unstable")]
             title: Default::default(),
             resume: Default::default(),
@@ -6108,7 +7100,6 @@ fn default_initialize_response_agent_capabilities() -> Defaulted<AgentCapabiliti
             list: Default::default(),
             delete: Default::default(),
             additional_directories: Default::default(),
-            #[cfg(feature = "unstable")]
             system_prompt: Default::default(),
             #[cfg(feature = "unstable")]
             fork: Default::default(),
@@ -6116,6 +7107,8 @@ fn default_initialize_response_agent_capabilities() -> Defaulted<AgentCapabiliti
             archive: Default::default(),
             #[cfg(feature = "unstable")]
             status: Default::default(),
+            #[cfg(feature = "unstable")]
+            options: Default::default(),
             #[cfg(feature = "unstable")]
             title: Default::default(),
             resume: Default::default(),
@@ -6602,11 +7595,11 @@ pub struct LoadSessionRequest {
     pub mcp_servers: Vec<McpServer>,
     /// The working directory for this session. Must be an absolute path.
     pub cwd: String,
-    /// Additional workspace roots to activate for this session. Each path must be absolute.
+    /// Additional workspace roots to activate for this session. Each path MUST be absolute.
     ///
     /// When omitted or empty, no additional roots are activated. When non-empty,
     /// this is the complete resulting additional-root list for the loaded
-    /// session. It may differ from any previously used or reported list as long as
+    /// session. It MAY differ from any previously used or reported list as long as
     /// the request `cwd` matches the session's `cwd`.
     #[serde(
         rename = "additionalDirectories",
@@ -6618,20 +7611,38 @@ pub struct LoadSessionRequest {
     /// The ID of the session to load.
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// System-level instructions for the loaded session.
     ///
-    /// Optional. Omitted and `null` are equivalent. The Agent may then keep a
+    /// Optional. Omitted and `null` are equivalent. The Agent MAY then keep a
     /// system prompt it stored with the session or use its default instructions.
     /// Clients MUST only send this when the Agent advertises
     /// `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
     /// when the session was created.
-    #[cfg(feature = "unstable")]
     #[serde(rename = "systemPrompt", default, skip_serializing_if = "Patch::is_omitted")]
     pub system_prompt: Patch<SystemPrompt>,
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// Initial values for the session's config options.
+    ///
+    /// Optional. Omitted and `null` are equivalent to an empty list. Clients MUST only send
+    /// this when the Agent advertises `sessionCapabilities.options`.
+    ///
+    /// The Agent applies the entries in list order, as if the Client had called
+    /// `session/set_config_option` for each entry after the session was set up. Malformed
+    /// entries and duplicate `configId` values fail the request with `-32602`. The Agent MUST
+    /// ignore an entry whose `configId` is unknown, whose `type` does not match the option,
+    /// or whose value is not allowed when it is applied. The `configOptions` in the response contain the values the session actually
+    /// has. The Agent SHOULD NOT send `config_option_update` notifications for these entries.
+    #[cfg(feature = "unstable")]
+    #[serde(
+        rename = "configOptions",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_fns::option_on_null"
+    )]
+    pub config_options: Option<Vec<InitialSessionConfigOption>>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
@@ -6654,8 +7665,9 @@ impl LoadSessionRequest {
             cwd,
             additional_directories: Default::default(),
             session_id,
-            #[cfg(feature = "unstable")]
             system_prompt: Default::default(),
+            #[cfg(feature = "unstable")]
+            config_options: Default::default(),
             meta: Default::default(),
         }
     }
@@ -7582,10 +8594,10 @@ impl MessageMcpRequest {
 /// inner MCP outcome: an opaque result (including JSON null), or an MCP error.
 /// Outer ACP errors are reserved for binding and runtime failures.
 ///
-/// Both branches require their carrier key. An error must be a non-null object.
+/// Both branches require their carrier key. An error MUST be a non-null object.
 /// Unknown outer fields are ignored. Inner result and error fields are preserved.
-/// Carrier `_meta` is optional. Null or invalid values are treated as absent.
-/// Senders must include exactly one outcome. Receivers prefer `result` if both are present.
+/// Carrier `_meta` is optional. Omitted and `null` are equivalent.
+/// Senders MUST include exactly one outcome.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq)]
 pub enum MessageMcpResponse {
@@ -7979,7 +8991,7 @@ impl MultiSelectPropertySchema {
 pub struct NewSessionRequest {
     /// The working directory for this session. Must be an absolute path.
     pub cwd: String,
-    /// Additional workspace roots for this session. Each path must be absolute.
+    /// Additional workspace roots for this session. Each path MUST be absolute.
     ///
     /// These expand the session's filesystem scope without changing `cwd`, which
     /// remains the base for relative paths. When omitted or empty, no
@@ -7994,18 +9006,38 @@ pub struct NewSessionRequest {
     /// List of MCP (Model Context Protocol) servers the agent should connect to.
     #[serde(rename = "mcpServers", deserialize_with = "lenient_fns::required_on_null")]
     pub mcp_servers: Vec<McpServer>,
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// System-level instructions for the new session.
     ///
     /// Optional. Omitted and `null` are equivalent and mean the Agent uses its
     /// own default instructions. Clients MUST only send this when the Agent
     /// advertises `sessionCapabilities.systemPrompt`.
-    #[cfg(feature = "unstable")]
     #[serde(rename = "systemPrompt", default, skip_serializing_if = "Patch::is_omitted")]
     pub system_prompt: Patch<SystemPrompt>,
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// Initial values for the session's config options.
+    ///
+    /// Optional. Omitted and `null` are equivalent to an empty list. Clients MUST only send
+    /// this when the Agent advertises `sessionCapabilities.options`.
+    ///
+    /// The Agent applies the entries in list order, as if the Client had called
+    /// `session/set_config_option` for each entry after the session was set up. Malformed
+    /// entries and duplicate `configId` values fail the request with `-32602`. The Agent MUST
+    /// ignore an entry whose `configId` is unknown, whose `type` does not match the option,
+    /// or whose value is not allowed when it is applied. The `configOptions` in the response contain the values the session actually
+    /// has. The Agent SHOULD NOT send `config_option_update` notifications for these entries,
+    /// and SHOULD NOT send other `session/update` notifications caused by applying them
+    /// before it responds.
+    #[cfg(feature = "unstable")]
+    #[serde(
+        rename = "configOptions",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_fns::option_on_null"
+    )]
+    pub config_options: Option<Vec<InitialSessionConfigOption>>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
@@ -8027,8 +9059,9 @@ impl NewSessionRequest {
             cwd,
             additional_directories: Default::default(),
             mcp_servers,
-            #[cfg(feature = "unstable")]
             system_prompt: Default::default(),
+            #[cfg(feature = "unstable")]
+            config_options: Default::default(),
             meta: Default::default(),
         }
     }
@@ -8466,11 +9499,7 @@ impl schemars::JsonSchema for PermissionOptionKind {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
 }
-/// An execution plan for accomplishing complex tasks.
-///
-/// Plans consist of multiple entries representing individual tasks or goals.
-/// Agents report plans to clients to provide visibility into their execution strategy.
-/// Plans can evolve during execution as the agent discovers new requirements or completes tasks.
+/// A checklist sent with the `plan` session update.
 ///
 /// See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -8479,8 +9508,8 @@ impl schemars::JsonSchema for PermissionOptionKind {
 pub struct Plan {
     /// The list of tasks to be accomplished.
     ///
-    /// When updating a plan, the agent must send a complete list of all entries
-    /// with their current status. The client replaces the entire plan with each update.
+    /// The Agent MUST send all entries with their current status.
+    /// The Client MUST replace the entire checklist with each update.
     #[serde(deserialize_with = "lenient_fns::required_items_on_error")]
     pub entries: Vec<PlanEntry>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -8506,12 +9535,7 @@ impl Plan {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// Capabilities for receiving `plan_update` and `plan_removed` session updates.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -8520,7 +9544,7 @@ pub struct PlanCapabilities {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -8529,7 +9553,6 @@ pub struct PlanCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl PlanCapabilities {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -8537,7 +9560,6 @@ impl PlanCapabilities {
         Self { meta: Default::default() }
     }
 }
-#[cfg(feature = "unstable")]
 impl Default for PlanCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -8753,52 +9775,7 @@ impl schemars::JsonSchema for PlanEntryStatus {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// A plan represented by a file URI.
-#[cfg(feature = "unstable")]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
-#[non_exhaustive]
-pub struct PlanFile {
-    /// The plan ID to update.
-    #[serde(rename = "planId")]
-    pub plan_id: PlanId,
-    /// The URI of the file containing the plan.
-    pub uri: String,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    /// these keys.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub meta: Patch<Meta>,
-}
-#[cfg(feature = "unstable")]
-impl PlanFile {
-    /// A value with the required fields given and every optional field left out.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(plan_id: PlanId, uri: String) -> Self {
-        Self {
-            plan_id,
-            uri,
-            meta: Default::default(),
-        }
-    }
-}
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// Unique identifier for a plan within a session.
-#[cfg(feature = "unstable")]
 #[derive(
     Debug,
     Clone,
@@ -8814,37 +9791,28 @@ impl PlanFile {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct PlanId(pub String);
-#[cfg(feature = "unstable")]
 impl PlanId {
     /// The wire value.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
-#[cfg(feature = "unstable")]
 impl From<String> for PlanId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
-#[cfg(feature = "unstable")]
 impl From<&str> for PlanId {
     fn from(value: &str) -> Self {
         Self(value.to_string())
     }
 }
-#[cfg(feature = "unstable")]
 impl std::fmt::Display for PlanId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// A plan represented as structured entries.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -8854,15 +9822,15 @@ pub struct PlanItems {
     pub plan_id: PlanId,
     /// The list of tasks to be accomplished.
     ///
-    /// When updating an item-based plan, the agent must send a complete list of all entries
-    /// with their current status. The client replaces that plan with each update.
+    /// The Agent MUST send all entries with their current status.
+    /// The Client MUST replace the checklist with this `planId` on each update.
     #[serde(deserialize_with = "lenient_fns::required_items_on_error")]
     pub entries: Vec<PlanEntry>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -8871,7 +9839,6 @@ pub struct PlanItems {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl PlanItems {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -8883,12 +9850,7 @@ impl PlanItems {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// A plan represented as raw markdown content.
-#[cfg(feature = "unstable")]
+/// A plan represented as Markdown.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -8896,13 +9858,24 @@ pub struct PlanMarkdown {
     /// The plan ID to update.
     #[serde(rename = "planId")]
     pub plan_id: PlanId,
-    /// Markdown content for the plan.
+    /// The complete plan as Markdown, not just the text that changed.
     pub content: String,
+    /// The absolute path of the file that holds this plan.
+    ///
+    /// Omitted and `null` both mean the plan has no file. A supplied path MUST
+    /// be absolute. `content` is the plan to display whether or not `path` is set.
+    /// Clients can use `path` to open the file.
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub path: Patch<String>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -8911,7 +9884,6 @@ pub struct PlanMarkdown {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl PlanMarkdown {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -8919,28 +9891,24 @@ impl PlanMarkdown {
         Self {
             plan_id,
             content,
+            path: Default::default(),
             meta: Default::default(),
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// Removal notice for a plan identified by ID.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct PlanRemoved {
-    /// The plan ID to remove.
+    /// The plan ID to remove. Clients MUST ignore a removal for an unknown ID.
     #[serde(rename = "planId")]
     pub plan_id: PlanId,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -8949,7 +9917,6 @@ pub struct PlanRemoved {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl PlanRemoved {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -8960,23 +9927,18 @@ impl PlanRemoved {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// A content update for a plan identified by ID.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct PlanUpdate {
-    /// The updated plan content.
+    /// Replaces the whole plan with this `planId`, even if its `type` changes.
     pub plan: PlanUpdateContent,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -8985,7 +9947,6 @@ pub struct PlanUpdate {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl PlanUpdate {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -8996,20 +9957,13 @@ impl PlanUpdate {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// Updated content for a plan.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq)]
 pub enum PlanUpdateContent {
     /// Structured plan entries.
     Items(PlanItems),
-    /// A URI pointing to a file containing the plan.
-    File(PlanFile),
-    /// Raw markdown content for the plan.
-    Markdown(PlanMarkdown),
+    /// The complete plan as Markdown.
+    Markdown(Box<PlanMarkdown>),
     /// Any other variant, kept whole as received.
     ///
     /// Added by the generator (the schema has no catch-all here), for the values a newer
@@ -9017,21 +9971,18 @@ pub enum PlanUpdateContent {
     /// (`lenient::LenientEvent::NotInSchema`).
     Other(Meta),
 }
-#[cfg(feature = "unstable")]
 impl PlanUpdateContent {
     /// The tag values this union knows.
-    pub const KNOWN_TAGS: &'static [&'static str] = &["items", "file", "markdown"];
+    pub const KNOWN_TAGS: &'static [&'static str] = &["items", "markdown"];
     /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Items { .. } => Some("items"),
-            Self::File { .. } => Some("file"),
             Self::Markdown { .. } => Some("markdown"),
             Self::Other(object) => object.get_str("type"),
         }
     }
 }
-#[cfg(feature = "unstable")]
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for PlanUpdateContent {
     fn schema_name() -> std::borrow::Cow<'static, str> {
@@ -9055,15 +10006,7 @@ impl schemars::JsonSchema for PlanUpdateContent {
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<PlanFile>(),
-                        "type",
-                        "file",
-                    ),
-                );
-            branches
-                .push(
-                    crate::support::schema::tagged(
-                        generator.subschema_for::<PlanMarkdown>(),
+                        generator.subschema_for::<Box<PlanMarkdown>>(),
                         "type",
                         "markdown",
                     ),
@@ -9073,24 +10016,20 @@ impl schemars::JsonSchema for PlanUpdateContent {
         }
     }
 }
-#[cfg(feature = "unstable")]
 impl Serialize for PlanUpdateContent {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             Self::Items(body) => union::tagged(serializer, "type", "items", body),
-            Self::File(body) => union::tagged(serializer, "type", "file", body),
             Self::Markdown(body) => union::tagged(serializer, "type", "markdown", body),
             Self::Other(object) => object.serialize(serializer),
         }
     }
 }
-#[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for PlanUpdateContent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         union::stream(deserializer)
     }
 }
-#[cfg(feature = "unstable")]
 impl union::Streamed for PlanUpdateContent {
     const TAG: &'static str = "type";
     #[allow(
@@ -9106,8 +10045,9 @@ impl union::Streamed for PlanUpdateContent {
         Some(
             match tag {
                 "items" => Deserialize::deserialize(body).map(Self::Items),
-                "file" => Deserialize::deserialize(body).map(Self::File),
-                "markdown" => Deserialize::deserialize(body).map(Self::Markdown),
+                "markdown" => {
+                    Deserialize::deserialize(body).map(|b| Self::Markdown(Box::new(b)))
+                }
                 _ => return None,
             },
         )
@@ -9120,7 +10060,6 @@ impl union::Streamed for PlanUpdateContent {
         Self::Other(object)
     });
 }
-#[cfg(feature = "unstable")]
 impl PlanUpdateContent {
     /// Decodes from a JSON value: by tag first, then the untagged branches in schema order,
     /// then the catch-all the generator added.
@@ -9134,17 +10073,15 @@ impl PlanUpdateContent {
                     .and_then(serde_json::Value::as_str)
                 {
                     Some("items") => 0u32,
-                    Some("file") => 1u32,
-                    Some("markdown") => 2u32,
+                    Some("markdown") => 1u32,
                     Some(_) => u32::MAX,
                     None => u32::MAX - 1,
                 };
                 match which {
                     0u32 => return union::body(object, "type", "items").map(Self::Items),
-                    1u32 => return union::body(object, "type", "file").map(Self::File),
-                    2u32 => {
+                    1u32 => {
                         return union::body(object, "type", "markdown")
-                            .map(Self::Markdown);
+                            .map(|b| Self::Markdown(Box::new(b)));
                     }
                     _ => {}
                 }
@@ -9162,22 +10099,14 @@ impl PlanUpdateContent {
         Err(union::no_branch("PlanUpdateContent", &value, first))
     }
 }
-#[cfg(feature = "unstable")]
 impl From<PlanItems> for PlanUpdateContent {
     fn from(body: PlanItems) -> Self {
         Self::Items(body)
     }
 }
-#[cfg(feature = "unstable")]
-impl From<PlanFile> for PlanUpdateContent {
-    fn from(body: PlanFile) -> Self {
-        Self::File(body)
-    }
-}
-#[cfg(feature = "unstable")]
 impl From<PlanMarkdown> for PlanUpdateContent {
     fn from(body: PlanMarkdown) -> Self {
-        Self::Markdown(body)
+        Self::Markdown(Box::new(body))
     }
 }
 /// Prompt capabilities supported by the agent in `session/prompt` requests.
@@ -9392,6 +10321,305 @@ impl PromptResponse {
         }
     }
 }
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// A prompt the Agent predicts the user will send next.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct PromptSuggestion {
+    /// The content of the suggested prompt.
+    ///
+    /// Required and non-null. Must contain at least one content block. This is
+    /// the same type as the `prompt` field of `session/prompt`, and the Client
+    /// can send it in that field unchanged.
+    ///
+    /// Agents MUST only use `text` and `resource_link` content blocks, and
+    /// other content block types that both the Agent's prompt capabilities
+    /// and the Client's `session.promptSuggestions` capability advertise.
+    /// Agents MUST NOT send a prompt whose only content is empty or
+    /// whitespace-only text.
+    pub prompt: Vec<ContentBlock>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl PromptSuggestion {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(prompt: Vec<ContentBlock>) -> Self {
+        Self {
+            prompt,
+            meta: Default::default(),
+        }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Capabilities for audio content in prompt suggestions.
+///
+/// Supplying `{}` means the client can offer suggestions that include audio.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct PromptSuggestionsAudioCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl PromptSuggestionsAudioCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Default for PromptSuggestionsAudioCapabilities {
+    fn default() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Client support for `prompt_suggestions_update` session updates.
+///
+/// Supplying `{}` means the client can offer prompt suggestions made of `text`
+/// and `resource_link` content blocks. The client opts in to other content
+/// block types with the fields below. They have the same names as the agent's
+/// prompt capabilities.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct PromptSuggestionsCapabilities {
+    /// Whether prompt suggestions may include `image` content blocks.
+    ///
+    /// Optional. Omitted or `null` both mean the client does not advertise support.
+    /// Supplying `{}` means the client can offer suggestions that include images.
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub image: Patch<PromptSuggestionsImageCapabilities>,
+    /// Whether prompt suggestions may include `audio` content blocks.
+    ///
+    /// Optional. Omitted or `null` both mean the client does not advertise support.
+    /// Supplying `{}` means the client can offer suggestions that include audio.
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub audio: Patch<PromptSuggestionsAudioCapabilities>,
+    /// Whether prompt suggestions may include `resource` content blocks.
+    ///
+    /// Optional. Omitted or `null` both mean the client does not advertise support.
+    /// Supplying `{}` means the client can offer suggestions that include
+    /// embedded resources.
+    #[serde(
+        rename = "embeddedContext",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub embedded_context: Patch<PromptSuggestionsEmbeddedContextCapabilities>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl PromptSuggestionsCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            image: Default::default(),
+            audio: Default::default(),
+            embedded_context: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Default for PromptSuggestionsCapabilities {
+    fn default() -> Self {
+        Self {
+            image: Default::default(),
+            audio: Default::default(),
+            embedded_context: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Capabilities for embedded resources in prompt suggestions.
+///
+/// Supplying `{}` means the client can offer suggestions that include
+/// `resource` content blocks.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct PromptSuggestionsEmbeddedContextCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl PromptSuggestionsEmbeddedContextCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Default for PromptSuggestionsEmbeddedContextCapabilities {
+    fn default() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Capabilities for image content in prompt suggestions.
+///
+/// Supplying `{}` means the client can offer suggestions that include images.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct PromptSuggestionsImageCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl PromptSuggestionsImageCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Default for PromptSuggestionsImageCapabilities {
+    fn default() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Replaces the session's current list of prompt suggestions.
+///
+/// A prompt suggestion is a prompt the Agent predicts the user will send next.
+/// The Client offers suggestions where the user writes the next prompt. The
+/// list in the most recent update is the current list until the Agent sends
+/// another update. A session starts with an empty list.
+///
+/// Suggestions are not part of session history. Agents SHOULD NOT include
+/// this update when they replay a session.
+///
+/// Agents MUST only send this update when the Client advertised
+/// the `session.promptSuggestions` Client capability.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct PromptSuggestionsUpdate {
+    /// The suggestions the Client can offer, ordered most likely first.
+    ///
+    /// Required and non-null. An empty list withdraws the suggestions the
+    /// Client is offering.
+    #[serde(deserialize_with = "lenient_fns::required_items")]
+    pub suggestions: Vec<PromptSuggestion>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl PromptSuggestionsUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(suggestions: Vec<PromptSuggestion>) -> Self {
+        Self {
+            suggestions,
+            meta: Default::default(),
+        }
+    }
+}
 /// Protocol version identifier.
 ///
 /// This version is only bumped for breaking changes.
@@ -9521,7 +10749,7 @@ pub struct ProviderInfo {
     #[serde(deserialize_with = "lenient_fns::required_items_on_error")]
     pub supported: Vec<LlmProtocol>,
     /// Whether this provider is mandatory and cannot be disabled via `providers/disable`.
-    /// If true, clients must not call `providers/disable` for this provider ID.
+    /// If true, clients MUST NOT call `providers/disable` for this provider ID.
     pub required: bool,
     /// Current effective non-secret routing config.
     /// Null or omitted means provider is disabled.
@@ -10395,7 +11623,6 @@ impl RequestPermissionResponse {
     }
 }
 /// Foreground work is blocked on user action.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -10411,7 +11638,6 @@ pub struct RequiresActionStateUpdate {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl RequiresActionStateUpdate {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -10419,7 +11645,6 @@ impl RequiresActionStateUpdate {
         Self { meta: Default::default() }
     }
 }
-#[cfg(feature = "unstable")]
 impl Default for RequiresActionStateUpdate {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -10514,11 +11739,11 @@ pub struct ResumeSessionRequest {
     pub session_id: SessionId,
     /// The working directory for this session. Must be an absolute path.
     pub cwd: String,
-    /// Additional workspace roots to activate for this session. Each path must be absolute.
+    /// Additional workspace roots to activate for this session. Each path MUST be absolute.
     ///
     /// When omitted or empty, no additional roots are activated. When non-empty,
     /// this is the complete resulting additional-root list for the resumed
-    /// session. It may differ from any previously used or reported list as long as
+    /// session. It MAY differ from any previously used or reported list as long as
     /// the request `cwd` matches the session's `cwd`.
     #[serde(
         rename = "additionalDirectories",
@@ -10535,20 +11760,38 @@ pub struct ResumeSessionRequest {
         deserialize_with = "lenient_fns::option_on_null"
     )]
     pub mcp_servers: Option<Vec<McpServer>>,
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// System-level instructions for the resumed session.
     ///
-    /// Optional. Omitted and `null` are equivalent. The Agent may then keep a
+    /// Optional. Omitted and `null` are equivalent. The Agent MAY then keep a
     /// system prompt it stored with the session or use its default instructions.
     /// Clients MUST only send this when the Agent advertises
     /// `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
     /// when the session was created.
-    #[cfg(feature = "unstable")]
     #[serde(rename = "systemPrompt", default, skip_serializing_if = "Patch::is_omitted")]
     pub system_prompt: Patch<SystemPrompt>,
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// Initial values for the session's config options.
+    ///
+    /// Optional. Omitted and `null` are equivalent to an empty list. Clients MUST only send
+    /// this when the Agent advertises `sessionCapabilities.options`.
+    ///
+    /// The Agent applies the entries in list order, as if the Client had called
+    /// `session/set_config_option` for each entry after the session was set up. Malformed
+    /// entries and duplicate `configId` values fail the request with `-32602`. The Agent MUST
+    /// ignore an entry whose `configId` is unknown, whose `type` does not match the option,
+    /// or whose value is not allowed when it is applied. The `configOptions` in the response contain the values the session actually
+    /// has. The Agent SHOULD NOT send `config_option_update` notifications for these entries.
+    #[cfg(feature = "unstable")]
+    #[serde(
+        rename = "configOptions",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_fns::option_on_null"
+    )]
+    pub config_options: Option<Vec<InitialSessionConfigOption>>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
@@ -10571,8 +11814,9 @@ impl ResumeSessionRequest {
             cwd,
             additional_directories: Default::default(),
             mcp_servers: Default::default(),
-            #[cfg(feature = "unstable")]
             system_prompt: Default::default(),
+            #[cfg(feature = "unstable")]
+            config_options: Default::default(),
             meta: Default::default(),
         }
     }
@@ -10708,7 +11952,6 @@ impl schemars::JsonSchema for Role {
     }
 }
 /// Foreground work is in progress.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -10724,7 +11967,6 @@ pub struct RunningStateUpdate {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl RunningStateUpdate {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -10732,7 +11974,6 @@ impl RunningStateUpdate {
         Self { meta: Default::default() }
     }
 }
-#[cfg(feature = "unstable")]
 impl Default for RunningStateUpdate {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -10933,14 +12174,9 @@ impl schemars::JsonSchema for SessionArchiveFilter {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// Capability to cancel work in a subagent session without ending that session.
 ///
 /// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -10949,7 +12185,7 @@ pub struct SessionCancelCapabilities {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -10958,7 +12194,6 @@ pub struct SessionCancelCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl SessionCancelCapabilities {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -10966,7 +12201,6 @@ impl SessionCancelCapabilities {
         Self { meta: Default::default() }
     }
 }
-#[cfg(feature = "unstable")]
 impl Default for SessionCancelCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -11021,15 +12255,10 @@ pub struct SessionCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub additional_directories: Patch<SessionAdditionalDirectoriesCapabilities>,
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// Whether the agent supports `systemPrompt` on session lifecycle requests.
     ///
     /// Optional. Omitted or `null` both mean the agent does not advertise support.
     /// Supplying `{}` means the agent supports `systemPrompt` in `append` mode.
-    #[cfg(feature = "unstable")]
     #[serde(
         rename = "systemPrompt",
         default,
@@ -11083,6 +12312,22 @@ pub struct SessionCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub status: Patch<SessionStatusCapabilities>,
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// Whether the agent supports `session/options`.
+    ///
+    /// Optional. Omitted or `null` both mean the agent does not advertise support.
+    /// Supplying `{}` means the agent supports `session/options` and accepts initial
+    /// config option values on session setup requests.
+    #[cfg(feature = "unstable")]
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub options: Patch<SessionOptionsCapabilities>,
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11142,7 +12387,6 @@ impl SessionCapabilities {
             list: Default::default(),
             delete: Default::default(),
             additional_directories: Default::default(),
-            #[cfg(feature = "unstable")]
             system_prompt: Default::default(),
             #[cfg(feature = "unstable")]
             fork: Default::default(),
@@ -11150,6 +12394,8 @@ impl SessionCapabilities {
             archive: Default::default(),
             #[cfg(feature = "unstable")]
             status: Default::default(),
+            #[cfg(feature = "unstable")]
+            options: Default::default(),
             #[cfg(feature = "unstable")]
             title: Default::default(),
             resume: Default::default(),
@@ -11164,7 +12410,6 @@ impl Default for SessionCapabilities {
             list: Default::default(),
             delete: Default::default(),
             additional_directories: Default::default(),
-            #[cfg(feature = "unstable")]
             system_prompt: Default::default(),
             #[cfg(feature = "unstable")]
             fork: Default::default(),
@@ -11172,6 +12417,8 @@ impl Default for SessionCapabilities {
             archive: Default::default(),
             #[cfg(feature = "unstable")]
             status: Default::default(),
+            #[cfg(feature = "unstable")]
+            options: Default::default(),
             #[cfg(feature = "unstable")]
             title: Default::default(),
             resume: Default::default(),
@@ -11376,12 +12623,28 @@ pub enum SessionConfigOptionCategory {
     Model,
     /// Model-related configuration parameter.
     ModelConfig,
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// Response speed selector, such as a fast mode toggle.
+    #[cfg(feature = "unstable")]
+    Speed,
     /// Thought/reasoning level selector.
     ThoughtLevel,
     /// Unknown / uncategorized selector.
     Other(String),
 }
 impl union::WireStr for SessionConfigOptionCategory {
+    #[cfg(feature = "unstable")]
+    const VARIANTS: &'static [&'static str] = &[
+        "mode",
+        "model",
+        "model_config",
+        "speed",
+        "thought_level",
+    ];
+    #[cfg(not(feature = "unstable"))]
     const VARIANTS: &'static [&'static str] = &[
         "mode",
         "model",
@@ -11393,6 +12656,8 @@ impl union::WireStr for SessionConfigOptionCategory {
             "mode" => Some(Self::Mode),
             "model" => Some(Self::Model),
             "model_config" => Some(Self::ModelConfig),
+            #[cfg(feature = "unstable")]
+            "speed" => Some(Self::Speed),
             "thought_level" => Some(Self::ThoughtLevel),
             other => Some(Self::Other(other.to_string())),
         }
@@ -11408,6 +12673,8 @@ impl union::WireStr for SessionConfigOptionCategory {
             Self::Mode => "mode",
             Self::Model => "model",
             Self::ModelConfig => "model_config",
+            #[cfg(feature = "unstable")]
+            Self::Speed => "speed",
             Self::ThoughtLevel => "thought_level",
             Self::Other(other) => other,
         }
@@ -11902,6 +13169,18 @@ impl std::fmt::Display for SessionConfigValueId {
         f.write_str(&self.0)
     }
 }
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Client support for `cursor_update` session updates.
+///
+/// See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[serde(transparent)]
+pub struct SessionCursorsCapabilities(pub Meta);
 /// Capabilities for the `session/delete` method.
 ///
 /// Supplying `{}` means the agent supports deleting sessions from `session/list`.
@@ -12025,7 +13304,7 @@ pub struct SessionInfo {
     pub session_id: SessionId,
     /// The working directory for this session. Must be an absolute path.
     pub cwd: String,
-    /// Additional workspace roots reported for this session. Each path must be absolute.
+    /// Additional workspace roots reported for this session. Each path MUST be absolute.
     ///
     /// When present, this is the complete ordered additional-root list reported
     /// by the Agent. Omitted and empty values are equivalent: the response
@@ -12184,12 +13463,7 @@ impl Default for SessionListCapabilities {
         Self { meta: Default::default() }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// An upsert for an inter-session message.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -12260,7 +13534,6 @@ pub struct SessionMessage {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl SessionMessage {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -12276,15 +13549,10 @@ impl SessionMessage {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// A streamed content block of an inter-session message.
 ///
 /// A chunk carries only content. The message's participants and references come from
 /// `session_message` upserts, which can arrive before, between, or after its chunks.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -12305,7 +13573,6 @@ pub struct SessionMessageChunk {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl SessionMessageChunk {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -12472,6 +13739,220 @@ impl SessionNotification {
         Self {
             session_id,
             update,
+            meta: Default::default(),
+        }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Capabilities for the `session/options` method.
+///
+/// Supplying `{}` means the agent supports `session/options` and accepts initial config
+/// option values on session setup requests.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct SessionOptionsCapabilities {
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SessionOptionsCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Default for SessionOptionsCapabilities {
+    fn default() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Request parameters for `session/options`, which returns the config options a session
+/// would start with, without creating or resuming a session.
+///
+/// Only available if the Agent supports the `sessionCapabilities.options` capability.
+///
+/// `session/options` MUST NOT create or resume a session, send `session/update`
+/// notifications, add an entry to `session/list`, or change an existing session. Agents
+/// SHOULD NOT connect to MCP servers to answer it. Agents MAY start their runtime to resolve
+/// the options. The rules above still hold for it.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct SessionOptionsRequest {
+    /// The working directory to resolve options for. Must be an absolute path.
+    pub cwd: String,
+    /// Additional workspace roots to resolve options for. Each path MUST be absolute.
+    ///
+    /// Optional. Omitted and `null` are equivalent to an empty list.
+    #[serde(
+        rename = "additionalDirectories",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_fns::option_on_null"
+    )]
+    pub additional_directories: Option<Vec<String>>,
+    /// The session to resolve options for.
+    ///
+    /// Optional. Omitted and `null` are equivalent and mean a new session. When present,
+    /// the Agent returns what `session/load` or `session/resume` with the same `cwd` and
+    /// `additionalDirectories` would return, with the same `cwd` rules. A session the
+    /// Agent does not know gets `-32002`.
+    /// Clients MUST only send this when the Agent supports `session/load` (`loadSession`)
+    /// or `session/resume` (`sessionCapabilities.resume`).
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Patch::is_omitted")]
+    pub session_id: Patch<SessionId>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SessionOptionsRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(cwd: String) -> Self {
+        Self {
+            cwd,
+            additional_directories: Default::default(),
+            session_id: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Response from `session/options`.
+///
+/// The result is a snapshot. The options a session actually starts with are the ones in
+/// the session setup response.
+///
+/// Agents only return `type: "boolean"` options when the Client advertises
+/// `sessionCapabilities.configOptions.boolean`.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct SessionOptionsResponse {
+    /// The mode state the session would start with, if the Agent supports modes.
+    ///
+    /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub modes: Patch<SessionModeState>,
+    /// The config options the session would start with, with the same rules as on
+    /// `NewSessionResponse`.
+    ///
+    /// Optional. Omitted, `null`, or empty means no config options are advertised.
+    #[serde(
+        rename = "configOptions",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_items_on_error"
+    )]
+    pub config_options: Patch<Vec<SessionConfigOption>>,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SessionOptionsResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            modes: Default::default(),
+            config_options: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Default for SessionOptionsResponse {
+    fn default() -> Self {
+        Self {
+            modes: Default::default(),
+            config_options: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+/// A display-only reference to another session that this tool call operates on,
+/// such as a subagent it created, delegated to, or is waiting on.
+///
+/// The referenced session must already be known to the Client through ordinary
+/// session setup or a `subagent_update` announcement. The reference does not
+/// establish ownership, grant any Client-initiated controls, or report that the
+/// referenced session received or finished any work.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct SessionReference {
+    /// The referenced session.
+    #[serde(rename = "sessionId")]
+    pub session_id: SessionId,
+    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    /// these keys.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+impl SessionReference {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
             meta: Default::default(),
         }
     }
@@ -12721,15 +14202,10 @@ impl SessionStatusResponse {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// Capabilities for client-provided system prompts.
 ///
 /// Supplying `{}` means the agent supports `systemPrompt` on session lifecycle
 /// requests in `append` mode.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -12747,7 +14223,7 @@ pub struct SessionSystemPromptCapabilities {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -12756,7 +14232,6 @@ pub struct SessionSystemPromptCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl SessionSystemPromptCapabilities {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -12767,7 +14242,6 @@ impl SessionSystemPromptCapabilities {
         }
     }
 }
-#[cfg(feature = "unstable")]
 impl Default for SessionSystemPromptCapabilities {
     fn default() -> Self {
         Self {
@@ -12776,15 +14250,10 @@ impl Default for SessionSystemPromptCapabilities {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// System prompt delivery modes the agent supports in addition to `append`.
 ///
 /// `append` has no entry because every agent advertising
 /// `sessionCapabilities.systemPrompt` supports it.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -12804,7 +14273,7 @@ pub struct SessionSystemPromptModeCapabilities {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -12813,7 +14282,6 @@ pub struct SessionSystemPromptModeCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl SessionSystemPromptModeCapabilities {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -12824,7 +14292,6 @@ impl SessionSystemPromptModeCapabilities {
         }
     }
 }
-#[cfg(feature = "unstable")]
 impl Default for SessionSystemPromptModeCapabilities {
     fn default() -> Self {
         Self {
@@ -12833,15 +14300,10 @@ impl Default for SessionSystemPromptModeCapabilities {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// Capabilities for the `override` system prompt mode.
 ///
 /// Supplying `{}` means the agent supports replacing its built-in default
 /// instructions with the client-provided system prompt.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -12850,7 +14312,7 @@ pub struct SessionSystemPromptOverrideCapabilities {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -12859,7 +14321,6 @@ pub struct SessionSystemPromptOverrideCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl SessionSystemPromptOverrideCapabilities {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -12867,7 +14328,6 @@ impl SessionSystemPromptOverrideCapabilities {
         Self { meta: Default::default() }
     }
 }
-#[cfg(feature = "unstable")]
 impl Default for SessionSystemPromptOverrideCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -12933,19 +14393,11 @@ pub enum SessionUpdate {
     /// The agent's execution plan for complex tasks.
     /// See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
     Plan(Plan),
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
-    /// A content update for a plan identified by ID.
-    #[cfg(feature = "unstable")]
+    /// Replaces the plan with this ID. Agents MUST NOT send this update unless
+    /// the Client advertised `plan`.
     PlanUpdate(Box<PlanUpdate>),
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
-    /// Removal notice for a plan identified by ID.
-    #[cfg(feature = "unstable")]
+    /// Removes the plan with this ID. Agents MUST NOT send this update unless
+    /// the Client advertised `plan`.
     PlanRemoved(PlanRemoved),
     /// Available commands are ready or have changed
     AvailableCommandsUpdate(AvailableCommandsUpdate),
@@ -12978,24 +14430,44 @@ pub enum SessionUpdate {
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
     ///
+    /// Replaces the session's current list of prompt suggestions.
+    ///
+    /// Agents MUST only send this update when the Client advertised
+    /// the `session.promptSuggestions` Client capability.
+    #[cfg(feature = "unstable")]
+    PromptSuggestionsUpdate(PromptSuggestionsUpdate),
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// A session cursor has been announced or its capabilities have changed.
+    ///
+    /// Agents MUST only send this update when the Client advertised
+    /// the `session.cursors` Client capability.
+    #[cfg(feature = "unstable")]
+    CursorUpdate(Box<CursorUpdate>),
     /// Announces a child session created and owned by this session, or updates
     /// that ownership association's metadata.
-    #[cfg(feature = "unstable")]
+    ///
+    /// Agents MUST only send this update when the Client advertised
+    /// the `subagents` Client capability.
+    ///
+    /// See protocol docs: [Subagents](https://agentclientprotocol.com/protocol/v1/subagents)
     SubagentUpdate(Box<SubagentUpdate>),
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// A message upsert observed in this session's transcript, sent to or
     /// received from another session.
-    #[cfg(feature = "unstable")]
+    ///
+    /// Agents MUST only send this update when the Client advertised
+    /// the `subagents` Client capability.
+    ///
+    /// See protocol docs: [Session-directed messages](https://agentclientprotocol.com/protocol/v1/prompt-turn#session-directed-messages)
     SessionMessage(Box<SessionMessage>),
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// One content block appended to a sent or received session message.
-    #[cfg(feature = "unstable")]
+    ///
+    /// Agents MUST only send this update when the Client advertised
+    /// the `subagents` Client capability.
+    ///
+    /// See protocol docs: [Session-directed messages](https://agentclientprotocol.com/protocol/v1/prompt-turn#session-directed-messages)
     SessionMessageChunk(Box<SessionMessageChunk>),
     /// Any other variant, kept whole as received.
     ///
@@ -13024,6 +14496,8 @@ impl SessionUpdate {
         "notice",
         "compaction_update",
         "compaction_summary_chunk",
+        "prompt_suggestions_update",
+        "cursor_update",
         "subagent_update",
         "session_message",
         "session_message_chunk",
@@ -13036,6 +14510,8 @@ impl SessionUpdate {
         "tool_call",
         "tool_call_update",
         "plan",
+        "plan_update",
+        "plan_removed",
         "available_commands_update",
         "current_mode_update",
         "config_option_update",
@@ -13044,6 +14520,9 @@ impl SessionUpdate {
         "notice",
         "compaction_update",
         "compaction_summary_chunk",
+        "subagent_update",
+        "session_message",
+        "session_message_chunk",
     ];
     /// The `sessionUpdate` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
@@ -13054,9 +14533,7 @@ impl SessionUpdate {
             Self::ToolCall { .. } => Some("tool_call"),
             Self::ToolCallUpdate { .. } => Some("tool_call_update"),
             Self::Plan { .. } => Some("plan"),
-            #[cfg(feature = "unstable")]
             Self::PlanUpdate { .. } => Some("plan_update"),
-            #[cfg(feature = "unstable")]
             Self::PlanRemoved { .. } => Some("plan_removed"),
             Self::AvailableCommandsUpdate { .. } => Some("available_commands_update"),
             Self::CurrentModeUpdate { .. } => Some("current_mode_update"),
@@ -13067,10 +14544,11 @@ impl SessionUpdate {
             Self::CompactionUpdate { .. } => Some("compaction_update"),
             Self::CompactionSummaryChunk { .. } => Some("compaction_summary_chunk"),
             #[cfg(feature = "unstable")]
+            Self::PromptSuggestionsUpdate { .. } => Some("prompt_suggestions_update"),
+            #[cfg(feature = "unstable")]
+            Self::CursorUpdate { .. } => Some("cursor_update"),
             Self::SubagentUpdate { .. } => Some("subagent_update"),
-            #[cfg(feature = "unstable")]
             Self::SessionMessage { .. } => Some("session_message"),
-            #[cfg(feature = "unstable")]
             Self::SessionMessageChunk { .. } => Some("session_message_chunk"),
             Self::Other(object) => object.get_str("sessionUpdate"),
         }
@@ -13136,7 +14614,6 @@ impl schemars::JsonSchema for SessionUpdate {
                         "plan",
                     ),
                 );
-            #[cfg(feature = "unstable")]
             branches
                 .push(
                     crate::support::schema::tagged(
@@ -13145,7 +14622,6 @@ impl schemars::JsonSchema for SessionUpdate {
                         "plan_update",
                     ),
                 );
-            #[cfg(feature = "unstable")]
             branches
                 .push(
                     crate::support::schema::tagged(
@@ -13222,12 +14698,28 @@ impl schemars::JsonSchema for SessionUpdate {
             branches
                 .push(
                     crate::support::schema::tagged(
+                        generator.subschema_for::<PromptSuggestionsUpdate>(),
+                        "sessionUpdate",
+                        "prompt_suggestions_update",
+                    ),
+                );
+            #[cfg(feature = "unstable")]
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<Box<CursorUpdate>>(),
+                        "sessionUpdate",
+                        "cursor_update",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
                         generator.subschema_for::<Box<SubagentUpdate>>(),
                         "sessionUpdate",
                         "subagent_update",
                     ),
                 );
-            #[cfg(feature = "unstable")]
             branches
                 .push(
                     crate::support::schema::tagged(
@@ -13236,7 +14728,6 @@ impl schemars::JsonSchema for SessionUpdate {
                         "session_message",
                     ),
                 );
-            #[cfg(feature = "unstable")]
             branches
                 .push(
                     crate::support::schema::tagged(
@@ -13272,11 +14763,9 @@ impl Serialize for SessionUpdate {
                 union::tagged(serializer, "sessionUpdate", "tool_call_update", body)
             }
             Self::Plan(body) => union::tagged(serializer, "sessionUpdate", "plan", body),
-            #[cfg(feature = "unstable")]
             Self::PlanUpdate(body) => {
                 union::tagged(serializer, "sessionUpdate", "plan_update", body)
             }
-            #[cfg(feature = "unstable")]
             Self::PlanRemoved(body) => {
                 union::tagged(serializer, "sessionUpdate", "plan_removed", body)
             }
@@ -13315,14 +14804,24 @@ impl Serialize for SessionUpdate {
                 )
             }
             #[cfg(feature = "unstable")]
+            Self::PromptSuggestionsUpdate(body) => {
+                union::tagged(
+                    serializer,
+                    "sessionUpdate",
+                    "prompt_suggestions_update",
+                    body,
+                )
+            }
+            #[cfg(feature = "unstable")]
+            Self::CursorUpdate(body) => {
+                union::tagged(serializer, "sessionUpdate", "cursor_update", body)
+            }
             Self::SubagentUpdate(body) => {
                 union::tagged(serializer, "sessionUpdate", "subagent_update", body)
             }
-            #[cfg(feature = "unstable")]
             Self::SessionMessage(body) => {
                 union::tagged(serializer, "sessionUpdate", "session_message", body)
             }
-            #[cfg(feature = "unstable")]
             Self::SessionMessageChunk(body) => {
                 union::tagged(serializer, "sessionUpdate", "session_message_chunk", body)
             }
@@ -13369,11 +14868,9 @@ impl union::Streamed for SessionUpdate {
                         .map(|b| Self::ToolCallUpdate(Box::new(b)))
                 }
                 "plan" => Deserialize::deserialize(body).map(Self::Plan),
-                #[cfg(feature = "unstable")]
                 "plan_update" => {
                     Deserialize::deserialize(body).map(|b| Self::PlanUpdate(Box::new(b)))
                 }
-                #[cfg(feature = "unstable")]
                 "plan_removed" => Deserialize::deserialize(body).map(Self::PlanRemoved),
                 "available_commands_update" => {
                     Deserialize::deserialize(body).map(Self::AvailableCommandsUpdate)
@@ -13403,16 +14900,22 @@ impl union::Streamed for SessionUpdate {
                         .map(|b| Self::CompactionSummaryChunk(Box::new(b)))
                 }
                 #[cfg(feature = "unstable")]
+                "prompt_suggestions_update" => {
+                    Deserialize::deserialize(body).map(Self::PromptSuggestionsUpdate)
+                }
+                #[cfg(feature = "unstable")]
+                "cursor_update" => {
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::CursorUpdate(Box::new(b)))
+                }
                 "subagent_update" => {
                     Deserialize::deserialize(body)
                         .map(|b| Self::SubagentUpdate(Box::new(b)))
                 }
-                #[cfg(feature = "unstable")]
                 "session_message" => {
                     Deserialize::deserialize(body)
                         .map(|b| Self::SessionMessage(Box::new(b)))
                 }
-                #[cfg(feature = "unstable")]
                 "session_message_chunk" => {
                     Deserialize::deserialize(body)
                         .map(|b| Self::SessionMessageChunk(Box::new(b)))
@@ -13447,9 +14950,7 @@ impl SessionUpdate {
                     Some("tool_call") => 3u32,
                     Some("tool_call_update") => 4u32,
                     Some("plan") => 5u32,
-                    #[cfg(feature = "unstable")]
                     Some("plan_update") => 6u32,
-                    #[cfg(feature = "unstable")]
                     Some("plan_removed") => 7u32,
                     Some("available_commands_update") => 8u32,
                     Some("current_mode_update") => 9u32,
@@ -13460,11 +14961,12 @@ impl SessionUpdate {
                     Some("compaction_update") => 14u32,
                     Some("compaction_summary_chunk") => 15u32,
                     #[cfg(feature = "unstable")]
-                    Some("subagent_update") => 16u32,
+                    Some("prompt_suggestions_update") => 16u32,
                     #[cfg(feature = "unstable")]
-                    Some("session_message") => 17u32,
-                    #[cfg(feature = "unstable")]
-                    Some("session_message_chunk") => 18u32,
+                    Some("cursor_update") => 17u32,
+                    Some("subagent_update") => 18u32,
+                    Some("session_message") => 19u32,
+                    Some("session_message_chunk") => 20u32,
                     Some(_) => u32::MAX,
                     None => u32::MAX - 1,
                 };
@@ -13501,12 +15003,10 @@ impl SessionUpdate {
                         return union::body(object, "sessionUpdate", "plan")
                             .map(Self::Plan);
                     }
-                    #[cfg(feature = "unstable")]
                     6u32 => {
                         return union::body(object, "sessionUpdate", "plan_update")
                             .map(|b| Self::PlanUpdate(Box::new(b)));
                     }
-                    #[cfg(feature = "unstable")]
                     7u32 => {
                         return union::body(object, "sessionUpdate", "plan_removed")
                             .map(Self::PlanRemoved);
@@ -13565,16 +15065,27 @@ impl SessionUpdate {
                     }
                     #[cfg(feature = "unstable")]
                     16u32 => {
-                        return union::body(object, "sessionUpdate", "subagent_update")
-                            .map(|b| Self::SubagentUpdate(Box::new(b)));
+                        return union::body(
+                                object,
+                                "sessionUpdate",
+                                "prompt_suggestions_update",
+                            )
+                            .map(Self::PromptSuggestionsUpdate);
                     }
                     #[cfg(feature = "unstable")]
                     17u32 => {
+                        return union::body(object, "sessionUpdate", "cursor_update")
+                            .map(|b| Self::CursorUpdate(Box::new(b)));
+                    }
+                    18u32 => {
+                        return union::body(object, "sessionUpdate", "subagent_update")
+                            .map(|b| Self::SubagentUpdate(Box::new(b)));
+                    }
+                    19u32 => {
                         return union::body(object, "sessionUpdate", "session_message")
                             .map(|b| Self::SessionMessage(Box::new(b)));
                     }
-                    #[cfg(feature = "unstable")]
-                    18u32 => {
+                    20u32 => {
                         return union::body(
                                 object,
                                 "sessionUpdate",
@@ -13613,13 +15124,11 @@ impl From<Plan> for SessionUpdate {
         Self::Plan(body)
     }
 }
-#[cfg(feature = "unstable")]
 impl From<PlanUpdate> for SessionUpdate {
     fn from(body: PlanUpdate) -> Self {
         Self::PlanUpdate(Box::new(body))
     }
 }
-#[cfg(feature = "unstable")]
 impl From<PlanRemoved> for SessionUpdate {
     fn from(body: PlanRemoved) -> Self {
         Self::PlanRemoved(body)
@@ -13666,18 +15175,27 @@ impl From<CompactionSummaryChunk> for SessionUpdate {
     }
 }
 #[cfg(feature = "unstable")]
+impl From<PromptSuggestionsUpdate> for SessionUpdate {
+    fn from(body: PromptSuggestionsUpdate) -> Self {
+        Self::PromptSuggestionsUpdate(body)
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<CursorUpdate> for SessionUpdate {
+    fn from(body: CursorUpdate) -> Self {
+        Self::CursorUpdate(Box::new(body))
+    }
+}
 impl From<SubagentUpdate> for SessionUpdate {
     fn from(body: SubagentUpdate) -> Self {
         Self::SubagentUpdate(Box::new(body))
     }
 }
-#[cfg(feature = "unstable")]
 impl From<SessionMessage> for SessionUpdate {
     fn from(body: SessionMessage) -> Self {
         Self::SessionMessage(Box::new(body))
     }
 }
-#[cfg(feature = "unstable")]
 impl From<SessionMessageChunk> for SessionUpdate {
     fn from(body: SessionMessageChunk) -> Self {
         Self::SessionMessageChunk(Box::new(body))
@@ -14211,21 +15729,16 @@ impl SetSessionTitleResponse {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// Current foreground-work state of a reusable child session.
 ///
 /// Each update is a whole-object snapshot. Idle does not terminate the child.
 /// The parent can message it again, transitioning it back to running.
 /// Background activity may still emit other session updates while idle.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq)]
 pub enum StateUpdate {
     /// Foreground work is in progress.
     Running(RunningStateUpdate),
-    /// The child is ready to process another prompt.
+    /// Foreground work is not in progress. The parent can give the child more work.
     Idle(Box<IdleStateUpdate>),
     /// Foreground work is blocked on user action.
     RequiresAction(RequiresActionStateUpdate),
@@ -14239,7 +15752,6 @@ pub enum StateUpdate {
     /// extensions. Other unknown values are reserved for future ACP variants.
     Other(Meta),
 }
-#[cfg(feature = "unstable")]
 impl StateUpdate {
     /// The tag values this union knows.
     pub const KNOWN_TAGS: &'static [&'static str] = &[
@@ -14259,7 +15771,6 @@ impl StateUpdate {
         }
     }
 }
-#[cfg(feature = "unstable")]
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for StateUpdate {
     fn schema_name() -> std::borrow::Cow<'static, str> {
@@ -14309,7 +15820,6 @@ impl schemars::JsonSchema for StateUpdate {
         }
     }
 }
-#[cfg(feature = "unstable")]
 impl Serialize for StateUpdate {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -14323,13 +15833,11 @@ impl Serialize for StateUpdate {
         }
     }
 }
-#[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for StateUpdate {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         union::stream(deserializer)
     }
 }
-#[cfg(feature = "unstable")]
 impl union::Streamed for StateUpdate {
     const TAG: &'static str = "state";
     #[allow(
@@ -14359,7 +15867,6 @@ impl union::Streamed for StateUpdate {
     }
     const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
 }
-#[cfg(feature = "unstable")]
 impl StateUpdate {
     /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
     /// branches in schema order.
@@ -14407,25 +15914,21 @@ impl StateUpdate {
         Err(union::no_branch("StateUpdate", &value, first))
     }
 }
-#[cfg(feature = "unstable")]
 impl From<RunningStateUpdate> for StateUpdate {
     fn from(body: RunningStateUpdate) -> Self {
         Self::Running(body)
     }
 }
-#[cfg(feature = "unstable")]
 impl From<IdleStateUpdate> for StateUpdate {
     fn from(body: IdleStateUpdate) -> Self {
         Self::Idle(Box::new(body))
     }
 }
-#[cfg(feature = "unstable")]
 impl From<RequiresActionStateUpdate> for StateUpdate {
     fn from(body: RequiresActionStateUpdate) -> Self {
         Self::RequiresAction(body)
     }
 }
-#[cfg(feature = "unstable")]
 impl From<UnknownStateUpdate> for StateUpdate {
     fn from(body: UnknownStateUpdate) -> Self {
         Self::Unknown(body)
@@ -14451,7 +15954,7 @@ pub enum StopReason {
     ///
     /// This stop reason MUST be returned when the client sends a `session/cancel`
     /// notification, even if the cancellation causes exceptions in underlying operations.
-    /// Agents should catch these exceptions and return this semantically meaningful
+    /// Agents SHOULD catch these exceptions and return this semantically meaningful
     /// response to confirm successful cancellation.
     Cancelled,
     /// Any other value, kept as received.
@@ -14763,17 +16266,12 @@ impl Default for StringPropertySchema {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// Capability marker for exposing reusable child sessions as restricted ACP sessions.
 ///
 /// Supplying `{}` advertises support for child association and state updates,
 /// session-directed messages, and restricted-session semantics. The client
 /// must advertise this capability before the agent sends subagent updates or
 /// session-directed messages.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -14789,7 +16287,6 @@ pub struct SubagentCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl SubagentCapabilities {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -14797,21 +16294,15 @@ impl SubagentCapabilities {
         Self { meta: Default::default() }
     }
 }
-#[cfg(feature = "unstable")]
 impl Default for SubagentCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// Client-initiated session mutations permitted for a specific subagent session.
 ///
 /// A mutation requires an explicit per-child capability. Support for the method
 /// on ordinary sessions does not grant support on a child.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -14836,7 +16327,6 @@ pub struct SubagentSessionCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl SubagentSessionCapabilities {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -14847,7 +16337,6 @@ impl SubagentSessionCapabilities {
         }
     }
 }
-#[cfg(feature = "unstable")]
 impl Default for SubagentSessionCapabilities {
     fn default() -> Self {
         Self {
@@ -14856,10 +16345,6 @@ impl Default for SubagentSessionCapabilities {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// Notification that the enclosing parent session created and owns a child session.
 ///
 /// Later updates modify the existing association's metadata, not its ownership.
@@ -14881,7 +16366,6 @@ impl Default for SubagentSessionCapabilities {
 /// child. They do not replace the content of individual messages or operations.
 /// `cwd` and `additionalDirectories` report where the Agent placed the child.
 /// While unset, each inherits the immediate parent's effective value.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -14942,7 +16426,7 @@ pub struct SubagentUpdate {
     /// root set and as the default terminal working directory.
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub cwd: Patch<String>,
-    /// Additional workspace roots for the child. Each path must be absolute.
+    /// Additional workspace roots for the child. Each path MUST be absolute.
     ///
     /// Optional and nullable. Omitted means unchanged. `null` clears the
     /// reported value. While unset, the child inherits its immediate parent's
@@ -14959,7 +16443,7 @@ pub struct SubagentUpdate {
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     /// Omitted means unchanged. `null` removes the metadata.
     #[serde(
         rename = "_meta",
@@ -14969,7 +16453,6 @@ pub struct SubagentUpdate {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl SubagentUpdate {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -14986,18 +16469,12 @@ impl SubagentUpdate {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// Client-provided system-level instructions for a session.
 ///
 /// Clients MUST only send this when the Agent advertises
 /// `sessionCapabilities.systemPrompt`. Agents that cannot apply it, for example
 /// because of an unadvertised mode or an unsupported content block type, MUST
-/// return an error instead of creating, loading, resuming, or forking the
-/// session.
-#[cfg(feature = "unstable")]
+/// return an error instead of creating, loading, or resuming the session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -15015,13 +16492,13 @@ pub struct SystemPrompt {
     /// blocks they do not support.
     ///
     /// Clients MUST NOT send an empty array. Agents MAY reject one with
-    /// `-32602` without creating, loading, resuming, or forking the session.
+    /// `-32602` without creating, loading, or resuming the session.
     pub content: Vec<ContentBlock>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -15030,7 +16507,6 @@ pub struct SystemPrompt {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl SystemPrompt {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -15042,16 +16518,11 @@ impl SystemPrompt {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// How the Agent combines a client-provided system prompt with its own instructions.
 ///
 /// Unknown modes are preserved so they can be stored,
 /// proxied, or forwarded. An Agent MUST return an error for a mode it does not
 /// support rather than treating it as `append` or `override`.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SystemPromptMode {
     /// Add the content to the Agent's own instructions rather than replacing them.
@@ -15077,7 +16548,6 @@ pub enum SystemPromptMode {
     /// future ACP variants.
     Other(String),
 }
-#[cfg(feature = "unstable")]
 impl union::WireStr for SystemPromptMode {
     const VARIANTS: &'static [&'static str] = &["append", "override"];
     fn from_wire(value: &str) -> Option<Self> {
@@ -15101,32 +16571,27 @@ impl union::WireStr for SystemPromptMode {
         }
     }
 }
-#[cfg(feature = "unstable")]
 impl SystemPromptMode {
     /// The wire value.
     pub fn as_str(&self) -> &str {
         union::WireStr::as_wire(self)
     }
 }
-#[cfg(feature = "unstable")]
 impl Serialize for SystemPromptMode {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         union::serialize_str(self, serializer)
     }
 }
-#[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SystemPromptMode {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         union::deserialize_str(deserializer)
     }
 }
-#[cfg(feature = "unstable")]
 impl std::fmt::Display for SystemPromptMode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
-#[cfg(feature = "unstable")]
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for SystemPromptMode {
     fn schema_name() -> std::borrow::Cow<'static, str> {
@@ -15142,7 +16607,7 @@ impl schemars::JsonSchema for SystemPromptMode {
 }
 /// Embed a terminal created with `terminal/create` by its id.
 ///
-/// The terminal must be added before calling `terminal/release`.
+/// The terminal MUST be added before calling `terminal/release`.
 ///
 /// See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -15571,10 +17036,17 @@ pub enum ToolCallContent {
     Diff(Box<Diff>),
     /// Embed a terminal created with `terminal/create` by its id.
     ///
-    /// The terminal must be added before calling `terminal/release`.
+    /// The terminal MUST be added before calling `terminal/release`.
     ///
     /// See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
     Terminal(Terminal),
+    /// A display-only reference to another session, such as a subagent.
+    ///
+    /// Agents send it only when the Client advertised the `subagents` Client
+    /// capability.
+    ///
+    /// See protocol docs: [Sessions](https://agentclientprotocol.com/protocol/v1/tool-calls#sessions)
+    Session(SessionReference),
     /// Any other variant, kept whole as received.
     ///
     /// Added by the generator (the schema has no catch-all here), for the values a newer
@@ -15584,13 +17056,19 @@ pub enum ToolCallContent {
 }
 impl ToolCallContent {
     /// The tag values this union knows.
-    pub const KNOWN_TAGS: &'static [&'static str] = &["content", "diff", "terminal"];
+    pub const KNOWN_TAGS: &'static [&'static str] = &[
+        "content",
+        "diff",
+        "terminal",
+        "session",
+    ];
     /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Content { .. } => Some("content"),
             Self::Diff { .. } => Some("diff"),
             Self::Terminal { .. } => Some("terminal"),
+            Self::Session { .. } => Some("session"),
             Self::Other(object) => object.get_str("type"),
         }
     }
@@ -15631,6 +17109,14 @@ impl schemars::JsonSchema for ToolCallContent {
                         "terminal",
                     ),
                 );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<SessionReference>(),
+                        "type",
+                        "session",
+                    ),
+                );
             branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
             crate::support::schema::any_of(branches)
         }
@@ -15642,6 +17128,7 @@ impl Serialize for ToolCallContent {
             Self::Content(body) => union::tagged(serializer, "type", "content", body),
             Self::Diff(body) => union::tagged(serializer, "type", "diff", body),
             Self::Terminal(body) => union::tagged(serializer, "type", "terminal", body),
+            Self::Session(body) => union::tagged(serializer, "type", "session", body),
             Self::Other(object) => object.serialize(serializer),
         }
     }
@@ -15670,6 +17157,7 @@ impl union::Streamed for ToolCallContent {
                 }
                 "diff" => Deserialize::deserialize(body).map(|b| Self::Diff(Box::new(b))),
                 "terminal" => Deserialize::deserialize(body).map(Self::Terminal),
+                "session" => Deserialize::deserialize(body).map(Self::Session),
                 _ => return None,
             },
         )
@@ -15697,6 +17185,7 @@ impl ToolCallContent {
                     Some("content") => 0u32,
                     Some("diff") => 1u32,
                     Some("terminal") => 2u32,
+                    Some("session") => 3u32,
                     Some(_) => u32::MAX,
                     None => u32::MAX - 1,
                 };
@@ -15712,6 +17201,9 @@ impl ToolCallContent {
                     2u32 => {
                         return union::body(object, "type", "terminal")
                             .map(Self::Terminal);
+                    }
+                    3u32 => {
+                        return union::body(object, "type", "session").map(Self::Session);
                     }
                     _ => {}
                 }
@@ -15742,6 +17234,11 @@ impl From<Diff> for ToolCallContent {
 impl From<Terminal> for ToolCallContent {
     fn from(body: Terminal) -> Self {
         Self::Terminal(body)
+    }
+}
+impl From<SessionReference> for ToolCallContent {
+    fn from(body: SessionReference) -> Self {
+        Self::Session(body)
     }
 }
 /// Unique identifier for a tool call within a session.
@@ -16227,10 +17724,6 @@ impl Default for UnarchiveSessionResponse {
         Self { meta: Default::default() }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// The Agent cannot currently determine foreground activity.
 ///
 /// Report this when activity becomes unobservable, not merely because the child
@@ -16239,8 +17732,10 @@ impl Default for UnarchiveSessionResponse {
 /// snapshot normally.
 ///
 /// This is not a task outcome or session closure. It does not cancel work, resolve
-/// pending requests, or revoke capabilities. Capabilities are updated separately.
-#[cfg(feature = "unstable")]
+/// pending requests, or revoke capabilities. If a control is no longer available,
+/// the Agent updates the capabilities explicitly. Unfinished tool calls and
+/// terminals stay as last reported. The Agent does not invent a final status
+/// for them, and Clients do not present them as confirmed live activity.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -16256,7 +17751,6 @@ pub struct UnknownStateUpdate {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl UnknownStateUpdate {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -16264,7 +17758,6 @@ impl UnknownStateUpdate {
         Self { meta: Default::default() }
     }
 }
-#[cfg(feature = "unstable")]
 impl Default for UnknownStateUpdate {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -16632,6 +18125,15 @@ pub const TYPE_NAMES: &[&str] = &[
     "CreateTerminalRequest",
     "CreateTerminalResponse",
     "CurrentModeUpdate",
+    "CursorAnchor",
+    "CursorAnchorPosition",
+    "CursorCapabilities",
+    "CursorCompactionAnchor",
+    "CursorForkCapabilities",
+    "CursorId",
+    "CursorMessageAnchor",
+    "CursorToolCallAnchor",
+    "CursorUpdate",
     "DeleteSessionRequest",
     "DeleteSessionResponse",
     "Diff",
@@ -16671,6 +18173,10 @@ pub const TYPE_NAMES: &[&str] = &[
     "IdleStateUpdateStopReasonNone",
     "ImageContent",
     "Implementation",
+    "InitialSessionConfigOption",
+    "InitialSessionConfigOptionType",
+    "InitialSessionConfigOptionTypeBoolean",
+    "InitialSessionConfigOptionTypeValueId",
     "InitializeProxyRequest",
     "InitializeProxyResponse",
     "InitializeRequest",
@@ -16719,7 +18225,6 @@ pub const TYPE_NAMES: &[&str] = &[
     "PlanEntry",
     "PlanEntryPriority",
     "PlanEntryStatus",
-    "PlanFile",
     "PlanId",
     "PlanItems",
     "PlanMarkdown",
@@ -16729,6 +18234,12 @@ pub const TYPE_NAMES: &[&str] = &[
     "PromptCapabilities",
     "PromptRequest",
     "PromptResponse",
+    "PromptSuggestion",
+    "PromptSuggestionsAudioCapabilities",
+    "PromptSuggestionsCapabilities",
+    "PromptSuggestionsEmbeddedContextCapabilities",
+    "PromptSuggestionsImageCapabilities",
+    "PromptSuggestionsUpdate",
     "ProtocolVersion",
     "ProviderCurrentConfig",
     "ProviderId",
@@ -16775,6 +18286,7 @@ pub const TYPE_NAMES: &[&str] = &[
     "SessionConfigSelectOption",
     "SessionConfigSelectOptions",
     "SessionConfigValueId",
+    "SessionCursorsCapabilities",
     "SessionDeleteCapabilities",
     "SessionForkCapabilities",
     "SessionId",
@@ -16787,6 +18299,10 @@ pub const TYPE_NAMES: &[&str] = &[
     "SessionModeId",
     "SessionModeState",
     "SessionNotification",
+    "SessionOptionsCapabilities",
+    "SessionOptionsRequest",
+    "SessionOptionsResponse",
+    "SessionReference",
     "SessionResumeCapabilities",
     "SessionStatus",
     "SessionStatusCapabilities",
@@ -16921,11 +18437,15 @@ pub const TYPE_NAMES: &[&str] = &[
     "EnvVariable",
     "Error",
     "ErrorCode",
+    "ErrorStopReason",
     "ExtNotification",
     "ExtRequest",
     "ExtResponse",
     "FileSystemCapabilities",
     "HttpHeader",
+    "IdleStateUpdate",
+    "IdleStateUpdateStopReason",
+    "IdleStateUpdateStopReasonNone",
     "ImageContent",
     "Implementation",
     "InitializeRequest",
@@ -16958,9 +18478,16 @@ pub const TYPE_NAMES: &[&str] = &[
     "PermissionOptionId",
     "PermissionOptionKind",
     "Plan",
+    "PlanCapabilities",
     "PlanEntry",
     "PlanEntryPriority",
     "PlanEntryStatus",
+    "PlanId",
+    "PlanItems",
+    "PlanMarkdown",
+    "PlanRemoved",
+    "PlanUpdate",
+    "PlanUpdateContent",
     "PromptCapabilities",
     "PromptRequest",
     "PromptResponse",
@@ -16973,12 +18500,15 @@ pub const TYPE_NAMES: &[&str] = &[
     "RequestPermissionOutcome",
     "RequestPermissionRequest",
     "RequestPermissionResponse",
+    "RequiresActionStateUpdate",
     "ResourceLink",
     "ResumeSessionRequest",
     "ResumeSessionResponse",
     "Role",
+    "RunningStateUpdate",
     "SelectedPermissionOutcome",
     "SessionAdditionalDirectoriesCapabilities",
+    "SessionCancelCapabilities",
     "SessionCapabilities",
     "SessionCloseCapabilities",
     "SessionConfigBoolean",
@@ -16998,11 +18528,17 @@ pub const TYPE_NAMES: &[&str] = &[
     "SessionInfo",
     "SessionInfoUpdate",
     "SessionListCapabilities",
+    "SessionMessage",
+    "SessionMessageChunk",
     "SessionMode",
     "SessionModeId",
     "SessionModeState",
     "SessionNotification",
+    "SessionReference",
     "SessionResumeCapabilities",
+    "SessionSystemPromptCapabilities",
+    "SessionSystemPromptModeCapabilities",
+    "SessionSystemPromptOverrideCapabilities",
     "SessionUpdate",
     "SetSessionConfigOptionRequest",
     "SetSessionConfigOptionRequestType",
@@ -17011,10 +18547,16 @@ pub const TYPE_NAMES: &[&str] = &[
     "SetSessionConfigOptionResponse",
     "SetSessionModeRequest",
     "SetSessionModeResponse",
+    "StateUpdate",
     "StopReason",
     "StringFormat",
     "StringMultiSelectItems",
     "StringPropertySchema",
+    "SubagentCapabilities",
+    "SubagentSessionCapabilities",
+    "SubagentUpdate",
+    "SystemPrompt",
+    "SystemPromptMode",
     "Terminal",
     "TerminalExitStatus",
     "TerminalId",
@@ -17030,6 +18572,7 @@ pub const TYPE_NAMES: &[&str] = &[
     "ToolCallStatus",
     "ToolCallUpdate",
     "ToolKind",
+    "UnknownStateUpdate",
     "UnstructuredCommandInput",
     "UsageUpdate",
     "WaitForTerminalExitRequest",
@@ -17214,6 +18757,36 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "CurrentModeUpdate" => {
             Some(visitor.visit::<CurrentModeUpdate>("CurrentModeUpdate"))
         }
+        #[cfg(feature = "unstable")]
+        "CursorAnchor" => Some(visitor.visit::<CursorAnchor>("CursorAnchor")),
+        #[cfg(feature = "unstable")]
+        "CursorAnchorPosition" => {
+            Some(visitor.visit::<CursorAnchorPosition>("CursorAnchorPosition"))
+        }
+        #[cfg(feature = "unstable")]
+        "CursorCapabilities" => {
+            Some(visitor.visit::<CursorCapabilities>("CursorCapabilities"))
+        }
+        #[cfg(feature = "unstable")]
+        "CursorCompactionAnchor" => {
+            Some(visitor.visit::<CursorCompactionAnchor>("CursorCompactionAnchor"))
+        }
+        #[cfg(feature = "unstable")]
+        "CursorForkCapabilities" => {
+            Some(visitor.visit::<CursorForkCapabilities>("CursorForkCapabilities"))
+        }
+        #[cfg(feature = "unstable")]
+        "CursorId" => Some(visitor.visit::<CursorId>("CursorId")),
+        #[cfg(feature = "unstable")]
+        "CursorMessageAnchor" => {
+            Some(visitor.visit::<CursorMessageAnchor>("CursorMessageAnchor"))
+        }
+        #[cfg(feature = "unstable")]
+        "CursorToolCallAnchor" => {
+            Some(visitor.visit::<CursorToolCallAnchor>("CursorToolCallAnchor"))
+        }
+        #[cfg(feature = "unstable")]
+        "CursorUpdate" => Some(visitor.visit::<CursorUpdate>("CursorUpdate")),
         "DeleteSessionRequest" => {
             Some(visitor.visit::<DeleteSessionRequest>("DeleteSessionRequest"))
         }
@@ -17285,7 +18858,6 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "EnvVariable" => Some(visitor.visit::<EnvVariable>("EnvVariable")),
         "Error" => Some(visitor.visit::<Error>("Error")),
         "ErrorCode" => Some(visitor.visit::<ErrorCode>("ErrorCode")),
-        #[cfg(feature = "unstable")]
         "ErrorStopReason" => Some(visitor.visit::<ErrorStopReason>("ErrorStopReason")),
         "ExtNotification" => Some(visitor.visit::<ExtNotification>("ExtNotification")),
         "ExtRequest" => Some(visitor.visit::<ExtRequest>("ExtRequest")),
@@ -17302,13 +18874,10 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
             Some(visitor.visit::<ForkSessionResponse>("ForkSessionResponse"))
         }
         "HttpHeader" => Some(visitor.visit::<HttpHeader>("HttpHeader")),
-        #[cfg(feature = "unstable")]
         "IdleStateUpdate" => Some(visitor.visit::<IdleStateUpdate>("IdleStateUpdate")),
-        #[cfg(feature = "unstable")]
         "IdleStateUpdateStopReason" => {
             Some(visitor.visit::<IdleStateUpdateStopReason>("IdleStateUpdateStopReason"))
         }
-        #[cfg(feature = "unstable")]
         "IdleStateUpdateStopReasonNone" => {
             Some(
                 visitor
@@ -17319,6 +18888,39 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         }
         "ImageContent" => Some(visitor.visit::<ImageContent>("ImageContent")),
         "Implementation" => Some(visitor.visit::<Implementation>("Implementation")),
+        #[cfg(feature = "unstable")]
+        "InitialSessionConfigOption" => {
+            Some(
+                visitor.visit::<InitialSessionConfigOption>("InitialSessionConfigOption"),
+            )
+        }
+        #[cfg(feature = "unstable")]
+        "InitialSessionConfigOptionType" => {
+            Some(
+                visitor
+                    .visit::<
+                        InitialSessionConfigOptionType,
+                    >("InitialSessionConfigOptionType"),
+            )
+        }
+        #[cfg(feature = "unstable")]
+        "InitialSessionConfigOptionTypeBoolean" => {
+            Some(
+                visitor
+                    .visit::<
+                        InitialSessionConfigOptionTypeBoolean,
+                    >("InitialSessionConfigOptionTypeBoolean"),
+            )
+        }
+        #[cfg(feature = "unstable")]
+        "InitialSessionConfigOptionTypeValueId" => {
+            Some(
+                visitor
+                    .visit::<
+                        InitialSessionConfigOptionTypeValueId,
+                    >("InitialSessionConfigOptionTypeValueId"),
+            )
+        }
         #[cfg(feature = "unstable")]
         "InitializeProxyRequest" => {
             Some(visitor.visit::<InitializeProxyRequest>("InitializeProxyRequest"))
@@ -17429,26 +19031,17 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
             Some(visitor.visit::<PermissionOptionKind>("PermissionOptionKind"))
         }
         "Plan" => Some(visitor.visit::<Plan>("Plan")),
-        #[cfg(feature = "unstable")]
         "PlanCapabilities" => Some(visitor.visit::<PlanCapabilities>("PlanCapabilities")),
         "PlanEntry" => Some(visitor.visit::<PlanEntry>("PlanEntry")),
         "PlanEntryPriority" => {
             Some(visitor.visit::<PlanEntryPriority>("PlanEntryPriority"))
         }
         "PlanEntryStatus" => Some(visitor.visit::<PlanEntryStatus>("PlanEntryStatus")),
-        #[cfg(feature = "unstable")]
-        "PlanFile" => Some(visitor.visit::<PlanFile>("PlanFile")),
-        #[cfg(feature = "unstable")]
         "PlanId" => Some(visitor.visit::<PlanId>("PlanId")),
-        #[cfg(feature = "unstable")]
         "PlanItems" => Some(visitor.visit::<PlanItems>("PlanItems")),
-        #[cfg(feature = "unstable")]
         "PlanMarkdown" => Some(visitor.visit::<PlanMarkdown>("PlanMarkdown")),
-        #[cfg(feature = "unstable")]
         "PlanRemoved" => Some(visitor.visit::<PlanRemoved>("PlanRemoved")),
-        #[cfg(feature = "unstable")]
         "PlanUpdate" => Some(visitor.visit::<PlanUpdate>("PlanUpdate")),
-        #[cfg(feature = "unstable")]
         "PlanUpdateContent" => {
             Some(visitor.visit::<PlanUpdateContent>("PlanUpdateContent"))
         }
@@ -17457,6 +19050,48 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         }
         "PromptRequest" => Some(visitor.visit::<PromptRequest>("PromptRequest")),
         "PromptResponse" => Some(visitor.visit::<PromptResponse>("PromptResponse")),
+        #[cfg(feature = "unstable")]
+        "PromptSuggestion" => Some(visitor.visit::<PromptSuggestion>("PromptSuggestion")),
+        #[cfg(feature = "unstable")]
+        "PromptSuggestionsAudioCapabilities" => {
+            Some(
+                visitor
+                    .visit::<
+                        PromptSuggestionsAudioCapabilities,
+                    >("PromptSuggestionsAudioCapabilities"),
+            )
+        }
+        #[cfg(feature = "unstable")]
+        "PromptSuggestionsCapabilities" => {
+            Some(
+                visitor
+                    .visit::<
+                        PromptSuggestionsCapabilities,
+                    >("PromptSuggestionsCapabilities"),
+            )
+        }
+        #[cfg(feature = "unstable")]
+        "PromptSuggestionsEmbeddedContextCapabilities" => {
+            Some(
+                visitor
+                    .visit::<
+                        PromptSuggestionsEmbeddedContextCapabilities,
+                    >("PromptSuggestionsEmbeddedContextCapabilities"),
+            )
+        }
+        #[cfg(feature = "unstable")]
+        "PromptSuggestionsImageCapabilities" => {
+            Some(
+                visitor
+                    .visit::<
+                        PromptSuggestionsImageCapabilities,
+                    >("PromptSuggestionsImageCapabilities"),
+            )
+        }
+        #[cfg(feature = "unstable")]
+        "PromptSuggestionsUpdate" => {
+            Some(visitor.visit::<PromptSuggestionsUpdate>("PromptSuggestionsUpdate"))
+        }
         "ProtocolVersion" => Some(visitor.visit::<ProtocolVersion>("ProtocolVersion")),
         #[cfg(feature = "unstable")]
         "ProviderCurrentConfig" => {
@@ -17522,7 +19157,6 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "RequestPermissionResponse" => {
             Some(visitor.visit::<RequestPermissionResponse>("RequestPermissionResponse"))
         }
-        #[cfg(feature = "unstable")]
         "RequiresActionStateUpdate" => {
             Some(visitor.visit::<RequiresActionStateUpdate>("RequiresActionStateUpdate"))
         }
@@ -17534,7 +19168,6 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
             Some(visitor.visit::<ResumeSessionResponse>("ResumeSessionResponse"))
         }
         "Role" => Some(visitor.visit::<Role>("Role")),
-        #[cfg(feature = "unstable")]
         "RunningStateUpdate" => {
             Some(visitor.visit::<RunningStateUpdate>("RunningStateUpdate"))
         }
@@ -17559,7 +19192,6 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "SessionArchiveFilter" => {
             Some(visitor.visit::<SessionArchiveFilter>("SessionArchiveFilter"))
         }
-        #[cfg(feature = "unstable")]
         "SessionCancelCapabilities" => {
             Some(visitor.visit::<SessionCancelCapabilities>("SessionCancelCapabilities"))
         }
@@ -17613,6 +19245,12 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "SessionConfigValueId" => {
             Some(visitor.visit::<SessionConfigValueId>("SessionConfigValueId"))
         }
+        #[cfg(feature = "unstable")]
+        "SessionCursorsCapabilities" => {
+            Some(
+                visitor.visit::<SessionCursorsCapabilities>("SessionCursorsCapabilities"),
+            )
+        }
         "SessionDeleteCapabilities" => {
             Some(visitor.visit::<SessionDeleteCapabilities>("SessionDeleteCapabilities"))
         }
@@ -17628,9 +19266,7 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "SessionListCapabilities" => {
             Some(visitor.visit::<SessionListCapabilities>("SessionListCapabilities"))
         }
-        #[cfg(feature = "unstable")]
         "SessionMessage" => Some(visitor.visit::<SessionMessage>("SessionMessage")),
-        #[cfg(feature = "unstable")]
         "SessionMessageChunk" => {
             Some(visitor.visit::<SessionMessageChunk>("SessionMessageChunk"))
         }
@@ -17640,6 +19276,21 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "SessionNotification" => {
             Some(visitor.visit::<SessionNotification>("SessionNotification"))
         }
+        #[cfg(feature = "unstable")]
+        "SessionOptionsCapabilities" => {
+            Some(
+                visitor.visit::<SessionOptionsCapabilities>("SessionOptionsCapabilities"),
+            )
+        }
+        #[cfg(feature = "unstable")]
+        "SessionOptionsRequest" => {
+            Some(visitor.visit::<SessionOptionsRequest>("SessionOptionsRequest"))
+        }
+        #[cfg(feature = "unstable")]
+        "SessionOptionsResponse" => {
+            Some(visitor.visit::<SessionOptionsResponse>("SessionOptionsResponse"))
+        }
+        "SessionReference" => Some(visitor.visit::<SessionReference>("SessionReference")),
         "SessionResumeCapabilities" => {
             Some(visitor.visit::<SessionResumeCapabilities>("SessionResumeCapabilities"))
         }
@@ -17657,7 +19308,6 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "SessionStatusResponse" => {
             Some(visitor.visit::<SessionStatusResponse>("SessionStatusResponse"))
         }
-        #[cfg(feature = "unstable")]
         "SessionSystemPromptCapabilities" => {
             Some(
                 visitor
@@ -17666,7 +19316,6 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
                     >("SessionSystemPromptCapabilities"),
             )
         }
-        #[cfg(feature = "unstable")]
         "SessionSystemPromptModeCapabilities" => {
             Some(
                 visitor
@@ -17675,7 +19324,6 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
                     >("SessionSystemPromptModeCapabilities"),
             )
         }
-        #[cfg(feature = "unstable")]
         "SessionSystemPromptOverrideCapabilities" => {
             Some(
                 visitor
@@ -17751,7 +19399,6 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "SetSessionTitleResponse" => {
             Some(visitor.visit::<SetSessionTitleResponse>("SetSessionTitleResponse"))
         }
-        #[cfg(feature = "unstable")]
         "StateUpdate" => Some(visitor.visit::<StateUpdate>("StateUpdate")),
         "StopReason" => Some(visitor.visit::<StopReason>("StopReason")),
         "StringFormat" => Some(visitor.visit::<StringFormat>("StringFormat")),
@@ -17761,22 +19408,17 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "StringPropertySchema" => {
             Some(visitor.visit::<StringPropertySchema>("StringPropertySchema"))
         }
-        #[cfg(feature = "unstable")]
         "SubagentCapabilities" => {
             Some(visitor.visit::<SubagentCapabilities>("SubagentCapabilities"))
         }
-        #[cfg(feature = "unstable")]
         "SubagentSessionCapabilities" => {
             Some(
                 visitor
                     .visit::<SubagentSessionCapabilities>("SubagentSessionCapabilities"),
             )
         }
-        #[cfg(feature = "unstable")]
         "SubagentUpdate" => Some(visitor.visit::<SubagentUpdate>("SubagentUpdate")),
-        #[cfg(feature = "unstable")]
         "SystemPrompt" => Some(visitor.visit::<SystemPrompt>("SystemPrompt")),
-        #[cfg(feature = "unstable")]
         "SystemPromptMode" => Some(visitor.visit::<SystemPromptMode>("SystemPromptMode")),
         "Terminal" => Some(visitor.visit::<Terminal>("Terminal")),
         "TerminalExitStatus" => {
@@ -17811,7 +19453,6 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "UnarchiveSessionResponse" => {
             Some(visitor.visit::<UnarchiveSessionResponse>("UnarchiveSessionResponse"))
         }
-        #[cfg(feature = "unstable")]
         "UnknownStateUpdate" => {
             Some(visitor.visit::<UnknownStateUpdate>("UnknownStateUpdate"))
         }
@@ -17926,6 +19567,19 @@ mod lenient_fns {
             None,
             |v| lenient::null_default(v, <T>::default, lenient::value),
             |d| lenient::direct_null_default::<D, T, _>(d, <T>::default, |v| v),
+        )
+    }
+    pub(super) fn required_items<'de, D: Deserializer<'de>, T>(
+        deserializer: D,
+    ) -> Result<Vec<T>, D::Error>
+    where
+        T: serde::de::DeserializeOwned,
+    {
+        lenient::field(
+            deserializer,
+            None,
+            lenient::items,
+            <Vec<T> as serde::Deserialize>::deserialize,
         )
     }
     pub(super) fn required_items_on_error<'de, D: Deserializer<'de>, T>(

@@ -62,9 +62,9 @@ impl rpc::ToAgent for AuthLogout {}
 ///
 /// Request parameters for the `auth/status` method.
 ///
-/// Queries the agent's current authentication state without changing it.
+/// Queries the Agent's current authentication state without changing it.
 ///
-/// Agents MUST NOT reject it with `auth_required` (`-32000`), since Clients call it to learn
+/// Agents MUST NOT reject it with `-32000` (Authentication required), since Clients call it to learn
 /// whether authentication is required.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -88,7 +88,7 @@ impl rpc::ToAgent for AuthStatus {}
 ///
 /// Request parameters for the initialize method.
 ///
-/// Sent by the client to establish connection and negotiate capabilities.
+/// Sent by the Client to establish connection and negotiate capabilities.
 ///
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -238,7 +238,8 @@ impl rpc::Request for SessionArchive {
 impl rpc::ToAgent for SessionArchive {}
 /// `session/cancel`: a notification received by the agent side.
 ///
-/// Notification to cancel a session's foreground work and its prompts not yet inserted.
+/// Cancels the named session's active foreground work and earlier prompts not yet inserted.
+/// It does not cancel later submissions or work in the session's latest `background` list.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -260,7 +261,8 @@ impl rpc::ToAgent for SessionCancel {}
 /// The Agent MUST cancel any ongoing work related to the session as if `session/cancel`
 /// was called, then free the resources associated with the session. Unlike `session/cancel`,
 /// closing also stops the session's background work. After the close response, the Agent
-/// sends no other messages for the session on that connection.
+/// sends no notifications or requests for the session on that connection. It still
+/// answers `session/prompt` requests that were pending.
 ///
 /// Closing a session that does not exist or is not active SHOULD succeed, and Clients SHOULD
 /// treat a `-32002` response as a successful close.
@@ -272,7 +274,7 @@ impl rpc::ToAgent for SessionCancel {}
 ///
 /// Closing also cancels pending `session/prompt` requests whose messages have not
 /// been inserted, including held prompts. If closing prevents a prompt's user message from being inserted, the
-/// Agent MUST answer that request with `-32800` (Request Cancelled). If the message
+/// Agent MUST answer that request with `-32800` (Request cancelled). If the message
 /// has already been inserted, the Agent MUST respond successfully with its
 /// `messageId`. Prompt responses need not precede the close response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -316,8 +318,8 @@ impl rpc::ToAgent for SessionDelete {}
 ///
 /// Request parameters for forking an existing session.
 ///
-/// Creates a new session based on the context of an existing one, allowing
-/// operations like generating summaries without affecting the original session's history.
+/// Creates a new session based on the context of an existing one. The fork can be used
+/// for operations like generating summaries without affecting the original session's history.
 ///
 /// Only available if the Agent supports the `session.fork` capability.
 #[cfg(feature = "unstable")]
@@ -374,9 +376,42 @@ impl rpc::Request for SessionNew {
     type Response = t::NewSessionResponse;
 }
 impl rpc::ToAgent for SessionNew {}
+/// `session/options`: a request received by the agent side.
+///
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Request parameters for `session/options`, which returns the config options a session
+/// would start with, without creating or resuming a session.
+///
+/// Only available if the Agent supports the `session.options` capability.
+///
+/// `session/options` MUST NOT create or resume a session, send `session/update`
+/// notifications, add an entry to `session/list`, or change an existing session. Agents
+/// SHOULD NOT connect to MCP servers to answer it. Agents MAY start their runtime to resolve
+/// the options. The rules above still hold for it.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct SessionOptions;
+#[cfg(feature = "unstable")]
+impl rpc::Method for SessionOptions {
+    const METHOD: &'static str = "session/options";
+    type Side = Side;
+    const SIDE: Side = Side::Agent;
+    const STABILITY: rpc::Stability = rpc::Stability::Unstable;
+    const SESSION_SCOPED: bool = false;
+    type Params = t::SessionOptionsRequest;
+}
+#[cfg(feature = "unstable")]
+impl rpc::Request for SessionOptions {
+    type Response = t::SessionOptionsResponse;
+}
+#[cfg(feature = "unstable")]
+impl rpc::ToAgent for SessionOptions {}
 /// `session/prompt`: a request received by the agent side.
 ///
-/// Request parameters for sending a user prompt to the agent.
+/// Request parameters for sending a user prompt to the Agent.
 ///
 /// Contains the user's message and any additional context.
 ///
@@ -419,7 +454,10 @@ impl rpc::ToAgent for SessionResume {}
 ///
 /// Request parameters for setting a session configuration option.
 ///
-/// Agents MUST support this method for any session where they advertise config options.
+/// Agents MUST support this method for any session the Client created or resumed
+/// where they advertise config options. For a child session, the child's
+/// capabilities decide whether the Client can send it, and none defined today
+/// permits it.
 /// Agents MUST reject an unknown `configId` or invalid value with `-32602` and leave the
 /// configuration unchanged.
 ///
@@ -481,7 +519,7 @@ impl rpc::ToAgent for SessionSetTitle {}
 ///
 /// Only available if the Agent supports the `session.status` capability.
 ///
-/// `session/status` MUST NOT have side effects. The Agent does not load, resume, create,
+/// `session/status` MUST NOT have side effects. The Agent does not resume, create,
 /// close, or change the session, and does not attach the requesting connection to it.
 /// A session the Agent does not know gets `-32002` with the requested `sessionId` in `data`.
 #[cfg(feature = "unstable")]
@@ -513,7 +551,7 @@ impl rpc::ToAgent for SessionStatus {}
 /// Only available if the Agent supports the `session.archive` capability.
 ///
 /// Unarchiving returns the session to default `session/list` results with the same ID and
-/// saved history. It never loads or resumes the session. Clients that want to continue an
+/// saved history. It never resumes the session. Clients that want to continue an
 /// archived session SHOULD unarchive it before calling `session/resume`.
 /// Unarchiving a session that is not archived succeeds. A session that does not exist
 /// gets `-32002`.
@@ -598,7 +636,7 @@ impl rpc::ToAgent for ToolCallCancel {}
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
-/// Notification sent by the agent when its authentication status changes.
+/// Notification sent by the Agent when its authentication status changes.
 ///
 /// Carries the same fields as the `auth/status` response. Agents that advertise the
 /// `auth.status` capability MAY send it at any time after `initialize`, and SHOULD only
@@ -621,7 +659,7 @@ impl rpc::Notification for AuthStatusUpdate {}
 impl rpc::ToClient for AuthStatusUpdate {}
 /// `elicitation/complete`: a notification received by the client side.
 ///
-/// Notification sent by the agent when a URL-based elicitation is complete.
+/// Notification sent by the Agent when a URL-based elicitation is complete.
 ///
 /// This notification is not a foreground state update.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -638,20 +676,21 @@ impl rpc::Notification for ElicitationComplete {}
 impl rpc::ToClient for ElicitationComplete {}
 /// `elicitation/create`: a request received by the client side.
 ///
-/// Request from the agent to elicit structured user input.
+/// Request from the Agent to elicit structured user input.
 ///
-/// The agent sends this to the client to request information from the user,
+/// The Agent sends this to the Client to request information from the user,
 /// either via a form or by directing them to a URL.
 /// Elicitations are tied to a session (optionally a tool call) or a request.
 ///
 /// A session-scoped request follows the aggregate foreground-state contract:
-/// agents SHOULD report `requires_action` when the whole foreground workflow is
+/// Agents SHOULD report `requires_action` when the whole foreground workflow is
 /// blocked on user action. Once reported, they MUST report `running` when progress
 /// resumes, or `idle` if work ends without resuming. Independent background requests
 /// and request-scoped elicitations do not themselves change session state.
 /// Accepting a URL does not mean the external interaction completed.
 ///
-/// Agents SHOULD cancel pending elicitations no longer needed by cancelled work.
+/// When an Agent stops waiting for an elicitation because its work was cancelled,
+/// it MUST cancel the request with `$/cancel_request`.
 /// The request's scope alone does not establish that dependency.
 ///
 /// See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)
@@ -696,7 +735,7 @@ impl rpc::ToClient for McpMessageRequest {}
 ///
 /// Request for user permission to proceed with an operation.
 ///
-/// Sent when the agent needs authorization before performing a sensitive operation.
+/// Sent when the Agent needs authorization before performing a sensitive operation.
 ///
 /// See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/tool-calls#requesting-permission)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -715,7 +754,7 @@ impl rpc::Request for SessionRequestPermission {
 impl rpc::ToClient for SessionRequestPermission {}
 /// `session/update`: a notification received by the client side.
 ///
-/// Notification containing a session update from the agent.
+/// Notification containing a session update from the Agent.
 ///
 /// Agents can send session updates at any point while the session exists.
 ///
@@ -760,9 +799,9 @@ impl rpc::ToClient for CancelRequest {}
 ///
 /// A conductor sends `proxy/initialize` instead of `initialize` to every component that has a
 /// successor, which tells the component to run as a proxy. The params and the response are
-/// the same as for `initialize`. A conductor sends `initialize` to the final agent.
+/// the same as for `initialize`. A conductor sends `initialize` to the final Agent.
 ///
-/// The params carry the protocol version the conductor selected: the client's requested
+/// The params carry the protocol version the conductor selected: the Client's requested
 /// version, unless the conductor supports only a lower one. Before answering successfully,
 /// the proxy MUST forward an `initialize` request to its successor through `proxy/successor`.
 ///
@@ -989,6 +1028,15 @@ pub const METHODS: &[rpc::MethodInfo<Side>] = &[
         stability: rpc::Stability::Stable,
         params: "NewSessionRequest",
         result: Some("NewSessionResponse"),
+        session_scoped: false,
+    },
+    rpc::MethodInfo {
+        name: "session/options",
+        side: Side::Agent,
+        kind: rpc::MessageKind::Request,
+        stability: rpc::Stability::Unstable,
+        params: "SessionOptionsRequest",
+        result: Some("SessionOptionsResponse"),
         session_scoped: false,
     },
     rpc::MethodInfo {
@@ -1476,6 +1524,9 @@ pub mod agent {
         SessionList(t::ListSessionsRequest),
         /// `session/new`
         SessionNew(t::NewSessionRequest),
+        /// `session/options`
+        #[cfg(feature = "unstable")]
+        SessionOptions(t::SessionOptionsRequest),
         /// `session/prompt`
         SessionPrompt(t::PromptRequest),
         /// `session/resume`
@@ -1550,6 +1601,10 @@ pub mod agent {
                 "session/fork" => rpc::decode_raw(method, params).map(Self::SessionFork),
                 "session/list" => rpc::decode_raw(method, params).map(Self::SessionList),
                 "session/new" => rpc::decode_raw(method, params).map(Self::SessionNew),
+                #[cfg(feature = "unstable")]
+                "session/options" => {
+                    rpc::decode_raw(method, params).map(Self::SessionOptions)
+                }
                 "session/prompt" => {
                     rpc::decode_raw(method, params).map(Self::SessionPrompt)
                 }
@@ -1615,6 +1670,8 @@ pub mod agent {
                 Self::SessionFork(_) => "session/fork",
                 Self::SessionList(_) => "session/list",
                 Self::SessionNew(_) => "session/new",
+                #[cfg(feature = "unstable")]
+                Self::SessionOptions(_) => "session/options",
                 Self::SessionPrompt(_) => "session/prompt",
                 Self::SessionResume(_) => "session/resume",
                 Self::SessionSetConfigOption(_) => "session/set_config_option",
@@ -1651,6 +1708,8 @@ pub mod agent {
                 Self::SessionFork(p) => rpc::encode(p).map(Some),
                 Self::SessionList(p) => rpc::encode(p).map(Some),
                 Self::SessionNew(p) => rpc::encode(p).map(Some),
+                #[cfg(feature = "unstable")]
+                Self::SessionOptions(p) => rpc::encode(p).map(Some),
                 Self::SessionPrompt(p) => rpc::encode(p).map(Some),
                 Self::SessionResume(p) => rpc::encode(p).map(Some),
                 Self::SessionSetConfigOption(p) => rpc::encode(p).map(Some),
@@ -1747,6 +1806,10 @@ pub mod agent {
                 "session/new" => {
                     Err(RpcError::wrong_kind(method, rpc::MessageKind::Request))
                 }
+                #[cfg(feature = "unstable")]
+                "session/options" => {
+                    Err(RpcError::wrong_kind(method, rpc::MessageKind::Request))
+                }
                 "session/prompt" => {
                     Err(RpcError::wrong_kind(method, rpc::MessageKind::Request))
                 }
@@ -1837,6 +1900,9 @@ pub mod agent {
         SessionList(t::ListSessionsResponse),
         /// The response to `session/new`.
         SessionNew(t::NewSessionResponse),
+        /// The response to `session/options`.
+        #[cfg(feature = "unstable")]
+        SessionOptions(t::SessionOptionsResponse),
         /// The response to `session/prompt`.
         SessionPrompt(t::PromptResponse),
         /// The response to `session/resume`.
@@ -1905,6 +1971,10 @@ pub mod agent {
                 "session/fork" => rpc::decode_raw(method, result).map(Self::SessionFork),
                 "session/list" => rpc::decode_raw(method, result).map(Self::SessionList),
                 "session/new" => rpc::decode_raw(method, result).map(Self::SessionNew),
+                #[cfg(feature = "unstable")]
+                "session/options" => {
+                    rpc::decode_raw(method, result).map(Self::SessionOptions)
+                }
                 "session/prompt" => {
                     rpc::decode_raw(method, result).map(Self::SessionPrompt)
                 }
@@ -1965,6 +2035,8 @@ pub mod agent {
                 Self::SessionFork(_) => Some("session/fork"),
                 Self::SessionList(_) => Some("session/list"),
                 Self::SessionNew(_) => Some("session/new"),
+                #[cfg(feature = "unstable")]
+                Self::SessionOptions(_) => Some("session/options"),
                 Self::SessionPrompt(_) => Some("session/prompt"),
                 Self::SessionResume(_) => Some("session/resume"),
                 Self::SessionSetConfigOption(_) => Some("session/set_config_option"),
@@ -2001,6 +2073,8 @@ pub mod agent {
                 Self::SessionFork(r) => rpc::encode(r),
                 Self::SessionList(r) => rpc::encode(r),
                 Self::SessionNew(r) => rpc::encode(r),
+                #[cfg(feature = "unstable")]
+                Self::SessionOptions(r) => rpc::encode(r),
                 Self::SessionPrompt(r) => rpc::encode(r),
                 Self::SessionResume(r) => rpc::encode(r),
                 Self::SessionSetConfigOption(r) => rpc::encode(r),
@@ -2067,9 +2141,9 @@ pub mod agent {
         ///
         /// Request parameters for the `auth/status` method.
         ///
-        /// Queries the agent's current authentication state without changing it.
+        /// Queries the Agent's current authentication state without changing it.
         ///
-        /// Agents MUST NOT reject it with `auth_required` (`-32000`), since Clients call it to learn
+        /// Agents MUST NOT reject it with `-32000` (Authentication required), since Clients call it to learn
         /// whether authentication is required.
         #[cfg(feature = "unstable")]
         fn auth_status(
@@ -2086,7 +2160,7 @@ pub mod agent {
         ///
         /// Request parameters for the initialize method.
         ///
-        /// Sent by the client to establish connection and negotiate capabilities.
+        /// Sent by the Client to establish connection and negotiate capabilities.
         ///
         /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
         fn initialize(
@@ -2187,7 +2261,8 @@ pub mod agent {
         /// The Agent MUST cancel any ongoing work related to the session as if `session/cancel`
         /// was called, then free the resources associated with the session. Unlike `session/cancel`,
         /// closing also stops the session's background work. After the close response, the Agent
-        /// sends no other messages for the session on that connection.
+        /// sends no notifications or requests for the session on that connection. It still
+        /// answers `session/prompt` requests that were pending.
         ///
         /// Closing a session that does not exist or is not active SHOULD succeed, and Clients SHOULD
         /// treat a `-32002` response as a successful close.
@@ -2199,7 +2274,7 @@ pub mod agent {
         ///
         /// Closing also cancels pending `session/prompt` requests whose messages have not
         /// been inserted, including held prompts. If closing prevents a prompt's user message from being inserted, the
-        /// Agent MUST answer that request with `-32800` (Request Cancelled). If the message
+        /// Agent MUST answer that request with `-32800` (Request cancelled). If the message
         /// has already been inserted, the Agent MUST respond successfully with its
         /// `messageId`. Prompt responses need not precede the close response.
         fn session_close(
@@ -2235,8 +2310,8 @@ pub mod agent {
         ///
         /// Request parameters for forking an existing session.
         ///
-        /// Creates a new session based on the context of an existing one, allowing
-        /// operations like generating summaries without affecting the original session's history.
+        /// Creates a new session based on the context of an existing one. The fork can be used
+        /// for operations like generating summaries without affecting the original session's history.
         ///
         /// Only available if the Agent supports the `session.fork` capability.
         #[cfg(feature = "unstable")]
@@ -2278,9 +2353,35 @@ pub mod agent {
             let _ = (params, cx);
             async { Err(RpcError::method_not_found("session/new")) }
         }
+        /// `session/options`. The default answers method-not-found (-32601).
+        ///
+        /// **UNSTABLE**
+        ///
+        /// This capability is not part of the spec yet, and may be removed or changed at any point.
+        ///
+        /// Request parameters for `session/options`, which returns the config options a session
+        /// would start with, without creating or resuming a session.
+        ///
+        /// Only available if the Agent supports the `session.options` capability.
+        ///
+        /// `session/options` MUST NOT create or resume a session, send `session/update`
+        /// notifications, add an entry to `session/list`, or change an existing session. Agents
+        /// SHOULD NOT connect to MCP servers to answer it. Agents MAY start their runtime to resolve
+        /// the options. The rules above still hold for it.
+        #[cfg(feature = "unstable")]
+        fn session_options(
+            &self,
+            params: t::SessionOptionsRequest,
+            cx: Cx,
+        ) -> impl std::future::Future<
+            Output = Result<t::SessionOptionsResponse, RpcError>,
+        > + Send {
+            let _ = (params, cx);
+            async { Err(RpcError::method_not_found("session/options")) }
+        }
         /// `session/prompt`. The default answers method-not-found (-32601).
         ///
-        /// Request parameters for sending a user prompt to the agent.
+        /// Request parameters for sending a user prompt to the Agent.
         ///
         /// Contains the user's message and any additional context.
         ///
@@ -2315,7 +2416,10 @@ pub mod agent {
         ///
         /// Request parameters for setting a session configuration option.
         ///
-        /// Agents MUST support this method for any session where they advertise config options.
+        /// Agents MUST support this method for any session the Client created or resumed
+        /// where they advertise config options. For a child session, the child's
+        /// capabilities decide whether the Client can send it, and none defined today
+        /// permits it.
         /// Agents MUST reject an unknown `configId` or invalid value with `-32602` and leave the
         /// configuration unchanged.
         ///
@@ -2366,7 +2470,7 @@ pub mod agent {
         ///
         /// Only available if the Agent supports the `session.status` capability.
         ///
-        /// `session/status` MUST NOT have side effects. The Agent does not load, resume, create,
+        /// `session/status` MUST NOT have side effects. The Agent does not resume, create,
         /// close, or change the session, and does not attach the requesting connection to it.
         /// A session the Agent does not know gets `-32002` with the requested `sessionId` in `data`.
         #[cfg(feature = "unstable")]
@@ -2391,7 +2495,7 @@ pub mod agent {
         /// Only available if the Agent supports the `session.archive` capability.
         ///
         /// Unarchiving returns the session to default `session/list` results with the same ID and
-        /// saved history. It never loads or resumes the session. Clients that want to continue an
+        /// saved history. It never resumes the session. Clients that want to continue an
         /// archived session SHOULD unarchive it before calling `session/resume`.
         /// Unarchiving a session that is not archived succeeds. A session that does not exist
         /// gets `-32002`.
@@ -2472,7 +2576,8 @@ pub mod agent {
         }
         /// `session/cancel`. The default ignores it.
         ///
-        /// Notification to cancel a session's foreground work and its prompts not yet inserted.
+        /// Cancels the named session's active foreground work and earlier prompts not yet inserted.
+        /// It does not cancel later submissions or work in the session's latest `background` list.
         ///
         /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
         fn session_cancel(
@@ -2557,6 +2662,10 @@ pub mod agent {
             }
             Request::SessionNew(p) => {
                 handler.session_new(p, cx).await.map(Response::SessionNew)
+            }
+            #[cfg(feature = "unstable")]
+            Request::SessionOptions(p) => {
+                handler.session_options(p, cx).await.map(Response::SessionOptions)
             }
             Request::SessionPrompt(p) => {
                 handler.session_prompt(p, cx).await.map(Response::SessionPrompt)
@@ -2852,20 +2961,21 @@ pub mod client {
     pub trait Handler<Cx: Send + 'static = ()>: Send + Sync {
         /// `elicitation/create`. The default answers method-not-found (-32601).
         ///
-        /// Request from the agent to elicit structured user input.
+        /// Request from the Agent to elicit structured user input.
         ///
-        /// The agent sends this to the client to request information from the user,
+        /// The Agent sends this to the Client to request information from the user,
         /// either via a form or by directing them to a URL.
         /// Elicitations are tied to a session (optionally a tool call) or a request.
         ///
         /// A session-scoped request follows the aggregate foreground-state contract:
-        /// agents SHOULD report `requires_action` when the whole foreground workflow is
+        /// Agents SHOULD report `requires_action` when the whole foreground workflow is
         /// blocked on user action. Once reported, they MUST report `running` when progress
         /// resumes, or `idle` if work ends without resuming. Independent background requests
         /// and request-scoped elicitations do not themselves change session state.
         /// Accepting a URL does not mean the external interaction completed.
         ///
-        /// Agents SHOULD cancel pending elicitations no longer needed by cancelled work.
+        /// When an Agent stops waiting for an elicitation because its work was cancelled,
+        /// it MUST cancel the request with `$/cancel_request`.
         /// The request's scope alone does not establish that dependency.
         ///
         /// See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)
@@ -2899,7 +3009,7 @@ pub mod client {
         ///
         /// Request for user permission to proceed with an operation.
         ///
-        /// Sent when the agent needs authorization before performing a sensitive operation.
+        /// Sent when the Agent needs authorization before performing a sensitive operation.
         ///
         /// See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/tool-calls#requesting-permission)
         fn session_request_permission(
@@ -2918,7 +3028,7 @@ pub mod client {
         ///
         /// This capability is not part of the spec yet, and may be removed or changed at any point.
         ///
-        /// Notification sent by the agent when its authentication status changes.
+        /// Notification sent by the Agent when its authentication status changes.
         ///
         /// Carries the same fields as the `auth/status` response. Agents that advertise the
         /// `auth.status` capability MAY send it at any time after `initialize`, and SHOULD only
@@ -2934,7 +3044,7 @@ pub mod client {
         }
         /// `elicitation/complete`. The default ignores it.
         ///
-        /// Notification sent by the agent when a URL-based elicitation is complete.
+        /// Notification sent by the Agent when a URL-based elicitation is complete.
         ///
         /// This notification is not a foreground state update.
         fn elicitation_complete(
@@ -2947,7 +3057,7 @@ pub mod client {
         }
         /// `session/update`. The default ignores it.
         ///
-        /// Notification containing a session update from the agent.
+        /// Notification containing a session update from the Agent.
         ///
         /// Agents can send session updates at any point while the session exists.
         ///
@@ -3468,9 +3578,9 @@ pub mod proxy {
         ///
         /// A conductor sends `proxy/initialize` instead of `initialize` to every component that has a
         /// successor, which tells the component to run as a proxy. The params and the response are
-        /// the same as for `initialize`. A conductor sends `initialize` to the final agent.
+        /// the same as for `initialize`. A conductor sends `initialize` to the final Agent.
         ///
-        /// The params carry the protocol version the conductor selected: the client's requested
+        /// The params carry the protocol version the conductor selected: the Client's requested
         /// version, unless the conductor supports only a lower one. Before answering successfully,
         /// the proxy MUST forward an `initialize` request to its successor through `proxy/successor`.
         ///
@@ -3686,6 +3796,9 @@ mod tests {
         to_agent::<SessionList>();
         check::<SessionNew>(rpc::MessageKind::Request, [true, false, false]);
         to_agent::<SessionNew>();
+        #[cfg(feature = "unstable")]
+        check::<SessionOptions>(rpc::MessageKind::Request, [true, false, false]);
+        #[cfg(feature = "unstable")] to_agent::<SessionOptions>();
         check::<SessionPrompt>(rpc::MessageKind::Request, [true, false, false]);
         to_agent::<SessionPrompt>();
         check::<SessionResume>(rpc::MessageKind::Request, [true, false, false]);

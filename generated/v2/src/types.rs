@@ -44,7 +44,7 @@ impl std::fmt::Display for AbsolutePath {
         f.write_str(&self.0)
     }
 }
-/// Authentication-related extension capabilities supported by the agent.
+/// Authentication-related extension capabilities supported by the Agent.
 ///
 /// This object does not advertise support for `auth/login` or `auth/logout`.
 /// Those methods are advertised by a non-empty `authMethods` list in the
@@ -57,10 +57,10 @@ pub struct AgentAuthCapabilities {
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
     ///
-    /// Whether the agent supports the `auth/status` method.
+    /// Whether the Agent supports the `auth/status` method.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    /// Supplying `{}` means the agent supports the `auth/status` method.
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not advertise support.
+    /// Supplying `{}` means the Agent supports the `auth/status` method.
     #[cfg(feature = "unstable")]
     #[serde(
         default,
@@ -68,7 +68,7 @@ pub struct AgentAuthCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub status: Patch<AuthStatusCapabilities>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -101,9 +101,9 @@ impl Default for AgentAuthCapabilities {
         }
     }
 }
-/// Capabilities supported by the agent.
+/// Capabilities supported by the Agent.
 ///
-/// Advertised during initialization to inform the client about
+/// Advertised during initialization to inform the Client about
 /// available features and content types.
 ///
 /// See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#agent-capabilities)
@@ -111,10 +111,10 @@ impl Default for AgentAuthCapabilities {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct AgentCapabilities {
-    /// Session capabilities supported by the agent.
+    /// Session capabilities supported by the Agent.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent does not support the
-    /// `session/*` methods. Supplying `{}` means the agent supports the
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not support the
+    /// `session/*` methods. Supplying `{}` means the Agent supports the
     /// baseline session methods: `session/new`, `session/list`,
     /// `session/resume`, `session/close`, `session/prompt`, `session/cancel`,
     /// and `session/update`.
@@ -124,9 +124,9 @@ pub struct AgentCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub session: Patch<SessionCapabilities>,
-    /// Authentication-related extension capabilities supported by the agent.
+    /// Authentication-related extension capabilities supported by the Agent.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent does not advertise any
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not advertise any
     /// authentication-related extensions. This field does not advertise support
     /// for `auth/login` or `auth/logout`. Those methods are advertised by a
     /// non-empty `authMethods` list in the `initialize` response.
@@ -140,10 +140,10 @@ pub struct AgentCapabilities {
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
     ///
-    /// Provider configuration capabilities supported by the agent.
+    /// Provider configuration capabilities supported by the Agent.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    /// Supplying `{}` means the agent supports provider configuration methods.
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not advertise support.
+    /// Supplying `{}` means the Agent supports provider configuration methods.
     #[cfg(feature = "unstable")]
     #[serde(
         default,
@@ -151,7 +151,7 @@ pub struct AgentCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub providers: Patch<ProvidersCapabilities>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -188,7 +188,7 @@ impl Default for AgentCapabilities {
         }
     }
 }
-/// An agent message upsert.
+/// An Agent message upsert.
 ///
 /// Only `messageId` is required. `content` has patch semantics:
 /// an omitted field leaves existing message content unchanged, `null` clears the
@@ -215,7 +215,7 @@ pub struct AgentMessage {
         deserialize_with = "lenient_fns::patch_items_on_error"
     )]
     pub content: Patch<Vec<ContentBlock>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     /// clears it. An object patches the stored metadata by top-level key: keys it omits are
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
@@ -527,7 +527,7 @@ impl AgentResponseResult {
         Self { id, result }
     }
 }
-/// An agent thought or reasoning message upsert.
+/// An Agent thought or reasoning message upsert.
 ///
 /// Only `messageId` is required. `content` has patch semantics:
 /// an omitted field leaves existing thought content unchanged, `null` clears the
@@ -554,7 +554,7 @@ pub struct AgentThought {
         deserialize_with = "lenient_fns::patch_items_on_error"
     )]
     pub content: Patch<Vec<ContentBlock>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     /// clears it. An object patches the stored metadata by top-level key: keys it omits are
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
@@ -581,7 +581,7 @@ impl AgentThought {
         }
     }
 }
-/// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
+/// Optional annotations for the Client. The Client can use annotations to inform how objects are used or displayed
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -607,7 +607,7 @@ pub struct Annotations {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub last_modified: Patch<String>,
-    /// Relative importance of this content when clients choose what to surface, from 0 (least
+    /// Relative importance of this content when Clients choose what to surface, from 0 (least
     /// important) to 1 (most important).
     ///
     /// Omitted and `null` are equivalent and mean no priority is specified.
@@ -617,7 +617,7 @@ pub struct Annotations {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub priority: Patch<f64>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -672,7 +672,7 @@ pub struct ArchiveSessionRequest {
     /// The ID of the session to archive.
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -706,7 +706,7 @@ impl ArchiveSessionRequest {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ArchiveSessionResponse {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -743,7 +743,7 @@ pub struct AudioContent {
     /// MIME type describing the encoded media payload.
     #[serde(rename = "mimeType")]
     pub mime_type: MediaType,
-    /// Optional annotations that help clients decide how to display or route this content.
+    /// Optional annotations that help Clients decide how to display or route this content.
     ///
     /// Omitted and `null` are equivalent and mean no annotations are provided.
     #[serde(
@@ -752,7 +752,7 @@ pub struct AudioContent {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub annotations: Patch<Annotations>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -781,7 +781,7 @@ impl AudioContent {
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
-/// An account or credential the agent has configured, such as a signed-in user
+/// An account or credential the Agent has configured, such as a signed-in user
 /// account or an API key.
 ///
 /// All fields are display information only. Clients MUST NOT use them as stable
@@ -795,11 +795,21 @@ pub struct AuthAccount {
     /// Human-readable name for the account, suitable for display on its own,
     /// for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.
     pub label: String,
-    /// Whether the agent currently uses this account by default.
+    /// Short text shown with the label, such as the credential source, for example
+    /// `API key helper`. MUST NOT contain credentials.
+    ///
+    /// Optional. Omitted and `null` are equivalent and mean no description is reported.
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub description: Patch<String>,
+    /// Whether the Agent currently uses this account by default.
     ///
     /// Several accounts MAY be active, for example one per provider.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent does not indicate whether this account is in effect.
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not indicate whether this account is in effect.
     #[serde(
         default,
         skip_serializing_if = "Patch::is_omitted",
@@ -833,7 +843,7 @@ pub struct AuthAccount {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub organization: Patch<String>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -853,6 +863,7 @@ impl AuthAccount {
     pub fn new(label: String) -> Self {
         Self {
             label,
+            description: Default::default(),
             active: Default::default(),
             name: Default::default(),
             email: Default::default(),
@@ -866,7 +877,7 @@ impl AuthAccount {
 /// The `type` field acts as the discriminator in the serialized JSON form.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AuthMethod {
-    /// Client runs the configured agent program as a separate interactive
+    /// Client runs the configured Agent program as a separate interactive
     /// process, without passing this method to `auth/login`.
     Terminal(Box<AuthMethodTerminal>),
     /// Agent handles authentication itself through `auth/login`.
@@ -879,7 +890,7 @@ pub enum AuthMethod {
     /// extensions. Unknown values that do not begin with `_` are reserved for
     /// future ACP variants.
     ///
-    /// Clients that do not understand this method type should preserve the raw
+    /// Clients that do not understand this method type SHOULD preserve the raw
     /// payload when storing, replaying, proxying, or forwarding initialization
     /// data, and otherwise ignore the method or display it generically.
     Other(Meta),
@@ -1042,7 +1053,7 @@ pub struct AuthMethodAgent {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub description: Patch<String>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -1106,11 +1117,11 @@ impl std::fmt::Display for AuthMethodId {
 }
 /// Terminal-based authentication method.
 ///
-/// The client runs the configured agent program as a separate interactive
+/// The Client runs the configured Agent program as a separate interactive
 /// process for the user to authenticate via a TUI. Agents MUST advertise this
-/// method only when the client enabled its terminal authentication capability.
+/// method only when the Client enabled its terminal authentication capability.
 /// A zero exit status signals success. Any other termination signals failure.
-/// The client MUST NOT pass this method to `auth/login`.
+/// The Client MUST NOT pass this method to `auth/login`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -1129,23 +1140,23 @@ pub struct AuthMethodTerminal {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub description: Patch<String>,
-    /// Additional arguments to append to the configured agent invocation for terminal auth.
+    /// Additional arguments to append to the configured Agent invocation for terminal auth.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "lenient_fns::option_on_null"
     )]
     pub args: Option<Vec<String>>,
-    /// Additional environment variables to set on the configured agent invocation for terminal auth.
-    /// Names MUST be unique. These values override same-named variables in the
-    /// base launch configuration.
+    /// Additional environment variables to set on the configured Agent invocation for terminal auth.
+    /// Names SHOULD be unique, and otherwise the last entry wins. These values override
+    /// same-named variables in the base launch configuration.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "lenient_fns::option_on_null"
     )]
     pub env: Option<Vec<EnvVariable>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -1176,7 +1187,7 @@ impl AuthMethodTerminal {
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
-/// The agent's overall authentication state.
+/// The Agent's overall authentication state.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum AuthState {
@@ -1185,9 +1196,9 @@ pub enum AuthState {
     /// The user needs to sign in. This includes credentials that are missing,
     /// expired, or known to be invalid.
     Unauthenticated,
-    /// No authentication is needed, for example because the agent uses a local model.
+    /// No authentication is needed, for example because the Agent uses a local model.
     NotRequired,
-    /// The agent cannot currently determine the state.
+    /// The Agent cannot currently determine the state.
     Unknown,
     /// Custom or future authentication state.
     ///
@@ -1272,15 +1283,15 @@ impl schemars::JsonSchema for AuthState {
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
-/// Auth status capabilities supported by the agent.
+/// Auth status capabilities supported by the Agent.
 ///
-/// Supplying `{}` means the agent supports the `auth/status` method.
+/// Supplying `{}` means the Agent supports the `auth/status` method.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct AuthStatusCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -1313,16 +1324,16 @@ impl Default for AuthStatusCapabilities {
 ///
 /// Request parameters for the `auth/status` method.
 ///
-/// Queries the agent's current authentication state without changing it.
+/// Queries the Agent's current authentication state without changing it.
 ///
-/// Agents MUST NOT reject it with `auth_required` (`-32000`), since Clients call it to learn
+/// Agents MUST NOT reject it with `-32000` (Authentication required), since Clients call it to learn
 /// whether authentication is required.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct AuthStatusRequest {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -1359,12 +1370,12 @@ impl Default for AuthStatusRequest {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct AuthStatusResponse {
-    /// Whether the agent can start sessions without the user signing in first.
+    /// Whether the Agent can start sessions without the user signing in first.
     ///
-    /// This is the only field clients should act on. Clients MUST treat values they
-    /// do not recognize as `unknown`.
+    /// Clients use this field to decide whether sign-in is needed. Clients MUST treat
+    /// values they do not recognize as `unknown`.
     pub state: AuthState,
-    /// The accounts the agent has configured, for display.
+    /// The accounts the Agent has configured, for display.
     ///
     /// Optional. Omitted and empty are equivalent and mean no accounts are reported.
     /// Agents that hold credentials for several providers or accounts SHOULD list each
@@ -1375,7 +1386,7 @@ pub struct AuthStatusResponse {
         deserialize_with = "lenient_fns::option_items_on_error"
     )]
     pub accounts: Option<Vec<AuthAccount>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -1404,7 +1415,7 @@ impl AuthStatusResponse {
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
-/// Notification sent by the agent when its authentication status changes.
+/// Notification sent by the Agent when its authentication status changes.
 ///
 /// Carries the same fields as the `auth/status` response. Agents that advertise the
 /// `auth.status` capability MAY send it at any time after `initialize`, and SHOULD only
@@ -1414,12 +1425,12 @@ impl AuthStatusResponse {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct AuthStatusUpdateNotification {
-    /// Whether the agent can start sessions without the user signing in first.
+    /// Whether the Agent can start sessions without the user signing in first.
     ///
-    /// This is the only field clients should act on. Clients MUST treat values they
-    /// do not recognize as `unknown`.
+    /// Clients use this field to decide whether sign-in is needed. Clients MUST treat
+    /// values they do not recognize as `unknown`.
     pub state: AuthState,
-    /// The accounts the agent has configured, for display.
+    /// The accounts the Agent has configured, for display.
     ///
     /// Optional. Omitted and empty are equivalent and mean no accounts are reported.
     /// Agents that hold credentials for several providers or accounts SHOULD list each
@@ -1430,7 +1441,7 @@ pub struct AuthStatusUpdateNotification {
         deserialize_with = "lenient_fns::option_items_on_error"
     )]
     pub accounts: Option<Vec<AuthAccount>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -1455,32 +1466,47 @@ impl AuthStatusUpdateNotification {
         }
     }
 }
-/// A command the agent advertises to the client.
+/// A command the Agent advertises to the Client.
 ///
 /// The `type` field acts as the discriminator in the serialized JSON form.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AvailableCommand {
     /// A slash command the user can invoke by including it in a prompt.
     Command(Box<Command>),
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// An Agent Skill the user can invoke with a `skill` content block.
+    ///
+    /// Agents MUST only send this entry when the Client advertised
+    /// the `session.commands.skill` Client capability.
+    #[cfg(feature = "unstable")]
+    Skill(Box<Skill>),
     /// Custom or future command kind.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
     /// extensions. Unknown values that do not begin with `_` are reserved for
     /// future ACP variants.
     ///
-    /// Clients that do not understand this command type should preserve the raw
+    /// Clients that do not understand this command type SHOULD preserve the raw
     /// payload when storing, replaying, proxying, or forwarding command
-    /// metadata, and otherwise ignore the command or display it as a plain
-    /// command using its `name` and `description`.
+    /// metadata, and otherwise ignore the command. They MUST NOT display it as a
+    /// slash command.
     Other(Meta),
 }
 impl AvailableCommand {
     /// The tag values this union knows.
+    #[cfg(feature = "unstable")]
+    pub const KNOWN_TAGS: &'static [&'static str] = &["command", "skill"];
+    #[cfg(not(feature = "unstable"))]
     pub const KNOWN_TAGS: &'static [&'static str] = &["command"];
     /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Command { .. } => Some("command"),
+            #[cfg(feature = "unstable")]
+            Self::Skill { .. } => Some("skill"),
             Self::Other(object) => object.get_str("type"),
         }
     }
@@ -1505,6 +1531,15 @@ impl schemars::JsonSchema for AvailableCommand {
                         "command",
                     ),
                 );
+            #[cfg(feature = "unstable")]
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<Box<Skill>>(),
+                        "type",
+                        "skill",
+                    ),
+                );
             branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
             crate::support::schema::any_of(branches)
         }
@@ -1514,6 +1549,8 @@ impl Serialize for AvailableCommand {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             Self::Command(body) => union::tagged(serializer, "type", "command", body),
+            #[cfg(feature = "unstable")]
+            Self::Skill(body) => union::tagged(serializer, "type", "skill", body),
             Self::Other(object) => object.serialize(serializer),
         }
     }
@@ -1540,6 +1577,10 @@ impl union::Streamed for AvailableCommand {
                 "command" => {
                     Deserialize::deserialize(body).map(|b| Self::Command(Box::new(b)))
                 }
+                #[cfg(feature = "unstable")]
+                "skill" => {
+                    Deserialize::deserialize(body).map(|b| Self::Skill(Box::new(b)))
+                }
                 _ => return None,
             },
         )
@@ -1562,6 +1603,8 @@ impl AvailableCommand {
                     .and_then(serde_json::Value::as_str)
                 {
                     Some("command") => 0u32,
+                    #[cfg(feature = "unstable")]
+                    Some("skill") => 1u32,
                     Some(_) => u32::MAX,
                     None => u32::MAX - 1,
                 };
@@ -1569,6 +1612,11 @@ impl AvailableCommand {
                     0u32 => {
                         return union::body(object, "type", "command")
                             .map(|b| Self::Command(Box::new(b)));
+                    }
+                    #[cfg(feature = "unstable")]
+                    1u32 => {
+                        return union::body(object, "type", "skill")
+                            .map(|b| Self::Skill(Box::new(b)));
                     }
                     u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
@@ -1588,6 +1636,12 @@ impl From<Command> for AvailableCommand {
         Self::Command(Box::new(body))
     }
 }
+#[cfg(feature = "unstable")]
+impl From<Skill> for AvailableCommand {
+    fn from(body: Skill) -> Self {
+        Self::Skill(Box::new(body))
+    }
+}
 /// The input specification for a command.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AvailableCommandInput {
@@ -1599,7 +1653,7 @@ pub enum AvailableCommandInput {
     /// extensions. Unknown values that do not begin with `_` are reserved for
     /// future ACP variants.
     ///
-    /// Clients that do not understand this input type should preserve the raw
+    /// Clients that do not understand this input type SHOULD preserve the raw
     /// payload when storing, replaying, proxying, or forwarding command
     /// metadata, and otherwise ignore the input specification or display the
     /// command without structured input.
@@ -1719,13 +1773,13 @@ impl From<TextCommandInput> for AvailableCommandInput {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct AvailableCommandsUpdate {
-    /// Commands the agent can execute.
+    /// Commands the Agent can execute.
     #[serde(
         rename = "availableCommands",
         deserialize_with = "lenient_fns::required_items"
     )]
     pub available_commands: Vec<AvailableCommand>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -1748,12 +1802,7 @@ impl AvailableCommandsUpdate {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// A listed subagent session associated with this session through `subagent_update`.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -1761,11 +1810,11 @@ pub struct BackgroundSubagent {
     /// The ID of the listed session.
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -1774,7 +1823,6 @@ pub struct BackgroundSubagent {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl BackgroundSubagent {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -1793,7 +1841,7 @@ pub struct BackgroundTerminal {
     /// The ID of the listed terminal.
     #[serde(rename = "terminalId")]
     pub terminal_id: TerminalId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -1824,7 +1872,7 @@ pub struct BackgroundToolCall {
     /// The ID of the listed tool call.
     #[serde(rename = "toolCallId")]
     pub tool_call_id: ToolCallId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -1852,7 +1900,8 @@ impl BackgroundToolCall {
 /// Items reference entities the Client already tracks. The Agent MUST announce each item
 /// before the first snapshot that lists it, and MUST report a terminal's `exitStatus` or a
 /// tool call's final status before the snapshot that removes it. Each piece of work is
-/// listed once: process-backed work is listed as its terminal, not also as its tool call.
+/// listed once: process-backed work is listed as its terminal, and the Agent MUST NOT
+/// also list a tool call whose only live work is a listed terminal.
 ///
 /// See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
 #[derive(Debug, Clone, PartialEq)]
@@ -1864,13 +1913,8 @@ pub enum BackgroundWork {
     /// a watcher, a workflow, or a scheduled wakeup. `pending` and `paused` tool calls
     /// stay listed.
     ToolCall(BackgroundToolCall),
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// A detached subagent session that has anything running: its state is not `idle`, or
     /// its own `background` list is non-empty or not reported.
-    #[cfg(feature = "unstable")]
     Subagent(BackgroundSubagent),
     /// Custom or future background work.
     ///
@@ -1884,20 +1928,16 @@ pub enum BackgroundWork {
 }
 impl BackgroundWork {
     /// The tag values this union knows.
-    #[cfg(feature = "unstable")]
     pub const KNOWN_TAGS: &'static [&'static str] = &[
         "terminal",
         "tool_call",
         "subagent",
     ];
-    #[cfg(not(feature = "unstable"))]
-    pub const KNOWN_TAGS: &'static [&'static str] = &["terminal", "tool_call"];
     /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Terminal { .. } => Some("terminal"),
             Self::ToolCall { .. } => Some("tool_call"),
-            #[cfg(feature = "unstable")]
             Self::Subagent { .. } => Some("subagent"),
             Self::Other(object) => object.get_str("type"),
         }
@@ -1931,7 +1971,6 @@ impl schemars::JsonSchema for BackgroundWork {
                         "tool_call",
                     ),
                 );
-            #[cfg(feature = "unstable")]
             branches
                 .push(
                     crate::support::schema::tagged(
@@ -1950,7 +1989,6 @@ impl Serialize for BackgroundWork {
         match self {
             Self::Terminal(body) => union::tagged(serializer, "type", "terminal", body),
             Self::ToolCall(body) => union::tagged(serializer, "type", "tool_call", body),
-            #[cfg(feature = "unstable")]
             Self::Subagent(body) => union::tagged(serializer, "type", "subagent", body),
             Self::Other(object) => object.serialize(serializer),
         }
@@ -1977,7 +2015,6 @@ impl union::Streamed for BackgroundWork {
             match tag {
                 "terminal" => Deserialize::deserialize(body).map(Self::Terminal),
                 "tool_call" => Deserialize::deserialize(body).map(Self::ToolCall),
-                #[cfg(feature = "unstable")]
                 "subagent" => Deserialize::deserialize(body).map(Self::Subagent),
                 _ => return None,
             },
@@ -2002,7 +2039,6 @@ impl BackgroundWork {
                 {
                     Some("terminal") => 0u32,
                     Some("tool_call") => 1u32,
-                    #[cfg(feature = "unstable")]
                     Some("subagent") => 2u32,
                     Some(_) => u32::MAX,
                     None => u32::MAX - 1,
@@ -2016,7 +2052,6 @@ impl BackgroundWork {
                         return union::body(object, "type", "tool_call")
                             .map(Self::ToolCall);
                     }
-                    #[cfg(feature = "unstable")]
                     2u32 => {
                         return union::body(object, "type", "subagent")
                             .map(Self::Subagent);
@@ -2044,7 +2079,6 @@ impl From<BackgroundToolCall> for BackgroundWork {
         Self::ToolCall(body)
     }
 }
-#[cfg(feature = "unstable")]
 impl From<BackgroundSubagent> for BackgroundWork {
     fn from(body: BackgroundSubagent) -> Self {
         Self::Subagent(body)
@@ -2069,7 +2103,7 @@ pub struct BlobResourceContents {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub mime_type: Patch<MediaType>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -2126,7 +2160,7 @@ pub struct BooleanPropertySchema {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub default: Patch<bool>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -2172,7 +2206,7 @@ pub struct CancelRequestNotification {
     /// Receivers match it only against requests they received from that sender.
     #[serde(rename = "requestId")]
     pub request_id: RequestId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -2195,17 +2229,18 @@ impl CancelRequestNotification {
         }
     }
 }
-/// Notification to cancel a session's foreground work and its prompts not yet inserted.
+/// Cancels the named session's active foreground work and earlier prompts not yet inserted.
+/// It does not cancel later submissions or work in the session's latest `background` list.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct CancelSessionNotification {
-    /// The ID of the session to cancel operations for.
+    /// The ID of the session whose foreground work to cancel.
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -2251,7 +2286,7 @@ pub struct CancelTerminalRequest {
     /// The ID of the terminal to cancel.
     #[serde(rename = "terminalId")]
     pub terminal_id: TerminalId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -2280,7 +2315,7 @@ impl CancelTerminalRequest {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct CancelTerminalResponse {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -2327,7 +2362,7 @@ pub struct CancelToolCallRequest {
     /// The ID of the tool call to cancel.
     #[serde(rename = "toolCallId")]
     pub tool_call_id: ToolCallId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -2356,7 +2391,7 @@ impl CancelToolCallRequest {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct CancelToolCallResponse {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -2386,7 +2421,7 @@ impl Default for CancelToolCallResponse {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct CancelledPermissionOutcome {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -2411,28 +2446,28 @@ impl Default for CancelledPermissionOutcome {
         Self { meta: Default::default() }
     }
 }
-/// Authentication capabilities supported by the client.
+/// Authentication capabilities supported by the Client.
 ///
-/// Advertised during initialization to inform the agent which authentication
-/// method types the client can handle. This governs opt-in types that require
-/// additional client-side support.
+/// Advertised during initialization to inform the Agent which authentication
+/// method types the Client can handle. This governs opt-in types that require
+/// additional Client-side support.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ClientAuthCapabilities {
-    /// Whether the client supports `terminal` authentication methods.
+    /// Whether the Client supports `terminal` authentication methods.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
-    /// The client should supply `{}` only when it can reproduce the configured
-    /// agent invocation in an interactive terminal. Supplying `{}` means the
-    /// agent may include `terminal` entries in its authentication methods.
+    /// Optional. Omitted and `null` are equivalent and mean the Client does not advertise support.
+    /// Supplying `{}` means the Client can reproduce the configured Agent
+    /// invocation in an interactive terminal, and the Agent MAY include
+    /// `terminal` entries in its authentication methods.
     #[serde(
         default,
         skip_serializing_if = "Patch::is_omitted",
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub terminal: Patch<TerminalAuthCapabilities>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -2463,9 +2498,9 @@ impl Default for ClientAuthCapabilities {
         }
     }
 }
-/// Capabilities supported by the client.
+/// Capabilities supported by the Client.
 ///
-/// Advertised during initialization to inform the agent about
+/// Advertised during initialization to inform the Agent about
 /// available features and methods.
 ///
 /// See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#client-capabilities)
@@ -2473,11 +2508,11 @@ impl Default for ClientAuthCapabilities {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ClientCapabilities {
-    /// Authentication capabilities supported by the client.
-    /// Determines which authentication method types the agent may include
+    /// Authentication capabilities supported by the Client.
+    /// Determines which authentication method types the Agent can include
     /// in its `InitializeResponse`.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the client does not advertise any
+    /// Optional. Omitted and `null` are equivalent and mean the Client does not advertise any
     /// authentication-method extensions.
     #[serde(
         default,
@@ -2485,10 +2520,10 @@ pub struct ClientCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub auth: Patch<ClientAuthCapabilities>,
-    /// Elicitation capabilities supported by the client.
-    /// Determines which elicitation modes the agent may use.
+    /// Elicitation capabilities supported by the Client.
+    /// Determines which elicitation modes the Agent can use.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the client does not advertise
+    /// Optional. Omitted and `null` are equivalent and mean the Client does not advertise
     /// elicitation support.
     #[serde(
         default,
@@ -2496,7 +2531,23 @@ pub struct ClientCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub elicitation: Patch<ElicitationCapabilities>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// Session-related capabilities supported by the Client.
+    ///
+    /// Optional. Omitted and `null` are equivalent and mean the Client does not advertise any
+    /// session-related capabilities. This object only groups capabilities. Supplying `{}`
+    /// advertises nothing.
+    #[cfg(feature = "unstable")]
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub session: Patch<ClientSessionCapabilities>,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -2516,6 +2567,8 @@ impl ClientCapabilities {
         Self {
             auth: Default::default(),
             elicitation: Default::default(),
+            #[cfg(feature = "unstable")]
+            session: Default::default(),
             meta: Default::default(),
         }
     }
@@ -2525,6 +2578,8 @@ impl Default for ClientCapabilities {
         Self {
             auth: Default::default(),
             elicitation: Default::default(),
+            #[cfg(feature = "unstable")]
+            session: Default::default(),
             meta: Default::default(),
         }
     }
@@ -2814,12 +2869,84 @@ impl ClientResponseResult {
         Self { id, result }
     }
 }
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Session-related capabilities supported by the Client.
+///
+/// This object only groups capabilities. Unlike the Agent's `session`
+/// capability, it is not a support marker, and supplying `{}` advertises
+/// nothing.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct ClientSessionCapabilities {
+    /// Support for `prompt_suggestions_update` session updates.
+    ///
+    /// Optional. Omitted and `null` are equivalent and mean the Client does not advertise support.
+    /// Supplying `{}` means the Client can offer prompt suggestions made of
+    /// `text` and `resource_link` content blocks.
+    #[serde(
+        rename = "promptSuggestions",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub prompt_suggestions: Patch<PromptSuggestionsCapabilities>,
+    /// Command types the Client understands in addition to `command`.
+    ///
+    /// Optional. Omitted and `null` are equivalent and mean the Client does not advertise support
+    /// for any of them. This object only groups capabilities. Supplying `{}` advertises nothing.
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub commands: Patch<CommandsCapabilities>,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl ClientSessionCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            prompt_suggestions: Default::default(),
+            commands: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Default for ClientSessionCapabilities {
+    fn default() -> Self {
+        Self {
+            prompt_suggestions: Default::default(),
+            commands: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Request parameters for closing an active session.
 ///
 /// The Agent MUST cancel any ongoing work related to the session as if `session/cancel`
 /// was called, then free the resources associated with the session. Unlike `session/cancel`,
 /// closing also stops the session's background work. After the close response, the Agent
-/// sends no other messages for the session on that connection.
+/// sends no notifications or requests for the session on that connection. It still
+/// answers `session/prompt` requests that were pending.
 ///
 /// Closing a session that does not exist or is not active SHOULD succeed, and Clients SHOULD
 /// treat a `-32002` response as a successful close.
@@ -2831,7 +2958,7 @@ impl ClientResponseResult {
 ///
 /// Closing also cancels pending `session/prompt` requests whose messages have not
 /// been inserted, including held prompts. If closing prevents a prompt's user message from being inserted, the
-/// Agent MUST answer that request with `-32800` (Request Cancelled). If the message
+/// Agent MUST answer that request with `-32800` (Request cancelled). If the message
 /// has already been inserted, the Agent MUST respond successfully with its
 /// `messageId`. Prompt responses need not precede the close response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -2841,7 +2968,7 @@ pub struct CloseSessionRequest {
     /// The ID of the session to close.
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -2869,7 +2996,7 @@ impl CloseSessionRequest {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct CloseSessionResponse {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -2916,7 +3043,7 @@ pub struct Command {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub input: Patch<AvailableCommandInput>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -2966,7 +3093,7 @@ pub struct CommandPermissionSubject {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub terminal_id: Patch<TerminalId>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -2990,6 +3117,104 @@ impl CommandPermissionSubject {
             terminal_id: Default::default(),
             meta: Default::default(),
         }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Command types the Client understands in addition to `command`.
+///
+/// Agents MUST NOT send a command type listed here unless the Client
+/// advertised it. This object only groups capabilities. Supplying `{}`
+/// advertises nothing.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct CommandsCapabilities {
+    /// Support for `skill` command entries.
+    ///
+    /// Optional. Omitted and `null` are equivalent and mean the Client does not advertise support.
+    /// Supplying `{}` means the Agent MAY send `skill` entries in `availableCommands`. The
+    /// Client invokes them with `skill` content blocks.
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub skill: Patch<CommandsSkillCapabilities>,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl CommandsCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            skill: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Default for CommandsCapabilities {
+    fn default() -> Self {
+        Self {
+            skill: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Client support for `skill` command entries.
+///
+/// Supplying `{}` means the Agent MAY send `skill` entries in
+/// `availableCommands`. The Client invokes them with `skill` content blocks.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct CommandsSkillCapabilities {
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl CommandsSkillCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Default for CommandsSkillCapabilities {
+    fn default() -> Self {
+        Self { meta: Default::default() }
     }
 }
 /// Unique identifier for a context compaction within a session.
@@ -3123,7 +3348,7 @@ pub struct CompactionSummaryChunk {
     pub compaction_id: CompactionId,
     /// One content block to append.
     pub content: ContentBlock,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This metadata is scoped to the chunk and does not patch stored metadata.
@@ -3151,8 +3376,9 @@ impl CompactionSummaryChunk {
 /// A context compaction upsert. The first notification fixes the compaction's
 /// timeline position. Later updates with the same ID patch that entity in place.
 ///
-/// `summary`, `error`, and `_meta` have patch semantics: omission leaves the
-/// stored value unchanged, `null` clears it, and a concrete value replaces it.
+/// Only `compactionId` is required. `status`, `summary`, `error`, and `_meta` have
+/// patch semantics: omission leaves the stored value unchanged, `null` clears it
+/// or resets it to its default, and a concrete value replaces it.
 /// `summary: []` also clears the summary. A concrete `_meta` object patches the
 /// stored metadata by top-level key instead of replacing it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -3163,7 +3389,15 @@ pub struct CompactionUpdate {
     #[serde(rename = "compactionId")]
     pub compaction_id: CompactionId,
     /// Current lifecycle status.
-    pub status: CompactionStatus,
+    ///
+    /// Omission leaves the status unchanged, `null` resets it to `in_progress`, and a value
+    /// replaces it. A new compaction starts as `in_progress`.
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub status: Patch<CompactionStatus>,
     /// Complete replacement user-displayable summary content for the compaction.
     #[serde(
         default,
@@ -3178,7 +3412,7 @@ pub struct CompactionUpdate {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub error: Patch<String>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     /// clears it. An object patches the stored metadata by top-level key: keys it omits are
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
@@ -3197,17 +3431,17 @@ pub struct CompactionUpdate {
 impl CompactionUpdate {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(compaction_id: CompactionId, status: CompactionStatus) -> Self {
+    pub fn new(compaction_id: CompactionId) -> Self {
         Self {
             compaction_id,
-            status,
+            status: Default::default(),
             summary: Default::default(),
             error: Default::default(),
             meta: Default::default(),
         }
     }
 }
-/// Notification sent by the agent when a URL-based elicitation is complete.
+/// Notification sent by the Agent when a URL-based elicitation is complete.
 ///
 /// This notification is not a foreground state update.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -3217,7 +3451,7 @@ pub struct CompleteElicitationNotification {
     /// The ID of the elicitation that completed.
     #[serde(rename = "elicitationId")]
     pub elicitation_id: ElicitationId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -3248,7 +3482,7 @@ pub struct ConfigOptionUpdate {
     /// The full set of configuration options and their current values.
     #[serde(rename = "configOptions", deserialize_with = "lenient_fns::required_items")]
     pub config_options: Vec<SessionConfigOption>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -3278,7 +3512,7 @@ impl ConfigOptionUpdate {
 pub struct Content {
     /// The actual content block.
     pub content: ContentBlock,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -3309,7 +3543,7 @@ impl Content {
 ///   message updates or streamed chunks
 /// - Progress updates and results from tool calls
 ///
-/// This structure is compatible with the Model Context Protocol (MCP), so agents can
+/// This structure is compatible with the Model Context Protocol (MCP), so Agents can
 /// forward content from MCP tool outputs without transformation.
 ///
 /// See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/content)
@@ -3317,7 +3551,7 @@ impl Content {
 pub enum ContentBlock {
     /// Text content. May be plain text or formatted with Markdown.
     ///
-    /// All agents MUST support text content blocks in prompts.
+    /// All Agents MUST support text content blocks in prompts.
     /// Clients SHOULD render this text as CommonMark and MAY support GitHub Flavored Markdown
     /// extensions.
     Text(Box<TextContent>),
@@ -3331,7 +3565,7 @@ pub enum ContentBlock {
     Audio(Box<AudioContent>),
     /// References to resources that the receiver may be able to read.
     ///
-    /// All agents MUST support resource links in prompts.
+    /// All Agents MUST support resource links in prompts.
     ResourceLink(Box<ResourceLink>),
     /// Complete resource contents embedded directly in the message.
     ///
@@ -3339,13 +3573,23 @@ pub enum ContentBlock {
     ///
     /// Requires the `embeddedContext` prompt capability when included in prompts.
     Resource(Box<EmbeddedResource>),
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// A reference to a skill that the user invokes with this prompt.
+    ///
+    /// Requires the `skill` prompt capability when included in prompts. A skill
+    /// reference has no meaning outside a user message.
+    #[cfg(feature = "unstable")]
+    Skill(SkillReference),
     /// Custom or future content block.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
     /// extensions. Unknown values that do not begin with `_` are reserved for
     /// future ACP variants.
     ///
-    /// Receivers that do not understand this content block type should preserve
+    /// Receivers that do not understand this content block type SHOULD preserve
     /// the raw payload when storing, replaying, proxying, or forwarding content,
     /// and otherwise ignore it or display it generically. Agents MUST reject a
     /// `session/prompt` request with a content block type they do not support
@@ -3354,6 +3598,16 @@ pub enum ContentBlock {
 }
 impl ContentBlock {
     /// The tag values this union knows.
+    #[cfg(feature = "unstable")]
+    pub const KNOWN_TAGS: &'static [&'static str] = &[
+        "text",
+        "image",
+        "audio",
+        "resource_link",
+        "resource",
+        "skill",
+    ];
+    #[cfg(not(feature = "unstable"))]
     pub const KNOWN_TAGS: &'static [&'static str] = &[
         "text",
         "image",
@@ -3369,6 +3623,8 @@ impl ContentBlock {
             Self::Audio { .. } => Some("audio"),
             Self::ResourceLink { .. } => Some("resource_link"),
             Self::Resource { .. } => Some("resource"),
+            #[cfg(feature = "unstable")]
+            Self::Skill { .. } => Some("skill"),
             Self::Other(object) => object.get_str("type"),
         }
     }
@@ -3425,6 +3681,15 @@ impl schemars::JsonSchema for ContentBlock {
                         "resource",
                     ),
                 );
+            #[cfg(feature = "unstable")]
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<SkillReference>(),
+                        "type",
+                        "skill",
+                    ),
+                );
             branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
             crate::support::schema::any_of(branches)
         }
@@ -3440,6 +3705,8 @@ impl Serialize for ContentBlock {
                 union::tagged(serializer, "type", "resource_link", body)
             }
             Self::Resource(body) => union::tagged(serializer, "type", "resource", body),
+            #[cfg(feature = "unstable")]
+            Self::Skill(body) => union::tagged(serializer, "type", "skill", body),
             Self::Other(object) => object.serialize(serializer),
         }
     }
@@ -3477,6 +3744,8 @@ impl union::Streamed for ContentBlock {
                 "resource" => {
                     Deserialize::deserialize(body).map(|b| Self::Resource(Box::new(b)))
                 }
+                #[cfg(feature = "unstable")]
+                "skill" => Deserialize::deserialize(body).map(Self::Skill),
                 _ => return None,
             },
         )
@@ -3503,6 +3772,8 @@ impl ContentBlock {
                     Some("audio") => 2u32,
                     Some("resource_link") => 3u32,
                     Some("resource") => 4u32,
+                    #[cfg(feature = "unstable")]
+                    Some("skill") => 5u32,
                     Some(_) => u32::MAX,
                     None => u32::MAX - 1,
                 };
@@ -3527,6 +3798,8 @@ impl ContentBlock {
                         return union::body(object, "type", "resource")
                             .map(|b| Self::Resource(Box::new(b)));
                     }
+                    #[cfg(feature = "unstable")]
+                    5u32 => return union::body(object, "type", "skill").map(Self::Skill),
                     u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
                 }
@@ -3565,6 +3838,12 @@ impl From<EmbeddedResource> for ContentBlock {
         Self::Resource(Box::new(body))
     }
 }
+#[cfg(feature = "unstable")]
+impl From<SkillReference> for ContentBlock {
+    fn from(body: SkillReference) -> Self {
+        Self::Skill(body)
+    }
+}
 /// A streamed item of message content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -3578,7 +3857,7 @@ pub struct ContentChunk {
     pub message_id: MessageId,
     /// A single item of content
     pub content: ContentBlock,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This metadata is scoped to the chunk and does not patch stored metadata.
@@ -3613,7 +3892,7 @@ pub struct Cost {
     /// Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
     /// unit such as "credits".
     pub currency: String,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -3637,20 +3916,21 @@ impl Cost {
         }
     }
 }
-/// Request from the agent to elicit structured user input.
+/// Request from the Agent to elicit structured user input.
 ///
-/// The agent sends this to the client to request information from the user,
+/// The Agent sends this to the Client to request information from the user,
 /// either via a form or by directing them to a URL.
 /// Elicitations are tied to a session (optionally a tool call) or a request.
 ///
 /// A session-scoped request follows the aggregate foreground-state contract:
-/// agents SHOULD report `requires_action` when the whole foreground workflow is
+/// Agents SHOULD report `requires_action` when the whole foreground workflow is
 /// blocked on user action. Once reported, they MUST report `running` when progress
 /// resumes, or `idle` if work ends without resuming. Independent background requests
 /// and request-scoped elicitations do not themselves change session state.
 /// Accepting a URL does not mean the external interaction completed.
 ///
-/// Agents SHOULD cancel pending elicitations no longer needed by cancelled work.
+/// When an Agent stops waiting for an elicitation because its work was cancelled,
+/// it MUST cancel the request with `$/cancel_request`.
 /// The request's scope alone does not establish that dependency.
 ///
 /// See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)
@@ -3660,7 +3940,7 @@ impl Cost {
 pub struct CreateElicitationRequest {
     /// A human-readable message describing what input is needed.
     pub message: String,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -3690,9 +3970,9 @@ impl CreateElicitationRequest {
 /// The part of \[`CreateElicitationRequest`\] that depends on its variant.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CreateElicitationRequestMode {
-    /// Form-based elicitation where the client renders a form from the provided schema.
+    /// Form-based elicitation where the Client renders a form from the provided schema.
     Form(Box<ElicitationFormMode>),
-    /// URL-based elicitation where the client directs the user to a URL.
+    /// URL-based elicitation where the Client directs the user to a URL.
     Url(Box<ElicitationUrlMode>),
     /// Custom or future elicitation mode.
     ///
@@ -3700,7 +3980,7 @@ pub enum CreateElicitationRequestMode {
     /// extensions. Unknown values that do not begin with `_` are reserved for
     /// future ACP variants.
     ///
-    /// Clients that do not understand this mode should preserve the raw payload
+    /// Clients that do not understand this mode SHOULD preserve the raw payload
     /// when storing, replaying, proxying, or forwarding elicitation requests.
     /// They MUST NOT render it as a known elicitation mode.
     Other(Meta),
@@ -3847,12 +4127,12 @@ impl From<ElicitationUrlMode> for CreateElicitationRequestMode {
         Self::Url(Box::new(body))
     }
 }
-/// Response from the client to an elicitation request.
+/// Response from the Client to an elicitation request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct CreateElicitationResponse {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -3893,7 +4173,7 @@ pub enum CreateElicitationResponseAction {
     /// extensions. Unknown values that do not begin with `_` are reserved for
     /// future ACP variants.
     ///
-    /// Agents that do not understand this action should preserve the raw
+    /// Agents that do not understand this action SHOULD preserve the raw
     /// payload when storing, replaying, proxying, or forwarding elicitation
     /// responses, and otherwise MUST handle it as `cancel`.
     Other(Meta),
@@ -4034,6 +4314,684 @@ impl From<ElicitationAcceptAction> for CreateElicitationResponseAction {
         Self::Accept(body)
     }
 }
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Where a session cursor is, relative to an entity the Client holds.
+///
+/// The anchor names the entity by its type and ID, and `position` says on which
+/// side of that entity the cursor is. A known `type` with a malformed payload is
+/// an error. It does not fall back to the unknown-type variant.
+///
+/// See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+pub enum CursorAnchor {
+    /// The cursor is next to a user message.
+    UserMessage(CursorMessageAnchor),
+    /// The cursor is next to an Agent message.
+    AgentMessage(CursorMessageAnchor),
+    /// The cursor is next to an Agent thought.
+    AgentThought(CursorMessageAnchor),
+    /// The cursor is next to a session-directed message.
+    SessionMessage(CursorMessageAnchor),
+    /// The cursor is next to a tool call.
+    ToolCall(CursorToolCallAnchor),
+    /// The cursor is next to a compaction.
+    Compaction(CursorCompactionAnchor),
+    /// Custom or future anchor type.
+    ///
+    /// Values beginning with `_` are reserved for implementation-specific
+    /// extensions. Unknown values that do not begin with `_` are reserved for
+    /// future ACP variants.
+    ///
+    /// A Client that does not recognize the type cannot place the cursor and
+    /// MUST NOT guess a place for it.
+    Other(Meta),
+}
+#[cfg(feature = "unstable")]
+impl CursorAnchor {
+    /// The tag values this union knows.
+    pub const KNOWN_TAGS: &'static [&'static str] = &[
+        "user_message",
+        "agent_message",
+        "agent_thought",
+        "session_message",
+        "tool_call",
+        "compaction",
+    ];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::UserMessage { .. } => Some("user_message"),
+            Self::AgentMessage { .. } => Some("agent_message"),
+            Self::AgentThought { .. } => Some("agent_thought"),
+            Self::SessionMessage { .. } => Some("session_message"),
+            Self::ToolCall { .. } => Some("tool_call"),
+            Self::Compaction { .. } => Some("compaction"),
+            Self::Other(object) => object.get_str("type"),
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CursorAnchor {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CursorAnchor".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CursorAnchor").into()
+    }
+    #[allow(unused_variables, clippy::vec_init_then_push)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<CursorMessageAnchor>(),
+                        "type",
+                        "user_message",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<CursorMessageAnchor>(),
+                        "type",
+                        "agent_message",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<CursorMessageAnchor>(),
+                        "type",
+                        "agent_thought",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<CursorMessageAnchor>(),
+                        "type",
+                        "session_message",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<CursorToolCallAnchor>(),
+                        "type",
+                        "tool_call",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<CursorCompactionAnchor>(),
+                        "type",
+                        "compaction",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Serialize for CursorAnchor {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::UserMessage(body) => {
+                union::tagged(serializer, "type", "user_message", body)
+            }
+            Self::AgentMessage(body) => {
+                union::tagged(serializer, "type", "agent_message", body)
+            }
+            Self::AgentThought(body) => {
+                union::tagged(serializer, "type", "agent_thought", body)
+            }
+            Self::SessionMessage(body) => {
+                union::tagged(serializer, "type", "session_message", body)
+            }
+            Self::ToolCall(body) => union::tagged(serializer, "type", "tool_call", body),
+            Self::Compaction(body) => {
+                union::tagged(serializer, "type", "compaction", body)
+            }
+            Self::Other(object) => object.serialize(serializer),
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+impl<'de> Deserialize<'de> for CursorAnchor {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        union::stream(deserializer)
+    }
+}
+#[cfg(feature = "unstable")]
+impl union::Streamed for CursorAnchor {
+    const TAG: &'static str = "type";
+    #[allow(
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
+    )]
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "user_message" => Deserialize::deserialize(body).map(Self::UserMessage),
+                "agent_message" => Deserialize::deserialize(body).map(Self::AgentMessage),
+                "agent_thought" => Deserialize::deserialize(body).map(Self::AgentThought),
+                "session_message" => {
+                    Deserialize::deserialize(body).map(Self::SessionMessage)
+                }
+                "tool_call" => Deserialize::deserialize(body).map(Self::ToolCall),
+                "compaction" => Deserialize::deserialize(body).map(Self::Compaction),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
+    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
+}
+#[cfg(feature = "unstable")]
+impl CursorAnchor {
+    /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
+    /// branches in schema order.
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
+    pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        let mut first: Option<serde_json::Error> = None;
+        let value = match value {
+            serde_json::Value::Object(mut object) => {
+                let which: u32 = match object
+                    .get("type")
+                    .and_then(serde_json::Value::as_str)
+                {
+                    Some("user_message") => 0u32,
+                    Some("agent_message") => 1u32,
+                    Some("agent_thought") => 2u32,
+                    Some("session_message") => 3u32,
+                    Some("tool_call") => 4u32,
+                    Some("compaction") => 5u32,
+                    Some(_) => u32::MAX,
+                    None => u32::MAX - 1,
+                };
+                match which {
+                    0u32 => {
+                        return union::body(object, "type", "user_message")
+                            .map(Self::UserMessage);
+                    }
+                    1u32 => {
+                        return union::body(object, "type", "agent_message")
+                            .map(Self::AgentMessage);
+                    }
+                    2u32 => {
+                        return union::body(object, "type", "agent_thought")
+                            .map(Self::AgentThought);
+                    }
+                    3u32 => {
+                        return union::body(object, "type", "session_message")
+                            .map(Self::SessionMessage);
+                    }
+                    4u32 => {
+                        return union::body(object, "type", "tool_call")
+                            .map(Self::ToolCall);
+                    }
+                    5u32 => {
+                        return union::body(object, "type", "compaction")
+                            .map(Self::Compaction);
+                    }
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
+                    _ => {}
+                }
+                serde_json::Value::Object(object)
+            }
+            other => other,
+        };
+        if value.is_object() {
+            return Err(union::missing_tag("type", "CursorAnchor"));
+        }
+        Err(union::no_branch("CursorAnchor", &value, first))
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<CursorToolCallAnchor> for CursorAnchor {
+    fn from(body: CursorToolCallAnchor) -> Self {
+        Self::ToolCall(body)
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<CursorCompactionAnchor> for CursorAnchor {
+    fn from(body: CursorCompactionAnchor) -> Self {
+        Self::Compaction(body)
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// On which side of the anchored entity a session cursor is.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CursorAnchorPosition {
+    /// The cursor is immediately before the entity. The history before the
+    /// cursor does not include the entity.
+    Before,
+    /// The cursor is immediately after the entity. The history before the
+    /// cursor includes the entity and nothing that follows it in the timeline.
+    After,
+    /// Custom or future position.
+    ///
+    /// Values beginning with `_` are reserved for implementation-specific
+    /// extensions. Other unknown values are reserved for future ACP positions.
+    /// A Client that does not recognize the value cannot place the cursor.
+    Other(String),
+}
+#[cfg(feature = "unstable")]
+impl union::WireStr for CursorAnchorPosition {
+    const VARIANTS: &'static [&'static str] = &["before", "after"];
+    fn from_wire(value: &str) -> Option<Self> {
+        match value {
+            "before" => Some(Self::Before),
+            "after" => Some(Self::After),
+            other => Some(Self::Other(other.to_string())),
+        }
+    }
+    fn from_wire_owned(value: String) -> Option<Self> {
+        match Self::from_wire(&value) {
+            Some(Self::Other(_)) | None => Some(Self::Other(value)),
+            known => known,
+        }
+    }
+    fn as_wire(&self) -> &str {
+        match self {
+            Self::Before => "before",
+            Self::After => "after",
+            Self::Other(other) => other,
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+impl CursorAnchorPosition {
+    /// The wire value.
+    pub fn as_str(&self) -> &str {
+        union::WireStr::as_wire(self)
+    }
+}
+#[cfg(feature = "unstable")]
+impl Serialize for CursorAnchorPosition {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        union::serialize_str(self, serializer)
+    }
+}
+#[cfg(feature = "unstable")]
+impl<'de> Deserialize<'de> for CursorAnchorPosition {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        union::deserialize_str(deserializer)
+    }
+}
+#[cfg(feature = "unstable")]
+impl std::fmt::Display for CursorAnchorPosition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+#[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CursorAnchorPosition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CursorAnchorPosition".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CursorAnchorPosition").into()
+    }
+    #[allow(unused_variables, clippy::vec_init_then_push)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// The methods that currently accept a session cursor.
+///
+/// See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct CursorCapabilities {
+    /// Permits the Client to fork the session at this cursor with `session/fork`.
+    ///
+    /// Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
+    /// means supported.
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub fork: Patch<CursorForkCapabilities>,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl CursorCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            fork: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Default for CursorCapabilities {
+    fn default() -> Self {
+        Self {
+            fork: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// A session cursor anchor to a compaction.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct CursorCompactionAnchor {
+    /// The ID of the anchored compaction.
+    #[serde(rename = "compactionId")]
+    pub compaction_id: CompactionId,
+    /// On which side of the compaction the cursor is.
+    pub position: CursorAnchorPosition,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl CursorCompactionAnchor {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(compaction_id: CompactionId, position: CursorAnchorPosition) -> Self {
+        Self {
+            compaction_id,
+            position,
+            meta: Default::default(),
+        }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Capability to fork the session at a cursor with `session/fork`.
+///
+/// Supplying `{}` advertises support. An omitted or `null` `fork` does not.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct CursorForkCapabilities {
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl CursorForkCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Default for CursorForkCapabilities {
+    fn default() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Unique identifier for a session cursor within a session.
+///
+/// The Agent generates it, and it is never reused for another position in the
+/// session. Clients MUST NOT parse, change, or construct it.
+///
+/// See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
+#[cfg(feature = "unstable")]
+#[derive(
+    Debug,
+    Clone,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize
+)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[serde(transparent)]
+pub struct CursorId(pub String);
+#[cfg(feature = "unstable")]
+impl CursorId {
+    /// The wire value.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<String> for CursorId {
+    fn from(value: String) -> Self {
+        Self(value)
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<&str> for CursorId {
+    fn from(value: &str) -> Self {
+        Self(value.to_string())
+    }
+}
+#[cfg(feature = "unstable")]
+impl std::fmt::Display for CursorId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// A session cursor anchor to a message. The anchor's `type` names the kind of message.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct CursorMessageAnchor {
+    /// The ID of the anchored message.
+    #[serde(rename = "messageId")]
+    pub message_id: MessageId,
+    /// On which side of the message the cursor is.
+    pub position: CursorAnchorPosition,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl CursorMessageAnchor {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(message_id: MessageId, position: CursorAnchorPosition) -> Self {
+        Self {
+            message_id,
+            position,
+            meta: Default::default(),
+        }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// A session cursor anchor to a tool call.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct CursorToolCallAnchor {
+    /// The ID of the anchored tool call.
+    #[serde(rename = "toolCallId")]
+    pub tool_call_id: ToolCallId,
+    /// On which side of the tool call the cursor is.
+    pub position: CursorAnchorPosition,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl CursorToolCallAnchor {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(tool_call_id: ToolCallId, position: CursorAnchorPosition) -> Self {
+        Self {
+            tool_call_id,
+            position,
+            meta: Default::default(),
+        }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// A session cursor upsert. A cursor names one position in the session's timeline.
+///
+/// The first update for a `cursorId` MUST include `anchor`. The anchor is fixed
+/// after that, and later updates change only `capabilities`.
+///
+/// `capabilities` and `_meta` have patch semantics: omission leaves the stored
+/// value unchanged, `null` clears it, and an object replaces `capabilities` as a
+/// whole. A concrete `_meta` object patches the stored metadata by top-level key
+/// instead of replacing it.
+///
+/// See the [Session Cursors RFD](https://agentclientprotocol.com/rfds/session-cursors).
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct CursorUpdate {
+    /// The Agent-owned ID of this cursor, unique within the session.
+    #[serde(rename = "cursorId")]
+    pub cursor_id: CursorId,
+    /// The methods that currently accept this cursor.
+    ///
+    /// Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
+    /// the whole previous value. A new cursor starts with none.
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub capabilities: Patch<CursorCapabilities>,
+    /// Where the cursor is, relative to an entity the Client holds.
+    ///
+    /// Required on the first update for a cursor. The Agent MUST NOT change it afterwards.
+    /// A later update can omit it or repeat the same anchor. Omitted and `null` are
+    /// equivalent and leave the stored anchor unchanged.
+    #[serde(default, skip_serializing_if = "Patch::is_omitted")]
+    pub anchor: Patch<CursorAnchor>,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
+    /// clears it. An object patches the stored metadata by top-level key: keys it omits are
+    /// unchanged, a key set to `null` is removed, and any other value replaces that key's
+    /// stored value without merging nested objects. Beyond this patch rule, implementations
+    /// MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl CursorUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(cursor_id: CursorId) -> Self {
+        Self {
+            cursor_id,
+            capabilities: Default::default(),
+            anchor: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
 /// Request parameters for deleting an existing session from `session/list`.
 ///
 /// Only available if the Agent supports the `session.delete` capability.
@@ -4044,7 +5002,7 @@ pub struct DeleteSessionRequest {
     /// The ID of the session to delete.
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -4072,7 +5030,7 @@ impl DeleteSessionRequest {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct DeleteSessionResponse {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -4109,7 +5067,7 @@ impl Default for DeleteSessionResponse {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Diff {
-    /// Structured file changes described by this diff.
+    /// Structured file changes described by this diff. Agents MUST include at least one entry.
     ///
     /// Clients can use this field without parsing patch text to determine affected paths.
     #[serde(deserialize_with = "lenient_fns::required_items")]
@@ -4124,7 +5082,7 @@ pub struct Diff {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub patch: Patch<DiffPatch>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -4150,7 +5108,7 @@ impl Diff {
 }
 /// One file-level change described by a `Diff`.
 ///
-/// Structured change metadata lets clients identify affected files and
+/// Structured change metadata lets Clients identify affected files and
 /// operations without parsing the text patch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -4176,7 +5134,7 @@ pub struct DiffChange {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub mime_type: Patch<MediaType>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -4499,7 +5457,7 @@ pub struct DiffPatch {
     pub format: DiffPatchFormat,
     /// Patch text in the format named by `format`.
     pub text: String,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -4646,7 +5604,7 @@ pub struct DisableProviderRequest {
     /// Provider ID to disable.
     #[serde(rename = "providerId")]
     pub provider_id: ProviderId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -4680,7 +5638,7 @@ impl DisableProviderRequest {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct DisableProviderResponse {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -4734,12 +5692,12 @@ impl Default for ElicitationAcceptAction {
         }
     }
 }
-/// Elicitation capabilities supported by the client.
+/// Elicitation capabilities supported by the Client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ElicitationCapabilities {
-    /// Whether the client supports form-based elicitation.
+    /// Whether the Client supports form-based elicitation.
     ///
     /// Optional. Omitted and `null` are equivalent and mean form support is not advertised.
     /// Supplying `{}` explicitly advertises form support.
@@ -4749,17 +5707,17 @@ pub struct ElicitationCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub form: Patch<ElicitationFormCapabilities>,
-    /// Whether the client supports URL-based elicitation.
+    /// Whether the Client supports URL-based elicitation.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
-    /// Supplying `{}` means the client supports URL-based elicitation.
+    /// Optional. Omitted and `null` are equivalent and mean the Client does not advertise support.
+    /// Supplying `{}` means the Client supports URL-based elicitation.
     #[serde(
         default,
         skip_serializing_if = "Patch::is_omitted",
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub url: Patch<ElicitationUrlCapabilities>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -4946,12 +5904,12 @@ impl ElicitationContentValue {
 }
 /// Form-based elicitation capabilities.
 ///
-/// Supplying `{}` means the client supports form-based elicitation.
+/// Supplying `{}` means the Client supports form-based elicitation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ElicitationFormCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -4976,7 +5934,7 @@ impl Default for ElicitationFormCapabilities {
         Self { meta: Default::default() }
     }
 }
-/// Form-based elicitation mode where the client renders a form from the provided schema.
+/// Form-based elicitation mode where the Client renders a form from the provided schema.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -5162,7 +6120,7 @@ pub enum ElicitationPropertySchema {
     /// extensions. Unknown values that do not begin with `_` are reserved for
     /// future ACP variants.
     ///
-    /// Clients that do not understand this property schema type should preserve
+    /// Clients that do not understand this property schema type SHOULD preserve
     /// the raw schema when storing, replaying, proxying, or forwarding
     /// elicitation requests. They MUST NOT render it as a known input control.
     Other(Meta),
@@ -5415,7 +6373,7 @@ pub struct ElicitationSchema {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub title: Patch<String>,
-    /// Property definitions (must be primitive types).
+    /// Property definitions (MUST be primitive types).
     pub properties: std::collections::BTreeMap<String, ElicitationPropertySchema>,
     /// List of required property names.
     ///
@@ -5431,7 +6389,7 @@ pub struct ElicitationSchema {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub description: Patch<String>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -5535,7 +6493,7 @@ impl schemars::JsonSchema for ElicitationSchemaType {
 /// Session-scoped elicitation, optionally tied to a specific tool call.
 ///
 /// When `toolCallId` is set, the elicitation is tied to a specific tool call.
-/// This is useful when an agent receives an elicitation from an MCP server
+/// This is useful when an Agent receives an elicitation from an MCP server
 /// during a tool call and needs to redirect it to the user.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -5568,12 +6526,12 @@ impl ElicitationSessionScope {
 }
 /// URL-based elicitation capabilities.
 ///
-/// Supplying `{}` means the client supports URL-based elicitation.
+/// Supplying `{}` means the Client supports URL-based elicitation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ElicitationUrlCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -5598,7 +6556,7 @@ impl Default for ElicitationUrlCapabilities {
         Self { meta: Default::default() }
     }
 }
-/// URL-based elicitation mode where the client directs the user to a URL.
+/// URL-based elicitation mode where the Client directs the user to a URL.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -5734,7 +6692,7 @@ impl From<ElicitationRequestScope> for ElicitationUrlModeKind {
 pub struct EmbeddedResource {
     /// Embedded resource payload, either text or binary data.
     pub resource: EmbeddedResourceResource,
-    /// Optional annotations that help clients decide how to display or route this content.
+    /// Optional annotations that help Clients decide how to display or route this content.
     ///
     /// Omitted and `null` are equivalent and mean no annotations are provided.
     #[serde(
@@ -5743,7 +6701,7 @@ pub struct EmbeddedResource {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub annotations: Patch<Annotations>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -5892,7 +6850,7 @@ pub struct EnumOption {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub description: Patch<String>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -5926,7 +6884,7 @@ pub struct EnvVariable {
     pub name: String,
     /// The value to set for the environment variable.
     pub value: String,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -5961,10 +6919,10 @@ impl EnvVariable {
 #[non_exhaustive]
 pub struct Error {
     /// A number indicating the error type that occurred.
-    /// This must be an integer as defined in the JSON-RPC specification.
+    /// This MUST be an integer as defined in the JSON-RPC specification.
     pub code: ErrorCode,
     /// A string providing a short description of the error.
-    /// The message should be limited to a concise single sentence.
+    /// The message SHOULD be limited to a concise single sentence.
     pub message: String,
     /// Optional primitive or structured value that contains additional information about the error.
     /// This may include debugging information or context-specific details.
@@ -6084,7 +7042,7 @@ impl<'de> Deserialize<'de> for ErrorCode {
         }
     }
 }
-/// Schema for [`Error::data`]: the shapes ACP defines, or any other value.
+/// Schema for the `data` field of an error: the shapes ACP defines, or any other value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ErrorData {
     UnsupportedProtocolVersion(UnsupportedProtocolVersionErrorData),
@@ -6208,7 +7166,7 @@ impl From<SessionNotFoundErrorData> for ErrorData {
 pub struct ErrorStopReason {
     /// The failure, as a JSON-RPC error object.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
+    /// Optional. Omitted and `null` are equivalent and mean the Agent is not reporting failure details.
     /// Agents SHOULD include it.
     #[serde(
         default,
@@ -6230,20 +7188,14 @@ impl Default for ErrorStopReason {
     }
 }
 /// Allows either side to send an arbitrary notification that is not part of the ACP spec.
-/// Extension notifications provide a way to send one-way messages for custom functionality
-/// while maintaining protocol compatibility.
 ///
 /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
 pub type ExtNotification = serde_json::Value;
 /// Allows for sending an arbitrary request that is not part of the ACP spec.
-/// Extension methods provide a way to add custom functionality while maintaining
-/// protocol compatibility.
 ///
 /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
 pub type ExtRequest = serde_json::Value;
 /// Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
-/// Extension methods provide a way to add custom functionality while maintaining
-/// protocol compatibility.
 ///
 /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
 pub type ExtResponse = serde_json::Value;
@@ -6253,8 +7205,8 @@ pub type ExtResponse = serde_json::Value;
 ///
 /// Request parameters for forking an existing session.
 ///
-/// Creates a new session based on the context of an existing one, allowing
-/// operations like generating summaries without affecting the original session's history.
+/// Creates a new session based on the context of an existing one. The fork can be used
+/// for operations like generating summaries without affecting the original session's history.
 ///
 /// Only available if the Agent supports the `session.fork` capability.
 #[cfg(feature = "unstable")]
@@ -6265,9 +7217,23 @@ pub struct ForkSessionRequest {
     /// The ID of the session to fork.
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// The session cursor to fork at. The new session's history is the source
+    /// session's history before the cursor.
+    ///
+    /// Optional. Omitted and `null` are equivalent and fork the whole session.
+    /// Clients MUST only send the ID of a cursor that the Agent announced on the
+    /// source session and that currently advertises `capabilities.fork`. The Agent
+    /// rejects any other ID with `-32602`. It does not fall back to forking the
+    /// whole session.
+    #[serde(rename = "cursorId", default, skip_serializing_if = "Patch::is_omitted")]
+    pub cursor_id: Patch<CursorId>,
     /// The working directory for this session. Must be an absolute path.
     pub cwd: AbsolutePath,
-    /// Additional workspace roots to activate for this session. Each path must be absolute.
+    /// Additional workspace roots to activate for this session. Each path MUST be absolute.
     ///
     /// When omitted or empty, no additional roots are activated. When non-empty,
     /// this is the complete resulting additional-root list for the forked
@@ -6287,20 +7253,41 @@ pub struct ForkSessionRequest {
         deserialize_with = "lenient_fns::option_on_null"
     )]
     pub mcp_servers: Option<Vec<McpServer>>,
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// System-level instructions for the forked session.
     ///
-    /// Optional. Omitted and `null` are equivalent. The Agent may then keep a
+    /// Optional. Omitted and `null` are equivalent. The Agent MAY then keep a
     /// system prompt it stored with the source session or use its default
     /// instructions. Clients MUST only send this when the Agent advertises
     /// `session.systemPrompt`, and SHOULD send the same value they used for the
     /// source session.
     #[serde(rename = "systemPrompt", default, skip_serializing_if = "Patch::is_omitted")]
     pub system_prompt: Patch<SystemPrompt>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// Initial values for the forked session's config options.
+    ///
+    /// Optional. Omitted and `null` are equivalent to an empty list. Clients MUST only send
+    /// this when the Agent advertises `session.options`.
+    ///
+    /// The Agent applies the entries in list order on top of the configuration the fork
+    /// starts with, as if the Client had called `session/set_config_option` for each entry
+    /// after the session was set up. Malformed entries and duplicate `configId` values fail
+    /// the request with `-32602`. The Agent MUST ignore an entry whose `configId` is unknown,
+    /// whose `type` does not match the option, or whose value is not allowed when it is
+    /// applied. The `configOptions` in the response contain the values the session actually
+    /// has. The Agent SHOULD NOT send `config_option_update` notifications for these entries,
+    /// and SHOULD NOT send other `session/update` notifications caused by applying them
+    /// before it responds.
+    #[serde(
+        rename = "configOptions",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_fns::option_on_null"
+    )]
+    pub config_options: Option<Vec<InitialSessionConfigOption>>,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -6320,10 +7307,12 @@ impl ForkSessionRequest {
     pub fn new(session_id: SessionId, cwd: AbsolutePath) -> Self {
         Self {
             session_id,
+            cursor_id: Default::default(),
             cwd,
             additional_directories: Default::default(),
             mcp_servers: Default::default(),
             system_prompt: Default::default(),
+            config_options: Default::default(),
             meta: Default::default(),
         }
     }
@@ -6344,7 +7333,7 @@ pub struct ForkSessionResponse {
     /// Initial session configuration options.
     ///
     /// Optional. Omitted or empty means no config options are advertised.
-    /// Senders MUST use an array, not `null`. Receivers treat `null` like omission.
+    /// Senders MUST use an array, not `null`.
     /// Later `config_option_update` notifications replace this list.
     #[serde(
         rename = "configOptions",
@@ -6353,10 +7342,10 @@ pub struct ForkSessionResponse {
         deserialize_with = "lenient_fns::option_items_on_error"
     )]
     pub config_options: Option<Vec<SessionConfigOption>>,
-    /// Initial commands the agent can execute in this session.
+    /// Initial commands the Agent can execute in this session.
     ///
     /// Optional. Omitted or empty means no initial commands are advertised.
-    /// Senders MUST use an array, not `null`. Receivers treat `null` like omission.
+    /// Senders MUST use an array, not `null`.
     /// Later `available_commands_update` notifications replace this list.
     #[serde(
         rename = "availableCommands",
@@ -6365,7 +7354,7 @@ pub struct ForkSessionResponse {
         deserialize_with = "lenient_fns::option_items_on_error"
     )]
     pub available_commands: Option<Vec<AvailableCommand>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -6400,7 +7389,7 @@ pub struct HttpHeader {
     pub name: String,
     /// The value to set for the HTTP header.
     pub value: String,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -6429,9 +7418,11 @@ impl HttpHeader {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Icon {
-    /// A standard URI pointing to an icon resource. MUST be an `https:` or `data:` URI.
-    /// Clients reject other schemes, fetch without credentials, and do not follow
-    /// scheme- or origin-changing redirects.
+    /// A standard URI pointing to an icon resource. May be an HTTP/HTTPS URL or a
+    /// `data:` URI with Base64-encoded image data.
+    ///
+    /// Clients MUST accept only `https:` and `data:` URIs, MUST fetch without
+    /// credentials, and MUST NOT follow redirects that change the scheme or origin.
     pub src: String,
     /// Optional MIME type override if the source MIME type is missing or generic.
     ///
@@ -6444,10 +7435,10 @@ pub struct Icon {
     )]
     pub mime_type: Patch<MediaType>,
     /// Optional array of strings that specify sizes at which the icon can be used.
-    /// Each string should be in `WxH` format (e.g., `"48x48"`, `"96x96"`) or
+    /// Each string SHOULD be in `WxH` format (e.g., `"48x48"`, `"96x96"`) or
     /// `"any"` for scalable formats like SVG.
     ///
-    /// If not provided, the client should assume that the icon can be used at any size.
+    /// If not provided, the Client SHOULD assume that the icon can be used at any size.
     ///
     /// Omitted and `null` are equivalent and mean no sizes are specified.
     #[serde(
@@ -6465,7 +7456,7 @@ pub struct Icon {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub theme: Patch<IconTheme>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -6562,14 +7553,55 @@ impl schemars::JsonSchema for IconTheme {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
 }
+/// A key the Client generates to identify one `session/prompt` submission across attempts.
+///
+/// The key is an opaque, case-sensitive string of 1 to 255 characters. It is scoped to the
+/// session named by the request's `sessionId`.
+///
+/// See protocol docs: [Retrying a prompt](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#retrying-a-prompt)
+#[derive(
+    Debug,
+    Clone,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize
+)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[serde(transparent)]
+pub struct IdempotencyKey(pub String);
+impl IdempotencyKey {
+    /// The wire value.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+impl From<String> for IdempotencyKey {
+    fn from(value: String) -> Self {
+        Self(value)
+    }
+}
+impl From<&str> for IdempotencyKey {
+    fn from(value: &str) -> Self {
+        Self(value.to_string())
+    }
+}
+impl std::fmt::Display for IdempotencyKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 /// No foreground work is active. Background activity may continue.
 ///
 /// Agents SHOULD include a `stopReason` when the idle transition ends foreground
 /// work. An idle update that does not end foreground work need not include one.
-/// Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
-/// reporting one.
+/// Receivers treat an omitted or `null` `stopReason` as the Agent not reporting one.
 /// Repeated or resume snapshots may carry the last stop reason for context.
-/// They MUST NOT be counted as new completions, cancellations, or additional usage.
+/// They MUST NOT be counted as new completions or cancellations.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -6580,8 +7612,9 @@ pub struct IdleStateUpdate {
     ///
     /// Token usage for completed foreground work.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    /// usage for this state update.
+    /// Optional. Omitted and `null` are equivalent and mean the Agent is not reporting token
+    /// usage for this state update. A repeated or resume snapshot that carries it MUST NOT
+    /// be counted as additional usage.
     #[cfg(feature = "unstable")]
     #[serde(
         default,
@@ -6594,7 +7627,7 @@ pub struct IdleStateUpdate {
     /// Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
     /// background work, not that nothing is running. `[]` means no background work is
     /// running. An Agent that reports background work MUST include it on every state
-    /// update for the session. A malformed list is treated as not reported.
+    /// update for the session.
     ///
     /// See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     #[serde(
@@ -6603,7 +7636,7 @@ pub struct IdleStateUpdate {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub background: Patch<Vec<BackgroundWork>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -6638,18 +7671,19 @@ pub enum IdleStateUpdateStopReason {
     /// The active work ended successfully.
     /// Includes locally handled commands that required no model call.
     EndTurn,
-    /// The active work ended because the agent reached the maximum number of tokens.
+    /// The active work ended because the Agent reached the maximum number of tokens.
     MaxTokens,
-    /// The active work ended because the agent reached the maximum number of
+    /// The active work ended because the Agent reached the maximum number of
     /// model requests for the foreground work.
     MaxTurnRequests,
-    /// The active work ended because the agent refused to continue.
+    /// The active work ended because the Agent refused to continue.
     Refusal,
-    /// The user or client chose to stop the work: via `session/cancel`, by
-    /// closing the session, or through an interaction the agent offers, such
-    /// as a permission option that tells the agent to stop. Work the agent
-    /// stops for its own reasons uses another reason, such as `error` for an
-    /// internal timeout.
+    /// The user or Client chose to stop the work: via `session/cancel`, by
+    /// closing the session, or through an interaction the Agent offers, such
+    /// as a permission option that tells the Agent to stop. A child session
+    /// also reports this reason when its parent cancels its work. Other work
+    /// the Agent stops for its own reasons uses another reason, such as
+    /// `error` for an internal timeout.
     ///
     /// Agents MUST report this stop reason on an idle `state_update` when
     /// cancellation ends active foreground work, even if aborting causes
@@ -6910,7 +7944,7 @@ pub struct ImageContent {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub uri: Patch<String>,
-    /// Optional annotations that help clients decide how to display or route this content.
+    /// Optional annotations that help Clients decide how to display or route this content.
     ///
     /// Omitted and `null` are equivalent and mean no annotations are provided.
     #[serde(
@@ -6919,7 +7953,7 @@ pub struct ImageContent {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub annotations: Patch<Annotations>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -6945,7 +7979,7 @@ impl ImageContent {
         }
     }
 }
-/// Metadata about the implementation of the client or agent.
+/// Metadata about the implementation of the Client or Agent.
 /// Describes the name and version of an ACP implementation, with an optional
 /// title for UI representation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -6958,7 +7992,7 @@ pub struct Implementation {
     /// Intended for UI and end-user contexts and optimized to be human-readable
     /// and easily understood.
     ///
-    /// If not provided, the name should be used for display.
+    /// If not provided, the name SHOULD be used for display.
     ///
     /// Omitted and `null` are equivalent and mean the `name` is used for display.
     #[serde(
@@ -6970,7 +8004,7 @@ pub struct Implementation {
     /// Version of the implementation. Can be displayed to the user or used
     /// for debugging or metrics purposes. (e.g. "1.0.0").
     pub version: String,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -6999,13 +8033,261 @@ impl Implementation {
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
+/// An initial value for a config option, sent on session setup requests.
+///
+/// Same shape as `session/set_config_option` without `sessionId`. Unlike
+/// `session/set_config_option`, an unknown `configId`, a `type` that does not match the
+/// option, or a value that is not allowed is ignored instead of rejected.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct InitialSessionConfigOption {
+    /// The ID of the configuration option to set.
+    #[serde(rename = "configId")]
+    pub config_id: SessionConfigId,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+    /// The variant-dependent part of the object.
+    #[serde(flatten, serialize_with = "union::flat")]
+    pub r#type: InitialSessionConfigOptionType,
+}
+#[cfg(feature = "unstable")]
+impl InitialSessionConfigOption {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        config_id: SessionConfigId,
+        r#type: InitialSessionConfigOptionType,
+    ) -> Self {
+        Self {
+            config_id,
+            meta: Default::default(),
+            r#type,
+        }
+    }
+}
+/// The part of \[`InitialSessionConfigOption`\] that depends on its variant.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+pub enum InitialSessionConfigOptionType {
+    /// A `SessionConfigValueId` string value (`type: "id"`).
+    Id(InitialSessionConfigOptionTypeId),
+    /// A boolean value (`type: "boolean"`).
+    Boolean(InitialSessionConfigOptionTypeBoolean),
+    /// Custom or future session configuration option value payload.
+    ///
+    /// Values beginning with `_` are reserved for implementation-specific
+    /// extensions. Unknown values that do not begin with `_` are reserved for
+    /// future ACP variants.
+    ///
+    /// Agents MUST reject a `session/set_config_option` request with a value type
+    /// they do not support with `-32602`.
+    Other(Meta),
+}
+#[cfg(feature = "unstable")]
+impl InitialSessionConfigOptionType {
+    /// The tag values this union knows.
+    pub const KNOWN_TAGS: &'static [&'static str] = &["id", "boolean"];
+    /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Id { .. } => Some("id"),
+            Self::Boolean { .. } => Some("boolean"),
+            Self::Other(object) => object.get_str("type"),
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for InitialSessionConfigOptionType {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "InitialSessionConfigOptionType".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "InitialSessionConfigOptionType").into()
+    }
+    #[allow(unused_variables, clippy::vec_init_then_push)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut branches: Vec<serde_json::Value> = Vec::new();
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<InitialSessionConfigOptionTypeId>(),
+                        "type",
+                        "id",
+                    ),
+                );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator
+                            .subschema_for::<InitialSessionConfigOptionTypeBoolean>(),
+                        "type",
+                        "boolean",
+                    ),
+                );
+            branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
+            crate::support::schema::any_of(branches)
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Serialize for InitialSessionConfigOptionType {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Id(body) => union::tagged(serializer, "type", "id", body),
+            Self::Boolean(body) => union::tagged(serializer, "type", "boolean", body),
+            Self::Other(object) => object.serialize(serializer),
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+impl<'de> Deserialize<'de> for InitialSessionConfigOptionType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        union::stream(deserializer)
+    }
+}
+#[cfg(feature = "unstable")]
+impl union::Streamed for InitialSessionConfigOptionType {
+    const TAG: &'static str = "type";
+    #[allow(
+        unused_variables,
+        unreachable_code,
+        clippy::match_single_binding,
+        clippy::needless_return
+    )]
+    fn known<'de, D: Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Option<Result<Self, D::Error>> {
+        Some(
+            match tag {
+                "id" => Deserialize::deserialize(body).map(Self::Id),
+                "boolean" => Deserialize::deserialize(body).map(Self::Boolean),
+                _ => return None,
+            },
+        )
+    }
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::from_json(value)
+    }
+    const OTHER: Option<fn(Meta, &str) -> Self> = Some(|object, _| Self::Other(object));
+}
+#[cfg(feature = "unstable")]
+impl InitialSessionConfigOptionType {
+    /// Decodes from a JSON value: by tag first, then the catch-all, then the untagged
+    /// branches in schema order.
+    #[allow(unused_mut, unused_variables, clippy::needless_return, clippy::single_match)]
+    pub fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        let mut first: Option<serde_json::Error> = None;
+        let value = match value {
+            serde_json::Value::Object(mut object) => {
+                let which: u32 = match object
+                    .get("type")
+                    .and_then(serde_json::Value::as_str)
+                {
+                    Some("id") => 0u32,
+                    Some("boolean") => 1u32,
+                    Some(_) => u32::MAX,
+                    None => u32::MAX - 1,
+                };
+                match which {
+                    0u32 => return union::body(object, "type", "id").map(Self::Id),
+                    1u32 => {
+                        return union::body(object, "type", "boolean").map(Self::Boolean);
+                    }
+                    u32::MAX => return Ok(Self::Other(Meta::from(object))),
+                    _ => {}
+                }
+                serde_json::Value::Object(object)
+            }
+            other => other,
+        };
+        if value.is_object() {
+            return Err(union::missing_tag("type", "InitialSessionConfigOptionType"));
+        }
+        Err(union::no_branch("InitialSessionConfigOptionType", &value, first))
+    }
+}
+#[cfg(feature = "unstable")]
+impl union::Kept for InitialSessionConfigOptionType {
+    #[allow(unreachable_patterns)]
+    fn kept(&self) -> Option<&Meta> {
+        match self {
+            Self::Other(object) => Some(object),
+            _ => None,
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<InitialSessionConfigOptionTypeId> for InitialSessionConfigOptionType {
+    fn from(body: InitialSessionConfigOptionTypeId) -> Self {
+        Self::Id(body)
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<InitialSessionConfigOptionTypeBoolean> for InitialSessionConfigOptionType {
+    fn from(body: InitialSessionConfigOptionTypeBoolean) -> Self {
+        Self::Boolean(body)
+    }
+}
+/// A boolean value (`type: "boolean"`).
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct InitialSessionConfigOptionTypeBoolean {
+    /// The boolean value.
+    pub value: bool,
+}
+#[cfg(feature = "unstable")]
+impl InitialSessionConfigOptionTypeBoolean {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(value: bool) -> Self {
+        Self { value }
+    }
+}
+/// A `SessionConfigValueId` string value (`type: "id"`).
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct InitialSessionConfigOptionTypeId {
+    /// The value ID.
+    pub value: SessionConfigValueId,
+}
+#[cfg(feature = "unstable")]
+impl InitialSessionConfigOptionTypeId {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(value: SessionConfigValueId) -> Self {
+        Self { value }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
 /// Request parameters for `proxy/initialize`.
 ///
 /// A conductor sends `proxy/initialize` instead of `initialize` to every component that has a
 /// successor, which tells the component to run as a proxy. The params and the response are
-/// the same as for `initialize`. A conductor sends `initialize` to the final agent.
+/// the same as for `initialize`. A conductor sends `initialize` to the final Agent.
 ///
-/// The params carry the protocol version the conductor selected: the client's requested
+/// The params carry the protocol version the conductor selected: the Client's requested
 /// version, unless the conductor supports only a lower one. Before answering successfully,
 /// the proxy MUST forward an `initialize` request to its successor through `proxy/successor`.
 ///
@@ -7031,26 +8313,26 @@ pub struct InitializeProxyRequest(pub InitializeRequest);
 pub struct InitializeProxyResponse(pub InitializeResponse);
 /// Request parameters for the initialize method.
 ///
-/// Sent by the client to establish connection and negotiate capabilities.
+/// Sent by the Client to establish connection and negotiate capabilities.
 ///
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct InitializeRequest {
-    /// The latest protocol version supported by the client.
+    /// The latest protocol version supported by the Client.
     #[serde(rename = "protocolVersion")]
     pub protocol_version: ProtocolVersion,
     /// Information about the implementation sending this initialize request.
     pub info: Implementation,
-    /// Capabilities supported by the client.
+    /// Capabilities supported by the Client.
     #[serde(
         default = "default_initialize_request_capabilities",
         skip_serializing_if = "Defaulted::is_implicit",
         deserialize_with = "de_initialize_request_capabilities"
     )]
     pub capabilities: Defaulted<ClientCapabilities>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -7079,6 +8361,8 @@ fn default_initialize_request_capabilities() -> Defaulted<ClientCapabilities> {
     Defaulted::implicit(ClientCapabilities {
         auth: Default::default(),
         elicitation: Default::default(),
+        #[cfg(feature = "unstable")]
+        session: Default::default(),
         meta: Default::default(),
     })
 }
@@ -7097,35 +8381,35 @@ fn de_initialize_request_capabilities<'de, D: Deserializer<'de>>(
 }
 /// Response to the `initialize` method.
 ///
-/// Contains the negotiated protocol version and agent capabilities.
+/// Contains the negotiated protocol version and Agent capabilities.
 ///
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct InitializeResponse {
-    /// The highest protocol version supported by the agent that is at or below
-    /// the version requested by the client. If no such version exists,
+    /// The highest protocol version supported by the Agent that is at or below
+    /// the version requested by the Client. If no such version exists,
     /// initialization fails with error code -32022.
     ///
-    /// The client must check that it supports this version and should disconnect
+    /// The Client MUST check that it supports this version and SHOULD disconnect
     /// if it does not.
     #[serde(rename = "protocolVersion")]
     pub protocol_version: ProtocolVersion,
     /// Information about the implementation sending this initialize response.
     pub info: Implementation,
-    /// Capabilities supported by the agent.
+    /// Capabilities supported by the Agent.
     #[serde(
         default = "default_initialize_response_capabilities",
         skip_serializing_if = "Defaulted::is_implicit",
         deserialize_with = "de_initialize_response_capabilities"
     )]
     pub capabilities: Defaulted<AgentCapabilities>,
-    /// Authentication methods supported by the agent.
+    /// Authentication methods supported by the Agent.
     ///
-    /// Optional. Omitted or empty means the agent does not advertise the
+    /// Optional. Omitted or empty means the Agent does not advertise the
     /// `auth/login` and `auth/logout` methods. Supplying one or more methods means
-    /// the agent MUST support both `auth/login` and `auth/logout`.
+    /// the Agent MUST support both `auth/login` and `auth/logout`.
     #[serde(
         rename = "authMethods",
         default,
@@ -7133,7 +8417,7 @@ pub struct InitializeResponse {
         deserialize_with = "lenient_fns::option_items_on_error"
     )]
     pub auth_methods: Option<Vec<AuthMethod>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -7223,7 +8507,7 @@ pub struct IntegerPropertySchema {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub default: Patch<i64>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -7272,7 +8556,7 @@ impl Default for IntegerPropertySchema {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ListProvidersRequest {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -7311,7 +8595,7 @@ impl Default for ListProvidersRequest {
 pub struct ListProvidersResponse {
     /// Configurable providers with current routing info suitable for UI display.
     pub providers: Vec<ProviderInfo>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -7346,6 +8630,7 @@ pub struct ListSessionsRequest {
     /// `additionalDirectories` don't. Agents MAY normalize paths when comparing.
     ///
     /// Omitted and `null` are equivalent and mean sessions are not filtered by working directory.
+    /// Clients keep the same value when following `nextCursor`.
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub cwd: Patch<AbsolutePath>,
     /// Opaque cursor token from a previous response's nextCursor field for cursor-based pagination
@@ -7365,7 +8650,7 @@ pub struct ListSessionsRequest {
     #[cfg(feature = "unstable")]
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub archived: Patch<SessionArchiveFilter>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -7408,6 +8693,8 @@ impl Default for ListSessionsRequest {
 #[non_exhaustive]
 pub struct ListSessionsResponse {
     /// Array of session information objects.
+    ///
+    /// Agents SHOULD return the sessions with the most recent activity first.
     #[serde(deserialize_with = "lenient_fns::required_items_on_error")]
     pub sessions: Vec<SessionInfo>,
     /// Opaque cursor token. If present, pass this in the next request's cursor parameter
@@ -7415,7 +8702,7 @@ pub struct ListSessionsResponse {
     /// results. An empty string is a valid cursor, not the end of results.
     #[serde(rename = "nextCursor", default, skip_serializing_if = "Patch::is_omitted")]
     pub next_cursor: Patch<SessionListCursor>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -7445,7 +8732,7 @@ impl ListSessionsResponse {
 ///
 /// Well-known API protocol identifiers for LLM providers.
 ///
-/// Agents and clients MUST handle unknown protocol identifiers gracefully.
+/// Agents and Clients MUST handle unknown protocol identifiers gracefully.
 ///
 /// Protocol names beginning with `_` are free for custom use, like other ACP extension methods.
 /// Protocol names that do not begin with `_` are reserved for the ACP spec.
@@ -7559,7 +8846,7 @@ pub struct LoginAuthRequest {
     /// Must be one of the methods advertised in the initialize response.
     #[serde(rename = "methodId")]
     pub method_id: AuthMethodId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -7587,7 +8874,7 @@ impl LoginAuthRequest {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct LoginAuthResponse {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -7623,7 +8910,7 @@ impl Default for LoginAuthResponse {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct LogoutAuthRequest {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -7653,7 +8940,7 @@ impl Default for LogoutAuthRequest {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct LogoutAuthResponse {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -7684,13 +8971,13 @@ impl Default for LogoutAuthResponse {
 ///
 /// Capabilities for ACP MCP server transports.
 ///
-/// Supplying `{}` means the agent supports ACP MCP server transports.
+/// Supplying `{}` means the Agent supports ACP MCP server transports.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct McpAcpCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -7717,15 +9004,15 @@ impl Default for McpAcpCapabilities {
         Self { meta: Default::default() }
     }
 }
-/// MCP capabilities supported by the agent for session lifecycle requests.
+/// MCP capabilities supported by the Agent for session lifecycle requests.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct McpCapabilities {
     /// Agent supports `stdio` MCP servers.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    /// Supplying `{}` means the agent supports stdio MCP server transports.
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not advertise support.
+    /// Supplying `{}` means the Agent supports stdio MCP server transports.
     #[serde(
         default,
         skip_serializing_if = "Patch::is_omitted",
@@ -7734,8 +9021,8 @@ pub struct McpCapabilities {
     pub stdio: Patch<McpStdioCapabilities>,
     /// Agent supports `http` MCP servers.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    /// Supplying `{}` means the agent supports HTTP MCP server transports.
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not advertise support.
+    /// Supplying `{}` means the Agent supports HTTP MCP server transports.
     #[serde(
         default,
         skip_serializing_if = "Patch::is_omitted",
@@ -7748,8 +9035,8 @@ pub struct McpCapabilities {
     ///
     /// Agent supports `acp` MCP servers.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    /// Supplying `{}` means the agent supports ACP MCP server transports.
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not advertise support.
+    /// Supplying `{}` means the Agent supports ACP MCP server transports.
     #[cfg(feature = "unstable")]
     #[serde(
         default,
@@ -7757,7 +9044,7 @@ pub struct McpCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub acp: Patch<McpAcpCapabilities>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -7827,12 +9114,12 @@ impl McpError {
 }
 /// Capabilities for HTTP MCP server transports.
 ///
-/// Supplying `{}` means the agent supports HTTP MCP server transports.
+/// Supplying `{}` means the Agent supports HTTP MCP server transports.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct McpHttpCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -7905,7 +9192,7 @@ impl std::fmt::Display for McpRequestId {
 }
 /// Configuration for connecting to an MCP (Model Context Protocol) server.
 ///
-/// MCP servers provide tools and context that the agent can use when
+/// MCP servers provide tools and context that the Agent can use when
 /// processing prompts.
 ///
 /// See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/session-setup#mcp-servers)
@@ -7935,7 +9222,7 @@ pub enum McpServer {
     /// extensions. Unknown values that do not begin with `_` are reserved for
     /// future ACP variants.
     ///
-    /// Receivers that do not understand this transport should preserve the raw
+    /// Receivers that do not understand this transport SHOULD preserve the raw
     /// payload when storing, replaying, proxying, or forwarding session setup
     /// data. Agents MUST reject a request with a transport they do not support
     /// with `-32602`.
@@ -8117,7 +9404,9 @@ impl From<McpServerStdio> for McpServer {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct McpServerAcp {
-    /// Human-readable name identifying this MCP server.
+    /// Human-readable name identifying this MCP server. MUST be unique within `mcpServers`.
+    ///
+    /// Agents reject a request with a duplicate `name` with `-32602`.
     pub name: String,
     /// Unique identifier for this MCP server, generated by the component providing it.
     ///
@@ -8125,7 +9414,7 @@ pub struct McpServerAcp {
     /// on the same ACP connection.
     #[serde(rename = "serverId")]
     pub server_id: McpServerAcpId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -8204,7 +9493,9 @@ impl std::fmt::Display for McpServerAcpId {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct McpServerHttp {
-    /// Human-readable name identifying this MCP server.
+    /// Human-readable name identifying this MCP server. MUST be unique within `mcpServers`.
+    ///
+    /// Agents reject a request with a duplicate `name` with `-32602`.
     pub name: String,
     /// URL to the MCP server.
     pub url: String,
@@ -8216,7 +9507,7 @@ pub struct McpServerHttp {
         deserialize_with = "lenient_fns::option_on_null"
     )]
     pub headers: Option<Vec<HttpHeader>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -8246,9 +9537,13 @@ impl McpServerHttp {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct McpServerStdio {
-    /// Human-readable name identifying this MCP server.
+    /// Human-readable name identifying this MCP server. MUST be unique within `mcpServers`.
+    ///
+    /// Agents reject a request with a duplicate `name` with `-32602`.
     pub name: String,
-    /// Absolute path to the MCP server executable.
+    /// Path to the MCP server executable. Must be an absolute path.
+    ///
+    /// Agents reject a request with a relative `command` with `-32602`.
     pub command: AbsolutePath,
     /// Command-line arguments to pass to the MCP server.
     #[serde(
@@ -8265,7 +9560,7 @@ pub struct McpServerStdio {
         deserialize_with = "lenient_fns::option_on_null"
     )]
     pub env: Option<Vec<EnvVariable>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -8293,12 +9588,12 @@ impl McpServerStdio {
 }
 /// Capabilities for stdio MCP server transports.
 ///
-/// Supplying `{}` means the agent supports stdio MCP server transports.
+/// Supplying `{}` means the Agent supports stdio MCP server transports.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct McpStdioCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -8362,7 +9657,7 @@ impl std::fmt::Display for MediaType {
 }
 /// Identifier for a message, unique among messages of the same type within a session.
 ///
-/// Each message type, such as user messages, agent messages, and agent thoughts,
+/// Each message type, such as user messages, Agent messages, and Agent thoughts,
 /// has its own ID space: messages of different types may share an ID and remain
 /// distinct messages.
 #[derive(
@@ -8421,7 +9716,7 @@ pub struct MessageMcpNotification {
     /// Optional inner MCP params. Null is equivalent to omission.
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub params: Patch<Meta>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This is ACP metadata, not the inner MCP message's `_meta`.
@@ -8472,7 +9767,7 @@ pub struct MessageMcpRequest {
     /// Optional inner MCP params. Null is equivalent to omission.
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub params: Patch<Meta>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This is ACP metadata, not the inner MCP message's `_meta`.
@@ -8510,10 +9805,10 @@ impl MessageMcpRequest {
 /// inner MCP outcome: an opaque result (including JSON null), or an MCP error.
 /// Outer ACP errors are reserved for binding and runtime failures.
 ///
-/// Both branches require their carrier key. An error must be a non-null object.
+/// Both branches require their carrier key. An error MUST be a non-null object.
 /// Unknown outer fields are ignored. Inner result and error fields are preserved.
-/// Carrier `_meta` is optional. Null or invalid values are treated as absent.
-/// Senders must include exactly one outcome. Receivers prefer `result` if both are present.
+/// Carrier `_meta` is optional. Omitted and `null` are equivalent.
+/// Senders MUST include exactly one outcome.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq)]
 pub enum MessageMcpResponse {
@@ -8636,7 +9931,7 @@ impl From<MessageMcpResponseError> for MessageMcpResponse {
 pub struct MessageMcpResponseError {
     /// Required, non-null MCP error object.
     pub error: McpError,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This is ACP metadata, not the inner MCP message's `_meta`.
@@ -8670,7 +9965,7 @@ pub struct MessageMcpResponseResult {
     /// Required, even if JSON null.
     #[serde(deserialize_with = "lenient::required")]
     pub result: Option<serde_json::Value>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This is ACP metadata, not the inner MCP message's `_meta`.
@@ -8878,7 +10173,7 @@ pub struct MultiSelectPropertySchema {
         deserialize_with = "lenient_fns::patch_items_on_error"
     )]
     pub default: Patch<Vec<String>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -8915,7 +10210,7 @@ impl MultiSelectPropertySchema {
 pub struct NewSessionRequest {
     /// The working directory for this session. Must be an absolute path.
     pub cwd: AbsolutePath,
-    /// Additional workspace roots for this session. Each path must be absolute.
+    /// Additional workspace roots for this session. Each path MUST be absolute.
     ///
     /// These expand the session's workspace scope without changing `cwd`, which
     /// remains the base for relative paths. When omitted or empty, no
@@ -8927,7 +10222,7 @@ pub struct NewSessionRequest {
         deserialize_with = "lenient_fns::option_on_null"
     )]
     pub additional_directories: Option<Vec<AbsolutePath>>,
-    /// List of MCP (Model Context Protocol) servers the agent should connect to.
+    /// List of MCP (Model Context Protocol) servers for the Agent to connect to.
     #[serde(
         rename = "mcpServers",
         default,
@@ -8935,19 +10230,39 @@ pub struct NewSessionRequest {
         deserialize_with = "lenient_fns::option_on_null"
     )]
     pub mcp_servers: Option<Vec<McpServer>>,
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// System-level instructions for the new session.
     ///
     /// Optional. Omitted and `null` are equivalent and mean the Agent uses its
     /// own default instructions. Clients MUST only send this when the Agent
     /// advertises `session.systemPrompt`.
-    #[cfg(feature = "unstable")]
     #[serde(rename = "systemPrompt", default, skip_serializing_if = "Patch::is_omitted")]
     pub system_prompt: Patch<SystemPrompt>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// Initial values for the session's config options.
+    ///
+    /// Optional. Omitted and `null` are equivalent to an empty list. Clients MUST only send
+    /// this when the Agent advertises `session.options`.
+    ///
+    /// The Agent applies the entries in list order, as if the Client had called
+    /// `session/set_config_option` for each entry after the session was set up. Malformed
+    /// entries and duplicate `configId` values fail the request with `-32602`. The Agent MUST
+    /// ignore an entry whose `configId` is unknown, whose `type` does not match the option,
+    /// or whose value is not allowed when it is applied. The `configOptions` in the response contain the values the session actually
+    /// has. The Agent SHOULD NOT send `config_option_update` notifications for these entries,
+    /// and SHOULD NOT send other `session/update` notifications caused by applying them
+    /// before it responds.
+    #[cfg(feature = "unstable")]
+    #[serde(
+        rename = "configOptions",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_fns::option_on_null"
+    )]
+    pub config_options: Option<Vec<InitialSessionConfigOption>>,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -8968,8 +10283,9 @@ impl NewSessionRequest {
             cwd,
             additional_directories: Default::default(),
             mcp_servers: Default::default(),
-            #[cfg(feature = "unstable")]
             system_prompt: Default::default(),
+            #[cfg(feature = "unstable")]
+            config_options: Default::default(),
             meta: Default::default(),
         }
     }
@@ -8979,6 +10295,9 @@ impl NewSessionRequest {
 /// New sessions default to `idle` until a state update reports otherwise.
 /// Updates may arrive before or after this response. Clients MUST NOT overwrite
 /// an already-reported state when the response arrives.
+///
+/// An Agent whose new session is not `idle` MUST send the session's
+/// `state_update` after this response.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -8993,7 +10312,7 @@ pub struct NewSessionResponse {
     /// Initial session configuration options.
     ///
     /// Optional. Omitted or empty means no config options are advertised.
-    /// Senders MUST use an array, not `null`. Receivers treat `null` like omission.
+    /// Senders MUST use an array, not `null`.
     /// Later `config_option_update` notifications replace this list.
     #[serde(
         rename = "configOptions",
@@ -9002,10 +10321,10 @@ pub struct NewSessionResponse {
         deserialize_with = "lenient_fns::option_items_on_error"
     )]
     pub config_options: Option<Vec<SessionConfigOption>>,
-    /// Initial commands the agent can execute in this session.
+    /// Initial commands the Agent can execute in this session.
     ///
     /// Optional. Omitted or empty means no initial commands are advertised.
-    /// Senders MUST use an array, not `null`. Receivers treat `null` like omission.
+    /// Senders MUST use an array, not `null`.
     /// Later `available_commands_update` notifications replace this list.
     #[serde(
         rename = "availableCommands",
@@ -9014,7 +10333,7 @@ pub struct NewSessionResponse {
         deserialize_with = "lenient_fns::option_items_on_error"
     )]
     pub available_commands: Option<Vec<AvailableCommand>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -9041,9 +10360,9 @@ impl NewSessionResponse {
 }
 /// Fire-and-forget information for the user.
 ///
-/// Notices are live events rather than session history. Agents must not rely on
+/// Notices are live events rather than session history. Agents MUST NOT rely on
 /// a notice being received, displayed, or seen by the user.
-/// No Client capability is required, and unsupported Clients may ignore notices.
+/// No Client capability is required, and Clients MAY ignore notices.
 ///
 /// See protocol docs: [Session Notices](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-notices)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -9063,7 +10382,7 @@ pub struct Notice {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub description: Patch<String>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -9204,7 +10523,7 @@ pub struct NumberPropertySchema {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub default: Patch<f64>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -9253,9 +10572,9 @@ pub struct PermissionOption {
     pub option_id: PermissionOptionId,
     /// Human-readable label to display to the user.
     pub name: String,
-    /// Hint about the nature of this permission option.
+    /// What selecting this option means. Clients can also use it to choose how to display the option.
     pub kind: PermissionOptionKind,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -9323,7 +10642,9 @@ impl std::fmt::Display for PermissionOptionId {
 }
 /// The type of permission option being presented to the user.
 ///
-/// Helps clients choose appropriate icons and UI treatment.
+/// If the user selects a `reject_once` or `reject_always` option, the Agent MUST NOT
+/// perform the requested operation. For `reject_always`, the Agent also remembers
+/// the rejection for later operations within its scope.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum PermissionOptionKind {
     /// Allow this operation only this time.
@@ -9417,13 +10738,14 @@ impl schemars::JsonSchema for PermissionOptionKind {
 #[non_exhaustive]
 pub struct PlanEntry {
     /// Human-readable description of what this task aims to accomplish.
+    /// May contain Markdown.
     pub content: String,
     /// The relative importance of this task.
     /// Used to indicate which tasks are most critical to the overall goal.
     pub priority: PlanEntryPriority,
     /// Current execution status of this task.
     pub status: PlanEntryStatus,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -9459,11 +10781,11 @@ impl PlanEntry {
 /// See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/agent-plan#plan-entries)
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum PlanEntryPriority {
-    /// High priority task - critical to the overall goal.
+    /// High priority task. Critical to the overall goal.
     High,
-    /// Medium priority task - important but not critical.
+    /// Medium priority task. Important but not critical.
     Medium,
-    /// Low priority task - nice to have but not essential.
+    /// Low priority task. Nice to have but not essential.
     Low,
     /// Custom or future plan entry priority.
     ///
@@ -9618,46 +10940,6 @@ impl schemars::JsonSchema for PlanEntryStatus {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// A plan represented by a file URI.
-#[cfg(feature = "unstable")]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
-#[non_exhaustive]
-pub struct PlanFile {
-    /// The plan ID to update.
-    #[serde(rename = "planId")]
-    pub plan_id: PlanId,
-    /// The URI of the file containing the plan.
-    pub uri: String,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    /// Implementations MUST NOT assign meaning to keys they do not recognize.
-    ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Patch::is_omitted",
-        deserialize_with = "lenient_fns::patch_on_error"
-    )]
-    pub meta: Patch<Meta>,
-}
-#[cfg(feature = "unstable")]
-impl PlanFile {
-    /// A value with the required fields given and every optional field left out.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(plan_id: PlanId, uri: String) -> Self {
-        Self {
-            plan_id,
-            uri,
-            meta: Default::default(),
-        }
-    }
-}
 /// Unique identifier for a plan within a session.
 #[derive(
     Debug,
@@ -9705,11 +10987,11 @@ pub struct PlanItems {
     pub plan_id: PlanId,
     /// The list of tasks to be accomplished.
     ///
-    /// When updating an item-based plan, the agent must send a complete list of all entries
-    /// with their current status. The client replaces that plan with each update.
+    /// The Agent MUST send all entries with their current status.
+    /// The Client MUST replace the checklist with this `planId` on each update.
     #[serde(deserialize_with = "lenient_fns::required_items")]
     pub entries: Vec<PlanEntry>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -9733,12 +11015,7 @@ impl PlanItems {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// A plan represented as raw markdown content.
-#[cfg(feature = "unstable")]
+/// A plan represented as Markdown.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -9746,13 +11023,24 @@ pub struct PlanMarkdown {
     /// The plan ID to update.
     #[serde(rename = "planId")]
     pub plan_id: PlanId,
-    /// Markdown content for the plan.
+    /// The complete plan as Markdown, not just the text that changed.
     pub content: String,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The absolute path of the file that holds this plan.
+    ///
+    /// Omitted and `null` both mean the plan has no file. A supplied path MUST
+    /// be absolute. `content` is the plan to display whether or not `path` is set.
+    /// Clients can use `path` to open the file.
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub path: Patch<AbsolutePath>,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -9761,7 +11049,6 @@ pub struct PlanMarkdown {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl PlanMarkdown {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -9769,28 +11056,24 @@ impl PlanMarkdown {
         Self {
             plan_id,
             content,
+            path: Default::default(),
             meta: Default::default(),
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// Removal notice for a plan identified by ID.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct PlanRemoved {
-    /// The plan ID to remove.
+    /// The plan ID to remove. Clients MUST ignore a removal for an unknown ID.
     #[serde(rename = "planId")]
     pub plan_id: PlanId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -9799,7 +11082,6 @@ pub struct PlanRemoved {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl PlanRemoved {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -9815,9 +11097,9 @@ impl PlanRemoved {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct PlanUpdate {
-    /// The updated plan content.
+    /// Replaces the whole plan with this `planId`, even if its `type` changes.
     pub plan: PlanUpdateContent,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -9845,27 +11127,15 @@ impl PlanUpdate {
 pub enum PlanUpdateContent {
     /// Structured plan entries.
     Items(PlanItems),
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
-    /// A URI pointing to a file containing the plan.
-    #[cfg(feature = "unstable")]
-    File(PlanFile),
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
-    /// Raw markdown content for the plan.
-    #[cfg(feature = "unstable")]
-    Markdown(PlanMarkdown),
+    /// The complete plan as Markdown.
+    Markdown(Box<PlanMarkdown>),
     /// Custom or future plan update content.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
     /// extensions. Unknown values that do not begin with `_` are reserved for
     /// future ACP variants.
     ///
-    /// Receivers that do not understand this content type should preserve the
+    /// Receivers that do not understand this content type SHOULD preserve the
     /// raw payload when storing, replaying, proxying, or forwarding plans, and
     /// otherwise ignore it or display it generically. It still replaces any earlier
     /// content for the same `planId`.
@@ -9873,17 +11143,11 @@ pub enum PlanUpdateContent {
 }
 impl PlanUpdateContent {
     /// The tag values this union knows.
-    #[cfg(feature = "unstable")]
-    pub const KNOWN_TAGS: &'static [&'static str] = &["items", "file", "markdown"];
-    #[cfg(not(feature = "unstable"))]
-    pub const KNOWN_TAGS: &'static [&'static str] = &["items"];
+    pub const KNOWN_TAGS: &'static [&'static str] = &["items", "markdown"];
     /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Items { .. } => Some("items"),
-            #[cfg(feature = "unstable")]
-            Self::File { .. } => Some("file"),
-            #[cfg(feature = "unstable")]
             Self::Markdown { .. } => Some("markdown"),
             Self::Other(object) => object.get_str("type"),
         }
@@ -9909,20 +11173,10 @@ impl schemars::JsonSchema for PlanUpdateContent {
                         "items",
                     ),
                 );
-            #[cfg(feature = "unstable")]
             branches
                 .push(
                     crate::support::schema::tagged(
-                        generator.subschema_for::<PlanFile>(),
-                        "type",
-                        "file",
-                    ),
-                );
-            #[cfg(feature = "unstable")]
-            branches
-                .push(
-                    crate::support::schema::tagged(
-                        generator.subschema_for::<PlanMarkdown>(),
+                        generator.subschema_for::<Box<PlanMarkdown>>(),
                         "type",
                         "markdown",
                     ),
@@ -9936,9 +11190,6 @@ impl Serialize for PlanUpdateContent {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             Self::Items(body) => union::tagged(serializer, "type", "items", body),
-            #[cfg(feature = "unstable")]
-            Self::File(body) => union::tagged(serializer, "type", "file", body),
-            #[cfg(feature = "unstable")]
             Self::Markdown(body) => union::tagged(serializer, "type", "markdown", body),
             Self::Other(object) => object.serialize(serializer),
         }
@@ -9964,10 +11215,9 @@ impl union::Streamed for PlanUpdateContent {
         Some(
             match tag {
                 "items" => Deserialize::deserialize(body).map(Self::Items),
-                #[cfg(feature = "unstable")]
-                "file" => Deserialize::deserialize(body).map(Self::File),
-                #[cfg(feature = "unstable")]
-                "markdown" => Deserialize::deserialize(body).map(Self::Markdown),
+                "markdown" => {
+                    Deserialize::deserialize(body).map(|b| Self::Markdown(Box::new(b)))
+                }
                 _ => return None,
             },
         )
@@ -9990,21 +11240,15 @@ impl PlanUpdateContent {
                     .and_then(serde_json::Value::as_str)
                 {
                     Some("items") => 0u32,
-                    #[cfg(feature = "unstable")]
-                    Some("file") => 1u32,
-                    #[cfg(feature = "unstable")]
-                    Some("markdown") => 2u32,
+                    Some("markdown") => 1u32,
                     Some(_) => u32::MAX,
                     None => u32::MAX - 1,
                 };
                 match which {
                     0u32 => return union::body(object, "type", "items").map(Self::Items),
-                    #[cfg(feature = "unstable")]
-                    1u32 => return union::body(object, "type", "file").map(Self::File),
-                    #[cfg(feature = "unstable")]
-                    2u32 => {
+                    1u32 => {
                         return union::body(object, "type", "markdown")
-                            .map(Self::Markdown);
+                            .map(|b| Self::Markdown(Box::new(b)));
                     }
                     u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
@@ -10024,26 +11268,19 @@ impl From<PlanItems> for PlanUpdateContent {
         Self::Items(body)
     }
 }
-#[cfg(feature = "unstable")]
-impl From<PlanFile> for PlanUpdateContent {
-    fn from(body: PlanFile) -> Self {
-        Self::File(body)
-    }
-}
-#[cfg(feature = "unstable")]
 impl From<PlanMarkdown> for PlanUpdateContent {
     fn from(body: PlanMarkdown) -> Self {
-        Self::Markdown(body)
+        Self::Markdown(Box::new(body))
     }
 }
 /// Capabilities for audio content in prompt requests.
 ///
-/// Supplying `{}` means the agent supports audio content in prompts.
+/// Supplying `{}` means the Agent supports audio content in prompts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct PromptAudioCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -10068,16 +11305,16 @@ impl Default for PromptAudioCapabilities {
         Self { meta: Default::default() }
     }
 }
-/// Prompt capabilities supported by the agent in `session/prompt` requests.
+/// Prompt capabilities supported by the Agent in `session/prompt` requests.
 ///
-/// Baseline agent functionality requires support for `text`
+/// Baseline Agent functionality requires support for `text`
 /// and `resource_link` content blocks in prompt requests.
 ///
-/// Other variants must be explicitly opted in to.
+/// Other content types need one of these capabilities.
 /// Capabilities for different types of content in prompt requests.
 ///
 /// Indicates which content types beyond the baseline (text and resource links)
-/// the agent can process.
+/// the Agent can process.
 ///
 /// See protocol docs: [Session Prompt Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-prompt-capabilities)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -10086,8 +11323,8 @@ impl Default for PromptAudioCapabilities {
 pub struct PromptCapabilities {
     /// Agent supports `image` content blocks.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    /// Supplying `{}` means the agent supports image content in prompts.
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not advertise support.
+    /// Supplying `{}` means the Agent supports image content in prompts.
     #[serde(
         default,
         skip_serializing_if = "Patch::is_omitted",
@@ -10096,8 +11333,8 @@ pub struct PromptCapabilities {
     pub image: Patch<PromptImageCapabilities>,
     /// Agent supports `audio` content blocks.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    /// Supplying `{}` means the agent supports audio content in prompts.
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not advertise support.
+    /// Supplying `{}` means the Agent supports audio content in prompts.
     #[serde(
         default,
         skip_serializing_if = "Patch::is_omitted",
@@ -10109,8 +11346,8 @@ pub struct PromptCapabilities {
     /// When enabled, the Client is allowed to include `resource` content blocks
     /// in prompt requests for pieces of context that are referenced in the message.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    /// Supplying `{}` means the agent supports embedded context in prompts.
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not advertise support.
+    /// Supplying `{}` means the Agent supports embedded context in prompts.
     #[serde(
         rename = "embeddedContext",
         default,
@@ -10118,7 +11355,23 @@ pub struct PromptCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub embedded_context: Patch<PromptEmbeddedContextCapabilities>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// Agent supports `skill` content blocks.
+    ///
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not advertise support.
+    /// Supplying `{}` means a prompt may contain one `skill` content block, as its first block.
+    /// An Agent that sends `skill` entries in `availableCommands` MUST advertise this capability.
+    #[cfg(feature = "unstable")]
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub skill: Patch<PromptSkillCapabilities>,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -10139,6 +11392,8 @@ impl PromptCapabilities {
             image: Default::default(),
             audio: Default::default(),
             embedded_context: Default::default(),
+            #[cfg(feature = "unstable")]
+            skill: Default::default(),
             meta: Default::default(),
         }
     }
@@ -10149,18 +11404,20 @@ impl Default for PromptCapabilities {
             image: Default::default(),
             audio: Default::default(),
             embedded_context: Default::default(),
+            #[cfg(feature = "unstable")]
+            skill: Default::default(),
             meta: Default::default(),
         }
     }
 }
 /// Capabilities for embedded context in prompt requests.
 ///
-/// Supplying `{}` means the agent supports embedded context in prompts.
+/// Supplying `{}` means the Agent supports embedded context in prompts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct PromptEmbeddedContextCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -10187,12 +11444,12 @@ impl Default for PromptEmbeddedContextCapabilities {
 }
 /// Capabilities for image content in prompt requests.
 ///
-/// Supplying `{}` means the agent supports image content in prompts.
+/// Supplying `{}` means the Agent supports image content in prompts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct PromptImageCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -10217,7 +11474,7 @@ impl Default for PromptImageCapabilities {
         Self { meta: Default::default() }
     }
 }
-/// Request parameters for sending a user prompt to the agent.
+/// Request parameters for sending a user prompt to the Agent.
 ///
 /// Contains the user's message and any additional context.
 ///
@@ -10236,17 +11493,44 @@ pub struct PromptRequest {
     ///
     /// The Client MUST adapt its interface according to `PromptCapabilities`.
     ///
-    /// The client MAY include referenced pieces of context as either
+    /// The Client MAY include referenced pieces of context as either
     /// `resource` or `resource_link` content blocks.
     ///
     /// When available, `resource` is preferred
     /// as it avoids extra round-trips and allows the message to include
-    /// pieces of context from sources the agent may not have access to.
+    /// pieces of context from sources the Agent might not have access to.
     ///
     /// Clients MUST NOT send an empty array. Agents MAY reject one with `-32602` without
     /// inserting it.
     pub prompt: Vec<ContentBlock>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// Identifies one prompt submission within this session.
+    ///
+    /// Optional. Omitted and `null` are equivalent and mean no key. The Agent then handles
+    /// the prompt without duplicate detection.
+    ///
+    /// The Client generates the key and sends the same key on every attempt for the same
+    /// submission. Agents that advertise `capabilities.session` MUST support the key.
+    /// A retry of a recorded insertion returns the original `messageId` without inserting
+    /// another message.
+    ///
+    /// The Agent MUST recognize the key for as long as it retains the message, including
+    /// across connections and Agent restarts. For a live-only message, it MUST recognize
+    /// the key while the session stays active on a connection. A retry with a forgotten
+    /// key is a new submission, even immediately after reconnecting. If a duplicate
+    /// would matter and the Client cannot rule it out, it SHOULD NOT retry automatically.
+    ///
+    /// When present, the value is an opaque, case-sensitive string of 1 to 255 characters.
+    /// Agents MUST reject any other value with `-32602` (Invalid params) and MUST NOT treat
+    /// it as omitted.
+    ///
+    /// See protocol docs: [Retrying a prompt](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#retrying-a-prompt)
+    #[serde(
+        rename = "idempotencyKey",
+        default,
+        skip_serializing_if = "Patch::is_omitted"
+    )]
+    pub idempotency_key: Patch<IdempotencyKey>,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -10266,6 +11550,7 @@ impl PromptRequest {
         Self {
             session_id,
             prompt,
+            idempotency_key: Default::default(),
             meta: Default::default(),
         }
     }
@@ -10273,7 +11558,7 @@ impl PromptRequest {
 /// Response acknowledging that a user prompt was inserted into the ACP conversation.
 ///
 /// This response does not indicate that the prompt was merely received or held, nor that the
-/// agent has finished processing it.
+/// Agent has finished processing it.
 /// Processing and completion are reported through `state_update` session updates.
 ///
 /// Insertion is the logical addition of a user message with a message ID and a position
@@ -10289,11 +11574,11 @@ pub struct PromptResponse {
     /// Required and non-null. Omission and explicit `null` are both invalid.
     ///
     /// The corresponding user-message session update carries this same identifier and may arrive
-    /// before or after this response. Agents must echo the message during the live session, but are
+    /// before or after this response. Agents MUST echo the message during the live session, but are
     /// not required to retain it. If retained and replayed, the message keeps this identifier.
     #[serde(rename = "messageId")]
     pub message_id: MessageId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -10312,6 +11597,402 @@ impl PromptResponse {
     pub fn new(message_id: MessageId) -> Self {
         Self {
             message_id,
+            meta: Default::default(),
+        }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Capabilities for `skill` content blocks in prompt requests.
+///
+/// Supplying `{}` means a prompt may contain one `skill` content block, as
+/// its first block. The Agent opts in to more with the `inline` field.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct PromptSkillCapabilities {
+    /// Agent supports `skill` content blocks at any position in a prompt.
+    ///
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not advertise support.
+    /// Supplying `{}` means a prompt may contain any number of `skill` content blocks, at any
+    /// position.
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub inline: Patch<PromptSkillInlineCapabilities>,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl PromptSkillCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            inline: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Default for PromptSkillCapabilities {
+    fn default() -> Self {
+        Self {
+            inline: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Capabilities for `skill` content blocks at any position in a prompt.
+///
+/// Supplying `{}` means a prompt may contain any number of `skill` content
+/// blocks, at any position.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct PromptSkillInlineCapabilities {
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl PromptSkillInlineCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Default for PromptSkillInlineCapabilities {
+    fn default() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// A prompt the Agent predicts the user will send next.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct PromptSuggestion {
+    /// The content of the suggested prompt.
+    ///
+    /// Required and non-null. Must contain at least one content block. This is
+    /// the same type as the `prompt` field of `session/prompt`, and the Client
+    /// can send it in that field unchanged.
+    ///
+    /// Agents MUST only use `text` and `resource_link` content blocks, and
+    /// other content block types that both the Agent's `session.prompt`
+    /// capability and the Client's `session.promptSuggestions` capability
+    /// advertise. Agents MUST NOT send a prompt whose only content is empty
+    /// or whitespace-only text.
+    pub prompt: Vec<ContentBlock>,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl PromptSuggestion {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(prompt: Vec<ContentBlock>) -> Self {
+        Self {
+            prompt,
+            meta: Default::default(),
+        }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Capabilities for audio content in prompt suggestions.
+///
+/// Supplying `{}` means the Client can offer suggestions that include audio.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct PromptSuggestionsAudioCapabilities {
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl PromptSuggestionsAudioCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Default for PromptSuggestionsAudioCapabilities {
+    fn default() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Client support for `prompt_suggestions_update` session updates.
+///
+/// Supplying `{}` means the Client can offer prompt suggestions made of `text`
+/// and `resource_link` content blocks. The Client opts in to other content
+/// block types with the fields below. They have the same names as the Agent's
+/// `session.prompt` capability.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct PromptSuggestionsCapabilities {
+    /// Whether prompt suggestions may include `image` content blocks.
+    ///
+    /// Optional. Omitted and `null` are equivalent and mean the Client does not advertise support.
+    /// Supplying `{}` means the Client can offer suggestions that include images.
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub image: Patch<PromptSuggestionsImageCapabilities>,
+    /// Whether prompt suggestions may include `audio` content blocks.
+    ///
+    /// Optional. Omitted and `null` are equivalent and mean the Client does not advertise support.
+    /// Supplying `{}` means the Client can offer suggestions that include audio.
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub audio: Patch<PromptSuggestionsAudioCapabilities>,
+    /// Whether prompt suggestions may include `resource` content blocks.
+    ///
+    /// Optional. Omitted and `null` are equivalent and mean the Client does not advertise support.
+    /// Supplying `{}` means the Client can offer suggestions that include
+    /// embedded resources.
+    #[serde(
+        rename = "embeddedContext",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub embedded_context: Patch<PromptSuggestionsEmbeddedContextCapabilities>,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl PromptSuggestionsCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            image: Default::default(),
+            audio: Default::default(),
+            embedded_context: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Default for PromptSuggestionsCapabilities {
+    fn default() -> Self {
+        Self {
+            image: Default::default(),
+            audio: Default::default(),
+            embedded_context: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Capabilities for embedded resources in prompt suggestions.
+///
+/// Supplying `{}` means the Client can offer suggestions that include
+/// `resource` content blocks.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct PromptSuggestionsEmbeddedContextCapabilities {
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl PromptSuggestionsEmbeddedContextCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Default for PromptSuggestionsEmbeddedContextCapabilities {
+    fn default() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Capabilities for image content in prompt suggestions.
+///
+/// Supplying `{}` means the Client can offer suggestions that include images.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct PromptSuggestionsImageCapabilities {
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl PromptSuggestionsImageCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Default for PromptSuggestionsImageCapabilities {
+    fn default() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Replaces the session's current list of prompt suggestions.
+///
+/// A prompt suggestion is a prompt the Agent predicts the user will send next.
+/// The Client offers suggestions where the user writes the next prompt. The
+/// list in the most recent update is the current list until the Agent sends
+/// another update. A session starts with an empty list.
+///
+/// Suggestions are not part of session history. Agents SHOULD NOT include
+/// this update when they replay a session.
+///
+/// Agents MUST only send this update when the Client advertised
+/// the `session.promptSuggestions` Client capability.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct PromptSuggestionsUpdate {
+    /// The suggestions the Client can offer, ordered most likely first.
+    ///
+    /// Required and non-null. An empty list withdraws the suggestions the
+    /// Client is offering.
+    #[serde(deserialize_with = "lenient_fns::required_items")]
+    pub suggestions: Vec<PromptSuggestion>,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl PromptSuggestionsUpdate {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(suggestions: Vec<PromptSuggestion>) -> Self {
+        Self {
+            suggestions,
             meta: Default::default(),
         }
     }
@@ -10357,7 +12038,7 @@ pub struct ProviderCurrentConfig {
     /// Base URL currently used by this provider.
     #[serde(rename = "baseUrl")]
     pub base_url: String,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -10445,13 +12126,13 @@ pub struct ProviderInfo {
     #[serde(deserialize_with = "lenient_fns::required_items_on_error")]
     pub supported: Vec<LlmProtocol>,
     /// Whether this provider is mandatory and cannot be disabled via `providers/disable`.
-    /// If true, clients must not call `providers/disable` for this provider ID.
+    /// If true, Clients MUST NOT call `providers/disable` for this provider ID.
     pub required: bool,
     /// Current effective non-secret routing config.
     /// Null or omitted means provider is disabled.
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub current: Patch<ProviderCurrentConfig>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -10486,15 +12167,15 @@ impl ProviderInfo {
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
-/// Provider configuration capabilities supported by the agent.
+/// Provider configuration capabilities supported by the Agent.
 ///
-/// Supplying `{}` means the agent supports provider configuration methods.
+/// Supplying `{}` means the Agent supports provider configuration methods.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ProvidersCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -10857,7 +12538,7 @@ pub struct ProxySuccessorNotification {
     /// message's `_meta`. It is hop-local: the conductor does not copy it into the message
     /// it unwraps.
     ///
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -10918,7 +12599,7 @@ pub struct ProxySuccessorRequest {
     /// message's `_meta`. It is hop-local: the conductor does not copy it into the message
     /// it unwraps.
     ///
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -10950,7 +12631,52 @@ impl ProxySuccessorRequest {
 /// Result of a `proxy/successor` request: the wrapped request's result, forwarded unchanged.
 #[cfg(feature = "unstable")]
 pub type ProxySuccessorResponse = serde_json::Value;
-/// Inclusive cursor describing where replayed session history should begin.
+/// Marks the end of the history replay requested by `session/resume`.
+///
+/// The Agent MUST send this exactly once on a session for each `session/resume` request
+/// with a `replayFrom` cursor, after the last replayed update for that session
+/// and before the response, even for an empty replay. After receiving the
+/// request, the Agent MUST hold live updates for the session during replay.
+/// If the session is already active on the connection, a live update the Agent
+/// sent earlier can still arrive after the Client sends the request. The marker
+/// signals the end of the requested replay, not its start. A full replay covers
+/// all the history the Agent retained for that session.
+///
+/// The Agent MUST NOT send it when `replayFrom` is omitted or `null`, or when
+/// it cannot finish the replay. A replay that ends without it and without a
+/// successful response is truncated.
+///
+/// See protocol docs: [Replay Complete](https://agentclientprotocol.com/protocol/v2/session-setup#replay-complete)
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct ReplayComplete {
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+impl ReplayComplete {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+impl Default for ReplayComplete {
+    fn default() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+/// Inclusive cursor describing where replayed session history begins.
 ///
 /// Replay includes the position identified by the cursor.
 #[derive(Debug, Clone, PartialEq)]
@@ -11083,7 +12809,7 @@ impl From<ReplayFromStart> for ReplayFrom {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ReplayFromStart {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -11203,20 +12929,22 @@ impl RequestId {
 #[derive(Debug, Clone, PartialEq)]
 pub enum RequestPermissionOutcome {
     /// The request was not approved and no option was selected: the session's work was
-    /// cancelled, the user dismissed the prompt, or the client declined it by policy.
+    /// cancelled, the user dismissed the prompt, or the Client declined it by policy.
     /// Agents MUST NOT proceed with the operation.
     ///
-    /// The client answers a request the agent cancels with `$/cancel_request` with
-    /// this outcome. After sending `session/cancel`, the client MAY also send it
+    /// The Client answers a request the Agent cancels with `$/cancel_request` with
+    /// this outcome. After sending `session/cancel`, the Client MAY also send it
     /// without waiting for `$/cancel_request`, for a request it knows belongs to the
     /// cancelled foreground work.
     ///
     /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
     Cancelled(CancelledPermissionOutcome),
-    /// The user selected one of the provided options.
+    /// The user selected an option. Selection is not approval by itself.
     ///
-    /// If `optionId` doesn't match an offered option, the agent MUST treat the request as not
-    /// approved.
+    /// The Agent MUST match `optionId` against the options it offered in this request.
+    /// For `reject_once` or `reject_always`, the Agent MUST NOT perform the requested
+    /// operation. If no option matches or the Agent does not understand its `kind`,
+    /// the Agent MUST NOT treat the response as approval.
     Selected(SelectedPermissionOutcome),
     /// Custom or future permission outcome.
     ///
@@ -11225,7 +12953,7 @@ pub enum RequestPermissionOutcome {
     /// future ACP variants.
     ///
     /// Agents that do not understand this outcome MUST NOT treat it as approval.
-    /// They should preserve the raw payload when storing, replaying, proxying, or
+    /// They SHOULD preserve the raw payload when storing, replaying, proxying, or
     /// forwarding permission responses, and otherwise fail or decline the
     /// permission request according to policy.
     Other(Meta),
@@ -11370,7 +13098,7 @@ impl From<SelectedPermissionOutcome> for RequestPermissionOutcome {
 }
 /// Request for user permission to proceed with an operation.
 ///
-/// Sent when the agent needs authorization before performing a sensitive operation.
+/// Sent when the Agent needs authorization before performing a sensitive operation.
 ///
 /// See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/tool-calls#requesting-permission)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -11404,7 +13132,7 @@ pub struct RequestPermissionRequest {
     /// Available permission options for the user to choose from.
     /// Must contain at least one option.
     pub options: Vec<PermissionOption>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -11442,7 +13170,7 @@ impl RequestPermissionRequest {
 pub struct RequestPermissionResponse {
     /// The user's decision on the permission request.
     pub outcome: RequestPermissionOutcome,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -11478,7 +13206,7 @@ pub enum RequestPermissionSubject {
     /// extensions. Unknown values that do not begin with `_` are reserved for
     /// future ACP variants.
     ///
-    /// Clients that do not understand this subject type should preserve the raw
+    /// Clients that do not understand this subject type SHOULD preserve the raw
     /// payload when storing, replaying, proxying, or forwarding permission
     /// requests, and otherwise display a generic permission prompt or decline it
     /// according to policy.
@@ -11626,7 +13354,7 @@ impl From<CommandPermissionSubject> for RequestPermissionSubject {
 /// Agents SHOULD report this state when foreground work cannot progress without
 /// user action. Pending permissions or elicitations alone do not imply this
 /// state if other foreground work can progress, or if the requests belong only
-/// to independent background activity. Once reported, agents MUST report
+/// to independent background activity. Once reported, Agents MUST report
 /// `running` when progress resumes, or `idle` if the work ends without resuming.
 /// Responding to one request does not itself imply `running`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -11638,7 +13366,7 @@ pub struct RequiresActionStateUpdate {
     /// Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
     /// background work, not that nothing is running. `[]` means no background work is
     /// running. An Agent that reports background work MUST include it on every state
-    /// update for the session. A malformed list is treated as not reported.
+    /// update for the session.
     ///
     /// See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     #[serde(
@@ -11647,7 +13375,7 @@ pub struct RequiresActionStateUpdate {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub background: Patch<Vec<BackgroundWork>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -11705,7 +13433,7 @@ pub struct ResourceLink {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub description: Patch<String>,
-    /// Optional set of sized icons that the client can display in a user interface.
+    /// Optional set of sized icons that the Client can display in a user interface.
     ///
     /// Omitted and `null` are equivalent and mean no icons are provided.
     #[serde(
@@ -11733,7 +13461,7 @@ pub struct ResourceLink {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub size: Patch<u64>,
-    /// Optional annotations that help clients decide how to display or route this content.
+    /// Optional annotations that help Clients decide how to display or route this content.
     ///
     /// Omitted and `null` are equivalent and mean no annotations are provided.
     #[serde(
@@ -11742,7 +13470,7 @@ pub struct ResourceLink {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub annotations: Patch<Annotations>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -11788,11 +13516,11 @@ pub struct ResumeSessionRequest {
     /// Clients MUST send the session's working directory. Agents MAY reject a different directory
     /// with `-32602`, and MAY normalize paths when comparing.
     pub cwd: AbsolutePath,
-    /// Additional workspace roots to activate for this session. Each path must be absolute.
+    /// Additional workspace roots to activate for this session. Each path MUST be absolute.
     ///
     /// When omitted or empty, no additional roots are activated. When non-empty,
     /// this is the complete resulting additional-root list for the resumed
-    /// session. It may differ from any previously used or reported list as long as
+    /// session. It MAY differ from any previously used or reported list as long as
     /// the request `cwd` matches the session's `cwd`.
     #[serde(
         rename = "additionalDirectories",
@@ -11812,12 +13540,12 @@ pub struct ResumeSessionRequest {
         deserialize_with = "lenient_fns::option_on_null"
     )]
     pub mcp_servers: Option<Vec<McpServer>>,
-    /// Inclusive cursor describing where conversation replay should begin.
+    /// Inclusive cursor describing where conversation replay begins.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the Agent should resume without
-    /// replaying previous conversation history. Replay cursors are inclusive:
+    /// Optional. Omitted and `null` are equivalent, and the Agent MUST NOT replay
+    /// previous conversation history. Replay cursors are inclusive:
     /// replay includes the position identified by the cursor. Supplying
-    /// `{ "type": "start" }` means the Agent should replay all retained
+    /// `{ "type": "start" }` means the Agent MUST replay all retained
     /// conversation history before responding.
     ///
     /// Agents MUST reject unsupported cursor types or malformed cursor values
@@ -11825,21 +13553,44 @@ pub struct ResumeSessionRequest {
     /// or resuming without replay.
     #[serde(rename = "replayFrom", default, skip_serializing_if = "Patch::is_omitted")]
     pub replay_from: Patch<ReplayFrom>,
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// System-level instructions for the resumed session.
     ///
-    /// Optional. Omitted and `null` are equivalent. The Agent may then keep a
+    /// Optional. Omitted and `null` are equivalent. The Agent MAY then keep a
     /// system prompt it stored with the session or use its default instructions.
     /// Clients MUST only send this when the Agent advertises
     /// `session.systemPrompt`, and SHOULD send the same value they used when the
     /// session was created.
-    #[cfg(feature = "unstable")]
     #[serde(rename = "systemPrompt", default, skip_serializing_if = "Patch::is_omitted")]
     pub system_prompt: Patch<SystemPrompt>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// Initial values for the session's config options.
+    ///
+    /// Optional. Omitted and `null` are equivalent to an empty list. Clients MUST only send
+    /// this when the Agent advertises `session.options`.
+    ///
+    /// The Agent applies the entries in list order, as if the Client had called
+    /// `session/set_config_option` for each entry after the session was set up. Malformed
+    /// entries and duplicate `configId` values fail the request with `-32602`. The Agent MUST
+    /// ignore an entry whose `configId` is unknown, whose `type` does not match the option,
+    /// or whose value is not allowed when it is applied. The `configOptions` in the response contain the values the session actually
+    /// has. The Agent SHOULD NOT send `config_option_update` notifications for these entries
+    /// on the requesting connection. If the session is active on other connections, the
+    /// Agent SHOULD send `config_option_update` on those connections.
+    ///
+    /// The Agent applies the entries before it replays history for `replayFrom` and before
+    /// it responds.
+    #[cfg(feature = "unstable")]
+    #[serde(
+        rename = "configOptions",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_fns::option_on_null"
+    )]
+    pub config_options: Option<Vec<InitialSessionConfigOption>>,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -11862,15 +13613,16 @@ impl ResumeSessionRequest {
             additional_directories: Default::default(),
             mcp_servers: Default::default(),
             replay_from: Default::default(),
-            #[cfg(feature = "unstable")]
             system_prompt: Default::default(),
+            #[cfg(feature = "unstable")]
+            config_options: Default::default(),
             meta: Default::default(),
         }
     }
 }
 /// Response from resuming an existing session.
 ///
-/// The agent MUST send a current `state_update` after any requested history
+/// The Agent MUST send a current `state_update` after any requested history
 /// replay and before this response, even without replay. The update reports
 /// foreground state after resuming. The response alone does not imply `idle`.
 ///
@@ -11879,10 +13631,10 @@ impl ResumeSessionRequest {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ResumeSessionResponse {
-    /// Initial session configuration options.
+    /// Current session configuration options.
     ///
     /// Optional. Omitted or empty means no config options are advertised.
-    /// Senders MUST use an array, not `null`. Receivers treat `null` like omission.
+    /// Senders MUST use an array, not `null`.
     /// Later `config_option_update` notifications replace this list.
     #[serde(
         rename = "configOptions",
@@ -11891,10 +13643,10 @@ pub struct ResumeSessionResponse {
         deserialize_with = "lenient_fns::option_items_on_error"
     )]
     pub config_options: Option<Vec<SessionConfigOption>>,
-    /// Initial commands the agent can execute in this session.
+    /// Current commands the Agent can execute in this session.
     ///
     /// Optional. Omitted or empty means no initial commands are advertised.
-    /// Senders MUST use an array, not `null`. Receivers treat `null` like omission.
+    /// Senders MUST use an array, not `null`.
     /// Later `available_commands_update` notifications replace this list.
     #[serde(
         rename = "availableCommands",
@@ -11903,7 +13655,7 @@ pub struct ResumeSessionResponse {
         deserialize_with = "lenient_fns::option_items_on_error"
     )]
     pub available_commands: Option<Vec<AvailableCommand>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -12017,7 +13769,7 @@ pub struct RunningStateUpdate {
     /// Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
     /// background work, not that nothing is running. `[]` means no background work is
     /// running. An Agent that reports background work MUST include it on every state
-    /// update for the session. A malformed list is treated as not reported.
+    /// update for the session.
     ///
     /// See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     #[serde(
@@ -12026,7 +13778,7 @@ pub struct RunningStateUpdate {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub background: Patch<Vec<BackgroundWork>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -12057,15 +13809,15 @@ impl Default for RunningStateUpdate {
         }
     }
 }
-/// The user selected one of the provided options.
+/// Identifies the option the user chose, whether it allows or rejects the operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SelectedPermissionOutcome {
-    /// The ID of the option the user selected.
+    /// The ID of the option the user selected from this request's `options`.
     #[serde(rename = "optionId")]
     pub option_id: PermissionOptionId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -12090,15 +13842,15 @@ impl SelectedPermissionOutcome {
 }
 /// Capabilities for additional session directories support.
 ///
-/// Supplying `{}` means the agent supports the `additionalDirectories` field on
-/// supported session lifecycle requests. Agents may return
+/// Supplying `{}` means the Agent supports the `additionalDirectories` field on
+/// supported session lifecycle requests. Agents MAY return
 /// `SessionInfo.additionalDirectories` in `session/list` to report the
 /// complete ordered additional-root list associated with a listed session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SessionAdditionalDirectoriesCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -12129,14 +13881,14 @@ impl Default for SessionAdditionalDirectoriesCapabilities {
 ///
 /// Capabilities for `session/archive` and `session/unarchive`.
 ///
-/// Supplying `{}` means the agent supports both methods, the `archived` filter on
+/// Supplying `{}` means the Agent supports both methods, the `archived` filter on
 /// `session/list`, and `SessionInfo.archived`.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SessionArchiveCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -12252,23 +14004,18 @@ impl schemars::JsonSchema for SessionArchiveFilter {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// Capability to cancel work in a subagent session without ending that session.
 ///
 /// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SessionCancelCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -12277,7 +14024,6 @@ pub struct SessionCancelCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl SessionCancelCapabilities {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -12285,19 +14031,18 @@ impl SessionCancelCapabilities {
         Self { meta: Default::default() }
     }
 }
-#[cfg(feature = "unstable")]
 impl Default for SessionCancelCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
     }
 }
-/// Session capabilities supported by the agent.
+/// Session capabilities supported by the Agent.
 ///
-/// Supplying `{}` means the agent supports the baseline session methods:
+/// Supplying `{}` means the Agent supports the baseline session methods:
 /// `session/new`, `session/list`, `session/resume`, `session/close`,
 /// `session/prompt`, `session/cancel`, and `session/update`.
 ///
-/// Agents that support sessions **MAY** support additional session methods,
+/// Agents that support sessions MAY support additional session methods,
 /// prompt content types, and MCP transports by specifying additional
 /// capabilities.
 ///
@@ -12306,9 +14051,9 @@ impl Default for SessionCancelCapabilities {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SessionCapabilities {
-    /// Prompt capabilities supported by the agent in `session/prompt` requests.
+    /// Prompt capabilities supported by the Agent in `session/prompt` requests.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent does not advertise any
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not advertise any
     /// prompt extensions beyond the baseline text and resource-link content
     /// required by `session/prompt`.
     #[serde(
@@ -12317,9 +14062,9 @@ pub struct SessionCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub prompt: Patch<PromptCapabilities>,
-    /// MCP capabilities supported by the agent for session lifecycle requests.
+    /// MCP capabilities supported by the Agent for session lifecycle requests.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent does not advertise MCP
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not advertise MCP
     /// server transport support for sessions.
     #[serde(
         default,
@@ -12327,23 +14072,23 @@ pub struct SessionCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub mcp: Patch<McpCapabilities>,
-    /// Whether the agent supports `session/delete`.
+    /// Whether the Agent supports `session/delete`.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    /// Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not advertise support.
+    /// Supplying `{}` means the Agent supports deleting sessions from `session/list`.
     #[serde(
         default,
         skip_serializing_if = "Patch::is_omitted",
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub delete: Patch<SessionDeleteCapabilities>,
-    /// Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
+    /// Whether the Agent supports `additionalDirectories` on supported session lifecycle requests.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    /// Supplying `{}` means the agent supports `additionalDirectories` on
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not advertise support.
+    /// Supplying `{}` means the Agent supports `additionalDirectories` on
     /// supported session lifecycle requests.
     ///
-    /// Agents may return `SessionInfo.additionalDirectories` to report the
+    /// Agents MAY return `SessionInfo.additionalDirectories` to report the
     /// complete ordered additional-root list associated with a listed session.
     #[serde(
         rename = "additionalDirectories",
@@ -12352,15 +14097,10 @@ pub struct SessionCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub additional_directories: Patch<SessionAdditionalDirectoriesCapabilities>,
-    /// **UNSTABLE**
+    /// Whether the Agent supports `systemPrompt` on session lifecycle requests.
     ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
-    /// Whether the agent supports `systemPrompt` on session lifecycle requests.
-    ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    /// Supplying `{}` means the agent supports `systemPrompt` in `append` mode.
-    #[cfg(feature = "unstable")]
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not advertise support.
+    /// Supplying `{}` means the Agent supports `systemPrompt` in `append` mode.
     #[serde(
         rename = "systemPrompt",
         default,
@@ -12372,10 +14112,10 @@ pub struct SessionCapabilities {
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
     ///
-    /// Whether the agent supports `session/fork`.
+    /// Whether the Agent supports `session/fork`.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    /// Supplying `{}` means the agent supports forking sessions.
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not advertise support.
+    /// Supplying `{}` means the Agent supports forking sessions.
     #[cfg(feature = "unstable")]
     #[serde(
         default,
@@ -12387,10 +14127,10 @@ pub struct SessionCapabilities {
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
     ///
-    /// Whether the agent supports `session/archive` and `session/unarchive`.
+    /// Whether the Agent supports `session/archive` and `session/unarchive`.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    /// Supplying `{}` means the agent supports both methods, the `archived` filter on
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not advertise support.
+    /// Supplying `{}` means the Agent supports both methods, the `archived` filter on
     /// `session/list`, and `SessionInfo.archived`.
     #[cfg(feature = "unstable")]
     #[serde(
@@ -12403,10 +14143,10 @@ pub struct SessionCapabilities {
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
     ///
-    /// Whether the agent supports `session/status`.
+    /// Whether the Agent supports `session/status`.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    /// Supplying `{}` means the agent supports checking session status.
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not advertise support.
+    /// Supplying `{}` means the Agent supports checking session status.
     #[cfg(feature = "unstable")]
     #[serde(
         default,
@@ -12418,13 +14158,29 @@ pub struct SessionCapabilities {
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
     ///
-    /// Whether the agent supports `session/set_title`.
+    /// Whether the Agent supports `session/options`.
+    ///
+    /// Optional. Omitted or `null` both mean the Agent does not advertise support.
+    /// Supplying `{}` means the Agent supports `session/options` and accepts initial
+    /// config option values on session setup requests.
+    #[cfg(feature = "unstable")]
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub options: Patch<SessionOptionsCapabilities>,
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// Whether the Agent supports `session/set_title`.
     ///
     /// Agents report titles through `session/list` and `session_info_update` without this
     /// capability. It only advertises that Clients can set titles.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    /// Supplying `{}` means the agent supports setting session titles.
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not advertise support.
+    /// Supplying `{}` means the Agent supports setting session titles.
     #[cfg(feature = "unstable")]
     #[serde(
         default,
@@ -12432,7 +14188,7 @@ pub struct SessionCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub title: Patch<SessionTitleCapabilities>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -12454,7 +14210,6 @@ impl SessionCapabilities {
             mcp: Default::default(),
             delete: Default::default(),
             additional_directories: Default::default(),
-            #[cfg(feature = "unstable")]
             system_prompt: Default::default(),
             #[cfg(feature = "unstable")]
             fork: Default::default(),
@@ -12462,6 +14217,8 @@ impl SessionCapabilities {
             archive: Default::default(),
             #[cfg(feature = "unstable")]
             status: Default::default(),
+            #[cfg(feature = "unstable")]
+            options: Default::default(),
             #[cfg(feature = "unstable")]
             title: Default::default(),
             meta: Default::default(),
@@ -12475,7 +14232,6 @@ impl Default for SessionCapabilities {
             mcp: Default::default(),
             delete: Default::default(),
             additional_directories: Default::default(),
-            #[cfg(feature = "unstable")]
             system_prompt: Default::default(),
             #[cfg(feature = "unstable")]
             fork: Default::default(),
@@ -12483,6 +14239,8 @@ impl Default for SessionCapabilities {
             archive: Default::default(),
             #[cfg(feature = "unstable")]
             status: Default::default(),
+            #[cfg(feature = "unstable")]
+            options: Default::default(),
             #[cfg(feature = "unstable")]
             title: Default::default(),
             meta: Default::default(),
@@ -12584,7 +14342,7 @@ impl std::fmt::Display for SessionConfigId {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SessionConfigOption {
-    /// Unique identifier for the configuration option.
+    /// Identifier for the configuration option. MUST be unique within `configOptions`.
     #[serde(rename = "configId")]
     pub config_id: SessionConfigId,
     /// Human-readable label for the option.
@@ -12607,7 +14365,7 @@ pub struct SessionConfigOption {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub category: Patch<SessionConfigOptionCategory>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -12658,6 +14416,13 @@ pub enum SessionConfigOptionCategory {
     Model,
     /// Model-related configuration parameter.
     ModelConfig,
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// Response speed selector, such as a fast mode toggle.
+    #[cfg(feature = "unstable")]
+    Speed,
     /// Thought/reasoning level selector.
     ThoughtLevel,
     /// Custom or future category.
@@ -12668,6 +14433,15 @@ pub enum SessionConfigOptionCategory {
     Other(String),
 }
 impl union::WireStr for SessionConfigOptionCategory {
+    #[cfg(feature = "unstable")]
+    const VARIANTS: &'static [&'static str] = &[
+        "mode",
+        "model",
+        "model_config",
+        "speed",
+        "thought_level",
+    ];
+    #[cfg(not(feature = "unstable"))]
     const VARIANTS: &'static [&'static str] = &[
         "mode",
         "model",
@@ -12679,6 +14453,8 @@ impl union::WireStr for SessionConfigOptionCategory {
             "mode" => Some(Self::Mode),
             "model" => Some(Self::Model),
             "model_config" => Some(Self::ModelConfig),
+            #[cfg(feature = "unstable")]
+            "speed" => Some(Self::Speed),
             "thought_level" => Some(Self::ThoughtLevel),
             other => Some(Self::Other(other.to_string())),
         }
@@ -12694,6 +14470,8 @@ impl union::WireStr for SessionConfigOptionCategory {
             Self::Mode => "mode",
             Self::Model => "model",
             Self::ModelConfig => "model_config",
+            #[cfg(feature = "unstable")]
+            Self::Speed => "speed",
             Self::ThoughtLevel => "thought_level",
             Self::Other(other) => other,
         }
@@ -12746,7 +14524,7 @@ pub enum SessionConfigOptionType {
     /// extensions. Unknown values that do not begin with `_` are reserved for
     /// future ACP variants.
     ///
-    /// Clients that do not understand this option type should preserve the raw
+    /// Clients that do not understand this option type SHOULD preserve the raw
     /// payload when storing, replaying, proxying, or forwarding configuration
     /// data, and otherwise ignore the option. The Agent keeps using its `currentValue`.
     Other(Meta),
@@ -12918,7 +14696,7 @@ impl SessionConfigSelect {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SessionConfigSelectGroup {
-    /// Unique identifier for this group.
+    /// Identifier for this group. MUST be unique within the option.
     #[serde(rename = "groupId")]
     pub group_id: SessionConfigGroupId,
     /// Human-readable label for this group.
@@ -12926,7 +14704,7 @@ pub struct SessionConfigSelectGroup {
     /// The set of option values in this group. MUST contain at least one value.
     #[serde(deserialize_with = "lenient_fns::required_items_on_error")]
     pub options: Vec<SessionConfigSelectOption>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -12973,7 +14751,7 @@ pub struct SessionConfigSelectOption {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub description: Patch<String>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -13140,12 +14918,12 @@ impl std::fmt::Display for SessionConfigValueId {
 }
 /// Capabilities for the `session/delete` method.
 ///
-/// Supplying `{}` means the agent supports deleting sessions from `session/list`.
+/// Supplying `{}` means the Agent supports deleting sessions from `session/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SessionDeleteCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -13176,13 +14954,13 @@ impl Default for SessionDeleteCapabilities {
 ///
 /// Capabilities for the `session/fork` method.
 ///
-/// Supplying `{}` means the agent supports forking sessions.
+/// Supplying `{}` means the Agent supports forking sessions.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SessionForkCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -13209,10 +14987,10 @@ impl Default for SessionForkCapabilities {
         Self { meta: Default::default() }
     }
 }
-/// A unique identifier for a conversation session between a client and agent.
+/// A unique identifier for a conversation session between a Client and Agent.
 ///
 /// Each session has its own context, conversation history, and state, so one
-/// agent can run several independent sessions.
+/// Agent can run several independent sessions.
 ///
 /// See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/session-setup#session-id)
 #[derive(
@@ -13261,7 +15039,7 @@ pub struct SessionInfo {
     pub session_id: SessionId,
     /// The working directory for this session. Must be an absolute path.
     pub cwd: AbsolutePath,
-    /// Additional workspace roots reported for this session. Each path must be absolute.
+    /// Additional workspace roots reported for this session. Each path MUST be absolute.
     ///
     /// When present, this is the complete ordered additional-root list reported
     /// by the Agent. Omitted and empty values are equivalent: the response
@@ -13307,7 +15085,7 @@ pub struct SessionInfo {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub archived: Patch<bool>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -13363,7 +15141,7 @@ pub struct SessionInfoUpdate {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub updated_at: Patch<String>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     /// clears it. An object patches the stored metadata by top-level key: keys it omits are
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
@@ -13436,12 +15214,7 @@ impl std::fmt::Display for SessionListCursor {
         f.write_str(&self.0)
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// An upsert for an inter-session message.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -13501,14 +15274,14 @@ pub struct SessionMessage {
         deserialize_with = "lenient_fns::patch_items_on_error"
     )]
     pub content: Patch<Vec<ContentBlock>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     /// clears it. An object patches the stored metadata by top-level key: keys it omits are
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
     ///
-    /// See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    /// See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     #[serde(
         rename = "_meta",
         default,
@@ -13517,7 +15290,6 @@ pub struct SessionMessage {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl SessionMessage {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -13533,15 +15305,10 @@ impl SessionMessage {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// A streamed content block of an inter-session message.
 ///
 /// A chunk carries only content. The message's participants and references come from
 /// `session_message` upserts, which can arrive before, between, or after its chunks.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -13551,12 +15318,12 @@ pub struct SessionMessageChunk {
     pub message_id: MessageId,
     /// A single content block appended to the message.
     pub content: ContentBlock,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This metadata is scoped to the chunk and does not patch stored metadata.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -13565,7 +15332,6 @@ pub struct SessionMessageChunk {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl SessionMessageChunk {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -13588,7 +15354,7 @@ pub struct SessionNotFoundErrorData {
     /// The session ID from the request.
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -13602,6 +15368,222 @@ pub struct SessionNotFoundErrorData {
     pub meta: Patch<Meta>,
 }
 impl SessionNotFoundErrorData {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(session_id: SessionId) -> Self {
+        Self {
+            session_id,
+            meta: Default::default(),
+        }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Capabilities for the `session/options` method.
+///
+/// Supplying `{}` means the Agent supports `session/options` and accepts initial config
+/// option values on session setup requests.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct SessionOptionsCapabilities {
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SessionOptionsCapabilities {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Default for SessionOptionsCapabilities {
+    fn default() -> Self {
+        Self { meta: Default::default() }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Request parameters for `session/options`, which returns the config options a session
+/// would start with, without creating or resuming a session.
+///
+/// Only available if the Agent supports the `session.options` capability.
+///
+/// `session/options` MUST NOT create or resume a session, send `session/update`
+/// notifications, add an entry to `session/list`, or change an existing session. Agents
+/// SHOULD NOT connect to MCP servers to answer it. Agents MAY start their runtime to resolve
+/// the options. The rules above still hold for it.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct SessionOptionsRequest {
+    /// The working directory to resolve options for. Must be an absolute path.
+    pub cwd: AbsolutePath,
+    /// Additional workspace roots to resolve options for. Each path MUST be absolute.
+    ///
+    /// Optional. Omitted and `null` are equivalent to an empty list.
+    #[serde(
+        rename = "additionalDirectories",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_fns::option_on_null"
+    )]
+    pub additional_directories: Option<Vec<AbsolutePath>>,
+    /// The session to resolve options for.
+    ///
+    /// Optional. Omitted and `null` are equivalent and mean a new session. When present,
+    /// the Agent returns what `session/resume` with the same `cwd` and
+    /// `additionalDirectories` would return, with the same `cwd` rules. A session the
+    /// Agent does not know gets `-32002`.
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Patch::is_omitted")]
+    pub session_id: Patch<SessionId>,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SessionOptionsRequest {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(cwd: AbsolutePath) -> Self {
+        Self {
+            cwd,
+            additional_directories: Default::default(),
+            session_id: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// Response from `session/options`.
+///
+/// The result is a snapshot. The options a session actually starts with are the ones in
+/// the session setup response.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct SessionOptionsResponse {
+    /// The config options the session would start with, with the same rules as on
+    /// `NewSessionResponse`.
+    ///
+    /// Optional. Omitted or empty means no config options are advertised.
+    /// Senders MUST use an array, not `null`.
+    #[serde(
+        rename = "configOptions",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_fns::option_items_on_error"
+    )]
+    pub config_options: Option<Vec<SessionConfigOption>>,
+    /// Commands the Agent knows the session would have.
+    ///
+    /// Optional. Omitted or empty means no commands are advertised.
+    /// Senders MUST use an array, not `null`.
+    ///
+    /// Advisory. Agents MAY return a partial list. Clients MUST use the commands from the
+    /// `session/new` or `session/resume` response and later `available_commands_update`
+    /// notifications for the session itself.
+    #[serde(
+        rename = "availableCommands",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_fns::option_items_on_error"
+    )]
+    pub available_commands: Option<Vec<AvailableCommand>>,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SessionOptionsResponse {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            config_options: Default::default(),
+            available_commands: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+#[cfg(feature = "unstable")]
+impl Default for SessionOptionsResponse {
+    fn default() -> Self {
+        Self {
+            config_options: Default::default(),
+            available_commands: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+/// A display-only reference to another session that this tool call operates on,
+/// such as a subagent it created, delegated to, or is waiting on.
+///
+/// The referenced session MUST already be known to the Client through ordinary
+/// session setup or a `subagent_update` announcement. The reference does not
+/// establish ownership, grant any Client-initiated controls, or report that the
+/// referenced session received or finished any work.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct SessionReference {
+    /// The referenced session.
+    #[serde(rename = "sessionId")]
+    pub session_id: SessionId,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+impl SessionReference {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
     pub fn new(session_id: SessionId) -> Self {
@@ -13707,13 +15689,13 @@ impl schemars::JsonSchema for SessionStatus {
 ///
 /// Capabilities for the `session/status` method.
 ///
-/// Supplying `{}` means the agent supports checking session status.
+/// Supplying `{}` means the Agent supports checking session status.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SessionStatusCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -13748,7 +15730,7 @@ impl Default for SessionStatusCapabilities {
 ///
 /// Only available if the Agent supports the `session.status` capability.
 ///
-/// `session/status` MUST NOT have side effects. The Agent does not load, resume, create,
+/// `session/status` MUST NOT have side effects. The Agent does not resume, create,
 /// close, or change the session, and does not attach the requesting connection to it.
 /// A session the Agent does not know gets `-32002` with the requested `sessionId` in `data`.
 #[cfg(feature = "unstable")]
@@ -13759,7 +15741,7 @@ pub struct SessionStatusRequest {
     /// The ID of the session to check.
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -13803,8 +15785,8 @@ pub struct SessionStatusResponse {
     /// The session's current foreground state, as the same snapshot the Agent sends in
     /// `state_update` notifications.
     ///
-    /// Optional. Agents SHOULD include it when `status` is `open`. Omitted, `null`, and
-    /// malformed values mean the Agent is not reporting foreground state, and Clients
+    /// Optional. Agents SHOULD include it when `status` is `open`. Omitted and `null`
+    /// mean the Agent is not reporting foreground state, and Clients
     /// MUST NOT read that as `idle`. This is a snapshot, not a new transition. Clients
     /// MUST NOT count an `idle` snapshot as a new completion.
     #[serde(
@@ -13813,7 +15795,7 @@ pub struct SessionStatusResponse {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub state: Patch<StateUpdate>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -13838,33 +15820,28 @@ impl SessionStatusResponse {
         }
     }
 }
-/// **UNSTABLE**
+/// Capabilities for Client-provided system prompts.
 ///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// Capabilities for client-provided system prompts.
-///
-/// Supplying `{}` means the agent supports `systemPrompt` on session lifecycle
+/// Supplying `{}` means the Agent supports `systemPrompt` on session lifecycle
 /// requests in `append` mode.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SessionSystemPromptCapabilities {
-    /// Delivery modes the agent supports in addition to `append`.
+    /// Delivery modes the Agent supports in addition to `append`.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent supports only `append`.
+    /// Optional. Omitted and `null` are equivalent and mean the Agent supports only `append`.
     #[serde(
         default,
         skip_serializing_if = "Patch::is_omitted",
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub mode: Patch<SessionSystemPromptModeCapabilities>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -13873,7 +15850,6 @@ pub struct SessionSystemPromptCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl SessionSystemPromptCapabilities {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -13884,7 +15860,6 @@ impl SessionSystemPromptCapabilities {
         }
     }
 }
-#[cfg(feature = "unstable")]
 impl Default for SessionSystemPromptCapabilities {
     fn default() -> Self {
         Self {
@@ -13893,35 +15868,30 @@ impl Default for SessionSystemPromptCapabilities {
         }
     }
 }
-/// **UNSTABLE**
+/// System prompt delivery modes the Agent supports in addition to `append`.
 ///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// System prompt delivery modes the agent supports in addition to `append`.
-///
-/// `append` has no entry because every agent advertising `session.systemPrompt`
+/// `append` has no entry because every Agent advertising `session.systemPrompt`
 /// supports it.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SessionSystemPromptModeCapabilities {
-    /// Whether the agent supports `override` mode.
+    /// Whether the Agent supports `override` mode.
     ///
-    /// Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    /// Supplying `{}` means the agent supports replacing its built-in default
-    /// instructions with the client-provided system prompt.
+    /// Optional. Omitted and `null` are equivalent and mean the Agent does not advertise support.
+    /// Supplying `{}` means the Agent supports replacing its built-in default
+    /// instructions with the Client-provided system prompt.
     #[serde(
         default,
         skip_serializing_if = "Patch::is_omitted",
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub r#override: Patch<SessionSystemPromptOverrideCapabilities>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -13930,7 +15900,6 @@ pub struct SessionSystemPromptModeCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl SessionSystemPromptModeCapabilities {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -13941,7 +15910,6 @@ impl SessionSystemPromptModeCapabilities {
         }
     }
 }
-#[cfg(feature = "unstable")]
 impl Default for SessionSystemPromptModeCapabilities {
     fn default() -> Self {
         Self {
@@ -13950,24 +15918,19 @@ impl Default for SessionSystemPromptModeCapabilities {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// Capabilities for the `override` system prompt mode.
 ///
-/// Supplying `{}` means the agent supports replacing its built-in default
-/// instructions with the client-provided system prompt.
-#[cfg(feature = "unstable")]
+/// Supplying `{}` means the Agent supports replacing its built-in default
+/// instructions with the Client-provided system prompt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SessionSystemPromptOverrideCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -13976,7 +15939,6 @@ pub struct SessionSystemPromptOverrideCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl SessionSystemPromptOverrideCapabilities {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -13984,7 +15946,6 @@ impl SessionSystemPromptOverrideCapabilities {
         Self { meta: Default::default() }
     }
 }
-#[cfg(feature = "unstable")]
 impl Default for SessionSystemPromptOverrideCapabilities {
     fn default() -> Self {
         Self { meta: Default::default() }
@@ -13996,14 +15957,14 @@ impl Default for SessionSystemPromptOverrideCapabilities {
 ///
 /// Capabilities for Client-set session titles.
 ///
-/// Supplying `{}` means the agent supports `session/set_title`. Agents report titles
+/// Supplying `{}` means the Agent supports `session/set_title`. Agents report titles
 /// through `session/list` and `session_info_update` without this capability.
 #[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SessionTitleCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -14042,22 +16003,22 @@ pub enum SessionUpdate {
     /// A user message has been created or updated.
     ///
     /// Agents can send this when they accept or replay a user message. When a
-    /// client receives another `user_message` update with the same `messageId`,
+    /// Client receives another `user_message` update with the same `messageId`,
     /// fields in the new update patch the previous fields for that message.
     UserMessage(UserMessage),
-    /// A chunk of the agent's response being streamed.
+    /// A chunk of the Agent's response being streamed.
     AgentMessageChunk(Box<ContentChunk>),
-    /// An agent message has been created or updated.
+    /// An Agent message has been created or updated.
     ///
-    /// Agents can send this in addition to streamed chunks. When a client
+    /// Agents can send this in addition to streamed chunks. When a Client
     /// receives another `agent_message` update with the same `messageId`,
     /// fields in the new update patch the previous fields for that message.
     AgentMessage(AgentMessage),
-    /// A chunk of the agent's internal reasoning being streamed.
+    /// A chunk of the Agent's internal reasoning being streamed.
     AgentThoughtChunk(Box<ContentChunk>),
-    /// An agent thought or reasoning message has been created or updated.
+    /// An Agent thought or reasoning message has been created or updated.
     ///
-    /// Agents can send this in addition to streamed chunks. When a client
+    /// Agents can send this in addition to streamed chunks. When a Client
     /// receives another `agent_thought` update with the same `messageId`,
     /// fields in the new update patch the previous fields for that message.
     AgentThought(AgentThought),
@@ -14067,19 +16028,14 @@ pub enum SessionUpdate {
     ToolCallContentChunk(Box<ToolCallContentChunk>),
     /// A tool call has been created or updated.
     ToolCallUpdate(Box<ToolCallUpdate>),
-    /// An agent-owned terminal has been created or updated.
+    /// An Agent-owned terminal has been created or updated.
     TerminalUpdate(Box<TerminalUpdate>),
-    /// A chunk of bytes appended to an agent-owned terminal's output.
+    /// A chunk of bytes appended to an Agent-owned terminal's output.
     TerminalOutputChunk(TerminalOutputChunk),
     /// A content update for a plan identified by ID.
     /// See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/agent-plan)
     PlanUpdate(Box<PlanUpdate>),
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// Removal notice for a plan identified by ID.
-    #[cfg(feature = "unstable")]
     PlanRemoved(PlanRemoved),
     /// Available commands are ready or have changed
     AvailableCommandsUpdate(AvailableCommandsUpdate),
@@ -14092,34 +16048,44 @@ pub enum SessionUpdate {
     /// Information for the user that is not part of session history.
     ///
     /// No Client capability is required. Clients that do not understand or
-    /// present notices may ignore them.
+    /// present notices MAY ignore them.
     Notice(Box<Notice>),
     /// A context compaction has been created or updated.
     CompactionUpdate(Box<CompactionUpdate>),
     /// A content block appended to a context compaction's retained summary.
     CompactionSummaryChunk(Box<CompactionSummaryChunk>),
+    /// The history replay requested by `session/resume` is complete for this session.
+    ///
+    /// Every update for the session between the `session/resume` request and
+    /// this update is replayed history. Every update after it is not.
+    ReplayComplete(ReplayComplete),
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
     ///
+    /// Replaces the session's current list of prompt suggestions.
+    ///
+    /// Agents MUST only send this update when the Client advertised
+    /// the `session.promptSuggestions` Client capability.
+    #[cfg(feature = "unstable")]
+    PromptSuggestionsUpdate(PromptSuggestionsUpdate),
+    /// **UNSTABLE**
+    ///
+    /// This capability is not part of the spec yet, and may be removed or changed at any point.
+    ///
+    /// A session cursor has been announced or its capabilities have changed.
+    ///
+    /// No Client capability is required. Clients that do not understand
+    /// cursors may ignore this update.
+    #[cfg(feature = "unstable")]
+    CursorUpdate(Box<CursorUpdate>),
     /// Announces a child session created and owned by this session, or updates
     /// that ownership association's metadata.
-    #[cfg(feature = "unstable")]
     SubagentUpdate(Box<SubagentUpdate>),
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// A message upsert observed in this session's transcript, sent to or
     /// received from another session.
-    #[cfg(feature = "unstable")]
     SessionMessage(Box<SessionMessage>),
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// One content block appended to a sent or received session message.
-    #[cfg(feature = "unstable")]
     SessionMessageChunk(Box<SessionMessageChunk>),
     /// Custom or future session update.
     ///
@@ -14127,7 +16093,7 @@ pub enum SessionUpdate {
     /// extensions. Unknown values that do not begin with `_` are reserved for
     /// future ACP variants.
     ///
-    /// Receivers that do not understand this update type should preserve the
+    /// Receivers that do not understand this update type SHOULD preserve the
     /// raw payload when storing, replaying, proxying, or forwarding session
     /// history, and otherwise ignore it or display it generically.
     Other(Meta),
@@ -14156,6 +16122,9 @@ impl SessionUpdate {
         "notice",
         "compaction_update",
         "compaction_summary_chunk",
+        "replay_complete",
+        "prompt_suggestions_update",
+        "cursor_update",
         "subagent_update",
         "session_message",
         "session_message_chunk",
@@ -14174,6 +16143,7 @@ impl SessionUpdate {
         "terminal_update",
         "terminal_output_chunk",
         "plan_update",
+        "plan_removed",
         "available_commands_update",
         "config_option_update",
         "session_info_update",
@@ -14181,6 +16151,10 @@ impl SessionUpdate {
         "notice",
         "compaction_update",
         "compaction_summary_chunk",
+        "replay_complete",
+        "subagent_update",
+        "session_message",
+        "session_message_chunk",
     ];
     /// The `sessionUpdate` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
@@ -14197,7 +16171,6 @@ impl SessionUpdate {
             Self::TerminalUpdate { .. } => Some("terminal_update"),
             Self::TerminalOutputChunk { .. } => Some("terminal_output_chunk"),
             Self::PlanUpdate { .. } => Some("plan_update"),
-            #[cfg(feature = "unstable")]
             Self::PlanRemoved { .. } => Some("plan_removed"),
             Self::AvailableCommandsUpdate { .. } => Some("available_commands_update"),
             Self::ConfigOptionUpdate { .. } => Some("config_option_update"),
@@ -14206,11 +16179,13 @@ impl SessionUpdate {
             Self::Notice { .. } => Some("notice"),
             Self::CompactionUpdate { .. } => Some("compaction_update"),
             Self::CompactionSummaryChunk { .. } => Some("compaction_summary_chunk"),
+            Self::ReplayComplete { .. } => Some("replay_complete"),
             #[cfg(feature = "unstable")]
+            Self::PromptSuggestionsUpdate { .. } => Some("prompt_suggestions_update"),
+            #[cfg(feature = "unstable")]
+            Self::CursorUpdate { .. } => Some("cursor_update"),
             Self::SubagentUpdate { .. } => Some("subagent_update"),
-            #[cfg(feature = "unstable")]
             Self::SessionMessage { .. } => Some("session_message"),
-            #[cfg(feature = "unstable")]
             Self::SessionMessageChunk { .. } => Some("session_message_chunk"),
             Self::Other(object) => object.get_str("sessionUpdate"),
         }
@@ -14324,7 +16299,6 @@ impl schemars::JsonSchema for SessionUpdate {
                         "plan_update",
                     ),
                 );
-            #[cfg(feature = "unstable")]
             branches
                 .push(
                     crate::support::schema::tagged(
@@ -14389,7 +16363,32 @@ impl schemars::JsonSchema for SessionUpdate {
                         "compaction_summary_chunk",
                     ),
                 );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<ReplayComplete>(),
+                        "sessionUpdate",
+                        "replay_complete",
+                    ),
+                );
             #[cfg(feature = "unstable")]
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<PromptSuggestionsUpdate>(),
+                        "sessionUpdate",
+                        "prompt_suggestions_update",
+                    ),
+                );
+            #[cfg(feature = "unstable")]
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<Box<CursorUpdate>>(),
+                        "sessionUpdate",
+                        "cursor_update",
+                    ),
+                );
             branches
                 .push(
                     crate::support::schema::tagged(
@@ -14398,7 +16397,6 @@ impl schemars::JsonSchema for SessionUpdate {
                         "subagent_update",
                     ),
                 );
-            #[cfg(feature = "unstable")]
             branches
                 .push(
                     crate::support::schema::tagged(
@@ -14407,7 +16405,6 @@ impl schemars::JsonSchema for SessionUpdate {
                         "session_message",
                     ),
                 );
-            #[cfg(feature = "unstable")]
             branches
                 .push(
                     crate::support::schema::tagged(
@@ -14468,7 +16465,6 @@ impl Serialize for SessionUpdate {
             Self::PlanUpdate(body) => {
                 union::tagged(serializer, "sessionUpdate", "plan_update", body)
             }
-            #[cfg(feature = "unstable")]
             Self::PlanRemoved(body) => {
                 union::tagged(serializer, "sessionUpdate", "plan_removed", body)
             }
@@ -14503,15 +16499,28 @@ impl Serialize for SessionUpdate {
                     body,
                 )
             }
+            Self::ReplayComplete(body) => {
+                union::tagged(serializer, "sessionUpdate", "replay_complete", body)
+            }
             #[cfg(feature = "unstable")]
+            Self::PromptSuggestionsUpdate(body) => {
+                union::tagged(
+                    serializer,
+                    "sessionUpdate",
+                    "prompt_suggestions_update",
+                    body,
+                )
+            }
+            #[cfg(feature = "unstable")]
+            Self::CursorUpdate(body) => {
+                union::tagged(serializer, "sessionUpdate", "cursor_update", body)
+            }
             Self::SubagentUpdate(body) => {
                 union::tagged(serializer, "sessionUpdate", "subagent_update", body)
             }
-            #[cfg(feature = "unstable")]
             Self::SessionMessage(body) => {
                 union::tagged(serializer, "sessionUpdate", "session_message", body)
             }
-            #[cfg(feature = "unstable")]
             Self::SessionMessageChunk(body) => {
                 union::tagged(serializer, "sessionUpdate", "session_message_chunk", body)
             }
@@ -14575,7 +16584,6 @@ impl union::Streamed for SessionUpdate {
                 "plan_update" => {
                     Deserialize::deserialize(body).map(|b| Self::PlanUpdate(Box::new(b)))
                 }
-                #[cfg(feature = "unstable")]
                 "plan_removed" => Deserialize::deserialize(body).map(Self::PlanRemoved),
                 "available_commands_update" => {
                     Deserialize::deserialize(body).map(Self::AvailableCommandsUpdate)
@@ -14601,17 +16609,26 @@ impl union::Streamed for SessionUpdate {
                     Deserialize::deserialize(body)
                         .map(|b| Self::CompactionSummaryChunk(Box::new(b)))
                 }
+                "replay_complete" => {
+                    Deserialize::deserialize(body).map(Self::ReplayComplete)
+                }
                 #[cfg(feature = "unstable")]
+                "prompt_suggestions_update" => {
+                    Deserialize::deserialize(body).map(Self::PromptSuggestionsUpdate)
+                }
+                #[cfg(feature = "unstable")]
+                "cursor_update" => {
+                    Deserialize::deserialize(body)
+                        .map(|b| Self::CursorUpdate(Box::new(b)))
+                }
                 "subagent_update" => {
                     Deserialize::deserialize(body)
                         .map(|b| Self::SubagentUpdate(Box::new(b)))
                 }
-                #[cfg(feature = "unstable")]
                 "session_message" => {
                     Deserialize::deserialize(body)
                         .map(|b| Self::SessionMessage(Box::new(b)))
                 }
-                #[cfg(feature = "unstable")]
                 "session_message_chunk" => {
                     Deserialize::deserialize(body)
                         .map(|b| Self::SessionMessageChunk(Box::new(b)))
@@ -14649,7 +16666,6 @@ impl SessionUpdate {
                     Some("terminal_update") => 9u32,
                     Some("terminal_output_chunk") => 10u32,
                     Some("plan_update") => 11u32,
-                    #[cfg(feature = "unstable")]
                     Some("plan_removed") => 12u32,
                     Some("available_commands_update") => 13u32,
                     Some("config_option_update") => 14u32,
@@ -14658,12 +16674,14 @@ impl SessionUpdate {
                     Some("notice") => 17u32,
                     Some("compaction_update") => 18u32,
                     Some("compaction_summary_chunk") => 19u32,
+                    Some("replay_complete") => 20u32,
                     #[cfg(feature = "unstable")]
-                    Some("subagent_update") => 20u32,
+                    Some("prompt_suggestions_update") => 21u32,
                     #[cfg(feature = "unstable")]
-                    Some("session_message") => 21u32,
-                    #[cfg(feature = "unstable")]
-                    Some("session_message_chunk") => 22u32,
+                    Some("cursor_update") => 22u32,
+                    Some("subagent_update") => 23u32,
+                    Some("session_message") => 24u32,
+                    Some("session_message_chunk") => 25u32,
                     Some(_) => u32::MAX,
                     None => u32::MAX - 1,
                 };
@@ -14732,7 +16750,6 @@ impl SessionUpdate {
                         return union::body(object, "sessionUpdate", "plan_update")
                             .map(|b| Self::PlanUpdate(Box::new(b)));
                     }
-                    #[cfg(feature = "unstable")]
                     12u32 => {
                         return union::body(object, "sessionUpdate", "plan_removed")
                             .map(Self::PlanRemoved);
@@ -14781,18 +16798,33 @@ impl SessionUpdate {
                             )
                             .map(|b| Self::CompactionSummaryChunk(Box::new(b)));
                     }
-                    #[cfg(feature = "unstable")]
                     20u32 => {
-                        return union::body(object, "sessionUpdate", "subagent_update")
-                            .map(|b| Self::SubagentUpdate(Box::new(b)));
+                        return union::body(object, "sessionUpdate", "replay_complete")
+                            .map(Self::ReplayComplete);
                     }
                     #[cfg(feature = "unstable")]
                     21u32 => {
-                        return union::body(object, "sessionUpdate", "session_message")
-                            .map(|b| Self::SessionMessage(Box::new(b)));
+                        return union::body(
+                                object,
+                                "sessionUpdate",
+                                "prompt_suggestions_update",
+                            )
+                            .map(Self::PromptSuggestionsUpdate);
                     }
                     #[cfg(feature = "unstable")]
                     22u32 => {
+                        return union::body(object, "sessionUpdate", "cursor_update")
+                            .map(|b| Self::CursorUpdate(Box::new(b)));
+                    }
+                    23u32 => {
+                        return union::body(object, "sessionUpdate", "subagent_update")
+                            .map(|b| Self::SubagentUpdate(Box::new(b)));
+                    }
+                    24u32 => {
+                        return union::body(object, "sessionUpdate", "session_message")
+                            .map(|b| Self::SessionMessage(Box::new(b)));
+                    }
+                    25u32 => {
                         return union::body(
                                 object,
                                 "sessionUpdate",
@@ -14858,7 +16890,6 @@ impl From<PlanUpdate> for SessionUpdate {
         Self::PlanUpdate(Box::new(body))
     }
 }
-#[cfg(feature = "unstable")]
 impl From<PlanRemoved> for SessionUpdate {
     fn from(body: PlanRemoved) -> Self {
         Self::PlanRemoved(body)
@@ -14899,19 +16930,33 @@ impl From<CompactionSummaryChunk> for SessionUpdate {
         Self::CompactionSummaryChunk(Box::new(body))
     }
 }
+impl From<ReplayComplete> for SessionUpdate {
+    fn from(body: ReplayComplete) -> Self {
+        Self::ReplayComplete(body)
+    }
+}
 #[cfg(feature = "unstable")]
+impl From<PromptSuggestionsUpdate> for SessionUpdate {
+    fn from(body: PromptSuggestionsUpdate) -> Self {
+        Self::PromptSuggestionsUpdate(body)
+    }
+}
+#[cfg(feature = "unstable")]
+impl From<CursorUpdate> for SessionUpdate {
+    fn from(body: CursorUpdate) -> Self {
+        Self::CursorUpdate(Box::new(body))
+    }
+}
 impl From<SubagentUpdate> for SessionUpdate {
     fn from(body: SubagentUpdate) -> Self {
         Self::SubagentUpdate(Box::new(body))
     }
 }
-#[cfg(feature = "unstable")]
 impl From<SessionMessage> for SessionUpdate {
     fn from(body: SessionMessage) -> Self {
         Self::SessionMessage(Box::new(body))
     }
 }
-#[cfg(feature = "unstable")]
 impl From<SessionMessageChunk> for SessionUpdate {
     fn from(body: SessionMessageChunk) -> Self {
         Self::SessionMessageChunk(Box::new(body))
@@ -14942,7 +16987,7 @@ pub struct SetProviderRequest {
     /// May include authorization, routing, or other integration-specific headers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headers: Option<std::collections::BTreeMap<String, String>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -14983,7 +17028,7 @@ impl SetProviderRequest {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SetProviderResponse {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -15012,7 +17057,10 @@ impl Default for SetProviderResponse {
 }
 /// Request parameters for setting a session configuration option.
 ///
-/// Agents MUST support this method for any session where they advertise config options.
+/// Agents MUST support this method for any session the Client created or resumed
+/// where they advertise config options. For a child session, the child's
+/// capabilities decide whether the Client can send it, and none defined today
+/// permits it.
 /// Agents MUST reject an unknown `configId` or invalid value with `-32602` and leave the
 /// configuration unchanged.
 ///
@@ -15027,7 +17075,7 @@ pub struct SetSessionConfigOptionRequest {
     /// The ID of the configuration option to set.
     #[serde(rename = "configId")]
     pub config_id: SessionConfigId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -15254,7 +17302,7 @@ pub struct SetSessionConfigOptionResponse {
     /// The full set of configuration options and their current values.
     #[serde(rename = "configOptions", deserialize_with = "lenient_fns::required_items")]
     pub config_options: Vec<SessionConfigOption>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -15305,7 +17353,7 @@ pub struct SetSessionTitleRequest {
     /// truncating it. The Agent rejects a title that fails its validation, including one
     /// that is empty after normalization, with `-32602`.
     pub title: String,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -15345,7 +17393,7 @@ pub struct SetSessionTitleResponse {
     /// This differs from the requested title if the Agent normalized it. Clients SHOULD
     /// display this value rather than the one they sent.
     pub title: String,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -15369,15 +17417,132 @@ impl SetSessionTitleResponse {
         }
     }
 }
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// An Agent Skill the user can invoke.
+///
+/// The `type` discriminator value is `skill`.
+///
+/// The Client invokes a skill with a `skill` content block that names it. The
+/// `/name` syntax applies only to `command` entries. An Agent that sends
+/// `skill` entries MUST advertise the `session.prompt.skill` capability.
+///
+/// Agents MUST only send `skill` entries when the Client advertised the
+/// `session.commands.skill` Client capability. Agents SHOULD advertise only
+/// skills the user can invoke.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct Skill {
+    /// Skill name. The Client uses it to refer to the skill in a `skill` content block.
+    ///
+    /// MUST NOT contain whitespace and MUST be unique within the command list,
+    /// across commands and skills. It need not match the `name` in the skill's
+    /// frontmatter.
+    pub name: String,
+    /// Human-readable description of what the skill does, shown to users.
+    pub description: String,
+    /// The absolute path of the file that defines the skill, normally its
+    /// `SKILL.md`, on the machine the Agent runs on.
+    ///
+    /// Omitted and `null` are equivalent and mean the skill has no such file,
+    /// as with a skill that is built into the Agent or served by an MCP server.
+    #[serde(
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub path: Patch<AbsolutePath>,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl Skill {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String, description: String) -> Self {
+        Self {
+            name,
+            description,
+            path: Default::default(),
+            meta: Default::default(),
+        }
+    }
+}
+/// **UNSTABLE**
+///
+/// This capability is not part of the spec yet, and may be removed or changed at any point.
+///
+/// A reference to a skill that the user invokes with a prompt.
+///
+/// The Client sends it in `session/prompt` to invoke a `skill` entry from the
+/// session's command list. The Agent MUST treat each reference as the user
+/// explicitly invoking that skill for this prompt, and applies the skill to
+/// the prompt as a whole. The reference carries no input.
+///
+/// An Agent that advertises the `session.prompt.skill` capability accepts one
+/// skill reference per prompt, as the first content block. An Agent that also
+/// advertises `session.prompt.skill.inline` accepts any number of them, at any
+/// position. Clients MUST NOT send a skill reference that the Agent's
+/// capability does not allow.
+///
+/// The `type` discriminator value is `skill`.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct SkillReference {
+    /// The `name` of a `skill` entry in the session's current command list.
+    ///
+    /// Required and non-null. The Agent MUST reject the prompt with `-32602`
+    /// when it cannot resolve the name to a skill the user can invoke.
+    pub name: String,
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    ///
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Patch::is_omitted",
+        deserialize_with = "lenient_fns::patch_on_error"
+    )]
+    pub meta: Patch<Meta>,
+}
+#[cfg(feature = "unstable")]
+impl SkillReference {
+    /// A value with the required fields given and every optional field left out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String) -> Self {
+        Self {
+            name,
+            meta: Default::default(),
+        }
+    }
+}
 /// A snapshot of the session's aggregate foreground activity.
 ///
-/// Foreground work is the agent's active response or workflow in the session,
+/// Foreground work is the Agent's active response or workflow in the session,
 /// including model processing, tool execution, and waiting for user action needed
-/// to continue that work. It can start with a prompt or be agent-initiated, for
+/// to continue that work. It can start with a prompt or be Agent-initiated, for
 /// example to pursue an ongoing goal or follow up on a completed background task.
-/// Either way, the agent MUST report `running` when foreground work starts,
+/// Either way, the Agent MUST report `running` when foreground work starts,
 /// or `requires_action` if it starts blocked on user action, and `idle` when it
-/// ends. The agent SHOULD include a stop reason on that idle update.
+/// ends. The Agent SHOULD include a stop reason on that idle update.
 /// Agent-initiated work does not require a prompt request or a synthetic user
 /// message.
 ///
@@ -15390,7 +17555,7 @@ impl SetSessionTitleResponse {
 /// completion, do not by themselves change this state. A permission request only
 /// warrants `requires_action` when foreground work is blocked on user action.
 ///
-/// The agent SHOULD report `requires_action` when the foreground workflow as a
+/// The Agent SHOULD report `requires_action` when the foreground workflow as a
 /// whole cannot progress without user action, including permissions or elicitations.
 /// Once reported, it MUST report `running` when progress resumes, or `idle` when
 /// work ends without resuming.
@@ -15402,9 +17567,9 @@ impl SetSessionTitleResponse {
 /// Resume MUST send a current-state snapshot after any replay and before its
 /// response. The snapshot reports foreground state after resuming.
 /// The response alone does not imply idle.
-/// Repeated snapshots are idempotent, not additional work, completions, or usage.
+/// Repeated snapshots are idempotent, not additional work or completions.
 /// A repeated state may carry updated information without another state transition.
-/// The agent MUST report `idle` when no foreground activity remains. Completing
+/// The Agent MUST report `idle` when no foreground activity remains. Completing
 /// an individual activity while other foreground work continues does not require
 /// an idle boundary. Local commands use the same lifecycle even without model work.
 ///
@@ -15417,13 +17582,8 @@ pub enum StateUpdate {
     Idle(Box<IdleStateUpdate>),
     /// Foreground work is blocked on user action.
     RequiresAction(RequiresActionStateUpdate),
-    /// **UNSTABLE**
-    ///
-    /// This capability is not part of the spec yet, and may be removed or changed at any point.
-    ///
     /// The Agent cannot currently determine foreground activity.
     /// This replaces previously confirmed activity without ending the work or session.
-    #[cfg(feature = "unstable")]
     Unknown(UnknownStateUpdate),
     /// Custom or future session state.
     ///
@@ -15440,18 +17600,11 @@ pub enum StateUpdate {
 }
 impl StateUpdate {
     /// The tag values this union knows.
-    #[cfg(feature = "unstable")]
     pub const KNOWN_TAGS: &'static [&'static str] = &[
         "running",
         "idle",
         "requires_action",
         "unknown",
-    ];
-    #[cfg(not(feature = "unstable"))]
-    pub const KNOWN_TAGS: &'static [&'static str] = &[
-        "running",
-        "idle",
-        "requires_action",
     ];
     /// The `state` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
@@ -15459,7 +17612,6 @@ impl StateUpdate {
             Self::Running { .. } => Some("running"),
             Self::Idle { .. } => Some("idle"),
             Self::RequiresAction { .. } => Some("requires_action"),
-            #[cfg(feature = "unstable")]
             Self::Unknown { .. } => Some("unknown"),
             Self::Other(object) => object.get_str("state"),
         }
@@ -15501,7 +17653,6 @@ impl schemars::JsonSchema for StateUpdate {
                         "requires_action",
                     ),
                 );
-            #[cfg(feature = "unstable")]
             branches
                 .push(
                     crate::support::schema::tagged(
@@ -15523,7 +17674,6 @@ impl Serialize for StateUpdate {
             Self::RequiresAction(body) => {
                 union::tagged(serializer, "state", "requires_action", body)
             }
-            #[cfg(feature = "unstable")]
             Self::Unknown(body) => union::tagged(serializer, "state", "unknown", body),
             Self::Other(object) => object.serialize(serializer),
         }
@@ -15553,7 +17703,6 @@ impl union::Streamed for StateUpdate {
                 "requires_action" => {
                     Deserialize::deserialize(body).map(Self::RequiresAction)
                 }
-                #[cfg(feature = "unstable")]
                 "unknown" => Deserialize::deserialize(body).map(Self::Unknown),
                 _ => return None,
             },
@@ -15579,7 +17728,6 @@ impl StateUpdate {
                     Some("running") => 0u32,
                     Some("idle") => 1u32,
                     Some("requires_action") => 2u32,
-                    #[cfg(feature = "unstable")]
                     Some("unknown") => 3u32,
                     Some(_) => u32::MAX,
                     None => u32::MAX - 1,
@@ -15596,7 +17744,6 @@ impl StateUpdate {
                         return union::body(object, "state", "requires_action")
                             .map(Self::RequiresAction);
                     }
-                    #[cfg(feature = "unstable")]
                     3u32 => {
                         return union::body(object, "state", "unknown").map(Self::Unknown);
                     }
@@ -15628,7 +17775,6 @@ impl From<RequiresActionStateUpdate> for StateUpdate {
         Self::RequiresAction(body)
     }
 }
-#[cfg(feature = "unstable")]
 impl From<UnknownStateUpdate> for StateUpdate {
     fn from(body: UnknownStateUpdate) -> Self {
         Self::Unknown(body)
@@ -15648,7 +17794,7 @@ pub enum StringFormat {
     /// Custom or future string format.
     ///
     /// Unknown formats are preserved. Implementations that do not understand a
-    /// format should treat it as an annotation rather than rejecting the schema.
+    /// format SHOULD treat it as an annotation rather than rejecting the schema.
     Other(String),
 }
 impl union::WireStr for StringFormat {
@@ -15719,7 +17865,7 @@ impl schemars::JsonSchema for StringFormat {
 pub struct StringMultiSelectItems {
     /// Allowed enum values. Must contain at least one value.
     pub r#enum: Vec<String>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -15778,11 +17924,6 @@ pub struct StringPropertySchema {
     /// Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
     #[serde(rename = "maxLength", default, skip_serializing_if = "Patch::is_omitted")]
     pub max_length: Patch<u32>,
-    /// Pattern the string must match, in ECMA-262 regular expression syntax.
-    ///
-    /// Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
-    #[serde(default, skip_serializing_if = "Patch::is_omitted")]
-    pub pattern: Patch<String>,
     /// String format.
     ///
     /// Optional. Omitted and `null` are equivalent and mean there is no format constraint.
@@ -15809,7 +17950,7 @@ pub struct StringPropertySchema {
     /// declared by `oneOf`.
     #[serde(rename = "oneOf", default, skip_serializing_if = "Patch::is_omitted")]
     pub one_of: Patch<Vec<EnumOption>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -15831,7 +17972,6 @@ impl StringPropertySchema {
             description: Default::default(),
             min_length: Default::default(),
             max_length: Default::default(),
-            pattern: Default::default(),
             format: Default::default(),
             default: Default::default(),
             r#enum: Default::default(),
@@ -15847,7 +17987,6 @@ impl Default for StringPropertySchema {
             description: Default::default(),
             min_length: Default::default(),
             max_length: Default::default(),
-            pattern: Default::default(),
             format: Default::default(),
             default: Default::default(),
             r#enum: Default::default(),
@@ -15856,20 +17995,17 @@ impl Default for StringPropertySchema {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// Client-initiated session mutations permitted for a specific subagent session.
 ///
 /// A mutation requires an explicit per-child capability. Support for the method
 /// on ordinary sessions does not grant support on a child.
-#[cfg(feature = "unstable")]
+///
+/// See protocol docs: [Restricted methods](https://agentclientprotocol.com/protocol/v2/subagents#restricted-methods)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SubagentSessionCapabilities {
-    /// Permits the client to cancel this child's current work without ending
+    /// Permits the Client to cancel this child's current work without ending
     /// the session. Omitted and `null` are equivalent and mean unsupported. An object (including
     /// `{}`) means supported.
     #[serde(
@@ -15878,11 +18014,11 @@ pub struct SubagentSessionCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub cancel: Patch<SessionCancelCapabilities>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -15891,7 +18027,6 @@ pub struct SubagentSessionCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl SubagentSessionCapabilities {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -15902,7 +18037,6 @@ impl SubagentSessionCapabilities {
         }
     }
 }
-#[cfg(feature = "unstable")]
 impl Default for SubagentSessionCapabilities {
     fn default() -> Self {
         Self {
@@ -15911,10 +18045,6 @@ impl Default for SubagentSessionCapabilities {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// Notification that the enclosing parent session created and owns a child session.
 ///
 /// Later updates modify the existing association's metadata, not its ownership.
@@ -15923,9 +18053,9 @@ impl Default for SubagentSessionCapabilities {
 /// `sessionId` announces the child and MUST be sent
 /// before any live request or notification bearing the child's session ID,
 /// including messages naming it as sender or recipient. Child events are
-/// delivered automatically. No separate child load, resume, or subscription is needed.
+/// delivered automatically. No separate child resume or subscription is needed.
 /// Understanding this update, registering child sessions, and applying their
-/// operation restrictions are baseline v2 requirements. No Client capability
+/// operation restrictions are baseline requirements. No Client capability
 /// is required.
 ///
 /// Only `sessionId` is required. Other fields have
@@ -15942,12 +18072,13 @@ impl Default for SubagentSessionCapabilities {
 /// child. Agents SHOULD mirror known child state changes in the parent's
 /// `state` using the same `StateUpdate` snapshot as the
 /// ordinary `state_update` notification on the child session. This reports
-/// child state, not a separate parent-owned lifecycle. Consumers should
-/// treat duplicate reports idempotently.
+/// child state, not a separate parent-owned lifecycle. Clients MUST
+/// apply duplicate reports idempotently.
 /// Completing or cancelling work does not end the association: the parent may
 /// message the same child again. Individual messages and their outcomes do not
 /// change this association.
-#[cfg(feature = "unstable")]
+///
+/// See protocol docs: [Subagents](https://agentclientprotocol.com/protocol/v2/subagents)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -16003,7 +18134,7 @@ pub struct SubagentUpdate {
     /// effective working directory.
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub cwd: Patch<AbsolutePath>,
-    /// Additional workspace roots for the child. Each path must be absolute.
+    /// Additional workspace roots for the child. Each path MUST be absolute.
     ///
     /// Optional and nullable. Omitted means unchanged. `null` clears the
     /// reported value. While unset, the child inherits its immediate parent's
@@ -16015,14 +18146,14 @@ pub struct SubagentUpdate {
         skip_serializing_if = "Patch::is_omitted"
     )]
     pub additional_directories: Patch<Vec<AbsolutePath>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     /// clears it. An object patches the stored metadata by top-level key: keys it omits are
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
     /// stored value without merging nested objects. Beyond this patch rule, implementations
     /// MUST NOT assign meaning to keys they do not recognize.
     ///
-    /// See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    /// See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     #[serde(
         rename = "_meta",
         default,
@@ -16031,7 +18162,6 @@ pub struct SubagentUpdate {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl SubagentUpdate {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -16048,17 +18178,12 @@ impl SubagentUpdate {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// Client-provided system-level instructions for a session.
 ///
 /// Clients MUST only send this when the Agent advertises
 /// `session.systemPrompt`. Agents that cannot apply it, for example because of
 /// an unadvertised mode or an unsupported content block type, MUST return an
-/// error instead of creating, resuming, or forking the session.
-#[cfg(feature = "unstable")]
+/// error instead of creating or resuming the session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -16076,13 +18201,13 @@ pub struct SystemPrompt {
     /// blocks they do not support, including unknown types.
     ///
     /// Clients MUST NOT send an empty array. Agents MAY reject one with
-    /// `-32602` without creating, resuming, or forking the session.
+    /// `-32602` without creating or resuming the session.
     pub content: Vec<ContentBlock>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -16091,7 +18216,6 @@ pub struct SystemPrompt {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl SystemPrompt {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -16103,16 +18227,11 @@ impl SystemPrompt {
         }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
-/// How the Agent combines a client-provided system prompt with its own instructions.
+/// How the Agent combines a Client-provided system prompt with its own instructions.
 ///
 /// Unknown modes are preserved so they can be stored,
 /// proxied, or forwarded. An Agent MUST return an error for a mode it does not
 /// support rather than treating it as `append` or `override`.
-#[cfg(feature = "unstable")]
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SystemPromptMode {
     /// Add the content to the Agent's own instructions rather than replacing them.
@@ -16138,7 +18257,6 @@ pub enum SystemPromptMode {
     /// future ACP variants.
     Other(String),
 }
-#[cfg(feature = "unstable")]
 impl union::WireStr for SystemPromptMode {
     const VARIANTS: &'static [&'static str] = &["append", "override"];
     fn from_wire(value: &str) -> Option<Self> {
@@ -16162,32 +18280,27 @@ impl union::WireStr for SystemPromptMode {
         }
     }
 }
-#[cfg(feature = "unstable")]
 impl SystemPromptMode {
     /// The wire value.
     pub fn as_str(&self) -> &str {
         union::WireStr::as_wire(self)
     }
 }
-#[cfg(feature = "unstable")]
 impl Serialize for SystemPromptMode {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         union::serialize_str(self, serializer)
     }
 }
-#[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SystemPromptMode {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         union::deserialize_str(deserializer)
     }
 }
-#[cfg(feature = "unstable")]
 impl std::fmt::Display for SystemPromptMode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
-#[cfg(feature = "unstable")]
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for SystemPromptMode {
     fn schema_name() -> std::borrow::Cow<'static, str> {
@@ -16201,7 +18314,7 @@ impl schemars::JsonSchema for SystemPromptMode {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
 }
-/// A display-only reference to an agent-owned terminal.
+/// A display-only reference to an Agent-owned terminal.
 ///
 /// Terminal state and output are delivered separately through
 /// `terminal_update` and `terminal_output_chunk` session updates.
@@ -16212,7 +18325,7 @@ pub struct Terminal {
     /// The ID of the terminal to display.
     #[serde(rename = "terminalId")]
     pub terminal_id: TerminalId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -16237,14 +18350,14 @@ impl Terminal {
 }
 /// Capabilities for terminal authentication methods.
 ///
-/// Supplying `{}` means the client can reproduce the configured agent
+/// Supplying `{}` means the Client can reproduce the configured Agent
 /// invocation in an interactive terminal and supports terminal authentication
 /// methods.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct TerminalAuthCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -16276,7 +18389,7 @@ impl Default for TerminalAuthCapabilities {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct TerminalCancelCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -16303,9 +18416,6 @@ impl Default for TerminalCancelCapabilities {
 }
 /// Client-initiated controls a terminal currently supports.
 ///
-/// A malformed value falls back to no controls, so the Client never sends a request the
-/// Agent did not advertise.
-///
 /// See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -16321,7 +18431,7 @@ pub struct TerminalCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub cancel: Patch<TerminalCancelCapabilities>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -16352,7 +18462,7 @@ impl Default for TerminalCapabilities {
         }
     }
 }
-/// Exit information for an agent-owned terminal.
+/// Exit information for an Agent-owned terminal.
 ///
 /// The presence of this object marks the terminal as exited, even when neither
 /// an exit code nor a signal is known.
@@ -16371,7 +18481,7 @@ pub struct TerminalExitStatus {
     pub exit_code: Patch<i64>,
     /// Signal that terminated the process, when known.
     ///
-    /// Agents should use the conventional platform signal name. POSIX examples
+    /// Agents SHOULD use the conventional platform signal name. POSIX examples
     /// include `SIGTERM`, `SIGKILL`, and `SIGINT`. Other platforms may use a
     /// platform-specific name. Omitted and `null` are equivalent.
     #[serde(
@@ -16380,7 +18490,7 @@ pub struct TerminalExitStatus {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub signal: Patch<String>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -16413,7 +18523,7 @@ impl Default for TerminalExitStatus {
         }
     }
 }
-/// Unique identifier for an agent-owned terminal within a session.
+/// Unique identifier for an Agent-owned terminal within a session.
 #[derive(
     Debug,
     Clone,
@@ -16457,7 +18567,7 @@ impl std::fmt::Display for TerminalId {
 pub struct TerminalOutput {
     /// Base64-encoded replacement terminal output bytes.
     pub data: String,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -16480,7 +18590,7 @@ impl TerminalOutput {
         }
     }
 }
-/// A chunk of bytes appended to an agent-owned terminal's output.
+/// A chunk of bytes appended to an Agent-owned terminal's output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -16490,7 +18600,7 @@ pub struct TerminalOutputChunk {
     pub terminal_id: TerminalId,
     /// Independently base64-encoded terminal output bytes.
     pub data: String,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This metadata is scoped to the chunk and does not patch stored metadata.
@@ -16515,16 +18625,16 @@ impl TerminalOutputChunk {
         }
     }
 }
-/// The size of an agent-owned terminal in character cells.
+/// The size of an Agent-owned terminal in character cells.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct TerminalSize {
-    /// Number of columns.
+    /// Number of columns. At least 1.
     pub cols: u16,
-    /// Number of rows.
+    /// Number of rows. At least 1.
     pub rows: u16,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -16548,7 +18658,7 @@ impl TerminalSize {
         }
     }
 }
-/// An upsert for the stored state of an agent-owned terminal.
+/// An upsert for the stored state of an Agent-owned terminal.
 ///
 /// Only `terminalId` is required. Other fields have patch
 /// semantics: omitted fields leave the stored value unchanged, `null` clears
@@ -16611,7 +18721,7 @@ pub struct TerminalUpdate {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub capabilities: Patch<TerminalCapabilities>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     /// clears it. An object patches the stored metadata by top-level key: keys it omits are
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
@@ -16650,7 +18760,7 @@ impl TerminalUpdate {
 pub struct TextCommandInput {
     /// A hint to display when the input hasn't been provided yet
     pub hint: String,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -16680,7 +18790,7 @@ impl TextCommandInput {
 pub struct TextContent {
     /// Text payload carried by this content block.
     pub text: String,
-    /// Optional annotations that help clients decide how to display or route this content.
+    /// Optional annotations that help Clients decide how to display or route this content.
     ///
     /// Omitted and `null` are equivalent and mean no annotations are provided.
     #[serde(
@@ -16689,7 +18799,7 @@ pub struct TextContent {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub annotations: Patch<Annotations>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -16732,7 +18842,7 @@ pub struct TextResourceContents {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub mime_type: Patch<MediaType>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -16757,7 +18867,7 @@ impl TextResourceContents {
         }
     }
 }
-/// Items definition for titled multi-select enum properties.
+/// Titled multi-select items use `anyOf` and omit `type`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -16765,7 +18875,7 @@ pub struct TitledMultiSelectItems {
     /// Titled enum options. Must contain at least one option.
     #[serde(rename = "anyOf")]
     pub any_of: Vec<EnumOption>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -16795,7 +18905,7 @@ impl TitledMultiSelectItems {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ToolCallCancelCapabilities {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -16822,9 +18932,6 @@ impl Default for ToolCallCancelCapabilities {
 }
 /// Client-initiated controls a tool call currently supports.
 ///
-/// A malformed value falls back to no controls, so the Client never sends a request the
-/// Agent did not advertise.
-///
 /// See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -16840,7 +18947,7 @@ pub struct ToolCallCapabilities {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub cancel: Patch<ToolCallCancelCapabilities>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -16883,28 +18990,36 @@ pub enum ToolCallContent {
     Content(Box<Content>),
     /// File modification shown as a diff.
     Diff(Box<Diff>),
-    /// A display-only reference to an agent-owned terminal.
+    /// A display-only reference to an Agent-owned terminal.
     Terminal(Terminal),
+    /// A display-only reference to another session, such as a subagent.
+    Session(SessionReference),
     /// Custom or future tool call content.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
     /// extensions. Unknown values that do not begin with `_` are reserved for
     /// future ACP variants.
     ///
-    /// Receivers that do not understand this content type should preserve the
+    /// Receivers that do not understand this content type SHOULD preserve the
     /// raw payload when storing, replaying, proxying, or forwarding tool call
     /// output, and otherwise ignore it or display it generically.
     Other(Meta),
 }
 impl ToolCallContent {
     /// The tag values this union knows.
-    pub const KNOWN_TAGS: &'static [&'static str] = &["content", "diff", "terminal"];
+    pub const KNOWN_TAGS: &'static [&'static str] = &[
+        "content",
+        "diff",
+        "terminal",
+        "session",
+    ];
     /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
     pub fn tag(&self) -> Option<&str> {
         match self {
             Self::Content { .. } => Some("content"),
             Self::Diff { .. } => Some("diff"),
             Self::Terminal { .. } => Some("terminal"),
+            Self::Session { .. } => Some("session"),
             Self::Other(object) => object.get_str("type"),
         }
     }
@@ -16945,6 +19060,14 @@ impl schemars::JsonSchema for ToolCallContent {
                         "terminal",
                     ),
                 );
+            branches
+                .push(
+                    crate::support::schema::tagged(
+                        generator.subschema_for::<SessionReference>(),
+                        "type",
+                        "session",
+                    ),
+                );
             branches.push(crate::support::schema::catch_all("type", Self::KNOWN_TAGS));
             crate::support::schema::any_of(branches)
         }
@@ -16956,6 +19079,7 @@ impl Serialize for ToolCallContent {
             Self::Content(body) => union::tagged(serializer, "type", "content", body),
             Self::Diff(body) => union::tagged(serializer, "type", "diff", body),
             Self::Terminal(body) => union::tagged(serializer, "type", "terminal", body),
+            Self::Session(body) => union::tagged(serializer, "type", "session", body),
             Self::Other(object) => object.serialize(serializer),
         }
     }
@@ -16984,6 +19108,7 @@ impl union::Streamed for ToolCallContent {
                 }
                 "diff" => Deserialize::deserialize(body).map(|b| Self::Diff(Box::new(b))),
                 "terminal" => Deserialize::deserialize(body).map(Self::Terminal),
+                "session" => Deserialize::deserialize(body).map(Self::Session),
                 _ => return None,
             },
         )
@@ -17008,6 +19133,7 @@ impl ToolCallContent {
                     Some("content") => 0u32,
                     Some("diff") => 1u32,
                     Some("terminal") => 2u32,
+                    Some("session") => 3u32,
                     Some(_) => u32::MAX,
                     None => u32::MAX - 1,
                 };
@@ -17023,6 +19149,9 @@ impl ToolCallContent {
                     2u32 => {
                         return union::body(object, "type", "terminal")
                             .map(Self::Terminal);
+                    }
+                    3u32 => {
+                        return union::body(object, "type", "session").map(Self::Session);
                     }
                     u32::MAX => return Ok(Self::Other(Meta::from(object))),
                     _ => {}
@@ -17052,6 +19181,11 @@ impl From<Terminal> for ToolCallContent {
         Self::Terminal(body)
     }
 }
+impl From<SessionReference> for ToolCallContent {
+    fn from(body: SessionReference) -> Self {
+        Self::Session(body)
+    }
+}
 /// A streamed item of tool-call content.
 ///
 /// Tool-call content chunks append one `ToolCallContent` item to the current
@@ -17067,7 +19201,7 @@ pub struct ToolCallContentChunk {
     pub tool_call_id: ToolCallId,
     /// A single item of content produced by the tool call.
     pub content: ToolCallContent,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     /// This metadata is scoped to the chunk and does not patch stored metadata.
@@ -17131,8 +19265,8 @@ impl std::fmt::Display for ToolCallId {
 }
 /// A file location being accessed or modified by a tool.
 ///
-/// Enables clients to implement "follow-along" features that track
-/// which files the agent is working with in real-time.
+/// Enables Clients to implement "follow-along" features that track
+/// which files the Agent is working with in real-time.
 ///
 /// See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v2/tool-calls#following-the-agent)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -17149,7 +19283,7 @@ pub struct ToolCallLocation {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub line: Patch<u32>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -17185,7 +19319,7 @@ pub struct ToolCallPermissionSubject {
     /// `toolCallId` creates the tool call.
     #[serde(rename = "toolCall")]
     pub tool_call: ToolCallUpdate,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -17312,7 +19446,7 @@ impl schemars::JsonSchema for ToolCallStatus {
 }
 /// Represents an upsert for a tool call that the language model has requested.
 ///
-/// Tool calls are actions that the agent executes on behalf of the language model,
+/// Tool calls are actions that the Agent executes on behalf of the language model,
 /// such as reading files, executing code, or fetching data from external sources.
 ///
 /// Only `toolCallId` is required. Other fields have patch semantics:
@@ -17320,7 +19454,7 @@ impl schemars::JsonSchema for ToolCallStatus {
 /// unsets the value, and concrete values replace the previous value. For
 /// collection fields, concrete arrays replace the previous collection, and both
 /// `null` and `[]` clear the collection. A concrete `_meta` object instead
-/// patches the stored metadata by top-level key. When a client receives a tool
+/// patches the stored metadata by top-level key. When a Client receives a tool
 /// call ID it has not seen before, omitted fields start at their protocol defaults.
 ///
 /// See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls)
@@ -17335,7 +19469,7 @@ pub struct ToolCallUpdate {
     ///
     /// This field is optional and has patch semantics. Omission means no
     /// change, `null` clears the name, and a string replaces it. For a tool
-    /// call ID the client has not seen before, omission or `null` means that no
+    /// call ID the Client has not seen before, omission or `null` means that no
     /// tool name is available.
     #[serde(
         default,
@@ -17343,7 +19477,7 @@ pub struct ToolCallUpdate {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub name: Patch<String>,
-    /// Human-readable title describing what the tool is doing.
+    /// Human-readable plain-text title describing what the tool is doing.
     ///
     /// Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
     /// A new tool call starts without a title.
@@ -17354,7 +19488,7 @@ pub struct ToolCallUpdate {
     )]
     pub title: Patch<String>,
     /// The category of tool being invoked.
-    /// Helps clients choose appropriate icons and UI treatment.
+    /// Helps Clients choose appropriate icons and UI treatment.
     ///
     /// Omission leaves the kind unchanged, `null` resets it to `other`, and a value replaces it.
     /// A new tool call starts as `other`.
@@ -17367,7 +19501,8 @@ pub struct ToolCallUpdate {
     /// Current execution status of the tool call.
     ///
     /// Omission leaves the status unchanged, `null` resets it to `pending`, and a value
-    /// replaces it. A new tool call starts as `pending`.
+    /// replaces it. A new tool call starts as `pending`. Agents do not move a tool call
+    /// back to `pending` once it has another status.
     #[serde(
         default,
         skip_serializing_if = "Patch::is_omitted",
@@ -17382,7 +19517,7 @@ pub struct ToolCallUpdate {
     )]
     pub content: Patch<Vec<ToolCallContent>>,
     /// File locations affected by this tool call.
-    /// Enables "follow-along" features in clients.
+    /// Enables "follow-along" features in Clients.
     #[serde(
         default,
         skip_serializing_if = "Patch::is_omitted",
@@ -17415,7 +19550,7 @@ pub struct ToolCallUpdate {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub capabilities: Patch<ToolCallCapabilities>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     /// clears it. An object patches the stored metadata by top-level key: keys it omits are
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
@@ -17452,7 +19587,7 @@ impl ToolCallUpdate {
 }
 /// Categories of tools that can be invoked.
 ///
-/// Tool kinds help clients choose appropriate icons and optimize how they
+/// Tool kinds help Clients choose appropriate icons and optimize how they
 /// display tool execution progress.
 ///
 /// See protocol docs: [Reporting](https://agentclientprotocol.com/protocol/v2/tool-calls#reporting)
@@ -17578,7 +19713,7 @@ impl schemars::JsonSchema for ToolKind {
 /// Only available if the Agent supports the `session.archive` capability.
 ///
 /// Unarchiving returns the session to default `session/list` results with the same ID and
-/// saved history. It never loads or resumes the session. Clients that want to continue an
+/// saved history. It never resumes the session. Clients that want to continue an
 /// archived session SHOULD unarchive it before calling `session/resume`.
 /// Unarchiving a session that is not archived succeeds. A session that does not exist
 /// gets `-32002`.
@@ -17590,7 +19725,7 @@ pub struct UnarchiveSessionRequest {
     /// The ID of the session to unarchive.
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -17624,7 +19759,7 @@ impl UnarchiveSessionRequest {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct UnarchiveSessionResponse {
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -17651,20 +19786,18 @@ impl Default for UnarchiveSessionResponse {
         Self { meta: Default::default() }
     }
 }
-/// **UNSTABLE**
-///
-/// This capability is not part of the spec yet, and may be removed or changed at any point.
-///
 /// The Agent cannot currently determine foreground activity.
 ///
-/// Report this when activity becomes unobservable, not merely because the session
-/// has been quiet. The Client MUST stop presenting the previous state as confirmed
-/// current activity, but may retain it as last known. A later state replaces this
-/// snapshot normally.
+/// The Agent MUST report this when it can no longer observe the session's
+/// foreground work. Silence alone is not lost observability. The Client MUST
+/// stop presenting the previous state as confirmed current activity, but MAY
+/// retain it as last known. A later state replaces this snapshot normally.
 ///
 /// This is not a task outcome or session closure. It does not cancel work, resolve
-/// pending requests, or revoke capabilities. Capabilities are updated separately.
-#[cfg(feature = "unstable")]
+/// pending requests, or revoke capabilities. If a control is no longer available,
+/// the Agent updates the capabilities explicitly. Unfinished tool calls and
+/// terminals stay as last reported. The Agent MUST NOT invent a final status
+/// for them, and Clients MUST NOT present them as confirmed live activity.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -17674,20 +19807,20 @@ pub struct UnknownStateUpdate {
     /// Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
     /// background work, not that nothing is running. `[]` means no background work is
     /// running. An Agent that reports background work MUST include it on every state
-    /// update for the session. A malformed list is treated as not reported.
+    /// update for the session.
     ///
-    /// See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    /// See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     #[serde(
         default,
         skip_serializing_if = "Patch::is_omitted",
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub background: Patch<Vec<BackgroundWork>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     #[serde(
         rename = "_meta",
         default,
@@ -17696,7 +19829,6 @@ pub struct UnknownStateUpdate {
     )]
     pub meta: Patch<Meta>,
 }
-#[cfg(feature = "unstable")]
 impl UnknownStateUpdate {
     /// A value with the required fields given and every optional field left out.
     #[allow(clippy::too_many_arguments)]
@@ -17707,7 +19839,6 @@ impl UnknownStateUpdate {
         }
     }
 }
-#[cfg(feature = "unstable")]
 impl Default for UnknownStateUpdate {
     fn default() -> Self {
         Self {
@@ -17727,7 +19858,7 @@ pub struct UnsupportedProtocolVersionErrorData {
     pub requested: ProtocolVersion,
     /// The protocol versions the Agent supports.
     pub supported: Vec<ProtocolVersion>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -17751,7 +19882,7 @@ impl UnsupportedProtocolVersionErrorData {
         }
     }
 }
-/// Notification containing a session update from the agent.
+/// Notification containing a session update from the Agent.
 ///
 /// Agents can send session updates at any point while the session exists.
 ///
@@ -17765,7 +19896,7 @@ pub struct UpdateSessionNotification {
     pub session_id: SessionId,
     /// The actual update content.
     pub update: SessionUpdate,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -17838,7 +19969,7 @@ pub struct Usage {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub cached_write_tokens: Patch<u64>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
     ///
@@ -17885,11 +20016,14 @@ pub struct UsageUpdate {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub cost: Patch<Cost>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
-    /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    /// Implementations MUST NOT assign meaning to keys they do not recognize.
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
+    /// metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
+    /// clears it. An object patches the stored metadata by top-level key: keys it omits are
+    /// unchanged, a key set to `null` is removed, and any other value replaces that key's
+    /// stored value without merging nested objects. Beyond this patch rule, implementations
+    /// MUST NOT assign meaning to keys they do not recognize.
     ///
-    /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    /// See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     #[serde(
         rename = "_meta",
         default,
@@ -17937,7 +20071,7 @@ pub struct UserMessage {
         deserialize_with = "lenient_fns::patch_items_on_error"
     )]
     pub content: Patch<Vec<ContentBlock>>,
-    /// The _meta property is reserved by ACP to allow clients and agents to attach additional
+    /// The _meta property is reserved by ACP to allow Clients and Agents to attach additional
     /// metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     /// clears it. An object patches the stored metadata by top-level key: keys it omits are
     /// unchanged, a key set to `null` is removed, and any other value replaces that key's
@@ -18016,10 +20150,13 @@ pub const TYPE_NAMES: &[&str] = &[
     "ClientResponseError",
     "ClientResponseErrorId",
     "ClientResponseResult",
+    "ClientSessionCapabilities",
     "CloseSessionRequest",
     "CloseSessionResponse",
     "Command",
     "CommandPermissionSubject",
+    "CommandsCapabilities",
+    "CommandsSkillCapabilities",
     "CompactionId",
     "CompactionStatus",
     "CompactionSummaryChunk",
@@ -18034,6 +20171,15 @@ pub const TYPE_NAMES: &[&str] = &[
     "CreateElicitationRequestMode",
     "CreateElicitationResponse",
     "CreateElicitationResponseAction",
+    "CursorAnchor",
+    "CursorAnchorPosition",
+    "CursorCapabilities",
+    "CursorCompactionAnchor",
+    "CursorForkCapabilities",
+    "CursorId",
+    "CursorMessageAnchor",
+    "CursorToolCallAnchor",
+    "CursorUpdate",
     "DeleteSessionRequest",
     "DeleteSessionResponse",
     "Diff",
@@ -18077,11 +20223,16 @@ pub const TYPE_NAMES: &[&str] = &[
     "HttpHeader",
     "Icon",
     "IconTheme",
+    "IdempotencyKey",
     "IdleStateUpdate",
     "IdleStateUpdateStopReason",
     "IdleStateUpdateStopReasonNone",
     "ImageContent",
     "Implementation",
+    "InitialSessionConfigOption",
+    "InitialSessionConfigOptionType",
+    "InitialSessionConfigOptionTypeBoolean",
+    "InitialSessionConfigOptionTypeId",
     "InitializeProxyRequest",
     "InitializeProxyResponse",
     "InitializeRequest",
@@ -18127,7 +20278,6 @@ pub const TYPE_NAMES: &[&str] = &[
     "PlanEntry",
     "PlanEntryPriority",
     "PlanEntryStatus",
-    "PlanFile",
     "PlanId",
     "PlanItems",
     "PlanMarkdown",
@@ -18140,6 +20290,14 @@ pub const TYPE_NAMES: &[&str] = &[
     "PromptImageCapabilities",
     "PromptRequest",
     "PromptResponse",
+    "PromptSkillCapabilities",
+    "PromptSkillInlineCapabilities",
+    "PromptSuggestion",
+    "PromptSuggestionsAudioCapabilities",
+    "PromptSuggestionsCapabilities",
+    "PromptSuggestionsEmbeddedContextCapabilities",
+    "PromptSuggestionsImageCapabilities",
+    "PromptSuggestionsUpdate",
     "ProtocolVersion",
     "ProviderCurrentConfig",
     "ProviderId",
@@ -18154,6 +20312,7 @@ pub const TYPE_NAMES: &[&str] = &[
     "ProxySuccessorNotification",
     "ProxySuccessorRequest",
     "ProxySuccessorResponse",
+    "ReplayComplete",
     "ReplayFrom",
     "ReplayFromStart",
     "RequestId",
@@ -18193,6 +20352,10 @@ pub const TYPE_NAMES: &[&str] = &[
     "SessionMessage",
     "SessionMessageChunk",
     "SessionNotFoundErrorData",
+    "SessionOptionsCapabilities",
+    "SessionOptionsRequest",
+    "SessionOptionsResponse",
+    "SessionReference",
     "SessionStatus",
     "SessionStatusCapabilities",
     "SessionStatusRequest",
@@ -18211,6 +20374,8 @@ pub const TYPE_NAMES: &[&str] = &[
     "SetSessionConfigOptionResponse",
     "SetSessionTitleRequest",
     "SetSessionTitleResponse",
+    "Skill",
+    "SkillReference",
     "StateUpdate",
     "StringFormat",
     "StringMultiSelectItems",
@@ -18274,6 +20439,7 @@ pub const TYPE_NAMES: &[&str] = &[
     "AvailableCommand",
     "AvailableCommandInput",
     "AvailableCommandsUpdate",
+    "BackgroundSubagent",
     "BackgroundTerminal",
     "BackgroundToolCall",
     "BackgroundWork",
@@ -18351,6 +20517,7 @@ pub const TYPE_NAMES: &[&str] = &[
     "HttpHeader",
     "Icon",
     "IconTheme",
+    "IdempotencyKey",
     "IdleStateUpdate",
     "IdleStateUpdateStopReason",
     "IdleStateUpdateStopReasonNone",
@@ -18388,6 +20555,8 @@ pub const TYPE_NAMES: &[&str] = &[
     "PlanEntryStatus",
     "PlanId",
     "PlanItems",
+    "PlanMarkdown",
+    "PlanRemoved",
     "PlanUpdate",
     "PlanUpdateContent",
     "PromptAudioCapabilities",
@@ -18397,6 +20566,7 @@ pub const TYPE_NAMES: &[&str] = &[
     "PromptRequest",
     "PromptResponse",
     "ProtocolVersion",
+    "ReplayComplete",
     "ReplayFrom",
     "ReplayFromStart",
     "RequestId",
@@ -18412,6 +20582,7 @@ pub const TYPE_NAMES: &[&str] = &[
     "RunningStateUpdate",
     "SelectedPermissionOutcome",
     "SessionAdditionalDirectoriesCapabilities",
+    "SessionCancelCapabilities",
     "SessionCapabilities",
     "SessionConfigBoolean",
     "SessionConfigGroupId",
@@ -18429,7 +20600,13 @@ pub const TYPE_NAMES: &[&str] = &[
     "SessionInfo",
     "SessionInfoUpdate",
     "SessionListCursor",
+    "SessionMessage",
+    "SessionMessageChunk",
     "SessionNotFoundErrorData",
+    "SessionReference",
+    "SessionSystemPromptCapabilities",
+    "SessionSystemPromptModeCapabilities",
+    "SessionSystemPromptOverrideCapabilities",
     "SessionUpdate",
     "SetSessionConfigOptionRequest",
     "SetSessionConfigOptionRequestType",
@@ -18440,6 +20617,10 @@ pub const TYPE_NAMES: &[&str] = &[
     "StringFormat",
     "StringMultiSelectItems",
     "StringPropertySchema",
+    "SubagentSessionCapabilities",
+    "SubagentUpdate",
+    "SystemPrompt",
+    "SystemPromptMode",
     "Terminal",
     "TerminalAuthCapabilities",
     "TerminalCancelCapabilities",
@@ -18464,6 +20645,7 @@ pub const TYPE_NAMES: &[&str] = &[
     "ToolCallStatus",
     "ToolCallUpdate",
     "ToolKind",
+    "UnknownStateUpdate",
     "UnsupportedProtocolVersionErrorData",
     "UpdateSessionNotification",
     "UsageUpdate",
@@ -18547,7 +20729,6 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "AvailableCommandsUpdate" => {
             Some(visitor.visit::<AvailableCommandsUpdate>("AvailableCommandsUpdate"))
         }
-        #[cfg(feature = "unstable")]
         "BackgroundSubagent" => {
             Some(visitor.visit::<BackgroundSubagent>("BackgroundSubagent"))
         }
@@ -18607,6 +20788,10 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "ClientResponseResult" => {
             Some(visitor.visit::<ClientResponseResult>("ClientResponseResult"))
         }
+        #[cfg(feature = "unstable")]
+        "ClientSessionCapabilities" => {
+            Some(visitor.visit::<ClientSessionCapabilities>("ClientSessionCapabilities"))
+        }
         "CloseSessionRequest" => {
             Some(visitor.visit::<CloseSessionRequest>("CloseSessionRequest"))
         }
@@ -18616,6 +20801,14 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "Command" => Some(visitor.visit::<Command>("Command")),
         "CommandPermissionSubject" => {
             Some(visitor.visit::<CommandPermissionSubject>("CommandPermissionSubject"))
+        }
+        #[cfg(feature = "unstable")]
+        "CommandsCapabilities" => {
+            Some(visitor.visit::<CommandsCapabilities>("CommandsCapabilities"))
+        }
+        #[cfg(feature = "unstable")]
+        "CommandsSkillCapabilities" => {
+            Some(visitor.visit::<CommandsSkillCapabilities>("CommandsSkillCapabilities"))
         }
         "CompactionId" => Some(visitor.visit::<CompactionId>("CompactionId")),
         "CompactionStatus" => Some(visitor.visit::<CompactionStatus>("CompactionStatus")),
@@ -18660,6 +20853,36 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
                     >("CreateElicitationResponseAction"),
             )
         }
+        #[cfg(feature = "unstable")]
+        "CursorAnchor" => Some(visitor.visit::<CursorAnchor>("CursorAnchor")),
+        #[cfg(feature = "unstable")]
+        "CursorAnchorPosition" => {
+            Some(visitor.visit::<CursorAnchorPosition>("CursorAnchorPosition"))
+        }
+        #[cfg(feature = "unstable")]
+        "CursorCapabilities" => {
+            Some(visitor.visit::<CursorCapabilities>("CursorCapabilities"))
+        }
+        #[cfg(feature = "unstable")]
+        "CursorCompactionAnchor" => {
+            Some(visitor.visit::<CursorCompactionAnchor>("CursorCompactionAnchor"))
+        }
+        #[cfg(feature = "unstable")]
+        "CursorForkCapabilities" => {
+            Some(visitor.visit::<CursorForkCapabilities>("CursorForkCapabilities"))
+        }
+        #[cfg(feature = "unstable")]
+        "CursorId" => Some(visitor.visit::<CursorId>("CursorId")),
+        #[cfg(feature = "unstable")]
+        "CursorMessageAnchor" => {
+            Some(visitor.visit::<CursorMessageAnchor>("CursorMessageAnchor"))
+        }
+        #[cfg(feature = "unstable")]
+        "CursorToolCallAnchor" => {
+            Some(visitor.visit::<CursorToolCallAnchor>("CursorToolCallAnchor"))
+        }
+        #[cfg(feature = "unstable")]
+        "CursorUpdate" => Some(visitor.visit::<CursorUpdate>("CursorUpdate")),
         "DeleteSessionRequest" => {
             Some(visitor.visit::<DeleteSessionRequest>("DeleteSessionRequest"))
         }
@@ -18758,6 +20981,7 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "HttpHeader" => Some(visitor.visit::<HttpHeader>("HttpHeader")),
         "Icon" => Some(visitor.visit::<Icon>("Icon")),
         "IconTheme" => Some(visitor.visit::<IconTheme>("IconTheme")),
+        "IdempotencyKey" => Some(visitor.visit::<IdempotencyKey>("IdempotencyKey")),
         "IdleStateUpdate" => Some(visitor.visit::<IdleStateUpdate>("IdleStateUpdate")),
         "IdleStateUpdateStopReason" => {
             Some(visitor.visit::<IdleStateUpdateStopReason>("IdleStateUpdateStopReason"))
@@ -18772,6 +20996,39 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         }
         "ImageContent" => Some(visitor.visit::<ImageContent>("ImageContent")),
         "Implementation" => Some(visitor.visit::<Implementation>("Implementation")),
+        #[cfg(feature = "unstable")]
+        "InitialSessionConfigOption" => {
+            Some(
+                visitor.visit::<InitialSessionConfigOption>("InitialSessionConfigOption"),
+            )
+        }
+        #[cfg(feature = "unstable")]
+        "InitialSessionConfigOptionType" => {
+            Some(
+                visitor
+                    .visit::<
+                        InitialSessionConfigOptionType,
+                    >("InitialSessionConfigOptionType"),
+            )
+        }
+        #[cfg(feature = "unstable")]
+        "InitialSessionConfigOptionTypeBoolean" => {
+            Some(
+                visitor
+                    .visit::<
+                        InitialSessionConfigOptionTypeBoolean,
+                    >("InitialSessionConfigOptionTypeBoolean"),
+            )
+        }
+        #[cfg(feature = "unstable")]
+        "InitialSessionConfigOptionTypeId" => {
+            Some(
+                visitor
+                    .visit::<
+                        InitialSessionConfigOptionTypeId,
+                    >("InitialSessionConfigOptionTypeId"),
+            )
+        }
         #[cfg(feature = "unstable")]
         "InitializeProxyRequest" => {
             Some(visitor.visit::<InitializeProxyRequest>("InitializeProxyRequest"))
@@ -18886,13 +21143,9 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
             Some(visitor.visit::<PlanEntryPriority>("PlanEntryPriority"))
         }
         "PlanEntryStatus" => Some(visitor.visit::<PlanEntryStatus>("PlanEntryStatus")),
-        #[cfg(feature = "unstable")]
-        "PlanFile" => Some(visitor.visit::<PlanFile>("PlanFile")),
         "PlanId" => Some(visitor.visit::<PlanId>("PlanId")),
         "PlanItems" => Some(visitor.visit::<PlanItems>("PlanItems")),
-        #[cfg(feature = "unstable")]
         "PlanMarkdown" => Some(visitor.visit::<PlanMarkdown>("PlanMarkdown")),
-        #[cfg(feature = "unstable")]
         "PlanRemoved" => Some(visitor.visit::<PlanRemoved>("PlanRemoved")),
         "PlanUpdate" => Some(visitor.visit::<PlanUpdate>("PlanUpdate")),
         "PlanUpdateContent" => {
@@ -18917,6 +21170,61 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         }
         "PromptRequest" => Some(visitor.visit::<PromptRequest>("PromptRequest")),
         "PromptResponse" => Some(visitor.visit::<PromptResponse>("PromptResponse")),
+        #[cfg(feature = "unstable")]
+        "PromptSkillCapabilities" => {
+            Some(visitor.visit::<PromptSkillCapabilities>("PromptSkillCapabilities"))
+        }
+        #[cfg(feature = "unstable")]
+        "PromptSkillInlineCapabilities" => {
+            Some(
+                visitor
+                    .visit::<
+                        PromptSkillInlineCapabilities,
+                    >("PromptSkillInlineCapabilities"),
+            )
+        }
+        #[cfg(feature = "unstable")]
+        "PromptSuggestion" => Some(visitor.visit::<PromptSuggestion>("PromptSuggestion")),
+        #[cfg(feature = "unstable")]
+        "PromptSuggestionsAudioCapabilities" => {
+            Some(
+                visitor
+                    .visit::<
+                        PromptSuggestionsAudioCapabilities,
+                    >("PromptSuggestionsAudioCapabilities"),
+            )
+        }
+        #[cfg(feature = "unstable")]
+        "PromptSuggestionsCapabilities" => {
+            Some(
+                visitor
+                    .visit::<
+                        PromptSuggestionsCapabilities,
+                    >("PromptSuggestionsCapabilities"),
+            )
+        }
+        #[cfg(feature = "unstable")]
+        "PromptSuggestionsEmbeddedContextCapabilities" => {
+            Some(
+                visitor
+                    .visit::<
+                        PromptSuggestionsEmbeddedContextCapabilities,
+                    >("PromptSuggestionsEmbeddedContextCapabilities"),
+            )
+        }
+        #[cfg(feature = "unstable")]
+        "PromptSuggestionsImageCapabilities" => {
+            Some(
+                visitor
+                    .visit::<
+                        PromptSuggestionsImageCapabilities,
+                    >("PromptSuggestionsImageCapabilities"),
+            )
+        }
+        #[cfg(feature = "unstable")]
+        "PromptSuggestionsUpdate" => {
+            Some(visitor.visit::<PromptSuggestionsUpdate>("PromptSuggestionsUpdate"))
+        }
         "ProtocolVersion" => Some(visitor.visit::<ProtocolVersion>("ProtocolVersion")),
         #[cfg(feature = "unstable")]
         "ProviderCurrentConfig" => {
@@ -18964,6 +21272,7 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "ProxySuccessorResponse" => {
             Some(visitor.visit::<ProxySuccessorResponse>("ProxySuccessorResponse"))
         }
+        "ReplayComplete" => Some(visitor.visit::<ReplayComplete>("ReplayComplete")),
         "ReplayFrom" => Some(visitor.visit::<ReplayFrom>("ReplayFrom")),
         "ReplayFromStart" => Some(visitor.visit::<ReplayFromStart>("ReplayFromStart")),
         "RequestId" => Some(visitor.visit::<RequestId>("RequestId")),
@@ -19014,7 +21323,6 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "SessionArchiveFilter" => {
             Some(visitor.visit::<SessionArchiveFilter>("SessionArchiveFilter"))
         }
-        #[cfg(feature = "unstable")]
         "SessionCancelCapabilities" => {
             Some(visitor.visit::<SessionCancelCapabilities>("SessionCancelCapabilities"))
         }
@@ -19072,15 +21380,28 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "SessionListCursor" => {
             Some(visitor.visit::<SessionListCursor>("SessionListCursor"))
         }
-        #[cfg(feature = "unstable")]
         "SessionMessage" => Some(visitor.visit::<SessionMessage>("SessionMessage")),
-        #[cfg(feature = "unstable")]
         "SessionMessageChunk" => {
             Some(visitor.visit::<SessionMessageChunk>("SessionMessageChunk"))
         }
         "SessionNotFoundErrorData" => {
             Some(visitor.visit::<SessionNotFoundErrorData>("SessionNotFoundErrorData"))
         }
+        #[cfg(feature = "unstable")]
+        "SessionOptionsCapabilities" => {
+            Some(
+                visitor.visit::<SessionOptionsCapabilities>("SessionOptionsCapabilities"),
+            )
+        }
+        #[cfg(feature = "unstable")]
+        "SessionOptionsRequest" => {
+            Some(visitor.visit::<SessionOptionsRequest>("SessionOptionsRequest"))
+        }
+        #[cfg(feature = "unstable")]
+        "SessionOptionsResponse" => {
+            Some(visitor.visit::<SessionOptionsResponse>("SessionOptionsResponse"))
+        }
+        "SessionReference" => Some(visitor.visit::<SessionReference>("SessionReference")),
         #[cfg(feature = "unstable")]
         "SessionStatus" => Some(visitor.visit::<SessionStatus>("SessionStatus")),
         #[cfg(feature = "unstable")]
@@ -19095,7 +21416,6 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "SessionStatusResponse" => {
             Some(visitor.visit::<SessionStatusResponse>("SessionStatusResponse"))
         }
-        #[cfg(feature = "unstable")]
         "SessionSystemPromptCapabilities" => {
             Some(
                 visitor
@@ -19104,7 +21424,6 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
                     >("SessionSystemPromptCapabilities"),
             )
         }
-        #[cfg(feature = "unstable")]
         "SessionSystemPromptModeCapabilities" => {
             Some(
                 visitor
@@ -19113,7 +21432,6 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
                     >("SessionSystemPromptModeCapabilities"),
             )
         }
-        #[cfg(feature = "unstable")]
         "SessionSystemPromptOverrideCapabilities" => {
             Some(
                 visitor
@@ -19183,6 +21501,10 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "SetSessionTitleResponse" => {
             Some(visitor.visit::<SetSessionTitleResponse>("SetSessionTitleResponse"))
         }
+        #[cfg(feature = "unstable")]
+        "Skill" => Some(visitor.visit::<Skill>("Skill")),
+        #[cfg(feature = "unstable")]
+        "SkillReference" => Some(visitor.visit::<SkillReference>("SkillReference")),
         "StateUpdate" => Some(visitor.visit::<StateUpdate>("StateUpdate")),
         "StringFormat" => Some(visitor.visit::<StringFormat>("StringFormat")),
         "StringMultiSelectItems" => {
@@ -19191,18 +21513,14 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "StringPropertySchema" => {
             Some(visitor.visit::<StringPropertySchema>("StringPropertySchema"))
         }
-        #[cfg(feature = "unstable")]
         "SubagentSessionCapabilities" => {
             Some(
                 visitor
                     .visit::<SubagentSessionCapabilities>("SubagentSessionCapabilities"),
             )
         }
-        #[cfg(feature = "unstable")]
         "SubagentUpdate" => Some(visitor.visit::<SubagentUpdate>("SubagentUpdate")),
-        #[cfg(feature = "unstable")]
         "SystemPrompt" => Some(visitor.visit::<SystemPrompt>("SystemPrompt")),
-        #[cfg(feature = "unstable")]
         "SystemPromptMode" => Some(visitor.visit::<SystemPromptMode>("SystemPromptMode")),
         "Terminal" => Some(visitor.visit::<Terminal>("Terminal")),
         "TerminalAuthCapabilities" => {
@@ -19262,7 +21580,6 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         "UnarchiveSessionResponse" => {
             Some(visitor.visit::<UnarchiveSessionResponse>("UnarchiveSessionResponse"))
         }
-        #[cfg(feature = "unstable")]
         "UnknownStateUpdate" => {
             Some(visitor.visit::<UnknownStateUpdate>("UnknownStateUpdate"))
         }

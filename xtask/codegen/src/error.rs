@@ -197,8 +197,6 @@ pub enum SchemaErrorKind {
     /// A type made of itself with no JSON level in between: the names along the cycle, back to
     /// the first.
     Cycle { path: Vec<String> },
-    /// A request with no response type.
-    NoResponse { method: String },
     /// A response (`x-method`, `x-side`) that matches no request.
     UnmatchedResponse { method: String, side: String },
 }
@@ -246,7 +244,6 @@ impl fmt::Display for SchemaErrorKind {
                 path.first().map_or("", String::as_str),
                 path.join(" → ")
             ),
-            NoResponse { method } => write!(f, "request {} has no response type", quoted(method)),
             UnmatchedResponse { method, side } => {
                 write!(f, "response for {} ({}) matches no request", quoted(method), quoted(side))
             }
@@ -468,12 +465,12 @@ mod tests {
     fn errors_of_one_file_are_sorted_by_pointer_then_text() {
         let mut errors = Errors::default();
         errors.push("f", "/b", SchemaErrorKind::Unsupported(Construct::SecondCatchAll));
-        errors.push("f", "/a", SchemaErrorKind::NoResponse { method: "z".into() });
+        errors.push("f", "/a", SchemaErrorKind::UnmatchedResponse { method: "z".into(), side: "agent".into() });
         errors.push("f", "/a", SchemaErrorKind::DanglingRef { reference: "#/$defs/X".into() });
         let Err(e) = errors.into_result(()) else { panic!("errors") };
         assert_eq!(
             e.to_string(),
-            "f#/a: dangling $ref \"#/$defs/X\"\nf#/a: request \"z\" has no response type\nf#/b: a second catch-all branch"
+            "f#/a: dangling $ref \"#/$defs/X\"\nf#/a: response for \"z\" (\"agent\") matches no request\nf#/b: a second catch-all branch"
         );
     }
 

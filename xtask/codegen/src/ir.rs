@@ -1,6 +1,7 @@
 //! The protocol IR: what the generator knows about a protocol version, in a protocol engineer's
 //! nouns. No JSON Schema keyword survives lowering; emitters and the differ read only this.
 
+use crate::warning::Warning;
 use serde_json::Value;
 
 /// Index of a type in [`Protocol::types`]. Ids are reserved before conversion, so references can
@@ -16,6 +17,9 @@ pub struct Protocol {
     pub source: String,
     pub types: Vec<TypeDef>,
     pub methods: Vec<Method>,
+    /// What generated anyway (unknown annotations, requests without a response type), sorted by
+    /// file and pointer.
+    pub warnings: Vec<Warning>,
 }
 
 impl Protocol {
@@ -58,6 +62,26 @@ pub struct Origin {
     /// JSON pointer of the schema node it came from.
     pub pointer: String,
     pub docs: Option<String>,
+    /// The `x-` keywords of its schema node the generator does not know, kept raw for later
+    /// stages (`x-state`, `x-scope`: typed by a later issue).
+    pub annotations: Vec<Annotation>,
+}
+
+/// An `x-` keyword the generator does not know, as the schema writes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Annotation {
+    /// The keyword, e.g. `x-state`.
+    pub keyword: String,
+    pub value: Value,
+    /// JSON pointer of the keyword itself (its node's pointer, then `/x-state`).
+    pub pointer: String,
+}
+
+impl Origin {
+    /// The raw value of an annotation of this item.
+    pub fn annotation(&self, keyword: &str) -> Option<&Value> {
+        self.annotations.iter().find(|a| a.keyword == keyword).map(|a| &a.value)
+    }
 }
 
 #[derive(Debug, Clone)]

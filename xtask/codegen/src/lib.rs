@@ -20,7 +20,9 @@
 //! and returns every file under `generated/` (and the migration reports between consecutive
 //! versions, `schema/v1-to-v2.md`) as text; [`standalone`] does the same for one schema file. It
 //! writes nothing and calls no driver: `cargo xtask` (the `xtask` package) owns the command line,
-//! writing files, freshness and the schema pins.
+//! writing files, freshness and the schema pins. What generates despite a problem (an annotation
+//! the generator does not know, a request without a response type) is a [`Warning`]: in
+//! [`Generated::warnings`] and on every lowered [`Protocol`], for the drivers to print.
 
 pub mod diff;
 pub mod emit;
@@ -31,6 +33,7 @@ pub mod lower;
 pub mod merge;
 pub mod naming;
 pub mod samples;
+pub mod warning;
 
 use emit::crates::SchemaVersion;
 pub use error::{Error, LoadError, SchemaError};
@@ -39,6 +42,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+pub use warning::Warning;
 
 /// The migration report between two consecutive versions' stable schemas (`cargo xtask diff vN
 /// vM`), e.g. `schema/v1-to-v2.md`.
@@ -74,11 +78,24 @@ pub fn load_text(text: &str, name: &str) -> Result<Protocol, LoadError> {
     lower::lower(&doc)
 }
 
-/// Every file the generator produces for the committed schemas, by path relative to the root,
-/// and one summary line per schema file.
-pub fn generate(root: &Path) -> Result<(BTreeMap<PathBuf, String>, Vec<String>), Error> {
+/// What [`generate`] produces for the committed schemas.
+#[derive(Debug)]
+pub struct Generated {
+    /// Every file under `generated/` (and the migration reports), by path relative to the root.
+    pub files: BTreeMap<PathBuf, String>,
+    /// One summary line per schema file.
+    pub lines: Vec<String>,
+    /// What generated anyway (the warnings channel): unknown annotations, requests without a
+    /// response type, in each version's files, sorted by file and pointer. The drivers print them.
+    pub warnings: Vec<Warning>,
+}
+
+/// Every file the generator produces for the committed schemas, with a summary line per schema
+/// file and the warnings.
+pub fn generate(root: &Path) -> Result<Generated, Error> {
     let mut files = BTreeMap::new();
     let mut lines = Vec::new();
+    let mut warnings = Vec::new();
     let mut errors = Vec::new();
     let mut stables = Vec::new();
     let versions = versions(root)?;
@@ -109,6 +126,7 @@ pub fn generate(root: &Path) -> Result<(BTreeMap<PathBuf, String>, Vec<String>),
         let [stable, unstable] = loaded.as_slice() else {
             continue;
         };
+        warnings.extend(stable.warnings.iter().chain(&unstable.warnings).cloned());
         let merged = match merge::merge(stable, unstable) {
             Ok(merged) => merged,
             Err(e) => {
@@ -153,7 +171,7 @@ pub fn generate(root: &Path) -> Result<(BTreeMap<PathBuf, String>, Vec<String>),
     }
     match Error::from_list(errors) {
         Some(e) => Err(e),
-        None => Ok((files, lines)),
+        None => Ok(Generated { files, lines, warnings }),
     }
 }
 
@@ -176,7 +194,8 @@ fn migration_report(
 }
 
 /// The standalone crate of one schema file (`cargo xtask codegen --schema FILE --out DIR`): the
-/// lowered protocol and its four files, by path relative to the crate's directory. `crate_name`
+/// lowered protocol (its warnings in [`Protocol::warnings`]) and its four files, by path relative
+/// to the crate's directory. `crate_name`
 /// names the package; `support` is the directory of the support crate it depends on.
 pub fn standalone(
     schema: &Path,

@@ -1,10 +1,15 @@
 //! The JSON Schema model: a schema file parsed into typed nodes, each with its JSON pointer.
 //!
 //! Only the keywords the ACP schemas use are understood; any other keyword is an error that names
-//! its pointer, so a new construct in a draft is noticed instead of silently ignored.
+//! its pointer, so a new construct in a draft is noticed instead of silently ignored. An `x-`
+//! keyword is an annotation, not a construct: one the loader does not know is kept, raw, on its
+//! node ([`Schema::annotations`]) and reported as a [`Warning`], so the next draft's annotations
+//! never stop regeneration.
 
 use crate::error::{Construct, Errors, LoadError, SchemaErrorKind};
+use crate::warning::{Warning, WarningKind};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 
 /// A JSON type name from the `type` keyword.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -55,6 +60,9 @@ pub struct Schema {
     pub skip_invalid_items: bool,
     pub default_on_null: bool,
     pub docs_ignore: bool,
+    /// The `x-` keywords the loader does not know (`x-state`, `x-scope`, …), with their values,
+    /// in file order.
+    pub annotations: Vec<(String, Value)>,
 }
 
 impl Schema {
@@ -89,19 +97,25 @@ pub struct Document {
     pub root: Schema,
     /// `$defs`, in file order.
     pub defs: Vec<(String, Schema)>,
+    /// One per unknown `x-` keyword, at its first pointer.
+    pub warnings: Vec<Warning>,
 }
 
 /// Parses a schema file's text.
 pub fn parse(file: &str, text: &str) -> Result<Document, LoadError> {
     let value: Value = serde_json::from_str(text).map_err(|error| LoadError::Json { file: file.to_string(), error })?;
     let mut errors = Errors::default();
-    let doc = Reader { file, errors: &mut errors }.document(&value);
+    let mut reader = Reader { file, errors: &mut errors, annotations: BTreeMap::new() };
+    let mut doc = reader.document(&value);
+    doc.warnings = reader.warnings();
     errors.into_result(doc)
 }
 
 struct Reader<'a> {
     file: &'a str,
     errors: &'a mut Errors,
+    /// Unknown annotation keyword → (its first pointer, how many times it occurs).
+    annotations: BTreeMap<String, (String, usize)>,
 }
 
 impl Reader<'_> {
@@ -113,8 +127,35 @@ impl Reader<'_> {
         self.error(pointer, SchemaErrorKind::Malformed { expected });
     }
 
+    /// Keeps an `x-` keyword the loader does not know on its node, and counts it for the warning.
+    fn annotation(&mut self, s: &mut Schema, keyword: &str, value: &Value, pointer: &str) {
+        s.annotations.push((keyword.to_string(), value.clone()));
+        self.annotations.entry(keyword.to_string()).or_insert_with(|| (pointer.to_string(), 0)).1 += 1;
+    }
+
+    /// One warning per unknown annotation keyword, at its first pointer.
+    fn warnings(&self) -> Vec<Warning> {
+        let mut warnings: Vec<Warning> = self
+            .annotations
+            .iter()
+            .map(|(keyword, (pointer, count))| Warning {
+                file: self.file.to_string(),
+                pointer: pointer.clone(),
+                kind: WarningKind::UnknownAnnotation { keyword: keyword.clone(), count: *count },
+            })
+            .collect();
+        warnings.sort();
+        warnings
+    }
+
     fn document(&mut self, value: &Value) -> Document {
-        let mut doc = Document { file: self.file.to_string(), title: None, root: Schema::default(), defs: Vec::new() };
+        let mut doc = Document {
+            file: self.file.to_string(),
+            title: None,
+            root: Schema::default(),
+            defs: Vec::new(),
+            warnings: Vec::new(),
+        };
         let Some(object) = value.as_object() else {
             self.malformed("", "a schema file must be a JSON object");
             return doc;
@@ -210,9 +251,12 @@ impl Reader<'_> {
                 "x-deserialize-default-on-null" => s.default_on_null = self.flag(value, &at),
                 "x-docs-ignore" => s.docs_ignore = self.flag(value, &at),
                 // Validation-only keywords: they constrain values but never change the Rust type.
+                // `propertyNames` (1.20.0 of the schema crate: `{"not": {"enum": ["sessionId", …]}}`
+                // on an elicitation scope) forbids keys that are not properties of the struct.
                 "minLength" | "maxLength" | "minItems" | "maxItems" | "pattern" | "contentEncoding"
                 | "contentMediaType" | "uniqueItems" | "examples" | "deprecated" | "readOnly" | "writeOnly"
-                | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf" | "$comment" | "$id" => {}
+                | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf" | "$comment" | "$id" | "propertyNames" => {}
+                other if other.starts_with("x-") => self.annotation(&mut s, other, value, &at),
                 other => self.error(&at, SchemaErrorKind::Unsupported(Construct::Keyword(other.to_string()))),
             }
         }

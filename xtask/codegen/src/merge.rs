@@ -72,7 +72,9 @@ pub fn merge(stable: &Protocol, unstable: &Protocol) -> Result<Protocol, SchemaE
     }
     // Joined, the two files make a new graph of types, with cycles neither had alone.
     lower::place_boxes(&mut types);
-    Ok(Protocol { source: format!("{} + {}", stable.source, unstable.source), types, methods })
+    let mut warnings: Vec<_> = stable.warnings.iter().chain(&unstable.warnings).cloned().collect();
+    warnings.sort();
+    Ok(Protocol { source: format!("{} + {}", stable.source, unstable.source), types, methods, warnings })
 }
 
 /// Plans the output arena: one entry per name, two where the kinds cannot be merged.

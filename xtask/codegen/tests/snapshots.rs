@@ -1,6 +1,7 @@
 //! Snapshot tests: each small schema in `tests/data/ok/` generates the Rust beside it (`.rs`; and
 //! for a schema with methods, its method tables in `.methods.rs`), and each bad schema in
-//! `tests/data/err/` gives the error text beside it (`.txt`).
+//! `tests/data/err/` gives the error text beside it (`.txt`). A good schema that generates with
+//! warnings has them beside it too (`.warnings.txt`, one line each), and one without has none.
 //! `UPDATE_SNAPSHOTS=1 cargo test -p acp-codegen --test snapshots` rewrites the expectations.
 
 use std::fs;
@@ -19,8 +20,16 @@ fn cases(dir: &str) -> Vec<PathBuf> {
     files
 }
 
-/// The types module, and the methods module when the schema has methods.
-fn generate(schema: &Path) -> Result<(String, Option<String>), acp_codegen::Error> {
+/// What a good schema generates.
+struct Generated {
+    types: String,
+    /// When the schema has methods.
+    methods: Option<String>,
+    warnings: Vec<String>,
+}
+
+/// The types module, the methods module when the schema has methods, and the warnings.
+fn generate(schema: &Path) -> Result<Generated, acp_codegen::Error> {
     let name = format!(
         "tests/data/{}",
         schema.strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")).expect("inside").display()
@@ -31,7 +40,20 @@ fn generate(schema: &Path) -> Result<(String, Option<String>), acp_codegen::Erro
         true => None,
         false => Some(acp_codegen::emit::methods::methods_module(&protocol, &name)?),
     };
-    Ok((types, methods))
+    let warnings = protocol.warnings.iter().map(ToString::to_string).collect();
+    Ok(Generated { types, methods, warnings })
+}
+
+/// Compares what the snapshot at `path` says, or that there is none.
+fn compare_optional(actual: Option<&str>, path: &Path, schema: &Path, failures: &mut Vec<String>) {
+    match actual {
+        Some(actual) => compare(actual, path, failures),
+        None if path.exists() && std::env::var_os("UPDATE_SNAPSHOTS").is_some() => {
+            fs::remove_file(path).expect("remove snapshot")
+        }
+        None if path.exists() => failures.push(format!("{}: nothing for {}", schema.display(), path.display())),
+        None => {}
+    }
 }
 
 fn compare(actual: &str, expected_path: &Path, failures: &mut Vec<String>) {
@@ -52,19 +74,13 @@ fn compare(actual: &str, expected_path: &Path, failures: &mut Vec<String>) {
 fn good_schemas_generate_the_expected_code() {
     let mut failures = Vec::new();
     for schema in cases("ok") {
-        let methods_path = schema.with_extension("methods.rs");
         match generate(&schema) {
-            Ok((types, methods)) => {
-                compare(&types, &schema.with_extension("rs"), &mut failures);
-                match methods {
-                    Some(methods) => compare(&methods, &methods_path, &mut failures),
-                    None if methods_path.exists() => failures.push(format!(
-                        "{}: no methods, but {} exists",
-                        schema.display(),
-                        methods_path.display()
-                    )),
-                    None => {}
-                }
+            Ok(g) => {
+                compare(&g.types, &schema.with_extension("rs"), &mut failures);
+                let methods_path = schema.with_extension("methods.rs");
+                compare_optional(g.methods.as_deref(), &methods_path, &schema, &mut failures);
+                let warnings = (!g.warnings.is_empty()).then(|| g.warnings.join("\n") + "\n");
+                compare_optional(warnings.as_deref(), &schema.with_extension("warnings.txt"), &schema, &mut failures);
             }
             Err(e) => failures.push(format!("{}: {e}", schema.display())),
         }

@@ -125,9 +125,10 @@ fn marker(p: &Protocol, n: &Named<'_>) -> TokenStream {
         m.side.wire
     );
     let params_docs = docs(p.get(m.params).origin.docs.as_deref());
-    let kind_impl = match m.result {
-        Some(r) => {
-            let r_ident = type_path(p, r);
+    let kind_impl = match m.kind {
+        MethodKind::Request => {
+            // Raw JSON when the draft declares no response type (lowering warned).
+            let r_ident = result_type(p, m);
             quote! {
                 #c
                 impl rpc::Request for #marker {
@@ -135,7 +136,7 @@ fn marker(p: &Protocol, n: &Named<'_>) -> TokenStream {
                 }
             }
         }
-        None => quote! {
+        MethodKind::Notification => quote! {
             #c
             impl rpc::Notification for #marker {}
         },

@@ -38,7 +38,12 @@ impl Lowerer<'_> {
              (`lenient::LenientEvent::NotInSchema`)."
         );
         CatchAll {
-            origin: Origin { wire: name.clone(), pointer: s.pointer.clone(), docs: Some(docs) },
+            origin: Origin {
+                wire: name.clone(),
+                pointer: s.pointer.clone(),
+                docs: Some(docs),
+                annotations: Vec::new(),
+            },
             name,
             stability: Stability::Stable,
             maturity: Maturity::Stable,

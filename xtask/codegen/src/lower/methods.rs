@@ -8,6 +8,7 @@ use crate::error::SchemaErrorKind;
 use crate::ir::*;
 use crate::load::{JsonType, Schema};
 use crate::naming;
+use crate::warning::WarningKind;
 
 impl<'a> Lowerer<'a> {
     /// The `params`/`result` of a JSON-RPC envelope: a union of method types, told apart only by
@@ -52,8 +53,10 @@ impl<'a> Lowerer<'a> {
         self.attach_by_position(&mut methods);
         for m in &methods {
             if m.kind == MethodKind::Request && m.result.is_none() {
+                // A draft may declare a request before its response: generated with the response
+                // as raw JSON, so that the draft can still be built and diffed.
                 let pointer = self.types[m.params.0].origin.pointer.clone();
-                self.error(&pointer, SchemaErrorKind::NoResponse { method: m.name.clone() });
+                self.warn(&pointer, WarningKind::NoResponse { method: m.name.clone() });
             }
         }
         methods.sort_by(|a, b| (&a.side, &a.name).cmp(&(&b.side, &b.name)));

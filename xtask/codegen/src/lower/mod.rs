@@ -29,6 +29,7 @@ use crate::error::{Construct, Errors, LoadError, SchemaErrorKind};
 use crate::ir::*;
 use crate::load::{Document, Schema};
 use crate::naming;
+use crate::warning::{Warning, WarningKind};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
@@ -44,6 +45,7 @@ pub fn lower(doc: &Document) -> Result<Protocol, LoadError> {
             names: BTreeMap::new(),
             defaults: BTreeMap::new(),
             errors: &mut errors,
+            warnings: doc.warnings.clone(),
         };
         for (name, schema) in &doc.defs {
             let id = l.reserve(&naming::type_name(name), name, schema, true);
@@ -65,7 +67,8 @@ pub fn lower(doc: &Document) -> Result<Protocol, LoadError> {
             l.error(&pointer, SchemaErrorKind::Cycle { path });
         }
         place_boxes(&mut l.types);
-        Protocol { source: doc.file.clone(), types: l.types, methods }
+        l.warnings.sort();
+        Protocol { source: doc.file.clone(), types: l.types, methods, warnings: l.warnings }
     };
     errors.into_result(protocol)
 }
@@ -82,6 +85,8 @@ struct Lowerer<'a> {
     /// Pointer of a property schema → its `default`, until [`Lowerer::type_defaults`] types it.
     defaults: BTreeMap<String, Value>,
     errors: &'a mut Errors,
+    /// The loader's warnings, then lowering's.
+    warnings: Vec<Warning>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -90,12 +95,21 @@ impl<'a> Lowerer<'a> {
         self.errors.push(&file, pointer, kind);
     }
 
+    fn warn(&mut self, pointer: &str, kind: WarningKind) {
+        self.warnings.push(Warning { file: self.doc.file.clone(), pointer: pointer.to_string(), kind });
+    }
+
     fn unsupported(&mut self, pointer: &str, construct: Construct) {
         self.error(pointer, SchemaErrorKind::Unsupported(construct));
     }
 
     fn origin(s: &Schema, wire: &str) -> Origin {
-        Origin { wire: wire.to_string(), pointer: s.pointer.clone(), docs: s.description.clone() }
+        Origin {
+            wire: wire.to_string(),
+            pointer: s.pointer.clone(),
+            docs: s.description.clone(),
+            annotations: annotations(s),
+        }
     }
 
     fn maturity(s: &Schema) -> Maturity {
@@ -148,6 +162,15 @@ impl<'a> Lowerer<'a> {
         let name = reference.strip_prefix("#/$defs/").or_else(|| reference.strip_prefix("#/definitions/"))?;
         self.defs.get(name).copied()
     }
+}
+
+/// The unknown `x-` keywords of a node, each with its own pointer.
+fn annotations(s: &Schema) -> Vec<Annotation> {
+    let at = |keyword: &str| format!("{}/{}", s.pointer, crate::load::escape(keyword));
+    s.annotations
+        .iter()
+        .map(|(keyword, value)| Annotation { keyword: keyword.clone(), value: value.clone(), pointer: at(keyword) })
+        .collect()
 }
 
 /// `Unstable` when a description carries the schema's marker.

@@ -48,7 +48,12 @@ impl Lowerer<'_> {
             match v.as_str() {
                 Some(text) => out.push(EnumValue {
                     name: naming::type_name(text),
-                    origin: Origin { wire: text.into(), pointer: format!("{}/enum/{i}", s.pointer), docs: None },
+                    origin: Origin {
+                        wire: text.into(),
+                        pointer: format!("{}/enum/{i}", s.pointer),
+                        docs: None,
+                        annotations: Vec::new(),
+                    },
                     stability: Stability::Stable,
                     maturity: Maturity::Stable,
                 }),
@@ -182,6 +187,10 @@ impl Lowerer<'_> {
         let presence = match (required, nullable, &p.default) {
             (true, false, _) => Presence::Required,
             (true, true, _) => Presence::RequiredNullable,
+            // `"default": null` on an optional field says what its absence means, nothing more
+            // (`AvailableCommand.input` in upstream drafts): presence as without a default.
+            (false, true, Some(Value::Null)) => Presence::Patch,
+            (false, false, Some(Value::Null)) => Presence::Optional,
             (false, _, Some(default)) => {
                 // Typed once every type is known (`defaults`); optional until then.
                 self.defaults.insert(p.pointer.clone(), default.clone());

@@ -1,0 +1,50 @@
+//! The engine's warnings: what a schema has that the generator does not understand yet but can
+//! still generate around (an annotation it does not know, a request without a response type).
+//! They never stop generation; the drivers print them. A leaf beside `error`.
+
+use crate::error::{fragment, quoted};
+use std::fmt;
+
+/// Something in a schema file that generated anyway, located by file and JSON pointer. Ordered by
+/// file, pointer and text, as errors are.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Warning {
+    pub file: String,
+    pub pointer: String,
+    pub kind: WarningKind,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}#{}: warning: {}", self.file, fragment(&self.pointer), self.kind)
+    }
+}
+
+/// What a warning is about.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum WarningKind {
+    /// An `x-` keyword the generator does not know: kept in the IR as a raw annotation of the
+    /// item it stands on ([`crate::ir::Annotation`]). One warning per keyword and file, at its
+    /// first occurrence; `count` says how many there are in the file.
+    UnknownAnnotation { keyword: String, count: usize },
+    /// A request whose response type the schema does not declare: its response is raw JSON.
+    NoResponse { method: String },
+}
+
+impl fmt::Display for WarningKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WarningKind::UnknownAnnotation { keyword, count } => {
+                write!(f, "annotation {} is not known to the generator; kept as raw data", quoted(keyword))?;
+                match count {
+                    1 => Ok(()),
+                    n => write!(f, " ({n} places in this file)"),
+                }
+            }
+            WarningKind::NoResponse { method } => {
+                write!(f, "request {} has no response type; its response is raw JSON", quoted(method))
+            }
+        }
+    }
+}
