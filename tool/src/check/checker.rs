@@ -8,8 +8,10 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 use super::diff::{compare, join, within};
+use super::ext::{ExtSchemas, Part};
 use super::pending::Pending;
 use super::report::{Kind, Problem, Report, RuleResult, RuleViolation, Status, Warning};
 use super::tables::{tables, Receiver};
@@ -50,6 +52,8 @@ pub struct Checker {
     pub(super) unwrapped: bool,
     /// The `protocolVersion` the answer to the opening request named.
     pub(super) opening_answer: Option<u64>,
+    /// `--ext`: the extension schemas extension messages are validated against.
+    pub(super) ext: Option<Arc<ExtSchemas>>,
 }
 
 #[cfg(feature = "unstable")]
@@ -93,6 +97,7 @@ impl Checker {
             #[cfg(feature = "unstable")]
             unwrapped: false,
             opening_answer: None,
+            ext: None,
         }
     }
 
@@ -158,6 +163,27 @@ impl Checker {
         for (line, method, id) in unanswered {
             let detail = format!("the request `{method}` (line {line}, id {id}) was never answered");
             self.judge.note(acp_rpc::rules::REPLY, sender.peer(), line, detail);
+        }
+    }
+
+    /// Validates extension messages against `ext` (`acp check --ext`): `ok` or `error` instead
+    /// of `extension` for the methods it describes.
+    pub fn with_ext(mut self, ext: Arc<ExtSchemas>) -> Self {
+        self.ext = Some(ext);
+        self
+    }
+
+    /// An extension message's `params` or `result`: `extension` when no extension schema
+    /// describes it, else `ok` or an `error` per violation, at its JSON path.
+    fn check_extension(&self, report: &mut Report, method: &str, part: Part, value: Option<&Value>) {
+        let value = value.cloned().unwrap_or(Value::Null);
+        match self.ext.as_ref().and_then(|ext| ext.violations(method, part, &value)) {
+            None => report.status = Status::Extension,
+            Some(violations) => {
+                for (path, reason) in violations {
+                    report.error(path, reason);
+                }
+            }
         }
     }
 
@@ -359,8 +385,7 @@ impl Checker {
             return;
         }
         if extension {
-            report.status = Status::Extension;
-            return;
+            return self.check_extension(report, &method, Part::Params, params.as_ref());
         }
         if let (Some(from), Some(row)) = (from, row) {
             if row.sender() == Some(from.peer()) {
@@ -477,8 +502,7 @@ impl Checker {
             return;
         }
         if method.starts_with('_') {
-            report.status = Status::Extension;
-            return;
+            return self.check_extension(report, &method, Part::Result, Some(&result));
         }
         if wire::opens_connection(&method) && self.forced.is_none() {
             // The answer is in the version it names, which may be lower than the one asked: from
