@@ -122,6 +122,15 @@ impl Agent {
         }
     }
 
+    /// Its extension schema, relative to the repository: `acp check --ext` validates its vendor
+    /// messages in the transcripts against it.
+    fn ext_schema(self) -> Option<&'static str> {
+        match self {
+            Agent::Agentao => Some(agentao::EXT_SCHEMA),
+            Agent::Gemini | Agent::Codex => None,
+        }
+    }
+
     /// MUST rules this agent's release is known to break, each with where its code does so:
     /// `acp conform` failing one of these (and no other) is the agent's real behaviour, which
     /// the verdict reports; failing any other is a finding. A rule listed here may also pass
@@ -708,7 +717,8 @@ fn client_scenario(
     if negotiated != answers {
         return Err(fail(format!("the agent answered protocol version {negotiated}, expected {answers}")));
     }
-    let check = check_transcript(acp, &tap);
+    let ext = agent.ext_schema().map(|rel| setup.root.join(rel));
+    let check = check_transcript(acp, &tap, ext.as_deref());
     let summary = format!(
         "{} updates, stopReason {}{tool_check}, v{negotiated}{}, {:.1} s; {}",
         transcript.updates.len(),
@@ -854,9 +864,14 @@ impl CheckReport {
     }
 }
 
-fn check_transcript(acp: &Path, tap: &Path) -> CheckReport {
+/// `acp check` on a transcript, with the agent's extension schema (`--ext`) when it has one.
+fn check_transcript(acp: &Path, tap: &Path, ext: Option<&Path>) -> CheckReport {
     let mut command = Command::new(acp);
-    command.arg("check").arg(tap);
+    command.arg("check");
+    if let Some(ext) = ext {
+        command.arg("--ext").arg(ext);
+    }
+    command.arg(tap);
     match run_with_timeout(&mut command, Duration::from_secs(60)) {
         Ok(run) => CheckReport {
             failed: run.status.and_then(|s| s.code()) != Some(0),
