@@ -239,6 +239,29 @@ mod tests {
     }
 
     #[test]
+    fn a_vendor_turn_needs_the_answer_at_the_model_and_the_model_switched() {
+        let dir = tempfile::tempdir().unwrap();
+        let tap = dir.path().join("tap.jsonl");
+        let ask = r#"{"from":"agent","message":{"id":"s1","method":"_agentao.cn/ask_user","params":{}}}"#;
+        let set = r#"{"from":"client","message":{"id":3,"method":"_agentao.cn/set_model","params":{}}}"#;
+        let answered = r#"client: _agentao.cn/set_model answered {"model":"stand-in-model-2"}"#;
+        let reached = r#"{"n":2,"tool_result":"n-1"}"#;
+        fs::write(&tap, format!("{ask}\n{set}\n")).unwrap();
+        assert!(check_vendor_turn(&tap, reached, answered, "n-1").unwrap().contains("reached the model"));
+        let sentinel = r#"{"n":2,"tool_result":"(user unavailable)"}"#;
+        let err = check_vendor_turn(&tap, sentinel, answered, "n-1").unwrap_err();
+        assert!(err.contains("never reached") && err.contains("(user unavailable)"), "{err}");
+        assert!(check_vendor_turn(&tap, reached, "", "n-1").unwrap_err().contains("stderr"));
+        let notified = ask.replace(r#""id":"s1","#, "");
+        fs::write(&tap, format!("{notified}\n{set}\n")).unwrap();
+        assert!(check_vendor_turn(&tap, reached, answered, "n-1").unwrap_err().contains("notification"));
+        fs::write(&tap, format!("{set}\n")).unwrap();
+        assert!(check_vendor_turn(&tap, reached, answered, "n-1").unwrap_err().contains("no _agentao.cn/ask_user"));
+        let args = vendor_args("n-1").join(" ");
+        assert!(args.contains(r#"_agentao.cn/ask_user={"outcome":"answered","text":"n-1"}"#), "{args}");
+    }
+
+    #[test]
     fn only_the_known_findings_pass() {
         let known: Vec<Case> = KNOWN_FINDINGS.iter().map(|(name, _)| case(name, None, "ok", "error: closed")).collect();
         let summary = judge(&known).unwrap();

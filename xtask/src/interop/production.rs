@@ -676,43 +676,8 @@ fn client_scenario(
     };
 
     let transcript = judge_client_run(&run, kind).map_err(fail)?;
-    let tool_check = match kind {
-        Kind::Tool => {
-            let written = fs::read_to_string(workspace.join(TOOL_OUTPUT)).unwrap_or_default();
-            check_tool_turn(&transcript, &written, &nonce).map_err(fail)?;
-            // Both agents ask before running a command that writes (gemini: not a read-only
-            // command; codex: the stand-in asks to leave the sandbox).
-            let requests = agent_requests(&tap).map_err(fail)?;
-            if !requests.iter().any(|m| m == "session/request_permission") {
-                return Err(fail(format!(
-                    "the agent asked no session/request_permission (its requests: {requests:?})"
-                )));
-            }
-            format!(", permission asked, {TOOL_OUTPUT} written")
-        }
-        Kind::Authenticated => {
-            let method = agent.auth_method().unwrap_or_default();
-            check_authenticated(&tap, method).map_err(fail)?;
-            format!(", authenticated with {method}")
-        }
-        Kind::FsWrite => {
-            let written = fs::read_to_string(workspace.join(format!("{nonce}.txt"))).ok();
-            check_fs_turn(&tap, written.as_deref()).map_err(fail)?;
-            ", fs/write_text_file served".to_string()
-        }
-        Kind::Cancelled => {
-            // The cancel must have cut a model stream short, not come before the agent asked.
-            if !was_stalled(&read_since(&model_log, log_start)) {
-                return Err(fail("the stand-in stalled no stream before the turn ended".into()));
-            }
-            ", a stalled stream cut short".to_string()
-        }
-        Kind::Vendor => {
-            let log = read_since(&model_log, log_start);
-            agentao::check_vendor_turn(&tap, &log, &run.stderr, &nonce).map_err(fail)?
-        }
-        Kind::Plain => String::new(),
-    };
+    let turn = Turn { agent, kind, tap: &tap, workspace: &workspace, nonce: &nonce, stderr: &run.stderr };
+    let tool_check = turn.check(&transcript, &read_since(&model_log, log_start)).map_err(fail)?;
     let negotiated = negotiated_version(&tap).map_err(fail)?;
     if negotiated != answers {
         return Err(fail(format!("the agent answered protocol version {negotiated}, expected {answers}")));
@@ -731,6 +696,56 @@ fn client_scenario(
         return Err(format!("acp check found problems in {}: {summary}\n{}", tap.display(), check.listing()));
     }
     Ok(if check.findings.is_empty() { summary } else { format!("{summary}\n{}", check.listing()) })
+}
+
+/// What a client scenario's turn left besides its updates: the transcript, the workspace, our
+/// client's stderr.
+struct Turn<'a> {
+    agent: Agent,
+    kind: Kind,
+    tap: &'a Path,
+    workspace: &'a Path,
+    nonce: &'a str,
+    stderr: &'a str,
+}
+
+impl Turn<'_> {
+    /// What the kind of turn must show beyond its stop reason and text (`model_log`: the
+    /// stand-in's lines of the scenario); the summary's words for it.
+    fn check(&self, transcript: &Transcript, model_log: &str) -> Result<String, String> {
+        Ok(match self.kind {
+            Kind::Tool => {
+                let written = fs::read_to_string(self.workspace.join(TOOL_OUTPUT)).unwrap_or_default();
+                check_tool_turn(transcript, &written, self.nonce)?;
+                // Both agents ask before running a command that writes (gemini: not a read-only
+                // command; codex: the stand-in asks to leave the sandbox).
+                let requests = agent_requests(self.tap)?;
+                if !requests.iter().any(|m| m == "session/request_permission") {
+                    return Err(format!("the agent asked no session/request_permission (its requests: {requests:?})"));
+                }
+                format!(", permission asked, {TOOL_OUTPUT} written")
+            }
+            Kind::Authenticated => {
+                let method = self.agent.auth_method().unwrap_or_default();
+                check_authenticated(self.tap, method)?;
+                format!(", authenticated with {method}")
+            }
+            Kind::FsWrite => {
+                let written = fs::read_to_string(self.workspace.join(format!("{}.txt", self.nonce))).ok();
+                check_fs_turn(self.tap, written.as_deref())?;
+                ", fs/write_text_file served".to_string()
+            }
+            Kind::Cancelled => {
+                // The cancel must have cut a model stream short, not come before the agent asked.
+                if !was_stalled(model_log) {
+                    return Err("the stand-in stalled no stream before the turn ended".into());
+                }
+                ", a stalled stream cut short".to_string()
+            }
+            Kind::Vendor => agentao::check_vendor_turn(self.tap, model_log, self.stderr, self.nonce)?,
+            Kind::Plain => String::new(),
+        })
+    }
 }
 
 /// The judgement on the client's run: exit 0 and its output read; then per kind, the stop reason
@@ -1054,6 +1069,8 @@ mod tests {
         assert_eq!(failed_musts(table), ["session.load-replay"]);
         assert!(Agent::Gemini.known_must_failures().iter().any(|(id, _)| *id == "session.load-replay"));
         assert!(Agent::Codex.known_must_failures().is_empty());
+        let agentao: Vec<&str> = Agent::Agentao.known_must_failures().iter().map(|(id, _)| *id).collect();
+        assert_eq!(agentao, ["init.version", "turn.v1-cancelled", "rpc.reply"]);
     }
 
     #[test]
@@ -1067,6 +1084,8 @@ mod tests {
         assert!(names.contains(&"production: our-client -> gemini v2 (answers v1)".to_string()));
         assert!(names.contains(&"production: our-client -> codex v2, cancelled".to_string()));
         assert!(names.contains(&"production: acp conform -> gemini".to_string()));
+        assert!(names.contains(&"production: our-client -> agentao v1, vendor methods".to_string()));
+        assert!(names.contains(&"production: schema/ext/agentao.json against agentao's exported schema".to_string()));
         let slugs: Vec<String> = PRODUCTION.iter().map(Production::slug).collect();
         assert!(slugs.contains(&"our-client-gemini-v2-answers-v1".to_string()), "{slugs:?}");
         let mut unique = slugs.clone();
