@@ -132,6 +132,7 @@ function geminiTools(body) {
 
 /** gemini-cli's tool for an action and its argument object. */
 function geminiCall(tools, action, arg) {
+  if (action === "ask") return null;
   const names = new Set(tools.map((t) => t.name));
   const pick = (...candidates) => candidates.find((n) => names.has(n));
   if (action === "read") {
