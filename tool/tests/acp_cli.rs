@@ -418,7 +418,7 @@ fn ext_schemas_validate_vendor_messages() {
     let file = dir.path().join("agentao.jsonl");
     let lines = [
         r#"{"from":"client","message":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}}"#,
-        r#"{"from":"agent","message":{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{}}}}"#,
+        r#"{"from":"agent","message":{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{},"_meta":{"_agentao.cn/extensions":[{"method":"_agentao.cn/ask_user"}]}}}}"#,
         r#"{"from":"agent","message":{"jsonrpc":"2.0","id":"a1","method":"_agentao.cn/ask_user","params":{"sessionId":"s","question":"Which?"}}}"#,
         r#"{"from":"client","message":{"jsonrpc":"2.0","id":"a1","result":{"outcome":"answered","text":"main"}}}"#,
         r#"{"from":"client","message":{"jsonrpc":"2.0","id":7,"method":"_agentao.cn/set_model","params":{"sessionId":"s","model":"m","apiKey":"k"}}}"#,
@@ -454,6 +454,16 @@ fn ext_schemas_validate_vendor_messages() {
     let (reports, code) = run(&[&file]);
     assert_eq!(statuses(&reports)[2..], ["extension"; 5], "{reports:#?}");
     assert_eq!(code, Some(0));
+
+    // `x-meta-of`: the initialize answer's `_meta` too.
+    let meta = dir.path().join("meta.jsonl");
+    let bad_meta = lines[1].replace(r#"{"method":"_agentao.cn/ask_user"}"#, r#"{"method":"ask_user"}"#);
+    std::fs::write(&meta, format!("{}\n{bad_meta}\n", lines[0])).expect("transcript written");
+    let (reports, _) = run(&[Path::new("--ext"), &ext, &meta]);
+    assert_eq!(statuses(&reports), ["ok", "error"], "{reports:#?}");
+    let problem = &reports[1]["problems"][0];
+    assert!(problem["path"].as_str().unwrap_or_default().starts_with("result._meta"), "{problem}");
+    assert!(problem["reason"].as_str().unwrap_or_default().contains("`pattern`"), "{problem}");
 
     let bad = dir.path().join("bad.json");
     std::fs::write(&bad, r##"{"$defs": {"X": {"x-method": "_x", "$ref": "../v9/schema.json#/$defs/Y"}}}"##)

@@ -187,6 +187,17 @@ impl Checker {
         }
     }
 
+    /// The `_meta` of a core message's params or result (at `root`, of the core type `core`)
+    /// against the extension schemas' `x-meta-of` entries: an `error` per violation.
+    fn check_meta(&self, report: &mut Report, core: &str, root: &str, value: Option<&Value>) {
+        let (Some(ext), Some(meta)) = (&self.ext, value.and_then(|v| v.get("_meta"))) else {
+            return;
+        };
+        for (path, reason) in ext.meta_violations(core, &format!("{root}._meta"), meta) {
+            report.error(path, reason);
+        }
+    }
+
     /// Remembers at most `max` unanswered requests instead of [`MAX_PENDING`].
     pub fn with_max_pending(mut self, max: usize) -> Self {
         self.max_pending = max;
@@ -393,6 +404,9 @@ impl Checker {
                 return;
             }
         }
+        if let Some(row) = row {
+            self.check_meta(report, row.params, "params", params.as_ref());
+        }
         let receiver = Receiver::of(row, from);
         if let Some(row) = row {
             if row.stability == Stability::Unstable {
@@ -503,6 +517,10 @@ impl Checker {
         }
         if method.starts_with('_') {
             return self.check_extension(report, &method, Part::Result, Some(&result));
+        }
+        let row = tables(self.decoding_version()).find(&method, MessageKind::Request);
+        if let Some(core) = row.and_then(|row| row.result) {
+            self.check_meta(report, core, "result", Some(&result));
         }
         if wire::opens_connection(&method) && self.forced.is_none() {
             // The answer is in the version it names, which may be lower than the one asked: from

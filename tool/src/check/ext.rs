@@ -3,7 +3,9 @@
 //! its result when its name ends in `Response` (the core schemas' naming); `$ref`s into
 //! `../vN/schema.json` resolve to the schemas this tool was built with. An extension message
 //! whose method an extension schema describes is validated (`ok`, or `error` with the JSON path)
-//! instead of being reported as `extension`.
+//! instead of being reported as `extension`. A `$defs` entry with `x-meta-of: TYPE` describes the
+//! `_meta` of the core type `TYPE` (Agentao's `InitializeResponse` `_meta`), validated wherever a
+//! message's params or result is of that type.
 
 use acp_types::{v1, v2};
 use jsonschema::{Draft, Retrieve, Uri, Validator};
@@ -22,6 +24,8 @@ const CORE: &[(&str, &str)] =
 #[derive(Default)]
 pub struct ExtSchemas {
     methods: HashMap<String, ExtMethod>,
+    /// `x-meta-of`: by core type name, the validators of its `_meta`.
+    meta: HashMap<String, Vec<(String, Validator)>>,
 }
 
 impl std::fmt::Debug for ExtSchemas {
@@ -73,19 +77,14 @@ impl ExtSchemas {
     fn add(&mut self, document: &Value) -> Result<(), String> {
         let defs = document.get("$defs").and_then(Value::as_object).ok_or("no $defs")?;
         for (name, def) in defs {
+            if let Some(core) = def.get("x-meta-of").and_then(Value::as_str) {
+                let validator = compile(document, name)?;
+                self.meta.entry(core.to_string()).or_default().push((name.clone(), validator));
+            }
             let Some(method) = def.get("x-method").and_then(Value::as_str) else {
                 continue;
             };
-            let mut root = document.clone();
-            if let Some(object) = root.as_object_mut() {
-                object.insert("$ref".into(), format!("#/$defs/{name}").into());
-            }
-            let validator = jsonschema::options()
-                .with_draft(Draft::Draft202012)
-                .with_base_uri(BASE)
-                .with_retriever(CoreSchemas)
-                .build(&root)
-                .map_err(|e| format!("#/$defs/{name}: {e}"))?;
+            let validator = compile(document, name)?;
             let entry = self.methods.entry(method.to_string()).or_default();
             let slot = if name.ends_with("Response") { &mut entry.result } else { &mut entry.params };
             *slot = Some((name.clone(), validator));
@@ -105,15 +104,42 @@ impl ExtSchemas {
             Part::Params => "params",
             Part::Result => "result",
         };
-        let found = validator.iter_errors(value).map(|error| {
-            let pointer = error.instance_path().to_string();
-            let path =
-                pointer.split('/').skip(1).fold(root.to_string(), |path, segment| match segment.parse::<usize>() {
-                    Ok(i) => format!("{path}[{i}]"),
-                    Err(_) => super::diff::key_path(&path, &segment.replace("~1", "/").replace("~0", "~")),
-                });
-            (path, format!("{name}: schema `{}`: {error}", error.kind().keyword()))
-        });
-        Some(found.collect())
+        Some(errors(name, validator, root, value))
     }
+
+    /// The violations of the `_meta` (at `root`) of a value of the core type `core` against the
+    /// extension schemas' `x-meta-of` entries for it.
+    pub(super) fn meta_violations(&self, core: &str, root: &str, meta: &Value) -> Vec<(String, String)> {
+        let validators = self.meta.get(core).map(Vec::as_slice).unwrap_or_default();
+        validators.iter().flat_map(|(name, validator)| errors(name, validator, root, meta)).collect()
+    }
+}
+
+/// `#/$defs/{name}` of `document` compiled, its `$ref`s into the core schemas served by
+/// [`CoreSchemas`].
+fn compile(document: &Value, name: &str) -> Result<Validator, String> {
+    let mut root = document.clone();
+    if let Some(object) = root.as_object_mut() {
+        object.insert("$ref".into(), format!("#/$defs/{name}").into());
+    }
+    jsonschema::options()
+        .with_draft(Draft::Draft202012)
+        .with_base_uri(BASE)
+        .with_retriever(CoreSchemas)
+        .build(&root)
+        .map_err(|e| format!("#/$defs/{name}: {e}"))
+}
+
+/// Each violation of `value` (found at `root` in the message) as its JSON path and the reason,
+/// naming the extension schema's definition.
+fn errors(name: &str, validator: &Validator, root: &str, value: &Value) -> Vec<(String, String)> {
+    let found = validator.iter_errors(value).map(|error| {
+        let pointer = error.instance_path().to_string();
+        let path = pointer.split('/').skip(1).fold(root.to_string(), |path, segment| match segment.parse::<usize>() {
+            Ok(i) => format!("{path}[{i}]"),
+            Err(_) => super::diff::key_path(&path, &segment.replace("~1", "/").replace("~0", "~")),
+        });
+        (path, format!("{name}: schema `{}`: {error}", error.kind().keyword()))
+    });
+    found.collect()
 }
