@@ -6,7 +6,8 @@
 //! when the turn ended.
 //!
 //! `cargo run --example client -- [--protocol-version N] [--auth METHOD_ID] --prompt TEXT
-//! [--repeat N] [--cancel-after MS] (--url URL [--ca-file PEM] | -- AGENT_CMD [ARGS…])`
+//! [--repeat N] [--cancel-after MS] [--ext-answer METHOD=JSON] [--ext-call METHOD=JSON]
+//! (--url URL [--ca-file PEM] | -- AGENT_CMD [ARGS…])`
 //!
 //! `--protocol-version N` asks for at most version N (default: the newest this client speaks)
 //! and goes on with the version the agent answers; the version agreed is printed on stderr.
@@ -19,6 +20,12 @@
 //! `--mcp-echo` (built with the `mcp` feature) offers one MCP server over the ACP connection
 //! (`{"type": "acp"}` in `session/new`'s `mcpServers`, v1 and v2), an rmcp server with one tool,
 //! `echo`, that returns its `text` argument, and answers the agent's `mcp/message` for it.
+//!
+//! Extension methods, untyped: `--ext-answer METHOD=JSON` (repeatable) answers the agent's
+//! `METHOD` requests with that result (v1; others get -32601); `--ext-call METHOD=JSON`
+//! (repeatable) sends that request to the agent after the last turn, the string `$SESSION` in the
+//! JSON replaced by the session id, and prints `client: METHOD answered RESULT` on stderr (an
+//! error answer fails the run).
 //!
 //! `--url http://…` (Streamable HTTP) or `--url ws://…` (WebSocket) connects to an agent served
 //! over the network instead of spawning one (built with the `ws` feature); `https://` and
@@ -41,6 +48,8 @@ const AUTH_REQUIRED: u8 = 3;
 struct Client {
     cwd: PathBuf,
     terminals: Terminals,
+    /// `--ext-answer`: the result of each extension method the agent may call.
+    ext_answers: HashMap<String, serde_json::Value>,
     /// `--mcp-echo`: the MCP server offered over ACP.
     #[cfg(feature = "mcp")]
     mcp: acp_rpc::mcp::McpProvider,
@@ -69,6 +78,15 @@ impl Client {
 }
 
 impl v1::methods::client::Handler<ClientContext> for Client {
+    async fn ext_method(
+        &self,
+        method: String,
+        _: Option<serde_json::Value>,
+        _: ClientContext,
+    ) -> Result<serde_json::Value, RpcError> {
+        self.ext_answers.get(&method).cloned().ok_or_else(|| RpcError::method_not_found(&method))
+    }
+
     // ANCHOR: mcp_message
     #[cfg(feature = "mcp")]
     async fn mcp_message(
@@ -370,6 +388,10 @@ struct Args {
     /// `--ca-file`: CA certificates trusted for `https://` and `wss://`.
     #[cfg_attr(not(feature = "tls"), allow(dead_code))]
     ca_file: Option<PathBuf>,
+    /// `--ext-answer METHOD=JSON`, read.
+    ext_answers: HashMap<String, serde_json::Value>,
+    /// `--ext-call METHOD=JSON`: method and params text (`$SESSION` not yet replaced).
+    ext_calls: Vec<(String, String)>,
     /// `--mcp-echo`: offer the `echo` tool over ACP.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     mcp_echo: bool,
@@ -383,6 +405,7 @@ fn parse_args() -> Result<Args, String> {
     let newest = Version::ALL.iter().copied().max().unwrap_or(Version::V1);
     let (mut at_most, mut auth, mut prompt, mut url) = (newest, None, None, None);
     let (mut repeat, mut cancel_after, mut mcp_echo, mut ca_file) = (1, None, false, None);
+    let (mut ext_answers, mut ext_calls) = (HashMap::new(), Vec::new());
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--protocol-version" => {
@@ -405,6 +428,12 @@ fn parse_args() -> Result<Args, String> {
                 let ms = args.next().and_then(|n| n.parse().ok()).ok_or("--cancel-after needs milliseconds")?;
                 cancel_after = Some(std::time::Duration::from_millis(ms));
             }
+            "--ext-answer" => {
+                let (method, result) = method_and_json(args.next(), "--ext-answer")?;
+                let result = serde_json::from_str(&result).map_err(|e| format!("--ext-answer {method}: {e}"))?;
+                ext_answers.insert(method, result);
+            }
+            "--ext-call" => ext_calls.push(method_and_json(args.next(), "--ext-call")?),
             "--mcp-echo" if cfg!(feature = "mcp") => mcp_echo = true,
             "--mcp-echo" => return Err("--mcp-echo needs the example built with --features mcp".into()),
             "--" => break,
@@ -421,8 +450,28 @@ fn parse_args() -> Result<Args, String> {
     #[cfg(feature = "mcp")]
     let offered = Vec::new();
     #[rustfmt::skip]
-    let args = Args { at_most, auth, prompt, repeat, cancel_after, agent, url, ca_file, mcp_echo, #[cfg(feature = "mcp")] offered };
+    let args = Args { at_most, auth, prompt, repeat, cancel_after, agent, url, ca_file, ext_answers, ext_calls, mcp_echo, #[cfg(feature = "mcp")] offered };
     Ok(args)
+}
+
+/// `METHOD=JSON`, split at the first `=`.
+fn method_and_json(arg: Option<String>, flag: &str) -> Result<(String, String), String> {
+    let arg = arg.ok_or(format!("{flag} needs METHOD=JSON"))?;
+    let (method, json) = arg.split_once('=').ok_or(format!("{flag} needs METHOD=JSON, got {arg}"))?;
+    Ok((method.to_string(), json.to_string()))
+}
+
+/// `--ext-call`: each request sent, `$SESSION` replaced by `session`, its answer on stderr.
+async fn ext_calls(conn: &ClientConnection, session: &str, args: &Args) -> Result<(), Failure> {
+    for (method, params) in &args.ext_calls {
+        let params = params.replace("$SESSION", session);
+        let params = serde_json::value::RawValue::from_string(params)
+            .map_err(|e| Failure(format!("--ext-call {method}: {e}"), 2))?;
+        let answer = conn.connection().request_raw(method, Some(&params)).await;
+        let answer = answer.map_err(|e| Failure(format!("{method}: {e}"), 1))?;
+        eprintln!("client: {method} answered {}", answer.get());
+    }
+    Ok(())
 }
 
 /// Why a run failed: the message, and the exit status.
@@ -447,7 +496,7 @@ async fn run(#[allow(unused_mut)] mut args: Args) -> Result<String, Failure> {
     }
     // ANCHOR_END: mcp_offer
     #[rustfmt::skip]
-    let client = Client { cwd: cwd.clone(), terminals: Terminals::default(), #[cfg(feature = "mcp")] mcp };
+    let client = Client { cwd: cwd.clone(), terminals: Terminals::default(), ext_answers: std::mem::take(&mut args.ext_answers), #[cfg(feature = "mcp")] mcp };
     if let Some(url) = args.url.clone() {
         return run_url(client, &url, &cwd, args).await;
     }
@@ -563,6 +612,7 @@ async fn run_v1(conn: &ClientConnection, cwd: String, args: &Args) -> Result<Str
         let done = turn.outcome().await.map_err(step("session/prompt"))?;
         stop = done.stop_reason.as_str().to_string();
     }
+    ext_calls(conn, &session.id().0, args).await?;
     Ok(stop)
 }
 
@@ -590,6 +640,7 @@ async fn run_v2(conn: &ClientConnection, cwd: String, args: &Args) -> Result<Str
         let end = turn.outcome().await.map_err(step("session/prompt"))?;
         stop = end.idle.stop_reason.tag().unwrap_or("none").to_string();
     }
+    ext_calls(conn, &session.id().0, args).await?;
     Ok(stop)
 }
 
@@ -659,7 +710,8 @@ async fn main() -> ExitCode {
         Err(e) => {
             eprintln!(
                 "client: {e}\nusage: client [--protocol-version N] [--auth METHOD_ID] --prompt TEXT [--repeat N] \
-                 [--cancel-after MS] (--url URL | -- AGENT_CMD [ARGS…])"
+                 [--cancel-after MS] [--ext-answer METHOD=JSON] [--ext-call METHOD=JSON] \
+                 (--url URL | -- AGENT_CMD [ARGS…])"
             );
             return ExitCode::from(2);
         }

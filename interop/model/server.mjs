@@ -17,14 +17,20 @@
 //   `POST /v1/responses` answered with the streaming events `response.created`,
 //   `response.output_item.added`, `response.output_text.delta`, `response.output_item.done`,
 //   `response.completed` (https://platform.openai.com/docs/api-reference/responses-streaming).
+// - OpenAI Chat Completions API (Agentao with `OPENAI_BASE_URL`): `POST /v1/chat/completions`,
+//   streamed as `chat.completion.chunk` server-sent events ending `data: [DONE]` (with a usage
+//   chunk when `stream_options.include_usage`), or one `chat.completion` object without `stream`
+//   (https://platform.openai.com/docs/api-reference/chat-streaming).
 //
 // Replies, from the newest user text of the request:
 // - the last input is a tool result: text that quotes the result (`TOOL RESULT: …`), so that a
 //   scenario can see the tool really ran;
 // - `slow` in the text: the stream opens and then stalls for SLOW_MS, ending early when the agent
 //   closes the connection (its `session/cancel`);
-// - `tool:read PATH`, `tool:write PATH`, `tool:run COMMAND` (to the end of the line): a call of the
-//   agent's own tool for that (its name and argument names read from the request's tool list);
+// - `tool:read PATH`, `tool:write PATH`, `tool:run COMMAND`, `tool:ask QUESTION` (to the end of
+//   the line): a call of the agent's own tool for that (its name and argument names read from
+//   the request's tool list; `ask` is Agentao's `ask_user`, which it puts to the client as
+//   `_agentao.cn/ask_user`);
 // - anything else: FIXED_TEXT.
 
 import { createServer } from "node:http";
@@ -68,7 +74,7 @@ async function readBody(req) {
 function decide(lastUserText, toolResult) {
   if (toolResult !== null) return { kind: "tool-result", result: toolResult };
   const text = lastUserText ?? "";
-  const tool = text.match(/\btool:(read|write|run)\s+([^\n]+)/);
+  const tool = text.match(/\btool:(read|write|run|ask)\s+([^\n]+)/);
   if (tool) return { kind: "tool", action: tool[1], arg: tool[2].trim() };
   if (/\bslow\b/.test(text)) return { kind: "slow" };
   return { kind: "text" };
@@ -126,6 +132,7 @@ function geminiTools(body) {
 
 /** gemini-cli's tool for an action and its argument object. */
 function geminiCall(tools, action, arg) {
+  if (action === "ask") return null;
   const names = new Set(tools.map((t) => t.name));
   const pick = (...candidates) => candidates.find((n) => names.has(n));
   if (action === "read") {
@@ -197,6 +204,7 @@ function responsesTools(body) {
 
 /** codex's tool for an action: its shell tool, with the command as it expects it. */
 function responsesCall(tools, action, arg) {
+  if (action === "ask") return null;
   const functions = tools.filter((t) => t?.type === "function");
   const byName = (n) => functions.find((t) => t.name === n);
   const command = action === "run" ? arg : action === "read" ? `cat ${arg}` : `echo written > ${arg}`;
@@ -274,6 +282,100 @@ function responsesEvents(decision, tools, model) {
     },
   });
   return events;
+}
+
+
+// ------------------------------------------------------------------------------------------
+// OpenAI Chat Completions API
+
+/** The text of a chat message's `content` (a string or an array of parts). */
+function chatText(content) {
+  if (typeof content === "string") return content;
+  return Array.isArray(content) ? content.map((c) => c?.text ?? "").join("") : "";
+}
+
+/** The newest user text of `messages`, and the content of a trailing tool message if any. */
+function chatTurn(body) {
+  const messages = Array.isArray(body?.messages) ? body.messages : [];
+  const last = messages[messages.length - 1];
+  if (last?.role === "tool") return { text: null, toolResult: chatText(last.content) };
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]?.role !== "user") continue;
+    // Agentao puts a `<system-reminder>` block (the date) before the prompt in the same message.
+    const text = chatText(messages[i].content).replace(/<system-reminder>[\s\S]*?<\/system-reminder>\s*/g, "");
+    if (text && !text.trimStart().startsWith("<")) return { text, toolResult: null };
+  }
+  return { text: null, toolResult: null };
+}
+
+function chatTools(body) {
+  return (Array.isArray(body?.tools) ? body.tools : []).map((t) => t?.function).filter(Boolean);
+}
+
+/** The agent's tool for an action, with its argument object: the first listed name it has, and
+ * the first argument name its parameters list. */
+function chatCall(tools, action, arg) {
+  const candidates = {
+    run: [["run_shell_command", "shell", "bash"], ["command", "cmd"]],
+    read: [["read_file"], ["file_path", "path"]],
+    write: [["write_file"], ["file_path", "path"]],
+    ask: [["ask_user"], ["question"]],
+  }[action];
+  const tool = candidates[0].map((n) => tools.find((t) => t.name === n)).find(Boolean);
+  if (!tool) return null;
+  const props = tool.parameters?.properties ?? {};
+  const key = candidates[1].find((k) => k in props) ?? candidates[1][0];
+  const args = { [key]: arg };
+  if (action === "write") args.content = "written by the stand-in model\n";
+  return { name: tool.name, arguments: JSON.stringify(args) };
+}
+
+/** The deltas of a reply: `{ content }` pieces or one `{ tool_calls }`, and its finish reason. */
+function chatReply(decision, tools) {
+  const call = decision.kind === "tool" ? chatCall(tools, decision.action, decision.arg) : null;
+  if (call) {
+    const toolCall = { index: 0, id: nextId("call"), type: "function", function: call };
+    return { deltas: [{ tool_calls: [toolCall] }], finish: "tool_calls" };
+  }
+  const text =
+    decision.kind === "tool-result"
+      ? `TOOL RESULT: ${shorten(decision.result, 400)}`
+      : decision.kind === "tool"
+        ? `NO TOOL for ${decision.action}`
+        : FIXED_TEXT;
+  return { deltas: (text.match(/\S+\s*/g) ?? [text]).map((content) => ({ content })), finish: "stop" };
+}
+
+const chatUsage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+
+/** Serves one chat completion: streamed chunks, or one object. */
+function chatRespond(req, res, json, entry, decision, tools) {
+  const id = nextId("chatcmpl");
+  const model = json?.model ?? "stand-in";
+  const created = Math.floor(Date.now() / 1000);
+  const chunk = (delta, finish, extra = {}) => ({
+    id, object: "chat.completion.chunk", created, model,
+    choices: [{ index: 0, delta, finish_reason: finish }], ...extra,
+  });
+  const write = (value) => res.write(`data: ${JSON.stringify(value)}\n\n`);
+  if (json?.stream) {
+    sse(res);
+    write(chunk({ role: "assistant", content: "" }, null));
+    if (decision.kind === "slow") return stall(req, res, entry);
+  }
+  const { deltas, finish } = chatReply(decision, tools);
+  entry.answered = deltas.map((d) => shorten(d, 120));
+  log(entry);
+  if (!json?.stream) {
+    const message = { role: "assistant", content: deltas.map((d) => d.content ?? "").join("") || null };
+    if (deltas[0]?.tool_calls) message.tool_calls = deltas[0].tool_calls.map(({ index, ...call }) => call);
+    const choice = { index: 0, message, finish_reason: finish };
+    return sendJson(res, 200, { id, object: "chat.completion", created, model, choices: [choice], usage: chatUsage });
+  }
+  deltas.forEach((delta, i) => write(chunk(delta, i === deltas.length - 1 ? finish : null)));
+  if (json?.stream_options?.include_usage) write({ ...chunk({}, null), choices: [], usage: chatUsage });
+  res.write("data: [DONE]\n\n");
+  return res.end();
 }
 
 // ------------------------------------------------------------------------------------------
@@ -362,6 +464,22 @@ async function handle(req, res) {
     log(entry);
     for (const event of events) res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
     return res.end();
+  }
+
+  if (req.method === "POST" && path.endsWith("/chat/completions")) {
+    const turn = chatTurn(json);
+    const tools = chatTools(json);
+    const decision = decide(turn.text, turn.toolResult);
+    Object.assign(entry, {
+      api: "chat",
+      model: json?.model,
+      stream: json?.stream,
+      user: turn.text && shorten(turn.text),
+      tool_result: turn.toolResult !== null ? shorten(turn.toolResult) : undefined,
+      tools: tools.map((t) => t.name),
+      decision: decision.kind,
+    });
+    return chatRespond(req, res, json, entry, decision, tools);
   }
 
   entry.body = text ? shorten(text, 300) : undefined;

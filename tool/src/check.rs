@@ -17,6 +17,7 @@ mod checker;
 mod diff;
 #[cfg(feature = "unstable")]
 mod envelope;
+mod ext;
 mod not_in_schema;
 mod pending;
 mod report;
@@ -30,4 +31,5 @@ pub use acp_types::support::rpc::Role;
 pub use chain::Transcript;
 pub use checker::{Checker, MAX_PENDING};
 pub use diff::json_equal;
+pub use ext::ExtSchemas;
 pub use report::{Difference, Kind, Problem, Report, RuleResult, RuleViolation, Status, Summary, Warning};

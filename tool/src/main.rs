@@ -44,6 +44,11 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// An extension schema (an ACP-layout JSON Schema of `_`-prefixed vendor methods, such as
+        /// `schema/ext/agentao.json`; repeatable): messages of the methods it describes are
+        /// validated against it, `ok` or `error` with the JSON path, instead of `extension`.
+        #[arg(long, value_name = "EXT.json")]
+        ext: Vec<PathBuf>,
     },
     /// Draw transcripts as an interactive sequence diagram: one self-contained HTML file (no
     /// network), a lane per party, a row per message with `acp check`'s verdict and findings,
@@ -245,7 +250,7 @@ enum Format {
 
 fn main() -> ExitCode {
     match Cli::parse().command {
-        Command::Check { files, protocol_version, format } => check(&files, protocol_version, format),
+        Command::Check { files, protocol_version, format, ext } => check(&files, protocol_version, format, &ext),
         Command::Tap { log, html, protocol_version, agent } => acp_tool::tap::run(log, html, protocol_version, agent),
         Command::View { files, output, protocol_version } => acp_tool::view::run(&files, output, protocol_version),
         Command::MockClient { script, agent } => mock_client::run(&script, &agent),
@@ -311,7 +316,17 @@ fn parse_version(text: &str) -> Result<Version, String> {
         .ok_or(format!("not a protocol version this tool knows ({known:?})"))
 }
 
-fn check(files: &[PathBuf], version: Option<Version>, format: Format) -> ExitCode {
+fn check(files: &[PathBuf], version: Option<Version>, format: Format, ext: &[PathBuf]) -> ExitCode {
+    let ext = match ext.is_empty() {
+        true => None,
+        false => match acp_tool::check::ExtSchemas::load(ext) {
+            Ok(schemas) => Some(std::sync::Arc::new(schemas)),
+            Err(e) => {
+                eprintln!("acp check: --ext {e}");
+                return ExitCode::from(2);
+            }
+        },
+    };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut any_error = false;
@@ -327,6 +342,9 @@ fn check(files: &[PathBuf], version: Option<Version>, format: Format) -> ExitCod
         };
         // One conversation, or one per link of a chain transcript.
         let mut checker = Transcript::new(version);
+        if let Some(ext) = &ext {
+            checker = checker.with_ext(ext.clone());
+        }
         let mut summary = Summary::default();
         if format == Format::Text {
             let _ = writeln!(out, "{name}");

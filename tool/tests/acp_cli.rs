@@ -408,3 +408,67 @@ fn an_agent_answering_before_initialize_is_a_should_finding_and_the_client_break
     // The agent's answer is a finding, not an error.
     assert_eq!(reports[1]["status"], "ok", "{}", reports[1]);
 }
+
+/// `--ext schema/ext/agentao.json`: Agentao's vendor messages are `ok` when they follow it and an
+/// `error` at the JSON path when not; a method it does not describe, and every vendor message
+/// without `--ext`, stay `extension`.
+#[test]
+fn ext_schemas_validate_vendor_messages() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("agentao.jsonl");
+    let lines = [
+        r#"{"from":"client","message":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}}"#,
+        r#"{"from":"agent","message":{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{},"_meta":{"_agentao.cn/extensions":[{"method":"_agentao.cn/ask_user"}]}}}}"#,
+        r#"{"from":"agent","message":{"jsonrpc":"2.0","id":"a1","method":"_agentao.cn/ask_user","params":{"sessionId":"s","question":"Which?"}}}"#,
+        r#"{"from":"client","message":{"jsonrpc":"2.0","id":"a1","result":{"outcome":"answered","text":"main"}}}"#,
+        r#"{"from":"client","message":{"jsonrpc":"2.0","id":7,"method":"_agentao.cn/set_model","params":{"sessionId":"s","model":"m","apiKey":"k"}}}"#,
+        r#"{"from":"agent","message":{"jsonrpc":"2.0","id":7,"result":{"model":5}}}"#,
+        r#"{"from":"agent","message":{"jsonrpc":"2.0","method":"_other.example/note","params":{}}}"#,
+    ];
+    std::fs::write(&file, lines.join("\n") + "\n").expect("transcript written");
+    let ext = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema/ext/agentao.json");
+    let run = |args: &[&Path]| {
+        let out = Command::new(ACP).args(["check", "--format", "json"]).args(args).output().expect("acp runs");
+        let reports: Vec<Value> =
+            String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        (reports, out.status.code())
+    };
+    let statuses = |reports: &[Value]| -> Vec<String> {
+        reports.iter().filter_map(|r| r["status"].as_str()).map(str::to_string).collect()
+    };
+
+    let (reports, code) = run(&[Path::new("--ext"), &ext, &file]);
+    assert_eq!(statuses(&reports), ["ok", "ok", "ok", "ok", "error", "error", "extension"], "{reports:#?}");
+    let first_problem = |i: usize| {
+        let problem = &reports[i]["problems"][0];
+        (problem["path"].as_str().unwrap_or_default().to_string(), problem["reason"].to_string())
+    };
+    let (path, reason) = first_problem(4);
+    assert_eq!(path, "params", "{reason}");
+    assert!(reason.contains("SetModelRequest") && reason.contains("apiKey"), "{reason}");
+    let (path, reason) = first_problem(5);
+    assert_eq!(path, "result.model", "{reason}");
+    assert!(reason.contains("SetModelResponse") && reason.contains("`type`"), "{reason}");
+    assert_eq!(code, Some(1));
+
+    let (reports, code) = run(&[&file]);
+    assert_eq!(statuses(&reports)[2..], ["extension"; 5], "{reports:#?}");
+    assert_eq!(code, Some(0));
+
+    // `x-meta-of`: the initialize answer's `_meta` too.
+    let meta = dir.path().join("meta.jsonl");
+    let bad_meta = lines[1].replace(r#"{"method":"_agentao.cn/ask_user"}"#, r#"{"method":"ask_user"}"#);
+    std::fs::write(&meta, format!("{}\n{bad_meta}\n", lines[0])).expect("transcript written");
+    let (reports, _) = run(&[Path::new("--ext"), &ext, &meta]);
+    assert_eq!(statuses(&reports), ["ok", "error"], "{reports:#?}");
+    let problem = &reports[1]["problems"][0];
+    assert!(problem["path"].as_str().unwrap_or_default().starts_with("result._meta"), "{problem}");
+    assert!(problem["reason"].as_str().unwrap_or_default().contains("`pattern`"), "{problem}");
+
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, r##"{"$defs": {"X": {"x-method": "_x", "$ref": "../v9/schema.json#/$defs/Y"}}}"##)
+        .expect("written");
+    let out = Command::new(ACP).arg("check").arg("--ext").arg(&bad).arg(&file).output().expect("acp runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("#/$defs/X"), "{}", String::from_utf8_lossy(&out.stderr));
+}

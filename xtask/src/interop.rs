@@ -9,6 +9,7 @@
 //! | `.cache/interop/sdist/` | that package's source distribution, unpacked, for `examples/echo_agent.py` |
 //! | `.cache/interop/rust-sdk/` | the crates.io source of `agent-client-protocol` [`RS_SDK_VERSION`] (the official Rust SDK) and its four examples built in `target/` |
 //! | `.cache/interop/agents/` | npm project with the production agents `@google/gemini-cli` [`production::GEMINI_VERSION`] and `@agentclientprotocol/codex-acp` [`production::CODEX_ACP_VERSION`] (with `@openai/codex` [`production::CODEX_VERSION`]), installed without install scripts |
+//! | `.cache/interop/agentao/venv/` | Python venv with the production agent `agentao[cli]` [`agentao::AGENTAO_VERSION`] from PyPI |
 //! | `.cache/interop/production/` | each production scenario's throwaway HOME, workspace, `acp tap` transcript and client output; the stand-in model server's `model.log`; `conform-gemini.txt`, `conform-codex.txt` |
 //!
 //! Each step leaves a marker naming the version it installed, so a second run reuses the
@@ -49,17 +50,18 @@
 //! `--ca-file`, and Node the CA in `NODE_EXTRA_CA_CERTS`.
 //!
 //! The production scenarios ([`PRODUCTION`], names starting `production: `, so `--only
-//! production` selects them) run our `client` and `acp conform` against gemini-cli and codex-acp,
+//! production` selects them) run our `client` and `acp conform` against gemini-cli, codex-acp and Agentao,
 //! offline, against the stand-in model server `interop/model/server.mjs`; each client run goes
 //! through `acp tap`, and `acp check` reads its transcript. See [`production`].
 //!
 //! Modules, by job (each imports only siblings, never this one): [`scenario`] (what a run must
 //! show, running one prepared command and judging it), [`peers`] (our examples and the peers'
 //! command lines), [`report`] (result-line text), `install` (the pinned peers), [`output`] (the
-//! clients' output), [`matrix`] (the scenario matrix and the whole run), and the composed
+//! clients' output), [`agentao`] (its venv and the check of its extension schema), [`matrix`] (the scenario matrix and the whole run), and the composed
 //! scenarios [`production`], [`chains`], [`mcp`], [`conform_client`], and `browser` (web pages in
 //! headless Chromium against our listeners: `--only browser`).
 
+pub mod agentao;
 mod browser;
 pub mod chains;
 pub mod conform_client;

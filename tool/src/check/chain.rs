@@ -6,6 +6,7 @@
 //! the official conductor's `--trace` are read too (see `trace`), each pair of neighbours a link.
 
 use super::checker::{parse_line, Checker};
+use super::ext::ExtSchemas;
 use super::report::{Kind, Report, RuleViolation, Warning};
 use super::trace;
 #[cfg(feature = "unstable")]
@@ -17,6 +18,7 @@ use acp_types::support::rpc::Role;
 use acp_types::Version;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 /// Checks a transcript line by line: a one-link transcript, a chain's, or a mix.
 #[derive(Debug)]
@@ -28,6 +30,8 @@ pub struct Transcript {
     links: BTreeMap<u64, Checker>,
     /// The official trace's MCP requests awaiting their answers (ids as JSON text).
     mcp_requests: HashSet<String>,
+    /// `--ext`: given to every link's checker.
+    ext: Option<Arc<ExtSchemas>>,
 }
 
 impl Transcript {
@@ -38,7 +42,15 @@ impl Transcript {
             plain: Checker::new(version),
             links: BTreeMap::new(),
             mcp_requests: HashSet::new(),
+            ext: None,
         }
+    }
+
+    /// Validates extension messages against `ext` on every link (see [`Checker::with_ext`]).
+    pub fn with_ext(mut self, ext: Arc<ExtSchemas>) -> Self {
+        self.plain = self.plain.with_ext(ext.clone());
+        self.ext = Some(ext);
+        self
     }
 
     /// Checks one line: a bare message, a record, or a record of one link of a chain.
@@ -67,8 +79,11 @@ impl Transcript {
 
     /// The conversation of `link`.
     fn link(&mut self, link: u64) -> &mut Checker {
-        let forced = self.forced;
-        self.links.entry(link).or_insert_with(|| Checker::new(forced))
+        let (forced, ext) = (self.forced, self.ext.clone());
+        self.links.entry(link).or_insert_with(|| match ext {
+            Some(ext) => Checker::new(forced).with_ext(ext),
+            None => Checker::new(forced),
+        })
     }
 
     /// One event of the official conductor's trace.

@@ -8,8 +8,10 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 use super::diff::{compare, join, within};
+use super::ext::{ExtSchemas, Part};
 use super::pending::Pending;
 use super::report::{Kind, Problem, Report, RuleResult, RuleViolation, Status, Warning};
 use super::tables::{tables, Receiver};
@@ -50,6 +52,8 @@ pub struct Checker {
     pub(super) unwrapped: bool,
     /// The `protocolVersion` the answer to the opening request named.
     pub(super) opening_answer: Option<u64>,
+    /// `--ext`: the extension schemas extension messages are validated against.
+    pub(super) ext: Option<Arc<ExtSchemas>>,
 }
 
 #[cfg(feature = "unstable")]
@@ -93,6 +97,7 @@ impl Checker {
             #[cfg(feature = "unstable")]
             unwrapped: false,
             opening_answer: None,
+            ext: None,
         }
     }
 
@@ -158,6 +163,38 @@ impl Checker {
         for (line, method, id) in unanswered {
             let detail = format!("the request `{method}` (line {line}, id {id}) was never answered");
             self.judge.note(acp_rpc::rules::REPLY, sender.peer(), line, detail);
+        }
+    }
+
+    /// Validates extension messages against `ext` (`acp check --ext`): `ok` or `error` instead
+    /// of `extension` for the methods it describes.
+    pub fn with_ext(mut self, ext: Arc<ExtSchemas>) -> Self {
+        self.ext = Some(ext);
+        self
+    }
+
+    /// An extension message's `params` or `result`: `extension` when no extension schema
+    /// describes it, else `ok` or an `error` per violation, at its JSON path.
+    fn check_extension(&self, report: &mut Report, method: &str, part: Part, value: Option<&Value>) {
+        let value = value.cloned().unwrap_or(Value::Null);
+        match self.ext.as_ref().and_then(|ext| ext.violations(method, part, &value)) {
+            None => report.status = Status::Extension,
+            Some(violations) => {
+                for (path, reason) in violations {
+                    report.error(path, reason);
+                }
+            }
+        }
+    }
+
+    /// The `_meta` of a core message's params or result (at `root`, of the core type `core`)
+    /// against the extension schemas' `x-meta-of` entries: an `error` per violation.
+    fn check_meta(&self, report: &mut Report, core: &str, root: &str, value: Option<&Value>) {
+        let (Some(ext), Some(meta)) = (&self.ext, value.and_then(|v| v.get("_meta"))) else {
+            return;
+        };
+        for (path, reason) in ext.meta_violations(core, &format!("{root}._meta"), meta) {
+            report.error(path, reason);
         }
     }
 
@@ -359,14 +396,16 @@ impl Checker {
             return;
         }
         if extension {
-            report.status = Status::Extension;
-            return;
+            return self.check_extension(report, &method, Part::Params, params.as_ref());
         }
         if let (Some(from), Some(row)) = (from, row) {
             if row.sender() == Some(from.peer()) {
                 report.error("method", format!("`{method}` is sent to the {from}, not by it"));
                 return;
             }
+        }
+        if let Some(row) = row {
+            self.check_meta(report, row.params, "params", params.as_ref());
         }
         let receiver = Receiver::of(row, from);
         if let Some(row) = row {
@@ -477,8 +516,11 @@ impl Checker {
             return;
         }
         if method.starts_with('_') {
-            report.status = Status::Extension;
-            return;
+            return self.check_extension(report, &method, Part::Result, Some(&result));
+        }
+        let row = tables(self.decoding_version()).find(&method, MessageKind::Request);
+        if let Some(core) = row.and_then(|row| row.result) {
+            self.check_meta(report, core, "result", Some(&result));
         }
         if wire::opens_connection(&method) && self.forced.is_none() {
             // The answer is in the version it names, which may be lower than the one asked: from

@@ -1,6 +1,6 @@
 //! Installing the official peers into `.cache/interop/`: the TypeScript SDK (npm), the Python SDK
 //! (a venv from PyPI, and its sdist for the example agent) and the Rust SDK (its crate fetched by
-//! `interop/rust/`, its examples built). Each step leaves a marker naming the version it
+//! `interop/rust/`, its examples built); `install_venv` also makes the production agents' venvs. Each step leaves a marker naming the version it
 //! installed, so that a second run reuses the cache.
 
 use crate::{files, process};
@@ -133,28 +133,8 @@ fn installed_npm_version(package_json: &Path) -> Option<String> {
 }
 
 pub(super) fn install_py(cache: &Path) -> Result<PyPeer, String> {
-    let venv = cache.join("venv");
-    let python = venv_python(&venv);
     let requirement = format!("{PY_SDK_PACKAGE}=={PY_SDK_VERSION}");
-
-    let marker = venv.join(".installed");
-    let stamp = format!("{requirement}\n");
-    if !(python.is_file() && fs::read_to_string(&marker).ok().as_deref() == Some(stamp.as_str())) {
-        let started = Instant::now();
-        eprintln!("interop: installing {requirement} into {}", venv.display());
-        let _ = fs::remove_file(&marker);
-        if !python.is_file() {
-            fs::create_dir_all(cache).map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
-            let mut create = process::python3();
-            create.arg("-m").arg("venv").arg(&venv);
-            process::capture(&mut create)?;
-        }
-        let mut pip = Command::new(&python);
-        pip.args(["-m", "pip", "install", "--disable-pip-version-check", "--quiet", &requirement]);
-        process::capture(&mut pip)?;
-        fs::write(&marker, stamp).map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
-        eprintln!("interop: installed {requirement} in {:.1} s", started.elapsed().as_secs_f64());
-    }
+    let python = install_venv(&cache.join("venv"), &requirement)?;
 
     // The wheel has no examples; the source distribution ships examples/echo_agent.py.
     let sdist = cache.join("sdist");
@@ -197,6 +177,34 @@ pub(super) fn install_py(cache: &Path) -> Result<PyPeer, String> {
         eprintln!("interop: unpacked the sdist in {:.1} s", started.elapsed().as_secs_f64());
     }
     Ok(PyPeer { python, echo_agent })
+}
+
+/// A venv at `venv` with exactly `requirement` installed by pip (a pinned `name[extras]==version`),
+/// or reused: a marker (`.installed`) names the requirement. Returns the venv's interpreter.
+pub(super) fn install_venv(venv: &Path, requirement: &str) -> Result<PathBuf, String> {
+    let python = venv_python(venv);
+    let marker = venv.join(".installed");
+    let stamp = format!("{requirement}\n");
+    if python.is_file() && fs::read_to_string(&marker).ok().as_deref() == Some(stamp.as_str()) {
+        return Ok(python);
+    }
+    let started = Instant::now();
+    eprintln!("interop: installing {requirement} into {}", venv.display());
+    let _ = fs::remove_file(&marker);
+    if !python.is_file() {
+        if let Some(parent) = venv.parent() {
+            fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        let mut create = process::python3();
+        create.arg("-m").arg("venv").arg(venv);
+        process::capture(&mut create)?;
+    }
+    let mut pip = Command::new(&python);
+    pip.args(["-m", "pip", "install", "--disable-pip-version-check", "--quiet", requirement]);
+    process::capture(&mut pip)?;
+    fs::write(&marker, stamp).map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
+    eprintln!("interop: installed {requirement} in {:.1} s", started.elapsed().as_secs_f64());
+    Ok(python)
 }
 
 /// Unpacks `argv[1]` (a .tar.gz) into `argv[2]`, refusing members outside it where the
@@ -309,7 +317,7 @@ pub(super) fn crate_dir(metadata: &str, name: &str, version: &str) -> Result<Pat
     Path::new(manifest).parent().map(Path::to_path_buf).ok_or_else(|| format!("bad manifest path {manifest}"))
 }
 
-fn venv_python(venv: &Path) -> PathBuf {
+pub(super) fn venv_python(venv: &Path) -> PathBuf {
     if cfg!(windows) {
         venv.join("Scripts").join("python.exe")
     } else {

@@ -45,6 +45,14 @@ impl Transcript {
 /// Parses a client driver's stdout: JSON objects, one per non-blank line; every line but the
 /// last is an update (an object with a string `sessionUpdate`), the last is
 /// `{"stopReason": ...}`.
+/// The records of an `acp tap` transcript (lines that are not JSON skipped: `acp check` reports
+/// those).
+pub(super) fn read_tap(tap: &std::path::Path) -> Result<Vec<Value>, String> {
+    let text =
+        std::fs::read_to_string(tap).map_err(|e| format!("cannot read the transcript {}: {e}", tap.display()))?;
+    Ok(text.lines().filter_map(|line| serde_json::from_str::<Value>(line).ok()).collect())
+}
+
 pub fn parse_client_output(stdout: &str) -> Result<Transcript, String> {
     let lines: Vec<(usize, &str)> =
         stdout.lines().enumerate().map(|(i, line)| (i + 1, line.trim())).filter(|(_, line)| !line.is_empty()).collect();

@@ -7,6 +7,7 @@
 //! |---|---|---|---|
 //! | `@google/gemini-cli` [`GEMINI_VERSION`] | `node …/bundle/gemini.js --acp` (v1 only) | Gemini API `…:streamGenerateContent?alt=sse` at `GOOGLE_GEMINI_BASE_URL` | `GEMINI_API_KEY`; `~/.gemini/settings.json`: API-key auth, no telemetry, usage statistics or update checks, folder trust off |
 //! | `@agentclientprotocol/codex-acp` [`CODEX_ACP_VERSION`] | `node …/dist/index.js` (v1 and v2), which runs `codex app-server` from `@openai/codex` [`CODEX_VERSION`] (a native binary in an optional dependency) | OpenAI Responses API `POST /v1/responses` | `$CODEX_HOME/config.toml`: a custom `responses` provider at the stand-in; `INITIAL_AGENT_MODE=workspace-write` (approvals go to the client, not codex's model-run auto-reviewer), `NO_BROWSER=1` |
+//! | `agentao[cli]` [`AGENTAO_VERSION`](super::agentao::AGENTAO_VERSION) (PyPI, a venv: see [`agentao`](super::agentao)) | `…/venv/bin/agentao --acp` (v1 only) | OpenAI Chat Completions `POST /v1/chat/completions` | `LLM_PROVIDER=OPENAI` and `OPENAI_API_KEY`, `OPENAI_BASE_URL` (the stand-in), `OPENAI_MODEL` |
 //!
 //! The stand-in answers from the prompt (see its header): [`PLAIN_PROMPT`] gets [`FIXED_TEXT`];
 //! [`tool_prompt`] makes the model call the agent's shell tool with a command that writes a
@@ -19,6 +20,9 @@
 //! (result lines say `offline`), so an agent that needed any other host would fail. Elsewhere one
 //! stand-in serves all scenarios on the host's loopback; the agents are configured to reach
 //! nothing else (no telemetry, update checks or browser login), but nothing enforces it.
+//!
+//! Agentao also has an extension schema, `schema/ext/agentao.json`: one scenario checks it
+//! against the JSON Schema Agentao exports ([`Production::ExtSchema`]).
 //!
 //! Each scenario runs in `.cache/interop/production/<scenario>/` (made afresh): `home/`,
 //! `workspace/` (the session's cwd), `tap.jsonl` (the transcript), `client.out`/`client.err`, and
@@ -35,8 +39,9 @@
 //!
 //! (the `command:` line of a failure has the exact command, environment included).
 
+use super::agentao::{self, Agentao};
 use super::install::install_npm_project;
-use super::output::{parse_client_output, Transcript};
+use super::output::{parse_client_output, read_tap, Transcript};
 use super::peers::{path_arg, target_debug, Ours};
 use super::report::{details, first_line, indent_rest, indented_tail};
 use super::scenario::{Argv, ScenarioResult, Verdict, LISTEN_TIMEOUT};
@@ -93,6 +98,7 @@ const CODEX_KEY_ENV: &str = "ACP_INTEROP_MODEL_KEY";
 pub enum Agent {
     Gemini,
     Codex,
+    Agentao,
 }
 
 impl Agent {
@@ -100,16 +106,28 @@ impl Agent {
         match self {
             Agent::Gemini => "gemini",
             Agent::Codex => "codex",
+            Agent::Agentao => "agentao",
         }
     }
 
     /// The `authMethods` id of its API-key method, which the `authenticated` scenarios and
     /// `acp conform --auth` use. Neither agent requires `authenticate` when its key is in the
-    /// environment; the scenarios check that calling it works.
-    pub fn auth_method(self) -> &'static str {
+    /// environment; the scenarios check that calling it works. Agentao has none (its
+    /// `authMethods` is empty: seed 001 C.1, "Agentao does no ACP-level auth").
+    pub fn auth_method(self) -> Option<&'static str> {
         match self {
-            Agent::Gemini => "gemini-api-key",
-            Agent::Codex => "api-key",
+            Agent::Gemini => Some("gemini-api-key"),
+            Agent::Codex => Some("api-key"),
+            Agent::Agentao => None,
+        }
+    }
+
+    /// Its extension schema, relative to the repository: `acp check --ext` validates its vendor
+    /// messages in the transcripts against it.
+    fn ext_schema(self) -> Option<&'static str> {
+        match self {
+            Agent::Agentao => Some(agentao::EXT_SCHEMA),
+            Agent::Gemini | Agent::Codex => None,
         }
     }
 
@@ -129,6 +147,24 @@ impl Agent {
                 "session.load-replay",
                 "gemini-cli 0.61.0 answers session/load before its replay: loadSession does not await streamHistory",
             )],
+            // Agentao 0.5.17, by hand against the stand-in: a v2 `initialize` (no
+            // `clientCapabilities`, which v2 does not have) is refused -32602 "initialize.
+            // clientCapabilities must be a JSON object" instead of answered with 1
+            // (`acp/initialize.py` checks the params' v1 shape before the version); and after
+            // `session/cancel` it answers `cancelled` only when the model stream it waits on
+            // ends (30.1 s, the stand-in's whole stall), past conform's wait, so the prompt is
+            // unanswered there (the cancel reaches no blocked HTTP read).
+            Agent::Agentao => &[
+                (
+                    "init.version",
+                    "Agentao 0.5.17 refuses a v2-shaped initialize with -32602 (it reads clientCapabilities before the version) instead of answering 1",
+                ),
+                (
+                    "turn.v1-cancelled",
+                    "Agentao 0.5.17 answers cancelled only once the stalled model stream ends (30 s), after conform's wait",
+                ),
+                ("rpc.reply", "the same late cancelled answer: the prompt is unanswered within conform's wait"),
+            ],
             Agent::Codex => &[],
         }
     }
@@ -138,6 +174,7 @@ impl Agent {
         match self {
             Agent::Gemini => vec!["node".into(), path_arg(&agents.gemini_js), "--acp".into()],
             Agent::Codex => vec!["node".into(), path_arg(&agents.codex_acp_js)],
+            Agent::Agentao => vec![path_arg(&agents.agentao.program), "--acp".into()],
         }
     }
 
@@ -193,6 +230,14 @@ impl Agent {
                 // No ChatGPT browser login offered (nor attempted).
                 env.push(("NO_BROWSER".into(), "1".into()));
             }
+            Agent::Agentao => {
+                // Its LLM block: the provider's {PREFIX}_API_KEY / _BASE_URL / _MODEL, spoken as
+                // OpenAI Chat Completions (its default `api_format`).
+                env.push(("LLM_PROVIDER".into(), "OPENAI".into()));
+                env.push(("OPENAI_API_KEY".into(), "stand-in-key".into()));
+                env.push(("OPENAI_BASE_URL".into(), format!("{model_url}/v1")));
+                env.push(("OPENAI_MODEL".into(), "stand-in-model".into()));
+            }
         }
         Ok(env)
     }
@@ -222,6 +267,11 @@ pub enum Kind {
     /// "[object Object]" whatever the client answers (bundle: `AcpFileSystemService.
     /// normalizeFileSystemError`).
     FsWrite,
+    /// Agentao's vendor methods ([`agentao::vendor_prompt`]): the stand-in makes Agentao call
+    /// its `ask_user` tool, which it puts to our client as `_agentao.cn/ask_user`, answered with a
+    /// nonce that must reach the model as the tool result; then our client calls
+    /// `_agentao.cn/set_model`.
+    Vendor,
 }
 
 /// One production scenario.
@@ -229,8 +279,11 @@ pub enum Kind {
 pub enum Production {
     /// Our client asks for `protocol_version` (at most); the agent answers `answers`.
     Client { agent: Agent, protocol_version: u32, answers: u32, kind: Kind },
-    /// `acp conform` with a tool prompt, a cancel prompt and `--auth`.
+    /// `acp conform` with a tool prompt, a cancel prompt and `--auth` (when it has a method).
     Conform { agent: Agent },
+    /// `schema/ext/agentao.json` against the JSON Schema Agentao exports (see
+    /// [`agentao`](super::agentao)).
+    ExtSchema,
 }
 
 impl Production {
@@ -249,12 +302,14 @@ impl Production {
                     Kind::Tool => ", tool",
                     Kind::Cancelled => ", cancelled",
                     Kind::FsWrite => ", fs write",
+                    Kind::Vendor => ", vendor methods",
                 };
                 let answers =
                     if answers == protocol_version { String::new() } else { format!(" (answers v{answers})") };
                 format!("production: our-client -> {} v{protocol_version}{answers}{kind}", agent.label())
             }
             Production::Conform { agent } => format!("production: acp conform -> {}", agent.label()),
+            Production::ExtSchema => format!("production: {} against agentao's exported schema", agentao::EXT_SCHEMA),
         }
     }
 
@@ -286,8 +341,14 @@ pub const PRODUCTION: &[Production] = &[
     Production::client(Agent::Codex, 2, Kind::Plain),
     Production::client(Agent::Codex, 2, Kind::Tool),
     Production::client(Agent::Codex, 2, Kind::Cancelled),
+    Production::client(Agent::Agentao, 1, Kind::Plain),
+    Production::client(Agent::Agentao, 1, Kind::Tool),
+    Production::client(Agent::Agentao, 1, Kind::Vendor),
+    Production::Client { agent: Agent::Agentao, protocol_version: 2, answers: 1, kind: Kind::Plain },
+    Production::ExtSchema,
     Production::Conform { agent: Agent::Gemini },
     Production::Conform { agent: Agent::Codex },
+    Production::Conform { agent: Agent::Agentao },
 ];
 
 /// The tool turn's prompt: the stand-in's `tool:run` marker with a command that writes `nonce`
@@ -312,7 +373,7 @@ pub fn fs_prompt(nonce: &str) -> String {
 fn conform_tool_prompt(agent: Agent) -> &'static str {
     match agent {
         Agent::Gemini => "please use a tool: tool:write conform-tool.txt",
-        Agent::Codex => "please use a tool: tool:run echo conform > conform-tool.txt",
+        Agent::Codex | Agent::Agentao => "please use a tool: tool:run echo conform > conform-tool.txt",
     }
 }
 
@@ -324,16 +385,18 @@ fn conform_tool_prompt(agent: Agent) -> &'static str {
 pub(super) struct Agents {
     gemini_js: PathBuf,
     codex_acp_js: PathBuf,
+    agentao: Agentao,
 }
 
-/// Installs both agents into `cache/agents` with `npm install --ignore-scripts` (or reuses
-/// them); the marker `.installed` names the versions.
+/// Installs the npm agents into `cache/agents` with `npm install --ignore-scripts` (or reuses
+/// them; the marker `.installed` names the versions), and Agentao into its venv.
 pub(super) fn install_agents(cache: &Path) -> Result<Agents, String> {
     let dir = cache.join("agents");
     let modules = dir.join("node_modules");
     let agents = Agents {
         gemini_js: modules.join(GEMINI_PACKAGE).join("bundle").join("gemini.js"),
         codex_acp_js: modules.join(CODEX_ACP_PACKAGE).join("dist").join("index.js"),
+        agentao: agentao::install(cache)?,
     };
     let pinned =
         [(GEMINI_PACKAGE, GEMINI_VERSION), (CODEX_ACP_PACKAGE, CODEX_ACP_VERSION), (CODEX_PACKAGE, CODEX_VERSION)];
@@ -367,6 +430,7 @@ pub(super) fn build_acp(root: &Path) -> Result<PathBuf, String> {
 
 /// What the production scenarios run with, set up once per `cargo xtask interop`.
 pub(super) struct Setup {
+    root: PathBuf,
     dir: PathBuf,
     agents: Agents,
     client: Result<PathBuf, String>,
@@ -512,7 +576,7 @@ pub(super) fn set_up(root: &Path, cache: &Path, ours: &Ours, acp: Result<PathBuf
         Ours::Built { .. } => Err("the client example was not built".to_string()),
         Ours::BuildFailed(message) => Err(message.clone()),
     };
-    Ok(Setup { dir, agents, client, acp, network })
+    Ok(Setup { root: root.to_path_buf(), dir, agents, client, acp, network })
 }
 
 /// Runs one production scenario.
@@ -523,6 +587,10 @@ pub(super) fn run(setup: &Setup, scenario: Production) -> ScenarioResult {
             client_scenario(setup, scenario, agent, protocol_version, answers, kind)
         }
         Production::Conform { agent } => conform_scenario(setup, scenario, agent),
+        Production::ExtSchema => {
+            let saved = setup.dir.join("agentao-schema.jsonl");
+            agentao::check_ext_schema(&setup.root, &setup.agents.agentao.python, &saved)
+        }
     };
     // The first line of a summary goes in parentheses; the rest (acp check findings, conform's
     // table) indented under it.
@@ -572,15 +640,19 @@ fn client_scenario(
     // Always named: our client asks for its newest version by default, and codex answers 2.
     let mut argv: Argv = vec![path_arg(client), "--protocol-version".into(), protocol_version.to_string()];
     if kind == Kind::Authenticated {
-        argv.extend(["--auth".into(), agent.auth_method().into()]);
+        argv.extend(["--auth".into(), agent.auth_method().unwrap_or_default().into()]);
     }
     let prompt = match kind {
         Kind::Plain | Kind::Authenticated => PLAIN_PROMPT.to_string(),
         Kind::Tool => tool_prompt(&nonce),
         Kind::FsWrite => fs_prompt(&nonce),
         Kind::Cancelled => SLOW_PROMPT.to_string(),
+        Kind::Vendor => agentao::vendor_prompt(),
     };
     argv.extend(["--prompt".into(), prompt]);
+    if kind == Kind::Vendor {
+        argv.extend(agentao::vendor_args(&nonce));
+    }
     if kind == Kind::Cancelled {
         argv.extend(["--cancel-after".into(), CANCEL_AFTER.as_millis().to_string()]);
     }
@@ -604,43 +676,14 @@ fn client_scenario(
     };
 
     let transcript = judge_client_run(&run, kind).map_err(fail)?;
-    let tool_check = match kind {
-        Kind::Tool => {
-            let written = fs::read_to_string(workspace.join(TOOL_OUTPUT)).unwrap_or_default();
-            check_tool_turn(&transcript, &written, &nonce).map_err(fail)?;
-            // Both agents ask before running a command that writes (gemini: not a read-only
-            // command; codex: the stand-in asks to leave the sandbox).
-            let requests = agent_requests(&tap).map_err(fail)?;
-            if !requests.iter().any(|m| m == "session/request_permission") {
-                return Err(fail(format!(
-                    "the agent asked no session/request_permission (its requests: {requests:?})"
-                )));
-            }
-            format!(", permission asked, {TOOL_OUTPUT} written")
-        }
-        Kind::Authenticated => {
-            check_authenticated(&tap, agent.auth_method()).map_err(fail)?;
-            format!(", authenticated with {}", agent.auth_method())
-        }
-        Kind::FsWrite => {
-            let written = fs::read_to_string(workspace.join(format!("{nonce}.txt"))).ok();
-            check_fs_turn(&tap, written.as_deref()).map_err(fail)?;
-            ", fs/write_text_file served".to_string()
-        }
-        Kind::Cancelled => {
-            // The cancel must have cut a model stream short, not come before the agent asked.
-            if !was_stalled(&read_since(&model_log, log_start)) {
-                return Err(fail("the stand-in stalled no stream before the turn ended".into()));
-            }
-            ", a stalled stream cut short".to_string()
-        }
-        Kind::Plain => String::new(),
-    };
+    let turn = Turn { agent, kind, tap: &tap, workspace: &workspace, nonce: &nonce, stderr: &run.stderr };
+    let tool_check = turn.check(&transcript, &read_since(&model_log, log_start)).map_err(fail)?;
     let negotiated = negotiated_version(&tap).map_err(fail)?;
     if negotiated != answers {
         return Err(fail(format!("the agent answered protocol version {negotiated}, expected {answers}")));
     }
-    let check = check_transcript(acp, &tap);
+    let ext = agent.ext_schema().map(|rel| setup.root.join(rel));
+    let check = check_transcript(acp, &tap, ext.as_deref());
     let summary = format!(
         "{} updates, stopReason {}{tool_check}, v{negotiated}{}, {:.1} s; {}",
         transcript.updates.len(),
@@ -653,6 +696,56 @@ fn client_scenario(
         return Err(format!("acp check found problems in {}: {summary}\n{}", tap.display(), check.listing()));
     }
     Ok(if check.findings.is_empty() { summary } else { format!("{summary}\n{}", check.listing()) })
+}
+
+/// What a client scenario's turn left besides its updates: the transcript, the workspace, our
+/// client's stderr.
+struct Turn<'a> {
+    agent: Agent,
+    kind: Kind,
+    tap: &'a Path,
+    workspace: &'a Path,
+    nonce: &'a str,
+    stderr: &'a str,
+}
+
+impl Turn<'_> {
+    /// What the kind of turn must show beyond its stop reason and text (`model_log`: the
+    /// stand-in's lines of the scenario); the summary's words for it.
+    fn check(&self, transcript: &Transcript, model_log: &str) -> Result<String, String> {
+        Ok(match self.kind {
+            Kind::Tool => {
+                let written = fs::read_to_string(self.workspace.join(TOOL_OUTPUT)).unwrap_or_default();
+                check_tool_turn(transcript, &written, self.nonce)?;
+                // Both agents ask before running a command that writes (gemini: not a read-only
+                // command; codex: the stand-in asks to leave the sandbox).
+                let requests = agent_requests(self.tap)?;
+                if !requests.iter().any(|m| m == "session/request_permission") {
+                    return Err(format!("the agent asked no session/request_permission (its requests: {requests:?})"));
+                }
+                format!(", permission asked, {TOOL_OUTPUT} written")
+            }
+            Kind::Authenticated => {
+                let method = self.agent.auth_method().unwrap_or_default();
+                check_authenticated(self.tap, method)?;
+                format!(", authenticated with {method}")
+            }
+            Kind::FsWrite => {
+                let written = fs::read_to_string(self.workspace.join(format!("{}.txt", self.nonce))).ok();
+                check_fs_turn(self.tap, written.as_deref())?;
+                ", fs/write_text_file served".to_string()
+            }
+            Kind::Cancelled => {
+                // The cancel must have cut a model stream short, not come before the agent asked.
+                if !was_stalled(model_log) {
+                    return Err("the stand-in stalled no stream before the turn ended".into());
+                }
+                ", a stalled stream cut short".to_string()
+            }
+            Kind::Vendor => agentao::check_vendor_turn(self.tap, model_log, self.stderr, self.nonce)?,
+            Kind::Plain => String::new(),
+        })
+    }
 }
 
 /// The judgement on the client's run: exit 0 and its output read; then per kind, the stop reason
@@ -748,12 +841,6 @@ fn check_authenticated(tap: &Path, method: &str) -> Result<(), String> {
     }
 }
 
-/// The records of a tap transcript (lines that are not JSON skipped: `acp check` reports those).
-fn read_tap(tap: &Path) -> Result<Vec<Value>, String> {
-    let text = fs::read_to_string(tap).map_err(|e| format!("cannot read the transcript {}: {e}", tap.display()))?;
-    Ok(text.lines().filter_map(|line| serde_json::from_str::<Value>(line).ok()).collect())
-}
-
 /// The methods of the agent's requests in a tap transcript, in order.
 fn agent_requests(tap: &Path) -> Result<Vec<String>, String> {
     Ok(read_tap(tap)?
@@ -792,9 +879,14 @@ impl CheckReport {
     }
 }
 
-fn check_transcript(acp: &Path, tap: &Path) -> CheckReport {
+/// `acp check` on a transcript, with the agent's extension schema (`--ext`) when it has one.
+fn check_transcript(acp: &Path, tap: &Path, ext: Option<&Path>) -> CheckReport {
     let mut command = Command::new(acp);
-    command.arg("check").arg(tap);
+    command.arg("check");
+    if let Some(ext) = ext {
+        command.arg("--ext").arg(ext);
+    }
+    command.arg(tap);
     match run_with_timeout(&mut command, Duration::from_secs(60)) {
         Ok(run) => CheckReport {
             failed: run.status.and_then(|s| s.code()) != Some(0),
@@ -847,7 +939,10 @@ fn conform_scenario(setup: &Setup, scenario: Production, agent: Agent) -> Result
     let env = agent.environment(&home, &setup.model_url())?;
     let mut argv: Argv =
         vec![path_arg(acp), "conform".into(), "--tool-prompt".into(), conform_tool_prompt(agent).into()];
-    argv.extend(["--cancel-prompt".into(), SLOW_PROMPT.into(), "--auth".into(), agent.auth_method().into()]);
+    argv.extend(["--cancel-prompt".into(), SLOW_PROMPT.into()]);
+    if let Some(method) = agent.auth_method() {
+        argv.extend(["--auth".into(), method.into()]);
+    }
     argv.extend(["--timeout".into(), CONFORM_WAIT_SECS.to_string(), "--".into()]);
     argv.extend(agent.argv(&setup.agents));
     let mut command = setup.command(&argv, &workspace, &env, &dir);
@@ -974,6 +1069,8 @@ mod tests {
         assert_eq!(failed_musts(table), ["session.load-replay"]);
         assert!(Agent::Gemini.known_must_failures().iter().any(|(id, _)| *id == "session.load-replay"));
         assert!(Agent::Codex.known_must_failures().is_empty());
+        let agentao: Vec<&str> = Agent::Agentao.known_must_failures().iter().map(|(id, _)| *id).collect();
+        assert_eq!(agentao, ["init.version", "turn.v1-cancelled", "rpc.reply"]);
     }
 
     #[test]
@@ -987,6 +1084,8 @@ mod tests {
         assert!(names.contains(&"production: our-client -> gemini v2 (answers v1)".to_string()));
         assert!(names.contains(&"production: our-client -> codex v2, cancelled".to_string()));
         assert!(names.contains(&"production: acp conform -> gemini".to_string()));
+        assert!(names.contains(&"production: our-client -> agentao v1, vendor methods".to_string()));
+        assert!(names.contains(&"production: schema/ext/agentao.json against agentao's exported schema".to_string()));
         let slugs: Vec<String> = PRODUCTION.iter().map(Production::slug).collect();
         assert!(slugs.contains(&"our-client-gemini-v2-answers-v1".to_string()), "{slugs:?}");
         let mut unique = slugs.clone();
