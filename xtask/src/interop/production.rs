@@ -7,7 +7,7 @@
 //! |---|---|---|---|
 //! | `@google/gemini-cli` [`GEMINI_VERSION`] | `node …/bundle/gemini.js --acp` (v1 only) | Gemini API `…:streamGenerateContent?alt=sse` at `GOOGLE_GEMINI_BASE_URL` | `GEMINI_API_KEY`; `~/.gemini/settings.json`: API-key auth, no telemetry, usage statistics or update checks, folder trust off |
 //! | `@agentclientprotocol/codex-acp` [`CODEX_ACP_VERSION`] | `node …/dist/index.js` (v1 and v2), which runs `codex app-server` from `@openai/codex` [`CODEX_VERSION`] (a native binary in an optional dependency) | OpenAI Responses API `POST /v1/responses` | `$CODEX_HOME/config.toml`: a custom `responses` provider at the stand-in; `INITIAL_AGENT_MODE=workspace-write` (approvals go to the client, not codex's model-run auto-reviewer), `NO_BROWSER=1` |
-//! | `agentao[cli]` [`AGENTAO_VERSION`](super::agentao::AGENTAO_VERSION) (PyPI, a venv: see [`agentao`](super::agentao)) | `…/venv/bin/agentao --acp` (v1 only) | OpenAI Chat Completions `POST /v1/chat/completions` | `LLM_PROVIDER=OPENAI` and `OPENAI_API_KEY`, `OPENAI_BASE_URL` (the stand-in), `OPENAI_MODEL` |
+//! | `agentao[cli]` [`AGENTAO_VERSION`](super::agentao::AGENTAO_VERSION) (PyPI, a venv: see `super::agentao`) | `…/venv/bin/agentao --acp` (v1 only) | OpenAI Chat Completions `POST /v1/chat/completions` | `LLM_PROVIDER=OPENAI` and `OPENAI_API_KEY`, `OPENAI_BASE_URL` (the stand-in), `OPENAI_MODEL` |
 //!
 //! The stand-in answers from the prompt (see its header): [`PLAIN_PROMPT`] gets [`FIXED_TEXT`];
 //! [`tool_prompt`] makes the model call the agent's shell tool with a command that writes a
@@ -282,7 +282,7 @@ pub enum Production {
     /// `acp conform` with a tool prompt, a cancel prompt and `--auth` (when it has a method).
     Conform { agent: Agent },
     /// `schema/ext/agentao.json` against the JSON Schema Agentao exports (see
-    /// [`agentao`](super::agentao)).
+    /// `super::agentao`).
     ExtSchema,
 }
 
