@@ -895,6 +895,14 @@ impl ClientGate {
         }
     }
 
+    /// The rule that judges whether a client that advertised it serves it (`cap.client-serves-*`).
+    pub fn serves_rule(self) -> &'static str {
+        match self {
+            ClientGate::ReadTextFile | ClientGate::WriteTextFile => CLIENT_SERVES_FS,
+            ClientGate::Terminal => CLIENT_SERVES_TERMINAL,
+        }
+    }
+
     /// The capability's path in the `initialize` params (`clientCapabilities.fs.readTextFile`).
     pub fn capability(self) -> &'static str {
         match self {

@@ -141,7 +141,7 @@ impl Checker {
     /// The requests `sender` sent that still await their response, in the order they were sent:
     /// their line, method and id (JSON text). A driver that knows the conversation is over
     /// (`acp conform`) judges them; a transcript may simply end before the answers.
-    pub fn unanswered(&self, sender: Role) -> Vec<(usize, String, String)> {
+    fn unanswered(&self, sender: Role) -> Vec<(usize, String, String)> {
         let mut found: Vec<(usize, String, String)> = self
             .pending
             .iter()

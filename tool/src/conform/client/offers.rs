@@ -112,10 +112,7 @@ impl Calls {
         let Some(call) = response.get("id").and_then(|id| self.pending.remove(&id.to_string())) else {
             return false;
         };
-        let rule = match call.method {
-            m if m == v1::FsReadTextFile::METHOD || m == v1::FsWriteTextFile::METHOD => rules::CLIENT_SERVES_FS,
-            _ => rules::CLIENT_SERVES_TERMINAL,
-        };
+        let rule = rules::ClientGate::of_v1(call.method).map_or(rules::CLIENT_SERVES_TERMINAL, |g| g.serves_rule());
         let what = format!("`{}` (line {})", call.method, call.line);
         if let Some(error) = response.get("error") {
             let code = error["code"].as_i64().unwrap_or_default();
