@@ -10,7 +10,7 @@
 // The layers, each using only those above it in this list (no module imports one below it):
 // `codec` (the JSON reader and writer), `defaulted`, `patch`; `policy` (the decoding mode);
 // `capture` and `tracked` (generic decoding helpers); `lenient`, `meta`, then `union`; `json`
-// (the two-pass entry point); `moved`, then `rpc`.
+// (the two-pass entry point); `moved`, then `rpc`; `state` (the `x-state` interpreter) uses none.
 mod capture;
 mod codec;
 mod defaulted;
@@ -21,6 +21,7 @@ pub mod moved;
 mod patch;
 mod policy;
 pub mod rpc;
+pub mod state;
 #[cfg(feature = "schemars")]
 pub mod schema;
 mod tracked;

@@ -199,6 +199,13 @@ pub enum SchemaErrorKind {
     Cycle { path: Vec<String> },
     /// A response (`x-method`, `x-side`) that matches no request.
     UnmatchedResponse { method: String, side: String },
+    /// An `x-state` / `x-scope` path (`key`: `id`, `field`, `value`, or the scope's name) naming no
+    /// field of `ty`.
+    StatePath { key: String, path: String, ty: String },
+    /// An `x-state` target keyed by an id in one rule and not in another.
+    StateTargetKeyed { target: String },
+    /// An `append` to a field that holds neither items nor text.
+    StateAppend { field: String, ty: String },
 }
 
 impl fmt::Display for SchemaErrorKind {
@@ -246,6 +253,17 @@ impl fmt::Display for SchemaErrorKind {
             ),
             UnmatchedResponse { method, side } => {
                 write!(f, "response for {} ({}) matches no request", quoted(method), quoted(side))
+            }
+            StatePath { key, path, ty } => {
+                write!(f, "{key} path {} names no field of {}", quoted(path), quoted(ty))
+            }
+            StateTargetKeyed { target } => write!(
+                f,
+                "x-state target {} is keyed by an id in one rule and not in another; a target is either a collection or one value",
+                quoted(target)
+            ),
+            StateAppend { field, ty } => {
+                write!(f, "append to field {} of type {}: only arrays and strings can be appended to", quoted(field), quoted(ty))
             }
         }
     }

@@ -20,6 +20,8 @@ pub struct Protocol {
     /// What generated anyway (unknown annotations, requests without a response type), sorted by
     /// file and pointer.
     pub warnings: Vec<Warning>,
+    /// The `x-state` / `x-scope` annotations, typed.
+    pub state: StateModel,
 }
 
 impl Protocol {
@@ -596,4 +598,103 @@ impl<T: Copy + PartialEq> ByFeature<T> {
     pub fn same(&self) -> Option<T> {
         (self.stable == self.unstable).then_some(self.stable)
     }
+}
+
+/// What the schema's `x-state` and `x-scope` annotations say, typed and checked against the types
+/// they stand on (by `lower::state`, again after `merge`): how each message changes the state a
+/// client keeps, and which ids scope a message.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StateModel {
+    /// Every rule, in the order of the types (then variants) carrying them.
+    pub rules: Vec<StateRule>,
+    /// The messages whose `x-state` is `{}`: they change no state.
+    pub silent: Vec<StateSource>,
+    /// The targets the rules write, by scope then name.
+    pub targets: Vec<StateTarget>,
+    pub scopes: Vec<ScopeDecl>,
+}
+
+/// The message an annotation stands on: a type, or one variant of a union.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StateSource {
+    pub ty: TypeId,
+    /// The Rust name of the variant, for an annotation on a union's branch.
+    pub variant: Option<String>,
+    /// The tag value of that variant on the wire.
+    pub tag: Option<String>,
+    pub stability: Stability,
+}
+
+/// `x-state`'s `action`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum StateAction {
+    Append,
+    Upsert,
+    Replace,
+    Remove,
+}
+
+impl StateAction {
+    pub fn parse(s: &str) -> Option<StateAction> {
+        Some(match s {
+            "append" => StateAction::Append,
+            "upsert" => StateAction::Upsert,
+            "replace" => StateAction::Replace,
+            "remove" => StateAction::Remove,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StateAction::Append => "append",
+            StateAction::Upsert => "upsert",
+            StateAction::Replace => "replace",
+            StateAction::Remove => "remove",
+        }
+    }
+}
+
+/// A path of wire names through a message (`subject.toolCall.toolCallId`), outermost first.
+pub type StatePath = Vec<String>;
+
+/// One rule of `x-state`: `scope` → `{action, target, id, field, value}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateRule {
+    pub source: StateSource,
+    /// `session`, `agent`, …: the state it changes.
+    pub scope: String,
+    pub action: StateAction,
+    pub target: String,
+    pub id: StatePath,
+    pub field: StatePath,
+    pub value: StatePath,
+    /// For an `append`: whether the field holds text (a string) rather than items (an array).
+    pub appends_text: bool,
+    /// JSON pointer of the rule (`…/x-state/session/0`).
+    pub pointer: String,
+}
+
+/// A member of a generated state struct: one target of one scope.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateTarget {
+    pub scope: String,
+    pub name: String,
+    /// Keyed by an id (a collection) rather than one value.
+    pub keyed: bool,
+    /// The type of an entry: the value of the first rule that writes whole entries (`None`: raw
+    /// JSON, when no rule does).
+    pub entry: Option<TypeRef>,
+    /// Where an entry keeps its id, relative to the entry (empty when unknown).
+    pub entry_id: StatePath,
+    pub stability: Stability,
+}
+
+/// One scope of `x-scope`: the paths that may carry the id of a `session`, a `toolCall`, ….
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScopeDecl {
+    pub ty: TypeId,
+    pub scope: String,
+    pub paths: Vec<StatePath>,
+    pub stability: Stability,
 }

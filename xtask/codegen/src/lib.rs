@@ -147,7 +147,21 @@ pub fn generate(root: &Path) -> Result<Generated, Error> {
             }
             Err(e) => errors.push(Error::Emit(e)),
         }
-        files.insert(PathBuf::from(format!("generated/{version}/src/lib.rs")), emit::crates::version_lib(v, &sources)?);
+        let state = match emit::state::state_module(&merged, &sources) {
+            Ok(state) => state,
+            Err(e) => {
+                errors.push(Error::Emit(e));
+                None
+            }
+        };
+        let has_state = state.is_some();
+        if let Some(text) = state {
+            files.insert(PathBuf::from(format!("generated/{version}/src/state.rs")), text);
+        }
+        files.insert(
+            PathBuf::from(format!("generated/{version}/src/lib.rs")),
+            emit::crates::version_lib(v, &sources, has_state)?,
+        );
         let texts = [&stable_name, &unstable_name].map(|name| {
             fs::read_to_string(root.join(name)).map_err(|error| Error::Io { path: PathBuf::from(name), error })
         });

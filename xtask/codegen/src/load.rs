@@ -250,6 +250,8 @@ impl Reader<'_> {
                 "x-deserialize-skip-invalid-items" => s.skip_invalid_items = self.flag(value, &at),
                 "x-deserialize-default-on-null" => s.default_on_null = self.flag(value, &at),
                 "x-docs-ignore" => s.docs_ignore = self.flag(value, &at),
+                // Read by lowering (`lower::state`) from the node's annotations.
+                "x-state" | "x-scope" => s.annotations.push((key.to_string(), value.clone())),
                 // Validation-only keywords: they constrain values but never change the Rust type.
                 // `propertyNames` (1.20.0 of the schema crate: `{"not": {"enum": ["sessionId", …]}}`
                 // on an elicitation scope) forbids keys that are not properties of the struct.

@@ -74,7 +74,20 @@ pub fn merge(stable: &Protocol, unstable: &Protocol) -> Result<Protocol, SchemaE
     lower::place_boxes(&mut types);
     let mut warnings: Vec<_> = stable.warnings.iter().chain(&unstable.warnings).cloned().collect();
     warnings.sort();
-    Ok(Protocol { source: format!("{} + {}", stable.source, unstable.source), types, methods, warnings })
+    let mut merged = Protocol {
+        source: format!("{} + {}", stable.source, unstable.source),
+        types,
+        methods,
+        warnings,
+        state: StateModel::default(),
+    };
+    // The annotations were checked in each file; the joined graph is read again for the ids.
+    let checked = lower::state::model(&merged);
+    if let Some((pointer, kind)) = checked.errors.into_iter().next() {
+        return Err(SchemaError { file: merged.source.clone(), pointer, kind: Box::new(kind) });
+    }
+    merged.state = checked.model;
+    Ok(merged)
 }
 
 /// Plans the output arena: one entry per name, two where the kinds cannot be merged.

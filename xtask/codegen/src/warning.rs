@@ -30,6 +30,9 @@ pub enum WarningKind {
     UnknownAnnotation { keyword: String, count: usize },
     /// A request whose response type the schema does not declare: its response is raw JSON.
     NoResponse { method: String },
+    /// An `x-state` rule whose action the generator does not know (a newer draft's): the rule is
+    /// left out, so the messages it describes stay unapplied.
+    UnknownStateAction { action: String },
 }
 
 impl fmt::Display for WarningKind {
@@ -45,6 +48,11 @@ impl fmt::Display for WarningKind {
             WarningKind::NoResponse { method } => {
                 write!(f, "request {} has no response type; its response is raw JSON", quoted(method))
             }
+            WarningKind::UnknownStateAction { action } => write!(
+                f,
+                "x-state action {} is not known to the generator; the rule is left out and its messages stay unapplied",
+                quoted(action)
+            ),
         }
     }
 }

@@ -118,12 +118,21 @@ pub fn version_manifest(version: &SchemaVersion) -> String {
 
 /// `generated/vN/src/lib.rs`: the root of a version crate (`acp-types-v1`, re-exported as
 /// `acp_types::v1`).
-pub fn version_lib(version: &SchemaVersion, sources: &str) -> Result<String, EmitError> {
+pub fn version_lib(version: &SchemaVersion, sources: &str, has_state: bool) -> Result<String, EmitError> {
     let dir = &version.dir;
     let doc = format!(
         " ACP {dir}: every type of `schema/{dir}/schema.json`, plus (feature `unstable`) what only \
          `schema.unstable.json` has. Re-exported by `acp-types` as `acp_types::{dir}`."
     );
+    // The client state of `x-state`, for versions whose schemas annotate it.
+    let state = if has_state {
+        quote! {
+            #[rustfmt::skip]
+            pub mod state;
+        }
+    } else {
+        quote! {}
+    };
     render(
         sources,
         quote! {
@@ -137,6 +146,7 @@ pub fn version_lib(version: &SchemaVersion, sources: &str) -> Result<String, Emi
             pub mod methods;
             #[rustfmt::skip]
             pub mod schema_json;
+            #state
             pub use types::*;
         },
     )

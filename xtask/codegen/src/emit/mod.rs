@@ -2,7 +2,8 @@
 //! module (`types.rs`): the dispatch from a type's kind to the emitter of that kind, in `structs`
 //! (structs and newtypes), `enums` (string and integer enums), `unions`, `defaults` (schema
 //! defaults and `Default` impls) and `lenient` (lenient decoding). [`methods`] emits the method
-//! tables (`methods.rs`), [`crates`] the manifests and crate roots around them. The machinery they
+//! tables (`methods.rs`), [`state`] the client state of `x-state` (`state.rs`), [`crates`] the
+//! manifests and crate roots around them. The machinery they
 //! share (rendering and the generated-file header, docs, `#[cfg]`s, identifiers, the `Emitter`) is
 //! in the leaf module `common`, the kinds of lenient function in the leaf `shape`, so no child
 //! imports its parent.
@@ -18,6 +19,7 @@ mod enums;
 mod lenient;
 pub mod methods;
 mod shape;
+pub mod state;
 mod structs;
 mod unions;
 

@@ -20,6 +20,7 @@ mod cycles;
 mod defaults;
 mod methods;
 mod sizes;
+pub mod state;
 mod types;
 mod validation;
 
@@ -67,8 +68,23 @@ pub fn lower(doc: &Document) -> Result<Protocol, LoadError> {
             l.error(&pointer, SchemaErrorKind::Cycle { path });
         }
         place_boxes(&mut l.types);
-        l.warnings.sort();
-        Protocol { source: doc.file.clone(), types: l.types, methods, warnings: l.warnings }
+        let mut protocol = Protocol {
+            source: doc.file.clone(),
+            types: l.types,
+            methods,
+            warnings: l.warnings,
+            state: StateModel::default(),
+        };
+        let checked = state::model(&protocol);
+        for (pointer, kind) in checked.errors {
+            errors.push(&doc.file, &pointer, kind);
+        }
+        protocol.warnings.extend(
+            checked.warnings.into_iter().map(|(pointer, kind)| Warning { file: doc.file.clone(), pointer, kind }),
+        );
+        protocol.warnings.sort();
+        protocol.state = checked.model;
+        protocol
     };
     errors.into_result(protocol)
 }
