@@ -39,17 +39,19 @@ pub fn connect_over<C: ClientHandler, T: Transport>(
     let work: Arc<SessionWork> = Arc::default();
     let turns = Arc::default();
     let routes = Arc::default();
-    let (v, w, t, r) = (version.clone(), work.clone(), Arc::clone(&turns), Arc::clone(&routes));
+    let states = Arc::default();
+    let (v, w, t, r, s) = (version.clone(), work.clone(), Arc::clone(&turns), Arc::clone(&routes), Arc::clone(&states));
     let (conn, driver) = Connection::over(transport, config, move |conn| ClientService {
         client,
         version: v,
         work: w,
         turns: t,
         routes: r,
+        states: s,
         conn,
     });
     let auth_methods = Arc::default();
-    (ClientConnection { conn, version, work, turns, routes, speaks: C::VERSIONS, auth_methods }, driver)
+    (ClientConnection { conn, version, work, turns, routes, states, speaks: C::VERSIONS, auth_methods }, driver)
 }
 
 /// Spawns an agent process (`program args…`) with piped stdin/stdout (its stderr passes through)

@@ -5,6 +5,7 @@
 //! sibling modules `negotiate` and `session`.
 
 use super::routes::Routes;
+use super::states::SessionStates;
 use super::turn_end::TurnWaiters;
 use crate::auth::{AuthMethod, AuthRequired};
 use crate::error::{Error, Misuse};
@@ -24,6 +25,8 @@ pub struct ClientConnection {
     pub(super) work: Arc<SessionWork>,
     pub(super) turns: Arc<TurnWaiters>,
     pub(super) routes: Arc<Routes>,
+    /// The state of each v2 session, from the schema's `x-state`.
+    pub(super) states: Arc<SessionStates>,
     /// The versions the client's handler speaks.
     pub(super) speaks: &'static [Version],
     /// The `authMethods` of the agent's `initialize` answer.
@@ -34,6 +37,17 @@ impl ClientConnection {
     /// The negotiated version (`None` before `initialize`).
     pub fn version(&self) -> Option<Version> {
         self.version.get()
+    }
+
+    /// A copy of a v2 session's state (see [`v2::state::SessionState`]), for clients that do not
+    /// hold its handle; `None` when no message of the agent named the session yet.
+    pub fn session_state_v2(&self, session: &v2::SessionId) -> Option<v2::state::SessionState> {
+        self.states.snapshot(&session.0)
+    }
+
+    /// Drops what the client keeps of a v2 session's state (a handle does so when dropped).
+    pub fn forget_session_state_v2(&self, session: &v2::SessionId) {
+        self.states.forget(&session.0);
     }
 
     /// The underlying JSON-RPC connection, for what has no typed call here (extension methods,

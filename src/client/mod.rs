@@ -10,6 +10,9 @@
 //!   requests, `session/cancel`;
 //! - [`v1::Session`], [`v2::Session`] and [`TurnUpdates`]: a handle per session, and each
 //!   prompt's turn as its typed updates in order, then its outcome ([`TurnEnd`] in v2);
+//! - a v2 session's state ([`v2::Session::state`]): the client's view of the session (messages,
+//!   tool calls, plans, usage, …) kept by the rules the schema's `x-state` annotations give,
+//!   generated as [`acp_types::v2::state::SessionState`];
 //! - [`ClientContext`]: what each handler gets: calls to the agent, and cancellation.
 //!
 //! The runtime keeps the protocol's rules for the client, each named by its id in
@@ -25,6 +28,7 @@ mod negotiate;
 mod routes;
 mod service;
 mod session;
+mod states;
 mod turn_end;
 
 pub use connect::{connect, connect_over, spawn_agent, spawn_agent_with};

@@ -6,6 +6,7 @@
 use super::context::ClientContext;
 use super::handler::ClientHandler;
 use super::routes::Routes;
+use super::states::SessionStates;
 use super::turn_end::TurnWaiters;
 use crate::jsonrpc::{BoxFuture, Connection, Raw, RequestContext, Service};
 use crate::lifecycle::{not_initialized, Negotiated, SessionWork, REQUEST_PERMISSION};
@@ -20,6 +21,7 @@ pub(super) struct ClientService<C> {
     pub(super) work: Arc<SessionWork>,
     pub(super) turns: Arc<TurnWaiters>,
     pub(super) routes: Arc<Routes>,
+    pub(super) states: Arc<SessionStates>,
     pub(super) conn: Connection,
 }
 
@@ -42,6 +44,12 @@ impl<C: ClientHandler> Service for ClientService<C> {
         let client = self.client.clone();
         let version = self.version.get();
         let work = self.work.clone();
+        if version == Some(Version::V2) && method == REQUEST_PERMISSION {
+            // The tool call a permission request names is part of the session's state.
+            if let Some(Ok(json)) = params.as_deref().map(|p| serde_json::from_str(p.get())) {
+                self.states.apply_json("RequestPermissionRequest", json);
+            }
+        }
         // Registered now, while the reader is still on this message: a `session/cancel` right
         // behind it must find it.
         let turn = cx.cancellation().child_token();
@@ -75,7 +83,7 @@ impl<C: ClientHandler> Service for ClientService<C> {
             return Box::pin(async {});
         };
         let client = self.client.clone();
-        let (turns, routes) = (self.turns.clone(), self.routes.clone());
+        let (turns, routes, states) = (self.turns.clone(), self.routes.clone(), self.states.clone());
         let cx = ClientContext::new(self.conn.clone(), version, Default::default());
         Box::pin(async move {
             let ignored = |e: RpcError| tracing::warn!("acp: notification {method} ignored: {e}");
@@ -101,6 +109,8 @@ impl<C: ClientHandler> Service for ClientService<C> {
                         let (routed, state) = match &n {
                             v2::methods::client::Notification::SessionUpdate(u) => {
                                 let session = &u.session_id.0;
+                                // The session's state first: the handler may read it.
+                                states.apply(session, &u.update);
                                 let state = match &u.update {
                                     v2::SessionUpdate::StateUpdate(state) => Some((session.clone(), state.clone())),
                                     _ => None,
@@ -115,8 +125,11 @@ impl<C: ClientHandler> Service for ClientService<C> {
                         if let Some((session, update)) = routed {
                             routes.send_v2(&session, update);
                         }
-                        if let Some((session, state)) = state {
-                            turns.observe(&session, &state);
+                        if let Some((session, update)) = state {
+                            // The turn's end as the session's state has it (the update itself if
+                            // the state could not be read back).
+                            let activity = states.activity(&session).unwrap_or(*update);
+                            turns.observe(&session, &activity);
                         }
                     }
                     Err(e) => ignored(e),

@@ -50,6 +50,7 @@ impl ClientConnection {
         let _opening = self.routes.opening();
         let answer = self.request::<acp_types::v2::methods::SessionNew>(&request).await?;
         self.conn.sync_notifications().await;
+        self.states.apply(&answer.session_id.0, &answer);
         Ok(v2::Session::open(self, answer.session_id))
     }
 
@@ -77,8 +78,9 @@ impl ClientConnection {
     pub async fn resume_session_v2(&self, request: acp_types::v2::ResumeSessionRequest) -> Result<v2::Session, Error> {
         let _opening = self.routes.opening();
         let id = request.session_id.clone();
-        self.request::<acp_types::v2::methods::SessionResume>(&request).await?;
+        let answer = self.request::<acp_types::v2::methods::SessionResume>(&request).await?;
         self.conn.sync_notifications().await;
+        self.states.apply(&id.0, &answer);
         Ok(v2::Session::open(self, id))
     }
 
@@ -163,18 +165,21 @@ impl<U, T> TurnUpdates<'_, U, T> {
 }
 
 macro_rules! session_handle {
-    ($version:ident, $open:ident, $close:ident) => {
+    ($version:ident, $open:ident, $close:ident, $state:ty) => {
         /// A session of this version: prompts, cancel, and the updates that come between turns.
         pub struct Session {
             conn: ClientConnection,
             id: acp_types::$version::SessionId,
             updates: mpsc::UnboundedReceiver<acp_types::$version::SessionUpdate>,
+            #[allow(dead_code)] // v1 keeps no state
+            state: tokio::sync::watch::Receiver<$state>,
         }
 
         impl Session {
             pub(super) fn open(conn: &ClientConnection, id: acp_types::$version::SessionId) -> Self {
                 let updates = conn.routes.$open(&id.0);
-                Session { conn: conn.clone(), id, updates }
+                let state = watch_state(conn, &id.0);
+                Session { conn: conn.clone(), id, updates, state }
             }
 
             /// The session's id.
@@ -203,7 +208,10 @@ macro_rules! session_handle {
                 &self,
                 request: acp_types::$version::SetSessionConfigOptionRequest,
             ) -> Result<acp_types::$version::SetSessionConfigOptionResponse, Error> {
-                self.conn.request::<acp_types::$version::methods::SessionSetConfigOption>(&request).await
+                let answer =
+                    self.conn.request::<acp_types::$version::methods::SessionSetConfigOption>(&request).await?;
+                answered(&self.conn, &self.id.0, &answer);
+                Ok(answer)
             }
 
             /// `session/close` (the agent ends the running turn first) and drops the handle.
@@ -222,6 +230,7 @@ macro_rules! session_handle {
         impl Drop for Session {
             fn drop(&mut self) {
                 self.conn.routes.$close(&self.id.0);
+                forget(&self.conn, &self.id.0);
             }
         }
     };
@@ -231,7 +240,16 @@ macro_rules! session_handle {
 pub mod v1 {
     use super::*;
     use acp_types::v1 as acp;
-    session_handle!(v1, open_v1, close_v1);
+    session_handle!(v1, open_v1, close_v1, ());
+
+    /// v1 has no `x-state`: an answer changes no kept state.
+    fn answered<T>(_: &ClientConnection, _: &str, _: &T) {}
+
+    fn forget(_: &ClientConnection, _: &str) {}
+
+    fn watch_state(_: &ClientConnection, _: &str) -> tokio::sync::watch::Receiver<()> {
+        tokio::sync::watch::Sender::new(()).subscribe()
+    }
 
     impl Session {
         /// Sends `session/prompt` (queued when this returns); the turn's updates and then its
@@ -256,10 +274,51 @@ pub mod v1 {
 /// The v2 session API.
 pub mod v2 {
     use super::*;
+    use acp_types::support::state::Stateful;
     use acp_types::v2 as acp;
-    session_handle!(v2, open_v2, close_v2);
+    use acp_types::v2::state::SessionState;
+    use tokio::sync::watch;
+    session_handle!(v2, open_v2, close_v2, SessionState);
+
+    /// An answer of the agent that the schema says changes the session's state.
+    fn answered<T: Stateful>(conn: &ClientConnection, session: &str, answer: &T) {
+        conn.states.apply(session, answer);
+    }
+
+    fn forget(conn: &ClientConnection, session: &str) {
+        conn.states.forget(session);
+    }
+
+    fn watch_state(conn: &ClientConnection, session: &str) -> watch::Receiver<SessionState> {
+        conn.states.watch(session)
+    }
 
     impl Session {
+        /// The session's state as the agent's messages so far made it (see [`SessionState`]:
+        /// messages by id with their content, tool calls, plans, the `state` of the turn, usage,
+        /// …). A read lock: drop it before awaiting.
+        ///
+        /// ```no_run
+        /// # async fn run(mut session: acp_rpc::client::v2::Session) -> Result<(), acp_rpc::Error> {
+        /// use acp_rpc::types::v2;
+        /// let text = v2::ContentBlock::from(v2::TextContent::new("hello".into()));
+        /// session.prompt(vec![text]).await.outcome().await?;
+        /// let state = session.state();
+        /// for (id, message) in state.agent_message.iter() {
+        ///     println!("{id}: {:?}", message.map(|m| m.content));
+        /// }
+        /// # Ok(()) }
+        /// ```
+        pub fn state(&self) -> watch::Ref<'_, SessionState> {
+            self.state.borrow()
+        }
+
+        /// The session's state as a stream of changes: `changed().await` on the receiver
+        /// returns once a message changed it.
+        pub fn state_changes(&self) -> watch::Receiver<SessionState> {
+            self.state.clone()
+        }
+
         /// Sends `session/prompt` (queued when this returns); the turn's updates and then its
         /// end: the message id of the prompt and the `idle` update with the stop reason (and
         /// usage where reported).

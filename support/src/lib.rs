@@ -21,9 +21,9 @@ pub mod moved;
 mod patch;
 mod policy;
 pub mod rpc;
-pub mod state;
 #[cfg(feature = "schemars")]
 pub mod schema;
+pub mod state;
 mod tracked;
 pub mod union;
 

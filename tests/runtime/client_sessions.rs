@@ -90,6 +90,52 @@ async fn a_v2_turn_ends_at_its_idle_not_at_the_snapshot_after_session_new() {
 }
 
 #[tokio::test]
+async fn a_v2_session_keeps_its_state_from_the_updates() {
+    let conn = connect(idle(), Version::ALL);
+    let info = v2::Implementation::new("c".into(), "0".into());
+    conn.initialize_v2(v2::InitializeRequest::new(v2::ProtocolVersion(2), info)).await.expect("initialize");
+    let mut session = conn.new_session_v2(v2::NewSessionRequest::new(v2::AbsolutePath("/".into()))).await.expect("new");
+    let mut changes = session.state_changes();
+    changes.mark_unchanged();
+    let end = session
+        .prompt(vec![v2::ContentBlock::from(v2::TextContent::new("a b".into()))])
+        .await
+        .outcome()
+        .await
+        .expect("end");
+    assert!(changes.has_changed().expect("open"), "the turn changed the state");
+    let state = session.state();
+    // The turn's end is the state's `state` target.
+    match state.state.get().expect("a state").expect("decodes") {
+        v2::StateUpdate::Idle(idle) => assert_eq!(idle.stop_reason, end.idle.stop_reason),
+        other => panic!("not idle: {other:?}"),
+    }
+    // Each step of the mock is a message of its own (one chunk each), in the order first seen.
+    let texts: Vec<Vec<String>> = state
+        .agent_message
+        .iter()
+        .map(|(_, m)| {
+            let m = m.expect("decodes");
+            let blocks = m.content.as_value().cloned().unwrap_or_default();
+            blocks
+                .iter()
+                .map(|b| serde_json::to_value(b).expect("encodes")["text"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .collect();
+    assert_eq!(texts, [["a"], ["b"]]);
+    // The user's message, upserted by id.
+    assert_eq!(state.user_message.len(), 1);
+    assert!(state.unapplied.is_empty());
+    let copy = conn.session_state_v2(session.id()).expect("kept");
+    assert_eq!(&copy, &*state);
+    drop(state);
+    let id = session.id().clone();
+    drop(session);
+    assert!(conn.session_state_v2(&id).is_none(), "dropped with its handle");
+}
+
+#[tokio::test]
 async fn initialize_v2_against_a_v1_agent_is_a_clear_error() {
     let conn = connect(welcome(), &[Version::V1]);
     let info = v2::Implementation::new("c".into(), "0".into());

@@ -196,7 +196,11 @@ fn rules_tokens(p: &Protocol, rules: &[&StateRule]) -> TokenStream {
             .find(|t| t.scope == r.scope && t.name == r.target)
             .map(|t| t.entry_id.clone())
             .unwrap_or_default();
-        let append = if r.appends_text { quote! { Text } } else { quote! { Item } };
+        let append = if r.appends_text {
+            quote! { Text }
+        } else {
+            quote! { Item }
+        };
         quote! {
             #support::state::Rule {
                 scope: #scope,

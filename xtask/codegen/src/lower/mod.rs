@@ -79,9 +79,11 @@ pub fn lower(doc: &Document) -> Result<Protocol, LoadError> {
         for (pointer, kind) in checked.errors {
             errors.push(&doc.file, &pointer, kind);
         }
-        protocol.warnings.extend(
-            checked.warnings.into_iter().map(|(pointer, kind)| Warning { file: doc.file.clone(), pointer, kind }),
-        );
+        protocol.warnings.extend(checked.warnings.into_iter().map(|(pointer, kind)| Warning {
+            file: doc.file.clone(),
+            pointer,
+            kind,
+        }));
         protocol.warnings.sort();
         protocol.state = checked.model;
         protocol

@@ -226,8 +226,7 @@ fn covers(s: Stability, t: Stability) -> bool {
 /// The members of the state structs: one per scope and target, with the entry type, and the
 /// checks that need it (a field path, what an append adds to).
 fn targets(p: &Protocol, c: &mut Checked) {
-    let mut names: Vec<(String, String)> =
-        c.model.rules.iter().map(|r| (r.scope.clone(), r.target.clone())).collect();
+    let mut names: Vec<(String, String)> = c.model.rules.iter().map(|r| (r.scope.clone(), r.target.clone())).collect();
     names.sort();
     names.dedup();
     for (scope, name) in names {
@@ -284,10 +283,8 @@ fn targets(p: &Protocol, c: &mut Checked) {
                 if is_text(p, &field) {
                     c.model.rules[i].appends_text = true;
                 } else if !is_items(p, &field) {
-                    let err = SchemaErrorKind::StateAppend {
-                        field: rule.field.join("."),
-                        ty: describe(&p.types, &field),
-                    };
+                    let err =
+                        SchemaErrorKind::StateAppend { field: rule.field.join("."), ty: describe(&p.types, &field) };
                     c.errors.push((format!("{}/field", rule.pointer), err));
                 }
             }
