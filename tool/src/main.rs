@@ -68,6 +68,26 @@ enum Command {
         #[arg(long, value_name = "N", value_parser = parse_version)]
         protocol_version: Option<Version>,
     },
+    /// Replay transcripts into the state a client keeps, by the rules of the schema's `x-state`
+    /// annotations, and print it as JSON: `{"sessions": {ID: {TARGET: …}}}`.
+    ///
+    /// Targets are the schema's names (`agentMessage`, `toolCall`, `plan`, `state`, `usage`, …):
+    /// collections as objects keyed by id in the order first seen, appended fields as arrays of
+    /// what was appended (a message's `content`: its content blocks), other targets as their
+    /// value; an agent-scoped target (`authStatus`) under `"agent"`. Messages no annotation
+    /// describes (an unknown update) are listed under the session's `unapplied`. Only v2 has
+    /// `x-state`: exit status 1 for a transcript of another version, 2 when a file cannot be read.
+    State {
+        /// Transcript files (`-` reads standard input), replayed in order as one.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// The state after line N (lines counted across the files, from 1).
+        #[arg(long, value_name = "N")]
+        at: Option<usize>,
+        /// The protocol version, for a transcript that starts after `initialize`.
+        #[arg(long, value_name = "N", value_parser = parse_version)]
+        protocol_version: Option<Version>,
+    },
     /// Run an agent behind this process, forwarding every byte unchanged in both directions and
     /// checking both directions live.
     ///
@@ -253,6 +273,7 @@ fn main() -> ExitCode {
         Command::Check { files, protocol_version, format, ext } => check(&files, protocol_version, format, &ext),
         Command::Tap { log, html, protocol_version, agent } => acp_tool::tap::run(log, html, protocol_version, agent),
         Command::View { files, output, protocol_version } => acp_tool::view::run(&files, output, protocol_version),
+        Command::State { files, at, protocol_version } => acp_tool::state::run(&files, at, protocol_version),
         Command::MockClient { script, agent } => mock_client::run(&script, &agent),
         Command::Conduct {
             role:

@@ -73,6 +73,7 @@ pub mod peers;
 pub mod production;
 pub mod report;
 pub mod scenario;
+mod state_check;
 
 pub(crate) use chains::install_conductor;
 pub use chains::CONDUCTOR_VERSION;

@@ -43,6 +43,10 @@ impl AgentState {
     }
     /// Applies the JSON of a message whose schema type is `type_name` (for a union, the
     /// variant is read from its tag), for tools that hold JSON rather than typed values.
+    ///
+    /// A type without rules of its own whose fields hold annotated messages (the params
+    /// of `session/update` hold a `SessionUpdate`) applies those fields'; the changes are
+    /// those of the last one.
     pub fn apply_json(
         &mut self,
         type_name: &str,
@@ -51,6 +55,21 @@ impl AgentState {
         let tag = tag_of(type_name);
         let value = tag.and_then(|t| message.get(t)).and_then(serde_json::Value::as_str);
         let rules = rules_of(type_name, value);
+        let fields = nested_of(type_name);
+        if rules.is_none() && tag.is_none() && fields.is_empty() {
+            return Applied::NoState;
+        }
+        if rules.is_none() && !fields.is_empty() {
+            let mut applied = Applied::NoState;
+            if let serde_json::Value::Object(mut members) = message {
+                for (field, ty) in fields {
+                    if let Some(inner) = members.remove(*field) {
+                        applied = self.apply_json(ty, inner);
+                    }
+                }
+            }
+            return applied;
+        }
         state::apply_json(self, Self::SCOPE, rules, tag, message)
     }
 }
@@ -149,6 +168,10 @@ impl SessionState {
     }
     /// Applies the JSON of a message whose schema type is `type_name` (for a union, the
     /// variant is read from its tag), for tools that hold JSON rather than typed values.
+    ///
+    /// A type without rules of its own whose fields hold annotated messages (the params
+    /// of `session/update` hold a `SessionUpdate`) applies those fields'; the changes are
+    /// those of the last one.
     pub fn apply_json(
         &mut self,
         type_name: &str,
@@ -157,6 +180,21 @@ impl SessionState {
         let tag = tag_of(type_name);
         let value = tag.and_then(|t| message.get(t)).and_then(serde_json::Value::as_str);
         let rules = rules_of(type_name, value);
+        let fields = nested_of(type_name);
+        if rules.is_none() && tag.is_none() && fields.is_empty() {
+            return Applied::NoState;
+        }
+        if rules.is_none() && !fields.is_empty() {
+            let mut applied = Applied::NoState;
+            if let serde_json::Value::Object(mut members) = message {
+                for (field, ty) in fields {
+                    if let Some(inner) = members.remove(*field) {
+                        applied = self.apply_json(ty, inner);
+                    }
+                }
+            }
+            return applied;
+        }
         state::apply_json(self, Self::SCOPE, rules, tag, message)
     }
 }
@@ -809,6 +847,44 @@ pub fn rules_of(type_name: &str, tag: Option<&str>) -> Option<&'static [Rule]> {
 pub fn tag_of(type_name: &str) -> Option<&'static str> {
     match type_name {
         "SessionUpdate" => Some("sessionUpdate"),
+        _ => None,
+    }
+}
+/// The fields of a message type without rules of its own that hold annotated messages,
+/// with their schema type names (`UpdateSessionNotification`: `update`, a `SessionUpdate`).
+pub fn nested_of(type_name: &str) -> &'static [(&'static str, &'static str)] {
+    match type_name {
+        "UpdateSessionNotification" => &[("update", "SessionUpdate")],
+        _ => &[],
+    }
+}
+/// The schema type names of a method's params and (for a request) result, for the methods
+/// whose messages change state: what `apply_json` takes for a message known by method.
+#[allow(unreachable_patterns)]
+pub fn message_types(method: &str) -> Option<(&'static str, Option<&'static str>)> {
+    match method {
+        #[cfg(feature = "unstable")]
+        "auth/status" => Some(("AuthStatusRequest", Some("AuthStatusResponse"))),
+        #[cfg(feature = "unstable")]
+        "session/fork" => Some(("ForkSessionRequest", Some("ForkSessionResponse"))),
+        "session/new" => Some(("NewSessionRequest", Some("NewSessionResponse"))),
+        "session/resume" => Some(("ResumeSessionRequest", Some("ResumeSessionResponse"))),
+        "session/set_config_option" => {
+            Some((
+                "SetSessionConfigOptionRequest",
+                Some("SetSessionConfigOptionResponse"),
+            ))
+        }
+        #[cfg(feature = "unstable")]
+        "session/set_title" => {
+            Some(("SetSessionTitleRequest", Some("SetSessionTitleResponse")))
+        }
+        #[cfg(feature = "unstable")]
+        "auth/status_update" => Some(("AuthStatusUpdateNotification", None)),
+        "session/request_permission" => {
+            Some(("RequestPermissionRequest", Some("RequestPermissionResponse")))
+        }
+        "session/update" => Some(("UpdateSessionNotification", None)),
         _ => None,
     }
 }

@@ -684,8 +684,14 @@ fn client_scenario(
     }
     let ext = agent.ext_schema().map(|rel| setup.root.join(rel));
     let check = check_transcript(acp, &tap, ext.as_deref());
+    // v2: the state a client keeps, replayed by `acp state`, against the transcript itself.
+    let state = if negotiated == 2 {
+        format!("; {}", super::state_check::check(acp, &tap, transcript.stop_reason.as_deref()).map_err(fail)?)
+    } else {
+        String::new()
+    };
     let summary = format!(
-        "{} updates, stopReason {}{tool_check}, v{negotiated}{}, {:.1} s; {}",
+        "{} updates, stopReason {}{tool_check}, v{negotiated}{}, {:.1} s; {}{state}",
         transcript.updates.len(),
         transcript.stop_reason.as_deref().unwrap_or("null"),
         setup.offline(),

@@ -27,6 +27,8 @@ pub fn state_module(p: &Protocol, sources: &str) -> Result<Option<String>, EmitE
     let sources_by_type = by_type(m);
     let impls = sources_by_type.iter().map(|(ty, entries)| stateful_impl(&e, *ty, entries));
     let by_name = by_name_fns(&e, &sources_by_type);
+    let nested = nested_fn(p, &sources_by_type);
+    let methods = methods_fn(p, &sources_by_type);
     let scope_table = scope_fn(p);
     let tokens = quote! {
         //! The state a client keeps, generated from the schema's `x-state` annotations: each scope's
@@ -45,6 +47,10 @@ pub fn state_module(p: &Protocol, sources: &str) -> Result<Option<String>, EmitE
         #(#impls)*
 
         #by_name
+
+        #nested
+
+        #methods
 
         #scope_table
     };
@@ -124,10 +130,31 @@ fn state_struct(e: &Emitter, scope: &str) -> TokenStream {
 
             /// Applies the JSON of a message whose schema type is `type_name` (for a union, the
             /// variant is read from its tag), for tools that hold JSON rather than typed values.
+            ///
+            /// A type without rules of its own whose fields hold annotated messages (the params
+            /// of `session/update` hold a `SessionUpdate`) applies those fields'; the changes are
+            /// those of the last one.
             pub fn apply_json(&mut self, type_name: &str, message: serde_json::Value) -> Applied {
                 let tag = tag_of(type_name);
                 let value = tag.and_then(|t| message.get(t)).and_then(serde_json::Value::as_str);
                 let rules = rules_of(type_name, value);
+                let fields = nested_of(type_name);
+                if rules.is_none() && tag.is_none() && fields.is_empty() {
+                    // A type no annotation names (a request's params, the client's answer):
+                    // nothing in it is state. (An unknown variant of an annotated union is kept.)
+                    return Applied::NoState;
+                }
+                if rules.is_none() && !fields.is_empty() {
+                    let mut applied = Applied::NoState;
+                    if let serde_json::Value::Object(mut members) = message {
+                        for (field, ty) in fields {
+                            if let Some(inner) = members.remove(*field) {
+                                applied = self.apply_json(ty, inner);
+                            }
+                        }
+                    }
+                    return applied;
+                }
                 state::apply_json(self, Self::SCOPE, rules, tag, message)
             }
         }
@@ -366,6 +393,82 @@ fn scope_fn(p: &Protocol) -> TokenStream {
                 .filter(|(s, _)| *s == scope)
                 .flat_map(|(_, paths)| paths.iter())
                 .find_map(|path| state::at(message, path))
+        }
+    }
+}
+
+/// `nested_of(type_name)`: the fields of a struct that hold annotated messages, with their types.
+fn nested_fn(p: &Protocol, on: &BTreeMap<TypeId, OnType>) -> TokenStream {
+    let mut arms = Vec::new();
+    for (i, t) in p.types.iter().enumerate() {
+        let TypeKind::Struct(s) = &t.kind else { continue };
+        if on.contains_key(&TypeId(i)) {
+            continue;
+        }
+        let fields: Vec<TokenStream> = s
+            .fields
+            .iter()
+            .filter_map(|f| match &f.ty {
+                TypeRef::Named(id) if on.contains_key(id) => {
+                    let (wire, ty) = (&f.origin.wire, &p.get(*id).name);
+                    Some(quote! { (#wire, #ty) })
+                }
+                _ => None,
+            })
+            .collect();
+        if fields.is_empty() {
+            continue;
+        }
+        let (wire, cfg) = (&t.name, cfg_for(t.stability));
+        arms.push(quote! { #cfg #wire => &[#(#fields),*], });
+    }
+    quote! {
+        /// The fields of a message type without rules of its own that hold annotated messages,
+        /// with their schema type names (`UpdateSessionNotification`: `update`, a `SessionUpdate`).
+        pub fn nested_of(type_name: &str) -> &'static [(&'static str, &'static str)] {
+            match type_name {
+                #(#arms)*
+                _ => &[],
+            }
+        }
+    }
+}
+
+/// `message_types(method)`: the schema types of the params and result of each method whose
+/// messages change state (directly, or through a field).
+fn methods_fn(p: &Protocol, on: &BTreeMap<TypeId, OnType>) -> TokenStream {
+    let holds = |id: TypeId| -> bool {
+        on.contains_key(&id)
+            || matches!(&p.get(id).kind, TypeKind::Struct(s) if s.fields.iter().any(|f| matches!(&f.ty, TypeRef::Named(n) if on.contains_key(n))))
+    };
+    let mut arms = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for m in &p.methods {
+        let stateful = holds(m.params) || m.result.is_some_and(holds);
+        if !stateful || !seen.insert((m.name.clone(), m.stability)) {
+            continue;
+        }
+        let name = &m.name;
+        let params = &p.get(m.params).name;
+        let result = match m.result {
+            Some(r) => {
+                let r = &p.get(r).name;
+                quote! { Some(#r) }
+            }
+            None => quote! { None },
+        };
+        let cfg = cfg_for(m.stability);
+        arms.push(quote! { #cfg #name => Some((#params, #result)), });
+    }
+    quote! {
+        /// The schema type names of a method's params and (for a request) result, for the methods
+        /// whose messages change state: what `apply_json` takes for a message known by method.
+        #[allow(unreachable_patterns)]
+        pub fn message_types(method: &str) -> Option<(&'static str, Option<&'static str>)> {
+            match method {
+                #(#arms)*
+                _ => None,
+            }
         }
     }
 }
