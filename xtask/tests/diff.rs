@@ -1097,3 +1097,73 @@ fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+// ---- x-state and x-scope --------------------------------------------------------------------
+
+/// `session/update` (agent → client) carrying a union whose one branch has `x-state` as given,
+/// the notification having `x-scope` as given.
+fn stateful(x_state: Option<Value>, x_scope: Option<Value>) -> Value {
+    let mut branch = json!({
+        "type": "object",
+        "properties": {
+            "sessionUpdate": { "type": "string", "const": "chunk" },
+            "messageId": { "type": "string" },
+            "content": { "type": "string" }
+        },
+        "required": ["sessionUpdate", "messageId", "content"]
+    });
+    if let Some(s) = x_state {
+        branch["x-state"] = s;
+    }
+    let mut note = method(
+        json!({
+            "type": "object",
+            "properties": { "sessionId": { "type": "string" }, "update": { "$ref": "#/$defs/Update" } },
+            "required": ["sessionId", "update"]
+        }),
+        "session/update",
+        "client",
+    );
+    if let Some(s) = x_scope {
+        note["x-scope"] = s;
+    }
+    json!({
+        "UpdateNotification": note,
+        "Update": { "oneOf": [branch], "discriminator": { "propertyName": "sessionUpdate" } }
+    })
+}
+
+fn append(action: &str) -> Value {
+    json!({ "session": [{ "action": action, "target": "agentMessage", "id": "messageId", "field": "content", "value": "content" }] })
+}
+
+#[test]
+fn x_state_changes_break_clients_that_keep_state() {
+    let scope = || Some(json!({ "session": ["sessionId"] }));
+    let r = compare(&stateful(Some(append("append")), scope()), &stateful(Some(append("upsert")), scope()));
+    let f = only(&r, Rule::StateChanged);
+    assert_finding(f, Severity::Breaking, "agent → client", &["new agents → old clients that keep state".into()]);
+    assert_eq!((f.method.as_str(), f.location.as_str()), ("session/update", "Update::chunk"));
+    assert_eq!(f.old.as_deref(), Some("session: append agentMessage[messageId].content ← content"));
+    assert_eq!(f.new.as_deref(), Some("session: upsert agentMessage[messageId].content ← content"));
+
+    let added = compare(&stateful(None, scope()), &stateful(Some(append("append")), scope()));
+    assert_eq!(only(&added, Rule::StateAdded).severity, Severity::Info);
+    let removed = compare(&stateful(Some(append("append")), scope()), &stateful(None, scope()));
+    assert_eq!(only(&removed, Rule::StateRemoved).severity, Severity::Warning);
+    let same = compare(&stateful(Some(append("append")), scope()), &stateful(Some(append("append")), scope()));
+    assert!(same.findings.iter().all(|f| !matches!(f.rule, Rule::StateChanged | Rule::StateAdded)), "{same:#?}");
+}
+
+#[test]
+fn x_scope_changes_are_reported() {
+    let state = || Some(append("append"));
+    let r = compare(&stateful(state(), None), &stateful(state(), Some(json!({ "session": ["sessionId"] }))));
+    let f = only(&r, Rule::ScopeChanged);
+    assert_eq!((f.severity, f.location.as_str()), (Severity::Info, "UpdateNotification"));
+    let r = compare(
+        &stateful(state(), Some(json!({ "session": ["sessionId"] }))),
+        &stateful(state(), Some(json!({ "session": ["update.messageId"] }))),
+    );
+    assert_eq!(only(&r, Rule::ScopeChanged).severity, Severity::Breaking);
+}

@@ -130,6 +130,16 @@ rules! {
         "An item lost (info: now stable) or gained (warning) the **UNSTABLE** marker in its description.";
     DocsChanged = "docs-changed":
         "Only a description changed.";
+    StateAdded = "state-added":
+        "A message gained `x-state` rules. Info: old clients that keep state leave it unapplied.";
+    StateRemoved = "state-removed":
+        "A message lost its `x-state` rules. Warning: new clients that keep state leave it unapplied.";
+    StateChanged = "state-changed":
+        "A message's `x-state` rules changed (action, target, id, field or value). Breaking: old clients that keep \
+         state apply new agents' messages the old way.";
+    ScopeChanged = "scope-changed":
+        "A message's `x-scope` paths changed. Breaking (info when a scope is only added): old clients look for the \
+         id where new agents no longer put it.";
 }
 
 /// One change, as the outputs show it.

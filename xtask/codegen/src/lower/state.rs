@@ -22,10 +22,26 @@ pub struct Checked {
 /// Reads every `x-state` / `x-scope` annotation of `p`'s types and union variants.
 pub fn model(p: &Protocol) -> Checked {
     let mut c = Checked { model: StateModel::default(), errors: Vec::new(), warnings: Vec::new() };
+    // An inline branch's body is a type made from the branch's own schema node: its annotations
+    // are the branch's, read once, on the branch.
+    let on_branches: std::collections::HashSet<&str> = p
+        .types
+        .iter()
+        .filter_map(|t| match &t.kind {
+            TypeKind::Union(u) => Some(u),
+            _ => None,
+        })
+        .flat_map(|u| &u.variants)
+        .flat_map(|v| &v.origin.annotations)
+        .map(|a| a.pointer.as_str())
+        .collect();
     for (i, t) in p.types.iter().enumerate() {
         let ty = TypeId(i);
         let source = StateSource { ty, variant: None, tag: None, stability: t.stability };
-        read_state(p, &mut c, &t.origin, source, &TypeRef::Named(ty));
+        let own = t.origin.annotations.iter().any(|a| a.keyword == STATE && !on_branches.contains(a.pointer.as_str()));
+        if own {
+            read_state(p, &mut c, &t.origin, source, &TypeRef::Named(ty));
+        }
         if let Some(a) = t.origin.annotations.iter().find(|a| a.keyword == SCOPE) {
             read_scope(p, &mut c, a, ty, t.stability);
         }
