@@ -11,4 +11,5 @@ mod methods;
 mod moved;
 mod properties;
 mod schemars;
+mod state;
 mod unknown;
