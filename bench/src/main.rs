@@ -20,6 +20,7 @@ mod corpus;
 mod floor;
 mod official;
 mod ours;
+mod state;
 
 use clap::{Parser, Subcommand};
 use codec::Lib;
@@ -278,6 +279,51 @@ fn row(name: &str, unit: &str, ours: f64, reference: Option<f64>, ratio: Option<
     );
 }
 
+/// The `x-state` reducer: a turn's updates applied, against decoding them; then per-update cost
+/// with 10x longer messages (appends must stay linear).
+fn state_rows(budget: Duration, samples: usize) {
+    let short = state::turn(1_000);
+    let long = state::turn(10_000);
+    let (short_updates, long_updates) = (state::decoded(&short), state::decoded(&long));
+    let [apply, decode, apply_long] = medians_per_call(
+        budget,
+        samples,
+        [
+            &mut || {
+                std::hint::black_box(state::apply_all(&short_updates));
+            },
+            &mut || {
+                std::hint::black_box(state::decode_all(&short));
+            },
+            &mut || {
+                std::hint::black_box(state::apply_all(&long_updates));
+            },
+        ],
+    );
+    let n = short.len() as f64;
+    row(
+        "state apply v2, a turn of 1,000 chunks",
+        "updates/s",
+        n / apply.as_secs_f64(),
+        Some(n / decode.as_secs_f64()),
+        Some(decode.as_secs_f64() / apply.as_secs_f64()),
+        &format!(
+            "{} updates applied to acp_types::v2::state::SessionState; reference = decoding the same updates (no \
+             reference implementation keeps v2 state); ratio > 1: applying costs less than decoding",
+            short.len()
+        ),
+    );
+    let per = |d: Duration, count: usize| d.as_secs_f64() / count as f64;
+    row(
+        "state apply v2, per update with 10x longer messages",
+        "ns/update",
+        per(apply_long, long.len()) * 1e9,
+        Some(per(apply, short.len()) * 1e9),
+        Some(per(apply, short.len()) / per(apply_long, long.len())),
+        "10,000 chunks of one message against 1,000: a ratio near 1 is linear appending (0.1 would be quadratic)",
+    );
+}
+
 fn rows(quick: bool, only: &str) {
     let budget = if quick { Duration::from_millis(400) } else { Duration::from_secs(3) };
     let samples = if quick { 5 } else { 15 };
@@ -352,6 +398,10 @@ fn rows(quick: bool, only: &str) {
             Some(floor.as_secs_f64() / ours.as_secs_f64()),
             "reference = serde::de::IgnoredAny on the same bytes; target: ours within 3x (ratio >= 0.33)",
         );
+    }
+
+    if "state apply".contains(only) {
+        state_rows(budget, samples);
     }
 
     let n = if quick { 4_000 } else { 40_000 };

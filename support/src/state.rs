@@ -343,16 +343,17 @@ pub fn apply_json(
     if let (Some(tag), Value::Object(m)) = (tag, &mut message) {
         m.shift_remove(tag);
     }
-    let mut changes = Vec::new();
-    let mut any_in_scope = false;
-    for rule in rules.iter().filter(|r| r.scope == scope) {
-        any_in_scope = true;
-        if let Some(change) = apply_rule(state, rule, &message) {
+    let in_scope: Vec<&Rule> = rules.iter().filter(|r| r.scope == scope).collect();
+    if in_scope.is_empty() {
+        return Applied::NoState;
+    }
+    let mut changes = Vec::with_capacity(in_scope.len());
+    for (i, rule) in in_scope.iter().enumerate() {
+        // The last rule takes its value out of the message instead of copying it.
+        let last = i + 1 == in_scope.len();
+        if let Some(change) = apply_rule(state, rule, &mut message, last) {
             changes.push(change);
         }
-    }
-    if !any_in_scope {
-        return Applied::NoState;
     }
     Applied::Changed(changes)
 }
@@ -372,30 +373,39 @@ fn id_key(v: &Value) -> Option<String> {
     }
 }
 
+/// The value at a path, taken out of the message (`take`) or copied.
+fn value_at(message: &mut Value, path: &[&str], take: bool) -> Option<Value> {
+    let mut v = message;
+    for key in path {
+        v = v.as_object_mut()?.get_mut(*key)?;
+    }
+    Some(if take { v.take() } else { v.clone() })
+}
+
 /// What one rule does to the state; `None` when the message omits what the rule reads (its id or
-/// value), or this state has no member for the target.
-fn apply_rule(state: &mut dyn Targets, rule: &Rule, message: &Value) -> Option<Change> {
-    let id_value = if rule.id.is_empty() { None } else { Some(at(message, rule.id)?) };
-    let id = match id_value {
+/// value), or this state has no member for the target. `last`: no rule reads the message after
+/// this one, so its value is moved, not copied.
+fn apply_rule(state: &mut dyn Targets, rule: &Rule, message: &mut Value, last: bool) -> Option<Change> {
+    let id_value = if rule.id.is_empty() { None } else { Some(at(message, rule.id)?.clone()) };
+    let id = match &id_value {
         Some(v) => Some(id_key(v)?),
         None => None,
     };
-    let value = if rule.value.is_empty() { Some(message) } else { at(message, rule.value) };
     let slot = state.slot(rule.target)?;
     let id_ref = id.as_deref();
     match rule.action {
         Action::Remove => slot.set(id_ref, None),
         Action::Replace => {
-            let value = value?;
+            let value = value_at(message, rule.value, last)?;
             if rule.field.is_empty() {
-                slot.set(id_ref, (!value.is_null()).then(|| value.clone()));
+                slot.set(id_ref, (!value.is_null()).then_some(value));
             } else {
                 let entry = slot.entry(id_ref, true)?;
-                write_field(entry, rule.field, value.clone());
+                write_field(entry, rule.field, value);
             }
         }
         Action::Upsert => {
-            let value = value?;
+            let value = value_at(message, rule.value, last)?;
             if !rule.field.is_empty() {
                 let entry = slot.entry(id_ref, true)?;
                 let field = field_mut(entry, rule.field)?;
@@ -408,11 +418,11 @@ fn apply_rule(state: &mut dyn Targets, rule: &Rule, message: &Value) -> Option<C
             }
         }
         Action::Append => {
-            let value = value?.clone();
+            let value = value_at(message, rule.value, last)?;
             let entry = slot.entry(id_ref, true)?;
             if let (Some(id), false) = (id_value, rule.entry_id.is_empty()) {
                 if at(entry, rule.entry_id).is_none() {
-                    write_field(entry, rule.entry_id, id.clone());
+                    write_field(entry, rule.entry_id, id);
                 }
             }
             append(field_mut(entry, rule.field)?, value, rule.append);
@@ -455,18 +465,18 @@ fn write_field(entry: &mut Value, path: &[&str], value: Value) {
 
 /// v2's patch: each member of `update` replaces the entry's, `null` clears it, omitted ones stay.
 /// An entry that is not an object takes the update as it is.
-fn patch(entry: &mut Value, update: &Value) {
-    match (entry.as_object_mut(), update.as_object()) {
-        (Some(e), Some(u)) => {
+fn patch(entry: &mut Value, update: Value) {
+    match (entry.as_object_mut(), update) {
+        (Some(e), Value::Object(u)) => {
             for (k, v) in u {
                 if v.is_null() {
-                    e.shift_remove(k);
+                    e.shift_remove(&k);
                 } else {
-                    e.insert(k.clone(), v.clone());
+                    e.insert(k, v);
                 }
             }
         }
-        _ => *entry = update.clone(),
+        (_, update) => *entry = update,
     }
 }
 

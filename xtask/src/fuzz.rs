@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 /// The fuzz targets, in the order they run.
-pub const TARGETS: &[&str] = &["line", "moved", "decode", "check", "schema", "diff"];
+pub const TARGETS: &[&str] = &["line", "moved", "decode", "check", "schema", "diff", "state"];
 
 /// What cargo-fuzz passes to rustc for libFuzzer, without the nightly-only sanitizer; debug
 /// assertions and overflow checks on, so arithmetic mistakes are findings too.
