@@ -167,7 +167,7 @@ impl Model {
             }
         }
         let keyed = &self.keyed;
-        self.targets.retain(|t, v| !v.is_null() && !(keyed.contains(t) && v.as_object().is_some_and(Map::is_empty)));
+        self.targets.retain(|t, v| !(v.is_null() || keyed.contains(t) && v.as_object().is_some_and(Map::is_empty)));
     }
 
     fn json(&self) -> Value {
