@@ -199,6 +199,12 @@ pub enum SchemaErrorKind {
     Cycle { path: Vec<String> },
     /// A response (`x-method`, `x-side`) that matches no request.
     UnmatchedResponse { method: String, side: String },
+    /// A method of an extension schema whose name does not start with `_` (the core protocol's
+    /// names are the core's: an extension adds `_`-prefixed ones only).
+    NotExtensionMethod { method: String },
+    /// An extension schema whose `$ref`s name more than one core version (`../v1/schema.json`
+    /// and `../v2/schema.json`): its types would mix two protocols.
+    SeveralCores { versions: Vec<String> },
 }
 
 impl fmt::Display for SchemaErrorKind {
@@ -247,6 +253,16 @@ impl fmt::Display for SchemaErrorKind {
             UnmatchedResponse { method, side } => {
                 write!(f, "response for {} ({}) matches no request", quoted(method), quoted(side))
             }
+            NotExtensionMethod { method } => write!(
+                f,
+                "extension method {} does not start with `_`: an extension schema adds vendor methods only",
+                quoted(method)
+            ),
+            SeveralCores { versions } => write!(
+                f,
+                "the $refs name several core versions ({}); an extension extends one (split it in one file per version)",
+                versions.join(", ")
+            ),
         }
     }
 }
