@@ -47,7 +47,7 @@
 /// The agent's context takes only what the client receives: a method of the extension's agent
 /// side (one the client sends) does not compile there.
 ///
-/// ```compile_fail
+/// ```compile_fail,E0277
 /// use acp_rpc::types::v1::ext::example;
 /// # async fn f(cx: acp_rpc::AgentContext, greet: example::GreetRequest) {
 /// let answer = cx.request::<example::methods::ExampleGreet>(&greet).await;
@@ -56,7 +56,7 @@
 ///
 /// Nor does the client's context take a method of the extension's client side:
 ///
-/// ```compile_fail
+/// ```compile_fail,E0277
 /// use acp_rpc::types::v1::ext::example;
 /// # async fn f(cx: acp_rpc::ClientContext, confirm: example::ConfirmRequest) {
 /// let answer = cx.request::<example::methods::ExampleConfirm>(&confirm).await;

@@ -174,7 +174,9 @@ impl<C: ClientHandler, E: Extension<ClientContext>> ClientHandler for Extended<C
 
     async fn handle_v1(&self, note: v1::methods::client::Notification, cx: ClientContext) {
         match note {
-            v1::methods::client::Notification::Ext { method, params } if E::receives(&method, MessageKind::Notification) => {
+            v1::methods::client::Notification::Ext { method, params }
+                if E::receives(&method, MessageKind::Notification) =>
+            {
                 ext_notification(&self.1, &method, params, cx).await
             }
             note => self.0.handle_v1(note, cx).await,
@@ -183,7 +185,9 @@ impl<C: ClientHandler, E: Extension<ClientContext>> ClientHandler for Extended<C
 
     async fn handle_v2(&self, note: v2::methods::client::Notification, cx: ClientContext) {
         match note {
-            v2::methods::client::Notification::Ext { method, params } if E::receives(&method, MessageKind::Notification) => {
+            v2::methods::client::Notification::Ext { method, params }
+                if E::receives(&method, MessageKind::Notification) =>
+            {
                 ext_notification(&self.1, &method, params, cx).await
             }
             note => self.0.handle_v2(note, cx).await,
