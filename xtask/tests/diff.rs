@@ -1097,3 +1097,35 @@ fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+/// Two revisions of an extension schema (`schema/ext/example.json` and an edited copy) diff like
+/// two protocols: joined to the core version their `$ref`s name, their `_` methods compared.
+#[test]
+fn extension_schemas_diff_by_method() {
+    let root = xtask::project_root();
+    let mut ext: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("schema/ext/example.json")).expect("read"))
+            .expect("json");
+    let defs = ext["$defs"].as_object_mut().expect("$defs");
+    defs.remove("ProgressNotification");
+    defs["GreetRequest"]["required"] = json!(["sessionId"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let new = dir.path().join("example.json");
+    std::fs::write(&new, ext.to_string()).expect("write");
+    let new = new.to_str().expect("utf-8");
+    let (text, _) =
+        xtask::diff::run(&root, "schema/ext/example.json", new, xtask::diff::Format::Text, xtask::diff::FailOn::Never)
+            .expect("diffs");
+    assert!(text.contains("2 breaking"), "{text}");
+    assert!(text.contains("field-became-optional  GreetRequest.name  [client → agent]"), "{text}");
+    assert!(text.contains("notification `_example/progress` is removed"), "{text}");
+    let (same, _) = xtask::diff::run(
+        &root,
+        "schema/ext/example.json",
+        "schema/ext/example.json",
+        xtask::diff::Format::Text,
+        xtask::diff::FailOn::Never,
+    )
+    .expect("diffs");
+    assert!(same.contains("0 breaking, 0 warnings, 0 info"), "{same}");
+}
