@@ -325,7 +325,8 @@ pub fn standalone_with(
     let file_name = schema.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or(name.clone());
     let types = emit::types_module(&protocol, &file_name)?;
     let methods = emit::methods::methods_module(&protocol, &file_name)?;
-    let (manifest, lib) = emit::crates::standalone(crate_name, &file_name, support, workspace, !extensions.is_empty())?;
+    let (manifest, lib) =
+        emit::crates::standalone_with_ext(crate_name, &file_name, support, workspace, !extensions.is_empty())?;
     let mut files = vec![
         (PathBuf::from("Cargo.toml"), manifest),
         (PathBuf::from("src/lib.rs"), lib),

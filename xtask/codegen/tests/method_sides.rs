@@ -240,8 +240,7 @@ fn a_version_whose_files_disagree_compiles_under_both_feature_settings() {
     let dir = root.join("target/method-sides/acp-merged-sides");
     let support = root.join("support");
     let (manifest, lib) =
-        emit::crates::standalone("acp-merged-sides", "merged", &support, emit::crates::Workspace::Own, false)
-            .expect("crate");
+        emit::crates::standalone("acp-merged-sides", "merged", &support, emit::crates::Workspace::Own).expect("crate");
     let files = [
         ("Cargo.toml", manifest),
         ("src/lib.rs", lib),

@@ -327,6 +327,17 @@ pub fn standalone(
     file_name: &str,
     support: &Path,
     workspace: Workspace,
+) -> Result<(String, String), EmitError> {
+    standalone_with_ext(crate_name, file_name, support, workspace, false)
+}
+
+/// [`standalone`], with `pub mod ext;` in `src/lib.rs` when the crate has extension modules
+/// (`--ext`, see [`crate::ext`]).
+pub fn standalone_with_ext(
+    crate_name: &str,
+    file_name: &str,
+    support: &Path,
+    workspace: Workspace,
     extensions: bool,
 ) -> Result<(String, String), EmitError> {
     let ext = ext_module(extensions);
