@@ -40,8 +40,8 @@
 
 use acp_rpc::client::{ClientConnection, Initialized, Offer};
 use acp_rpc::types::support::rpc::RpcError;
-use acp_rpc::types::{v1, v2, Version};
 use acp_rpc::types::v1::ext::agentao;
+use acp_rpc::types::{v1, v2, Version};
 use acp_rpc::{ClientContext, Extended};
 use serde_json::json;
 use std::collections::HashMap;

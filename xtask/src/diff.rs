@@ -75,9 +75,9 @@ pub fn run_command(root: &Path, old: &str, new: &str, format: Format, fail_on: F
 }
 
 /// Reads and lowers the schema that `spec` names; its warnings go to stderr. An extension schema
-/// (see [`extension_core`]) is joined to the committed core schema it extends first, so two
-/// revisions of an extension diff as two protocols: its methods, its types, and the core types it
-/// reaches.
+/// (its `$ref`s name a core version, or it has `x-method` definitions and no envelopes) is joined
+/// to the committed core schema it extends first, so two revisions of an extension diff as two
+/// protocols: its methods, its types, and the core types it reaches.
 pub fn load(root: &Path, spec: &str) -> Result<Protocol, String> {
     let (text, name) = match resolve(root, spec)? {
         Source::File(path, name) => {

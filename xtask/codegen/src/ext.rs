@@ -4,7 +4,7 @@
 //!
 //! An extension names core types by `$ref`s into the core file, `../vN/schema.json#/$defs/NAME`
 //! (any path ending in `schema.json` stands for the core file given; `vN` in it names the version
-//! the extension targets). Joining happens on the JSON, before [`crate::load`]: the core
+//! the extension targets). Joining happens on the JSON, before [`mod@crate::load`]: the core
 //! definitions the extension reaches (and those they reach) are copied beside its own, its core
 //! `$ref`s become local ones, and the envelopes the core schemas carry are made from its
 //! annotations, by the rule `acp check --ext` reads them with: a `$defs` entry with `x-method` is

@@ -36,8 +36,8 @@ pub fn module(ext: &Extension, name: &str, sources: &str) -> Result<Vec<(PathBuf
     let serve = serve_module(p, sources)?;
     let doc = format!(
         " The extension `{name}` ({sources}): its types, and its methods' markers, tables and handler traits, \
-         as the core version's; [`serve`] wraps a handler of one side for a runtime to serve next to its core \
-         handler."
+         as the core version's; [`serve`](crate::ext::{name}::serve) wraps a handler of one side for a runtime \
+         to serve next to its core handler."
     );
     let root = render(
         sources,
