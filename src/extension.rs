@@ -1,5 +1,8 @@
 //! Vendor extensions served next to a core handler: [`Extended`], for an agent or a client alike.
 
+use acp_types::support::rpc::{Extension, MessageKind};
+use acp_types::Version;
+
 /// A core handler (`.0`: an agent or a client, as [`agent::serve`](crate::agent::serve) or
 /// [`client::connect`](crate::client::connect) take it) with the same end's handler of a vendor
 /// extension (`.1`), served together.
@@ -64,3 +67,9 @@
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct Extended<H, E>(pub H, pub E);
+
+/// Whether the extension `E` takes `method` on a connection of `version`: a method its side
+/// receives, on a connection of the version its types belong to (any, when it names none).
+pub(crate) fn extension_of<E: Extension<Cx>, Cx>(version: Version, method: &str, kind: MessageKind) -> bool {
+    E::VERSION.is_none_or(|v| v == version.number()) && E::receives(method, kind)
+}

@@ -7,8 +7,9 @@
 
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::v1::{self, ext::example};
+use acp_rpc::types::v2;
 use acp_rpc::types::Version;
-use acp_rpc::{AgentContext, ClientContext, Extended, V1};
+use acp_rpc::{AgentContext, ClientContext, Extended, V1, V2};
 use serde_json::json;
 use std::time::Duration;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
@@ -144,4 +145,35 @@ async fn other_extension_methods_keep_the_core_answer() {
         let error = peers.conn.connection().request_raw(method, Some(&raw)).await.expect_err(method);
         assert_eq!(error.to_rpc().code, -32601, "{method}: {error}");
     }
+}
+
+struct AgentV2;
+impl v2::methods::agent::Handler<AgentContext> for AgentV2 {
+    async fn initialize(&self, _: v2::InitializeRequest, _: AgentContext) -> Result<v2::InitializeResponse, RpcError> {
+        Ok(v2::InitializeResponse::new(v2::ProtocolVersion(2), v2::Implementation::new("two".into(), "0".into())))
+    }
+}
+impl acp_rpc::agent::PromptTurn for AgentV2 {}
+
+struct ClientV2;
+impl v2::methods::client::Handler<ClientContext> for ClientV2 {}
+
+/// The example extension is v1's (its types are v1's): on a v2 connection its methods are the
+/// core handler's, -32601 by default.
+#[tokio::test]
+async fn an_extension_of_v1_is_not_served_on_a_v2_connection() {
+    let (moods, _) = unbounded_channel();
+    let (a, b) = tokio::io::duplex(1 << 16);
+    let (ar, aw) = tokio::io::split(a);
+    let (br, bw) = tokio::io::split(b);
+    let agent = Extended(V2(AgentV2), example::serve::Agent(Greeter { moods }));
+    tokio::spawn(acp_rpc::agent::serve(agent, &[Version::V2], ar, aw, Default::default()).1);
+    let (conn, driver) = acp_rpc::client::connect(V2(ClientV2), br, bw, Default::default());
+    tokio::spawn(driver);
+    let info = v2::Implementation::new("client".into(), "0".into());
+    conn.initialize_v2(v2::InitializeRequest::new(v2::ProtocolVersion(2), info)).await.expect("initialize");
+    // Params the extension would refuse with -32602 (no `name`): the answer says who took them.
+    let raw = serde_json::value::to_raw_value(&json!({"sessionId": "s5"})).expect("json");
+    let error = conn.connection().request_raw("_example/greet", Some(&raw)).await.expect_err("not on v2");
+    assert_eq!(error.to_rpc().code, -32601, "{error}");
 }

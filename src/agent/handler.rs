@@ -4,7 +4,7 @@
 
 use super::context::AgentContext;
 use super::turn::Turn;
-use crate::extension::Extended;
+use crate::extension::{extension_of, Extended};
 use crate::jsonrpc::Raw;
 use crate::versions::{V1, V2};
 use acp_types::support::rpc::{Extension, MessageKind, RpcError};
@@ -230,7 +230,7 @@ impl<A: AgentHandler, E: Extension<AgentContext>> AgentHandler for Extended<A, E
         params: Option<Raw>,
         cx: AgentContext,
     ) -> Result<serde_json::Value, RpcError> {
-        if E::receives(method, MessageKind::Request) {
+        if extension_of::<E, _>(version, method, MessageKind::Request) {
             self.1.request(method, params.into(), cx).await
         } else {
             self.0.handle_request(version, method, params, cx).await
@@ -238,7 +238,7 @@ impl<A: AgentHandler, E: Extension<AgentContext>> AgentHandler for Extended<A, E
     }
 
     async fn handle_notification(&self, version: Version, method: &str, params: Option<Raw>, cx: AgentContext) {
-        if E::receives(method, MessageKind::Notification) {
+        if extension_of::<E, _>(version, method, MessageKind::Notification) {
             if let Err(e) = self.1.notification(method, params.into(), cx).await {
                 ignored(method, e);
             }

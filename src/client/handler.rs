@@ -3,7 +3,7 @@
 //! the handler ([`ClientHandler`], sealed).
 
 use super::context::ClientContext;
-use crate::extension::Extended;
+use crate::extension::{extension_of, Extended};
 use crate::jsonrpc::Raw;
 use crate::versions::{V1, V2};
 use acp_types::support::rpc::{Extension, MessageKind, RawParams, RpcError};
@@ -165,7 +165,7 @@ impl<C: ClientHandler, E: Extension<ClientContext>> ClientHandler for Extended<C
         params: Option<Raw>,
         cx: ClientContext,
     ) -> Result<serde_json::Value, RpcError> {
-        if E::receives(method, MessageKind::Request) {
+        if extension_of::<E, _>(version, method, MessageKind::Request) {
             self.1.request(method, params.into(), cx).await
         } else {
             self.0.handle_request(version, method, params, cx).await
@@ -175,7 +175,7 @@ impl<C: ClientHandler, E: Extension<ClientContext>> ClientHandler for Extended<C
     async fn handle_v1(&self, note: v1::methods::client::Notification, cx: ClientContext) {
         match note {
             v1::methods::client::Notification::Ext { method, params }
-                if E::receives(&method, MessageKind::Notification) =>
+                if extension_of::<E, _>(Version::V1, &method, MessageKind::Notification) =>
             {
                 ext_notification(&self.1, &method, params, cx).await
             }
@@ -186,7 +186,7 @@ impl<C: ClientHandler, E: Extension<ClientContext>> ClientHandler for Extended<C
     async fn handle_v2(&self, note: v2::methods::client::Notification, cx: ClientContext) {
         match note {
             v2::methods::client::Notification::Ext { method, params }
-                if E::receives(&method, MessageKind::Notification) =>
+                if extension_of::<E, _>(Version::V2, &method, MessageKind::Notification) =>
             {
                 ext_notification(&self.1, &method, params, cx).await
             }

@@ -189,6 +189,10 @@ pub trait Notification: Method {}
 /// [`Extension::receives`] names and everything else to the core handler, so an extension method
 /// it does not know keeps the core handler's behaviour (its `ext_method`, by default -32601).
 pub trait Extension<Cx>: Send + Sync + 'static {
+    /// The number of the core protocol version whose types the extension uses (`Some(1)` for one
+    /// generated into `acp-types-v1`), or `None` when it names none: a runtime hands it messages
+    /// of a connection of that version only.
+    const VERSION: Option<u16> = None;
     /// Whether this end of the extension receives `method` as a message of `kind`.
     fn receives(method: &str, kind: MessageKind) -> bool;
     /// A request of a method it receives: decoded (-32602 for bad params), handled, and its

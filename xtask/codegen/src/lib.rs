@@ -150,7 +150,7 @@ pub fn generate(root: &Path) -> Result<Generated, Error> {
             Err(e) => errors.push(Error::Emit(e)),
         }
         let extensions = extensions.get(version).map_or(&[][..], Vec::as_slice);
-        match extension_files(root, &stable_name, extensions) {
+        match extension_files(root, &stable_name, extensions, Some(v.number)) {
             Ok(ext) => {
                 let dir = PathBuf::from(format!("generated/{version}/src/ext"));
                 files.extend(ext.files.into_iter().map(|(path, text)| (dir.join(path), text)));
@@ -235,7 +235,12 @@ struct ExtensionFiles {
 
 /// The `ext/` files of a crate whose core schema is `core` (relative to `root`): one module per
 /// extension file, and the index. None for no extensions.
-fn extension_files(root: &Path, core: &str, extensions: &[String]) -> Result<ExtensionFiles, Error> {
+fn extension_files(
+    root: &Path,
+    core: &str,
+    extensions: &[String],
+    version: Option<u16>,
+) -> Result<ExtensionFiles, Error> {
     let mut out = ExtensionFiles::default();
     if extensions.is_empty() {
         return Ok(out);
@@ -251,7 +256,7 @@ fn extension_files(root: &Path, core: &str, extensions: &[String]) -> Result<Ext
         let ext_text = read(name)?;
         let start = Instant::now();
         match ext::load(name, &ext_text, core, &core_text) {
-            Ok(extension) => match emit::ext::module(&extension, &module, &sources) {
+            Ok(extension) => match emit::ext::module(&extension, &module, &sources, version) {
                 Ok(module_files) => {
                     let docs = serde_json::from_str::<serde_json::Value>(&ext_text)
                         .ok()
@@ -335,7 +340,19 @@ pub fn standalone_with(
     ];
     if !extensions.is_empty() {
         let names: Vec<String> = extensions.iter().map(|p| p.display().to_string()).collect();
-        let ext = extension_files(Path::new(""), &name, &names)?;
+        // The version the extensions' `$ref`s name, if they agree on one.
+        let mut targets = Vec::new();
+        for path in extensions {
+            let text = fs::read_to_string(path).map_err(|error| Error::Io { path: path.clone(), error })?;
+            targets.extend(ext::targets(&path.display().to_string(), &text)?);
+        }
+        targets.sort();
+        targets.dedup();
+        let version = match targets.as_slice() {
+            [one] => SchemaVersion::parse(one).map(|v| v.number),
+            _ => None,
+        };
+        let ext = extension_files(Path::new(""), &name, &names, version)?;
         files.extend(ext.files.into_iter().map(|(path, text)| (Path::new("src/ext").join(path), text)));
     }
     Ok((protocol, files))

@@ -22,8 +22,13 @@ pub fn module_name(file_stem: &str) -> String {
 
 /// The files of one extension's module, by path relative to the `ext/` directory: `NAME/mod.rs`,
 /// `NAME/types.rs`, `NAME/methods.rs`, `NAME/serve.rs`. `sources` names the extension and the
-/// core file in each file's header.
-pub fn module(ext: &Extension, name: &str, sources: &str) -> Result<Vec<(PathBuf, String)>, Error> {
+/// core file in each file's header; `version` is the number of the core version, when known.
+pub fn module(
+    ext: &Extension,
+    name: &str,
+    sources: &str,
+    version: Option<u16>,
+) -> Result<Vec<(PathBuf, String)>, Error> {
     let p = &ext.protocol;
     let keep = |id: TypeId| ext.own.contains(&id);
     let prelude = quote! {
@@ -33,7 +38,7 @@ pub fn module(ext: &Extension, name: &str, sources: &str) -> Result<Vec<(PathBuf
     };
     let types = types_module_of(p, sources, &keep, prelude)?;
     let methods = methods_module(p, sources)?;
-    let serve = serve_module(p, sources)?;
+    let serve = serve_module(p, sources, version)?;
     let doc = format!(
         " The extension `{name}` ({sources}): its types, and its methods' markers, tables and handler traits, \
          as the core version's; [`serve`](crate::ext::{name}::serve) wraps a handler of one side for a runtime \
@@ -85,7 +90,14 @@ pub fn index(extensions: &[(String, Option<String>)], sources: &str) -> Result<S
 
 /// `serve.rs`: per receiving end (agent, client), a wrapper that serves that side's handler as an
 /// `rpc::Extension`.
-fn serve_module(p: &Protocol, sources: &str) -> Result<String, Error> {
+fn serve_module(p: &Protocol, sources: &str, version: Option<u16>) -> Result<String, Error> {
+    let version = match version {
+        Some(n) => {
+            let n = proc_macro2::Literal::u16_unsuffixed(n);
+            quote! { const VERSION: Option<u16> = Some(#n); }
+        }
+        None => quote! {},
+    };
     let sides: BTreeSet<&Side> = p.methods.iter().map(|m| &m.side).filter(|s| s.receiver.role().is_some()).collect();
     let wrappers = sides.iter().map(|side| {
         let wrapper = format_ident!("{}", naming::type_name(&side.wire));
@@ -103,6 +115,8 @@ fn serve_module(p: &Protocol, sources: &str) -> Result<String, Error> {
             pub struct #wrapper<H>(pub H);
 
             impl<H: methods::#module::Handler<Cx> + 'static, Cx: Send + 'static> rpc::Extension<Cx> for #wrapper<H> {
+                #version
+
                 fn receives(method: &str, kind: rpc::MessageKind) -> bool {
                     methods::METHODS.iter().any(|m| m.side == methods::Side::#variant && m.kind == kind && m.name == method)
                 }

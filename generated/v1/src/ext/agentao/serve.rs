@@ -7,6 +7,7 @@ use crate::support::rpc;
 pub struct Agent<H>(pub H);
 impl<H: methods::agent::Handler<Cx> + 'static, Cx: Send + 'static> rpc::Extension<Cx>
 for Agent<H> {
+    const VERSION: Option<u16> = Some(1);
     fn receives(method: &str, kind: rpc::MessageKind) -> bool {
         methods::METHODS
             .iter()
@@ -39,6 +40,7 @@ for Agent<H> {
 pub struct Client<H>(pub H);
 impl<H: methods::client::Handler<Cx> + 'static, Cx: Send + 'static> rpc::Extension<Cx>
 for Client<H> {
+    const VERSION: Option<u16> = Some(1);
     fn receives(method: &str, kind: rpc::MessageKind) -> bool {
         methods::METHODS
             .iter()
