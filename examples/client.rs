@@ -463,6 +463,9 @@ fn parse_args() -> Result<Args, String> {
             }
             "--ext-answer" => {
                 let (method, result) = method_and_json(args.next(), "--ext-answer")?;
+                if agentao::methods::METHODS.iter().any(|m| m.name == method) {
+                    return Err(format!("--ext-answer {method}: Agentao's methods are typed: --agentao-answer TEXT"));
+                }
                 let result = serde_json::from_str(&result).map_err(|e| format!("--ext-answer {method}: {e}"))?;
                 ext_answers.insert(method, result);
             }
@@ -754,7 +757,8 @@ async fn main() -> ExitCode {
         Err(e) => {
             eprintln!(
                 "client: {e}\nusage: client [--protocol-version N] [--auth METHOD_ID] --prompt TEXT [--repeat N] \
-                 [--cancel-after MS] [--ext-answer METHOD=JSON] [--ext-call METHOD=JSON] \
+                 [--cancel-after MS] [--agentao-answer TEXT] [--agentao-model MODEL] [--ext-answer METHOD=JSON] \
+                 [--ext-call METHOD=JSON] \
                  (--url URL | -- AGENT_CMD [ARGS…])"
             );
             return ExitCode::from(2);
