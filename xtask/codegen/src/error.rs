@@ -205,6 +205,8 @@ pub enum SchemaErrorKind {
     /// An extension schema whose `$ref`s name more than one core version (`../v1/schema.json`
     /// and `../v2/schema.json`): its types would mix two protocols.
     SeveralCores { versions: Vec<String> },
+    /// An extension schema whose `$ref`s name a core version that `schema/` does not have.
+    UnknownCore { version: String },
 }
 
 impl fmt::Display for SchemaErrorKind {
@@ -258,6 +260,9 @@ impl fmt::Display for SchemaErrorKind {
                 "extension method {} does not start with `_`: an extension schema adds vendor methods only",
                 quoted(method)
             ),
+            UnknownCore { version } => {
+                write!(f, "the $refs name core version {version}, which schema/ does not have")
+            }
             SeveralCores { versions } => write!(
                 f,
                 "the $refs name several core versions ({}); an extension extends one (split it in one file per version)",

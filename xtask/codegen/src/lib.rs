@@ -17,8 +17,11 @@
 //!   and, for a construct the generator does not support, what it supports).
 //!
 //! This package is the engine only: [`generate`] runs the pipeline over the committed schemas
-//! and returns every file under `generated/` (and the migration reports between consecutive
-//! versions, `schema/v1-to-v2.md`) as text; [`standalone`] does the same for one schema file. It
+//! (and the extension schemas of `schema/ext/`, joined to the core version they extend by
+//! [`mod@ext`] and generated into its crate as `ext::NAME`) and returns every file under
+//! `generated/` (and the migration reports between consecutive versions, `schema/v1-to-v2.md`)
+//! as text; [`standalone`] does the same for one schema file ([`standalone_with`]: and its
+//! extensions). It
 //! writes nothing and calls no driver: `cargo xtask` (the `xtask` package) owns the command line,
 //! writing files, freshness and the schema pins. What generates despite a problem (an annotation
 //! the generator does not know, a request without a response type) is a [`Warning`]: in
@@ -212,8 +215,8 @@ pub fn extensions(root: &Path, versions: &[SchemaVersion]) -> Result<BTreeMap<St
         }
         for target in targets {
             if !versions.iter().any(|v| v.dir == target) {
-                let problem = format!("{name}: extends {target}, which schema/ does not have");
-                return Err(Error::Io { path: name.clone().into(), error: std::io::Error::other(problem) });
+                let kind = error::SchemaErrorKind::UnknownCore { version: target };
+                return Err(Error::Schema(SchemaError { file: name, pointer: String::new(), kind: Box::new(kind) }));
             }
             out.entry(target).or_default().push(name.clone());
         }
