@@ -140,3 +140,57 @@ fn a_standalone_crate_carries_its_extensions() {
     assert!(methods.contains("impl rpc::ToClient for ExampleConfirm {}"), "{methods}");
     assert!(methods.contains("impl rpc::ToAgent for ExampleGreet {}"), "{methods}");
 }
+
+/// The standalone crate of v1 with the example extension, built and tested (the generated test
+/// checks the extension's markers against its table and side traits) with a test of its own: the
+/// extension's `sessionId` is the crate's core `SessionId`, and a request routes by its wire name.
+/// Built where `tests/old_schemas.rs` builds, with the same flags, so that the dependencies are
+/// built once; with `unstable`, as a version's lenient helpers are all used only then.
+#[test]
+fn a_standalone_crate_with_an_extension_builds_and_routes() {
+    let root = root();
+    let dir = root.join("target/method-sides/acp-with-example");
+    let (_, mut files) = acp_codegen::standalone_with(
+        &root.join("schema/v1/schema.json"),
+        &[root.join("schema/ext/example.json")],
+        "acp-with-example",
+        &root.join("support"),
+        acp_codegen::emit::crates::Workspace::Own,
+    )
+    .expect("generates");
+    files.push((
+        PathBuf::from("tests/example.rs"),
+        "use acp_with_example::ext::example::{self, methods};\n\
+         use acp_with_example::support::rpc::Method;\n\n\
+         #[test]\n\
+         fn the_extension_uses_the_core_types() {\n    \
+             let greet = example::GreetRequest::new(acp_with_example::SessionId::from(\"s\"), \"Ada\".into());\n    \
+             let core: &acp_with_example::SessionId = &greet.session_id;\n    \
+             assert_eq!(core.as_str(), \"s\");\n    \
+             let raw = serde_json::value::to_raw_value(&greet).unwrap();\n    \
+             let decoded = methods::agent::Request::decode(methods::ExampleGreet::METHOD, Some(&raw)).unwrap();\n    \
+             assert_eq!(decoded, methods::agent::Request::ExampleGreet(greet));\n    \
+             let wrong = methods::client::Request::decode(\"_example/greet\", Some(&raw)).unwrap();\n    \
+             assert!(matches!(wrong, methods::client::Request::Ext { .. }));\n\
+         }\n"
+        .to_string(),
+    ));
+    for (path, text) in &files {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().expect("a directory")).expect("mkdir");
+        std::fs::write(&path, text).expect("write");
+    }
+    let output = std::process::Command::new(env!("CARGO"))
+        .args(["test", "--quiet", "--features", "unstable", "--manifest-path"])
+        .arg(dir.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", root.join("target/old-schemas/target"))
+        .env("RUSTFLAGS", "-D warnings")
+        .output()
+        .expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "the standalone crate with an extension does not build cleanly or its tests fail:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
