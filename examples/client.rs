@@ -6,8 +6,8 @@
 //! when the turn ended.
 //!
 //! `cargo run --example client -- [--protocol-version N] [--auth METHOD_ID] --prompt TEXT
-//! [--repeat N] [--cancel-after MS] [--ext-answer METHOD=JSON] [--ext-call METHOD=JSON]
-//! (--url URL [--ca-file PEM] | -- AGENT_CMD [ARGS…])`
+//! [--repeat N] [--cancel-after MS] [--agentao-answer TEXT] [--agentao-model MODEL]
+//! [--ext-answer METHOD=JSON] [--ext-call METHOD=JSON] (--url URL [--ca-file PEM] | -- AGENT_CMD [ARGS…])`
 //!
 //! `--protocol-version N` asks for at most version N (default: the newest this client speaks)
 //! and goes on with the version the agent answers; the version agreed is printed on stderr.
@@ -21,7 +21,13 @@
 //! (`{"type": "acp"}` in `session/new`'s `mcpServers`, v1 and v2), an rmcp server with one tool,
 //! `echo`, that returns its `text` argument, and answers the agent's `mcp/message` for it.
 //!
-//! Extension methods, untyped: `--ext-answer METHOD=JSON` (repeatable) answers the agent's
+//! Agentao's vendor methods, typed (`acp_types::v1::ext::agentao`, generated from
+//! `schema/ext/agentao.json` and served next to the core handler with `Extended`):
+//! `--agentao-answer TEXT` answers the agent's `_agentao.cn/ask_user` with that text (without it,
+//! -32601); `--agentao-model MODEL` calls `_agentao.cn/set_model` after the last turn and prints
+//! `client: _agentao.cn/set_model answered {"model": …}` on stderr.
+//!
+//! Any other extension method, untyped: `--ext-answer METHOD=JSON` (repeatable) answers the agent's
 //! `METHOD` requests with that result (v1; others get -32601); `--ext-call METHOD=JSON`
 //! (repeatable) sends that request to the agent after the last turn, the string `$SESSION` in the
 //! JSON replaced by the session id, and prints `client: METHOD answered RESULT` on stderr (an
@@ -34,8 +40,9 @@
 
 use acp_rpc::client::{ClientConnection, Initialized, Offer};
 use acp_rpc::types::support::rpc::RpcError;
+use acp_rpc::types::v1::ext::agentao;
 use acp_rpc::types::{v1, v2, Version};
-use acp_rpc::ClientContext;
+use acp_rpc::{ClientContext, Extended};
 use serde_json::json;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -54,6 +61,27 @@ struct Client {
     #[cfg(feature = "mcp")]
     mcp: acp_rpc::mcp::McpProvider,
 }
+
+/// Agentao's vendor methods that the agent calls (`--agentao-answer`), typed.
+struct Agentao {
+    answer: Option<String>,
+}
+
+impl agentao::methods::client::Handler<ClientContext> for Agentao {
+    async fn agentao_cn_ask_user(
+        &self,
+        params: agentao::AskUserRequest,
+        _: ClientContext,
+    ) -> Result<agentao::AskUserResponse, RpcError> {
+        let method = <agentao::methods::AgentaoCnAskUser as acp_rpc::types::support::rpc::Method>::METHOD;
+        let answer = self.answer.clone().ok_or_else(|| RpcError::method_not_found(method))?;
+        eprintln!("client: {method} asked {:?}, answered {answer:?}", params.question);
+        Ok(agentao::AskUserResponse::Answered(agentao::AskUserResponseAnswered::new(answer)))
+    }
+}
+
+/// The client with Agentao's vendor methods beside it.
+type Served = Extended<Client, agentao::serve::Client<Agentao>>;
 
 /// The option to select: the first that allows, else the first; `None` when there are none.
 fn allow<T>(options: &[T], allows: impl Fn(&T) -> bool) -> Option<&T> {
@@ -392,6 +420,10 @@ struct Args {
     ext_answers: HashMap<String, serde_json::Value>,
     /// `--ext-call METHOD=JSON`: method and params text (`$SESSION` not yet replaced).
     ext_calls: Vec<(String, String)>,
+    /// `--agentao-answer TEXT`: the answer to `_agentao.cn/ask_user`.
+    agentao_answer: Option<String>,
+    /// `--agentao-model MODEL`: `_agentao.cn/set_model` after the last turn.
+    agentao_model: Option<String>,
     /// `--mcp-echo`: offer the `echo` tool over ACP.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     mcp_echo: bool,
@@ -406,6 +438,7 @@ fn parse_args() -> Result<Args, String> {
     let (mut at_most, mut auth, mut prompt, mut url) = (newest, None, None, None);
     let (mut repeat, mut cancel_after, mut mcp_echo, mut ca_file) = (1, None, false, None);
     let (mut ext_answers, mut ext_calls) = (HashMap::new(), Vec::new());
+    let (mut agentao_answer, mut agentao_model) = (None, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--protocol-version" => {
@@ -430,10 +463,15 @@ fn parse_args() -> Result<Args, String> {
             }
             "--ext-answer" => {
                 let (method, result) = method_and_json(args.next(), "--ext-answer")?;
+                if agentao::methods::METHODS.iter().any(|m| m.name == method) {
+                    return Err(format!("--ext-answer {method}: Agentao's methods are typed: --agentao-answer TEXT"));
+                }
                 let result = serde_json::from_str(&result).map_err(|e| format!("--ext-answer {method}: {e}"))?;
                 ext_answers.insert(method, result);
             }
             "--ext-call" => ext_calls.push(method_and_json(args.next(), "--ext-call")?),
+            "--agentao-answer" => agentao_answer = Some(args.next().ok_or("--agentao-answer needs a text")?),
+            "--agentao-model" => agentao_model = Some(args.next().ok_or("--agentao-model needs a model id")?),
             "--mcp-echo" if cfg!(feature = "mcp") => mcp_echo = true,
             "--mcp-echo" => return Err("--mcp-echo needs the example built with --features mcp".into()),
             "--" => break,
@@ -450,7 +488,7 @@ fn parse_args() -> Result<Args, String> {
     #[cfg(feature = "mcp")]
     let offered = Vec::new();
     #[rustfmt::skip]
-    let args = Args { at_most, auth, prompt, repeat, cancel_after, agent, url, ca_file, ext_answers, ext_calls, mcp_echo, #[cfg(feature = "mcp")] offered };
+    let args = Args { at_most, auth, prompt, repeat, cancel_after, agent, url, ca_file, ext_answers, ext_calls, agentao_answer, agentao_model, mcp_echo, #[cfg(feature = "mcp")] offered };
     Ok(args)
 }
 
@@ -461,7 +499,8 @@ fn method_and_json(arg: Option<String>, flag: &str) -> Result<(String, String), 
     Ok((method.to_string(), json.to_string()))
 }
 
-/// `--ext-call`: each request sent, `$SESSION` replaced by `session`, its answer on stderr.
+/// `--ext-call`: each request sent, `$SESSION` replaced by `session`, its answer on stderr; then
+/// `--agentao-model`, typed.
 async fn ext_calls(conn: &ClientConnection, session: &str, args: &Args) -> Result<(), Failure> {
     for (method, params) in &args.ext_calls {
         let params = params.replace("$SESSION", session);
@@ -470,6 +509,13 @@ async fn ext_calls(conn: &ClientConnection, session: &str, args: &Args) -> Resul
         let answer = conn.connection().request_raw(method, Some(&params)).await;
         let answer = answer.map_err(|e| Failure(format!("{method}: {e}"), 1))?;
         eprintln!("client: {method} answered {}", answer.get());
+    }
+    if let Some(model) = &args.agentao_model {
+        let set = agentao::SetModelRequest::new(session.into(), model.clone());
+        let method = <agentao::methods::AgentaoCnSetModel as acp_rpc::types::support::rpc::Method>::METHOD;
+        let answer = conn.request::<agentao::methods::AgentaoCnSetModel>(&set).await;
+        let answer = answer.map_err(|e| Failure(format!("{method}: {e}"), 1))?;
+        eprintln!("client: {method} answered {}", serde_json::to_string(&answer).unwrap_or_default());
     }
     Ok(())
 }
@@ -497,6 +543,7 @@ async fn run(#[allow(unused_mut)] mut args: Args) -> Result<String, Failure> {
     // ANCHOR_END: mcp_offer
     #[rustfmt::skip]
     let client = Client { cwd: cwd.clone(), terminals: Terminals::default(), ext_answers: std::mem::take(&mut args.ext_answers), #[cfg(feature = "mcp")] mcp };
+    let client: Served = Extended(client, agentao::serve::Client(Agentao { answer: args.agentao_answer.take() }));
     if let Some(url) = args.url.clone() {
         return run_url(client, &url, &cwd, args).await;
     }
@@ -516,7 +563,7 @@ async fn run(#[allow(unused_mut)] mut args: Args) -> Result<String, Failure> {
 /// Connects over the network; the transport is closed (HTTP: `DELETE`) once the turn is over.
 #[cfg(feature = "ws")]
 // ANCHOR: connect
-async fn run_url(client: Client, url: &str, cwd: &Path, args: Args) -> Result<String, Failure> {
+async fn run_url(client: Served, url: &str, cwd: &Path, args: Args) -> Result<String, Failure> {
     use acp_rpc::net::{http, ws};
     let cannot = |e: std::io::Error| Failure(format!("cannot connect to {url}: {e}"), 1);
     #[allow(unused_mut)]
@@ -546,7 +593,7 @@ async fn run_url(client: Client, url: &str, cwd: &Path, args: Args) -> Result<St
 // ANCHOR_END: connect
 
 #[cfg(not(feature = "ws"))]
-async fn run_url(_: Client, _: &str, _: &Path, _: Args) -> Result<String, Failure> {
+async fn run_url(_: Served, _: &str, _: &Path, _: Args) -> Result<String, Failure> {
     Err(Failure("--url needs the example built with --features ws".into(), 2))
 }
 
@@ -710,7 +757,8 @@ async fn main() -> ExitCode {
         Err(e) => {
             eprintln!(
                 "client: {e}\nusage: client [--protocol-version N] [--auth METHOD_ID] --prompt TEXT [--repeat N] \
-                 [--cancel-after MS] [--ext-answer METHOD=JSON] [--ext-call METHOD=JSON] \
+                 [--cancel-after MS] [--agentao-answer TEXT] [--agentao-model MODEL] [--ext-answer METHOD=JSON] \
+                 [--ext-call METHOD=JSON] \
                  (--url URL | -- AGENT_CMD [ARGS…])"
             );
             return ExitCode::from(2);

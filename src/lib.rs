@@ -104,6 +104,7 @@ pub mod conductor;
 #[cfg(feature = "unstable")]
 mod envelope;
 mod error;
+mod extension;
 pub mod jsonrpc;
 mod lifecycle;
 #[cfg(feature = "mcp")]
@@ -122,6 +123,7 @@ mod versions;
 pub use agent::AgentContext;
 pub use client::ClientContext;
 pub use error::{Error, Misuse};
+pub use extension::Extended;
 pub use jsonrpc::{Config, Connection};
 pub use versions::{V1, V2};
 

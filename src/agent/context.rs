@@ -85,7 +85,8 @@ impl AgentContext {
         self.conn.notify::<M>(params).await
     }
 
-    /// The connection, for what has no marker type (extension methods, `_vendor/…`). Calls made
+    /// The connection, for what has no marker type (an extension method without a generated module:
+    /// see [`Extended`](crate::Extended) for those that have one). Calls made
     /// on it are not checked against what the client advertised.
     pub fn connection(&self) -> &Connection {
         &self.conn

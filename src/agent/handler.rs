@@ -4,9 +4,10 @@
 
 use super::context::AgentContext;
 use super::turn::Turn;
+use crate::extension::{extension_of, Extended};
 use crate::jsonrpc::Raw;
 use crate::versions::{V1, V2};
-use acp_types::support::rpc::RpcError;
+use acp_types::support::rpc::{Extension, MessageKind, RpcError};
 use acp_types::{v1, v2, Version};
 use std::future::Future;
 
@@ -211,5 +212,42 @@ impl<A: v2::methods::agent::Handler<AgentContext> + PromptTurn> AgentHandler for
 
     async fn handle_turn(&self, prompt: v2::PromptRequest, turn: Turn) -> Result<v2::IdleStateUpdate, RpcError> {
         self.0.prompt_turn(prompt, turn).await
+    }
+}
+
+impl<A: AgentHandler, E: Extension<AgentContext>> sealed::Sealed for Extended<A, E> {}
+
+/// The agent `A` with an extension's agent side `E`: the requests and notifications `E`
+/// receives go to it, the rest to `A`.
+impl<A: AgentHandler, E: Extension<AgentContext>> AgentHandler for Extended<A, E> {
+    const VERSIONS: &'static [Version] = A::VERSIONS;
+    const V2_SESSIONS: bool = A::V2_SESSIONS;
+
+    async fn handle_request(
+        &self,
+        version: Version,
+        method: &str,
+        params: Option<Raw>,
+        cx: AgentContext,
+    ) -> Result<serde_json::Value, RpcError> {
+        if extension_of::<E, _>(version, method, MessageKind::Request) {
+            self.1.request(method, params.into(), cx).await
+        } else {
+            self.0.handle_request(version, method, params, cx).await
+        }
+    }
+
+    async fn handle_notification(&self, version: Version, method: &str, params: Option<Raw>, cx: AgentContext) {
+        if extension_of::<E, _>(version, method, MessageKind::Notification) {
+            if let Err(e) = self.1.notification(method, params.into(), cx).await {
+                ignored(method, e);
+            }
+        } else {
+            self.0.handle_notification(version, method, params, cx).await
+        }
+    }
+
+    async fn handle_turn(&self, prompt: v2::PromptRequest, turn: Turn) -> Result<v2::IdleStateUpdate, RpcError> {
+        self.0.handle_turn(prompt, turn).await
     }
 }

@@ -66,7 +66,8 @@ impl ClientContext {
         self.conn.notify::<M>(params).await
     }
 
-    /// The connection, for what has no marker type (extension methods, `_vendor/…`).
+    /// The connection, for what has no marker type (an extension method without a generated module:
+    /// see [`Extended`](crate::Extended) for those that have one).
     pub fn connection(&self) -> &Connection {
         &self.conn
     }

@@ -3,9 +3,10 @@
 //! the handler ([`ClientHandler`], sealed).
 
 use super::context::ClientContext;
+use crate::extension::{extension_of, Extended};
 use crate::jsonrpc::Raw;
 use crate::versions::{V1, V2};
-use acp_types::support::rpc::RpcError;
+use acp_types::support::rpc::{Extension, MessageKind, RawParams, RpcError};
 use acp_types::{v1, v2, Version};
 use std::future::Future;
 
@@ -147,5 +148,65 @@ impl<C: v2::methods::client::Handler<ClientContext> + 'static> ClientHandler for
 
     async fn handle_v2(&self, note: v2::methods::client::Notification, cx: ClientContext) {
         v2::methods::client::dispatch_notification(&self.0, note, cx).await
+    }
+}
+
+impl<C: ClientHandler, E: Extension<ClientContext>> sealed::Sealed for Extended<C, E> {}
+
+/// The client `C` with an extension's client side `E`: the requests and notifications `E`
+/// receives go to it, the rest to `C`.
+impl<C: ClientHandler, E: Extension<ClientContext>> ClientHandler for Extended<C, E> {
+    const VERSIONS: &'static [Version] = C::VERSIONS;
+
+    async fn handle_request(
+        &self,
+        version: Version,
+        method: &str,
+        params: Option<Raw>,
+        cx: ClientContext,
+    ) -> Result<serde_json::Value, RpcError> {
+        if extension_of::<E, _>(version, method, MessageKind::Request) {
+            self.1.request(method, params.into(), cx).await
+        } else {
+            self.0.handle_request(version, method, params, cx).await
+        }
+    }
+
+    async fn handle_v1(&self, note: v1::methods::client::Notification, cx: ClientContext) {
+        match note {
+            v1::methods::client::Notification::Ext { method, params }
+                if extension_of::<E, _>(Version::V1, &method, MessageKind::Notification) =>
+            {
+                ext_notification(&self.1, &method, params, cx).await
+            }
+            note => self.0.handle_v1(note, cx).await,
+        }
+    }
+
+    async fn handle_v2(&self, note: v2::methods::client::Notification, cx: ClientContext) {
+        match note {
+            v2::methods::client::Notification::Ext { method, params }
+                if extension_of::<E, _>(Version::V2, &method, MessageKind::Notification) =>
+            {
+                ext_notification(&self.1, &method, params, cx).await
+            }
+            note => self.0.handle_v2(note, cx).await,
+        }
+    }
+}
+
+/// An extension notification the core table kept as JSON, handed to the extension `ext`.
+async fn ext_notification<E: Extension<ClientContext>>(
+    ext: &E,
+    method: &str,
+    params: Option<serde_json::Value>,
+    cx: ClientContext,
+) {
+    let params = match params.map(|p| serde_json::value::to_raw_value(&p)).transpose() {
+        Ok(params) => RawParams::Owned(params),
+        Err(e) => return tracing::warn!("acp: notification {method} ignored: {e}"),
+    };
+    if let Err(e) = ext.notification(method, params, cx).await {
+        tracing::warn!("acp: notification {method} ignored: {e}");
     }
 }

@@ -182,6 +182,36 @@ pub trait Request: Method {
 /// A method that expects no response.
 pub trait Notification: Method {}
 
+/// One receiving end of a vendor extension (`_vendor/…` methods generated from an extension
+/// schema), served next to a core handler: implemented by the generated wrappers of an
+/// extension's `serve` module (`serve::Agent(handler)`, `serve::Client(handler)`), which decode
+/// with the extension's tables and call its handler trait. A runtime routes to it the methods
+/// [`Extension::receives`] names and everything else to the core handler, so an extension method
+/// it does not know keeps the core handler's behaviour (its `ext_method`, by default -32601).
+pub trait Extension<Cx>: Send + Sync + 'static {
+    /// The number of the core protocol version whose types the extension uses (`Some(1)` for one
+    /// generated into `acp-types-v1`), or `None` when it names none: a runtime hands it messages
+    /// of a connection of that version only.
+    const VERSION: Option<u16> = None;
+    /// Whether this end of the extension receives `method` as a message of `kind`.
+    fn receives(method: &str, kind: MessageKind) -> bool;
+    /// A request of a method it receives: decoded (-32602 for bad params), handled, and its
+    /// result as JSON.
+    fn request(
+        &self,
+        method: &str,
+        params: RawParams<'static>,
+        cx: Cx,
+    ) -> impl std::future::Future<Output = Result<Value, RpcError>> + Send;
+    /// A notification of a method it receives: decoded and handled; the error is a decoding one.
+    fn notification(
+        &self,
+        method: &str,
+        params: RawParams<'static>,
+        cx: Cx,
+    ) -> impl std::future::Future<Output = Result<(), RpcError>> + Send;
+}
+
 /// A JSON-RPC error object (`code`, `message`, `data`), as sent to or received from a peer.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct RpcError {

@@ -67,6 +67,10 @@ enum Command {
         /// Decode with this protocol version instead of the negotiated one.
         #[arg(long, value_name = "N", value_parser = parse_version)]
         protocol_version: Option<Version>,
+        /// An extension schema (as for `acp check --ext`; repeatable): vendor messages it
+        /// describes are checked against it.
+        #[arg(long, value_name = "EXT.json")]
+        ext: Vec<PathBuf>,
     },
     /// Replay transcripts into the state a client keeps, by the rules of the schema's `x-state`
     /// annotations, and print it as JSON: `{"sessions": {ID: {TARGET: …}}}`.
@@ -105,6 +109,10 @@ enum Command {
         /// Decode with this protocol version instead of the negotiated one.
         #[arg(long, value_name = "N", value_parser = parse_version)]
         protocol_version: Option<Version>,
+        /// An extension schema (as for `acp check --ext`; repeatable): vendor messages it
+        /// describes are checked against it.
+        #[arg(long, value_name = "EXT.json")]
+        ext: Vec<PathBuf>,
         /// The agent command and its arguments.
         #[arg(last = true, required = true, value_name = "AGENT_CMD")]
         agent: Vec<String>,
@@ -164,6 +172,10 @@ enum Command {
         /// Seconds every wait lasts at most.
         #[arg(long, value_name = "SECS", default_value_t = 5.0)]
         timeout: f64,
+        /// An extension schema (as for `acp check --ext`; repeatable): the agent's vendor
+        /// messages are checked against it (not with --client).
+        #[arg(long, value_name = "EXT.json", conflicts_with = "client")]
+        ext: Vec<PathBuf>,
         /// The agent command and its arguments (with --client: the client's).
         #[arg(last = true, required = true, value_name = "AGENT_CMD")]
         agent: Vec<String>,
@@ -271,8 +283,14 @@ enum Format {
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Check { files, protocol_version, format, ext } => check(&files, protocol_version, format, &ext),
-        Command::Tap { log, html, protocol_version, agent } => acp_tool::tap::run(log, html, protocol_version, agent),
-        Command::View { files, output, protocol_version } => acp_tool::view::run(&files, output, protocol_version),
+        Command::Tap { log, html, protocol_version, ext, agent } => match load_ext("tap", &ext) {
+            Ok(ext) => acp_tool::tap::run(log, html, protocol_version, ext, agent),
+            Err(code) => code,
+        },
+        Command::View { files, output, protocol_version, ext } => match load_ext("view", &ext) {
+            Ok(ext) => acp_tool::view::run(&files, output, protocol_version, ext),
+            Err(code) => code,
+        },
         Command::State { files, at, protocol_version } => acp_tool::state::run(&files, at, protocol_version),
         Command::MockClient { script, agent } => mock_client::run(&script, &agent),
         Command::Conduct {
@@ -296,6 +314,7 @@ fn main() -> ExitCode {
             auth,
             format,
             timeout,
+            ext,
             agent,
         } => {
             let timeout = match std::time::Duration::try_from_secs_f64(timeout) {
@@ -314,6 +333,10 @@ fn main() -> ExitCode {
                     client: agent,
                 });
             }
+            let ext = match load_ext("conform", &ext) {
+                Ok(ext) => ext,
+                Err(code) => return code,
+            };
             acp_tool::conform::run(acp_tool::conform::Options {
                 versions: protocol_version.map_or_else(|| Version::ALL.to_vec(), |v| vec![v]),
                 prompt,
@@ -323,6 +346,7 @@ fn main() -> ExitCode {
                 timeout,
                 json: format == Format::Json,
                 agent,
+                ext,
             })
         }
     }
@@ -337,16 +361,24 @@ fn parse_version(text: &str) -> Result<Version, String> {
         .ok_or(format!("not a protocol version this tool knows ({known:?})"))
 }
 
+/// `--ext EXT.json…` of `acp COMMAND`, loaded (`None` for none); exit status 2 when one cannot be.
+fn load_ext(command: &str, ext: &[PathBuf]) -> Result<Option<std::sync::Arc<acp_tool::check::ExtSchemas>>, ExitCode> {
+    if ext.is_empty() {
+        return Ok(None);
+    }
+    match acp_tool::check::ExtSchemas::load(ext) {
+        Ok(schemas) => Ok(Some(std::sync::Arc::new(schemas))),
+        Err(e) => {
+            eprintln!("acp {command}: --ext {e}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
 fn check(files: &[PathBuf], version: Option<Version>, format: Format, ext: &[PathBuf]) -> ExitCode {
-    let ext = match ext.is_empty() {
-        true => None,
-        false => match acp_tool::check::ExtSchemas::load(ext) {
-            Ok(schemas) => Some(std::sync::Arc::new(schemas)),
-            Err(e) => {
-                eprintln!("acp check: --ext {e}");
-                return ExitCode::from(2);
-            }
-        },
+    let ext = match load_ext("check", ext) {
+        Ok(ext) => ext,
+        Err(code) => return code,
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

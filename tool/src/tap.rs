@@ -3,7 +3,7 @@
 //! logged. Between a conductor and a proxy the checker unwraps `proxy/successor` envelopes (see
 //! `check`), so the proxy's traffic with its successor is checked too.
 
-use crate::check::{Checker, Role, Status};
+use crate::check::{Checker, ExtSchemas, Role, Status};
 use acp_types::Version;
 use serde_json::Value;
 use std::fs::File;
@@ -166,7 +166,13 @@ async fn pump(
 }
 
 /// `acp tap [--log FILE] [--html OUT.html] -- AGENT…`.
-pub fn run(log: Option<PathBuf>, html: Option<PathBuf>, version: Option<Version>, agent: Vec<String>) -> ExitCode {
+pub fn run(
+    log: Option<PathBuf>,
+    html: Option<PathBuf>,
+    version: Option<Version>,
+    ext: Option<Arc<ExtSchemas>>,
+    agent: Vec<String>,
+) -> ExitCode {
     let kept = html.as_ref().map(|_| Vec::new());
     let log = match log.map(File::create).transpose() {
         Ok(file) => Arc::new(Mutex::new(Records { file: file.map(BufWriter::new), kept })),
@@ -183,7 +189,11 @@ pub fn run(log: Option<PathBuf>, html: Option<PathBuf>, version: Option<Version>
         }
     };
     let max_line = acp_rpc::Config::default().max_message_size;
-    let mut tap = Tap { checker: Checker::new(version), count: 0, max_line };
+    let mut checker = Checker::new(version);
+    if let Some(ext) = &ext {
+        checker = checker.with_ext(ext.clone());
+    }
+    let mut tap = Tap { checker, count: 0, max_line };
     let code = runtime.block_on(async move {
         let Some((program, args)) = agent.split_first() else {
             eprintln!("acp tap: no agent command");
@@ -232,7 +242,7 @@ pub fn run(log: Option<PathBuf>, html: Option<PathBuf>, version: Option<Version>
         let _ = checking.await;
         if let Some(html) = &html {
             let kept = log.lock().unwrap_or_else(|p| p.into_inner()).kept.take().unwrap_or_default();
-            let page = crate::view::html(&[("acp tap".to_string(), kept)], version);
+            let page = crate::view::html(&[("acp tap".to_string(), kept)], version, ext.as_ref());
             if let Err(e) = crate::view::write(html, &page) {
                 eprintln!("acp tap: cannot write {}: {e}", html.display());
             }

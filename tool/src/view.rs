@@ -5,13 +5,16 @@
 pub mod model;
 pub mod render;
 
+use crate::check::ExtSchemas;
 use acp_types::Version;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// The page for transcripts given as (name, bytes); `version` as `acp check --protocol-version`.
-pub fn html(files: &[(String, Vec<u8>)], version: Option<Version>) -> String {
-    let models: Vec<model::File> = files.iter().map(|(name, bytes)| model::build(name, bytes, version)).collect();
+pub fn html(files: &[(String, Vec<u8>)], version: Option<Version>, ext: Option<&Arc<ExtSchemas>>) -> String {
+    let models: Vec<model::File> =
+        files.iter().map(|(name, bytes)| model::build(name, bytes, version, ext.cloned())).collect();
     render::page(&models)
 }
 
@@ -38,7 +41,12 @@ pub fn write(out: &Path, page: &str) -> std::io::Result<()> {
 }
 
 /// `acp view FILE… [-o OUT]`: exit status 2 when a file cannot be read or the page written.
-pub fn run(files: &[PathBuf], out: Option<PathBuf>, version: Option<Version>) -> ExitCode {
+pub fn run(
+    files: &[PathBuf],
+    out: Option<PathBuf>,
+    version: Option<Version>,
+    ext: Option<Arc<ExtSchemas>>,
+) -> ExitCode {
     let mut read = Vec::new();
     for file in files {
         match crate::input::read(file) {
@@ -53,7 +61,7 @@ pub fn run(files: &[PathBuf], out: Option<PathBuf>, version: Option<Version>) ->
         eprintln!("acp view: no transcript given");
         return ExitCode::from(2);
     };
-    let page = html(&read, version);
+    let page = html(&read, version, ext.as_ref());
     if let Err(e) = write(&out, &page) {
         eprintln!("acp view: cannot write {}: {e}", out.display());
         return ExitCode::from(2);

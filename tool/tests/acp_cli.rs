@@ -465,6 +465,16 @@ fn ext_schemas_validate_vendor_messages() {
     assert!(problem["path"].as_str().unwrap_or_default().starts_with("result._meta"), "{problem}");
     assert!(problem["reason"].as_str().unwrap_or_default().contains("`pattern`"), "{problem}");
 
+    // `acp view --ext` draws the same verdicts: the wrong `_agentao.cn/set_model` is an error
+    // naming its schema type, which without `--ext` is only an extension message.
+    let page = |ext: &[&Path]| {
+        let out = Command::new(ACP).arg("view").args(ext).arg(&file).args(["-o", "-"]).output().expect("acp runs");
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(page(&[Path::new("--ext"), &ext]).contains("SetModelRequest"));
+    assert!(!page(&[]).contains("SetModelRequest"));
+
     let bad = dir.path().join("bad.json");
     std::fs::write(&bad, r##"{"$defs": {"X": {"x-method": "_x", "$ref": "../v9/schema.json#/$defs/Y"}}}"##)
         .expect("written");

@@ -80,6 +80,17 @@ pub fn standalone(schema: &Path, out: &Path) -> Result<Vec<String>, String> {
 
 /// [`standalone`], the crate a workspace of its own or a member of the caller's.
 pub fn standalone_in(schema: &Path, out: &Path, workspace: Workspace) -> Result<Vec<String>, String> {
+    standalone_with(schema, &[], out, workspace)
+}
+
+/// `cargo xtask codegen --schema FILE --ext EXT.json … --out DIR`: [`standalone_in`] with
+/// extension schemas, each a module `ext::NAME` of the crate.
+pub fn standalone_with(
+    schema: &Path,
+    ext: &[PathBuf],
+    out: &Path,
+    workspace: Workspace,
+) -> Result<Vec<String>, String> {
     let start = Instant::now();
     let crate_name = out
         .file_name()
@@ -87,7 +98,7 @@ pub fn standalone_in(schema: &Path, out: &Path, workspace: Workspace) -> Result<
         .filter(|n| n.starts_with(|c: char| c.is_ascii_alphabetic()))
         .unwrap_or_else(|| "acp-types-standalone".into());
     let support = crate::project_root().join("support");
-    let (protocol, files) = acp_codegen::standalone(schema, &crate_name, &support, workspace)?;
+    let (protocol, files) = acp_codegen::standalone_with(schema, ext, &crate_name, &support, workspace)?;
     for w in &protocol.warnings {
         eprintln!("{w}");
     }
@@ -98,8 +109,12 @@ pub fn standalone_in(schema: &Path, out: &Path, workspace: Workspace) -> Result<
         }
         fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
+    let extensions = match ext.len() {
+        0 => String::new(),
+        n => format!(", {n} extension(s) in ext/"),
+    };
     Ok(vec![format!(
-        "{}: {} types, {} methods, {:.1} ms -> {}",
+        "{}: {} types, {} methods{extensions}, {:.1} ms -> {}",
         schema.display(),
         protocol.types.len(),
         protocol.methods.len(),

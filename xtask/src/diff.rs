@@ -74,19 +74,50 @@ pub fn run_command(root: &Path, old: &str, new: &str, format: Format, fail_on: F
     }
 }
 
-/// Reads and lowers the schema that `spec` names; its warnings go to stderr.
+/// Reads and lowers the schema that `spec` names; its warnings go to stderr. An extension schema
+/// (its `$ref`s name a core version, or it has `x-method` definitions and no envelopes) is joined
+/// to the committed core schema it extends first, so two revisions of an extension diff as two
+/// protocols: its methods, its types, and the core types it reaches.
 pub fn load(root: &Path, spec: &str) -> Result<Protocol, String> {
-    let protocol = match resolve(root, spec)? {
-        Source::File(path, name) => acp_codegen::load(&path, &name)?,
-        Source::Git { rev, path } => {
-            let text = git_show(root, &rev, &path)?;
-            acp_codegen::load_text(&text, spec)?
+    let (text, name) = match resolve(root, spec)? {
+        Source::File(path, name) => {
+            (std::fs::read_to_string(&path).map_err(|e| format!("{name}: cannot read: {e}"))?, name)
         }
+        Source::Git { rev, path } => (git_show(root, &rev, &path)?, spec.to_string()),
+    };
+    let protocol = match extension_core(root, &name, &text)? {
+        Some(core) => {
+            let core_text = std::fs::read_to_string(root.join(&core)).map_err(|e| format!("{core}: {e}"))?;
+            acp_codegen::ext::load(&name, &text, &core, &core_text).map_err(|e| e.to_string())?.protocol
+        }
+        None => acp_codegen::load_text(&text, &name)?,
     };
     for w in &protocol.warnings {
         eprintln!("{w}");
     }
     Ok(protocol)
+}
+
+/// The committed core schema an extension schema extends (`schema/vN/schema.json`), or `None`
+/// for a core schema. An extension is a file whose `$ref`s name a core version
+/// (`../vN/schema.json#/$defs/…`), or one without the JSON-RPC envelopes of a core schema (no
+/// top-level `anyOf`) whose `$defs` carry `x-method`: that extends the newest version.
+fn extension_core(root: &Path, name: &str, text: &str) -> Result<Option<String>, String> {
+    let targets = acp_codegen::ext::targets(name, text).map_err(|e| e.to_string())?;
+    if let [.., newest] = targets.as_slice() {
+        return Ok(Some(format!("schema/{newest}/schema.json")));
+    }
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("{name}: not JSON: {e}"))?;
+    let enveloped = value.get("anyOf").is_some() || value.get("oneOf").is_some();
+    let annotated = value
+        .get("$defs")
+        .and_then(|d| d.as_object())
+        .is_some_and(|defs| defs.values().any(|d| d.get("x-method").is_some()));
+    if enveloped || !annotated {
+        return Ok(None);
+    }
+    let newest = acp_codegen::versions(root).map_err(|e| e.to_string())?.pop().map(|v| v.dir);
+    Ok(newest.map(|v| format!("schema/{v}/schema.json")))
 }
 
 enum Source {

@@ -26,6 +26,10 @@ enum Command {
         /// Directory of the standalone crate (with --schema).
         #[arg(long, requires = "schema")]
         out: Option<PathBuf>,
+        /// An extension schema (`_`-prefixed methods; `$ref`s into `../vN/schema.json` name the
+        /// --schema file) generated into the crate as `ext::NAME`; repeatable (with --schema).
+        #[arg(long, requires = "schema")]
+        ext: Vec<PathBuf>,
     },
     /// Interop scenarios against the official TypeScript, Python and Rust SDKs (installed into .cache/interop).
     Interop {
@@ -135,7 +139,9 @@ fn main() -> ExitCode {
         Command::Codegen { check: true, schema: Some(_), .. } => {
             Err("--check compares the committed output; it does not combine with --schema".into())
         }
-        Command::Codegen { schema: Some(schema), out: Some(out), .. } => xtask::codegen::standalone(&schema, &out),
+        Command::Codegen { schema: Some(schema), out: Some(out), ext, .. } => {
+            xtask::codegen::standalone_with(&schema, &ext, &out, acp_codegen::emit::crates::Workspace::Own)
+        }
         Command::Codegen { check, .. } => xtask::codegen::run(&root, check),
         Command::Schema { command: SchemaCommand::Pull { version, crate_version, from, out } } => {
             let from = match (&crate_version, from) {

@@ -1167,3 +1167,31 @@ fn x_scope_changes_are_reported() {
     );
     assert_eq!(only(&r, Rule::ScopeChanged).severity, Severity::Breaking);
 }
+
+/// Two revisions of an extension schema (`schema/ext/example.json` and an edited copy) diff like
+/// two protocols: joined to the core version their `$ref`s name, their `_` methods compared.
+#[test]
+fn extension_schemas_diff_by_method() {
+    let root = xtask::project_root();
+    let mut ext: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("schema/ext/example.json")).expect("read"))
+            .expect("json");
+    let defs = ext["$defs"].as_object_mut().expect("$defs");
+    defs.remove("ProgressNotification");
+    defs["GreetRequest"]["required"] = json!(["sessionId"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let new = dir.path().join("example.json");
+    std::fs::write(&new, ext.to_string()).expect("write");
+    let new = new.to_str().expect("utf-8");
+    let old = root.join("schema/ext/example.json");
+    let old = old.to_str().expect("utf-8");
+    let diff = |a: &str, b: &str| {
+        xtask::diff::run(&root, a, b, xtask::diff::Format::Text, xtask::diff::FailOn::Never).expect("diffs").0
+    };
+    let text = diff(old, new);
+    assert!(text.contains("2 breaking"), "{text}");
+    assert!(text.contains("field-became-optional  GreetRequest.name  [client → agent]"), "{text}");
+    assert!(text.contains("notification `_example/progress` is removed"), "{text}");
+    let same = diff(old, old);
+    assert!(same.contains("0 breaking, 0 warnings, 0 info"), "{same}");
+}

@@ -111,3 +111,14 @@ fn hand_edit_in_schema_is_caught() {
     let err = xtask::codegen::check(dir.path()).expect_err("edited schema");
     assert!(err.contains("schema/v1/schema.json"), "{err}");
 }
+
+/// Extensions kept in `schema/ext/` generate into `generated/`, so an edited one is stale output.
+#[test]
+fn edited_extension_schema_is_caught() {
+    let dir = scratch_root();
+    let file = dir.path().join("schema/ext/example.json");
+    let text = fs::read_to_string(&file).expect("read");
+    fs::write(&file, text.replacen("\"Who to greet.\"", "\"Who to greet, edited.\"", 1)).expect("write");
+    let err = xtask::codegen::check(dir.path()).expect_err("edited extension");
+    assert!(err.contains("generated/v1/src/ext/example/types.rs is stale"), "{err}");
+}

@@ -7,4 +7,6 @@ mod types;
 pub mod methods;
 #[rustfmt::skip]
 pub mod schema_json;
+#[rustfmt::skip]
+pub mod ext;
 pub use types::*;

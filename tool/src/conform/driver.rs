@@ -87,7 +87,11 @@ struct Line {
 
 impl Agent {
     /// Starts `command` in a process group of its own.
-    pub fn spawn(command: &[String], client: ClientSide) -> Result<Agent, String> {
+    pub fn spawn(
+        command: &[String],
+        client: ClientSide,
+        ext: Option<std::sync::Arc<crate::check::ExtSchemas>>,
+    ) -> Result<Agent, String> {
         let (program, args) = command.split_first().ok_or("no agent command")?;
         let mut cmd = tokio::process::Command::new(program);
         cmd.args(args);
@@ -103,7 +107,10 @@ impl Agent {
             process: Some(process),
             stdin: Some(stdin),
             lines,
-            checker: Checker::new(None),
+            checker: match ext {
+                Some(ext) => Checker::new(None).with_ext(ext),
+                None => Checker::new(None),
+            },
             transcript: Vec::new(),
             count: 0,
             next_id: 0,

@@ -456,7 +456,7 @@ async fn main_scenario(
 
 /// A request before `initialize`: the agent answers it with an error (`init.refuse-before-initialize`).
 async fn before_initialize(options: &Options, client: &ClientSide, results: &mut Results) {
-    let Ok(mut agent) = Agent::spawn(&options.agent, client.clone()) else { return };
+    let Ok(mut agent) = Agent::spawn(&options.agent, client.clone(), options.ext.clone()) else { return };
     agent.judge_replies = false;
     let params = json!({ "cwd": client.scratch.display().to_string(), "mcpServers": [] });
     let line = agent.line();

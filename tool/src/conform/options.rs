@@ -23,4 +23,6 @@ pub struct Options {
     pub json: bool,
     /// The agent command.
     pub agent: Vec<String>,
+    /// `--ext`: extension schemas the agent's vendor messages are checked against.
+    pub ext: Option<std::sync::Arc<crate::check::ExtSchemas>>,
 }

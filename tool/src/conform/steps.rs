@@ -50,7 +50,7 @@ pub(super) async fn start(
     client: &ClientSide,
     requested: u64,
 ) -> Result<(Agent, Option<Value>, Value), Unstartable> {
-    let mut agent = Agent::spawn(&options.agent, client.clone()).map_err(Unstartable)?;
+    let mut agent = Agent::spawn(&options.agent, client.clone(), options.ext.clone()).map_err(Unstartable)?;
     // `requested` may be no version at all: the name is both versions'.
     let id = agent.request(wire::INITIALIZE, initialize_params(requested, client)).await;
     let response = agent.response(&id, Instant::now() + options.timeout).await;

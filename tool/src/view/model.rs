@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// One transcript file, ready to draw.
 #[derive(Debug)]
@@ -151,8 +152,11 @@ struct Record<'a> {
 }
 
 /// Builds the model of one transcript; `version` as `acp check --protocol-version`.
-pub fn build(name: &str, bytes: &[u8], version: Option<Version>) -> File {
+pub fn build(name: &str, bytes: &[u8], version: Option<Version>, ext: Option<Arc<check::ExtSchemas>>) -> File {
     let mut checker = check::Transcript::new(version);
+    if let Some(ext) = ext {
+        checker = checker.with_ext(ext);
+    }
     let mut summary = Summary::default();
     let mut builder = Builder::default();
     for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {

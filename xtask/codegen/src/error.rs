@@ -206,6 +206,14 @@ pub enum SchemaErrorKind {
     StateTargetKeyed { target: String },
     /// An `append` to a field that holds neither items nor text.
     StateAppend { field: String, ty: String },
+    /// A method of an extension schema whose name does not start with `_` (the core protocol's
+    /// names are the core's: an extension adds `_`-prefixed ones only).
+    NotExtensionMethod { method: String },
+    /// An extension schema whose `$ref`s name more than one core version (`../v1/schema.json`
+    /// and `../v2/schema.json`): its types would mix two protocols.
+    SeveralCores { versions: Vec<String> },
+    /// An extension schema whose `$ref`s name a core version that `schema/` does not have.
+    UnknownCore { version: String },
 }
 
 impl fmt::Display for SchemaErrorKind {
@@ -265,6 +273,19 @@ impl fmt::Display for SchemaErrorKind {
             StateAppend { field, ty } => {
                 write!(f, "append to field {} of type {}: only arrays and strings can be appended to", quoted(field), quoted(ty))
             }
+            NotExtensionMethod { method } => write!(
+                f,
+                "extension method {} does not start with `_`: an extension schema adds vendor methods only",
+                quoted(method)
+            ),
+            UnknownCore { version } => {
+                write!(f, "the $refs name core version {version}, which schema/ does not have")
+            }
+            SeveralCores { versions } => write!(
+                f,
+                "the $refs name several core versions ({}); an extension extends one (split it in one file per version)",
+                versions.join(", ")
+            ),
         }
     }
 }

@@ -17,8 +17,11 @@
 //!   and, for a construct the generator does not support, what it supports).
 //!
 //! This package is the engine only: [`generate`] runs the pipeline over the committed schemas
-//! and returns every file under `generated/` (and the migration reports between consecutive
-//! versions, `schema/v1-to-v2.md`) as text; [`standalone`] does the same for one schema file. It
+//! (and the extension schemas of `schema/ext/`, joined to the core version they extend by
+//! [`mod@ext`] and generated into its crate as `ext::NAME`) and returns every file under
+//! `generated/` (and the migration reports between consecutive versions, `schema/v1-to-v2.md`)
+//! as text; [`standalone`] does the same for one schema file ([`standalone_with`]: and its
+//! extensions). It
 //! writes nothing and calls no driver: `cargo xtask` (the `xtask` package) owns the command line,
 //! writing files, freshness and the schema pins. What generates despite a problem (an annotation
 //! the generator does not know, a request without a response type) is a [`Warning`]: in
@@ -27,6 +30,7 @@
 pub mod diff;
 pub mod emit;
 pub mod error;
+pub mod ext;
 pub mod ir;
 pub mod load;
 pub mod lower;
@@ -99,6 +103,7 @@ pub fn generate(root: &Path) -> Result<Generated, Error> {
     let mut errors = Vec::new();
     let mut stables = Vec::new();
     let versions = versions(root)?;
+    let extensions = extensions(root, &versions)?;
     files.insert(PathBuf::from("generated/Cargo.toml"), emit::crates::facade_manifest(&versions));
     files.insert(PathBuf::from("generated/src/lib.rs"), emit::crates::facade_lib(&versions)?);
     files.insert(PathBuf::from("generated/src/items.rs"), emit::crates::facade_items(&versions)?);
@@ -158,10 +163,18 @@ pub fn generate(root: &Path) -> Result<Generated, Error> {
         if let Some(text) = state {
             files.insert(PathBuf::from(format!("generated/{version}/src/state.rs")), text);
         }
-        files.insert(
-            PathBuf::from(format!("generated/{version}/src/lib.rs")),
-            emit::crates::version_lib(v, &sources, has_state)?,
-        );
+        let extensions = extensions.get(version).map_or(&[][..], Vec::as_slice);
+        match extension_files(root, &stable_name, extensions, Some(v.number)) {
+            Ok(ext) => {
+                let dir = PathBuf::from(format!("generated/{version}/src/ext"));
+                files.extend(ext.files.into_iter().map(|(path, text)| (dir.join(path), text)));
+                lines.extend(ext.lines);
+                warnings.extend(ext.warnings);
+            }
+            Err(e) => errors.push(e),
+        }
+        let lib = emit::crates::version_lib(v, &sources, has_state, !extensions.is_empty())?;
+        files.insert(PathBuf::from(format!("generated/{version}/src/lib.rs")), lib);
         let texts = [&stable_name, &unstable_name].map(|name| {
             fs::read_to_string(root.join(name)).map_err(|error| Error::Io { path: PathBuf::from(name), error })
         });
@@ -186,6 +199,102 @@ pub fn generate(root: &Path) -> Result<Generated, Error> {
     match Error::from_list(errors) {
         Some(e) => Err(e),
         None => Ok(Generated { files, lines, warnings }),
+    }
+}
+
+/// The extension schemas under `schema/ext/` (`*.json`, sorted), by the version they extend:
+/// the one their `$ref`s name (`../vN/schema.json`), or every version when they name none.
+pub fn extensions(root: &Path, versions: &[SchemaVersion]) -> Result<BTreeMap<String, Vec<String>>, Error> {
+    let dir = root.join(EXT_DIR);
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let Ok(entries) = fs::read_dir(&dir) else {
+        return Ok(out);
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .map(|n| format!("{EXT_DIR}/{n}"))
+        .collect();
+    names.sort();
+    for name in names {
+        let text =
+            fs::read_to_string(root.join(&name)).map_err(|error| Error::Io { path: name.clone().into(), error })?;
+        let mut targets = ext::targets(&name, &text)?;
+        if targets.is_empty() {
+            targets = versions.iter().map(|v| v.dir.clone()).collect();
+        }
+        for target in targets {
+            if !versions.iter().any(|v| v.dir == target) {
+                let kind = error::SchemaErrorKind::UnknownCore { version: target };
+                return Err(Error::Schema(SchemaError { file: name, pointer: String::new(), kind: Box::new(kind) }));
+            }
+            out.entry(target).or_default().push(name.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Where a project keeps its extension schemas.
+pub const EXT_DIR: &str = "schema/ext";
+
+/// The `ext/` files of a crate (by path relative to `ext/`), with a summary line per extension
+/// and its warnings.
+#[derive(Default)]
+struct ExtensionFiles {
+    files: Vec<(PathBuf, String)>,
+    lines: Vec<String>,
+    warnings: Vec<Warning>,
+}
+
+/// The `ext/` files of a crate whose core schema is `core` (relative to `root`): one module per
+/// extension file, and the index. None for no extensions.
+fn extension_files(
+    root: &Path,
+    core: &str,
+    extensions: &[String],
+    version: Option<u16>,
+) -> Result<ExtensionFiles, Error> {
+    let mut out = ExtensionFiles::default();
+    if extensions.is_empty() {
+        return Ok(out);
+    }
+    let read = |name: &str| fs::read_to_string(root.join(name)).map_err(|error| Error::Io { path: name.into(), error });
+    let core_text = read(core)?;
+    let mut index = Vec::new();
+    let mut errors = Vec::new();
+    for name in extensions {
+        let stem = Path::new(name).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let module = emit::ext::module_name(&stem);
+        let sources = format!("{name} and {core}");
+        let ext_text = read(name)?;
+        let start = Instant::now();
+        match ext::load(name, &ext_text, core, &core_text) {
+            Ok(extension) => match emit::ext::module(&extension, &module, &sources, version) {
+                Ok(module_files) => {
+                    let docs = serde_json::from_str::<serde_json::Value>(&ext_text)
+                        .ok()
+                        .and_then(|v| v.get("title").and_then(|t| t.as_str()).map(|t| format!("{t} (`{name}`).")));
+                    out.lines.push(format!(
+                        "{name} on {core}: {} types, {} methods, {:.1} ms",
+                        extension.own.len(),
+                        extension.protocol.methods.len(),
+                        start.elapsed().as_secs_f64() * 1e3
+                    ));
+                    out.warnings.extend(extension.protocol.warnings.iter().cloned());
+                    index.push((module, docs));
+                    out.files.extend(module_files);
+                }
+                Err(e) => errors.push(e),
+            },
+            Err(e) => errors.push(Error::Load(e)),
+        }
+    }
+    let sources = extensions.join(", ");
+    out.files.push((PathBuf::from("mod.rs"), emit::ext::index(&index, &sources)?));
+    match Error::from_list(errors) {
+        Some(e) => Err(e),
+        None => Ok(out),
     }
 }
 
@@ -217,17 +326,48 @@ pub fn standalone(
     support: &Path,
     workspace: emit::crates::Workspace,
 ) -> Result<(Protocol, Vec<(PathBuf, String)>), Error> {
+    standalone_with(schema, &[], crate_name, support, workspace)
+}
+
+/// [`standalone`] with extension schemas (`--ext EXT.json`, repeatable), each a module
+/// `ext::NAME` of the crate, their `$ref`s into a core file (`../vN/schema.json#/$defs/…`) taken
+/// as refs into `schema`. The protocol returned is the core's.
+pub fn standalone_with(
+    schema: &Path,
+    extensions: &[PathBuf],
+    crate_name: &str,
+    support: &Path,
+    workspace: emit::crates::Workspace,
+) -> Result<(Protocol, Vec<(PathBuf, String)>), Error> {
     let name = schema.display().to_string();
     let protocol = load(schema, &name)?;
-    let file_name = schema.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or(name);
+    let file_name = schema.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or(name.clone());
     let types = emit::types_module(&protocol, &file_name)?;
     let methods = emit::methods::methods_module(&protocol, &file_name)?;
-    let (manifest, lib) = emit::crates::standalone(crate_name, &file_name, support, workspace)?;
-    let files = vec![
+    let (manifest, lib) =
+        emit::crates::standalone_with_ext(crate_name, &file_name, support, workspace, !extensions.is_empty())?;
+    let mut files = vec![
         (PathBuf::from("Cargo.toml"), manifest),
         (PathBuf::from("src/lib.rs"), lib),
         (PathBuf::from("src/types.rs"), types),
         (PathBuf::from("src/methods.rs"), methods),
     ];
+    if !extensions.is_empty() {
+        let names: Vec<String> = extensions.iter().map(|p| p.display().to_string()).collect();
+        // The version the extensions' `$ref`s name, if they agree on one.
+        let mut targets = Vec::new();
+        for path in extensions {
+            let text = fs::read_to_string(path).map_err(|error| Error::Io { path: path.clone(), error })?;
+            targets.extend(ext::targets(&path.display().to_string(), &text)?);
+        }
+        targets.sort();
+        targets.dedup();
+        let version = match targets.as_slice() {
+            [one] => SchemaVersion::parse(one).map(|v| v.number),
+            _ => None,
+        };
+        let ext = extension_files(Path::new(""), &name, &names, version)?;
+        files.extend(ext.files.into_iter().map(|(path, text)| (Path::new("src/ext").join(path), text)));
+    }
     Ok((protocol, files))
 }

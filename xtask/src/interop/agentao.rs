@@ -62,13 +62,12 @@ const NEXT_MODEL: &str = "stand-in-model-2";
 /// What Agentao hands its model when an answer is unusable (`ASK_USER_UNAVAILABLE_SENTINEL`).
 const UNAVAILABLE: &str = "(user unavailable)";
 
-/// Our client's flags for the vendor-methods turn: `_agentao.cn/ask_user` answered with `nonce`
-/// in the shape Agentao 0.5.17 reads (see `AskUserResponse` in [`EXT_SCHEMA`]), and a
-/// `_agentao.cn/set_model` call after the turn.
+/// Our client's flags for the vendor-methods turn, both typed by the types generated from
+/// [`EXT_SCHEMA`] (`acp_types::v1::ext::agentao`): `_agentao.cn/ask_user` answered with `nonce`
+/// (`AskUserResponse::Answered`, the shape Agentao 0.5.17 reads), and a `_agentao.cn/set_model`
+/// call after the turn.
 pub fn vendor_args(nonce: &str) -> Vec<String> {
-    let answer = serde_json::json!({ "outcome": "answered", "text": nonce });
-    let set_model = serde_json::json!({ "sessionId": "$SESSION", "model": NEXT_MODEL });
-    vec!["--ext-answer".into(), format!("{ASK_USER}={answer}"), "--ext-call".into(), format!("{SET_MODEL}={set_model}")]
+    ["--agentao-answer", nonce, "--agentao-model", NEXT_MODEL].map(str::to_string).to_vec()
 }
 
 /// The vendor-methods turn: Agentao asked `_agentao.cn/ask_user` as a request, our answer (the
@@ -258,7 +257,7 @@ mod tests {
         fs::write(&tap, format!("{set}\n")).unwrap();
         assert!(check_vendor_turn(&tap, reached, answered, "n-1").unwrap_err().contains("no _agentao.cn/ask_user"));
         let args = vendor_args("n-1").join(" ");
-        assert!(args.contains(r#"_agentao.cn/ask_user={"outcome":"answered","text":"n-1"}"#), "{args}");
+        assert_eq!(args, "--agentao-answer n-1 --agentao-model stand-in-model-2");
     }
 
     #[test]

@@ -949,6 +949,10 @@ fn conform_scenario(setup: &Setup, scenario: Production, agent: Agent) -> Result
     if let Some(method) = agent.auth_method() {
         argv.extend(["--auth".into(), method.into()]);
     }
+    // Its vendor messages (Agentao's `initialize` `_meta`) checked against its extension schema.
+    if let Some(ext) = agent.ext_schema() {
+        argv.extend(["--ext".into(), path_arg(&setup.root.join(ext))]);
+    }
     argv.extend(["--timeout".into(), CONFORM_WAIT_SECS.to_string(), "--".into()]);
     argv.extend(agent.argv(&setup.agents));
     let mut command = setup.command(&argv, &workspace, &env, &dir);

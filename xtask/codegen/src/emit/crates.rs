@@ -118,8 +118,14 @@ pub fn version_manifest(version: &SchemaVersion) -> String {
 
 /// `generated/vN/src/lib.rs`: the root of a version crate (`acp-types-v1`, re-exported as
 /// `acp_types::v1`).
-pub fn version_lib(version: &SchemaVersion, sources: &str, has_state: bool) -> Result<String, EmitError> {
+pub fn version_lib(
+    version: &SchemaVersion,
+    sources: &str,
+    has_state: bool,
+    extensions: bool,
+) -> Result<String, EmitError> {
     let dir = &version.dir;
+    let ext = ext_module(extensions);
     let doc = format!(
         " ACP {dir}: every type of `schema/{dir}/schema.json`, plus (feature `unstable`) what only \
          `schema.unstable.json` has. Re-exported by `acp-types` as `acp_types::{dir}`."
@@ -147,9 +153,22 @@ pub fn version_lib(version: &SchemaVersion, sources: &str, has_state: bool) -> R
             #[rustfmt::skip]
             pub mod schema_json;
             #state
+            #ext
             pub use types::*;
         },
     )
+}
+
+/// `pub mod ext;` in a crate root when the crate has extension modules (`schema/ext/*.json`,
+/// [`crate::ext`]).
+fn ext_module(extensions: bool) -> proc_macro2::TokenStream {
+    match extensions {
+        true => quote! {
+            #[rustfmt::skip]
+            pub mod ext;
+        },
+        false => quote! {},
+    }
 }
 
 /// `generated/vN/src/schema_json.rs`: the text of the version's schema files as constants
@@ -324,6 +343,19 @@ pub fn standalone(
     support: &Path,
     workspace: Workspace,
 ) -> Result<(String, String), EmitError> {
+    standalone_with_ext(crate_name, file_name, support, workspace, false)
+}
+
+/// [`standalone`], with `pub mod ext;` in `src/lib.rs` when the crate has extension modules
+/// (`--ext`, see [`crate::ext`]).
+pub fn standalone_with_ext(
+    crate_name: &str,
+    file_name: &str,
+    support: &Path,
+    workspace: Workspace,
+    extensions: bool,
+) -> Result<(String, String), EmitError> {
+    let ext = ext_module(extensions);
     let support = support.display().to_string().replace('\\', "/");
     let manifest = format!(
         "{}[package]\nname = \"{crate_name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
@@ -345,6 +377,7 @@ pub fn standalone(
             pub use acp_types_support as support;
             mod types;
             pub mod methods;
+            #ext
             pub use support::{Defaulted, JsonObject, Meta, Patch};
             pub use types::*;
         },

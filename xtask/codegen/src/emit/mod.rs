@@ -16,6 +16,7 @@ mod common;
 pub mod crates;
 mod defaults;
 mod enums;
+pub mod ext;
 mod lenient;
 pub mod methods;
 mod shape;
@@ -31,8 +32,19 @@ use quote::quote;
 
 /// The module of all types of a protocol (`types.rs`).
 pub fn types_module(p: &Protocol, sources: &str) -> Result<String, Error> {
+    types_module_of(p, sources, &|_| true, quote! {})
+}
+
+/// The types module of the types `keep` selects, with `prelude` after its imports (an
+/// extension's module keeps its own types and imports the core's, see [`ext`]).
+pub(crate) fn types_module_of(
+    p: &Protocol,
+    sources: &str,
+    keep: &dyn Fn(TypeId) -> bool,
+    prelude: TokenStream,
+) -> Result<String, Error> {
     let e = Emitter::new(p);
-    let mut order: Vec<usize> = (0..p.types.len()).collect();
+    let mut order: Vec<usize> = (0..p.types.len()).filter(|&i| keep(TypeId(i))).collect();
     order.sort_by(|&a, &b| (&p.types[a].name, p.types[a].stability).cmp(&(&p.types[b].name, p.types[b].stability)));
     let mut items = Vec::new();
     let mut errors = Vec::new();
@@ -46,7 +58,7 @@ pub fn types_module(p: &Protocol, sources: &str) -> Result<String, Error> {
         return Err(e);
     }
     let lenient = e.lenient_fns();
-    let visit = e.visit_type();
+    let visit = e.visit_type(keep);
     let support = support();
     let tokens = quote! {
         //! Every type of the schema. Generated: change the generator, not this file.
@@ -55,6 +67,7 @@ pub fn types_module(p: &Protocol, sources: &str) -> Result<String, Error> {
         use serde::{Deserialize, Deserializer, Serialize, Serializer};
         #[allow(unused_imports)]
         use #support::{lenient, union, Defaulted, Meta, Patch};
+        #prelude
 
         #(#items)*
 
@@ -69,8 +82,9 @@ pub fn types_module(p: &Protocol, sources: &str) -> Result<String, Error> {
 /// type-name visitor; the emitters of each kind are in the sibling modules.
 impl Emitter<'_> {
     /// `visit_type(name, visitor)`: the Rust type of a schema type name, for tools and tests.
-    fn visit_type(&self) -> TokenStream {
-        let mut order: Vec<&TypeDef> = self.p.types.iter().collect();
+    fn visit_type(&self, keep: &dyn Fn(TypeId) -> bool) -> TokenStream {
+        let kept = self.p.types.iter().enumerate().filter(|(i, _)| keep(TypeId(*i)));
+        let mut order: Vec<&TypeDef> = kept.map(|(_, t)| t).collect();
         order.sort_by(|a, b| (&a.name, a.stability).cmp(&(&b.name, b.stability)));
         let arms = order.iter().map(|t| {
             let name = ident(&t.name);
