@@ -16,7 +16,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 /// What the log keeps of an over-long line: what the runtime keeps to find its id.
-const KEPT_PREFIX: usize = acp_rpc::jsonrpc::framing::PREFIX;
+const KEPT_PREFIX: usize = acp_rpc::jsonrpc::PREFIX;
 
 struct Tap {
     checker: Checker,

@@ -397,7 +397,7 @@ async fn read_lines(stdout: tokio::process::ChildStdout, lines: mpsc::Sender<Lin
                         break;
                     }
                 }
-                bytes.truncate(acp_rpc::jsonrpc::framing::PREFIX);
+                bytes.truncate(acp_rpc::jsonrpc::PREFIX);
                 over_long = Some(n + rest);
             }
             Ok(_) => {}
