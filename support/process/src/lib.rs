@@ -14,7 +14,9 @@
 //!   [`AgentProcess::shutdown`] ends it gracefully (stdin closed, a grace period, `SIGTERM`,
 //!   another, `SIGKILL`); dropping the [`AgentProcess`] ends it without waiting, in the same order
 //!   (stdin closed at once; the grace, `SIGTERM`, `SIGKILL` from a thread, which does not outlive
-//!   this process: await `shutdown` before exiting).
+//!   this process: await `shutdown` before exiting). [`ProcessGroup::spawn`] starts any other
+//!   command, with the stdio it sets, in a group of its own, which [`ProcessGroup::end`] and
+//!   [`ProcessGroup::kill`] end (a terminal's command, a client under test).
 //! - Blocking, on std alone: [`GroupChild`] starts a [`std::process::Command`] in a group of its
 //!   own and ends the group ([`GroupChild::end`]; dropping it kills the group);
 //!   [`run_with_timeout`] runs one to completion with its output captured, the group killed at
@@ -76,7 +78,11 @@
 mod agent;
 mod blocking;
 mod group;
+#[cfg(feature = "tokio")]
+mod own_group;
 
 #[cfg(feature = "tokio")]
 pub use agent::{spawn, spawn_command, AgentProcess, AgentStdin, SpawnOptions, Stderr, StderrCapture};
 pub use blocking::{run_with_timeout, Finished, GroupChild};
+#[cfg(feature = "tokio")]
+pub use own_group::ProcessGroup;

@@ -4,6 +4,7 @@
 //! `outputByteLimit`, and `wait_for_exit`, `kill` and `release` act on the process. Every
 //! terminal runs in its own process group, killed when it is released or the scenario ends.
 
+use acp_rpc::spawn::ProcessGroup;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -30,8 +31,8 @@ pub struct Terminals {
 }
 
 struct Terminal {
-    /// The process group to signal (the child's pid).
-    pid: Option<i32>,
+    /// The command's process group.
+    group: ProcessGroup,
     output: Arc<Mutex<Output>>,
     /// `None` while the command runs.
     exit: watch::Receiver<Option<ExitStatus>>,
@@ -119,9 +120,8 @@ impl Terminals {
             }
         }
         cmd.current_dir(&cwd).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
-        #[cfg(unix)]
-        cmd.process_group(0);
-        let mut child = cmd.spawn().map_err(|e| (-32603, format!("cannot run {command}: {e}")))?;
+        let (mut child, group) =
+            ProcessGroup::spawn(&mut cmd).map_err(|e| (-32603, format!("cannot run {command}: {e}")))?;
         let output = Arc::new(Mutex::new(Output { limit, ..Output::default() }));
         let readers: Vec<_> = [
             child.stdout.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
@@ -139,7 +139,6 @@ impl Terminals {
             })
         })
         .collect();
-        let pid = child.id().and_then(|p| i32::try_from(p).ok());
         let (tx, exit) = watch::channel(None);
         tokio::spawn(async move {
             let status = child.wait().await;
@@ -155,7 +154,7 @@ impl Terminals {
         });
         let id = format!("term-{}", self.next);
         self.next += 1;
-        self.open.insert(id.clone(), Arc::new(Terminal { pid, output, exit }));
+        self.open.insert(id.clone(), Arc::new(Terminal { group, output, exit }));
         Ok(json!({ "terminalId": id }))
     }
 
@@ -224,13 +223,7 @@ impl Terminal {
     /// Kills the whole process group, even once the command itself has exited: what it started
     /// in the background (`sleep 99 >/dev/null &`) is still in the group.
     fn kill(&self) {
-        #[cfg(unix)]
-        if let Some(pid) = self.pid {
-            // SAFETY: `killpg` only sends a signal; the group is the terminal's own (`process_group(0)`).
-            unsafe {
-                libc::killpg(pid, libc::SIGKILL);
-            }
-        }
+        self.group.kill();
     }
 }
 
