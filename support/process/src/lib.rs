@@ -23,6 +23,24 @@
 //!   the time limit. The developer tasks are synchronous, and a blocking API keeps them free of
 //!   an async runtime (`default-features = false` builds no tokio at all).
 //!
+//! ```no_run
+//! use acp_process::{spawn, SpawnOptions, Stderr};
+//! use std::time::Duration;
+//!
+//! # async fn run() -> std::io::Result<()> {
+//! // An agent behind a wrapper: `npx` and what it starts are in one group.
+//! let options = SpawnOptions::new().stderr(Stderr::Capture).grace(Duration::from_secs(2));
+//! let (agent, _stdin, _stdout) = spawn("npx", ["some-acp-agent"], &options)?;
+//! // … speak the protocol over stdin/stdout; then end the whole group:
+//! let status = agent.shutdown().await?;
+//! # Ok(()) }
+//!
+//! // Blocking, without a runtime: the group is killed at the time limit.
+//! let done = acp_process::run_with_timeout(std::process::Command::new("make").arg("check"), Duration::from_secs(60))?;
+//! println!("{:?} in {:?}", done.status, done.elapsed);
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
 //! This crate depends on no generated code, so that the code generator can use it while the
 //! generated crates are stale or broken.
 //!
