@@ -8,7 +8,7 @@ use super::report::{Kind, Report, RuleResult, RuleViolation, Status};
 use super::tables::tables;
 use super::wire;
 use acp_rpc::rules;
-use acp_types::support::rpc::{MessageKind, Method, Role};
+use acp_types::support::rpc::{MessageKind, Method, Role, RpcError};
 use acp_types::{v1, v2, Version};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -24,12 +24,12 @@ use tally::Tally;
 const TURN_CONTENT: &[&str] =
     &["user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan"];
 
-/// The v2 stop reasons (`schema/v2/schema.json#/$defs/IdleStateUpdate/anyOf`): the field is a
-/// plain string in the types, so no catch-all reports other values.
 /// How much of an invalid message a `schema.valid` finding quotes.
 const EVIDENCE: usize = 300;
 
-const STOP_REASONS: &[&str] = &["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"];
+/// The v2 stop reasons (`schema/v2/schema.json#/$defs/IdleStateUpdate/anyOf`), from the generated
+/// union: its catch-all keeps any other value, which is judged here.
+const STOP_REASONS: &[&str] = v2::IdleStateUpdateStopReason::KNOWN_TAGS;
 
 #[derive(Debug, Default)]
 struct Session {
@@ -569,7 +569,7 @@ impl Judge {
             || (!method.starts_with('_') && !self.protocol_level(method) && !self.known(method));
         if unknown {
             self.tally.exercise(rules::METHOD_NOT_FOUND, from);
-            if code != Some(-32601) {
+            if code != Some(RpcError::METHOD_NOT_FOUND.into()) {
                 let detail = format!(
                     "`{method}` (line {}) is unknown to the {from}: expected error -32601, got {answer}",
                     pending.line
@@ -579,92 +579,106 @@ impl Judge {
         }
         let result = result.unwrap_or(&Value::Null);
         match (from, method) {
-            (Role::Agent, m) if ok && wire::opens_connection(m) => {
-                self.agent_init = Some(result.clone());
-                let answered = result.get("protocolVersion").and_then(Value::as_u64);
-                // An answer no schema defines cannot be judged here (unless it merely echoes a
-                // request above every published version): it is not counted as a pass.
-                let known = answered.and_then(|v| u16::try_from(v).ok()).and_then(Version::from_number).is_some();
-                if known || (answered.is_some() && answered == pending.requested) {
-                    self.tally.exercise(rules::INIT_VERSION, Role::Agent);
-                }
-                let newest = Version::ALL.iter().map(|v| u64::from(v.number())).max().unwrap_or(1);
-                if let (Some(requested), Some(answered)) = (pending.requested, answered) {
-                    if answered == requested && requested > newest {
-                        let detail = format!(
-                            "answered protocolVersion {answered}, the one requested, which is no published version (the newest is {newest})"
-                        );
-                        self.tally.violate(report, rules::INIT_VERSION, Role::Agent, detail);
-                    }
-                }
-            }
+            (Role::Agent, m) if ok && wire::opens_connection(m) => self.initialize_answered(report, pending, result),
             // Without the `unstable` feature (`--no-default-features`) this counts `session/new`
             // answers only: see `opens_session`.
-            (Role::Agent, m) if ok && opens_session(m) => {
-                if let Some(session) = result.get("sessionId").and_then(Value::as_str) {
-                    self.tally.exercise(rules::DISTINCT_SESSIONS, Role::Agent);
-                    if !self.session_ids.insert(session.to_string()) {
-                        let detail = format!("sessionId {session:?} was already returned on this connection");
-                        self.tally.violate(report, rules::DISTINCT_SESSIONS, Role::Agent, detail);
-                    }
-                }
-            }
+            (Role::Agent, m) if ok && opens_session(m) => self.session_opened(report, result),
             (Role::Agent, wire::SESSION_PROMPT) => {
                 self.prompt_answered(report, pending, &id.to_string(), ok, result, &answer)
             }
-            (Role::Agent, wire::SESSION_LOAD | wire::SESSION_RESUME) => {
-                let state = pending.session.as_ref().and_then(|s| self.sessions.get_mut(s));
-                if let Some(state) = state {
-                    state.opening = false;
-                    if let (Some(seen), true) = (state.resume_state.take(), ok && method == wire::SESSION_RESUME) {
-                        self.tally.exercise(rules::V2_RESUME_STATE, Role::Agent);
-                        if !seen {
-                            let detail = format!(
-                                "`session/resume` (line {}) answered without a `state_update` for the session \
-                                 between the request and the response",
-                                pending.line
-                            );
-                            self.tally.violate(report, rules::V2_RESUME_STATE, Role::Agent, detail);
-                        }
-                    }
-                }
-            }
+            (Role::Agent, wire::SESSION_LOAD | wire::SESSION_RESUME) => self.session_reopened(report, pending, ok),
             #[cfg(feature = "unstable")]
             (Role::Client, wire::MCP_MESSAGE) => {
                 self.mcp.answered(&mut self.tally, report, &id.to_string(), message.get("result"))
             }
             (Role::Client, wire::SESSION_REQUEST_PERMISSION) => {
-                if let Some(permission) = self.permissions.remove(&id.to_string()) {
-                    if result["outcome"]["outcome"] == "selected" {
-                        self.tally.exercise(rules::PERMISSION_OFFERED_OPTION, Role::Client);
-                        let chosen = result["outcome"]["optionId"].as_str();
-                        if !chosen.is_some_and(|c| permission.options.iter().any(|o| o == c)) {
-                            let detail = format!(
-                                "the permission request (line {}) answered with optionId {}, not one of the \
-                                 offered options {:?}",
-                                permission.line,
-                                chosen.map_or("(none)".to_string(), |c| format!("{c:?}")),
-                                permission.options
-                            );
-                            self.tally.violate(report, rules::PERMISSION_OFFERED_OPTION, Role::Client, detail);
-                        }
-                    }
-                    if let Some(cancel) = permission.cancelled {
-                        self.tally.exercise(rules::CANCEL_PERMISSION, Role::Client);
-                        let outcome = result["outcome"]["outcome"].as_str();
-                        if outcome != Some("cancelled") {
-                            let detail = format!(
-                                "the permission request (line {}) answered with {} after the cancel at line {cancel}, \
-                                 not the `cancelled` outcome",
-                                permission.line,
-                                outcome.map_or(answer.clone(), |o| format!("outcome {o:?}"))
-                            );
-                            self.tally.violate(report, rules::CANCEL_PERMISSION, Role::Client, detail);
-                        }
-                    }
-                }
+                self.permission_answered(report, &id.to_string(), result, &answer)
             }
             _ => {}
+        }
+    }
+
+    /// The agent's result to `initialize`: the version it answered.
+    fn initialize_answered(&mut self, report: &mut Report, pending: &Pending, result: &Value) {
+        self.agent_init = Some(result.clone());
+        let answered = result.get("protocolVersion").and_then(Value::as_u64);
+        // An answer no schema defines cannot be judged here (unless it merely echoes a
+        // request above every published version): it is not counted as a pass.
+        let known = answered.and_then(|v| u16::try_from(v).ok()).and_then(Version::from_number).is_some();
+        if known || (answered.is_some() && answered == pending.requested) {
+            self.tally.exercise(rules::INIT_VERSION, Role::Agent);
+        }
+        let newest = Version::ALL.iter().map(|v| u64::from(v.number())).max().unwrap_or(1);
+        if let (Some(requested), Some(answered)) = (pending.requested, answered) {
+            if answered == requested && requested > newest {
+                let detail = format!(
+                    "answered protocolVersion {answered}, the one requested, which is no published version (the newest is {newest})"
+                );
+                self.tally.violate(report, rules::INIT_VERSION, Role::Agent, detail);
+            }
+        }
+    }
+
+    /// The agent's result to a request that opens a session: a session id not seen before.
+    fn session_opened(&mut self, report: &mut Report, result: &Value) {
+        if let Some(session) = result.get("sessionId").and_then(Value::as_str) {
+            self.tally.exercise(rules::DISTINCT_SESSIONS, Role::Agent);
+            if !self.session_ids.insert(session.to_string()) {
+                let detail = format!("sessionId {session:?} was already returned on this connection");
+                self.tally.violate(report, rules::DISTINCT_SESSIONS, Role::Agent, detail);
+            }
+        }
+    }
+
+    /// The agent's answer to `session/load` or `session/resume`: the session is open, and a
+    /// resumed one reported its state before the answer.
+    fn session_reopened(&mut self, report: &mut Report, pending: &Pending, ok: bool) {
+        let state = pending.session.as_ref().and_then(|s| self.sessions.get_mut(s));
+        let Some(state) = state else { return };
+        state.opening = false;
+        if let (Some(seen), true) = (state.resume_state.take(), ok && pending.method == wire::SESSION_RESUME) {
+            self.tally.exercise(rules::V2_RESUME_STATE, Role::Agent);
+            if !seen {
+                let detail = format!(
+                    "`session/resume` (line {}) answered without a `state_update` for the session \
+                     between the request and the response",
+                    pending.line
+                );
+                self.tally.violate(report, rules::V2_RESUME_STATE, Role::Agent, detail);
+            }
+        }
+    }
+
+    /// The client's answer to a permission request: an offered option, or `cancelled` after a
+    /// cancel.
+    fn permission_answered(&mut self, report: &mut Report, id: &str, result: &Value, answer: &str) {
+        let Some(permission) = self.permissions.remove(id) else { return };
+        if result["outcome"]["outcome"] == "selected" {
+            self.tally.exercise(rules::PERMISSION_OFFERED_OPTION, Role::Client);
+            let chosen = result["outcome"]["optionId"].as_str();
+            if !chosen.is_some_and(|c| permission.options.iter().any(|o| o == c)) {
+                let detail = format!(
+                    "the permission request (line {}) answered with optionId {}, not one of the \
+                     offered options {:?}",
+                    permission.line,
+                    chosen.map_or("(none)".to_string(), |c| format!("{c:?}")),
+                    permission.options
+                );
+                self.tally.violate(report, rules::PERMISSION_OFFERED_OPTION, Role::Client, detail);
+            }
+        }
+        if let Some(cancel) = permission.cancelled {
+            self.tally.exercise(rules::CANCEL_PERMISSION, Role::Client);
+            let outcome = result["outcome"]["outcome"].as_str();
+            if outcome != Some("cancelled") {
+                let detail = format!(
+                    "the permission request (line {}) answered with {} after the cancel at line {cancel}, \
+                     not the `cancelled` outcome",
+                    permission.line,
+                    outcome.map_or(answer.to_string(), |o| format!("outcome {o:?}"))
+                );
+                self.tally.violate(report, rules::CANCEL_PERMISSION, Role::Client, detail);
+            }
         }
     }
 
@@ -736,14 +750,14 @@ impl Judge {
             }
         };
         let notified = self.notified.get(&from).copied().unwrap_or_default() > 0;
-        if not_json > 0 && (code == Some(-32700) || (not_rpc == 0 && !notified)) {
+        if not_json > 0 && (code == Some(RpcError::PARSE_ERROR.into()) || (not_rpc == 0 && !notified)) {
             take(&mut self.not_json);
-            if code != Some(-32700) && from == Role::Agent {
+            if code != Some(RpcError::PARSE_ERROR.into()) && from == Role::Agent {
                 let got = code.map_or("a result".to_string(), |c| format!("error {c}"));
                 let detail = format!("a line that was not JSON answered with {got}, not -32700");
                 self.tally.violate(report, rules::PARSE_ERROR, from, detail);
             }
-        } else if not_rpc > 0 && (code == Some(-32600) || !notified) {
+        } else if not_rpc > 0 && (code == Some(RpcError::INVALID_REQUEST.into()) || !notified) {
             take(&mut self.not_rpc);
         } else if notified {
             let detail = format!(

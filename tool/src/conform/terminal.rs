@@ -5,6 +5,7 @@
 //! terminal runs in its own process group, killed when it is released or the scenario ends.
 
 use acp_rpc::spawn::ProcessGroup;
+use acp_types::support::rpc::RpcError;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -63,7 +64,10 @@ impl Output {
 }
 
 fn str_param<'a>(params: &'a Value, name: &str) -> Result<&'a str, (i64, String)> {
-    params.get(name).and_then(Value::as_str).ok_or((-32602, format!("`{name}` is missing or not a string")))
+    params
+        .get(name)
+        .and_then(Value::as_str)
+        .ok_or((i64::from(RpcError::INVALID_PARAMS), format!("`{name}` is missing or not a string")))
 }
 
 fn exit_json(status: &ExitStatus) -> Value {
@@ -120,8 +124,8 @@ impl Terminals {
             }
         }
         cmd.current_dir(&cwd).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
-        let (mut child, group) =
-            ProcessGroup::spawn(&mut cmd).map_err(|e| (-32603, format!("cannot run {command}: {e}")))?;
+        let (mut child, group) = ProcessGroup::spawn(&mut cmd)
+            .map_err(|e| (i64::from(RpcError::INTERNAL_ERROR), format!("cannot run {command}: {e}")))?;
         let output = Arc::new(Mutex::new(Output { limit, ..Output::default() }));
         let readers: Vec<_> = [
             child.stdout.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
@@ -160,7 +164,10 @@ impl Terminals {
 
     fn get(&self, params: &Value) -> Result<Arc<Terminal>, (i64, String)> {
         let id = str_param(params, "terminalId")?;
-        self.open.get(id).cloned().ok_or((-32002, format!("no terminal {id} (never created, or released)")))
+        self.open
+            .get(id)
+            .cloned()
+            .ok_or((i64::from(RpcError::RESOURCE_NOT_FOUND), format!("no terminal {id} (never created, or released)")))
     }
 
     /// `terminal/output`: the output so far, and the exit status once it exited.
@@ -182,7 +189,10 @@ impl Terminals {
         Ok(async move {
             match exit.wait_for(Option::is_some).await {
                 Ok(status) => Ok(status.as_ref().map(exit_json).unwrap_or_default()),
-                Err(_) => Err((-32603, "the terminal's process could not be waited for".to_string())),
+                Err(_) => Err((
+                    i64::from(RpcError::INTERNAL_ERROR),
+                    "the terminal's process could not be waited for".to_string(),
+                )),
             }
         })
     }

@@ -34,7 +34,7 @@ use super::steps::Unstartable;
 use crate::check::{wire, Role};
 use acp_rpc::rules;
 use acp_rpc::spawn::ProcessGroup;
-use acp_types::support::rpc::Method;
+use acp_types::support::rpc::{Method, RpcError};
 use acp_types::{v2, Version};
 use conn::{Conn, Event};
 use offers::{Calls, Offered};
@@ -399,7 +399,9 @@ impl Scenario {
                 state.held.push_back((Instant::now() + HOLD, message));
             }
             (Some(other), Some(id)) => {
-                self.conn.respond(id, Err((-32601, format!("Method not found: {other}")))).await;
+                self.conn
+                    .respond(id, Err((i64::from(RpcError::METHOD_NOT_FOUND), format!("Method not found: {other}"))))
+                    .await;
             }
         }
         None
@@ -411,7 +413,7 @@ impl Scenario {
         let number = requested.min(u64::from(state.target.number()));
         let Some(agreed) = u16::try_from(number).ok().and_then(Version::from_number) else {
             let text = "Unsupported protocol version".to_string();
-            self.conn.respond(id, Err((-32022, text))).await;
+            self.conn.respond(id, Err((i64::from(v2::ErrorCode::UnsupportedProtocolVersion.code()), text))).await;
             return Some(Outcome::Negotiated(format!("the client asked for version {requested}")));
         };
         state.version = Some(agreed);
@@ -461,7 +463,7 @@ impl Scenario {
         let version = state.version;
         let id = prompt.get("id").cloned().unwrap_or(Value::Null);
         let Some(session) = prompt.pointer("/params/sessionId").cloned() else {
-            self.conn.respond(id, Err((-32602, "no sessionId".into()))).await;
+            self.conn.respond(id, Err((i64::from(RpcError::INVALID_PARAMS), "no sessionId".into()))).await;
             return None;
         };
         let update = |update: Value| json!({ "sessionId": session, "update": update });
