@@ -262,55 +262,11 @@ impl Judge {
         }
         let session = params.get("sessionId").and_then(Value::as_str).map(str::to_string);
         if report.kind == Kind::Notification {
-            self.tally.exercise(rules::NO_RESPONSE_TO_NOTIFICATION, from.peer());
-            *self.notified.entry(from.peer()).or_default() += 1;
-            match (from, method.as_str()) {
-                (Role::Client, wire::SESSION_CANCEL) => {
-                    if let Some(session) = session {
-                        self.cancel(&session, line);
-                    }
-                }
-                (Role::Agent, m) if self.version == Some(Version::V2) && m == v2::methods::CancelRequest::METHOD => {
-                    let id = params.get("requestId").map(Value::to_string).unwrap_or_default();
-                    if let Some(permission) = self.permissions.get_mut(&id) {
-                        permission.cancelled.get_or_insert(line);
-                    }
-                }
-                (Role::Agent, wire::SESSION_UPDATE) => {
-                    if let Some(session) = session {
-                        self.update(report, &session, params.get("update").unwrap_or(&Value::Null));
-                    }
-                }
-                #[cfg(feature = "unstable")]
-                (Role::Client, wire::MCP_MESSAGE) => {
-                    // After a forgotten request, a call not in flight may be one forgotten.
-                    self.mcp.notified(&mut self.tally, report, params, self.forced || self.forgot)
-                }
-                _ => {}
-            }
-            return;
+            return self.notification(report, from, &method, params, session);
         }
         let id = message.get("id").map(Value::to_string).unwrap_or_default();
-        if from == Role::Client && !self.forced {
-            if self.client_requests == 0 {
-                self.tally.exercise(rules::INIT_FIRST, Role::Client);
-                if !wire::opens_connection(&method) {
-                    let detail = format!("the client's first request is `{method}`, not `initialize`");
-                    self.tally.violate(report, rules::INIT_FIRST, Role::Client, detail);
-                }
-            }
-            self.client_requests += 1;
-        }
-        if from == Role::Client && wire::opens_connection(&method) {
-            self.tally.exercise(rules::INIT_ONCE, Role::Client);
-            match self.initialize_line {
-                Some(first) => {
-                    let detail = format!("`initialize` again (first at line {first})");
-                    self.tally.violate(report, rules::INIT_ONCE, Role::Client, detail);
-                }
-                None => self.initialize_line = Some(line),
-            }
-            self.client_init = Some(params.clone());
+        if from == Role::Client {
+            self.client_request(report, &method, params);
         }
         self.gated_call(report, from, &method);
         #[cfg(feature = "unstable")]
@@ -349,6 +305,62 @@ impl Judge {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A notification from `from`: cancels, updates, MCP messages.
+    fn notification(&mut self, report: &mut Report, from: Role, method: &str, params: &Value, session: Option<String>) {
+        let line = report.line;
+        self.tally.exercise(rules::NO_RESPONSE_TO_NOTIFICATION, from.peer());
+        *self.notified.entry(from.peer()).or_default() += 1;
+        match (from, method) {
+            (Role::Client, wire::SESSION_CANCEL) => {
+                if let Some(session) = session {
+                    self.cancel(&session, line);
+                }
+            }
+            (Role::Agent, m) if self.version == Some(Version::V2) && m == v2::methods::CancelRequest::METHOD => {
+                let id = params.get("requestId").map(Value::to_string).unwrap_or_default();
+                if let Some(permission) = self.permissions.get_mut(&id) {
+                    permission.cancelled.get_or_insert(line);
+                }
+            }
+            (Role::Agent, wire::SESSION_UPDATE) => {
+                if let Some(session) = session {
+                    self.update(report, &session, params.get("update").unwrap_or(&Value::Null));
+                }
+            }
+            #[cfg(feature = "unstable")]
+            (Role::Client, wire::MCP_MESSAGE) => {
+                // After a forgotten request, a call not in flight may be one forgotten.
+                self.mcp.notified(&mut self.tally, report, params, self.forced || self.forgot)
+            }
+            _ => {}
+        }
+    }
+
+    /// A request of the client's: the lifecycle rules (`initialize` first, and once).
+    fn client_request(&mut self, report: &mut Report, method: &str, params: &Value) {
+        if !self.forced {
+            if self.client_requests == 0 {
+                self.tally.exercise(rules::INIT_FIRST, Role::Client);
+                if !wire::opens_connection(method) {
+                    let detail = format!("the client's first request is `{method}`, not `initialize`");
+                    self.tally.violate(report, rules::INIT_FIRST, Role::Client, detail);
+                }
+            }
+            self.client_requests += 1;
+        }
+        if wire::opens_connection(method) {
+            self.tally.exercise(rules::INIT_ONCE, Role::Client);
+            match self.initialize_line {
+                Some(first) => {
+                    let detail = format!("`initialize` again (first at line {first})");
+                    self.tally.violate(report, rules::INIT_ONCE, Role::Client, detail);
+                }
+                None => self.initialize_line = Some(report.line),
+            }
+            self.client_init = Some(params.clone());
         }
     }
 
@@ -486,40 +498,7 @@ impl Judge {
                         Some("running" | "requires_action") => {
                             state.running.get_or_insert(line);
                         }
-                        Some("idle") => {
-                            let stop = update.get("stopReason").and_then(Value::as_str);
-                            if let Some(stop) = stop {
-                                tally.exercise(rules::UNDERSCORE, Role::Agent);
-                                if !STOP_REASONS.contains(&stop) && !stop.starts_with('_') {
-                                    let detail = format!(
-                                        "stopReason {stop:?} is no stop reason of v2, and a custom one begins with `_`"
-                                    );
-                                    tally.violate(report, rules::UNDERSCORE, Role::Agent, detail);
-                                }
-                            }
-                            if let Some(running) = state.running {
-                                tally.exercise(rules::V2_RUNNING_IDLE, Role::Agent);
-                                tally.exercise(rules::V2_STOP_REASON, Role::Agent);
-                                if stop.is_none() {
-                                    let detail = format!(
-                                        "the idle that ends the foreground work of session {session:?} (running at line \
-                                         {running}) carries no `stopReason`"
-                                    );
-                                    tally.violate(report, rules::V2_STOP_REASON, Role::Agent, detail);
-                                }
-                                end_turn(tally, report, session, state, stop);
-                            } else if let (Some(stop), true) = (stop, state.open) {
-                                tally.exercise(rules::V2_RUNNING_IDLE, Role::Agent);
-                                let since = state.prompted;
-                                let detail = format!(
-                                    "idle with stopReason {stop:?} ends a turn of session {session:?}, but no `running` \
-                                     was reported for it (prompt at line {since})"
-                                );
-                                tally.violate(report, rules::V2_RUNNING_IDLE, Role::Agent, detail);
-                                end_turn(tally, report, session, state, Some(stop));
-                            }
-                            // Otherwise a snapshot (after `session/new`, a repeat): no turn ends.
-                        }
+                        Some("idle") => idle(tally, report, session, state, update),
                         _ => {}
                     },
                     _ => {}
@@ -852,6 +831,41 @@ impl Judge {
 }
 
 /// The turn of `session` ended (a turn-ending idle with `stop`).
+/// A v2 `idle` state update: a known (or `_`) stop reason, and the end of the turn that
+/// `running` began, or that a prompt did.
+fn idle(tally: &mut Tally, report: &mut Report, session: &str, state: &mut Session, update: &Value) {
+    let stop = update.get("stopReason").and_then(Value::as_str);
+    if let Some(stop) = stop {
+        tally.exercise(rules::UNDERSCORE, Role::Agent);
+        if !STOP_REASONS.contains(&stop) && !stop.starts_with('_') {
+            let detail = format!("stopReason {stop:?} is no stop reason of v2, and a custom one begins with `_`");
+            tally.violate(report, rules::UNDERSCORE, Role::Agent, detail);
+        }
+    }
+    if let Some(running) = state.running {
+        tally.exercise(rules::V2_RUNNING_IDLE, Role::Agent);
+        tally.exercise(rules::V2_STOP_REASON, Role::Agent);
+        if stop.is_none() {
+            let detail = format!(
+                "the idle that ends the foreground work of session {session:?} (running at line {running}) carries \
+                 no `stopReason`"
+            );
+            tally.violate(report, rules::V2_STOP_REASON, Role::Agent, detail);
+        }
+        end_turn(tally, report, session, state, stop);
+    } else if let (Some(stop), true) = (stop, state.open) {
+        tally.exercise(rules::V2_RUNNING_IDLE, Role::Agent);
+        let since = state.prompted;
+        let detail = format!(
+            "idle with stopReason {stop:?} ends a turn of session {session:?}, but no `running` was reported for it \
+             (prompt at line {since})"
+        );
+        tally.violate(report, rules::V2_RUNNING_IDLE, Role::Agent, detail);
+        end_turn(tally, report, session, state, Some(stop));
+    }
+    // Otherwise a snapshot (after `session/new`, a repeat): no turn ends.
+}
+
 fn end_turn(tally: &mut Tally, report: &mut Report, session: &str, state: &mut Session, stop: Option<&str>) {
     if let Some(cancel) = state.cancel.take() {
         tally.exercise(rules::V2_CANCELLED, Role::Agent);
