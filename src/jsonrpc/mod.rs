@@ -11,13 +11,13 @@
 //! what it gets ([`RequestContext`]); `raw` the [`Raw`] JSON text of params and results;
 //! `framing` cuts the byte stream into lines (linear time, bounded size; its limits are
 //! [`MAX_DEPTH`] and [`PREFIX`]); `classify` judges a line alone (pure); `reader` reads the
-//! transport and routes each line; `handlers` runs the peer's requests; `notifications` queues the peer's notifications (each a `note`) and handles
-//! them in order (and the holds relayed answers put in that order); `pending` the calls awaiting
-//! an answer; `calls` makes our calls and correlates the answers; `relay` the calls made
-//! for a peer's peer (answers kept in order, cancellation passed on); `writer` owns the write
-//! queue; `driver` starts these tasks ([`Connection::new`], [`Connection::over`]) and closes them
-//! in order; `transport` is what the reader reads and the writer writes (a pipe, or message
-//! channels).
+//! transport and routes each line; `handlers` runs the peer's requests; `notifications` queues
+//! the peer's notifications (each a `note`) and handles them in order (and the holds relayed
+//! answers put in that order); `pending` the calls awaiting an answer; `calls` makes our calls
+//! and correlates the answers; `relay` the calls made for a peer's peer (answers kept in order,
+//! cancellation passed on); `writer` owns the write queue; `driver` starts these tasks
+//! ([`Connection::new`], [`Connection::over`]) and closes them in order; `transport` is what the
+//! reader reads and the writer writes (a pipe, or message channels).
 //!
 //! What is public here is for those who work below the roles: a [`Transport`] of their own
 //! ([`Source`], [`Sink`], or [`Channels`] fed by a network listener), and a peer that speaks raw
