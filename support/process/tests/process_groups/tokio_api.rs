@@ -3,10 +3,8 @@
 
 #![cfg(all(target_os = "linux", feature = "tokio"))]
 
-mod common;
-
+use crate::common::{pids, running, LIMIT};
 use acp_process::{spawn, AgentProcess, AgentStdin, SpawnOptions, Stderr};
-use common::{pids, running, LIMIT};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::ChildStdout;
