@@ -39,6 +39,7 @@
 //! `--ca-file PEM`, that file's CA certificates (a private CA's).
 
 use acp_rpc::client::{ClientConnection, Initialized, Offer};
+use acp_rpc::spawn::ProcessGroup;
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::v1::ext::agentao;
 use acp_rpc::types::{v1, v2, Version};
@@ -318,17 +319,12 @@ impl Terminal {
     }
 }
 
-/// A terminal command's process group (its id is the command's pid), killed when asked to and
-/// when dropped.
-struct Group(Option<u32>);
+/// A terminal command's process group, killed when asked to and when dropped.
+struct Group(ProcessGroup);
 
 impl Group {
     fn kill(&self) {
-        #[cfg(unix)]
-        if let Some(group) = self.0.and_then(|id| libc::pid_t::try_from(id).ok()) {
-            // SAFETY: `killpg` takes two integers and touches no memory of this process.
-            unsafe { libc::killpg(group, libc::SIGKILL) };
-        }
+        self.0.kill();
     }
 }
 
@@ -346,10 +342,9 @@ impl Terminals {
         // In a process group of its own, so that what the command starts ends with it (on
         // kill, release and this client's exit; not when this client is killed with SIGKILL, as
         // with `spawn_agent`: the group is no longer this client's).
-        #[cfg(unix)]
-        command.process_group(0);
-        let mut child = command.spawn().map_err(|e| RpcError::internal(format!("cannot run the command: {e}")))?;
-        let group = Group(child.id());
+        let (mut child, group) = ProcessGroup::spawn(&mut command)
+            .map_err(|e| RpcError::internal(format!("cannot run the command: {e}")))?;
+        let group = Group(group);
         let (report, exit) = tokio::sync::watch::channel(None);
         let terminal = Arc::new(Terminal { output: Default::default(), limit, exit, kill: Default::default() });
         let streams: [Option<Box<dyn tokio::io::AsyncRead + Unpin + Send>>; 2] = [

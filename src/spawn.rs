@@ -13,7 +13,12 @@
 //! The agent's stderr never reaches the protocol stream (stdout): it is passed through, captured
 //! in a bounded buffer ([`StderrCapture`]), or discarded ([`Stderr`]).
 //!
+//! A command that is not an agent (a client's terminal command), with the stdio it sets, runs in
+//! a group of its own the same way through [`ProcessGroup`].
+//!
 //! The implementation is the `acp-process` crate's, shared with the `acp` tool and the
 //! developer tasks.
 
-pub use acp_process::{spawn, spawn_command, AgentProcess, AgentStdin, SpawnOptions, Stderr, StderrCapture};
+pub use acp_process::{
+    spawn, spawn_command, AgentProcess, AgentStdin, ProcessGroup, SpawnOptions, Stderr, StderrCapture,
+};

@@ -13,6 +13,29 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 /// Runs `client` over `reader`/`writer` (the agent's stdout and stdin). Returns the connection
 /// and the future that drives it (spawn or await it).
+///
+/// An agent and a client in one process, over an in-memory pipe:
+///
+/// ```no_run
+/// use acp_rpc::types::{v1, Version};
+/// use acp_rpc::{AgentContext, ClientContext, Config, V1};
+///
+/// struct Agent;
+/// impl v1::methods::agent::Handler<AgentContext> for Agent {}
+/// struct Client;
+/// impl v1::methods::client::Handler<ClientContext> for Client {}
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let (agent_end, client_end) = tokio::io::duplex(64 * 1024);
+/// let (read, write) = tokio::io::split(agent_end);
+/// let (_, agent) = acp_rpc::agent::serve(V1(Agent), &[Version::V1], read, write, Config::default());
+/// tokio::spawn(agent);
+/// let (read, write) = tokio::io::split(client_end);
+/// let (conn, client) = acp_rpc::client::connect(V1(Client), read, write, Config::default());
+/// tokio::spawn(client);
+/// conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(1))).await?;
+/// # Ok(()) }
+/// ```
 pub fn connect<C, R, W>(
     client: C,
     reader: R,

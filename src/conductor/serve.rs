@@ -4,6 +4,7 @@
 
 use std::io;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -189,23 +190,8 @@ impl Conductor {
             .into_iter()
             .enumerate()
             .map(|(index, driver)| {
-                let (routes, editor_stop, teardown, early) =
-                    (routes.clone(), editor_stop.clone(), teardown.clone(), early.clone());
-                tokio::spawn(async move {
-                    let result = driver.await;
-                    if teardown.is_cancelled() {
-                        return;
-                    }
-                    let why = match result {
-                        Ok(()) => format!("{} ended", routes.name(index)),
-                        Err(e) => format!("{} failed: {e}", routes.name(index)),
-                    };
-                    if routes.end(why.clone()) {
-                        tracing::warn!("acp conductor: {why}; ending the chain");
-                        early.cancel();
-                    }
-                    editor_stop.cancel();
-                })
+                let ends = Ends { editor_stop: editor_stop.clone(), teardown: teardown.clone(), early: early.clone() };
+                tokio::spawn(watch(driver, index, routes.clone(), ends))
             })
             .collect();
 
@@ -229,4 +215,37 @@ impl Conductor {
             _ => served,
         }
     }
+}
+
+/// What a component's end sets off in its chain.
+struct Ends {
+    /// Closes the editor's side.
+    editor_stop: CancellationToken,
+    /// Set once the editor's side is over: a component ending after that is the teardown.
+    teardown: CancellationToken,
+    /// Set when a component ended first: the chain's result is then the error that ended it.
+    early: CancellationToken,
+}
+
+/// Drives the connection to component `index`; when it ends before the teardown, ends the chain
+/// (the editor's side closes, naming the component).
+async fn watch(
+    driver: impl std::future::Future<Output = io::Result<()>>,
+    index: usize,
+    routes: Arc<Routes>,
+    ends: Ends,
+) {
+    let result = driver.await;
+    if ends.teardown.is_cancelled() {
+        return;
+    }
+    let why = match result {
+        Ok(()) => format!("{} ended", routes.name(index)),
+        Err(e) => format!("{} failed: {e}", routes.name(index)),
+    };
+    if routes.end(why.clone()) {
+        tracing::warn!("acp conductor: {why}; ending the chain");
+        ends.early.cancel();
+    }
+    ends.editor_stop.cancel();
 }

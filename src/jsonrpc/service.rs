@@ -14,7 +14,11 @@ use crate::sync::lock;
 /// A boxed future, as the [`Service`] returns.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
-/// What a connection does with the peer's messages.
+/// What a connection does with the peer's messages, raw: the level under the roles, for a peer
+/// that speaks JSON-RPC below them ([`Connection::new`] with a service: a test's hostile peer, a
+/// tool's recorder). Agents and clients implement the generated handler traits instead, which
+/// [`agent::serve`](crate::agent::serve) and [`client::connect`](crate::client::connect) turn into
+/// a service with the protocol's rules kept.
 pub trait Service: Send + Sync + 'static {
     /// Answers a request; runs concurrently with everything else.
     fn request(&self, method: String, params: Option<Raw>, cx: RequestContext) -> BoxFuture<Result<Raw, RpcError>>;
@@ -22,7 +26,8 @@ pub trait Service: Send + Sync + 'static {
     fn notification(&self, method: String, params: Option<Raw>, conn: Connection) -> BoxFuture<()>;
 }
 
-/// What a request handler gets besides its params.
+/// What a [`Service`]'s request handler gets besides its params (the roles' handlers get
+/// [`AgentContext`](crate::AgentContext) or [`ClientContext`](crate::ClientContext) instead).
 #[derive(Clone)]
 pub struct RequestContext {
     conn: Connection,

@@ -53,7 +53,9 @@ use rmcp::model::ConstString;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
@@ -428,39 +430,51 @@ async fn forward(
     // A notification first: stream, the call going on in a task that the body's drop cancels.
     let fits = first_note.is_none_or(push);
     let body = sse(queue.clone(), Some(guard), admitted);
-    tokio::spawn(async move {
-        let push = |note: McpNotification| queue.push(event(&note_message(note)));
-        let outcome = match fits {
-            false => None,
-            true => loop {
-                tokio::select! {
-                    biased;
-                    note = notes.recv() => match note {
-                        Some(note) => if !push(note) {
-                            break None;
-                        },
-                        None => break Some(call.as_mut().await),
-                    },
-                    outcome = call.as_mut() => break Some(outcome),
-                }
-            },
-        };
-        let Some(outcome) = outcome else {
-            // Past the budget: the client is told, and the call cancelled.
-            queue.finish(event(&overflow_message(&id)));
-            cancel.cancel();
-            let _ = call.await;
-            return;
-        };
-        while let Ok(note) = notes.try_recv() {
-            if !push(note) {
-                queue.finish(event(&overflow_message(&id)));
-                return;
-            }
-        }
-        queue.finish(event(&final_message(&id, outcome)));
-    });
+    tokio::spawn(stream_rest(queue, notes, call, cancel, id, fits));
     body
+}
+
+/// The rest of a streamed answer (the first notification is queued, `fits` whether it was
+/// within the budget): the call's notifications, then its outcome, or the overflow message
+/// and the call cancelled once they pass the budget.
+async fn stream_rest(
+    queue: Arc<EventQueue>,
+    mut notes: mpsc::UnboundedReceiver<McpNotification>,
+    mut call: Pin<Box<impl Future<Output = Result<Outcome, Error>>>>,
+    cancel: CancellationToken,
+    id: Value,
+    fits: bool,
+) {
+    let push = |note: McpNotification| queue.push(event(&note_message(note)));
+    let outcome = match fits {
+        false => None,
+        true => loop {
+            tokio::select! {
+                biased;
+                note = notes.recv() => match note {
+                    Some(note) => if !push(note) {
+                        break None;
+                    },
+                    None => break Some(call.as_mut().await),
+                },
+                outcome = call.as_mut() => break Some(outcome),
+            }
+        },
+    };
+    let Some(outcome) = outcome else {
+        // Past the budget: the client is told, and the call cancelled.
+        queue.finish(event(&overflow_message(&id)));
+        cancel.cancel();
+        let _ = call.await;
+        return;
+    };
+    while let Ok(note) = notes.try_recv() {
+        if !push(note) {
+            queue.finish(event(&overflow_message(&id)));
+            return;
+        }
+    }
+    queue.finish(event(&final_message(&id, outcome)));
 }
 
 /// An SSE answer of `queue`'s events; `guard` and `admitted` are dropped with the body (sent, or

@@ -71,4 +71,7 @@ pub use wire::{
     PROTOCOL_VERSION, UNSUPPORTED_PROTOCOL_VERSION,
 };
 
+/// The rmcp crate (the official Rust MCP SDK) this module is built on: write the MCP servers you
+/// offer ([`McpProvider::register`]) and read the answers of those you call with its types and
+/// macros, through this path, so that your rmcp is the version the runtime uses.
 pub use rmcp;

@@ -71,6 +71,22 @@ pub fn open(url: &str, options: ClientOptions) -> io::Result<(Channels, Transpor
 /// Connects `client` to the agent served at `url`: the connection, its driver (to spawn or
 /// await; it ends when the transport does) and the transport's handle (keep it: dropping it
 /// closes the connection).
+///
+/// ```no_run
+/// use acp_rpc::types::v1;
+/// use acp_rpc::{ClientContext, Config};
+///
+/// struct Client;
+/// impl v1::methods::client::Handler<ClientContext> for Client {}
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let url = "http://127.0.0.1:8080";
+/// let (conn, driver, _transport) =
+///     acp_rpc::net::http::connect(acp_rpc::V1(Client), url, Default::default(), Config::default())?;
+/// tokio::spawn(driver);
+/// conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(1))).await?;
+/// # Ok(()) }
+/// ```
 pub fn connect<C: ClientHandler>(
     client: C,
     url: &str,

@@ -95,6 +95,22 @@ async fn handshake(url: &str, stream: Box<dyn Io>, options: &ClientOptions) -> i
 /// Connects `client` to the agent served at `url`: the connection, its driver (to spawn or
 /// await; it ends when the socket closes) and the transport's handle (keep it: dropping it
 /// closes the socket).
+///
+/// ```no_run
+/// use acp_rpc::types::v1;
+/// use acp_rpc::{ClientContext, Config};
+///
+/// struct Client;
+/// impl v1::methods::client::Handler<ClientContext> for Client {}
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let url = "ws://127.0.0.1:8080";
+/// let (conn, driver, _transport) =
+///     acp_rpc::net::ws::connect(acp_rpc::V1(Client), url, Default::default(), Config::default()).await?;
+/// tokio::spawn(driver);
+/// conn.initialize_v1(v1::InitializeRequest::new(v1::ProtocolVersion(1))).await?;
+/// # Ok(()) }
+/// ```
 pub async fn connect<C: ClientHandler>(
     client: C,
     url: &str,

@@ -6,6 +6,27 @@
 //! (`acp-types-v1`, …) and the standalone crates written by `cargo xtask codegen --schema FILE
 //! --out DIR` bind this crate under that name at their root (a standalone crate depends on it by
 //! path), so there is one copy of this code, compiled one way.
+//!
+//! What users meet of it are the field types of the generated structs: [`Patch`] keeps "omitted"
+//! apart from `null`, [`Defaulted`] remembers whether a field with a schema default was present,
+//! [`Meta`] is `_meta`; and [`rpc`], the method tables and error type.
+//!
+//! ```
+//! use acp_types_support::Patch;
+//!
+//! #[derive(serde::Deserialize, serde::Serialize)]
+//! struct Update {
+//!     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
+//!     title: Patch<String>,
+//! }
+//!
+//! let cleared: Update = serde_json::from_str(r#"{"title":null}"#)?;
+//! assert!(cleared.title.is_null());
+//! let untouched: Update = serde_json::from_str("{}")?;
+//! assert!(untouched.title.is_omitted());
+//! assert_eq!(serde_json::to_string(&untouched)?, "{}");
+//! # Ok::<(), serde_json::Error>(())
+//! ```
 
 // The layers, each using only those above it in this list (no module imports one below it):
 // `codec` (the JSON reader and writer), `defaulted`, `patch`; `policy` (the decoding mode);

@@ -68,6 +68,7 @@ pub enum Append {
 pub struct Rule {
     /// The state it changes: `session` or `agent` (`x-state`'s key).
     pub scope: &'static str,
+    /// What it does.
     pub action: Action,
     /// The schema's target name (`agentMessage`).
     pub target: &'static str,
@@ -101,9 +102,11 @@ pub trait Stateful: Serialize {
 /// One change a message made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
+    /// The target changed.
     pub target: &'static str,
     /// The entry's id, for a collection.
     pub id: Option<String>,
+    /// What was done to it.
     pub action: Action,
 }
 
@@ -208,10 +211,12 @@ impl<T> Collection<T> {
         self.entries.keys().map(String::as_str)
     }
 
+    /// How many entries there are.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// Whether there is no entry.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -289,6 +294,7 @@ impl<T> Single<T> {
         self.value.as_ref()
     }
 
+    /// Whether there is no value.
     pub fn is_none(&self) -> bool {
         self.value.is_none()
     }

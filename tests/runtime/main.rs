@@ -2,7 +2,7 @@
 //! (a module whose feature is off compiles to nothing). `tests/net_server.rs` stays a binary of its
 //! own: it measures the memory of its whole process.
 
-mod common;
+use acp_testkit as common;
 /// The network tests' agent, shared with `tests/net_server.rs`.
 #[cfg(all(feature = "ws", feature = "tls"))]
 mod echo;

@@ -11,12 +11,16 @@
 //! (chain records, `"link"`, are replayed as one conversation). Only versions whose schemas carry
 //! `x-state` have a state (v2); a transcript of another version is an error, not an empty state.
 
+use acp_types::support::rpc::Method as _;
 use acp_types::v2::state::{message_types, scope_id, AgentState, SessionState};
 use acp_types::Version;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// `initialize`, whose request and answer give the version.
+const INITIALIZE: &str = acp_types::v2::methods::Initialize::METHOD;
 
 /// The states one or more transcripts leave.
 #[derive(Default)]
@@ -57,7 +61,7 @@ impl Replay {
         let Some(m) = message.as_object() else { return };
         if let Some(method) = m.get("method").and_then(Value::as_str) {
             let params = m.get("params").cloned().unwrap_or(Value::Null);
-            if method == "initialize" {
+            if method == INITIALIZE {
                 self.note_version(params.get("protocolVersion"));
             }
             let session = params.get("sessionId").and_then(Value::as_str).map(str::to_string);
@@ -73,7 +77,7 @@ impl Replay {
             let asker = from.map(|f| if f == "agent" { "client" } else { "agent" });
             let Some((method, session)) = self.pending.remove(&key(asker, id)) else { return };
             let Some(result) = m.get("result") else { return };
-            if method == "initialize" {
+            if method == INITIALIZE {
                 self.note_version(result.get("protocolVersion"));
             }
             if self.version == Some(Version::V2) {

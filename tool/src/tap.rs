@@ -8,15 +8,16 @@ use acp_types::Version;
 use serde_json::Value;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::mpsc;
 
 /// What the log keeps of an over-long line: what the runtime keeps to find its id.
-const KEPT_PREFIX: usize = acp_rpc::jsonrpc::framing::PREFIX;
+const KEPT_PREFIX: usize = acp_rpc::jsonrpc::PREFIX;
 
 struct Tap {
     checker: Checker,
@@ -195,26 +196,9 @@ pub fn run(
     }
     let mut tap = Tap { checker, count: 0, max_line };
     let code = runtime.block_on(async move {
-        let Some((program, args)) = agent.split_first() else {
-            eprintln!("acp tap: no agent command");
-            return 2;
-        };
-        let mut child = match tokio::process::Command::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-        {
-            Ok(child) => child,
-            Err(e) => {
-                eprintln!("acp tap: cannot start {program}: {e}");
-                return 127;
-            }
-        };
-        let (Some(agent_in), Some(agent_out)) = (child.stdin.take(), child.stdout.take()) else {
-            eprintln!("acp tap: the agent's pipes are missing");
-            return 2;
+        let (mut child, agent_in, agent_out) = match start(&agent) {
+            Ok(started) => started,
+            Err(code) => return code,
         };
         let (lines, mut queue) = mpsc::unbounded_channel::<Line>();
         let checking = tokio::task::spawn_blocking(move || {
@@ -242,10 +226,7 @@ pub fn run(
         let _ = checking.await;
         if let Some(html) = &html {
             let kept = log.lock().unwrap_or_else(|p| p.into_inner()).kept.take().unwrap_or_default();
-            let page = crate::view::html(&[("acp tap".to_string(), kept)], version, ext.as_ref());
-            if let Err(e) = crate::view::write(html, &page) {
-                eprintln!("acp tap: cannot write {}: {e}", html.display());
-            }
+            write_page(html, kept, version, ext.as_ref());
         }
         match status {
             Ok(status) => exit_code(status),
@@ -258,6 +239,38 @@ pub fn run(
     // Our stdin reader may sit in a blocking read that nothing will end: leave without waiting.
     let _ = std::io::stdout().flush();
     std::process::exit(code)
+}
+
+/// Starts the agent with piped stdin and stdout (its stderr passes through); on failure, the exit
+/// code and a message on stderr.
+fn start(agent: &[String]) -> Result<(tokio::process::Child, ChildStdin, ChildStdout), i32> {
+    let Some((program, args)) = agent.split_first() else {
+        eprintln!("acp tap: no agent command");
+        return Err(2);
+    };
+    let spawned = tokio::process::Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn();
+    let mut child = spawned.map_err(|e| {
+        eprintln!("acp tap: cannot start {program}: {e}");
+        127
+    })?;
+    let (Some(agent_in), Some(agent_out)) = (child.stdin.take(), child.stdout.take()) else {
+        eprintln!("acp tap: the agent's pipes are missing");
+        return Err(2);
+    };
+    Ok((child, agent_in, agent_out))
+}
+
+/// `--html`: the recorded lines as an `acp view` page.
+fn write_page(html: &Path, kept: Vec<u8>, version: Option<Version>, ext: Option<&Arc<ExtSchemas>>) {
+    let page = crate::view::html(&[("acp tap".to_string(), kept)], version, ext);
+    if let Err(e) = crate::view::write(html, &page) {
+        eprintln!("acp tap: cannot write {}: {e}", html.display());
+    }
 }
 
 fn exit_code(status: std::process::ExitStatus) -> i32 {

@@ -5732,6 +5732,29 @@ impl Error {
 /// Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
 /// server-error range (-32000 to -32099), and request cancellation uses -32800 from the
 /// range LSP reserves (-32899 to -32800).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ErrorCode {
+    /// **Parse error**: Invalid JSON was received by the server.
+    /// An error occurred on the server while parsing the JSON text.
+    ParseError,
+    /// **Invalid request**: The JSON sent is not a valid Request object.
+    InvalidRequest,
+    /// **Method not found**: The method does not exist or is not available.
+    MethodNotFound,
+    /// **Invalid params**: Invalid method parameter(s).
+    InvalidParams,
+    /// **Internal error**: Internal JSON-RPC error.
+    InternalError,
+    /// **Request cancelled**: Execution of the method was aborted either due to a cancellation request from the caller or
+    /// because of resource constraints or shutdown.
+    RequestCancelled,
+    /// **Authentication required**: Authentication is required before this operation can be performed.
+    AuthenticationRequired,
+    /// **Resource not found**: A given resource, such as a session or file, was not found.
+    ResourceNotFound,
+    /// Other undefined error code.
+    Other(i32),
+}
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for ErrorCode {
     fn schema_name() -> std::borrow::Cow<'static, str> {
@@ -5755,29 +5778,6 @@ impl schemars::JsonSchema for ErrorCode {
             crate::support::schema::int_enum(&known, true)
         }
     }
-}
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ErrorCode {
-    /// **Parse error**: Invalid JSON was received by the server.
-    /// An error occurred on the server while parsing the JSON text.
-    ParseError,
-    /// **Invalid request**: The JSON sent is not a valid Request object.
-    InvalidRequest,
-    /// **Method not found**: The method does not exist or is not available.
-    MethodNotFound,
-    /// **Invalid params**: Invalid method parameter(s).
-    InvalidParams,
-    /// **Internal error**: Internal JSON-RPC error.
-    InternalError,
-    /// **Request cancelled**: Execution of the method was aborted either due to a cancellation request from the caller or
-    /// because of resource constraints or shutdown.
-    RequestCancelled,
-    /// **Authentication required**: Authentication is required before this operation can be performed.
-    AuthenticationRequired,
-    /// **Resource not found**: A given resource, such as a session or file, was not found.
-    ResourceNotFound,
-    /// Other undefined error code.
-    Other(i32),
 }
 impl ErrorCode {
     /// The wire value.
@@ -6418,6 +6418,7 @@ impl From<IdleStateUpdateStopReasonNone> for IdleStateUpdateStopReason {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct IdleStateUpdateStopReasonNone {
+    /// `stopReason` (the schema does not describe it).
     #[serde(rename = "stopReason", default, skip_serializing_if = "Patch::is_omitted")]
     pub stop_reason: Patch<()>,
 }
@@ -8051,6 +8052,7 @@ impl McpServer {
     /// The tag values this union knows.
     #[cfg(feature = "unstable")]
     pub const KNOWN_TAGS: &'static [&'static str] = &["http", "sse", "acp"];
+    /// The tag values this union knows.
     #[cfg(not(feature = "unstable"))]
     pub const KNOWN_TAGS: &'static [&'static str] = &["http", "sse"];
     /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
@@ -14502,6 +14504,7 @@ impl SessionUpdate {
         "session_message",
         "session_message_chunk",
     ];
+    /// The tag values this union knows.
     #[cfg(not(feature = "unstable"))]
     pub const KNOWN_TAGS: &'static [&'static str] = &[
         "user_message_chunk",
@@ -18360,6 +18363,7 @@ pub const TYPE_NAMES: &[&str] = &[
     "WriteTextFileRequest",
     "WriteTextFileResponse",
 ];
+/// Every type name of the schema (with the features enabled), sorted.
 #[cfg(not(feature = "unstable"))]
 pub const TYPE_NAMES: &[&str] = &[
     "AgentAuthCapabilities",

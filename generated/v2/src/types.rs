@@ -420,6 +420,7 @@ pub enum AgentResponseErrorId {
     Number(i64),
     /// A string request ID.
     Str(String),
+    /// `null`.
     Null,
 }
 #[cfg(feature = "schemars")]
@@ -1499,6 +1500,7 @@ impl AvailableCommand {
     /// The tag values this union knows.
     #[cfg(feature = "unstable")]
     pub const KNOWN_TAGS: &'static [&'static str] = &["command", "skill"];
+    /// The tag values this union knows.
     #[cfg(not(feature = "unstable"))]
     pub const KNOWN_TAGS: &'static [&'static str] = &["command"];
     /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
@@ -2762,6 +2764,7 @@ pub enum ClientResponseErrorId {
     Number(i64),
     /// A string request ID.
     Str(String),
+    /// `null`.
     Null,
 }
 #[cfg(feature = "schemars")]
@@ -3607,6 +3610,7 @@ impl ContentBlock {
         "resource",
         "skill",
     ];
+    /// The tag values this union knows.
     #[cfg(not(feature = "unstable"))]
     pub const KNOWN_TAGS: &'static [&'static str] = &[
         "text",
@@ -6953,31 +6957,6 @@ impl Error {
 /// Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
 /// server-error range (-32000 to -32099), and request cancellation uses -32800 from the
 /// range LSP reserves (-32899 to -32800).
-#[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ErrorCode {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ErrorCode".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ErrorCode").into()
-    }
-    #[allow(unused_variables, clippy::vec_init_then_push)]
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        {
-            let mut known: Vec<i64> = Vec::new();
-            known.push(-32700);
-            known.push(-32600);
-            known.push(-32601);
-            known.push(-32602);
-            known.push(-32603);
-            known.push(-32800);
-            known.push(-32000);
-            known.push(-32002);
-            known.push(-32022);
-            crate::support::schema::int_enum(&known, true)
-        }
-    }
-}
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ErrorCode {
     /// **Parse error**: Invalid JSON was received by the server.
@@ -7003,6 +6982,31 @@ pub enum ErrorCode {
     UnsupportedProtocolVersion,
     /// Other undefined error code.
     Other(i32),
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ErrorCode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ErrorCode".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ErrorCode").into()
+    }
+    #[allow(unused_variables, clippy::vec_init_then_push)]
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        {
+            let mut known: Vec<i64> = Vec::new();
+            known.push(-32700);
+            known.push(-32600);
+            known.push(-32601);
+            known.push(-32602);
+            known.push(-32603);
+            known.push(-32800);
+            known.push(-32000);
+            known.push(-32002);
+            known.push(-32022);
+            crate::support::schema::int_enum(&known, true)
+        }
+    }
 }
 impl ErrorCode {
     /// The wire value.
@@ -7045,8 +7049,11 @@ impl<'de> Deserialize<'de> for ErrorCode {
 /// Schema for the `data` field of an error: the shapes ACP defines, or any other value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ErrorData {
+    /// `UnsupportedProtocolVersion` (the schema does not describe it).
     UnsupportedProtocolVersion(UnsupportedProtocolVersionErrorData),
+    /// `SessionNotFound` (the schema does not describe it).
     SessionNotFound(SessionNotFoundErrorData),
+    /// `Other` (the schema does not describe it).
     Other(serde_json::Value),
 }
 #[cfg(feature = "schemars")]
@@ -7906,6 +7913,7 @@ impl From<IdleStateUpdateStopReasonNone> for IdleStateUpdateStopReason {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct IdleStateUpdateStopReasonNone {
+    /// `stopReason` (the schema does not describe it).
     #[serde(rename = "stopReason", default, skip_serializing_if = "Patch::is_omitted")]
     pub stop_reason: Patch<()>,
 }
@@ -9232,6 +9240,7 @@ impl McpServer {
     /// The tag values this union knows.
     #[cfg(feature = "unstable")]
     pub const KNOWN_TAGS: &'static [&'static str] = &["http", "acp", "stdio"];
+    /// The tag values this union knows.
     #[cfg(not(feature = "unstable"))]
     pub const KNOWN_TAGS: &'static [&'static str] = &["http", "stdio"];
     /// The `type` of this value as on the wire (a value kept by the catch-all included, when its tag is written without escapes); `None` for a branch without one.
@@ -12395,6 +12404,7 @@ pub enum ProxyResponseErrorId {
     Number(i64),
     /// A string request ID.
     Str(String),
+    /// `null`.
     Null,
 }
 #[cfg(feature = "unstable")]
@@ -16129,6 +16139,7 @@ impl SessionUpdate {
         "session_message",
         "session_message_chunk",
     ];
+    /// The tag values this union knows.
     #[cfg(not(feature = "unstable"))]
     pub const KNOWN_TAGS: &'static [&'static str] = &[
         "user_message_chunk",
@@ -20417,6 +20428,7 @@ pub const TYPE_NAMES: &[&str] = &[
     "UsageUpdate",
     "UserMessage",
 ];
+/// Every type name of the schema (with the features enabled), sorted.
 #[cfg(not(feature = "unstable"))]
 pub const TYPE_NAMES: &[&str] = &[
     "AbsolutePath",

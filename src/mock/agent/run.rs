@@ -2,7 +2,9 @@
 //! wire-shaped JSON, decoded into the negotiated version's types before anything is sent.
 
 use super::record::Received;
-use super::script::{OnCancel, PermissionOption, Step, StopReason};
+use super::script::{
+    OnCancel, PermissionOption, PlanEntry, ReadFile, Step, StopReason, Terminal, ToolCall, ToolCallUpdate,
+};
 use crate::agent::AgentContext;
 use crate::error::{Error, Misuse};
 use acp_types::support::rpc::{Method, RpcError};
@@ -156,41 +158,9 @@ async fn step_once(side: &Side<'_>, step: &Step, on_cancel: OnCancel, received: 
                 side.update(object(update)).await?
             }
         },
-        Step::Plan(entries) => {
-            let entries: Vec<Value> = entries
-                .iter()
-                .map(|e| json!({ "content": e.content, "priority": e.priority, "status": e.status }))
-                .collect();
-            let update = match side.is_v1() {
-                true => json!({ "sessionUpdate": "plan", "entries": entries }),
-                false => json!({
-                    "sessionUpdate": "plan_update",
-                    "plan": { "type": "items", "planId": "mock-plan", "entries": entries },
-                }),
-            };
-            side.update(object(update)).await?;
-        }
-        Step::ToolCall(call) => {
-            let kind = if side.is_v1() { "tool_call" } else { "tool_call_update" };
-            let update = json!({ "sessionUpdate": kind, "toolCallId": call.id, "title": call.title });
-            let fields = [
-                ("kind", call.kind.clone().map(Value::String)),
-                ("status", call.status.clone().map(Value::String)),
-                ("content", content(&call.text)),
-                ("rawInput", call.raw_input.clone()),
-            ];
-            side.update(with(object(update), &fields)).await?;
-        }
-        Step::ToolCallUpdate(call) => {
-            let update = json!({ "sessionUpdate": "tool_call_update", "toolCallId": call.id });
-            let fields = [
-                ("title", call.title.clone().map(Value::String)),
-                ("status", call.status.clone().map(Value::String)),
-                ("content", content(&call.text)),
-                ("rawOutput", call.raw_output.clone()),
-            ];
-            side.update(with(object(update), &fields)).await?;
-        }
+        Step::Plan(entries) => side.update(plan(entries, side.is_v1())).await?,
+        Step::ToolCall(call) => side.update(tool_call(call, side.is_v1())).await?,
+        Step::ToolCallUpdate(call) => side.update(tool_call_update(call)).await?,
         Step::Update(update) => side.update(update.clone()).await?,
         Step::Permission(permission) => {
             let chosen = ask(side, &permission.tool_call, &permission.title, &permission.options).await?;
@@ -206,22 +176,7 @@ async fn step_once(side: &Side<'_>, step: &Step, on_cancel: OnCancel, received: 
             }
         }
         Step::ReadFile(read) => match side {
-            Side::V1 { cx, session } => {
-                let mut request = v1::ReadTextFileRequest::new((*session).clone(), read.path.clone());
-                request.line = read.line.into();
-                request.limit = read.limit.into();
-                let result = cx.request::<v1::methods::FsReadTextFile>(&request).await;
-                let read_text = match result {
-                    Ok(answer) => Some(answer.content),
-                    Err(e) => {
-                        skipped(received, <v1::methods::FsReadTextFile as Method>::METHOD, Err(e))?;
-                        None
-                    }
-                };
-                if let (Some(said), true) = (read_text, read.say) {
-                    side.say(&said).await?;
-                }
-            }
+            Side::V1 { cx, session } => read_file(side, cx, session, read, received).await?,
             Side::V2 { .. } => v1_only("readFile"),
         },
         Step::WriteFile(write) => match side {
@@ -232,24 +187,7 @@ async fn step_once(side: &Side<'_>, step: &Step, on_cancel: OnCancel, received: 
             Side::V2 { .. } => v1_only("writeFile"),
         },
         Step::Terminal(terminal) => match side {
-            Side::V1 { cx, session } => {
-                let mut request = v1::CreateTerminalRequest::new((*session).clone(), terminal.command.clone());
-                request.args = Some(terminal.args.clone());
-                request.cwd = terminal.cwd.clone().into();
-                request.output_byte_limit = terminal.output_byte_limit.into();
-                let handle = match cx.v1()?.create_terminal_with(request).await {
-                    Ok(handle) => handle,
-                    Err(e) => return skipped(received, <v1::methods::TerminalCreate as Method>::METHOD, Err(e)),
-                };
-                let exit = handle.wait_for_exit().await?;
-                let output = handle.output().await?;
-                handle.release().await?;
-                if terminal.say {
-                    let code = exit.exit_code.as_value().map_or("none".to_string(), u32::to_string);
-                    let cut = if output.truncated { ", truncated" } else { "" };
-                    side.say(&format!("{}(exit {code}{cut})", output.output)).await?;
-                }
-            }
+            Side::V1 { cx, session } => return run_terminal(side, cx, session, terminal, received).await,
             Side::V2 { .. } => v1_only("terminal"),
         },
         Step::Delay(ms) => {
@@ -268,6 +206,97 @@ async fn step_once(side: &Side<'_>, step: &Step, on_cancel: OnCancel, received: 
             return Err(Ended::Error(error));
         }
         Step::Stop(reason) => return Err(Ended::Stop(*reason)),
+    }
+    Ok(())
+}
+
+/// Step `plan`: v1's `plan`, v2's `plan_update` of a list of items.
+fn plan(entries: &[PlanEntry], v1: bool) -> Map<String, Value> {
+    let entries: Vec<Value> =
+        entries.iter().map(|e| json!({ "content": e.content, "priority": e.priority, "status": e.status })).collect();
+    object(match v1 {
+        true => json!({ "sessionUpdate": "plan", "entries": entries }),
+        false => json!({
+            "sessionUpdate": "plan_update",
+            "plan": { "type": "items", "planId": "mock-plan", "entries": entries },
+        }),
+    })
+}
+
+/// Step `toolCall`: v1's `tool_call`; v2 has only `tool_call_update`, which also starts one.
+fn tool_call(call: &ToolCall, v1: bool) -> Map<String, Value> {
+    let kind = if v1 { "tool_call" } else { "tool_call_update" };
+    let update = json!({ "sessionUpdate": kind, "toolCallId": call.id, "title": call.title });
+    let fields = [
+        ("kind", call.kind.clone().map(Value::String)),
+        ("status", call.status.clone().map(Value::String)),
+        ("content", content(&call.text)),
+        ("rawInput", call.raw_input.clone()),
+    ];
+    with(object(update), &fields)
+}
+
+/// Step `toolCallUpdate`: the fields the step gives.
+fn tool_call_update(call: &ToolCallUpdate) -> Map<String, Value> {
+    let update = json!({ "sessionUpdate": "tool_call_update", "toolCallId": call.id });
+    let fields = [
+        ("title", call.title.clone().map(Value::String)),
+        ("status", call.status.clone().map(Value::String)),
+        ("content", content(&call.text)),
+        ("rawOutput", call.raw_output.clone()),
+    ];
+    with(object(update), &fields)
+}
+
+/// Step `readFile` (v1): `fs/read_text_file`, and the text said back when the step asks.
+async fn read_file(
+    side: &Side<'_>,
+    cx: &AgentContext,
+    session: &v1::SessionId,
+    read: &ReadFile,
+    received: &Received,
+) -> Result<(), Ended> {
+    let mut request = v1::ReadTextFileRequest::new(session.clone(), read.path.clone());
+    request.line = read.line.into();
+    request.limit = read.limit.into();
+    let result = cx.request::<v1::methods::FsReadTextFile>(&request).await;
+    let read_text = match result {
+        Ok(answer) => Some(answer.content),
+        Err(e) => {
+            skipped(received, <v1::methods::FsReadTextFile as Method>::METHOD, Err(e))?;
+            None
+        }
+    };
+    if let (Some(said), true) = (read_text, read.say) {
+        side.say(&said).await?;
+    }
+    Ok(())
+}
+
+/// Step `terminal` (v1): create, wait for the exit, read the output, release; the output and
+/// the exit said back when the step asks.
+async fn run_terminal(
+    side: &Side<'_>,
+    cx: &AgentContext,
+    session: &v1::SessionId,
+    terminal: &Terminal,
+    received: &Received,
+) -> Result<(), Ended> {
+    let mut request = v1::CreateTerminalRequest::new(session.clone(), terminal.command.clone());
+    request.args = Some(terminal.args.clone());
+    request.cwd = terminal.cwd.clone().into();
+    request.output_byte_limit = terminal.output_byte_limit.into();
+    let handle = match cx.v1()?.create_terminal_with(request).await {
+        Ok(handle) => handle,
+        Err(e) => return skipped(received, <v1::methods::TerminalCreate as Method>::METHOD, Err(e)),
+    };
+    let exit = handle.wait_for_exit().await?;
+    let output = handle.output().await?;
+    handle.release().await?;
+    if terminal.say {
+        let code = exit.exit_code.as_value().map_or("none".to_string(), u32::to_string);
+        let cut = if output.truncated { ", truncated" } else { "" };
+        side.say(&format!("{}(exit {code}{cut})", output.output)).await?;
     }
     Ok(())
 }

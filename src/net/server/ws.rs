@@ -10,6 +10,7 @@ use super::initialize::is_initialize;
 use super::shared::{Shared, Slot};
 use crate::net::{envelope, Kind, NotAMessage, BATCH_ERROR, HEADER_CONNECTION_ID, PARSE_ERROR};
 use crate::rules;
+use acp_types::support::rpc::RpcError;
 use futures_util::{SinkExt as _, StreamExt as _};
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONNECTION, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_KEY, SEC_WEBSOCKET_VERSION, UPGRADE};
@@ -76,9 +77,9 @@ where
     let limit = shared.limits.max_message_size;
     let config = crate::net::ws_config(limit);
     let socket = WebSocketStream::from_raw_socket(io, Role::Server, Some(config)).await;
-    let (mut sink, mut stream) = socket.split();
-    let (inbound, mut outbound) = shared.start_agent();
-    let (direct, mut direct_rx) = mpsc::channel::<Message>(8);
+    let (sink, mut stream) = socket.split();
+    let (inbound, outbound) = shared.start_agent();
+    let (direct, direct_rx) = mpsc::channel::<Message>(8);
     let done = CancellationToken::new();
     let stop = shared.stop.clone();
 
@@ -108,107 +109,133 @@ where
                 }
             };
             let bytes = text_frame.as_bytes();
-            let answer = |json: &str| direct.send(text(json));
-            let env = match envelope(bytes) {
-                Ok(env) => env,
-                Err(NotAMessage::Invalid) => {
-                    let _ = answer(PARSE_ERROR).await;
-                    continue;
-                }
-                Err(NotAMessage::Batch) => {
-                    let _ = answer(BATCH_ERROR).await;
-                    continue;
-                }
-                Err(NotAMessage::NotAnObject) => {
-                    let _ = answer(INVALID_REQUEST).await;
-                    continue;
-                }
-            };
-            let initialize = is_initialize(&env, bytes);
-            if !initialized {
-                match env.kind {
-                    Kind::Response => continue,
-                    Kind::Other => {
-                        let _ = answer(INVALID_REQUEST).await;
-                        continue;
-                    }
-                    _ if !initialize => {
-                        // Rule `init.first`, kept the way the TypeScript `AcpServer` keeps it on a
-                        // WebSocket (and with its close reason): the socket is closed.
-                        tracing::debug!("acp server: {} broken: {:?} first", rules::INIT_FIRST, env.method);
-                        let _ = direct.send(close(CloseCode::Protocol, "First message must be initialize")).await;
+            match judge(&shared, bytes, &mut initialized) {
+                Verdict::Forward => {
+                    if inbound.send(bytes.to_vec()).await.is_err() {
                         return;
                     }
-                    _ if env.id.as_deref() == Some("null") => {
-                        let _ = direct.send(close(CloseCode::Protocol, "Initialize request must include an ID")).await;
-                        return;
-                    }
-                    _ => initialized = true,
                 }
-            } else if initialize {
-                let refusal = serde_json::json!({
-                    "jsonrpc": "2.0",
-                    "id": env.id.as_deref().and_then(|id| serde_json::from_str::<serde_json::Value>(id).ok()),
-                    "error": { "code": -32600, "message": "Initialize not allowed on existing connection" },
-                });
-                let _ = answer(&refusal.to_string()).await;
-                continue;
-            }
-            if let Some(why) = over_long_id(&shared, &env) {
-                let _ = direct.send(close(CloseCode::Policy, &why)).await;
-                return;
-            }
-            if inbound.send(bytes.to_vec()).await.is_err() {
-                return;
+                Verdict::Answer(json) => {
+                    let _ = direct.send(text(&json)).await;
+                }
+                Verdict::Skip => {}
+                Verdict::Close(code, reason) => {
+                    let _ = direct.send(close(code, &reason)).await;
+                    return;
+                }
             }
         }
     };
 
-    let writer = async {
-        let _done = done.clone().drop_guard();
-        loop {
-            let message = tokio::select! {
-                biased;
-                _ = stop.cancelled() => {
-                    let _ = sink.send(close(CloseCode::Away, "Server shutting down")).await;
+    tokio::join!(reader, write(&shared, sink, direct_rx, outbound, &done, &stop));
+}
+
+/// The session's writer: the reader's own answers and the agent's output, one message at a time,
+/// each awaited (a client that takes nothing for `max_output_stall` is given up on); a close frame
+/// when the agent, the reader or the server ends.
+async fn write<Si>(
+    shared: &Shared,
+    mut sink: Si,
+    mut direct_rx: mpsc::Receiver<Message>,
+    mut outbound: mpsc::Receiver<Vec<u8>>,
+    done: &CancellationToken,
+    stop: &CancellationToken,
+) where
+    Si: futures_util::Sink<Message> + Unpin,
+{
+    let _done = done.clone().drop_guard();
+    loop {
+        let message = tokio::select! {
+            biased;
+            _ = stop.cancelled() => {
+                let _ = sink.send(close(CloseCode::Away, "Server shutting down")).await;
+                return;
+            }
+            message = direct_rx.recv() => match message {
+                Some(message) => message,
+                None => return,
+            },
+            // The reader ended (the client's close frame, or its end of the socket) with
+            // nothing more to say: answer the close (RFC 6455, 5.5.1; tungstenite queued the
+            // answer when it read the frame, `close` flushes it) and end the session, which
+            // frees its socket and its slot.
+            _ = done.cancelled() => {
+                let _ = tokio::time::timeout(shared.limits.max_output_stall, sink.close()).await;
+                return;
+            }
+            message = outbound.recv() => match message {
+                // The core writes JSON text: valid UTF-8, taken without a copy.
+                Some(json) => Message::text(
+                    String::from_utf8(json).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+                ),
+                None => {
+                    let _ = sink.send(close(CloseCode::Normal, "Agent connection ended")).await;
                     return;
                 }
-                message = direct_rx.recv() => match message {
-                    Some(message) => message,
-                    None => return,
-                },
-                // The reader ended (the client's close frame, or its end of the socket) with
-                // nothing more to say: answer the close (RFC 6455, 5.5.1; tungstenite queued the
-                // answer when it read the frame, `close` flushes it) and end the session, which
-                // frees its socket and its slot.
-                _ = done.cancelled() => {
-                    let _ = tokio::time::timeout(shared.limits.max_output_stall, sink.close()).await;
-                    return;
-                }
-                message = outbound.recv() => match message {
-                    // The core writes JSON text: valid UTF-8, taken without a copy.
-                    Some(json) => Message::text(
-                        String::from_utf8(json).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
-                    ),
-                    None => {
-                        let _ = sink.send(close(CloseCode::Normal, "Agent connection ended")).await;
-                        return;
-                    }
-                },
-            };
-            let closing = matches!(message, Message::Close(_));
-            match tokio::time::timeout(shared.limits.max_output_stall, sink.send(message)).await {
-                Ok(Ok(())) if !closing => {}
-                Ok(_) => return,
-                Err(_) => {
-                    let stall = shared.limits.max_output_stall;
-                    tracing::warn!("acp server: closing a WebSocket whose client read nothing for {stall:?}");
-                    return;
-                }
+            },
+        };
+        let closing = matches!(message, Message::Close(_));
+        match tokio::time::timeout(shared.limits.max_output_stall, sink.send(message)).await {
+            Ok(Ok(())) if !closing => {}
+            Ok(_) => return,
+            Err(_) => {
+                let stall = shared.limits.max_output_stall;
+                tracing::warn!("acp server: closing a WebSocket whose client read nothing for {stall:?}");
+                return;
             }
         }
+    }
+}
+
+/// What the reader does with one text message of the client's.
+enum Verdict {
+    /// Hand it to the agent.
+    Forward,
+    /// Answer it (an error response) and read on.
+    Answer(String),
+    /// Drop it and read on.
+    Skip,
+    /// Close the socket, with this code and reason.
+    Close(CloseCode, String),
+}
+
+/// Judges one text message before the agent sees it: whether it is a JSON-RPC message, and the
+/// lifecycle rules the server keeps on a socket (`initialize` first, and once).
+fn judge(shared: &Shared, bytes: &[u8], initialized: &mut bool) -> Verdict {
+    let env = match envelope(bytes) {
+        Ok(env) => env,
+        Err(NotAMessage::Invalid) => return Verdict::Answer(PARSE_ERROR.into()),
+        Err(NotAMessage::Batch) => return Verdict::Answer(BATCH_ERROR.into()),
+        Err(NotAMessage::NotAnObject) => return Verdict::Answer(INVALID_REQUEST.into()),
     };
-    tokio::join!(reader, writer);
+    let initialize = is_initialize(&env, bytes);
+    if !*initialized {
+        match env.kind {
+            Kind::Response => return Verdict::Skip,
+            Kind::Other => return Verdict::Answer(INVALID_REQUEST.into()),
+            _ if !initialize => {
+                // Rule `init.first`, kept the way the TypeScript `AcpServer` keeps it on a
+                // WebSocket (and with its close reason): the socket is closed.
+                tracing::debug!("acp server: {} broken: {:?} first", rules::INIT_FIRST, env.method);
+                return Verdict::Close(CloseCode::Protocol, "First message must be initialize".into());
+            }
+            _ if env.id.as_deref() == Some("null") => {
+                return Verdict::Close(CloseCode::Protocol, "Initialize request must include an ID".into());
+            }
+            _ => *initialized = true,
+        }
+    } else if initialize {
+        let refusal = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": env.id.as_deref().and_then(|id| serde_json::from_str::<serde_json::Value>(id).ok()),
+            "error": { "code": RpcError::INVALID_REQUEST, "message": "Initialize not allowed on existing connection" },
+        });
+        return Verdict::Answer(refusal.to_string());
+    }
+    match over_long_id(shared, &env) {
+        Some(why) => Verdict::Close(CloseCode::Policy, why),
+        None => Verdict::Forward,
+    }
 }
 
 /// A request id or session id over `max_id_length`, which closes the socket (as the

@@ -88,8 +88,11 @@ pub struct Finished {
     pub status: Option<ExitStatus>,
     /// The time limit ran out and the command was killed.
     pub timed_out: bool,
+    /// What the command wrote to stdout (lossy UTF-8).
     pub stdout: String,
+    /// What the command wrote to stderr (lossy UTF-8).
     pub stderr: String,
+    /// From the start to the end of the command.
     pub elapsed: Duration,
 }
 

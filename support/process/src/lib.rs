@@ -14,12 +14,32 @@
 //!   [`AgentProcess::shutdown`] ends it gracefully (stdin closed, a grace period, `SIGTERM`,
 //!   another, `SIGKILL`); dropping the [`AgentProcess`] ends it without waiting, in the same order
 //!   (stdin closed at once; the grace, `SIGTERM`, `SIGKILL` from a thread, which does not outlive
-//!   this process: await `shutdown` before exiting).
+//!   this process: await `shutdown` before exiting). [`ProcessGroup::spawn`] starts any other
+//!   command, with the stdio it sets, in a group of its own, which [`ProcessGroup::end`] and
+//!   [`ProcessGroup::kill`] end (a terminal's command, a client under test).
 //! - Blocking, on std alone: [`GroupChild`] starts a [`std::process::Command`] in a group of its
 //!   own and ends the group ([`GroupChild::end`]; dropping it kills the group);
 //!   [`run_with_timeout`] runs one to completion with its output captured, the group killed at
 //!   the time limit. The developer tasks are synchronous, and a blocking API keeps them free of
 //!   an async runtime (`default-features = false` builds no tokio at all).
+//!
+//! ```no_run
+//! use acp_process::{spawn, SpawnOptions, Stderr};
+//! use std::time::Duration;
+//!
+//! # async fn run() -> std::io::Result<()> {
+//! // An agent behind a wrapper: `npx` and what it starts are in one group.
+//! let options = SpawnOptions::new().stderr(Stderr::Capture).grace(Duration::from_secs(2));
+//! let (agent, _stdin, _stdout) = spawn("npx", ["some-acp-agent"], &options)?;
+//! // … speak the protocol over stdin/stdout; then end the whole group:
+//! let status = agent.shutdown().await?;
+//! # Ok(()) }
+//!
+//! // Blocking, without a runtime: the group is killed at the time limit.
+//! let done = acp_process::run_with_timeout(std::process::Command::new("make").arg("check"), Duration::from_secs(60))?;
+//! println!("{:?} in {:?}", done.status, done.elapsed);
+//! # Ok::<(), std::io::Error>(())
+//! ```
 //!
 //! This crate depends on no generated code, so that the code generator can use it while the
 //! generated crates are stale or broken.
@@ -76,7 +96,11 @@
 mod agent;
 mod blocking;
 mod group;
+#[cfg(feature = "tokio")]
+mod own_group;
 
 #[cfg(feature = "tokio")]
 pub use agent::{spawn, spawn_command, AgentProcess, AgentStdin, SpawnOptions, Stderr, StderrCapture};
 pub use blocking::{run_with_timeout, Finished, GroupChild};
+#[cfg(feature = "tokio")]
+pub use own_group::ProcessGroup;

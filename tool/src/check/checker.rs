@@ -367,30 +367,7 @@ impl Checker {
         let from = report.from.or_else(|| row.and_then(|r| r.sender()));
         report.from = from;
         if let Some(id) = &id {
-            let key = (from, id.to_string());
-            // v2 forbids reusing a pending id (MUST); v1 has no such sentence (a SHOULD finding).
-            let (rule, must) = match self.decoding_version() {
-                Version::V2 => (acp_rpc::rules::UNIQUE_IDS, true),
-                Version::V1 => (acp_rpc::rules::V1_UNIQUE_IDS, false),
-            };
-            if let Some(from) = from {
-                self.judge.exercise(rule, from);
-            }
-            if let Some(previous) = self.pending.get(&key) {
-                let detail = format!("{id} is still in use by `{}` (line {})", previous.method, previous.line);
-                if must {
-                    report.rule_error("id", detail.clone());
-                } else {
-                    report.warnings.push(Warning { path: Some("id".into()), reason: detail.clone() });
-                }
-                if let Some(from) = from {
-                    self.judge.violation(report, rule, from, detail);
-                }
-            }
-            let param = |name: &str| params.as_ref().and_then(|p| p.get(name));
-            let session = param("sessionId").and_then(Value::as_str).map(str::to_string);
-            let requested = param("protocolVersion").and_then(Value::as_u64);
-            self.remember(key, Pending { method: method.clone(), line: report.line, session, requested });
+            self.track_request(report, &method, from, id, params.as_ref());
         }
         if report.status == Status::Error {
             return;
@@ -438,6 +415,42 @@ impl Checker {
         }
     }
 
+    /// A request of `from` with `id`: its id not in use by another pending request, and
+    /// remembered until its answer.
+    fn track_request(
+        &mut self,
+        report: &mut Report,
+        method: &str,
+        from: Option<Role>,
+        id: &Value,
+        params: Option<&Value>,
+    ) {
+        let key = (from, id.to_string());
+        // v2 forbids reusing a pending id (MUST); v1 has no such sentence (a SHOULD finding).
+        let (rule, must) = match self.decoding_version() {
+            Version::V2 => (acp_rpc::rules::UNIQUE_IDS, true),
+            Version::V1 => (acp_rpc::rules::V1_UNIQUE_IDS, false),
+        };
+        if let Some(from) = from {
+            self.judge.exercise(rule, from);
+        }
+        if let Some(previous) = self.pending.get(&key) {
+            let detail = format!("{id} is still in use by `{}` (line {})", previous.method, previous.line);
+            if must {
+                report.rule_error("id", detail.clone());
+            } else {
+                report.warnings.push(Warning { path: Some("id".into()), reason: detail.clone() });
+            }
+            if let Some(from) = from {
+                self.judge.violation(report, rule, from, detail);
+            }
+        }
+        let param = |name: &str| params.and_then(|p| p.get(name));
+        let session = param("sessionId").and_then(Value::as_str).map(str::to_string);
+        let requested = param("protocolVersion").and_then(Value::as_u64);
+        self.remember(key, Pending { method: method.to_string(), line: report.line, session, requested });
+    }
+
     /// Records a request awaiting its response, forgetting the oldest beyond the maximum.
     fn remember(&mut self, key: (Option<Role>, String), pending: Pending) {
         self.order.push_back((key.clone(), pending.line));
@@ -472,22 +485,7 @@ impl Checker {
             }
             return;
         }
-        let key = id.to_string();
-        // The request was sent by the other side; with an unknown sender, by either.
-        let found = match report.from {
-            Some(from) => self
-                .pending
-                .remove(&(Some(from.peer()), key.clone()))
-                .or_else(|| self.pending.remove(&(None, key.clone())))
-                .map(|p| (Some(from.peer()), p)),
-            None => {
-                let mut candidates: Vec<_> =
-                    self.pending.iter().filter(|((_, k), _)| *k == key).map(|((s, _), p)| (*s, p.line)).collect();
-                candidates.sort_by_key(|(_, line)| *line);
-                candidates.first().map(|(s, _)| *s).and_then(|s| self.pending.remove(&(s, key.clone())).map(|p| (s, p)))
-            }
-        };
-        let Some((requester, pending)) = found else {
+        let Some((requester, pending)) = self.take_pending(report.from, &id.to_string()) else {
             if report.status != Status::Error {
                 report.status = Status::Unmatched;
                 let whose =
@@ -523,32 +521,23 @@ impl Checker {
             self.check_meta(report, core, "result", Some(&result));
         }
         if wire::opens_connection(&method) && self.forced.is_none() {
-            // The answer is in the version it names, which may be lower than the one asked: from
-            // here on (this answer included) messages decode with it.
-            let answered = result.get("protocolVersion").and_then(Value::as_u64);
-            self.opening_answer = answered;
-            match answered.map(|v| u16::try_from(v).ok().and_then(Version::from_number)) {
-                Some(Some(v)) => self.version = Some(v),
-                Some(None) => report.rule_error(
-                    "result.protocolVersion",
-                    format!(
-                        "protocol version {} is not one this tool knows ({:?})",
-                        answered.unwrap_or_default(),
-                        Version::ALL.iter().map(|v| v.number()).collect::<Vec<_>>()
-                    ),
-                ),
-                None => {}
-            }
+            self.answered_version(report, &result);
         }
+        self.check_result(report, &method, requester, &result);
+    }
+
+    /// A result decoded with the tables of the version (the receiver's side), compared with what
+    /// came, and validated against the schema.
+    fn check_result(&mut self, report: &mut Report, method: &str, requester: Option<Role>, result: &Value) {
         let tables = tables(self.decoding_version());
-        let row = tables.find(&method, MessageKind::Request);
+        let row = tables.find(method, MessageKind::Request);
         let receiver = Receiver::of(row, requester);
-        let raw = match serde_json::value::to_raw_value(&result) {
+        let raw = match serde_json::value::to_raw_value(result) {
             Ok(raw) => raw,
             Err(e) => return report.error("result", e.to_string()),
         };
         let decode =
-            |raw: &RawValue| lenient::collect(|| tables.decode_response(receiver, &method, Some(raw)).map(Some));
+            |raw: &RawValue| lenient::collect(|| tables.decode_response(receiver, method, Some(raw)).map(Some));
         let (decoded, events) = decode(&raw);
         match decoded {
             Err(e) if row.is_none() && e.code == RpcError::METHOD_NOT_FOUND => report.rule_error("method", e.message),
@@ -558,13 +547,52 @@ impl Checker {
                     Ok(raw) => decode(&raw).1,
                     Err(_) => Vec::new(),
                 };
-                let (events, unknown) = not_in_schema(report, "result", Some(&result), events, &again);
+                let (events, unknown) = not_in_schema(report, "result", Some(result), events, &again);
                 self.judge.unknown_values(report, &unknown);
-                compare(report, "result", Some(&result), reencoded.as_ref(), events);
+                compare(report, "result", Some(result), reencoded.as_ref(), events);
                 if let Some(def) = row.and_then(|row| row.result) {
-                    validate(report, self.decoding_version(), def, "result", &result);
+                    validate(report, self.decoding_version(), def, "result", result);
                 }
             }
+        }
+    }
+
+    /// The pending request a response with id `key` answers, taken: one of the other side's,
+    /// or with an unknown sender, the oldest of either side's.
+    fn take_pending(&mut self, from: Option<Role>, key: &str) -> Option<(Option<Role>, Pending)> {
+        let key = key.to_string();
+        match from {
+            Some(from) => self
+                .pending
+                .remove(&(Some(from.peer()), key.clone()))
+                .or_else(|| self.pending.remove(&(None, key)))
+                .map(|p| (Some(from.peer()), p)),
+            None => {
+                let mut candidates: Vec<_> =
+                    self.pending.iter().filter(|((_, k), _)| *k == key).map(|((s, _), p)| (*s, p.line)).collect();
+                candidates.sort_by_key(|(_, line)| *line);
+                let requester = candidates.first().map(|(s, _)| *s)?;
+                self.pending.remove(&(requester, key)).map(|p| (requester, p))
+            }
+        }
+    }
+
+    /// The version an `initialize` result names, which may be lower than the one asked: from here
+    /// on (this answer included) messages decode with it.
+    fn answered_version(&mut self, report: &mut Report, result: &Value) {
+        let answered = result.get("protocolVersion").and_then(Value::as_u64);
+        self.opening_answer = answered;
+        match answered.map(|v| u16::try_from(v).ok().and_then(Version::from_number)) {
+            Some(Some(v)) => self.version = Some(v),
+            Some(None) => report.rule_error(
+                "result.protocolVersion",
+                format!(
+                    "protocol version {} is not one this tool knows ({:?})",
+                    answered.unwrap_or_default(),
+                    Version::ALL.iter().map(|v| v.number()).collect::<Vec<_>>()
+                ),
+            ),
+            None => {}
         }
     }
 }

@@ -8,7 +8,7 @@ use super::report::{Kind, Report, RuleResult, RuleViolation, Status};
 use super::tables::tables;
 use super::wire;
 use acp_rpc::rules;
-use acp_types::support::rpc::{MessageKind, Method, Role};
+use acp_types::support::rpc::{MessageKind, Method, Role, RpcError};
 use acp_types::{v1, v2, Version};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -24,12 +24,12 @@ use tally::Tally;
 const TURN_CONTENT: &[&str] =
     &["user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan"];
 
-/// The v2 stop reasons (`schema/v2/schema.json#/$defs/IdleStateUpdate/anyOf`): the field is a
-/// plain string in the types, so no catch-all reports other values.
 /// How much of an invalid message a `schema.valid` finding quotes.
 const EVIDENCE: usize = 300;
 
-const STOP_REASONS: &[&str] = &["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"];
+/// The v2 stop reasons (`schema/v2/schema.json#/$defs/IdleStateUpdate/anyOf`), from the generated
+/// union: its catch-all keeps any other value, which is judged here.
+const STOP_REASONS: &[&str] = v2::IdleStateUpdateStopReason::KNOWN_TAGS;
 
 #[derive(Debug, Default)]
 struct Session {
@@ -262,55 +262,11 @@ impl Judge {
         }
         let session = params.get("sessionId").and_then(Value::as_str).map(str::to_string);
         if report.kind == Kind::Notification {
-            self.tally.exercise(rules::NO_RESPONSE_TO_NOTIFICATION, from.peer());
-            *self.notified.entry(from.peer()).or_default() += 1;
-            match (from, method.as_str()) {
-                (Role::Client, wire::SESSION_CANCEL) => {
-                    if let Some(session) = session {
-                        self.cancel(&session, line);
-                    }
-                }
-                (Role::Agent, m) if self.version == Some(Version::V2) && m == v2::methods::CancelRequest::METHOD => {
-                    let id = params.get("requestId").map(Value::to_string).unwrap_or_default();
-                    if let Some(permission) = self.permissions.get_mut(&id) {
-                        permission.cancelled.get_or_insert(line);
-                    }
-                }
-                (Role::Agent, wire::SESSION_UPDATE) => {
-                    if let Some(session) = session {
-                        self.update(report, &session, params.get("update").unwrap_or(&Value::Null));
-                    }
-                }
-                #[cfg(feature = "unstable")]
-                (Role::Client, wire::MCP_MESSAGE) => {
-                    // After a forgotten request, a call not in flight may be one forgotten.
-                    self.mcp.notified(&mut self.tally, report, params, self.forced || self.forgot)
-                }
-                _ => {}
-            }
-            return;
+            return self.notification(report, from, &method, params, session);
         }
         let id = message.get("id").map(Value::to_string).unwrap_or_default();
-        if from == Role::Client && !self.forced {
-            if self.client_requests == 0 {
-                self.tally.exercise(rules::INIT_FIRST, Role::Client);
-                if !wire::opens_connection(&method) {
-                    let detail = format!("the client's first request is `{method}`, not `initialize`");
-                    self.tally.violate(report, rules::INIT_FIRST, Role::Client, detail);
-                }
-            }
-            self.client_requests += 1;
-        }
-        if from == Role::Client && wire::opens_connection(&method) {
-            self.tally.exercise(rules::INIT_ONCE, Role::Client);
-            match self.initialize_line {
-                Some(first) => {
-                    let detail = format!("`initialize` again (first at line {first})");
-                    self.tally.violate(report, rules::INIT_ONCE, Role::Client, detail);
-                }
-                None => self.initialize_line = Some(line),
-            }
-            self.client_init = Some(params.clone());
+        if from == Role::Client {
+            self.client_request(report, &method, params);
         }
         self.gated_call(report, from, &method);
         #[cfg(feature = "unstable")]
@@ -349,6 +305,62 @@ impl Judge {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A notification from `from`: cancels, updates, MCP messages.
+    fn notification(&mut self, report: &mut Report, from: Role, method: &str, params: &Value, session: Option<String>) {
+        let line = report.line;
+        self.tally.exercise(rules::NO_RESPONSE_TO_NOTIFICATION, from.peer());
+        *self.notified.entry(from.peer()).or_default() += 1;
+        match (from, method) {
+            (Role::Client, wire::SESSION_CANCEL) => {
+                if let Some(session) = session {
+                    self.cancel(&session, line);
+                }
+            }
+            (Role::Agent, m) if self.version == Some(Version::V2) && m == v2::methods::CancelRequest::METHOD => {
+                let id = params.get("requestId").map(Value::to_string).unwrap_or_default();
+                if let Some(permission) = self.permissions.get_mut(&id) {
+                    permission.cancelled.get_or_insert(line);
+                }
+            }
+            (Role::Agent, wire::SESSION_UPDATE) => {
+                if let Some(session) = session {
+                    self.update(report, &session, params.get("update").unwrap_or(&Value::Null));
+                }
+            }
+            #[cfg(feature = "unstable")]
+            (Role::Client, wire::MCP_MESSAGE) => {
+                // After a forgotten request, a call not in flight may be one forgotten.
+                self.mcp.notified(&mut self.tally, report, params, self.forced || self.forgot)
+            }
+            _ => {}
+        }
+    }
+
+    /// A request of the client's: the lifecycle rules (`initialize` first, and once).
+    fn client_request(&mut self, report: &mut Report, method: &str, params: &Value) {
+        if !self.forced {
+            if self.client_requests == 0 {
+                self.tally.exercise(rules::INIT_FIRST, Role::Client);
+                if !wire::opens_connection(method) {
+                    let detail = format!("the client's first request is `{method}`, not `initialize`");
+                    self.tally.violate(report, rules::INIT_FIRST, Role::Client, detail);
+                }
+            }
+            self.client_requests += 1;
+        }
+        if wire::opens_connection(method) {
+            self.tally.exercise(rules::INIT_ONCE, Role::Client);
+            match self.initialize_line {
+                Some(first) => {
+                    let detail = format!("`initialize` again (first at line {first})");
+                    self.tally.violate(report, rules::INIT_ONCE, Role::Client, detail);
+                }
+                None => self.initialize_line = Some(report.line),
+            }
+            self.client_init = Some(params.clone());
         }
     }
 
@@ -486,40 +498,7 @@ impl Judge {
                         Some("running" | "requires_action") => {
                             state.running.get_or_insert(line);
                         }
-                        Some("idle") => {
-                            let stop = update.get("stopReason").and_then(Value::as_str);
-                            if let Some(stop) = stop {
-                                tally.exercise(rules::UNDERSCORE, Role::Agent);
-                                if !STOP_REASONS.contains(&stop) && !stop.starts_with('_') {
-                                    let detail = format!(
-                                        "stopReason {stop:?} is no stop reason of v2, and a custom one begins with `_`"
-                                    );
-                                    tally.violate(report, rules::UNDERSCORE, Role::Agent, detail);
-                                }
-                            }
-                            if let Some(running) = state.running {
-                                tally.exercise(rules::V2_RUNNING_IDLE, Role::Agent);
-                                tally.exercise(rules::V2_STOP_REASON, Role::Agent);
-                                if stop.is_none() {
-                                    let detail = format!(
-                                        "the idle that ends the foreground work of session {session:?} (running at line \
-                                         {running}) carries no `stopReason`"
-                                    );
-                                    tally.violate(report, rules::V2_STOP_REASON, Role::Agent, detail);
-                                }
-                                end_turn(tally, report, session, state, stop);
-                            } else if let (Some(stop), true) = (stop, state.open) {
-                                tally.exercise(rules::V2_RUNNING_IDLE, Role::Agent);
-                                let since = state.prompted;
-                                let detail = format!(
-                                    "idle with stopReason {stop:?} ends a turn of session {session:?}, but no `running` \
-                                     was reported for it (prompt at line {since})"
-                                );
-                                tally.violate(report, rules::V2_RUNNING_IDLE, Role::Agent, detail);
-                                end_turn(tally, report, session, state, Some(stop));
-                            }
-                            // Otherwise a snapshot (after `session/new`, a repeat): no turn ends.
-                        }
+                        Some("idle") => idle(tally, report, session, state, update),
                         _ => {}
                     },
                     _ => {}
@@ -569,7 +548,7 @@ impl Judge {
             || (!method.starts_with('_') && !self.protocol_level(method) && !self.known(method));
         if unknown {
             self.tally.exercise(rules::METHOD_NOT_FOUND, from);
-            if code != Some(-32601) {
+            if code != Some(RpcError::METHOD_NOT_FOUND.into()) {
                 let detail = format!(
                     "`{method}` (line {}) is unknown to the {from}: expected error -32601, got {answer}",
                     pending.line
@@ -579,92 +558,106 @@ impl Judge {
         }
         let result = result.unwrap_or(&Value::Null);
         match (from, method) {
-            (Role::Agent, m) if ok && wire::opens_connection(m) => {
-                self.agent_init = Some(result.clone());
-                let answered = result.get("protocolVersion").and_then(Value::as_u64);
-                // An answer no schema defines cannot be judged here (unless it merely echoes a
-                // request above every published version): it is not counted as a pass.
-                let known = answered.and_then(|v| u16::try_from(v).ok()).and_then(Version::from_number).is_some();
-                if known || (answered.is_some() && answered == pending.requested) {
-                    self.tally.exercise(rules::INIT_VERSION, Role::Agent);
-                }
-                let newest = Version::ALL.iter().map(|v| u64::from(v.number())).max().unwrap_or(1);
-                if let (Some(requested), Some(answered)) = (pending.requested, answered) {
-                    if answered == requested && requested > newest {
-                        let detail = format!(
-                            "answered protocolVersion {answered}, the one requested, which is no published version (the newest is {newest})"
-                        );
-                        self.tally.violate(report, rules::INIT_VERSION, Role::Agent, detail);
-                    }
-                }
-            }
+            (Role::Agent, m) if ok && wire::opens_connection(m) => self.initialize_answered(report, pending, result),
             // Without the `unstable` feature (`--no-default-features`) this counts `session/new`
             // answers only: see `opens_session`.
-            (Role::Agent, m) if ok && opens_session(m) => {
-                if let Some(session) = result.get("sessionId").and_then(Value::as_str) {
-                    self.tally.exercise(rules::DISTINCT_SESSIONS, Role::Agent);
-                    if !self.session_ids.insert(session.to_string()) {
-                        let detail = format!("sessionId {session:?} was already returned on this connection");
-                        self.tally.violate(report, rules::DISTINCT_SESSIONS, Role::Agent, detail);
-                    }
-                }
-            }
+            (Role::Agent, m) if ok && opens_session(m) => self.session_opened(report, result),
             (Role::Agent, wire::SESSION_PROMPT) => {
                 self.prompt_answered(report, pending, &id.to_string(), ok, result, &answer)
             }
-            (Role::Agent, wire::SESSION_LOAD | wire::SESSION_RESUME) => {
-                let state = pending.session.as_ref().and_then(|s| self.sessions.get_mut(s));
-                if let Some(state) = state {
-                    state.opening = false;
-                    if let (Some(seen), true) = (state.resume_state.take(), ok && method == wire::SESSION_RESUME) {
-                        self.tally.exercise(rules::V2_RESUME_STATE, Role::Agent);
-                        if !seen {
-                            let detail = format!(
-                                "`session/resume` (line {}) answered without a `state_update` for the session \
-                                 between the request and the response",
-                                pending.line
-                            );
-                            self.tally.violate(report, rules::V2_RESUME_STATE, Role::Agent, detail);
-                        }
-                    }
-                }
-            }
+            (Role::Agent, wire::SESSION_LOAD | wire::SESSION_RESUME) => self.session_reopened(report, pending, ok),
             #[cfg(feature = "unstable")]
             (Role::Client, wire::MCP_MESSAGE) => {
                 self.mcp.answered(&mut self.tally, report, &id.to_string(), message.get("result"))
             }
             (Role::Client, wire::SESSION_REQUEST_PERMISSION) => {
-                if let Some(permission) = self.permissions.remove(&id.to_string()) {
-                    if result["outcome"]["outcome"] == "selected" {
-                        self.tally.exercise(rules::PERMISSION_OFFERED_OPTION, Role::Client);
-                        let chosen = result["outcome"]["optionId"].as_str();
-                        if !chosen.is_some_and(|c| permission.options.iter().any(|o| o == c)) {
-                            let detail = format!(
-                                "the permission request (line {}) answered with optionId {}, not one of the \
-                                 offered options {:?}",
-                                permission.line,
-                                chosen.map_or("(none)".to_string(), |c| format!("{c:?}")),
-                                permission.options
-                            );
-                            self.tally.violate(report, rules::PERMISSION_OFFERED_OPTION, Role::Client, detail);
-                        }
-                    }
-                    if let Some(cancel) = permission.cancelled {
-                        self.tally.exercise(rules::CANCEL_PERMISSION, Role::Client);
-                        let outcome = result["outcome"]["outcome"].as_str();
-                        if outcome != Some("cancelled") {
-                            let detail = format!(
-                                "the permission request (line {}) answered with {} after the cancel at line {cancel}, \
-                                 not the `cancelled` outcome",
-                                permission.line,
-                                outcome.map_or(answer.clone(), |o| format!("outcome {o:?}"))
-                            );
-                            self.tally.violate(report, rules::CANCEL_PERMISSION, Role::Client, detail);
-                        }
-                    }
-                }
+                self.permission_answered(report, &id.to_string(), result, &answer)
             }
             _ => {}
+        }
+    }
+
+    /// The agent's result to `initialize`: the version it answered.
+    fn initialize_answered(&mut self, report: &mut Report, pending: &Pending, result: &Value) {
+        self.agent_init = Some(result.clone());
+        let answered = result.get("protocolVersion").and_then(Value::as_u64);
+        // An answer no schema defines cannot be judged here (unless it merely echoes a
+        // request above every published version): it is not counted as a pass.
+        let known = answered.and_then(|v| u16::try_from(v).ok()).and_then(Version::from_number).is_some();
+        if known || (answered.is_some() && answered == pending.requested) {
+            self.tally.exercise(rules::INIT_VERSION, Role::Agent);
+        }
+        let newest = Version::ALL.iter().map(|v| u64::from(v.number())).max().unwrap_or(1);
+        if let (Some(requested), Some(answered)) = (pending.requested, answered) {
+            if answered == requested && requested > newest {
+                let detail = format!(
+                    "answered protocolVersion {answered}, the one requested, which is no published version (the newest is {newest})"
+                );
+                self.tally.violate(report, rules::INIT_VERSION, Role::Agent, detail);
+            }
+        }
+    }
+
+    /// The agent's result to a request that opens a session: a session id not seen before.
+    fn session_opened(&mut self, report: &mut Report, result: &Value) {
+        if let Some(session) = result.get("sessionId").and_then(Value::as_str) {
+            self.tally.exercise(rules::DISTINCT_SESSIONS, Role::Agent);
+            if !self.session_ids.insert(session.to_string()) {
+                let detail = format!("sessionId {session:?} was already returned on this connection");
+                self.tally.violate(report, rules::DISTINCT_SESSIONS, Role::Agent, detail);
+            }
+        }
+    }
+
+    /// The agent's answer to `session/load` or `session/resume`: the session is open, and a
+    /// resumed one reported its state before the answer.
+    fn session_reopened(&mut self, report: &mut Report, pending: &Pending, ok: bool) {
+        let state = pending.session.as_ref().and_then(|s| self.sessions.get_mut(s));
+        let Some(state) = state else { return };
+        state.opening = false;
+        if let (Some(seen), true) = (state.resume_state.take(), ok && pending.method == wire::SESSION_RESUME) {
+            self.tally.exercise(rules::V2_RESUME_STATE, Role::Agent);
+            if !seen {
+                let detail = format!(
+                    "`session/resume` (line {}) answered without a `state_update` for the session \
+                     between the request and the response",
+                    pending.line
+                );
+                self.tally.violate(report, rules::V2_RESUME_STATE, Role::Agent, detail);
+            }
+        }
+    }
+
+    /// The client's answer to a permission request: an offered option, or `cancelled` after a
+    /// cancel.
+    fn permission_answered(&mut self, report: &mut Report, id: &str, result: &Value, answer: &str) {
+        let Some(permission) = self.permissions.remove(id) else { return };
+        if result["outcome"]["outcome"] == "selected" {
+            self.tally.exercise(rules::PERMISSION_OFFERED_OPTION, Role::Client);
+            let chosen = result["outcome"]["optionId"].as_str();
+            if !chosen.is_some_and(|c| permission.options.iter().any(|o| o == c)) {
+                let detail = format!(
+                    "the permission request (line {}) answered with optionId {}, not one of the \
+                     offered options {:?}",
+                    permission.line,
+                    chosen.map_or("(none)".to_string(), |c| format!("{c:?}")),
+                    permission.options
+                );
+                self.tally.violate(report, rules::PERMISSION_OFFERED_OPTION, Role::Client, detail);
+            }
+        }
+        if let Some(cancel) = permission.cancelled {
+            self.tally.exercise(rules::CANCEL_PERMISSION, Role::Client);
+            let outcome = result["outcome"]["outcome"].as_str();
+            if outcome != Some("cancelled") {
+                let detail = format!(
+                    "the permission request (line {}) answered with {} after the cancel at line {cancel}, \
+                     not the `cancelled` outcome",
+                    permission.line,
+                    outcome.map_or(answer.to_string(), |o| format!("outcome {o:?}"))
+                );
+                self.tally.violate(report, rules::CANCEL_PERMISSION, Role::Client, detail);
+            }
         }
     }
 
@@ -736,14 +729,14 @@ impl Judge {
             }
         };
         let notified = self.notified.get(&from).copied().unwrap_or_default() > 0;
-        if not_json > 0 && (code == Some(-32700) || (not_rpc == 0 && !notified)) {
+        if not_json > 0 && (code == Some(RpcError::PARSE_ERROR.into()) || (not_rpc == 0 && !notified)) {
             take(&mut self.not_json);
-            if code != Some(-32700) && from == Role::Agent {
+            if code != Some(RpcError::PARSE_ERROR.into()) && from == Role::Agent {
                 let got = code.map_or("a result".to_string(), |c| format!("error {c}"));
                 let detail = format!("a line that was not JSON answered with {got}, not -32700");
                 self.tally.violate(report, rules::PARSE_ERROR, from, detail);
             }
-        } else if not_rpc > 0 && (code == Some(-32600) || !notified) {
+        } else if not_rpc > 0 && (code == Some(RpcError::INVALID_REQUEST.into()) || !notified) {
             take(&mut self.not_rpc);
         } else if notified {
             let detail = format!(
@@ -838,6 +831,41 @@ impl Judge {
 }
 
 /// The turn of `session` ended (a turn-ending idle with `stop`).
+/// A v2 `idle` state update: a known (or `_`) stop reason, and the end of the turn that
+/// `running` began, or that a prompt did.
+fn idle(tally: &mut Tally, report: &mut Report, session: &str, state: &mut Session, update: &Value) {
+    let stop = update.get("stopReason").and_then(Value::as_str);
+    if let Some(stop) = stop {
+        tally.exercise(rules::UNDERSCORE, Role::Agent);
+        if !STOP_REASONS.contains(&stop) && !stop.starts_with('_') {
+            let detail = format!("stopReason {stop:?} is no stop reason of v2, and a custom one begins with `_`");
+            tally.violate(report, rules::UNDERSCORE, Role::Agent, detail);
+        }
+    }
+    if let Some(running) = state.running {
+        tally.exercise(rules::V2_RUNNING_IDLE, Role::Agent);
+        tally.exercise(rules::V2_STOP_REASON, Role::Agent);
+        if stop.is_none() {
+            let detail = format!(
+                "the idle that ends the foreground work of session {session:?} (running at line {running}) carries \
+                 no `stopReason`"
+            );
+            tally.violate(report, rules::V2_STOP_REASON, Role::Agent, detail);
+        }
+        end_turn(tally, report, session, state, stop);
+    } else if let (Some(stop), true) = (stop, state.open) {
+        tally.exercise(rules::V2_RUNNING_IDLE, Role::Agent);
+        let since = state.prompted;
+        let detail = format!(
+            "idle with stopReason {stop:?} ends a turn of session {session:?}, but no `running` was reported for it \
+             (prompt at line {since})"
+        );
+        tally.violate(report, rules::V2_RUNNING_IDLE, Role::Agent, detail);
+        end_turn(tally, report, session, state, Some(stop));
+    }
+    // Otherwise a snapshot (after `session/new`, a repeat): no turn ends.
+}
+
 fn end_turn(tally: &mut Tally, report: &mut Report, session: &str, state: &mut Session, stop: Option<&str>) {
     if let Some(cancel) = state.cancel.take() {
         tally.exercise(rules::V2_CANCELLED, Role::Agent);

@@ -403,32 +403,44 @@ impl Scenario<'_> {
             }
         }
         for (rule, method, scenario, place, outcome) in outcomes {
-            let replay = rule == rules::SERVES_LOAD;
-            match outcome {
-                Restored::Pass(evidence) => {
-                    results.exercise(rule);
-                    results.evidence(rule, format!("{}: {method} {place}: {evidence}", self.version));
-                    if replay {
-                        results.exercise(rules::LOAD_REPLAY);
-                        results.evidence(rules::LOAD_REPLAY, format!("{}: {place}: {evidence}", self.version));
-                    }
-                }
-                Restored::Refused(why) => {
-                    let detail = format!("`{method}` of {session} answered {why}, though advertised");
-                    results.violate(&scenario, RuleViolation::new(rule, Role::Agent, 0, detail));
-                    if replay {
-                        results.skip_reason(rules::LOAD_REPLAY, "the agent refused `session/load` (cap.serves-load)");
-                    }
-                }
-                Restored::Broken(line, detail) => {
-                    // Answered (or not) against the sentence of the call: the replay's for a load.
-                    let rule = if replay { rules::LOAD_REPLAY } else { rule };
-                    if replay {
-                        results.exercise(rules::SERVES_LOAD);
-                    }
-                    results.violate(&scenario, RuleViolation::new(rule, Role::Agent, line, detail));
-                }
+            judge_restored(results, self.version, session, (rule, method, &scenario, place), outcome);
+        }
+    }
+}
+
+/// The results of one `session/load` or `session/resume`: its rule, method, scenario and where it
+/// was asked, and how it went.
+fn judge_restored(
+    results: &mut Results,
+    version: Version,
+    session: &str,
+    (rule, method, scenario, place): (&'static str, &str, &str, &str),
+    outcome: Restored,
+) {
+    let replay = rule == rules::SERVES_LOAD;
+    match outcome {
+        Restored::Pass(evidence) => {
+            results.exercise(rule);
+            results.evidence(rule, format!("{version}: {method} {place}: {evidence}"));
+            if replay {
+                results.exercise(rules::LOAD_REPLAY);
+                results.evidence(rules::LOAD_REPLAY, format!("{version}: {place}: {evidence}"));
             }
+        }
+        Restored::Refused(why) => {
+            let detail = format!("`{method}` of {session} answered {why}, though advertised");
+            results.violate(scenario, RuleViolation::new(rule, Role::Agent, 0, detail));
+            if replay {
+                results.skip_reason(rules::LOAD_REPLAY, "the agent refused `session/load` (cap.serves-load)");
+            }
+        }
+        Restored::Broken(line, detail) => {
+            // Answered (or not) against the sentence of the call: the replay's for a load.
+            let rule = if replay { rules::LOAD_REPLAY } else { rule };
+            if replay {
+                results.exercise(rules::SERVES_LOAD);
+            }
+            results.violate(scenario, RuleViolation::new(rule, Role::Agent, line, detail));
         }
     }
 }

@@ -9,6 +9,7 @@ use super::terminal::Terminals;
 use crate::check::wire;
 use crate::check::{Checker, Role, Status};
 use acp_rpc::spawn::{spawn_command, AgentProcess, AgentStdin, SpawnOptions, Stderr};
+use acp_types::support::rpc::RpcError;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -294,7 +295,7 @@ impl Agent {
 
     /// What the client answers to the agent's request `method`.
     fn answer(&mut self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
-        let not_found = || Err((-32601, format!("Method not found: {method}")));
+        let not_found = || Err((i64::from(RpcError::METHOD_NOT_FOUND), format!("Method not found: {method}")));
         match method {
             wire::SESSION_REQUEST_PERMISSION => {
                 let session = params.get("sessionId").and_then(Value::as_str).unwrap_or_default();
@@ -310,13 +311,15 @@ impl Agent {
             }
             wire::FS_READ_TEXT_FILE if self.client.fs => {
                 let path = self.inside_scratch(params)?;
-                let text = std::fs::read_to_string(&path).map_err(|e| (-32002, format!("{}: {e}", path.display())))?;
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| (i64::from(RpcError::RESOURCE_NOT_FOUND), format!("{}: {e}", path.display())))?;
                 Ok(json!({ "content": text }))
             }
             wire::FS_WRITE_TEXT_FILE if self.client.fs => {
                 let path = self.inside_scratch(params)?;
                 let content = params.get("content").and_then(Value::as_str).unwrap_or_default();
-                std::fs::write(&path, content).map_err(|e| (-32603, format!("{}: {e}", path.display())))?;
+                std::fs::write(&path, content)
+                    .map_err(|e| (i64::from(RpcError::INTERNAL_ERROR), format!("{}: {e}", path.display())))?;
                 Ok(json!({}))
             }
             wire::TERMINAL_CREATE if self.client.terminal => self.terminals.create(params, &self.client.scratch),
@@ -337,7 +340,7 @@ impl Agent {
             Ok(path.to_path_buf())
         } else {
             Err((
-                -32602,
+                i64::from(RpcError::INVALID_PARAMS),
                 format!("{} is outside the scratch directory {}", path.display(), self.client.scratch.display()),
             ))
         }
@@ -404,7 +407,7 @@ async fn read_lines(stdout: tokio::process::ChildStdout, lines: mpsc::Sender<Lin
                         break;
                     }
                 }
-                bytes.truncate(acp_rpc::jsonrpc::framing::PREFIX);
+                bytes.truncate(acp_rpc::jsonrpc::PREFIX);
                 over_long = Some(n + rest);
             }
             Ok(_) => {}

@@ -336,10 +336,12 @@ fn judge_answer(requested: u64, answer: Answer, best: Option<u64>) -> Judged {
             Some(best) => {
                 Judged::Breaks(format!("asked for {requested}, answered error {code}, but it supports {best}"))
             }
-            None if code != -32022 => Judged::Breaks(format!(
+            None if code != i64::from(acp_types::v2::ErrorCode::UnsupportedProtocolVersion.code()) => {
+                Judged::Breaks(format!(
                 "asked for {requested}, below every version it supports, answered error {code}: expected its version \
                  or -32022"
-            )),
+            ))
+            }
             None => Judged::Holds,
         },
         Answer::None => Judged::Breaks(format!("no answer to `initialize` asking for {requested}")),

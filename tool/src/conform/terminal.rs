@@ -4,6 +4,8 @@
 //! `outputByteLimit`, and `wait_for_exit`, `kill` and `release` act on the process. Every
 //! terminal runs in its own process group, killed when it is released or the scenario ends.
 
+use acp_rpc::spawn::ProcessGroup;
+use acp_types::support::rpc::RpcError;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -30,8 +32,8 @@ pub struct Terminals {
 }
 
 struct Terminal {
-    /// The process group to signal (the child's pid).
-    pid: Option<i32>,
+    /// The command's process group.
+    group: ProcessGroup,
     output: Arc<Mutex<Output>>,
     /// `None` while the command runs.
     exit: watch::Receiver<Option<ExitStatus>>,
@@ -62,7 +64,10 @@ impl Output {
 }
 
 fn str_param<'a>(params: &'a Value, name: &str) -> Result<&'a str, (i64, String)> {
-    params.get(name).and_then(Value::as_str).ok_or((-32602, format!("`{name}` is missing or not a string")))
+    params
+        .get(name)
+        .and_then(Value::as_str)
+        .ok_or((i64::from(RpcError::INVALID_PARAMS), format!("`{name}` is missing or not a string")))
 }
 
 fn exit_json(status: &ExitStatus) -> Value {
@@ -119,9 +124,8 @@ impl Terminals {
             }
         }
         cmd.current_dir(&cwd).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
-        #[cfg(unix)]
-        cmd.process_group(0);
-        let mut child = cmd.spawn().map_err(|e| (-32603, format!("cannot run {command}: {e}")))?;
+        let (mut child, group) = ProcessGroup::spawn(&mut cmd)
+            .map_err(|e| (i64::from(RpcError::INTERNAL_ERROR), format!("cannot run {command}: {e}")))?;
         let output = Arc::new(Mutex::new(Output { limit, ..Output::default() }));
         let readers: Vec<_> = [
             child.stdout.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
@@ -139,7 +143,6 @@ impl Terminals {
             })
         })
         .collect();
-        let pid = child.id().and_then(|p| i32::try_from(p).ok());
         let (tx, exit) = watch::channel(None);
         tokio::spawn(async move {
             let status = child.wait().await;
@@ -155,13 +158,16 @@ impl Terminals {
         });
         let id = format!("term-{}", self.next);
         self.next += 1;
-        self.open.insert(id.clone(), Arc::new(Terminal { pid, output, exit }));
+        self.open.insert(id.clone(), Arc::new(Terminal { group, output, exit }));
         Ok(json!({ "terminalId": id }))
     }
 
     fn get(&self, params: &Value) -> Result<Arc<Terminal>, (i64, String)> {
         let id = str_param(params, "terminalId")?;
-        self.open.get(id).cloned().ok_or((-32002, format!("no terminal {id} (never created, or released)")))
+        self.open
+            .get(id)
+            .cloned()
+            .ok_or((i64::from(RpcError::RESOURCE_NOT_FOUND), format!("no terminal {id} (never created, or released)")))
     }
 
     /// `terminal/output`: the output so far, and the exit status once it exited.
@@ -183,7 +189,10 @@ impl Terminals {
         Ok(async move {
             match exit.wait_for(Option::is_some).await {
                 Ok(status) => Ok(status.as_ref().map(exit_json).unwrap_or_default()),
-                Err(_) => Err((-32603, "the terminal's process could not be waited for".to_string())),
+                Err(_) => Err((
+                    i64::from(RpcError::INTERNAL_ERROR),
+                    "the terminal's process could not be waited for".to_string(),
+                )),
             }
         })
     }
@@ -224,13 +233,7 @@ impl Terminal {
     /// Kills the whole process group, even once the command itself has exited: what it started
     /// in the background (`sleep 99 >/dev/null &`) is still in the group.
     fn kill(&self) {
-        #[cfg(unix)]
-        if let Some(pid) = self.pid {
-            // SAFETY: `killpg` only sends a signal; the group is the terminal's own (`process_group(0)`).
-            unsafe {
-                libc::killpg(pid, libc::SIGKILL);
-            }
-        }
+        self.group.kill();
     }
 }
 

@@ -21,9 +21,17 @@ pub enum Error {
     /// Emitting Rust failed.
     Emit(EmitError),
     /// A file or directory could not be read.
-    Io { path: PathBuf, error: std::io::Error },
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The I/O error.
+        error: std::io::Error,
+    },
     /// `schema/` has no version directory.
-    NoVersions { dir: PathBuf },
+    NoVersions {
+        /// The directory searched.
+        dir: PathBuf,
+    },
     /// Several of the above, found in one run: one line (or more) each.
     Several(Vec<Error>),
 }
@@ -111,9 +119,19 @@ fn lines<T: fmt::Display>(f: &mut fmt::Formatter<'_>, items: &[T]) -> fmt::Resul
 #[non_exhaustive]
 pub enum LoadError {
     /// The file could not be read.
-    Read { file: String, error: std::io::Error },
+    Read {
+        /// The schema file.
+        file: String,
+        /// The I/O error.
+        error: std::io::Error,
+    },
     /// The text is not JSON.
-    Json { file: String, error: serde_json::Error },
+    Json {
+        /// The schema file.
+        file: String,
+        /// The parse error.
+        error: serde_json::Error,
+    },
     /// Problems in the schema, each at its pointer: keywords or values the loader does not
     /// support, or constructs lowering cannot express.
     Schema(Vec<SchemaError>),
@@ -143,7 +161,9 @@ impl std::error::Error for LoadError {
 /// text, the order in which a file's problems are reported.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchemaError {
+    /// The schema file.
     pub file: String,
+    /// The JSON pointer of the problem in it.
     pub pointer: String,
     /// Boxed: the kinds that name two sources are large, and errors travel in `Result`s.
     pub kind: Box<SchemaErrorKind>,
@@ -174,46 +194,128 @@ impl PartialOrd for SchemaError {
 pub enum SchemaErrorKind {
     /// A keyword's value is not of the form JSON Schema gives it (`expected` says what it must
     /// be), or the file is not a schema.
-    Malformed { expected: &'static str },
+    Malformed {
+        /// What the value must be.
+        expected: &'static str,
+    },
     /// `type` names no JSON type (`name`: the value as JSON).
-    UnknownType { name: String },
+    UnknownType {
+        /// The value of `type`, as JSON.
+        name: String,
+    },
     /// A keyword, value or combination the generator does not support: which, and (through
     /// [`Construct::supported`]) what it supports instead.
     Unsupported(Construct),
     /// A `$ref` into `#/$defs` naming no entry.
-    DanglingRef { reference: String },
+    DanglingRef {
+        /// The `$ref`, as JSON.
+        reference: String,
+    },
     /// A `default` that does not fit its field's type (`value`: the default as JSON).
-    BadDefault { value: String, problem: DefaultProblem },
+    BadDefault {
+        /// The default, as JSON.
+        value: String,
+        /// Why it does not fit.
+        problem: DefaultProblem,
+    },
     /// A Rust type name two schemas would take; `first` is the pointer of the one that took it.
-    TypeNameTaken { name: String, first: String },
+    TypeNameTaken {
+        /// The Rust type name.
+        name: String,
+        /// The JSON pointer of the first item with the name.
+        first: String,
+    },
     /// Two members (variants, fields) of one type with one Rust name, at `first` and `second`.
-    MemberNameTaken { name: String, first: String, second: String },
+    MemberNameTaken {
+        /// The Rust name of the members.
+        name: String,
+        /// The JSON pointer of the first item with the name.
+        first: String,
+        /// The JSON pointer of the second.
+        second: String,
+    },
     /// A wire name whose Rust name is not an identifier.
-    NotIdentifier { wire: String, name: String },
+    NotIdentifier {
+        /// The wire name.
+        wire: String,
+        /// The Rust name it would take.
+        name: String,
+    },
     /// Two methods of one file with one Rust name (`rust`); `other` is at `other_pointer`.
-    MethodCollision { method: String, other: String, other_pointer: String, rust: String },
+    MethodCollision {
+        /// The method's wire name.
+        method: String,
+        /// The wire name of the other method.
+        other: String,
+        /// The JSON pointer of the other method.
+        other_pointer: String,
+        /// The Rust name both would take.
+        rust: String,
+    },
     /// A method of one file of a version taking the Rust name of a method of the other file.
-    MergedMethodCollision { method: String, rust: String, other: String, other_file: String, other_pointer: String },
+    MergedMethodCollision {
+        /// The method's wire name.
+        method: String,
+        /// The Rust name both would take.
+        rust: String,
+        /// The wire name of the other method.
+        other: String,
+        /// The file of the other method.
+        other_file: String,
+        /// The JSON pointer of the other method.
+        other_pointer: String,
+    },
     /// A type made of itself with no JSON level in between: the names along the cycle, back to
     /// the first.
-    Cycle { path: Vec<String> },
+    Cycle {
+        /// The names along the cycle, back to the first.
+        path: Vec<String>,
+    },
     /// A response (`x-method`, `x-side`) that matches no request.
-    UnmatchedResponse { method: String, side: String },
-    /// An `x-state` / `x-scope` path (`key`: `id`, `field`, `value`, or the scope's name) naming no
-    /// field of `ty`.
-    StatePath { key: String, path: String, ty: String },
+    UnmatchedResponse {
+        /// The method's wire name.
+        method: String,
+        /// Its `x-side`.
+        side: String,
+    },
+    /// An `x-state` / `x-scope` path naming no field of `ty`.
+    StatePath {
+        /// `id`, `field`, `value`, or the scope's name.
+        key: String,
+        /// The path as the schema writes it.
+        path: String,
+        /// The type it should name a field of.
+        ty: String,
+    },
     /// An `x-state` target keyed by an id in one rule and not in another.
-    StateTargetKeyed { target: String },
+    StateTargetKeyed {
+        /// The target's name.
+        target: String,
+    },
     /// An `append` to a field that holds neither items nor text.
-    StateAppend { field: String, ty: String },
+    StateAppend {
+        /// The field's path.
+        field: String,
+        /// Its type.
+        ty: String,
+    },
     /// A method of an extension schema whose name does not start with `_` (the core protocol's
     /// names are the core's: an extension adds `_`-prefixed ones only).
-    NotExtensionMethod { method: String },
+    NotExtensionMethod {
+        /// The method's wire name.
+        method: String,
+    },
     /// An extension schema whose `$ref`s name more than one core version (`../v1/schema.json`
     /// and `../v2/schema.json`): its types would mix two protocols.
-    SeveralCores { versions: Vec<String> },
+    SeveralCores {
+        /// The versions named.
+        versions: Vec<String>,
+    },
     /// An extension schema whose `$ref`s name a core version that `schema/` does not have.
-    UnknownCore { version: String },
+    UnknownCore {
+        /// The version named.
+        version: String,
+    },
 }
 
 impl fmt::Display for SchemaErrorKind {
@@ -382,17 +484,43 @@ impl fmt::Display for Construct {
 #[non_exhaustive]
 pub enum DefaultProblem {
     /// A value of another JSON kind (`found`, e.g. "a string") than the type (`expected`).
-    Mismatch { found: &'static str, expected: String },
+    Mismatch {
+        /// The JSON kind of the default, e.g. "a string".
+        found: &'static str,
+        /// The field's type.
+        expected: String,
+    },
     /// An integer outside the range of the field's integer type.
-    OutOfRange { expected: &'static str },
+    OutOfRange {
+        /// The Rust integer type.
+        expected: &'static str,
+    },
     /// A key that is no field of the struct `ty`.
-    UnknownField { field: String, ty: String },
+    UnknownField {
+        /// The field's wire name.
+        field: String,
+        /// The Rust type.
+        ty: String,
+    },
     /// A required field of the struct `ty` left out.
-    MissingField { field: String, ty: String },
+    MissingField {
+        /// The field's wire name.
+        field: String,
+        /// The Rust type.
+        ty: String,
+    },
     /// A string that is no value of the enum `ty`, which has no catch-all of the schema's.
-    UnknownValue { value: String, ty: String },
+    UnknownValue {
+        /// The string.
+        value: String,
+        /// The Rust type.
+        ty: String,
+    },
     /// A type no default can be written for (a union, a struct with a flattened part, any JSON).
-    NotSupported { ty: String },
+    NotSupported {
+        /// The Rust type.
+        ty: String,
+    },
 }
 
 impl fmt::Display for DefaultProblem {
@@ -415,12 +543,35 @@ impl fmt::Display for DefaultProblem {
 #[non_exhaustive]
 pub enum EmitError {
     /// The tokens built for a file do not parse as Rust: a bug of the generator.
-    Unparsable { file: String, error: String },
+    Unparsable {
+        /// The generated file.
+        file: String,
+        /// The parser's message.
+        error: String,
+    },
     /// A default lowering typed does not fit the type it is emitted as: the two files of a
     /// version, joined by `merge`, give its field's type a shape the default does not have.
-    Default { file: String, pointer: String, value: String, problem: Box<DefaultProblem> },
+    Default {
+        /// The schema file.
+        file: String,
+        /// The JSON pointer of the default.
+        pointer: String,
+        /// The default, as JSON.
+        value: String,
+        /// Why it does not fit.
+        problem: Box<DefaultProblem>,
+    },
     /// A method's marker type would take a name the methods module defines besides the markers.
-    ReservedMarker { file: String, method: String, side: String, marker: String },
+    ReservedMarker {
+        /// The schema file.
+        file: String,
+        /// The method's wire name.
+        method: String,
+        /// The side (`x-side`).
+        side: String,
+        /// The marker type's name.
+        marker: String,
+    },
 }
 
 impl fmt::Display for EmitError {
@@ -446,10 +597,12 @@ impl std::error::Error for EmitError {}
 pub struct Errors(pub Vec<SchemaError>);
 
 impl Errors {
+    /// Records a problem at `pointer` of `file`.
     pub fn push(&mut self, file: &str, pointer: &str, kind: SchemaErrorKind) {
         self.0.push(SchemaError { file: file.to_string(), pointer: pointer.to_string(), kind: Box::new(kind) });
     }
 
+    /// `value` when no problem was recorded; else every problem, sorted by location, duplicates dropped.
     pub fn into_result<T>(mut self, value: T) -> Result<T, LoadError> {
         if self.0.is_empty() {
             return Ok(value);

@@ -15,7 +15,9 @@ pub struct TypeId(pub usize);
 pub struct Protocol {
     /// Where it came from, e.g. `schema/v1/schema.json` (or both files, once merged).
     pub source: String,
+    /// Every type, indexed by [`TypeId`].
     pub types: Vec<TypeDef>,
+    /// Every method, sorted by wire name.
     pub methods: Vec<Method>,
     /// What generated anyway (unknown annotations, requests without a response type), sorted by
     /// file and pointer.
@@ -25,10 +27,12 @@ pub struct Protocol {
 }
 
 impl Protocol {
+    /// The type `id` names.
     pub fn get(&self, id: TypeId) -> &TypeDef {
         &self.types[id.0]
     }
 
+    /// The type of this Rust name, if there is one.
     pub fn find(&self, name: &str) -> Option<TypeId> {
         self.types.iter().position(|t| t.name == name).map(TypeId)
     }
@@ -52,7 +56,9 @@ pub enum Stability {
 /// description ("not part of the spec yet"). Read once, by lowering; the differ compares it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Maturity {
+    /// Part of the protocol.
     Stable,
+    /// Marked **UNSTABLE** in its description.
     Unstable,
 }
 
@@ -63,6 +69,7 @@ pub struct Origin {
     pub wire: String,
     /// JSON pointer of the schema node it came from.
     pub pointer: String,
+    /// Its description, as the schema writes it (none when it has none).
     pub docs: Option<String>,
     /// The `x-` keywords of its schema node the generator does not know, kept raw for later
     /// stages (`x-state`, `x-scope`: typed by a later issue).
@@ -74,6 +81,7 @@ pub struct Origin {
 pub struct Annotation {
     /// The keyword, e.g. `x-state`.
     pub keyword: String,
+    /// The keyword's value.
     pub value: Value,
     /// JSON pointer of the keyword itself (its node's pointer, then `/x-state`).
     pub pointer: String,
@@ -86,23 +94,31 @@ impl Origin {
     }
 }
 
+/// A type of the protocol: a struct, newtype, enum or union, with its provenance.
 #[derive(Debug, Clone)]
 pub struct TypeDef {
     /// The Rust name (unique within a protocol, per stability).
     pub name: String,
+    /// Where it came from.
     pub origin: Origin,
+    /// Which schema files have it.
     pub stability: Stability,
+    /// What the schema says of it.
     pub maturity: Maturity,
     /// Declared in `$defs` (as opposed to named after its parent).
     pub named: bool,
+    /// What it is.
     pub kind: TypeKind,
 }
 
+/// The kinds of [`TypeDef`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum TypeKind {
+    /// An object with named fields.
     Struct(Struct),
     /// A named scalar or collection (`SessionId`, `ProtocolVersion`, …).
     Newtype {
+        /// The type it wraps.
         inner: TypeRef,
         /// Held through a `Box`: see [`Field::boxed`].
         boxed: bool,
@@ -110,15 +126,21 @@ pub enum TypeKind {
     /// A string enum. Always open: `catch_all` keeps any other string (the schema's plain-string
     /// branch, or one the generator adds; see [`CatchAllSource`]).
     StringEnum {
+        /// The named values.
         values: Vec<EnumValue>,
+        /// The variant keeping any other string.
         catch_all: CatchAll,
     },
     /// An integer enum (error codes). Always open: `catch_all` keeps any other integer.
     IntEnum {
+        /// The Rust integer type holding the values.
         repr: IntKind,
+        /// The named values.
         values: Vec<IntValue>,
+        /// The variant keeping any other integer.
         catch_all: CatchAll,
     },
+    /// A union of shapes, tagged or not.
     Union(Union),
     /// Any JSON value (the schema is `{}`), e.g. `ExtRequest`.
     Any,
@@ -128,27 +150,39 @@ pub enum TypeKind {
 /// object (objects with both `properties` and `anyOf`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Struct {
+    /// The named fields, in the schema's order.
     pub fields: Vec<Field>,
+    /// The union owning the properties the fields do not name.
     pub flatten: Option<Flatten>,
 }
 
+/// The flattened union of a [`Struct`] (`#[serde(flatten)]`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Flatten {
     /// Rust field name.
     pub name: String,
+    /// The union type.
     pub ty: TypeId,
     /// Held through a `Box`: see [`Field::boxed`].
     pub boxed: bool,
 }
 
+/// A field of a struct.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Field {
+    /// The Rust name (keyword-escaped, `r#type`).
     pub name: String,
+    /// Where it came from; `origin.wire` is the property name.
     pub origin: Origin,
+    /// Which schema files have it.
     pub stability: Stability,
+    /// What the schema says of it.
     pub maturity: Maturity,
+    /// Its type.
     pub ty: TypeRef,
+    /// Whether it may be omitted or `null`.
     pub presence: Presence,
+    /// Where its decoding repairs instead of failing.
     pub lenient: Lenient,
     /// The value of `ty` (a named type) is held through a `Box`, because that type leads back to
     /// the one holding it without an array or a map in between: decided by lowering (and again by
@@ -190,6 +224,7 @@ pub struct SchemaDefault {
     /// The value as the schema writes it: what the differ shows and compares (two protocols'
     /// typed values name variants of different type graphs).
     pub json: Value,
+    /// The default, typed against the field's type.
     pub value: DefaultValue,
 }
 
@@ -206,10 +241,13 @@ impl std::fmt::Display for SchemaDefault {
 pub enum DefaultValue {
     /// `null`: only as a field of a struct default, where that field may be null.
     Null,
+    /// `true` or `false`.
     Bool(bool),
     /// An integer in the range of the field's integer type.
     Int(i128),
+    /// A floating-point number.
     Float(f64),
+    /// A string (of a string field or newtype).
     String(String),
     /// `[]`.
     EmptyArray,
@@ -220,7 +258,9 @@ pub enum DefaultValue {
     /// A string no value of the enum names, kept by the schema's catch-all: the catch-all's Rust
     /// name and the string. (A value only an added catch-all would keep is a bad default.)
     CatchAll {
+        /// The catch-all's Rust name.
         variant: String,
+        /// The string.
         value: String,
     },
     /// A struct: the fields given, by wire name, in the schema's order; the others take their
@@ -233,41 +273,61 @@ pub enum DefaultValue {
 /// `x-deserialize-*`: where decoding repairs instead of failing.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Lenient {
+    /// `x-deserialize-default-on-error`: a value that does not decode becomes the default.
     pub default_on_error: bool,
+    /// `x-deserialize-skip-invalid-items`: array items that do not decode are dropped.
     pub skip_invalid_items: bool,
+    /// `x-deserialize-default-on-null`: `null` becomes the default.
     pub default_on_null: bool,
 }
 
 impl Lenient {
+    /// Whether decoding repairs anything.
     pub fn any(&self) -> bool {
         self.default_on_error || self.skip_invalid_items || self.default_on_null
     }
 }
 
+/// A value of a string enum.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EnumValue {
+    /// The Rust name of its variant.
     pub name: String,
+    /// Where it came from; `origin.wire` is the string.
     pub origin: Origin,
+    /// Which schema files have it.
     pub stability: Stability,
+    /// What the schema says of it.
     pub maturity: Maturity,
 }
 
+/// A value of an integer enum.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IntValue {
+    /// The Rust name of its variant.
     pub name: String,
+    /// The integer.
     pub value: i64,
+    /// Where it came from.
     pub origin: Origin,
+    /// Which schema files have it.
     pub stability: Stability,
+    /// What the schema says of it.
     pub maturity: Maturity,
 }
 
 /// The variant of an enum that keeps an unknown value as received.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CatchAll {
+    /// The Rust name of the variant.
     pub name: String,
+    /// Where it came from (the enum itself when the generator added it).
     pub origin: Origin,
+    /// Which schema files have it.
     pub stability: Stability,
+    /// What the schema says of it.
     pub maturity: Maturity,
+    /// Whether the schema declares it or the generator added it.
     pub source: CatchAllSource,
 }
 
@@ -313,15 +373,22 @@ pub struct Union {
     /// tag as a property with `x-deserialize-*` (v2 `IdleStateUpdate.stopReason`): a tag of the
     /// wrong type is then dropped and the untagged branches decide.
     pub tag_lenient: Lenient,
+    /// The branches, in schema order (tagged, catch-all, untagged).
     pub variants: Vec<Variant>,
 }
 
+/// A branch of a [`Union`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Variant {
+    /// The Rust name of the variant.
     pub name: String,
+    /// Where it came from; `origin.wire` is the tag value, or the branch's name.
     pub origin: Origin,
+    /// Which schema files have it.
     pub stability: Stability,
+    /// What the schema says of it.
     pub maturity: Maturity,
+    /// How it is recognised, and what it holds.
     pub kind: VariantKind,
     /// The body (a named type) is held through a `Box`: see [`Field::boxed`].
     pub boxed: bool,
@@ -337,10 +404,16 @@ impl Variant {
     }
 }
 
+/// How a [`Variant`] is recognised on the wire.
 #[derive(Debug, Clone, PartialEq)]
 pub enum VariantKind {
     /// `tag == value`; the body is the rest of the object (`None`: nothing but the tag).
-    Tagged { value: String, body: Option<TypeRef> },
+    Tagged {
+        /// The tag's value.
+        value: String,
+        /// The body's type, if the object holds anything but the tag.
+        body: Option<TypeRef>,
+    },
     /// Any other tag value (a string): the whole object, tag included, kept as received.
     CatchAll(CatchAllSource),
     /// No tag: tried in schema order.
@@ -367,10 +440,15 @@ pub fn describe(types: &[TypeDef], r: &TypeRef) -> String {
 /// A reference to a type, as a field or item sees it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum TypeRef {
+    /// A type of the protocol.
     Named(TypeId),
+    /// A string.
     String,
+    /// A boolean.
     Bool,
+    /// An integer, held in this Rust type.
     Int(IntKind),
+    /// A number, held in this Rust type.
     Float(FloatKind),
     /// Only `null`.
     Null,
@@ -378,6 +456,7 @@ pub enum TypeRef {
     Any,
     /// An object with arbitrary keys (`_meta`).
     Object,
+    /// An array of this type.
     Array(Box<TypeRef>),
     /// An object whose values all have one type (`additionalProperties: {schema}`).
     Map(Box<TypeRef>),
@@ -386,15 +465,24 @@ pub enum TypeRef {
     MethodKeyed,
 }
 
+/// The Rust integer type of an integer field or enum (from `format`, `minimum`, `maximum`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum IntKind {
+    /// `i8`.
     I8,
+    /// `i16`.
     I16,
+    /// `i32`.
     I32,
+    /// `i64`.
     I64,
+    /// `u8`.
     U8,
+    /// `u16`.
     U16,
+    /// `u32`.
     U32,
+    /// `u64`.
     U64,
 }
 
@@ -428,16 +516,21 @@ impl IntKind {
     }
 }
 
+/// The Rust type of a number (from `format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum FloatKind {
+    /// `f32`.
     F32,
+    /// `f64`.
     F64,
 }
 
 /// Request or notification.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum MethodKind {
+    /// It has an `id` and is answered.
     Request,
+    /// It has no `id` and no answer.
     Notification,
 }
 
@@ -450,6 +543,7 @@ pub enum MethodKind {
 pub struct Side {
     /// The `x-side` value: `agent`, `client`, `protocol`, `proxy`, or whatever a draft uses.
     pub wire: String,
+    /// Who receives its methods, decided from `wire`.
     pub receiver: Receiver,
 }
 
@@ -504,8 +598,11 @@ impl Receiver {
 /// are the two ends of a connection (`rpc::Role`); a proxy sits between them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Recipient {
+    /// The agent end.
     Agent,
+    /// The client end.
     Client,
+    /// A proxy between the two.
     Proxy,
 }
 
@@ -539,10 +636,13 @@ pub struct Method {
     pub name: String,
     /// The side that receives it.
     pub side: Side,
+    /// Request or notification.
     pub kind: MethodKind,
+    /// The params type.
     pub params: TypeId,
     /// The response type (requests only), matched by `x-method`, not by name.
     pub result: Option<TypeId>,
+    /// Which schema files have it.
     pub stability: Stability,
     /// The params name the session the message acts on: their struct has a required property
     /// whose wire name is `sessionId` and whose value cannot be `null`. Decided by lowering
@@ -611,30 +711,38 @@ pub struct StateModel {
     pub silent: Vec<StateSource>,
     /// The targets the rules write, by scope then name.
     pub targets: Vec<StateTarget>,
+    /// The `x-scope` declarations.
     pub scopes: Vec<ScopeDecl>,
 }
 
 /// The message an annotation stands on: a type, or one variant of a union.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct StateSource {
+    /// The type (the union, for a branch).
     pub ty: TypeId,
     /// The Rust name of the variant, for an annotation on a union's branch.
     pub variant: Option<String>,
     /// The tag value of that variant on the wire.
     pub tag: Option<String>,
+    /// Which feature settings have it.
     pub stability: Stability,
 }
 
 /// `x-state`'s `action`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum StateAction {
+    /// Add to one field of the entry.
     Append,
+    /// Create the entry or patch it.
     Upsert,
+    /// Write over the entry or one field of it.
     Replace,
+    /// Drop the entry.
     Remove,
 }
 
 impl StateAction {
+    /// The action the schema names (`append`, …); `None` for one this generator does not know.
     pub fn parse(s: &str) -> Option<StateAction> {
         Some(match s {
             "append" => StateAction::Append,
@@ -645,6 +753,7 @@ impl StateAction {
         })
     }
 
+    /// The schema's name of the action.
     pub fn as_str(self) -> &'static str {
         match self {
             StateAction::Append => "append",
@@ -661,13 +770,19 @@ pub type StatePath = Vec<String>;
 /// One rule of `x-state`: `scope` → `{action, target, id, field, value}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StateRule {
+    /// The message it stands on.
     pub source: StateSource,
     /// `session`, `agent`, …: the state it changes.
     pub scope: String,
+    /// What it does.
     pub action: StateAction,
+    /// The target's name (`agentMessage`).
     pub target: String,
+    /// Where the message carries the entry's id (empty: no id).
     pub id: StatePath,
+    /// The field of the entry written (empty: the entry itself).
     pub field: StatePath,
+    /// Where the message carries the value (empty: the whole message).
     pub value: StatePath,
     /// For an `append`: whether the field holds text (a string) rather than items (an array).
     pub appends_text: bool,
@@ -678,7 +793,9 @@ pub struct StateRule {
 /// A member of a generated state struct: one target of one scope.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StateTarget {
+    /// Its scope (`session`).
     pub scope: String,
+    /// The schema's name of the target.
     pub name: String,
     /// Keyed by an id (a collection) rather than one value.
     pub keyed: bool,
@@ -687,14 +804,19 @@ pub struct StateTarget {
     pub entry: Option<TypeRef>,
     /// Where an entry keeps its id, relative to the entry (empty when unknown).
     pub entry_id: StatePath,
+    /// Which feature settings have it.
     pub stability: Stability,
 }
 
 /// One scope of `x-scope`: the paths that may carry the id of a `session`, a `toolCall`, ….
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScopeDecl {
+    /// The type declaring it.
     pub ty: TypeId,
+    /// The scope's name (`session`, `toolCall`).
     pub scope: String,
+    /// The paths that may carry its id.
     pub paths: Vec<StatePath>,
+    /// Which feature settings have it.
     pub stability: Stability,
 }

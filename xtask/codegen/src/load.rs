@@ -14,51 +14,87 @@ use std::collections::BTreeMap;
 /// A JSON type name from the `type` keyword.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum JsonType {
+    /// `null`.
     Null,
+    /// `boolean`.
     Boolean,
+    /// `integer`.
     Integer,
+    /// `number`.
     Number,
+    /// `string`.
     String,
+    /// `array`.
     Array,
+    /// `object`.
     Object,
 }
 
 /// `additionalProperties` / `unevaluatedProperties`.
 #[derive(Debug, Clone)]
 pub enum Additional {
+    /// `true`: any other property; `false`: none.
     Allowed(bool),
+    /// Other properties, each of this schema.
     Schema(Box<Schema>),
 }
 
 /// One schema node. Keywords that only validate (lengths, patterns) are kept for completeness.
 #[derive(Debug, Clone, Default)]
 pub struct Schema {
+    /// Where the node is: a JSON pointer into its file.
     pub pointer: String,
+    /// `title`.
     pub title: Option<String>,
+    /// `description`.
     pub description: Option<String>,
+    /// `type`: one name or a list.
     pub types: Option<Vec<JsonType>>,
+    /// `$ref`.
     pub reference: Option<String>,
+    /// `allOf`.
     pub all_of: Option<Vec<Schema>>,
+    /// `anyOf`.
     pub any_of: Option<Vec<Schema>>,
+    /// `oneOf`.
     pub one_of: Option<Vec<Schema>>,
+    /// `not`.
     pub not: Option<Box<Schema>>,
+    /// `properties`, in file order.
     pub properties: Option<Vec<(String, Schema)>>,
+    /// `required`.
     pub required: Vec<String>,
+    /// `additionalProperties`.
     pub additional: Option<Additional>,
+    /// `unevaluatedProperties`.
     pub unevaluated: Option<Additional>,
+    /// `items`.
     pub items: Option<Box<Schema>>,
+    /// `const`.
     pub constant: Option<Value>,
+    /// `enum`.
     pub enumeration: Option<Vec<Value>>,
+    /// `default`.
     pub default: Option<Value>,
+    /// `format`.
     pub format: Option<String>,
+    /// `minimum`.
     pub minimum: Option<f64>,
+    /// `maximum`.
     pub maximum: Option<f64>,
+    /// `discriminator.propertyName`.
     pub discriminator: Option<String>,
+    /// `x-method`: the method a params or result type belongs to.
     pub x_method: Option<String>,
+    /// `x-side`: who receives that method.
     pub x_side: Option<String>,
+    /// `x-deserialize-default-on-error`.
     pub default_on_error: bool,
+    /// `x-deserialize-skip-invalid-items`.
     pub skip_invalid_items: bool,
+    /// `x-deserialize-default-on-null`.
     pub default_on_null: bool,
+    /// `x-docs-ignore`: an item the schema's documentation leaves out.
     pub docs_ignore: bool,
     /// The `x-` keywords the loader does not know (`x-state`, `x-scope`, …), with their values,
     /// in file order.
@@ -92,6 +128,7 @@ impl Schema {
 pub struct Document {
     /// The file name as given, used in error messages and generated headers.
     pub file: String,
+    /// The file's `title`.
     pub title: Option<String>,
     /// The top-level `anyOf` of message shapes.
     pub root: Schema,

@@ -19,10 +19,12 @@ use std::collections::{BTreeMap, VecDeque};
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generator whose sequence `seed` decides.
     pub fn new(seed: u64) -> Self {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
 
+    /// The next value of the sequence.
     pub fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
@@ -32,6 +34,7 @@ impl Rng {
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
+    /// A value in `0..n` (0 when `n` is 0).
     pub fn below(&mut self, n: usize) -> usize {
         if n == 0 {
             0
@@ -40,6 +43,7 @@ impl Rng {
         }
     }
 
+    /// True once in `one_in` times, on average.
     pub fn chance(&mut self, one_in: usize) -> bool {
         self.below(one_in) == 0
     }

@@ -9,8 +9,11 @@ use std::fmt;
 /// file, pointer and text, as errors are.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Warning {
+    /// The schema file.
     pub file: String,
+    /// The JSON pointer of the item in it.
     pub pointer: String,
+    /// What it is about.
     pub kind: WarningKind,
 }
 
@@ -27,12 +30,23 @@ pub enum WarningKind {
     /// An `x-` keyword the generator does not know: kept in the IR as a raw annotation of the
     /// item it stands on ([`crate::ir::Annotation`]). One warning per keyword and file, at its
     /// first occurrence; `count` says how many there are in the file.
-    UnknownAnnotation { keyword: String, count: usize },
+    UnknownAnnotation {
+        /// The keyword, e.g. `x-state`.
+        keyword: String,
+        /// How many times the file uses it.
+        count: usize,
+    },
     /// A request whose response type the schema does not declare: its response is raw JSON.
-    NoResponse { method: String },
+    NoResponse {
+        /// The method's wire name.
+        method: String,
+    },
     /// An `x-state` rule whose action the generator does not know (a newer draft's): the rule is
     /// left out, so the messages it describes stay unapplied.
-    UnknownStateAction { action: String },
+    UnknownStateAction {
+        /// The action as the schema writes it.
+        action: String,
+    },
 }
 
 impl fmt::Display for WarningKind {

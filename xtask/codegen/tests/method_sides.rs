@@ -232,7 +232,7 @@ fn one_marker_per_method_with_its_session_per_feature_setting() {
 /// The merged version as a crate of its own, built and tested (its generated test checks each
 /// marker against its setting's table) without and with the `unstable` feature, and a test of
 /// its own that `SessionPrompt` names a session with the feature only. Built where
-/// `tests/old_schemas.rs` builds, with the same flags, so that the dependencies are built once.
+/// `tests/tasks/old_schemas_generate.rs` builds, with the same flags, so that the dependencies are built once.
 #[test]
 fn a_version_whose_files_disagree_compiles_under_both_feature_settings() {
     let merged = disagreeing_files();

@@ -33,7 +33,8 @@ use super::report::Results;
 use super::steps::Unstartable;
 use crate::check::{wire, Role};
 use acp_rpc::rules;
-use acp_types::support::rpc::Method;
+use acp_rpc::spawn::ProcessGroup;
+use acp_types::support::rpc::{Method, RpcError};
 use acp_types::{v2, Version};
 use conn::{Conn, Event};
 use offers::{Calls, Offered};
@@ -125,9 +126,9 @@ async fn conform(options: &Options, scratch: &Path) -> Result<Results, Unstartab
         let name = format!("turn v{}", version.number());
         let mut scenario = Scenario::start(&name, &command, &socket, scratch, options.timeout).await?;
         let outcome = scenario.turn(version, options).await;
-        let Scenario { mut conn, mut client, stderr, calls, .. } = scenario;
+        let Scenario { mut conn, mut client, group, stderr, calls, .. } = scenario;
         conn.close().await;
-        end(&mut client).await;
+        end(&mut client, &group).await;
         conn.checker.judge_replies(Role::Agent, conn.requests());
         conn.checker.finish();
         results.add(&name, conn.checker.rule_results_of(Role::Client));
@@ -175,18 +176,9 @@ fn skip_version(results: &mut Results, version: Version, why: String) {
     }
 }
 
-/// Ends the client's process group, if it is still running.
-async fn end(client: &mut tokio::process::Child) {
-    if matches!(client.try_wait(), Ok(None)) {
-        if let Some(pid) = client.id().and_then(|pid| i32::try_from(pid).ok()) {
-            // SAFETY: killpg has no memory effects; the group is the client's own (process_group(0)).
-            unsafe { libc::killpg(pid, libc::SIGTERM) };
-        }
-        if tokio::time::timeout(Duration::from_millis(500), client.wait()).await.is_err() {
-            let _ = client.start_kill();
-            let _ = client.wait().await;
-        }
-    }
+/// Ends the client and its process group: `SIGTERM`, half a second, then `SIGKILL`.
+async fn end(client: &mut tokio::process::Child, group: &ProcessGroup) {
+    let _ = group.end(client, Duration::from_millis(500)).await;
 }
 
 /// How a scenario went.
@@ -204,6 +196,8 @@ enum Outcome {
 struct Scenario {
     conn: Conn,
     client: tokio::process::Child,
+    /// The client's process group (its agent, the stand-in, is in it too).
+    group: ProcessGroup,
     stderr: PathBuf,
     scratch: PathBuf,
     timeout: Duration,
@@ -284,21 +278,21 @@ impl Scenario {
         let (program, args) = command.split_first().ok_or_else(|| Unstartable("no client command".into()))?;
         let stderr = scratch.join(format!("{}.stderr", name.replace(' ', "-")));
         let log = std::fs::File::create(&stderr).map_err(|e| Unstartable(format!("cannot create a log: {e}")))?;
-        let mut client = tokio::process::Command::new(program)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .process_group(0)
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| Unstartable(format!("cannot start {program}: {e}")))?;
+        let (mut client, group) = ProcessGroup::spawn(
+            tokio::process::Command::new(program)
+                .args(args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(log)
+                .kill_on_drop(true),
+        )
+        .map_err(|e| Unstartable(format!("cannot start {program}: {e}")))?;
         let stream = tokio::select! {
             accepted = tokio::time::timeout(timeout, listener.accept()) => match accepted {
                 Ok(Ok((stream, _))) => stream,
                 Ok(Err(e)) => return Err(Unstartable(format!("[{name}] the stand-in could not connect: {e}"))),
                 Err(_) => {
-                    end(&mut client).await;
+                    end(&mut client, &group).await;
                     return Err(Unstartable(format!(
                         "[{name}] the client did not start its agent ({AGENT}) within {timeout:?}: {}",
                         command.join(" ")
@@ -316,7 +310,7 @@ impl Scenario {
         };
         let _ = std::fs::remove_file(socket);
         let scratch = scratch.to_path_buf();
-        Ok(Scenario { conn: Conn::new(stream), client, stderr, scratch, timeout, calls: Calls::default() })
+        Ok(Scenario { conn: Conn::new(stream), client, group, stderr, scratch, timeout, calls: Calls::default() })
     }
 
     /// The `turn` scenario (see the module docs).
@@ -405,7 +399,9 @@ impl Scenario {
                 state.held.push_back((Instant::now() + HOLD, message));
             }
             (Some(other), Some(id)) => {
-                self.conn.respond(id, Err((-32601, format!("Method not found: {other}")))).await;
+                self.conn
+                    .respond(id, Err((i64::from(RpcError::METHOD_NOT_FOUND), format!("Method not found: {other}"))))
+                    .await;
             }
         }
         None
@@ -417,7 +413,7 @@ impl Scenario {
         let number = requested.min(u64::from(state.target.number()));
         let Some(agreed) = u16::try_from(number).ok().and_then(Version::from_number) else {
             let text = "Unsupported protocol version".to_string();
-            self.conn.respond(id, Err((-32022, text))).await;
+            self.conn.respond(id, Err((i64::from(v2::ErrorCode::UnsupportedProtocolVersion.code()), text))).await;
             return Some(Outcome::Negotiated(format!("the client asked for version {requested}")));
         };
         state.version = Some(agreed);
@@ -467,7 +463,7 @@ impl Scenario {
         let version = state.version;
         let id = prompt.get("id").cloned().unwrap_or(Value::Null);
         let Some(session) = prompt.pointer("/params/sessionId").cloned() else {
-            self.conn.respond(id, Err((-32602, "no sessionId".into()))).await;
+            self.conn.respond(id, Err((i64::from(RpcError::INVALID_PARAMS), "no sessionId".into()))).await;
             return None;
         };
         let update = |update: Value| json!({ "sessionId": session, "update": update });

@@ -42,6 +42,12 @@ pub(super) fn docs(text: Option<&str>) -> TokenStream {
     quote! { #(#[doc = #lines])* }
 }
 
+/// The doc line of an item whose schema node has no description (every public item is
+/// documented: the crates are built with `missing_docs`).
+pub(super) fn undescribed(wire: &str) -> String {
+    format!("`{wire}` (the schema does not describe it).")
+}
+
 /// A Rust identifier, raw (`r#type`) when the name says so.
 pub(super) fn ident(name: &str) -> syn::Ident {
     match name.strip_prefix("r#") {
@@ -127,12 +133,15 @@ pub(super) fn schema_impl(name: &syn::Ident, cfg: &TokenStream, body: TokenStrea
     }
 }
 
-/// `const VARIANTS: &[&str]`, once per feature setting when the lists differ.
+/// `const VARIANTS: &[&str]`, once per feature setting when the lists differ, each with `doc`
+/// (a public one needs it: `missing_docs`).
 pub(super) fn variant_lists(
     const_name: &str,
     public: bool,
+    doc: Option<&str>,
     items: impl Iterator<Item = (String, Stability)>,
 ) -> TokenStream {
+    let doc = docs(doc);
     // Module-level consts get the elided `'static` (clippy), associated ones spell it out.
     let ty = if const_name == "TYPE_NAMES" {
         quote! { &[&str] }
@@ -159,11 +168,13 @@ pub(super) fn variant_lists(
     };
     let (on, off) = (with(true), with(false));
     if on == off {
-        quote! { #vis const #const_name: #ty = &[#(#on),*]; }
+        quote! { #doc #vis const #const_name: #ty = &[#(#on),*]; }
     } else {
         quote! {
+            #doc
             #[cfg(feature = "unstable")]
             #vis const #const_name: #ty = &[#(#on),*];
+            #doc
             #[cfg(not(feature = "unstable"))]
             #vis const #const_name: #ty = &[#(#off),*];
         }

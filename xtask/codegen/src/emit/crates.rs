@@ -15,7 +15,9 @@ const CRATE_VERSION: &str = "0.1.0";
 /// One protocol version under `schema/`: its directory name (`v2`) and number (2).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct SchemaVersion {
+    /// The version number.
     pub number: u16,
+    /// The directory under `schema/` (and `generated/`): `v` and the number.
     pub dir: String,
 }
 
@@ -47,12 +49,13 @@ fn manifest_header(sources: &str) -> String {
 }
 
 /// Package metadata shared by the published crates under `generated/` (`readme` relative to the
-/// package directory).
+/// package directory), and the workspace's lints (`missing_docs` among them).
 fn metadata(readme: &str, keywords: &str) -> String {
     format!(
         "edition.workspace = true\nlicense.workspace = true\nrust-version.workspace = true\n\
          repository.workspace = true\nreadme = \"{readme}\"\nkeywords = [{keywords}]\n\
-         categories = [\"api-bindings\", \"encoding\", \"development-tools\"]\n"
+         categories = [\"api-bindings\", \"encoding\", \"development-tools\"]\n\n\
+         [lints]\nworkspace = true\n"
     )
 }
 
@@ -330,7 +333,9 @@ fn version_enum(versions: &[SchemaVersion]) -> TokenStream {
 /// (`cargo xtask schema history` checks all published schemas as one workspace).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Workspace {
+    /// A workspace of its own (`[workspace]` in its manifest).
     Own,
+    /// A member of the caller's workspace.
     Member,
 }
 

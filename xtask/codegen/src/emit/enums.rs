@@ -24,7 +24,8 @@ pub(super) fn string_enum(values: &[EnumValue], c: &CatchAll, name: &syn::Ident,
         let (vn, wire, c) = (ident(&v.name), &v.origin.wire, cfg_for(v.stability));
         quote! { #c Self::#vn => #wire, }
     });
-    let variant_consts = variant_lists("VARIANTS", false, values.iter().map(|v| (v.origin.wire.clone(), v.stability)));
+    let variant_consts =
+        variant_lists("VARIANTS", false, None, values.iter().map(|v| (v.origin.wire.clone(), v.stability)));
     let (cn, d) = (ident(&c.name), catch_all_docs(c));
     let support = support();
     let schema_impl =
@@ -125,7 +126,7 @@ pub(super) fn int_enum(
     let ty = int_type(repr);
     let variants = values.iter().map(|v| {
         let vn = ident(&v.name);
-        let d = docs(v.origin.docs.as_deref());
+        let d = docs(v.origin.docs.as_deref().or(Some(&format!("`{}`", v.value))));
         let c = cfg_for(v.stability);
         quote! { #d #c #vn, }
     });
@@ -136,14 +137,15 @@ pub(super) fn int_enum(
     let (cn, d) = (ident(&c.name), catch_all_docs(c));
     let schema_impl = int_enum_schema_impl(values, name, cfg);
     let serde_impls = int_enum_serde_impls(values, c, &ty, name, cfg);
+    // The enum first: the type's docs go before what this returns.
     quote! {
-        #schema_impl
         #cfg
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum #name {
             #(#variants)*
             #d #cn(#ty),
         }
+        #schema_impl
         #cfg
         impl #name {
             /// The wire value.

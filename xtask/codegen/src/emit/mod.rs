@@ -26,7 +26,7 @@ mod unions;
 
 use crate::error::{EmitError, Error};
 use crate::ir::*;
-use common::{cfg_for, docs, ident, render, support, variant_lists, Emitter};
+use common::{cfg_for, docs, ident, render, support, undescribed, variant_lists, Emitter};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -92,10 +92,14 @@ impl Emitter<'_> {
             let c = cfg_for(t.stability);
             quote! { #c #wire => Some(visitor.visit::<#name>(#wire)), }
         });
-        let names = variant_lists("TYPE_NAMES", true, order.iter().map(|t| (t.name.clone(), t.stability)));
+        let names = variant_lists(
+            "TYPE_NAMES",
+            true,
+            Some("Every type name of the schema (with the features enabled), sorted."),
+            order.iter().map(|t| (t.name.clone(), t.stability)),
+        );
         let support = support();
         quote! {
-            /// Every type name of the schema (with the features enabled), sorted.
             #names
 
             /// Calls `visitor` with the Rust type that the schema names `name`; `None` for an unknown
@@ -115,10 +119,11 @@ impl Emitter<'_> {
         let name = self.name(id);
         let cfg = cfg_for(t.stability);
         let mut doc_text = t.origin.docs.clone().unwrap_or_default();
-        if let TypeKind::Any = t.kind {
-            if doc_text.is_empty() {
-                doc_text = "Any JSON value.".into();
-            }
+        if doc_text.trim().is_empty() {
+            doc_text = match t.kind {
+                TypeKind::Any => "Any JSON value.".into(),
+                _ => undescribed(&t.origin.wire),
+            };
         }
         let docs = docs(Some(&doc_text));
         let body = match &t.kind {

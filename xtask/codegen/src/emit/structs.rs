@@ -2,7 +2,7 @@
 //! `deserialize_with`, the flattened union, the `new` constructor; and newtypes (`pub struct
 //! Id(pub String)`) with their conversions.
 
-use super::common::{cfg_for, docs, ident, Emitter};
+use super::common::{cfg_for, docs, ident, undescribed, Emitter};
 use super::defaults::{default_fn, default_impl};
 use super::shape::LenientShape;
 use crate::error::EmitError;
@@ -71,7 +71,9 @@ impl Emitter<'_> {
     fn field(&self, t: &TypeDef, f: &Field) -> Result<(TokenStream, Vec<TokenStream>), EmitError> {
         let fname = ident(&f.name);
         let fcfg = cfg_for(f.stability);
-        let fdocs = docs(f.origin.docs.as_deref());
+        let fdocs = docs(Some(
+            f.origin.docs.as_deref().filter(|d| !d.trim().is_empty()).unwrap_or(&undescribed(&f.origin.wire)),
+        ));
         let inner = self.rust(&f.ty, f.boxed);
         let mut fns = Vec::new();
         let mut serde_args: Vec<TokenStream> = Vec::new();

@@ -3,7 +3,7 @@
 //! the `schemars` schema. A catch-all the schema declares takes an unknown tag at once; one the
 //! generator added comes last, after the untagged branches, and records what it keeps.
 
-use super::common::{cfg_for, docs, ident, schema_impl, support, variant_lists, Emitter};
+use super::common::{cfg_for, docs, ident, schema_impl, support, undescribed, variant_lists, Emitter};
 use crate::ir::*;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -27,12 +27,11 @@ impl Emitter<'_> {
                 VariantKind::Tagged { value, .. } => Some((value.clone(), v.stability)),
                 VariantKind::CatchAll(_) | VariantKind::Untagged(_) => None,
             });
-            let known_consts = variant_lists("KNOWN_TAGS", true, known_tags);
+            let known_consts = variant_lists("KNOWN_TAGS", true, Some("The tag values this union knows."), known_tags);
             let tag_fn = tag_fn(u, &tag);
             quote! {
                 #cfg
                 impl #name {
-                    /// The tag values this union knows.
                     #known_consts
                     #tag_fn
                 }
@@ -141,7 +140,7 @@ impl Emitter<'_> {
         value: &str,
         body: &Option<TypeRef>,
     ) {
-        let (vn, c, d) = (ident(&v.name), cfg_for(v.stability), docs(v.origin.docs.as_deref()));
+        let (vn, c, d) = (ident(&v.name), cfg_for(v.stability), variant_docs(v));
         parts.tag_arms.push(quote! { #c Some(#value) => #index, });
         let Some(b) = body else {
             let support = support();
@@ -174,7 +173,7 @@ impl Emitter<'_> {
 
     /// No tag: `null`, any value, or a body tried in schema order (guarded by its JSON kind).
     fn untagged_variant(&self, parts: &mut UnionParts, v: &Variant, body: &TypeRef) {
-        let (vn, c, d) = (ident(&v.name), cfg_for(v.stability), docs(v.origin.docs.as_deref()));
+        let (vn, c, d) = (ident(&v.name), cfg_for(v.stability), variant_docs(v));
         match body {
             TypeRef::Null => {
                 parts.schema_branches.push(quote! { #c branches.push(serde_json::json!({ "type": "null" })); });
@@ -342,6 +341,15 @@ fn tag_fn(u: &Union, tag: &str) -> TokenStream {
 }
 
 /// Any other tag value: the whole object, kept as received (as its text, a [`Meta`]).
+/// A variant's docs: its description, or what it holds.
+fn variant_docs(v: &Variant) -> TokenStream {
+    match (v.origin.docs.as_deref().filter(|d| !d.trim().is_empty()), v.body()) {
+        (Some(d), _) => docs(Some(d)),
+        (None, Some(TypeRef::Null)) => docs(Some("`null`.")),
+        (None, _) => docs(Some(&undescribed(&v.origin.wire))),
+    }
+}
+
 fn catch_all_variant(parts: &mut UnionParts, v: &Variant, source: CatchAllSource, tag: &str) {
     let (vn, c) = (ident(&v.name), cfg_for(v.stability));
     let d = docs(v.origin.docs.as_deref().or(Some("Any other variant, kept whole as received.")));

@@ -8,14 +8,18 @@ use crate::ir::*;
 use crate::warning::WarningKind;
 use serde_json::Value;
 
-/// The keywords this module reads.
+/// The keyword of the rules.
 pub const STATE: &str = "x-state";
+/// The keyword of the scopes.
 pub const SCOPE: &str = "x-scope";
 
 /// What [`model`] found: the model, and the problems by JSON pointer.
 pub struct Checked {
+    /// The typed annotations.
     pub model: StateModel,
+    /// Schema errors, by JSON pointer.
     pub errors: Vec<(String, SchemaErrorKind)>,
+    /// Warnings, by JSON pointer.
     pub warnings: Vec<(String, WarningKind)>,
 }
 

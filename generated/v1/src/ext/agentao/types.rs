@@ -215,6 +215,27 @@ impl AskUserResponseAnswered {
     }
 }
 /// The JSON-RPC error codes Agentao answers with (seed 001 C.12): JSON-RPC 2.0's own, and -32002 for a session method called before `initialize`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ErrorCode {
+    /// Invalid JSON received by the server.
+    ParseError,
+    /// JSON is valid but not a JSON-RPC request (also: `session/set_config_option` with a `configId` other than `model`, a provider that cannot be resolved).
+    InvalidRequest,
+    /// The method does not exist or is not available.
+    MethodNotFound,
+    /// Invalid method parameters (a relative or missing `cwd`, malformed `mcpServers`, a field `_agentao.cn/set_model` does not take).
+    InvalidParams,
+    /// Internal JSON-RPC error.
+    InternalError,
+    /// A session method called before `initialize` (`SERVER_NOT_INITIALIZED`).
+    ServerNotInitialized,
+    /// Any other value, kept as received.
+    ///
+    /// Added by the generator (the schema has no catch-all here), for the values a newer
+    /// revision of this schema may send; decoding records each one it keeps
+    /// (`lenient::LenientEvent::NotInSchema`).
+    Other(i32),
+}
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for ErrorCode {
     fn schema_name() -> std::borrow::Cow<'static, str> {
@@ -236,27 +257,6 @@ impl schemars::JsonSchema for ErrorCode {
             crate::support::schema::int_enum(&known, true)
         }
     }
-}
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ErrorCode {
-    /// Invalid JSON received by the server.
-    ParseError,
-    /// JSON is valid but not a JSON-RPC request (also: `session/set_config_option` with a `configId` other than `model`, a provider that cannot be resolved).
-    InvalidRequest,
-    /// The method does not exist or is not available.
-    MethodNotFound,
-    /// Invalid method parameters (a relative or missing `cwd`, malformed `mcpServers`, a field `_agentao.cn/set_model` does not take).
-    InvalidParams,
-    /// Internal JSON-RPC error.
-    InternalError,
-    /// A session method called before `initialize` (`SERVER_NOT_INITIALIZED`).
-    ServerNotInitialized,
-    /// Any other value, kept as received.
-    ///
-    /// Added by the generator (the schema has no catch-all here), for the values a newer
-    /// revision of this schema may send; decoding records each one it keeps
-    /// (`lenient::LenientEvent::NotInSchema`).
-    Other(i32),
 }
 impl ErrorCode {
     /// The wire value.

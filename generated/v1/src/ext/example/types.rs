@@ -11,8 +11,10 @@ use crate::types::*;
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ConfirmRequest {
+    /// `sessionId` (the schema does not describe it).
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
+    /// `question` (the schema does not describe it).
     pub question: String,
 }
 impl ConfirmRequest {
@@ -27,6 +29,7 @@ impl ConfirmRequest {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ConfirmResponse {
+    /// `confirmed` (the schema does not describe it).
     pub confirmed: bool,
 }
 impl ConfirmResponse {
@@ -59,6 +62,7 @@ impl GreetRequest {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct GreetResponse {
+    /// `greeting` (the schema does not describe it).
     pub greeting: String,
 }
 impl GreetResponse {
@@ -148,8 +152,10 @@ impl schemars::JsonSchema for Mood {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct MoodNotification {
+    /// `sessionId` (the schema does not describe it).
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
+    /// `mood` (the schema does not describe it).
     pub mood: Mood,
 }
 impl MoodNotification {
@@ -164,8 +170,10 @@ impl MoodNotification {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ProgressNotification {
+    /// `sessionId` (the schema does not describe it).
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
+    /// `percent` (the schema does not describe it).
     pub percent: u8,
     /// What the agent is doing, as core content.
     #[serde(default, skip_serializing_if = "Option::is_none")]

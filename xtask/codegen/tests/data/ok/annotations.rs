@@ -4,9 +4,12 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 #[allow(unused_imports)]
 use crate::support::{lenient, union, Defaulted, Meta, Patch};
+/// `SessionUpdate` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionUpdate {
+    /// `agent_message_chunk` (the schema does not describe it).
     AgentMessageChunk(SessionUpdateAgentMessageChunk),
+    /// `plan` (the schema does not describe it).
     Plan(SessionUpdatePlan),
     /// Any other variant, kept whole as received.
     ///
@@ -165,12 +168,15 @@ impl From<SessionUpdatePlan> for SessionUpdate {
         Self::Plan(body)
     }
 }
+/// `SessionUpdateAgentMessageChunk` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SessionUpdateAgentMessageChunk {
+    /// `messageId` (the schema does not describe it).
     #[serde(rename = "messageId")]
     pub message_id: String,
+    /// `content` (the schema does not describe it).
     pub content: String,
 }
 impl SessionUpdateAgentMessageChunk {
@@ -180,10 +186,12 @@ impl SessionUpdateAgentMessageChunk {
         Self { message_id, content }
     }
 }
+/// `SessionUpdatePlan` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SessionUpdatePlan {
+    /// `entries` (the schema does not describe it).
     pub entries: Vec<String>,
 }
 impl SessionUpdatePlan {
@@ -193,12 +201,15 @@ impl SessionUpdatePlan {
         Self { entries }
     }
 }
+/// `UpdateNotification` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct UpdateNotification {
+    /// `sessionId` (the schema does not describe it).
     #[serde(rename = "sessionId")]
     pub session_id: String,
+    /// `update` (the schema does not describe it).
     pub update: SessionUpdate,
 }
 impl UpdateNotification {

@@ -7,7 +7,9 @@ use crate::support::{lenient, union, Defaulted, Meta, Patch};
 /// Two objects nothing tells apart: named by position.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Alike {
+    /// `Object0` (the schema does not describe it).
     Object0(AlikeObject0),
+    /// `Object1` (the schema does not describe it).
     Object1(AlikeObject1),
 }
 #[cfg(feature = "schemars")]
@@ -99,10 +101,12 @@ impl From<AlikeObject1> for Alike {
         Self::Object1(body)
     }
 }
+/// `AlikeObject0` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct AlikeObject0 {
+    /// `x` (the schema does not describe it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub x: Option<String>,
 }
@@ -118,10 +122,12 @@ impl Default for AlikeObject0 {
         Self { x: Default::default() }
     }
 }
+/// `AlikeObject1` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct AlikeObject1 {
+    /// `y` (the schema does not describe it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub y: Option<String>,
 }
@@ -140,7 +146,9 @@ impl Default for AlikeObject1 {
 /// Two array branches, told apart by their items.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Batch {
+    /// `ReplyList` (the schema does not describe it).
     ReplyList(Vec<Reply>),
+    /// `AlikeList` (the schema does not describe it).
     AlikeList(Vec<Alike>),
 }
 #[cfg(feature = "schemars")]
@@ -225,7 +233,9 @@ impl Batch {
 /// A response or an error object: both branches are objects, told apart by the property only each requires.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
+    /// `result` (the schema does not describe it).
     Result(ReplyResult),
+    /// `error` (the schema does not describe it).
     Error(ReplyError),
 }
 #[cfg(feature = "schemars")]
@@ -317,11 +327,14 @@ impl From<ReplyError> for Reply {
         Self::Error(body)
     }
 }
+/// `ReplyError` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ReplyError {
+    /// `id` (the schema does not describe it).
     pub id: i64,
+    /// `error` (the schema does not describe it).
     pub error: String,
 }
 impl ReplyError {
@@ -331,11 +344,14 @@ impl ReplyError {
         Self { id, error }
     }
 }
+/// `ReplyResult` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ReplyResult {
+    /// `id` (the schema does not describe it).
     pub id: i64,
+    /// `result` (the schema does not describe it).
     pub result: String,
 }
 impl ReplyResult {

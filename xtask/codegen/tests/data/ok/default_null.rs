@@ -4,13 +4,17 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 #[allow(unused_imports)]
 use crate::support::{lenient, union, Defaulted, Meta, Patch};
+/// `AvailableCommand` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct AvailableCommand {
+    /// `name` (the schema does not describe it).
     pub name: String,
+    /// `input` (the schema does not describe it).
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub input: Patch<AvailableCommandInput>,
+    /// `alias` (the schema does not describe it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alias: Option<AvailableCommandInput>,
 }
@@ -25,9 +29,12 @@ impl AvailableCommand {
         }
     }
 }
+/// `AvailableCommandInput` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq)]
 pub enum AvailableCommandInput {
+    /// `unstructured` (the schema does not describe it).
     Unstructured(AvailableCommandInputUnstructured),
+    /// `choices` (the schema does not describe it).
     Choices(AvailableCommandInputChoices),
 }
 #[cfg(feature = "schemars")]
@@ -135,10 +142,12 @@ impl From<AvailableCommandInputChoices> for AvailableCommandInput {
         Self::Choices(body)
     }
 }
+/// `AvailableCommandInputChoices` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct AvailableCommandInputChoices {
+    /// `choices` (the schema does not describe it).
     pub choices: Vec<String>,
 }
 impl AvailableCommandInputChoices {
@@ -148,10 +157,12 @@ impl AvailableCommandInputChoices {
         Self { choices }
     }
 }
+/// `AvailableCommandInputUnstructured` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct AvailableCommandInputUnstructured {
+    /// `hint` (the schema does not describe it).
     pub hint: String,
 }
 impl AvailableCommandInputUnstructured {

@@ -94,59 +94,71 @@ impl schemars::JsonSchema for Flavor {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Limits {
+    /// `on` (the schema does not describe it).
     #[serde(
         default = "default_limits_on",
         skip_serializing_if = "Defaulted::is_implicit"
     )]
     pub on: Defaulted<bool>,
+    /// `name` (the schema does not describe it).
     #[serde(
         default = "default_limits_name",
         skip_serializing_if = "Defaulted::is_implicit"
     )]
     pub name: Defaulted<String>,
+    /// `retries` (the schema does not describe it).
     #[serde(
         default = "default_limits_retries",
         skip_serializing_if = "Defaulted::is_implicit"
     )]
     pub retries: Defaulted<i8>,
+    /// `ratio` (the schema does not describe it).
     #[serde(
         default = "default_limits_ratio",
         skip_serializing_if = "Defaulted::is_implicit"
     )]
     pub ratio: Defaulted<f64>,
+    /// `items` (the schema does not describe it).
     #[serde(
         default = "default_limits_items",
         skip_serializing_if = "Defaulted::is_implicit"
     )]
     pub items: Defaulted<Vec<String>>,
+    /// `labels` (the schema does not describe it).
     #[serde(
         default = "default_limits_labels",
         skip_serializing_if = "Defaulted::is_implicit"
     )]
     pub labels: Defaulted<std::collections::BTreeMap<String, String>>,
+    /// `_meta` (the schema does not describe it).
     #[serde(
         rename = "_meta",
         default = "default_limits_meta",
         skip_serializing_if = "Defaulted::is_implicit"
     )]
     pub meta: Defaulted<Meta>,
+    /// `mode` (the schema does not describe it).
     #[serde(
         default = "default_limits_mode",
         skip_serializing_if = "Defaulted::is_implicit"
     )]
     pub mode: Defaulted<Mode>,
+    /// `flavor` (the schema does not describe it).
     #[serde(
         default = "default_limits_flavor",
         skip_serializing_if = "Defaulted::is_implicit"
     )]
     pub flavor: Defaulted<Flavor>,
+    /// `count` (the schema does not describe it).
     #[serde(
         default = "default_limits_count",
         skip_serializing_if = "Defaulted::is_implicit"
     )]
     pub count: Defaulted<Count>,
+    /// `note` (the schema does not describe it).
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub note: Patch<String>,
+    /// `hint` (the schema does not describe it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
 }
@@ -298,6 +310,7 @@ impl schemars::JsonSchema for Mode {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Options {
+    /// `limits` (the schema does not describe it).
     #[serde(
         default = "default_options_limits",
         skip_serializing_if = "Defaulted::is_implicit"

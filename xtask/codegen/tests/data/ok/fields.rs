@@ -46,8 +46,10 @@ impl std::fmt::Display for SessionId {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Update {
+    /// `sessionId` (the schema does not describe it).
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
+    /// `line` (the schema does not describe it).
     #[serde(deserialize_with = "lenient::required")]
     pub line: Option<u32>,
     /// Omitted leaves it unchanged, null clears it.
@@ -57,24 +59,30 @@ pub struct Update {
         deserialize_with = "lenient_fns::patch_on_error"
     )]
     pub title: Patch<String>,
+    /// `tags` (the schema does not describe it).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "lenient_fns::option_items_on_error"
     )]
     pub tags: Option<Vec<String>>,
+    /// `servers` (the schema does not describe it).
     #[serde(deserialize_with = "lenient_fns::required_on_null")]
     pub servers: Vec<String>,
+    /// `verbose` (the schema does not describe it).
     #[serde(
         default = "default_update_verbose",
         skip_serializing_if = "Defaulted::is_implicit",
         deserialize_with = "de_update_verbose"
     )]
     pub verbose: Defaulted<bool>,
+    /// `size` (the schema does not describe it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
+    /// `raw` (the schema does not describe it).
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub raw: Patch<serde_json::Value>,
+    /// `_meta` (the schema does not describe it).
     #[serde(rename = "_meta", default, skip_serializing_if = "Patch::is_omitted")]
     pub meta: Patch<Meta>,
 }

@@ -4,11 +4,14 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 #[allow(unused_imports)]
 use crate::support::{lenient, union, Defaulted, Meta, Patch};
+/// `AgentResponse` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct AgentResponse {
+    /// `id` (the schema does not describe it).
     pub id: RequestId,
+    /// `result` (the schema does not describe it).
     #[serde(deserialize_with = "lenient::required")]
     pub result: serde_json::Value,
 }
@@ -19,12 +22,16 @@ impl AgentResponse {
         Self { id, result }
     }
 }
+/// `ClientRequest` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ClientRequest {
+    /// `id` (the schema does not describe it).
     pub id: RequestId,
+    /// `method` (the schema does not describe it).
     pub method: String,
+    /// `params` (the schema does not describe it).
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub params: Patch<serde_json::Value>,
 }
@@ -39,10 +46,12 @@ impl ClientRequest {
         }
     }
 }
+/// `OptionsRequest` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct OptionsRequest {
+    /// `sessionId` (the schema does not describe it).
     #[serde(rename = "sessionId")]
     pub session_id: String,
 }
@@ -53,10 +62,12 @@ impl OptionsRequest {
         Self { session_id }
     }
 }
+/// `PromptRequest` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct PromptRequest {
+    /// `text` (the schema does not describe it).
     pub text: String,
 }
 impl PromptRequest {
@@ -66,6 +77,7 @@ impl PromptRequest {
         Self { text }
     }
 }
+/// `PromptResponse` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -82,6 +94,7 @@ impl Default for PromptResponse {
         Self {}
     }
 }
+/// `RequestId` (the schema does not describe it).
 #[derive(
     Debug,
     Clone,

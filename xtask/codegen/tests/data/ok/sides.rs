@@ -4,11 +4,14 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 #[allow(unused_imports)]
 use crate::support::{lenient, union, Defaulted, Meta, Patch};
+/// `AgentNotification` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct AgentNotification {
+    /// `method` (the schema does not describe it).
     pub method: String,
+    /// `params` (the schema does not describe it).
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub params: Patch<serde_json::Value>,
 }
@@ -22,11 +25,14 @@ impl AgentNotification {
         }
     }
 }
+/// `AgentResponse` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct AgentResponse {
+    /// `id` (the schema does not describe it).
     pub id: RequestId,
+    /// `result` (the schema does not describe it).
     #[serde(deserialize_with = "lenient::required")]
     pub result: serde_json::Value,
 }
@@ -42,6 +48,7 @@ impl AgentResponse {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct AttachRequest {
+    /// `sessionId` (the schema does not describe it).
     #[serde(rename = "sessionId", deserialize_with = "lenient::required")]
     pub session_id: Option<SessionId>,
 }
@@ -52,6 +59,7 @@ impl AttachRequest {
         Self { session_id }
     }
 }
+/// `AttachResponse` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -73,6 +81,7 @@ impl Default for AttachResponse {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct CancelNotification {
+    /// `sessionId` (the schema does not describe it).
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
 }
@@ -88,6 +97,7 @@ impl CancelNotification {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct CancelRequestNotification {
+    /// `requestId` (the schema does not describe it).
     #[serde(rename = "requestId")]
     pub request_id: RequestId,
 }
@@ -98,11 +108,14 @@ impl CancelRequestNotification {
         Self { request_id }
     }
 }
+/// `ClientNotification` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ClientNotification {
+    /// `method` (the schema does not describe it).
     pub method: String,
+    /// `params` (the schema does not describe it).
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub params: Patch<serde_json::Value>,
 }
@@ -116,12 +129,16 @@ impl ClientNotification {
         }
     }
 }
+/// `ClientRequest` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ClientRequest {
+    /// `id` (the schema does not describe it).
     pub id: RequestId,
+    /// `method` (the schema does not describe it).
     pub method: String,
+    /// `params` (the schema does not describe it).
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub params: Patch<serde_json::Value>,
 }
@@ -158,6 +175,7 @@ impl Default for EchoNotification {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ListRequest {
+    /// `sessionId` (the schema does not describe it).
     #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<SessionId>,
 }
@@ -177,6 +195,7 @@ impl Default for ListRequest {
         }
     }
 }
+/// `ListResponse` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -193,11 +212,14 @@ impl Default for ListResponse {
         Self {}
     }
 }
+/// `MirrorNotification` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct MirrorNotification {
+    /// `method` (the schema does not describe it).
     pub method: String,
+    /// `params` (the schema does not describe it).
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub params: Patch<serde_json::Value>,
 }
@@ -216,8 +238,10 @@ impl MirrorNotification {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct PromptRequest {
+    /// `sessionId` (the schema does not describe it).
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
+    /// `text` (the schema does not describe it).
     pub text: String,
 }
 impl PromptRequest {
@@ -227,6 +251,7 @@ impl PromptRequest {
         Self { session_id, text }
     }
 }
+/// `PromptResponse` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -243,11 +268,14 @@ impl Default for PromptResponse {
         Self {}
     }
 }
+/// `ProtocolNotification` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ProtocolNotification {
+    /// `method` (the schema does not describe it).
     pub method: String,
+    /// `params` (the schema does not describe it).
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub params: Patch<serde_json::Value>,
 }
@@ -261,12 +289,16 @@ impl ProtocolNotification {
         }
     }
 }
+/// `ProxyRequest` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ProxyRequest {
+    /// `id` (the schema does not describe it).
     pub id: RequestId,
+    /// `method` (the schema does not describe it).
     pub method: String,
+    /// `params` (the schema does not describe it).
     #[serde(default, skip_serializing_if = "Patch::is_omitted")]
     pub params: Patch<serde_json::Value>,
 }
@@ -281,11 +313,14 @@ impl ProxyRequest {
         }
     }
 }
+/// `ProxyResponse` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ProxyResponse {
+    /// `id` (the schema does not describe it).
     pub id: RequestId,
+    /// `result` (the schema does not describe it).
     #[serde(deserialize_with = "lenient::required")]
     pub result: serde_json::Value,
 }
@@ -296,6 +331,7 @@ impl ProxyResponse {
         Self { id, result }
     }
 }
+/// `RequestId` (the schema does not describe it).
 #[derive(
     Debug,
     Clone,
@@ -359,6 +395,7 @@ impl std::fmt::Display for SessionId {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SuccessorRequest {
+    /// `method` (the schema does not describe it).
     pub method: String,
 }
 impl SuccessorRequest {
@@ -368,6 +405,7 @@ impl SuccessorRequest {
         Self { method }
     }
 }
+/// `SuccessorResponse` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -389,6 +427,7 @@ impl Default for SuccessorResponse {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct UpdateNotification {
+    /// `sessionId` (the schema does not describe it).
     #[serde(rename = "sessionId")]
     pub session_id: SessionId,
 }

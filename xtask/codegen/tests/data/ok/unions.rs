@@ -7,7 +7,9 @@ use crate::support::{lenient, union, Defaulted, Meta, Patch};
 /// A tagged union with a unit variant and a catch-all.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Block {
+    /// `text` (the schema does not describe it).
     Text(Text),
+    /// `ping` (the schema does not describe it).
     Ping,
     /// Any other variant, kept whole as received.
     Other(Meta),
@@ -127,6 +129,7 @@ impl From<Text> for Block {
         Self::Text(body)
     }
 }
+/// `Closed` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Closed {
     /// `a`
@@ -201,6 +204,14 @@ impl schemars::JsonSchema for Closed {
         crate::support::schema::string_enum(<Self as union::WireStr>::VARIANTS, true)
     }
 }
+/// `Code` (the schema does not describe it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Code {
+    /// `-32700`
+    ParseError,
+    /// Any other value, kept as received.
+    Other(i32),
+}
 #[cfg(feature = "schemars")]
 impl schemars::JsonSchema for Code {
     fn schema_name() -> std::borrow::Cow<'static, str> {
@@ -217,12 +228,6 @@ impl schemars::JsonSchema for Code {
             crate::support::schema::int_enum(&known, true)
         }
     }
-}
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Code {
-    ParseError,
-    /// Any other value, kept as received.
-    Other(i32),
 }
 impl Code {
     /// The wire value.
@@ -246,10 +251,14 @@ impl<'de> Deserialize<'de> for Code {
         }
     }
 }
+/// `Id` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Id {
+    /// `null`.
     Null,
+    /// `Number` (the schema does not describe it).
     Number(i64),
+    /// `Str` (the schema does not describe it).
     Str(String),
 }
 #[cfg(feature = "schemars")]
@@ -409,7 +418,9 @@ impl schemars::JsonSchema for Kind {
 /// Tagged branches beside an untagged one: the added catch-all comes after the untagged branch.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Server {
+    /// `http` (the schema does not describe it).
     Http(ServerHttp),
+    /// `Stdio` (the schema does not describe it).
     Stdio(ServerStdio),
     /// Any other variant, kept whole as received.
     ///
@@ -542,10 +553,12 @@ impl From<ServerStdio> for Server {
         Self::Stdio(body)
     }
 }
+/// `ServerHttp` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ServerHttp {
+    /// `url` (the schema does not describe it).
     pub url: String,
 }
 impl ServerHttp {
@@ -555,10 +568,12 @@ impl ServerHttp {
         Self { url }
     }
 }
+/// `ServerStdio` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ServerStdio {
+    /// `command` (the schema does not describe it).
     pub command: String,
 }
 impl ServerStdio {
@@ -571,8 +586,11 @@ impl ServerStdio {
 /// A tagged union without a catch-all, whose tags take the names `Other` and `Unknown`: the generator adds `Unknown2`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Shape {
+    /// `circle` (the schema does not describe it).
     Circle(ShapeCircle),
+    /// `other` (the schema does not describe it).
     Other,
+    /// `unknown` (the schema does not describe it).
     Unknown,
     /// Any other variant, kept whole as received.
     ///
@@ -712,10 +730,12 @@ impl From<ShapeCircle> for Shape {
         Self::Circle(body)
     }
 }
+/// `ShapeCircle` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ShapeCircle {
+    /// `r` (the schema does not describe it).
     pub r: f64,
 }
 impl ShapeCircle {
@@ -725,10 +745,12 @@ impl ShapeCircle {
         Self { r }
     }
 }
+/// `Text` (the schema does not describe it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Text {
+    /// `text` (the schema does not describe it).
     pub text: String,
 }
 impl Text {

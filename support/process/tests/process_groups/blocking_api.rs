@@ -2,10 +2,8 @@
 
 #![cfg(target_os = "linux")]
 
-mod common;
-
+use crate::common::{pids, running, stops, LIMIT};
 use acp_process::{run_with_timeout, GroupChild};
-use common::{pids, running, stops, LIMIT};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

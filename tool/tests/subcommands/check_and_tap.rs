@@ -8,9 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 // The runtime tests' helpers: the tool is tested against the examples of `acp-rpc`.
-#[path = "../../tests/runtime/common.rs"]
-mod common;
-use common::example;
+use acp_testkit::example;
 
 const ACP: &str = env!("CARGO_BIN_EXE_acp");
 

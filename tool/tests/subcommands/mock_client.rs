@@ -6,9 +6,7 @@ use serde_json::Value;
 use std::io::Write;
 use std::process::{Command, Output};
 
-#[path = "../../tests/runtime/common.rs"]
-mod common;
-use common::example;
+use acp_testkit::example;
 
 const ACP: &str = env!("CARGO_BIN_EXE_acp");
 

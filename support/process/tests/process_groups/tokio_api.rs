@@ -3,10 +3,8 @@
 
 #![cfg(all(target_os = "linux", feature = "tokio"))]
 
-mod common;
-
+use crate::common::{pids, running, LIMIT};
 use acp_process::{spawn, AgentProcess, AgentStdin, SpawnOptions, Stderr};
-use common::{pids, running, LIMIT};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::ChildStdout;
@@ -186,4 +184,49 @@ async fn captured_stderr_keeps_the_newest_lines() {
 fn spawning_needs_a_tokio_runtime() {
     let err = spawn("true", [""; 0], &SpawnOptions::new()).expect_err("no runtime");
     assert!(err.to_string().contains("tokio runtime"), "{err}");
+}
+
+/// `ProcessGroup`: a command with its own stdio, ended with what it left in the background.
+mod process_group {
+    use super::*;
+    use acp_process::ProcessGroup;
+    use std::process::Stdio;
+
+    async fn start(script: &str) -> (tokio::process::Child, ProcessGroup, Vec<u32>) {
+        let mut command = tokio::process::Command::new("sh");
+        command.args(["-c", script]).stdin(Stdio::null()).stdout(Stdio::piped());
+        let (mut child, group) = ProcessGroup::spawn(&mut command).expect("spawn");
+        let pids = read_pids(child.stdout.take().expect("piped"), 2).await;
+        (child, group, pids)
+    }
+
+    #[tokio::test]
+    async fn end_terminates_the_command_and_its_background_children() {
+        let (mut child, group, pids) = start("sleep 600 & echo $!; echo $$; wait").await;
+        let status = tokio::time::timeout(LIMIT, group.end(&mut child, LIMIT)).await.expect("in time").expect("status");
+        assert!(!status.success(), "ended by SIGTERM: {status:?}");
+        for pid in pids {
+            assert!(stops(pid).await, "{pid} left behind");
+        }
+    }
+
+    #[tokio::test]
+    async fn end_kills_what_ignores_sigterm_after_the_grace() {
+        let (mut child, group, pids) = start(STUBBORN).await;
+        let grace = Duration::from_millis(200);
+        tokio::time::timeout(LIMIT, group.end(&mut child, grace)).await.expect("in time").expect("status");
+        for pid in pids {
+            assert!(stops(pid).await, "{pid} left behind");
+        }
+    }
+
+    #[tokio::test]
+    async fn kill_reaches_the_group_after_the_command_exited() {
+        let (mut child, group, pids) = start("sleep 600 >/dev/null & echo $!; echo $$").await;
+        tokio::time::timeout(LIMIT, child.wait()).await.expect("in time").expect("status");
+        assert!(running(pids[0]), "the background sleep runs on");
+        group.clone().kill();
+        assert!(stops(pids[0]).await, "{} left behind", pids[0]);
+        group.kill(); // killed already: sends nothing
+    }
 }

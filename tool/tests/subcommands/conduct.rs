@@ -16,9 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "../../tests/runtime/common.rs"]
-mod common;
-use common::example;
+use acp_testkit::example;
 
 const ACP: &str = env!("CARGO_BIN_EXE_acp");
 

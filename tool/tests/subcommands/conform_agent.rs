@@ -7,8 +7,6 @@
 use serde_json::Value;
 use std::path::PathBuf;
 
-#[path = "../../tests/runtime/common.rs"]
-mod common;
 use std::process::{Command, Output};
 
 const ACP: &str = env!("CARGO_BIN_EXE_acp");
@@ -258,7 +256,7 @@ fn our_example_agents_pass() {
             // `perm` asks for permission; `read PATH` reads a file of the session's directory.
             args.extend(["--cancel-prompt", "slow", "--tool-prompt", "perm read {cwd}/notes.txt"]);
         }
-        let out = Command::new(ACP).args(&args).arg("--").arg(common::example(agent)).output().expect("acp runs");
+        let out = Command::new(ACP).args(&args).arg("--").arg(acp_testkit::example(agent)).output().expect("acp runs");
         let text = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{agent} v{version}:\n{text}");
         assert_eq!(failing(&out), Vec::<String>::new(), "{agent} v{version}:\n{text}");

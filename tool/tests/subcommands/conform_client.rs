@@ -6,9 +6,6 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-#[path = "../../tests/runtime/common.rs"]
-mod common;
-
 const ACP: &str = env!("CARGO_BIN_EXE_acp");
 
 fn raw_client() -> String {
@@ -81,7 +78,7 @@ const TURN: &[&str] = &[
 /// Our example client, in v1, in v2 and in both (it asks for 2 and takes 1).
 #[test]
 fn our_example_client_passes() {
-    let client = common::example("client").display().to_string();
+    let client = acp_testkit::example("client").display().to_string();
     for version in ["1", "2"] {
         let out = conform(
             &["--protocol-version", version],

@@ -1,4 +1,5 @@
-//! Helpers shared by the integration tests.
+//! What the integration tests of `acp-rpc` (`tests/`) and of the `acp` tool (`tool/tests/`)
+//! share: the examples of `acp-rpc` as programs to run. A dev-dependency only.
 
 use std::path::PathBuf;
 use std::process::Command;
