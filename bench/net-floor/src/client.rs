@@ -64,8 +64,9 @@ async fn socket(addr: &str, tls: &Tls) -> io::Result<Socket> {
 }
 
 async fn handshake(addr: &str, tls: &Tls) -> io::Result<SendRequest<Full<Bytes>>> {
-    let (send, connection) =
-        hyper::client::conn::http1::handshake(TokioIo::new(socket(addr, tls).await?)).await.map_err(io::Error::other)?;
+    let (send, connection) = hyper::client::conn::http1::handshake(TokioIo::new(socket(addr, tls).await?))
+        .await
+        .map_err(io::Error::other)?;
     tokio::spawn(async move {
         if let Err(e) = connection.await {
             eprintln!("net-floor: client connection: {e}");
@@ -136,7 +137,8 @@ impl Client {
                 let post = async {
                     // The connection takes a new request only once the last one is done with.
                     posts.ready().await.map_err(|e| io::Error::other(format!("POST: {e}")))?;
-                    let answer = posts.send_request(request).await.map_err(|e| io::Error::other(format!("POST: {e}")))?;
+                    let answer =
+                        posts.send_request(request).await.map_err(|e| io::Error::other(format!("POST: {e}")))?;
                     answer.into_body().collect().await.map_err(|e| io::Error::other(format!("POST body: {e}")))?;
                     Ok::<_, io::Error>(())
                 };

@@ -52,7 +52,9 @@ fn parse() -> Result<Args, String> {
         let value = words.next().ok_or_else(|| format!("{flag} needs a value"))?;
         let number = || value.parse::<usize>().map_err(|e| format!("{flag} {value}: {e}"));
         match flag.as_str() {
-            "--transport" => args.transport = Transport::parse(&value).ok_or_else(|| format!("unknown transport {value}"))?,
+            "--transport" => {
+                args.transport = Transport::parse(&value).ok_or_else(|| format!("unknown transport {value}"))?
+            }
             "--cert" => args.cert = Some(value.into()),
             "--key" => args.key = Some(value.into()),
             "--ca" => args.ca = Some(value.into()),

@@ -56,7 +56,8 @@ fn invalid(e: impl std::fmt::Display) -> io::Error {
 impl Tls {
     /// The server's side from a PEM certificate chain and key.
     pub fn server(cert: &Path, key: &Path) -> io::Result<Tls> {
-        let chain = CertificateDer::pem_file_iter(cert).map_err(invalid)?.collect::<Result<Vec<_>, _>>().map_err(invalid)?;
+        let chain =
+            CertificateDer::pem_file_iter(cert).map_err(invalid)?.collect::<Result<Vec<_>, _>>().map_err(invalid)?;
         let key = PrivateKeyDer::from_pem_file(key).map_err(invalid)?;
         let config = rustls::ServerConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
