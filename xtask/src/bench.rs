@@ -8,14 +8,18 @@
 //!   `agent-client-protocol-schema` at the version `bench/Cargo.toml` pins (`unstable_protocol_v2`,
 //!   which is v1 + v2, no schemars); `cargo fetch` first, so downloads are not timed;
 //! - **everything else**: `acp-bench rows` from `bench/` (its own workspace, built here in
-//!   release), one JSON object per row; the network rows ([`net`]) and `acp view`'s ([`view`]).
+//!   release), one JSON object per row; the network rows ([`net`]) and their floors
+//!   ([`netfloor`]), the composition rows ([`composition`]), MCP over ACP ([`mcp`]) and
+//!   `acp view`'s ([`view`]).
 //!
 //! Each row gets a target by its name ([`target_for`]) and a verdict. The table goes to stdout and,
 //! for a full run (or `--quick --write`), into `BENCHMARKS.md` between [`BEGIN`] and [`END`] with
 //! the date, machine and versions; the text around the markers is hand-written and kept.
 
 pub mod composition;
+pub mod mcp;
 pub mod net;
+pub mod netfloor;
 pub mod plot;
 pub mod scale;
 pub mod table;
@@ -139,8 +143,12 @@ pub fn run(root: &Path, options: Options) -> Result<Report, String> {
     let mut rows = vec![codegen_row(root, &xtask, codegen_runs)?];
     rows.push(build_row(&scratch, build_runs, &rustc, &versions)?);
     rows.extend(bench_rows(root, &bench_binary, options.quick)?);
-    rows.extend(net::rows(&net_peers, options.quick, false)?);
+    let net_rows = net::rows(&net_peers, options.quick, false)?;
+    let floors = netfloor::rows(root, &net_peers, &net_rows, options.quick)?;
+    rows.extend(net_rows);
+    rows.extend(floors);
     rows.extend(composition::rows(root, options.quick)?);
+    rows.extend(mcp::rows(root, options.quick)?);
     rows.extend(view::rows(root)?);
     if !options.quick {
         // About two minutes on 2 cores; the quick run leaves it to `--scale --quick`.
@@ -183,7 +191,9 @@ fn run_net_only(root: &Path, options: Options) -> Result<Report, String> {
     let start = Instant::now();
     let peers = net::prepare(root, options.tls_only)?;
     let building = start.elapsed();
-    let rows = net::rows(&peers, options.quick, options.tls_only)?;
+    let mut rows = net::rows(&peers, options.quick, options.tls_only)?;
+    let floors = netfloor::rows(root, &peers, &rows, options.quick)?;
+    rows.extend(floors);
     let measuring = start.elapsed() - building;
     eprintln!("bench: {}: BENCHMARKS.md left as it is", options.command());
     Ok(Report { table: render_table(&rows), written: None, building, measuring, total: start.elapsed() })

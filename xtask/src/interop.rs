@@ -75,7 +75,7 @@ pub mod report;
 pub mod scenario;
 mod state_check;
 
-pub(crate) use chains::install_conductor;
+pub(crate) use chains::install_conductor_release;
 pub use chains::CONDUCTOR_VERSION;
 pub(crate) use install::{install_ts, TsPeer};
 pub use install::{PY_SDK_PACKAGE, PY_SDK_VERSION, RS_SDK_CRATE, RS_SDK_EXAMPLES, RS_SDK_FEATURES, RS_SDK_VERSION};

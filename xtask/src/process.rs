@@ -14,9 +14,30 @@ use std::time::Duration;
 /// Lines of a failing command's stderr (and stdout) kept for its error.
 pub const TAIL_LINES: usize = 40;
 
-/// The cargo running us (`$CARGO`), else `cargo` from the PATH.
+/// The cargo running us (`$CARGO`), else `cargo` from the PATH, without the variables `cargo run`
+/// set for us (`CARGO_PKG_NAME=xtask`, `CARGO_MANIFEST_DIR`, …; see [`inherited_from_cargo_run`]).
+/// Build scripts watch some of them: ring's declares `rerun-if-env-changed` on
+/// `CARGO_PKG_NAME` and `CARGO_MANIFEST_DIR`, so a build started here saw other values than one
+/// started from a shell or by `cargo xtask` itself, and rebuilt ring and everything above it
+/// (rustls, acp-rpc, every example) each time: eight minutes of each `cargo xtask bench --quick`
+/// on a loaded 2-core machine.
 pub fn cargo() -> Command {
-    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(inherited_from_cargo_run) {
+            command.env_remove(name);
+        }
+    }
+    command
+}
+
+/// A variable cargo sets for the program it runs (or the test it runs), describing that package:
+/// nothing a nested cargo needs.
+pub fn inherited_from_cargo_run(name: &str) -> bool {
+    name.starts_with("CARGO_PKG_")
+        || name.starts_with("CARGO_MANIFEST_")
+        || name.starts_with("CARGO_BIN_")
+        || matches!(name, "CARGO_CRATE_NAME" | "CARGO_PRIMARY_PACKAGE" | "CARGO_TARGET_TMPDIR")
 }
 
 /// The rustc cargo builds with (`$RUSTC`), else `rustc` from the PATH.
@@ -176,6 +197,21 @@ pub fn run_with_timeout(command: &mut Command, timeout: Duration) -> Result<Fini
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_nested_cargo_does_not_inherit_what_cargo_run_set_for_us() {
+        for name in ["CARGO_PKG_NAME", "CARGO_PKG_VERSION_MAJOR", "CARGO_MANIFEST_DIR", "CARGO_CRATE_NAME"] {
+            assert!(inherited_from_cargo_run(name), "{name}");
+        }
+        for name in ["CARGO", "CARGO_TARGET_DIR", "CARGO_HOME", "CARGO_INCREMENTAL", "CARGO_PROFILE_DEV_DEBUG", "RUSTC"]
+        {
+            assert!(!inherited_from_cargo_run(name), "{name}");
+        }
+        // `cargo test` set CARGO_PKG_NAME for this test: the command we make drops it.
+        let command = cargo();
+        let removed: Vec<_> = command.get_envs().filter(|(_, v)| v.is_none()).map(|(k, _)| k.to_owned()).collect();
+        assert!(removed.iter().any(|k| k == "CARGO_PKG_NAME"), "{removed:?}");
+    }
 
     #[test]
     fn describes_commands_for_a_shell() {

@@ -10,9 +10,9 @@
 //! conductor), and the cost of one hop (ours with one proxy as a fraction of ours with none).
 //! Per-turn latencies (p50/p99) need timings the client does not print: not measured here.
 
-use super::net::target_dir;
+use super::net::build_ours;
 use super::table::{median, Row};
-use crate::process::{self, describe, run_with_timeout};
+use crate::process::{describe, run_with_timeout};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -30,23 +30,15 @@ struct Programs {
     official: Result<PathBuf, String>,
 }
 
-/// Builds our programs in release and installs the official conductor (or reuses the interop's).
+/// Finds our programs in release ([`build_ours`]: the build all rows share) and installs the
+/// official conductor in release.
 fn prepare(root: &Path) -> Result<Programs, String> {
-    let mut build = process::cargo();
-    build
-        .args(["build", "--release", "--features", "unstable", "--example", "client", "--example", "proxy"])
-        .args(["--example", "echo_agent"])
-        .current_dir(root);
-    eprintln!("bench: building the composition peers: {}", describe(&build));
-    process::stream(&mut build, |_| {})?;
-    let mut acp = process::cargo();
-    acp.args(["build", "--release", "-p", "acp-tool", "--bin", "acp"]).current_dir(root);
-    process::stream(&mut acp, |_| {})?;
-    let release = target_dir(root).join("release");
+    let release = build_ours(root)?;
     let exe = |name: &str| format!("{name}{}", std::env::consts::EXE_SUFFIX);
     let examples = release.join("examples");
-    let cache = root.join(".cache").join("interop");
-    let official = crate::interop::install_conductor(root, &cache, None);
+    // Release, as ours: the interop's build (debug, `.cache/interop/conductor`) made the official
+    // conductor's figures those of unoptimised code.
+    let official = crate::interop::install_conductor_release(root, &root.join(".cache").join("bench"));
     Ok(Programs {
         client: examples.join(exe("client")),
         proxy: examples.join(exe("proxy")),

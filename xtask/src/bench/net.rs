@@ -38,9 +38,27 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(180);
 /// How long an agent may take to print `listening on URL`.
 const LISTEN_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The features our network examples are built with (`ws` includes `http`; `tls` for the TLS
-/// rows).
-pub const FEATURES: &str = "ws,tls";
+/// The features of acp-rpc every program of ours the bench runs is built with, in one build (see
+/// [`build_ours`]): `ws` (which includes `http`) and `tls` for the network rows, `unstable` for
+/// the proxy of the composition rows, `mcp` for the MCP rows.
+pub const FEATURES: [&str; 4] = ["ws", "tls", "unstable", "mcp"];
+
+/// Builds every program of ours the bench runs in one `cargo build --release`: acp-rpc's examples
+/// and the `acp` binary, acp-rpc with [`FEATURES`] (and `acp`'s own). One feature set, so acp-rpc
+/// and the generated crates are compiled once for all rows (issue 52: a second set for the
+/// composition rows compiled both generated crates again, most of a quick run); a later call finds
+/// everything fresh. Returns the release directory.
+pub fn build_ours(root: &Path) -> Result<PathBuf, String> {
+    let features: Vec<String> = FEATURES.iter().map(|f| format!("acp-rpc/{f}")).collect();
+    let mut build = process::cargo();
+    build
+        .args(["build", "--release", "-p", "acp-rpc", "-p", "acp-tool", "--examples", "--bin", "acp", "--features"])
+        .arg(features.join(","))
+        .current_dir(root);
+    eprintln!("bench: building our programs: {}", describe(&build));
+    process::stream(&mut build, |_| {})?;
+    Ok(target_dir(root).join("release"))
+}
 
 /// What the network rows run: the TypeScript drivers and our release examples.
 pub struct Peers {
@@ -59,16 +77,19 @@ pub struct Peers {
 /// have none).
 pub fn prepare(root: &Path, tls_only: bool) -> Result<Peers, String> {
     let ts = install_ts(&root.join(".cache").join("interop"))?;
-    let mut build = process::cargo();
-    build.args(["build", "--release", "--examples", "--features", FEATURES]).current_dir(root);
-    eprintln!("bench: building our examples: {}", describe(&build));
-    process::stream(&mut build, |_| {})?;
-    let examples = target_dir(root).join("release").join("examples");
+    let examples = build_ours(root)?.join("examples");
     let example = |name: &str| examples.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     let official = if tls_only { Err("not built for the TLS rows".into()) } else { build_official(root) };
     let pki = crate::tls::make(&root.join(".cache").join("bench").join("tls"))?;
     let (echo_agent, client) = (example("echo_agent"), example("client"));
     Ok(Peers { root: root.to_path_buf(), ts, echo_agent, client, official, pki })
+}
+
+impl Peers {
+    /// The CA and server certificate of the TLS rows.
+    pub(super) fn pki(&self) -> &Pki {
+        &self.pki
+    }
 }
 
 /// Builds `official-net` in release, in the `bench/` workspace and its target directory (as the
@@ -98,13 +119,13 @@ pub(super) fn target_dir(root: &Path) -> PathBuf {
 
 /// Sizes of the measurements.
 #[derive(Debug, Clone, Copy)]
-struct Sizes {
+pub(super) struct Sizes {
     /// Extra prompt turns of the long round-trip session.
-    turns: usize,
+    pub(super) turns: usize,
     /// Updates of the long notification stream.
-    updates: usize,
+    pub(super) updates: usize,
     /// Runs of each client command.
-    runs: usize,
+    pub(super) runs: usize,
 }
 
 impl Sizes {
@@ -112,7 +133,7 @@ impl Sizes {
     /// 20 ms (`acp_process`'s `POLL`): the long run has to be well above that. At 15,000 turns/s
     /// (our WebSocket pair, issue 39) 200 turns took 13 ms, less than one poll, and the quick
     /// round-trip rows came out empty or at random.
-    fn new(quick: bool) -> Sizes {
+    pub(super) fn new(quick: bool) -> Sizes {
         if quick {
             Sizes { turns: 1_000, updates: 20_000, runs: 1 }
         } else {

@@ -8,7 +8,7 @@
 //! HTML parsing included), with the whole browser run in the note.
 
 use super::table::Row;
-use crate::process::{self, capture, describe};
+use crate::process::capture;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -28,11 +28,8 @@ pub fn rows(root: &Path) -> Result<Vec<Row>, String> {
     let mb = |bytes: usize| bytes as f64 / 1e6;
     let what = format!("{MESSAGES} messages, {:.1} MB of records", mb(text.len()));
 
-    let mut build = process::cargo();
-    build.args(["build", "--release", "-p", "acp-tool", "--bin", "acp"]).current_dir(root);
-    eprintln!("bench: {}", describe(&build));
-    process::stream(&mut build, |_| {})?;
-    let acp = super::net::target_dir(root).join("release").join(format!("acp{}", std::env::consts::EXE_SUFFIX));
+    // The build all rows share (one feature set: nothing compiled twice).
+    let acp = super::net::build_ours(root)?.join(format!("acp{}", std::env::consts::EXE_SUFFIX));
 
     let page = dir.join("session.html");
     let mut view = Command::new(&acp);

@@ -200,11 +200,22 @@ pub(super) fn run(env: &Env, cache: &Path, selected: &[String]) -> Vec<ScenarioR
 /// dir when given (the conductor's lockfile has every crate of the SDK's at the same version, so
 /// their shared dependencies are built once), else `.cache/interop/conductor/target`.
 pub(crate) fn install_conductor(root: &Path, cache: &Path, target: Option<&Path>) -> Result<PathBuf, String> {
-    let dir = cache.join("conductor");
+    install_conductor_as(root, cache, target, false)
+}
+
+/// The same in release, into `cache/conductor-release/` with a target directory of its own: what
+/// `cargo xtask bench` compares our (release) conductor with.
+pub(crate) fn install_conductor_release(root: &Path, cache: &Path) -> Result<PathBuf, String> {
+    install_conductor_as(root, cache, None, true)
+}
+
+fn install_conductor_as(root: &Path, cache: &Path, target: Option<&Path>, release: bool) -> Result<PathBuf, String> {
+    let dir = cache.join(if release { "conductor-release" } else { "conductor" });
     let exe = format!("{CONDUCTOR_BIN}{}", std::env::consts::EXE_SUFFIX);
     let bin = dir.join("bin").join(&exe);
     let marker = dir.join(".installed");
-    let stamp = format!("{CONDUCTOR_CRATE}@{CONDUCTOR_VERSION} --bin {CONDUCTOR_BIN}\n");
+    let profile = if release { " --release" } else { "" };
+    let stamp = format!("{CONDUCTOR_CRATE}@{CONDUCTOR_VERSION} --bin {CONDUCTOR_BIN}{profile}\n");
     if fs::read_to_string(&marker).ok().as_deref() == Some(stamp.as_str()) && bin.is_file() {
         return Ok(bin);
     }
@@ -227,12 +238,13 @@ pub(crate) fn install_conductor(root: &Path, cache: &Path, target: Option<&Path>
     build
         .args(["build", "--quiet", "--locked", "--config", "profile.dev.debug=0"])
         .args(["--config", "profile.dev.incremental=false", "--bin", CONDUCTOR_BIN])
+        .args(release.then_some("--release"))
         .arg("--manifest-path")
         .arg(&manifest)
         .arg("--target-dir")
         .arg(&target);
     process::capture(&mut build)?;
-    let built = target.join("debug").join(&exe);
+    let built = target.join(if release { "release" } else { "debug" }).join(&exe);
     if !built.is_file() {
         return Err(format!("the build of {CONDUCTOR_CRATE} left no {}", built.display()));
     }

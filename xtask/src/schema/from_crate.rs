@@ -6,7 +6,8 @@
 //! (the committed one, with the version pinned exactly and the program's path made absolute) and
 //! its `Cargo.lock` (whose checksum of the crate is the `.crate` file's sha256, checked by cargo
 //! on download), and `target/`, shared by every version and file: the crate's dependencies build
-//! once, the crate itself once per file (its features decide which file).
+//! once, the crate itself once per kind of file (stable or unstable: its features decide which),
+//! the program printing the v1 and the v2 file of that kind from the one build.
 
 use crate::process;
 use std::fs;
@@ -44,7 +45,8 @@ pub struct Derived {
 pub struct DerivedFile {
     /// Relative to `schema/`, e.g. `v2/schema.unstable.json`.
     pub rel: &'static str,
-    /// The generator's features it was built with (the version-dependent ones included).
+    /// The generator's features that select this file (the version-dependent ones included); the
+    /// build that printed it may have had those of the other version's file of its kind too.
     pub features: Vec<&'static str>,
     pub bytes: Vec<u8>,
 }
@@ -72,15 +74,29 @@ pub fn derive(root: &Path, version: &str, which: &[&str]) -> Result<Derived, Str
     let source = crate_source(&manifest)?;
     let crate_sha256 = locked_checksum(&dir.join("Cargo.lock"), version)?;
     let extra = version_features(&source)?;
-    let mut files = Vec::new();
-    for (rel, base) in FILES {
-        if !which.is_empty() && !which.contains(&rel) {
-            continue;
-        }
-        let mut features: Vec<&'static str> = base.to_vec();
+    let features_of = |base: &[&'static str]| -> Vec<&'static str> {
+        let mut features = base.to_vec();
         features.extend(extra.iter().filter(|(_, applies)| applies(base)).map(|(f, _)| *f));
-        let bytes = run_generator(root, &manifest, &features)?;
-        files.push(DerivedFile { rel, features, bytes });
+        features
+    };
+    let wanted: Vec<(&'static str, &'static [&'static str])> =
+        FILES.into_iter().filter(|(rel, _)| which.is_empty() || which.contains(rel)).collect();
+    let mut files = Vec::new();
+    for &(rel, base) in &wanted {
+        // One build per kind of file (stable or unstable): the features of every wanted file of
+        // that kind, so that its v1 and v2 files come from the same build (the crate's features
+        // are the same for both; `v2` only compiles the v2 module in). Half the builds.
+        let unstable = base.contains(&"unstable");
+        let mut build: Vec<&'static str> = wanted
+            .iter()
+            .filter(|(_, other)| other.contains(&"unstable") == unstable)
+            .flat_map(|(_, other)| features_of(other))
+            .collect();
+        build.sort_unstable();
+        build.dedup();
+        let version = rel.split('/').next().unwrap_or("v1");
+        let bytes = run_generator(root, &manifest, &build, version)?;
+        files.push(DerivedFile { rel, features: features_of(base), bytes });
     }
     Ok(Derived { version: version.to_string(), crate_sha256, license: source.license, files })
 }
@@ -171,8 +187,9 @@ fn version_features(source: &CrateSource) -> Result<Vec<VersionFeature>, String>
     Ok(features)
 }
 
-/// Builds (if needed) and runs the generator with `features`; what it prints.
-fn run_generator(root: &Path, manifest: &Path, features: &[&str]) -> Result<Vec<u8>, String> {
+/// Builds (if needed) and runs the generator with `features`; what it prints for `version`
+/// (`v1`, or `v2` when `features` has `v2`).
+fn run_generator(root: &Path, manifest: &Path, features: &[&str], version: &str) -> Result<Vec<u8>, String> {
     let mut run = process::cargo();
     // No debug info: a program run once per build, whose builds would take gigabytes with it.
     run.args(["run", "--quiet", "--manifest-path"])
@@ -182,6 +199,7 @@ fn run_generator(root: &Path, manifest: &Path, features: &[&str]) -> Result<Vec<
     if !features.is_empty() {
         run.arg(format!("--features={}", features.join(",")));
     }
+    run.args(["--", version]);
     let stdout = process::capture(&mut run)?;
     serde_json::from_str::<serde_json::Value>(&stdout).map_err(|e| format!("the generator printed no JSON: {e}"))?;
     Ok(stdout.into_bytes())

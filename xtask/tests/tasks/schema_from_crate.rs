@@ -7,14 +7,14 @@
 //! The published files are fixtures in `tests/fixtures/published/VERSION/`, taken from the release
 //! commits (and the npm package) named in [`PAIRS`]. Needs crates.io (the generator is built
 //! against each version, in `.cache/schemas/crate/`, one target directory for all, one build per
-//! file).
+//! version and kind of file: the v1 and v2 files of a kind come from the same build).
 
 use serde_json::Value;
 use std::path::Path;
 use xtask::schema::from_crate;
 
-/// Crate version, where the published files come from, and the files compared (each is one build
-/// of the generator: v1 and v2 for every version, all four for 1.7.0). The first three are
+/// Crate version, where the published files come from, and the files compared (a stable or an
+/// unstable pair is one build of the generator: five builds, two for 1.7.0). The first three are
 /// upstream release commits, whose `schema/` was generated from the crate they release; the last
 /// is the npm package `@agentclientprotocol/sdk` 2.4.0, whose files were generated from 1.15.1 (the
 /// newer layout: proxy messages in the unstable roots, draft links in the unstable files).
