@@ -63,6 +63,7 @@ struct Client {
     mcp: acp_rpc::mcp::McpProvider,
 }
 
+// ANCHOR: agentao
 /// Agentao's vendor methods that the agent calls (`--agentao-answer`), typed.
 struct Agentao {
     answer: Option<String>,
@@ -83,6 +84,7 @@ impl agentao::methods::client::Handler<ClientContext> for Agentao {
 
 /// The client with Agentao's vendor methods beside it.
 type Served = Extended<Client, agentao::serve::Client<Agentao>>;
+// ANCHOR_END: agentao
 
 /// The option to select: the first that allows, else the first; `None` when there are none.
 fn allow<T>(options: &[T], allows: impl Fn(&T) -> bool) -> Option<&T> {

@@ -22,6 +22,17 @@ use std::process::ExitCode;
 /// `initialize`, whose request and answer give the version.
 const INITIALIZE: &str = acp_types::v2::methods::Initialize::METHOD;
 
+/// Where a message's state is: found by [`Replay::locate`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Located {
+    /// `params` or `result`.
+    pub member: &'static str,
+    /// Its schema type.
+    pub ty: &'static str,
+    /// The session it names.
+    pub session: Option<String>,
+}
+
 /// The states one or more transcripts leave.
 #[derive(Default)]
 pub struct Replay {
@@ -58,9 +69,22 @@ impl Replay {
     /// One message (a JSON-RPC request, notification or response), and who sent it when the
     /// transcript says (`client` or `agent`): a response is matched to the other side's request.
     pub fn message(&mut self, from: Option<&str>, message: &Value) {
-        let Some(m) = message.as_object() else { return };
-        if let Some(method) = m.get("method").and_then(Value::as_str) {
-            let params = m.get("params").cloned().unwrap_or(Value::Null);
+        if let Some(found) = self.locate(from, message) {
+            let value = message.get(found.member).cloned().unwrap_or(Value::Null);
+            self.agent.apply_json(found.ty, value.clone());
+            if let Some(session) = found.session {
+                self.session(&session).apply_json(found.ty, value);
+            }
+        }
+    }
+
+    /// What in a message changes state, without applying it: which member (`params` or
+    /// `result`), its schema type and the session it names. Keeps the bookkeeping (the version,
+    /// the requests awaiting answers) that [`Replay::message`] needs.
+    pub fn locate(&mut self, from: Option<&str>, message: &Value) -> Option<Located> {
+        let m = message.as_object()?;
+        let (member, ty, value, request_session) = if let Some(method) = m.get("method").and_then(Value::as_str) {
+            let params = m.get("params").unwrap_or(&Value::Null);
             if method == INITIALIZE {
                 self.note_version(params.get("protocolVersion"));
             }
@@ -68,24 +92,28 @@ impl Replay {
             if let Some(id) = m.get("id") {
                 self.pending.insert(key(from, id), (method.to_string(), session));
             }
-            if self.version == Some(Version::V2) {
-                if let Some((params_type, _)) = message_types(method) {
-                    self.apply(params_type, params, None);
-                }
-            }
-        } else if let Some(id) = m.get("id") {
+            ("params", message_types(method).map(|(params, _)| params), params, None)
+        } else {
+            let id = m.get("id")?;
             let asker = from.map(|f| if f == "agent" { "client" } else { "agent" });
-            let Some((method, session)) = self.pending.remove(&key(asker, id)) else { return };
-            let Some(result) = m.get("result") else { return };
+            let (method, session) = self.pending.remove(&key(asker, id))?;
+            let result = m.get("result")?;
             if method == INITIALIZE {
                 self.note_version(result.get("protocolVersion"));
             }
-            if self.version == Some(Version::V2) {
-                if let Some((_, Some(result_type))) = message_types(&method) {
-                    self.apply(result_type, result.clone(), session);
-                }
-            }
+            ("result", message_types(&method).and_then(|(_, result)| result), result, session)
+        };
+        if self.version != Some(Version::V2) {
+            return None;
         }
+        let ty = ty?;
+        // The session it names: its `x-scope`, else its `sessionId`, else its request's.
+        let session = scope_id(ty, "session", value)
+            .or_else(|| value.get("sessionId"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or(request_session);
+        Some(Located { member, ty, session })
     }
 
     fn note_version(&mut self, v: Option<&Value>) {
@@ -95,20 +123,6 @@ impl Replay {
                 2 => Some(Version::V2),
                 _ => self.version,
             };
-        }
-    }
-
-    /// Applies a message of schema type `ty` to the session it names (its `x-scope`, else its
-    /// `sessionId`, else the session of the request it answers) and to the agent's state.
-    fn apply(&mut self, ty: &str, message: Value, request_session: Option<String>) {
-        let session = scope_id(ty, "session", &message)
-            .or_else(|| message.get("sessionId"))
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .or(request_session);
-        self.agent.apply_json(ty, message.clone());
-        if let Some(session) = session {
-            self.session(&session).apply_json(ty, message);
         }
     }
 

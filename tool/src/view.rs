@@ -4,6 +4,7 @@
 
 pub mod model;
 pub mod render;
+pub mod state;
 
 use crate::check::ExtSchemas;
 use acp_types::Version;

@@ -387,3 +387,29 @@ fn several_files_make_one_page_and_an_unreadable_one_exits_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read no-such-file.jsonl"));
 }
+
+/// The session state the page shows at a selected message (`#line=N`): the same as `acp state
+/// --at N`, at a line in the middle of codex's tool turn and at its last line.
+#[test]
+fn the_session_state_at_a_selected_message_is_acp_states() {
+    let Some(browser) = browser() else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = transcript("state/codex-v2-tool.jsonl");
+    let html = dir.path().join("state.html");
+    view(&file, &html);
+    let lines = std::fs::read_to_string(&file).expect("transcript").lines().count();
+    for line in [20, lines] {
+        let dom = chromium(&browser, &format!("file://{}#line={line}", html.display()), None);
+        let open = "<details class=\"state\" open=\"\"><summary>";
+        let box_at = dom.find(open).unwrap_or_else(|| panic!("no state box at line {line}"));
+        let pre = &dom[box_at..];
+        let start = pre.find("<pre class=\"json\">").expect("the state's JSON") + "<pre class=\"json\">".len();
+        let end = pre[start..].find("</pre>").expect("its end");
+        let shown: Value = serde_json::from_str(&unescape(&pre[start..start + end])).expect("JSON");
+        let out = Command::new(ACP).args(["state", "--at", &line.to_string()]).arg(&file).output().expect("acp state");
+        let replayed: Value = serde_json::from_slice(&out.stdout).expect("acp state's JSON");
+        let session = replayed["sessions"].as_object().and_then(|s| s.values().next()).expect("one session");
+        assert_eq!(&shown, session, "line {line}");
+        assert!(shown["agentMessage"].as_object().is_some_and(|m| !m.is_empty()) || line < lines, "line {line}");
+    }
+}

@@ -29,6 +29,8 @@ pub struct File {
     pub findings: Vec<Finding>,
     /// `acp check`'s summary line of the file.
     pub summary: String,
+    /// The rows that change a session's state (v2's `x-state`), for the state at each message.
+    pub state: Vec<super::state::StateOp>,
 }
 
 /// One message.
@@ -174,7 +176,12 @@ pub fn build(name: &str, bytes: &[u8], version: Option<Version>, ext: Option<Arc
         links if links.is_empty() => HashMap::from([(None, checker.version())]),
         links => links.into_iter().map(|(link, v)| (Some(link), v)).collect(),
     };
-    builder.finish(name, summary, end, &versions)
+    let mut file = builder.finish(name, summary, end, &versions);
+    // A chain's links are conversations of their own; the state is that of a two-party transcript.
+    if versions.len() == 1 {
+        file.state = super::state::ops(bytes, version);
+    }
+    file
 }
 
 /// The rows so far, and what pairs and groups them.
@@ -445,6 +452,7 @@ impl Builder {
             tools: self.tools,
             findings: self.findings,
             summary,
+            state: Vec::new(),
         }
     }
 }

@@ -264,6 +264,41 @@ fn data(files: &[File]) -> String {
     out
 }
 
+/// `"state":{"rules":[RULES…],"rows":[[row, session, path, tag, rules]…]},` (rules: an index into
+/// `rules`, -1 for a value no annotation describes; session: an index into `sessions`, from 1).
+fn state_data(out: &mut String, file: &File, sessions: &[usize]) {
+    let mut tables: Vec<&[acp_types::support::state::Rule]> = Vec::new();
+    let mut rows = String::new();
+    for (i, (op, session)) in file.state.iter().zip(sessions).enumerate() {
+        let rules = match op.rules {
+            Some(rules) => match tables.iter().position(|t| std::ptr::eq(*t, rules)) {
+                Some(at) => at as i64,
+                None => {
+                    tables.push(rules);
+                    tables.len() as i64 - 1
+                }
+            },
+            None => -1,
+        };
+        let path: Vec<String> = op.path.iter().map(|p| format!("\"{p}\"")).collect();
+        let tag = op.tag.map_or("null".to_string(), |t| format!("\"{t}\""));
+        let _ =
+            write!(rows, "{}[{},{session},[{}],{tag},{rules}]", if i > 0 { "," } else { "" }, op.row, path.join(","));
+    }
+    out.push_str("\"state\":{\"rules\":[");
+    for (i, table) in tables.iter().enumerate() {
+        out.push_str(if i > 0 { ",[" } else { "[" });
+        for (k, rule) in table.iter().enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            super::state::rule_json(out, rule);
+        }
+        out.push(']');
+    }
+    let _ = write!(out, "],\"rows\":[{rows}]}},");
+}
+
 fn file_data(out: &mut String, file: &File) {
     let rows = &file.rows;
     out.push_str("{\"name\":");
@@ -284,6 +319,7 @@ fn file_data(out: &mut String, file: &File) {
     let update: Vec<usize> = rows.iter().map(|r| updates.id(r.update.as_deref())).collect();
     // Turns name their session by the same index.
     let turn_sessions: Vec<usize> = file.turns.iter().map(|t| sessions.id(Some(&t.session))).collect();
+    let state_sessions: Vec<usize> = file.state.iter().map(|o| sessions.id(Some(&o.session))).collect();
     methods.write(out, "methods");
     sessions.write(out, "sessions");
     updates.write(out, "updates");
@@ -358,7 +394,9 @@ fn file_data(out: &mut String, file: &File) {
         out.push(']');
     }
     findings(out, &file.findings);
-    out.push_str("],\"messages\":[");
+    out.push_str("],");
+    state_data(out, file, &state_sessions);
+    out.push_str("\"messages\":[");
     for (i, row) in rows.iter().enumerate() {
         if i > 0 {
             out.push(',');

@@ -12,8 +12,10 @@
 // tools [id, title], the findings as columns (findingRow: row + 1 as a delta, 0 for none;
 // findingCode: kind (0 error, 1 lossy, 2 unmatched, 3 warning, 4 rule) + 5 * at the end + 10 *
 // (index + 1 into findingRules [[rule, tier, by]], 0 for none); findingText: index into
-// findingTexts; findingCount of them), and messages (each as recorded). "findings" is left
-// empty, for the script. A column whose values are all the same is written as that one number.
+// findingTexts; findingCount of them), state (v2's x-state: rules, the lists of rules the rows
+// use, each [scope, action, target, id, field, value, entryId, text]; rows, [row, session, path
+// of the value in the message, union tag or null, index into rules or -1 for unapplied]), and
+// messages (each as recorded). "findings" is left empty, for the script. A column whose values are all the same is written as that one number.
 //
 // Only the rows in sight are in the DOM (location.hash "#all" draws every row: for tests and
 // printing; "#line=N" opens with line N selected; "#group" with the updates folded). Every text goes in with textContent or an attribute, never as markup.
@@ -444,7 +446,118 @@
     parts.push(facts);
     for (const x of file.byRow.get(i) || []) parts.push(findingBox(f.findings[x]));
     parts.push(el("pre", "json", JSON.stringify(message(i), null, 2)));
+    const state = stateBox(i);
+    if (state) parts.push(state);
     fill(box, parts);
+  }
+
+  // The session state after a row (v2's `x-state`): the rules of the rows up to it, applied as
+  // acp_types::support::state applies them. The page holds, per row that changes state, its
+  // session, where the value is, the union tag to leave out and the rules (f.state).
+  const valueAt = (v, path) => {
+    for (const k of path) {
+      if (v === null || typeof v !== "object" || Array.isArray(v) || !(k in v)) return undefined;
+      v = v[k];
+    }
+    return v;
+  };
+  const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+  function parentOf(entry, path) {
+    let v = entry;
+    for (let n = 0; n + 1 < path.length; n++) {
+      if (!isObject(v[path[n]])) v[path[n]] = {};
+      v = v[path[n]];
+    }
+    return [v, path[path.length - 1]];
+  }
+  function patch(entry, update) {
+    for (const k of Object.keys(update)) {
+      if (update[k] === null) delete entry[k];
+      else entry[k] = update[k];
+    }
+  }
+  function applyRule(state, rule, msg) {
+    const [, action, target, id, field, path, entryId, text] = rule;
+    let key = null, idValue;
+    if (id.length) {
+      idValue = valueAt(msg, id);
+      if (idValue === undefined || idValue === null) return;
+      key = typeof idValue === "string" ? idValue : JSON.stringify(idValue);
+    }
+    const keyed = id.length > 0;
+    if (keyed && !isObject(state[target])) state[target] = {};
+    const holder = keyed ? state[target] : state, at = keyed ? key : target;
+    if (action === "remove") return void delete holder[at];
+    let value = path.length ? valueAt(msg, path) : msg;
+    if (value === undefined) return;
+    value = JSON.parse(JSON.stringify(value));
+    const entry = () => {
+      if (holder[at] === undefined) holder[at] = {};
+      return holder[at];
+    };
+    if (action === "replace" && !field.length) {
+      if (value === null) delete holder[at];
+      else holder[at] = value;
+    } else if (action === "replace") {
+      const [p, k] = parentOf(entry(), field);
+      if (value === null) delete p[k];
+      else p[k] = value;
+    } else if (action === "upsert" && field.length) {
+      const [p, k] = parentOf(entry(), field);
+      if (isObject(p[k]) && isObject(value)) patch(p[k], value);
+      else p[k] = value;
+    } else if (action === "upsert") {
+      if (value === null) delete holder[at];
+      else if (isObject(entry()) && isObject(value)) patch(holder[at], value);
+      else holder[at] = value;
+    } else if (action === "append") {
+      const e = entry();
+      if (idValue !== undefined && entryId.length && valueAt(e, entryId) === undefined) {
+        const [p, k] = parentOf(e, entryId);
+        p[k] = idValue;
+      }
+      const [p, k] = parentOf(e, field);
+      const now = p[k];
+      if (text && typeof value === "string" && typeof now === "string") p[k] = now + value;
+      else if (text && typeof value === "string" && (now === undefined || now === null)) p[k] = value;
+      else if (Array.isArray(now)) now.push(value);
+      else if (now === undefined || now === null) p[k] = [value];
+      else p[k] = [now, value];
+    }
+  }
+  function stateAfter(i, session) {
+    const f = file.f, state = {};
+    for (const [row, s, path, tag, rules] of f.state.rows) {
+      if (row > i) break;
+      if (s !== session) continue;
+      let msg = valueAt(message(row), path);
+      if (msg === undefined) continue;
+      if (rules < 0) {
+        (state.unapplied || (state.unapplied = [])).push(msg);
+        continue;
+      }
+      if (tag && isObject(msg)) {
+        msg = Object.assign({}, msg);
+        delete msg[tag];
+      }
+      for (const rule of f.state.rules[rules]) if (rule[0] === "session") applyRule(state, rule, msg);
+    }
+    return state;
+  }
+  function stateBox(i) {
+    const f = file.f;
+    if (!f.state || !f.state.rows.length) return null;
+    let session = f.session[i];
+    if (!session) {
+      const op = f.state.rows.find((o) => o[0] === i);
+      if (!op) return null;
+      session = op[1];
+    }
+    const box = el("details", "state");
+    box.open = true;
+    box.appendChild(el("summary", null, "session state after line " + file.line[i] + " (x-state)"));
+    box.appendChild(el("pre", "json", JSON.stringify(stateAfter(i, session), null, 2)));
+    return box;
   }
 
   function link(text, row) {
