@@ -44,11 +44,12 @@ impl<C: ClientHandler> Service for ClientService<C> {
         let client = self.client.clone();
         let version = self.version.get();
         let work = self.work.clone();
-        if version == Some(Version::V2) && method == REQUEST_PERMISSION {
-            // The tool call a permission request names is part of the session's state.
-            if let Some(Ok(json)) = params.as_deref().map(|p| serde_json::from_str(p.get())) {
-                self.states.apply_json("RequestPermissionRequest", json);
-            }
+        // A request the schema says changes state (a permission request names a tool call).
+        let stateful = version.filter(|v| *v == Version::V2).and_then(|_| v2::state::message_types(&method));
+        if let (Some((params_type, _)), Some(Ok(json))) =
+            (stateful, params.as_deref().map(|p| serde_json::from_str(p.get())))
+        {
+            self.states.apply_json(params_type, json);
         }
         // Registered now, while the reader is still on this message: a `session/cancel` right
         // behind it must find it.

@@ -140,29 +140,7 @@ pub fn generate(root: &Path) -> Result<Generated, Error> {
             }
         };
         let sources = format!("{stable_name} and {unstable_name}");
-        match emit::types_module(&merged, &sources) {
-            Ok(text) => {
-                files.insert(PathBuf::from(format!("generated/{version}/src/types.rs")), text);
-            }
-            Err(e) => errors.push(e),
-        }
-        match emit::methods::methods_module(&merged, &sources) {
-            Ok(text) => {
-                files.insert(PathBuf::from(format!("generated/{version}/src/methods.rs")), text);
-            }
-            Err(e) => errors.push(Error::Emit(e)),
-        }
-        let state = match emit::state::state_module(&merged, &sources) {
-            Ok(state) => state,
-            Err(e) => {
-                errors.push(Error::Emit(e));
-                None
-            }
-        };
-        let has_state = state.is_some();
-        if let Some(text) = state {
-            files.insert(PathBuf::from(format!("generated/{version}/src/state.rs")), text);
-        }
+        let has_state = version_modules(&merged, &sources, version, &mut files, &mut errors);
         let extensions = extensions.get(version).map_or(&[][..], Vec::as_slice);
         match extension_files(root, &stable_name, extensions, Some(v.number)) {
             Ok(ext) => {
@@ -199,6 +177,41 @@ pub fn generate(root: &Path) -> Result<Generated, Error> {
     match Error::from_list(errors) {
         Some(e) => Err(e),
         None => Ok(Generated { files, lines, warnings }),
+    }
+}
+
+/// The modules of a version's merged IR, into `files`: `types.rs`, `methods.rs`, and `state.rs`
+/// when its schemas annotate state (`x-state`); whether it has `state.rs`.
+fn version_modules(
+    merged: &Protocol,
+    sources: &str,
+    version: &str,
+    files: &mut BTreeMap<PathBuf, String>,
+    errors: &mut Vec<Error>,
+) -> bool {
+    let path = |module: &str| PathBuf::from(format!("generated/{version}/src/{module}.rs"));
+    match emit::types_module(merged, sources) {
+        Ok(text) => {
+            files.insert(path("types"), text);
+        }
+        Err(e) => errors.push(e),
+    }
+    match emit::methods::methods_module(merged, sources) {
+        Ok(text) => {
+            files.insert(path("methods"), text);
+        }
+        Err(e) => errors.push(Error::Emit(e)),
+    }
+    match emit::state::state_module(merged, sources) {
+        Ok(Some(text)) => {
+            files.insert(path("state"), text);
+            true
+        }
+        Ok(None) => false,
+        Err(e) => {
+            errors.push(Error::Emit(e));
+            false
+        }
     }
 }
 

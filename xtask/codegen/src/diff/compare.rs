@@ -359,10 +359,11 @@ fn merge(raw: Vec<(Finding, Dir, (usize, String))>) -> Vec<Finding> {
         .collect()
 }
 
-/// `$defs` types no method reaches in one protocol.
-fn unreachable(p: &Protocol) -> Vec<String> {
+/// Every type reachable from `roots` through fields, flattened unions, branches, items and
+/// newtypes (the roots included).
+pub(super) fn reachable(p: &Protocol, roots: impl IntoIterator<Item = TypeId>) -> BTreeSet<TypeId> {
     let mut seen = BTreeSet::new();
-    let mut stack: Vec<TypeId> = p.methods.iter().flat_map(|m| std::iter::once(m.params).chain(m.result)).collect();
+    let mut stack: Vec<TypeId> = roots.into_iter().collect();
     while let Some(id) = stack.pop() {
         if !seen.insert(id) {
             continue;
@@ -374,14 +375,7 @@ fn unreachable(p: &Protocol) -> Vec<String> {
                 stack.extend(s.flatten.iter().map(|f| f.ty));
             }
             TypeKind::Newtype { inner, .. } => refs.push(inner),
-            TypeKind::Union(u) => {
-                for v in &u.variants {
-                    match &v.kind {
-                        VariantKind::Tagged { body: Some(r), .. } | VariantKind::Untagged(r) => refs.push(r),
-                        _ => {}
-                    }
-                }
-            }
+            TypeKind::Union(u) => refs.extend(u.variants.iter().filter_map(Variant::body)),
             _ => {}
         }
         while let Some(r) = refs.pop() {
@@ -392,6 +386,12 @@ fn unreachable(p: &Protocol) -> Vec<String> {
             }
         }
     }
+    seen
+}
+
+/// `$defs` types no method reaches in one protocol.
+fn unreachable(p: &Protocol) -> Vec<String> {
+    let seen = reachable(p, p.methods.iter().flat_map(|m| std::iter::once(m.params).chain(m.result)));
     let mut names: Vec<String> = (0..p.types.len())
         .filter(|&i| p.types[i].named && !seen.contains(&TypeId(i)))
         .map(|i| p.types[i].name.clone())

@@ -56,39 +56,7 @@ fn scopes(p: &Protocol) -> BTreeMap<(String, String), Vec<String>> {
 /// branches, items and newtypes.
 fn methods_of(p: &Protocol, type_name: &str) -> Vec<String> {
     let Some(ty) = p.find(type_name) else { return Vec::new() };
-    let reaches = |from: TypeId| -> bool {
-        let mut seen = std::collections::BTreeSet::new();
-        let mut todo = vec![from];
-        while let Some(id) = todo.pop() {
-            if id == ty {
-                return true;
-            }
-            if !seen.insert(id) {
-                continue;
-            }
-            let mut refs: Vec<&TypeRef> = Vec::new();
-            match &p.get(id).kind {
-                TypeKind::Struct(s) => {
-                    refs.extend(s.fields.iter().map(|f| &f.ty));
-                    if let Some(f) = &s.flatten {
-                        todo.push(f.ty);
-                    }
-                }
-                TypeKind::Newtype { inner, .. } => refs.push(inner),
-                TypeKind::Union(u) => refs.extend(u.variants.iter().filter_map(Variant::body)),
-                _ => {}
-            }
-            for mut r in refs {
-                while let TypeRef::Array(inner) | TypeRef::Map(inner) = r {
-                    r = inner;
-                }
-                if let TypeRef::Named(next) = r {
-                    todo.push(*next);
-                }
-            }
-        }
-        false
-    };
+    let reaches = |from: TypeId| super::compare::reachable(p, [from]).contains(&ty);
     let mut names: Vec<String> = p
         .methods
         .iter()
