@@ -6,7 +6,7 @@
 //! when the turn ended.
 //!
 //! `cargo run --example client -- [--protocol-version N] [--auth METHOD_ID] --prompt TEXT
-//! [--repeat N] [--cancel-after MS] [--agentao-answer TEXT] [--agentao-model MODEL]
+//! [--repeat N] [--cancel-after MS] [--turn-times FILE] [--agentao-answer TEXT] [--agentao-model MODEL]
 //! [--ext-answer METHOD=JSON] [--ext-call METHOD=JSON] (--url URL [--ca-file PEM] | -- AGENT_CMD [ARGS…])`
 //!
 //! `--protocol-version N` asks for at most version N (default: the newest this client speaks)
@@ -15,7 +15,8 @@
 //! `session/new`; without it, an agent that requires authentication ends the run with exit
 //! status 3 and an error naming its methods. `--repeat N` prompts N times in the one session,
 //! one turn after another (the stop reason printed is the last turn's); `--cancel-after MS` sends
-//! `session/cancel` that long after each prompt.
+//! `session/cancel` that long after each prompt; `--turn-times FILE` writes each turn's time
+//! (from sending the prompt to its outcome) to FILE in microseconds, one turn per line.
 //!
 //! `--mcp-echo` (built with the `mcp` feature) offers one MCP server over the ACP connection
 //! (`{"type": "acp"}` in `session/new`'s `mcpServers`, v1 and v2), an rmcp server with one tool,
@@ -49,6 +50,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The exit status when the agent requires authentication and `--auth` was not given.
 const AUTH_REQUIRED: u8 = 3;
@@ -408,6 +410,8 @@ struct Args {
     prompt: String,
     repeat: usize,
     cancel_after: Option<std::time::Duration>,
+    /// `--turn-times FILE`: where each turn's time goes.
+    turn_times: Option<PathBuf>,
     agent: Vec<String>,
     url: Option<String>,
     /// `--ca-file`: CA certificates trusted for `https://` and `wss://`.
@@ -435,7 +439,7 @@ fn parse_args() -> Result<Args, String> {
     let (mut at_most, mut auth, mut prompt, mut url) = (newest, None, None, None);
     let (mut repeat, mut cancel_after, mut mcp_echo, mut ca_file) = (1, None, false, None);
     let (mut ext_answers, mut ext_calls) = (HashMap::new(), Vec::new());
-    let (mut agentao_answer, mut agentao_model) = (None, None);
+    let (mut agentao_answer, mut agentao_model, mut turn_times) = (None, None, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--protocol-version" => {
@@ -458,6 +462,7 @@ fn parse_args() -> Result<Args, String> {
                 let ms = args.next().and_then(|n| n.parse().ok()).ok_or("--cancel-after needs milliseconds")?;
                 cancel_after = Some(std::time::Duration::from_millis(ms));
             }
+            "--turn-times" => turn_times = Some(PathBuf::from(args.next().ok_or("--turn-times needs a file")?)),
             "--ext-answer" => {
                 let (method, result) = method_and_json(args.next(), "--ext-answer")?;
                 if agentao::methods::METHODS.iter().any(|m| m.name == method) {
@@ -485,7 +490,7 @@ fn parse_args() -> Result<Args, String> {
     #[cfg(feature = "mcp")]
     let offered = Vec::new();
     #[rustfmt::skip]
-    let args = Args { at_most, auth, prompt, repeat, cancel_after, agent, url, ca_file, ext_answers, ext_calls, agentao_answer, agentao_model, mcp_echo, #[cfg(feature = "mcp")] offered };
+    let args = Args { at_most, auth, prompt, repeat, cancel_after, turn_times, agent, url, ca_file, ext_answers, ext_calls, agentao_answer, agentao_model, mcp_echo, #[cfg(feature = "mcp")] offered };
     Ok(args)
 }
 
@@ -628,6 +633,13 @@ fn print(update: &impl serde::Serialize) {
     println!("{}", serde_json::to_string(update).unwrap_or_default());
 }
 
+/// With `--turn-times FILE`: each turn's time in microseconds, one per line.
+fn write_turn_times(args: &Args, times: &[Duration]) -> Result<(), Failure> {
+    let Some(path) = &args.turn_times else { return Ok(()) };
+    let text: String = times.iter().map(|t| format!("{}\n", t.as_micros())).collect();
+    std::fs::write(path, text).map_err(|e| Failure(format!("cannot write {}: {e}", path.display()), 2))
+}
+
 /// With `--cancel-after`: sends `session/cancel` for `session` that long from now.
 fn cancel_later(conn: &ClientConnection, session: &str, args: &Args) {
     if let Some(after) = args.cancel_after {
@@ -645,9 +657,9 @@ async fn run_v1(conn: &ClientConnection, cwd: String, args: &Args) -> Result<Str
     #[cfg(feature = "mcp")]
     new.mcp_servers.extend(args.offered.iter().map(acp_rpc::mcp::AcpServer::v1));
     let mut session = conn.new_session_v1(new).await.map_err(step("session/new"))?;
-    let mut stop = String::new();
+    let (mut stop, mut times) = (String::new(), Vec::with_capacity(args.repeat));
     for _ in 0..args.repeat {
-        let id = session.id().0.clone();
+        let (id, start) = (session.id().0.clone(), Instant::now());
         let mut turn = session.prompt(vec![v1::ContentBlock::from(v1::TextContent::new(args.prompt.clone()))]).await;
         cancel_later(conn, &id, args);
         while let Some(update) = turn.next().await {
@@ -655,7 +667,9 @@ async fn run_v1(conn: &ClientConnection, cwd: String, args: &Args) -> Result<Str
         }
         let done = turn.outcome().await.map_err(step("session/prompt"))?;
         stop = done.stop_reason.as_str().to_string();
+        times.push(start.elapsed());
     }
+    write_turn_times(args, &times)?;
     ext_calls(conn, &session.id().0, args).await?;
     Ok(stop)
 }
@@ -672,9 +686,9 @@ async fn run_v2(conn: &ClientConnection, cwd: String, args: &Args) -> Result<Str
     while let Some(update) = session.next_update() {
         print(&update);
     }
-    let mut stop = String::new();
+    let (mut stop, mut times) = (String::new(), Vec::with_capacity(args.repeat));
     for _ in 0..args.repeat {
-        let id = session.id().0.clone();
+        let (id, start) = (session.id().0.clone(), Instant::now());
         let mut turn = session.prompt(vec![v2::ContentBlock::from(v2::TextContent::new(args.prompt.clone()))]).await;
         cancel_later(conn, &id, args);
         while let Some(update) = turn.next().await {
@@ -683,7 +697,9 @@ async fn run_v2(conn: &ClientConnection, cwd: String, args: &Args) -> Result<Str
         // The turn ends at the `idle` after this prompt's `running`, never at a snapshot.
         let end = turn.outcome().await.map_err(step("session/prompt"))?;
         stop = end.idle.stop_reason.tag().unwrap_or("none").to_string();
+        times.push(start.elapsed());
     }
+    write_turn_times(args, &times)?;
     ext_calls(conn, &session.id().0, args).await?;
     Ok(stop)
 }

@@ -104,3 +104,112 @@ pub fn notifications(exe: &std::path::Path, count: usize) -> Duration {
         elapsed
     })
 }
+
+/// The three lines of a prompt turn of `x` (the request, one `session/update`, the answer), each
+/// with its newline.
+fn turn_lines() -> [Vec<u8>; 3] {
+    let line = |value: serde_json::Value| {
+        let mut line = serde_json::to_vec(&value).expect("JSON");
+        line.push(b'\n');
+        line
+    };
+    [
+        line(serde_json::json!({
+            "jsonrpc": "2.0", "id": 1, "method": "session/prompt",
+            "params": { "sessionId": "sess-1", "prompt": [{ "type": "text", "text": "x" }] }
+        })),
+        line(
+            serde_json::json!({ "jsonrpc": "2.0", "method": "session/update", "params": crate::corpus::chunk_params(1) }),
+        ),
+        line(serde_json::json!({ "jsonrpc": "2.0", "id": 1, "result": { "stopReason": "end_turn" } })),
+    ]
+}
+
+/// `acp-bench relay K`: one process of the relay floor. With K > 0 it starts `relay K-1` and
+/// passes each line from its stdin to the child's and each line from the child's stdout to its
+/// own, writing each as it comes (as a conductor or proxy forwards a message); with K = 0 it is
+/// the end of the chain and answers each line with a turn's update and answer lines.
+pub fn relay(exe: &std::path::Path, k: usize) {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+    rt.block_on(async {
+        let mut stdin = BufReader::new(tokio::io::stdin());
+        let mut stdout = tokio::io::stdout();
+        if k == 0 {
+            let [_, update, answer] = turn_lines();
+            let mut line = Vec::new();
+            while stdin.read_until(b'\n', &mut line).await.is_ok_and(|n| n > 0) {
+                line.clear();
+                for l in [&update, &answer] {
+                    if stdout.write_all(l).await.is_err() || stdout.flush().await.is_err() {
+                        return;
+                    }
+                }
+            }
+            return;
+        }
+        let mut child = tokio::process::Command::new(exe)
+            .args(["relay", &(k - 1).to_string()])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn");
+        let (mut to_child, from_child) = (child.stdin.take().expect("stdin"), child.stdout.take().expect("stdout"));
+        let down = async move {
+            let mut line = Vec::new();
+            while stdin.read_until(b'\n', &mut line).await.is_ok_and(|n| n > 0) {
+                if to_child.write_all(&line).await.is_err() || to_child.flush().await.is_err() {
+                    break;
+                }
+                line.clear();
+            }
+        };
+        let up = async move {
+            let mut from_child = BufReader::new(from_child);
+            let mut line = Vec::new();
+            while from_child.read_until(b'\n', &mut line).await.is_ok_and(|n| n > 0) {
+                if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
+                    break;
+                }
+                line.clear();
+            }
+        };
+        tokio::select! { _ = tokio::spawn(down) => {}, _ = tokio::spawn(up) => {} }
+    });
+}
+
+/// The relay floor of the composition rows: `turns` prompt turns through a chain of `relays`
+/// processes that pass lines on and parse nothing, the end answering each request line with the
+/// update and answer lines. A direct turn through a conductor crosses one relay (the conductor);
+/// with one proxy, three (conductor, proxy, conductor); with two, five. The chain's start and
+/// one warm-up turn are not timed.
+pub fn relay_turns(exe: &std::path::Path, relays: usize, turns: usize) -> Duration {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+    rt.block_on(async {
+        let mut child = tokio::process::Command::new(exe)
+            .args(["relay", &relays.to_string()])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn");
+        let mut write = child.stdin.take().expect("stdin");
+        let mut read = BufReader::new(child.stdout.take().expect("stdout"));
+        let [request, _, _] = turn_lines();
+        let mut line = Vec::new();
+        let mut start = Instant::now();
+        // Turn 0 warms the chain up; the clock starts after it.
+        for turn in 0..=turns {
+            if turn == 1 {
+                start = Instant::now();
+            }
+            write.write_all(&request).await.expect("written");
+            write.flush().await.expect("flushed");
+            for _ in 0..2 {
+                line.clear();
+                read.read_until(b'\n', &mut line).await.expect("a line");
+            }
+        }
+        start.elapsed()
+    })
+}

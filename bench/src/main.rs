@@ -3,6 +3,7 @@
 //!
 //! - `acp-bench rows [--quick]`: every row except codegen and build (those are `cargo xtask`'s);
 //! - `acp-bench notify-agent ours|official COUNT`: the agent process of the notification row;
+//! - `acp-bench relay K`: a process of the composition rows' relay floor;
 //! - `acp-bench large ours|official BYTES`: one large message, in a fresh process so that its
 //!   peak memory is its own;
 //! - `acp-bench profile-decode ours|official V SECS`, `decode-times ours|official V N` and
@@ -20,6 +21,7 @@ mod corpus;
 mod floor;
 mod official;
 mod ours;
+mod probe;
 mod state;
 
 use clap::{Parser, Subcommand};
@@ -51,6 +53,8 @@ enum Command {
     NotifyAgent { which: String, count: usize },
     /// The child of the notification floor: COUNT notification lines to stdout, no protocol.
     NotifyFloor { count: usize },
+    /// One process of the composition rows' relay floor: K relays below this one, then the end.
+    Relay { k: usize },
     /// The decode row's work for SECS seconds, to run under `perf record`.
     ProfileDecode { which: String, version: u16, secs: u64 },
     /// The decode row's work, N passes, for `valgrind --tool=callgrind`.
@@ -75,135 +79,19 @@ fn main() {
     match Args::parse().command {
         Command::Rows { quick, only } => rows(quick, &only),
         Command::NotifyFloor { count } => floor::notify_child(count),
+        Command::Relay { k } => floor::relay(&std::env::current_exe().expect("own path"), k),
         Command::NotifyAgent { which, count } => match which.as_str() {
             "ours" => ours::notify_agent(count),
             _ => official::notify_agent(count),
         },
-        Command::ProfileDecode { which, version, secs } => {
-            // A loop to run under `perf record`: decode the turn corpus for SECS seconds.
-            let lib = if which == "ours" { Lib::Ours } else { Lib::Official };
-            let messages = codec::common(version, corpus::turn(version));
-            let checks = codec::checks(lib, version, &messages);
-            let end = Instant::now() + Duration::from_secs(secs);
-            while Instant::now() < end {
-                codec::decode_all(&checks);
-            }
-        }
-        Command::DecodeTimes { which, version, times } => {
-            // A fixed amount of work, for `valgrind --tool=callgrind` (instruction counts).
-            let lib = if which == "ours" { Lib::Ours } else { Lib::Official };
-            let messages = codec::common(version, corpus::turn(version));
-            let checks = codec::checks(lib, version, &messages);
-            for _ in 0..times {
-                codec::decode_all(&checks);
-            }
-        }
-        Command::Breakdown { version } => {
-            // Per message: our decode time against the scan floor's, and its share of a pass.
-            let messages = codec::common(version, corpus::turn(version));
-            let checks = codec::checks(Lib::Ours, version, &messages);
-            let time = |f: &dyn Fn()| {
-                let start = Instant::now();
-                for _ in 0..2000 {
-                    f();
-                }
-                start.elapsed().as_nanos() as f64 / 2000.0
-            };
-            let mut rows: Vec<(String, usize, f64, f64)> = Vec::new();
-            for (m, (check, text)) in messages.iter().zip(&checks) {
-                let ours = time(&|| {
-                    std::hint::black_box(check(std::hint::black_box(text)));
-                });
-                let floor = time(&|| {
-                    std::hint::black_box(
-                        serde_json::from_str::<serde::de::IgnoredAny>(std::hint::black_box(&m.payload)).is_ok(),
-                    );
-                });
-                let kind = serde_json::from_str::<serde_json::Value>(&m.payload)
-                    .ok()
-                    .and_then(|v| v["update"]["sessionUpdate"].as_str().map(str::to_string))
-                    .unwrap_or_default();
-                rows.push((format!("{} {kind}", m.type_name), m.payload.len(), ours, floor));
-            }
-            let total: f64 = rows.iter().map(|r| r.2).sum();
-            let floor_total: f64 = rows.iter().map(|r| r.3).sum();
-            println!("total ours {total:.0} ns, floor {floor_total:.0} ns, ratio {:.3}", floor_total / total);
-            rows.sort_by(|a, b| b.2.partial_cmp(&a.2).unwrap());
-            for (name, len, ours, floor) in rows {
-                println!("{:5.1}% {:6.0} ns {:5} B ratio {:.3} {name}", 100.0 * ours / total, ours, len, floor / ours);
-            }
-        }
-        Command::One { which, version, index, times } => {
-            // One message of the corpus decoded N times (ours|official|floor), for callgrind.
-            let messages = codec::common(version, corpus::turn(version));
-            let m = &messages[index];
-            eprintln!("{} {}", m.type_name, m.payload);
-            let lib = if which == "official" { Lib::Official } else { Lib::Ours };
-            let check = codec::checker(lib, version, &m.type_name).expect("a type of the turn");
-            for _ in 0..times {
-                if which == "floor" {
-                    std::hint::black_box(
-                        serde_json::from_str::<serde::de::IgnoredAny>(std::hint::black_box(&m.payload)).is_ok(),
-                    );
-                } else {
-                    std::hint::black_box(check(std::hint::black_box(&m.payload)));
-                }
-            }
-        }
-        Command::Sizes => {
-            // The sizes of the values a `session/update` is decoded into (each is moved out
-            // through every layer of `Result` on its way out of serde), ours then the official.
-            macro_rules! sizes {
-                ($($t:ty),*) => {$( println!("{:5} {}", std::mem::size_of::<$t>(), stringify!($t)); )*};
-            }
-            use acp_types::v1 as ours;
-            use agent_client_protocol_schema::v1 as official;
-            sizes!(
-                ours::SessionNotification,
-                ours::SessionUpdate,
-                ours::ContentChunk,
-                ours::ContentBlock,
-                ours::ToolCall
-            );
-            sizes!(
-                official::SessionNotification,
-                official::SessionUpdate,
-                official::ContentChunk,
-                official::ContentBlock,
-                official::ToolCall
-            );
-        }
-        Command::ScanTimes { version, times } => {
-            // The scan floor's work (`IgnoredAny`), a fixed amount of it, for callgrind.
-            let messages = codec::common(version, corpus::turn(version));
-            for _ in 0..times {
-                codec::scan_all(&messages);
-            }
-        }
-        Command::EncodeTimes { which, version, times } => {
-            // The encode row's work, a fixed amount of it, for `valgrind --tool=callgrind`.
-            let lib = if which == "ours" { Lib::Ours } else { Lib::Official };
-            let values = codec::decoded(lib, version, &codec::common(version, corpus::turn(version)));
-            for _ in 0..times {
-                codec::encode_all(&values);
-            }
-        }
-        Command::LatencyDist { which } => {
-            // The latency row's distribution, whole and by round (each of the 1,000 callers makes
-            // 20 calls; round k is every caller's k-th), to tell a start-up burst from a steady tail.
-            let (_, all) =
-                if which == "ours" { ours::latencies(20_000, 1000) } else { official::latencies(20_000, 1000) };
-            let line = |what: &str, mut v: Vec<Duration>| {
-                v.sort();
-                let at = |p: f64| v[((v.len() as f64 * p) as usize).min(v.len() - 1)].as_secs_f64() * 1e3;
-                let (p50, p90, p99, p999, max) = (at(0.5), at(0.9), at(0.99), at(0.999), at(1.0));
-                println!("{what:>9}: p50 {p50:6.2}  p90 {p90:6.2}  p99 {p99:6.2}  p99.9 {p999:6.2}  max {max:6.2} ms");
-            };
-            for round in [0, 1, 2, 10, 19] {
-                line(&format!("round {round}"), all.iter().skip(round).step_by(20).copied().collect());
-            }
-            line("all", all);
-        }
+        Command::ProfileDecode { which, version, secs } => probe::profile_decode(&which, version, secs),
+        Command::DecodeTimes { which, version, times } => probe::decode_times(&which, version, times),
+        Command::Breakdown { version } => probe::breakdown(version),
+        Command::One { which, version, index, times } => probe::one(&which, version, index, times),
+        Command::Sizes => probe::sizes(),
+        Command::ScanTimes { version, times } => probe::scan_times(version, times),
+        Command::EncodeTimes { which, version, times } => probe::encode_times(&which, version, times),
+        Command::LatencyDist { which } => probe::latency_dist(&which),
         Command::Large { which, size } => {
             let (elapsed, baseline) = match which.as_str() {
                 "ours" => ours::large_message(size),
@@ -328,87 +216,95 @@ fn rows(quick: bool, only: &str) {
     let budget = if quick { Duration::from_millis(400) } else { Duration::from_secs(3) };
     let samples = if quick { 5 } else { 15 };
     let exe = std::env::current_exe().expect("own path");
-
-    for version in [1u16, 2] {
-        if !["decode", "encode", "scan"].iter().any(|n| n.contains(only)) {
-            break;
+    if ["decode", "encode", "scan"].iter().any(|n| n.contains(only)) {
+        for version in [1u16, 2] {
+            codec_rows(version, budget, samples);
         }
-        let messages = codec::common(version, corpus::turn(version));
-        let bytes: usize = messages.iter().map(|m| m.payload.len()).sum();
-        let mb = bytes as f64 / 1e6;
-        let note = format!("{} messages, {} bytes", messages.len(), bytes);
-        let ours_checks = codec::checks(Lib::Ours, version, &messages);
-        let official_checks = codec::checks(Lib::Official, version, &messages);
-        let [ours, official, floor] = medians_per_call(
-            budget,
-            samples,
-            [
-                &mut || {
-                    codec::decode_all(&ours_checks);
-                },
-                &mut || {
-                    codec::decode_all(&official_checks);
-                },
-                &mut || {
-                    codec::scan_all(&messages);
-                },
-            ],
-        );
-        row(
-            &format!("decode v{version}"),
-            "MB/s",
-            mb / ours.as_secs_f64(),
-            Some(mb / official.as_secs_f64()),
-            Some(official.as_secs_f64() / ours.as_secs_f64()),
-            &format!(
-                "{note}; ours with acp_types::support::json::from_str (the runtime's decoder), official with \
-                 serde_json::from_str"
-            ),
-        );
-        let ours_values = codec::decoded(Lib::Ours, version, &messages);
-        let official_values = codec::decoded(Lib::Official, version, &messages);
-        let [ours_enc, official_enc] = medians_per_call(
-            budget,
-            samples,
-            [
-                &mut || {
-                    codec::encode_all(&ours_values);
-                },
-                &mut || {
-                    codec::encode_all(&official_values);
-                },
-            ],
-        );
-        row(
-            &format!("encode v{version}"),
-            "MB/s",
-            mb / ours_enc.as_secs_f64(),
-            Some(mb / official_enc.as_secs_f64()),
-            Some(official_enc.as_secs_f64() / ours_enc.as_secs_f64()),
-            &format!(
-                "{note}; ours with acp_types::support::json (the runtime's encoder), official with serde_json::to_vec"
-            ),
-        );
-        // The scan floor: the ratio here is floor time / our time (1.0 would be the floor itself).
-        row(
-            &format!("scan floor v{version} (IgnoredAny)"),
-            "MB/s",
-            mb / ours.as_secs_f64(),
-            Some(mb / floor.as_secs_f64()),
-            Some(floor.as_secs_f64() / ours.as_secs_f64()),
-            "reference = serde::de::IgnoredAny on the same bytes; target: ours within 3x (ratio >= 0.33)",
-        );
     }
-
     if "state apply".contains(only) {
         state_rows(budget, samples);
     }
+    if "round trips".contains(only) {
+        round_trip_rows(if quick { 4_000 } else { 40_000 });
+    }
+    if "latency".contains(only) {
+        latency_rows(if quick { 5_000 } else { 20_000 });
+    }
+    rows_after_latency(quick, only, &exe);
+}
 
-    let n = if quick { 4_000 } else { 40_000 };
+/// Decode, encode and the scan floor of one version's corpus.
+fn codec_rows(version: u16, budget: Duration, samples: usize) {
+    let messages = codec::common(version, corpus::turn(version));
+    let bytes: usize = messages.iter().map(|m| m.payload.len()).sum();
+    let mb = bytes as f64 / 1e6;
+    let note = format!("{} messages, {} bytes", messages.len(), bytes);
+    let ours_checks = codec::checks(Lib::Ours, version, &messages);
+    let official_checks = codec::checks(Lib::Official, version, &messages);
+    let [ours, official, floor] = medians_per_call(
+        budget,
+        samples,
+        [
+            &mut || {
+                codec::decode_all(&ours_checks);
+            },
+            &mut || {
+                codec::decode_all(&official_checks);
+            },
+            &mut || {
+                codec::scan_all(&messages);
+            },
+        ],
+    );
+    row(
+        &format!("decode v{version}"),
+        "MB/s",
+        mb / ours.as_secs_f64(),
+        Some(mb / official.as_secs_f64()),
+        Some(official.as_secs_f64() / ours.as_secs_f64()),
+        &format!(
+            "{note}; ours with acp_types::support::json::from_str (the runtime's decoder), official with \
+             serde_json::from_str"
+        ),
+    );
+    let ours_values = codec::decoded(Lib::Ours, version, &messages);
+    let official_values = codec::decoded(Lib::Official, version, &messages);
+    let [ours_enc, official_enc] = medians_per_call(
+        budget,
+        samples,
+        [
+            &mut || {
+                codec::encode_all(&ours_values);
+            },
+            &mut || {
+                codec::encode_all(&official_values);
+            },
+        ],
+    );
+    row(
+        &format!("encode v{version}"),
+        "MB/s",
+        mb / ours_enc.as_secs_f64(),
+        Some(mb / official_enc.as_secs_f64()),
+        Some(official_enc.as_secs_f64() / ours_enc.as_secs_f64()),
+        &format!(
+            "{note}; ours with acp_types::support::json (the runtime's encoder), official with serde_json::to_vec"
+        ),
+    );
+    // The scan floor: the ratio here is floor time / our time (1.0 would be the floor itself).
+    row(
+        &format!("scan floor v{version} (IgnoredAny)"),
+        "MB/s",
+        mb / ours.as_secs_f64(),
+        Some(mb / floor.as_secs_f64()),
+        Some(floor.as_secs_f64() / ours.as_secs_f64()),
+        "reference = serde::de::IgnoredAny on the same bytes; target: ours within 3x (ratio >= 0.33)",
+    );
+}
+
+/// `n` round trips with 1 and 64 in flight, ours, the official runtime's and the floor's.
+fn round_trip_rows(n: usize) {
     for in_flight in [1usize, 64] {
-        if !"round trips".contains(only) {
-            break;
-        }
         let (ours, _) = ours::latencies(n, in_flight);
         let (official, _) = official::latencies(n, in_flight);
         row(
@@ -429,11 +325,10 @@ fn rows(quick: bool, only: &str) {
             "the same lines over tokio::io::duplex, each request line answered by the response line",
         );
     }
+}
 
-    let n = if quick { 5_000 } else { 20_000 };
-    if !"latency".contains(only) {
-        return rows_after_latency(quick, only, &exe);
-    }
+/// p50 and p99 of `n` requests with 1,000 in flight.
+fn latency_rows(n: usize) {
     let (_, mut ours) = ours::latencies(n, 1000);
     let (_, mut official) = official::latencies(n, 1000);
     let pct = |v: &mut Vec<Duration>, p: f64| {
@@ -444,8 +339,6 @@ fn rows(quick: bool, only: &str) {
         (pct(&mut ours, 0.5), pct(&mut ours, 0.99), pct(&mut official, 0.5), pct(&mut official, 0.99));
     row("latency p50, 1000 in flight", "ms", o50, Some(r50), Some(r50 / o50), &format!("{n} requests"));
     row("latency p99, 1000 in flight", "ms", o99, Some(r99), Some(r99 / o99), &format!("{n} requests"));
-
-    rows_after_latency(quick, only, &exe);
 }
 
 fn rows_after_latency(quick: bool, only: &str, exe: &std::path::Path) {
@@ -456,6 +349,31 @@ fn rows_after_latency(quick: bool, only: &str, exe: &std::path::Path) {
     if "large message".contains(only) {
         large_rows(quick, exe);
     }
+    if "floor: composition one hop".contains(only) {
+        relay_row(if quick { 2_000 } else { 10_000 }, exe);
+    }
+}
+
+/// The floor of the composition rows' one hop: prompt turns through chains of processes that only
+/// pass lines on (`floor::relay_turns`), one relay (a direct turn's conductor) against three (the
+/// conductor crossed twice and a proxy): the share of a direct turn's pace a hop leaves when the
+/// processes do nothing but move the lines.
+fn relay_row(turns: usize, exe: &std::path::Path) {
+    let [one, three, five] = [1, 3, 5].map(|relays| floor::relay_turns(exe, relays, turns));
+    let rate = |d: Duration| turns as f64 / d.as_secs_f64();
+    row(
+        "floor: composition one hop (line relays)",
+        "turns/s",
+        rate(three),
+        Some(rate(one)),
+        Some(one.as_secs_f64() / three.as_secs_f64()),
+        &format!(
+            "{turns} turns (request line in, update and answer lines out) through 3 processes that relay lines without \
+             parsing them, against 1 (reference); 5 relays (two hops): {:.0} turns/s; the ratio bounds the \
+             composition one-hop row from above",
+            rate(five)
+        ),
+    );
 }
 
 fn notification_row(n: usize, exe: &std::path::Path) {

@@ -19,9 +19,17 @@ pub fn turn(chunks: usize) -> Vec<String> {
         );
         if i % 50 == 0 {
             let id = format!("t{}", i / 200);
-            lines.push(json!({"sessionUpdate": "tool_call_update", "toolCallId": id, "title": "run", "status": "in_progress"}).to_string());
-            lines.push(json!({"sessionUpdate": "terminal_output_chunk", "terminalId": "term", "data": "line of output\n"}).to_string());
-            lines.push(json!({"sessionUpdate": "tool_call_update", "toolCallId": id, "status": "completed"}).to_string());
+            lines.push(
+                json!({"sessionUpdate": "tool_call_update", "toolCallId": id, "title": "run", "status": "in_progress"})
+                    .to_string(),
+            );
+            lines.push(
+                json!({"sessionUpdate": "terminal_output_chunk", "terminalId": "term", "data": "line of output\n"})
+                    .to_string(),
+            );
+            lines.push(
+                json!({"sessionUpdate": "tool_call_update", "toolCallId": id, "status": "completed"}).to_string(),
+            );
             lines.push(json!({"sessionUpdate": "usage_update", "used": i, "size": 100000}).to_string());
         }
     }

@@ -7,7 +7,10 @@
 // `session/new` (`{"type": "acp"}`), and `mcp/message` answered. Used by
 // `cargo xtask interop` (scenarios `mcp: …`).
 //
-//   node mcp-client.mjs [--protocol-version N] --prompt TEXT -- AGENT_CMD [ARGS...]
+//   node mcp-client.mjs [--protocol-version N] [--repeat N] --prompt TEXT -- AGENT_CMD [ARGS...]
+//
+// `--repeat N` prompts N times in the one session (`cargo xtask bench`'s MCP row), the
+// stop reason printed being the last turn's.
 //
 // Same output contract as client.mjs: each `session/update`'s `params.update`
 // as one JSON line on stdout, then `{"stopReason": ...}`; exit 0 when the turn
@@ -25,13 +28,14 @@ const INFO = { name: "acp-interop-ts-mcp-client", version: sdkVersion() };
 
 function usage(message) {
   if (message) console.error(`mcp-client.mjs: ${message}`);
-  console.error("usage: node mcp-client.mjs [--protocol-version N] --prompt TEXT -- AGENT_CMD [ARGS...]");
+  console.error("usage: node mcp-client.mjs [--protocol-version N] [--repeat N] --prompt TEXT -- AGENT_CMD [ARGS...]");
   process.exit(2);
 }
 
 function parseArgs(argv) {
   let protocolVersion = 1;
   let prompt;
+  let repeat = 1;
   let i = 0;
   for (; i < argv.length; i++) {
     const arg = argv[i];
@@ -39,6 +43,9 @@ function parseArgs(argv) {
     if (arg === "--protocol-version") {
       protocolVersion = Number(argv[++i]);
       if (![1, 2].includes(protocolVersion)) usage("--protocol-version is 1 or 2");
+    } else if (arg === "--repeat") {
+      repeat = Number(argv[++i]);
+      if (!Number.isInteger(repeat) || repeat < 1) usage("--repeat needs a count of at least 1");
     } else if (arg === "--prompt") {
       prompt = argv[++i];
       if (prompt === undefined) usage("--prompt needs a value");
@@ -49,7 +56,7 @@ function parseArgs(argv) {
   const command = argv.slice(i + 1);
   if (prompt === undefined) usage("--prompt is required");
   if (command.length === 0) usage("missing -- AGENT_CMD");
-  return { protocolVersion, prompt, command };
+  return { protocolVersion, prompt, repeat, command };
 }
 
 /**
@@ -66,7 +73,7 @@ async function importPackage(name) {
   return import(pathToFileURL(join(dir, file)).href);
 }
 
-const { protocolVersion, prompt, command } = parseArgs(process.argv.slice(2));
+const { protocolVersion, prompt, repeat, command } = parseArgs(process.argv.slice(2));
 const acp = await importSdk(protocolVersion === 2 ? "experimental/v2/unstable" : "unstable");
 const { fromMcpServer } = await importSdk("experimental/mcp-server");
 const { McpServer } = await importPackage("@modelcontextprotocol/server");
@@ -146,7 +153,13 @@ try {
     return ctx
       .buildSession(process.cwd())
       .withMcpServer(registration.declaration)
-      .withSession((session) => (protocolVersion === 2 ? turnV2(session) : turnV1(session)));
+      .withSession(async (session) => {
+        let stopReason;
+        for (let turn = 0; turn < repeat; turn++) {
+          stopReason = await (protocolVersion === 2 ? turnV2(session) : turnV1(session));
+        }
+        return stopReason;
+      });
   });
   await print({ stopReason });
   exitCode = 0;

@@ -56,12 +56,20 @@ fn y_axis(max: f64) -> (f64, f64) {
     ((max / step).ceil() * step, step)
 }
 
-impl Plot {
-    /// The SVG document. Points with a non-positive or non-finite `x`, or a non-finite `y`, are
-    /// left out; a plot without points has its axes and a "no data" label.
-    pub fn svg(&self) -> String {
-        let valid = |&(x, y): &(f64, f64)| x > 0.0 && x.is_finite() && y.is_finite();
-        let points: Vec<(f64, f64)> = self.series.iter().flat_map(|s| s.points.iter().copied()).filter(valid).collect();
+/// Where the data goes on the page: the axes' ranges and the plot area.
+struct Frame {
+    x_min: f64,
+    x_max: f64,
+    y_max: f64,
+    y_step: f64,
+    plot_w: f64,
+    plot_h: f64,
+}
+
+impl Frame {
+    /// The ranges that hold `points`: x from a power of ten to a power of ten, y from 0 to a
+    /// round bound.
+    fn around(points: &[(f64, f64)]) -> Frame {
         let (x_min, x_max) = points.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &(x, _)| {
             (lo.min(10f64.powf(x.log10().floor())), hi.max(10f64.powf(x.log10().ceil())))
         });
@@ -74,11 +82,29 @@ impl Plot {
         };
         let y_max_data = points.iter().map(|&(_, y)| y).fold(0.0, f64::max);
         let (y_max, y_step) = y_axis(y_max_data);
-        let plot_w = WIDTH - LEFT - RIGHT;
-        let plot_h = HEIGHT - TOP - BOTTOM;
-        let px = |x: f64| LEFT + (x.log10() - x_min.log10()) / (x_max.log10() - x_min.log10()) * plot_w;
-        let py = |y: f64| TOP + plot_h - (y.max(0.0) / y_max) * plot_h;
+        Frame { x_min, x_max, y_max, y_step, plot_w: WIDTH - LEFT - RIGHT, plot_h: HEIGHT - TOP - BOTTOM }
+    }
 
+    fn px(&self, x: f64) -> f64 {
+        LEFT + (x.log10() - self.x_min.log10()) / (self.x_max.log10() - self.x_min.log10()) * self.plot_w
+    }
+
+    fn py(&self, y: f64) -> f64 {
+        TOP + self.plot_h - (y.max(0.0) / self.y_max) * self.plot_h
+    }
+}
+
+/// A point that can be drawn: `x` positive (the axis is logarithmic), both finite.
+fn valid(&(x, y): &(f64, f64)) -> bool {
+    x > 0.0 && x.is_finite() && y.is_finite()
+}
+
+impl Plot {
+    /// The SVG document. Points with a non-positive or non-finite `x`, or a non-finite `y`, are
+    /// left out; a plot without points has its axes and a "no data" label.
+    pub fn svg(&self) -> String {
+        let points: Vec<(f64, f64)> = self.series.iter().flat_map(|s| s.points.iter().copied()).filter(valid).collect();
+        let frame = Frame::around(&points);
         let mut out = String::new();
         let _ = writeln!(
             out,
@@ -88,13 +114,32 @@ impl Plot {
         let _ = writeln!(
             out,
             r#"<text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
-            LEFT + plot_w / 2.0,
+            LEFT + frame.plot_w / 2.0,
             escape(&self.title)
         );
-        // The x axis: one tick per power of ten.
-        let mut decade = x_min;
-        while decade <= x_max * 1.000_001 {
-            let x = px(decade);
+        self.axes(&frame, &mut out);
+        if points.is_empty() {
+            let _ = writeln!(
+                out,
+                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">no data</text>"#,
+                LEFT + frame.plot_w / 2.0,
+                TOP + frame.plot_h / 2.0
+            );
+        }
+        for (i, series) in self.series.iter().enumerate() {
+            series.draw(i, &frame, &mut out);
+        }
+        out.push_str("</svg>\n");
+        out
+    }
+
+    /// The grid, the ticks (one per power of ten on x, round steps from 0 on y), the frame and
+    /// the axis labels.
+    fn axes(&self, frame: &Frame, out: &mut String) {
+        let (plot_w, plot_h) = (frame.plot_w, frame.plot_h);
+        let mut decade = frame.x_min;
+        while decade <= frame.x_max * 1.000_001 {
+            let x = frame.px(decade);
             let _ =
                 writeln!(out, r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#ddd"/>"##, TOP + plot_h);
             let _ = writeln!(
@@ -105,10 +150,9 @@ impl Plot {
             );
             decade *= 10.0;
         }
-        // The y axis: from 0 in round steps.
         let mut tick = 0.0;
-        while tick <= y_max * 1.000_001 {
-            let y = py(tick);
+        while tick <= frame.y_max * 1.000_001 {
+            let y = frame.py(tick);
             let _ = writeln!(
                 out,
                 r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/>"##,
@@ -121,7 +165,7 @@ impl Plot {
                 y + 4.0,
                 tick_label(tick)
             );
-            tick += y_step;
+            tick += frame.y_step;
         }
         let _ = writeln!(
             out,
@@ -141,40 +185,34 @@ impl Plot {
             TOP + plot_h / 2.0,
             escape(&self.y_label)
         );
-        if points.is_empty() {
+    }
+}
+
+impl Series {
+    /// The `i`th series: its line and points in x order, and its entry in the legend.
+    fn draw(&self, i: usize, frame: &Frame, out: &mut String) {
+        let color = COLORS[i % COLORS.len()];
+        let mut pts: Vec<(f64, f64)> = self.points.iter().copied().filter(valid).collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let path: Vec<String> = pts.iter().map(|&(x, y)| format!("{:.1},{:.1}", frame.px(x), frame.py(y))).collect();
+        if !path.is_empty() {
             let _ = writeln!(
                 out,
-                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">no data</text>"#,
-                LEFT + plot_w / 2.0,
-                TOP + plot_h / 2.0
+                r#"<polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
+                path.join(" ")
             );
         }
-        for (i, series) in self.series.iter().enumerate() {
-            let color = COLORS[i % COLORS.len()];
-            let mut pts: Vec<(f64, f64)> = series.points.iter().copied().filter(valid).collect();
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let path: Vec<String> = pts.iter().map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
-            if !path.is_empty() {
-                let _ = writeln!(
-                    out,
-                    r#"<polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
-                    path.join(" ")
-                );
-            }
-            for &(x, y) in &pts {
-                let _ = writeln!(out, r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{color}"/>"#, px(x), py(y));
-            }
-            let ly = TOP + 10.0 + 20.0 * i as f64;
-            let lx = LEFT + plot_w + 12.0;
-            let _ = writeln!(
-                out,
-                r#"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="2"/>"#,
-                lx + 20.0
-            );
-            let _ = writeln!(out, r#"<text x="{:.1}" y="{:.1}">{}</text>"#, lx + 26.0, ly + 4.0, escape(&series.name));
+        for &(x, y) in &pts {
+            let _ = writeln!(out, r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{color}"/>"#, frame.px(x), frame.py(y));
         }
-        out.push_str("</svg>\n");
-        out
+        let ly = TOP + 10.0 + 20.0 * i as f64;
+        let lx = LEFT + frame.plot_w + 12.0;
+        let _ = writeln!(
+            out,
+            r#"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="2"/>"#,
+            lx + 20.0
+        );
+        let _ = writeln!(out, r#"<text x="{:.1}" y="{:.1}">{}</text>"#, lx + 26.0, ly + 4.0, escape(&self.name));
     }
 }
 

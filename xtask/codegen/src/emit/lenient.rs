@@ -131,7 +131,9 @@ impl Emitter<'_> {
         });
         let support = support();
         quote! {
-            /// `deserialize_with` functions for the lenient fields, one per field shape.
+            /// `deserialize_with` functions for the lenient fields, one per field shape. A shape
+            /// whose fields are all unstable is unused without the `unstable` feature.
+            #[allow(dead_code)]
             mod lenient_fns {
                 #[allow(unused_imports)]
                 use #support::{lenient, Defaulted, Patch};
