@@ -9,9 +9,8 @@
 //! (`agentclientprotocol/acp-tck`, `src/tck/v1/requirements.py`, `src/tck/v2/requirements.py`)
 //! that a rule matches; ids, tiers and wording there are facts cited, not code reused.
 
-use acp_types::support::rpc::{Method as _, Role};
-use acp_types::v1;
-use acp_types::Version;
+use acp_types::support::rpc::Role;
+use acp_types::{MethodName, Version};
 use serde::Serialize;
 use std::fmt;
 
@@ -869,21 +868,16 @@ pub enum ClientGate {
 impl ClientGate {
     /// The capability a v1 call of `method` to the client needs, if one gates it.
     pub fn of_v1(method: &str) -> Option<ClientGate> {
-        const TERMINAL: [&str; 5] = [
-            v1::methods::TerminalCreate::METHOD,
-            v1::methods::TerminalOutput::METHOD,
-            v1::methods::TerminalWaitForExit::METHOD,
-            v1::methods::TerminalKill::METHOD,
-            v1::methods::TerminalRelease::METHOD,
-        ];
-        if method == v1::methods::FsReadTextFile::METHOD {
-            Some(ClientGate::ReadTextFile)
-        } else if method == v1::methods::FsWriteTextFile::METHOD {
-            Some(ClientGate::WriteTextFile)
-        } else if TERMINAL.contains(&method) {
-            Some(ClientGate::Terminal)
-        } else {
-            None
+        use acp_types::MethodName::{
+            TerminalCreate, TerminalKill, TerminalOutput, TerminalRelease, TerminalWaitForExit,
+        };
+        match MethodName::of(method)? {
+            MethodName::FsReadTextFile => Some(ClientGate::ReadTextFile),
+            MethodName::FsWriteTextFile => Some(ClientGate::WriteTextFile),
+            TerminalCreate | TerminalOutput | TerminalWaitForExit | TerminalKill | TerminalRelease => {
+                Some(ClientGate::Terminal)
+            }
+            _ => None,
         }
     }
 

@@ -13,7 +13,7 @@ use crate::jsonrpc::{BoxFuture, Connection, Raw, RequestContext, Service};
 use crate::lifecycle::{not_initialized, Negotiated, INITIALIZE};
 use crate::rules;
 use acp_types::support::rpc::RpcError;
-use acp_types::Version;
+use acp_types::{MethodName, Version};
 use serde_json::json;
 use serde_json::value::RawValue;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -86,17 +86,17 @@ impl<H: ProxyHandler> Service for ProxyService<H> {
         let handler = self.handler.clone();
         let state = self.state.clone();
         Box::pin(async move {
-            if method == INITIALIZE {
-                return Err(not_under_conductor());
-            }
-            if method == PROXY_INITIALIZE {
-                return initialize(&*handler, &state, params, &rcx).await;
+            let name = MethodName::of(&method);
+            match name {
+                Some(MethodName::Initialize) => return Err(not_under_conductor()),
+                Some(MethodName::ProxyInitialize) => return initialize(&*handler, &state, params, &rcx).await,
+                _ => {}
             }
             if !state.initialized.load(Ordering::SeqCst) {
                 let why = format!("the first request must be {PROXY_INITIALIZE}, from the conductor");
                 return Err(not_initialized(&method, &why, Some(rules::INIT_FIRST)));
             }
-            let (from_agent, request) = if method == PROXY_SUCCESSOR {
+            let (from_agent, request) = if matches!(name, Some(MethodName::ProxySuccessor)) {
                 let inner = envelope::unwrap(params.as_deref())?;
                 (true, Request::new(inner.method, inner.params))
             } else {
@@ -124,7 +124,7 @@ impl<H: ProxyHandler> Service for ProxyService<H> {
             tracing::warn!("acp: notification {method} before {PROXY_INITIALIZE} ignored");
             return Box::pin(async {});
         }
-        let (from_agent, notification) = if method == PROXY_SUCCESSOR {
+        let (from_agent, notification) = if matches!(MethodName::of(&method), Some(MethodName::ProxySuccessor)) {
             match envelope::unwrap(params.as_deref()) {
                 Ok(inner) => (true, Notification::new(inner.method, inner.params)),
                 Err(e) => {

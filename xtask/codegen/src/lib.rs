@@ -106,7 +106,7 @@ pub fn generate(root: &Path) -> Result<Generated, Error> {
     let extensions = extensions(root, &versions)?;
     files.insert(PathBuf::from("generated/Cargo.toml"), emit::crates::facade_manifest(&versions));
     files.insert(PathBuf::from("generated/src/lib.rs"), emit::crates::facade_lib(&versions)?);
-    files.insert(PathBuf::from("generated/src/items.rs"), emit::crates::facade_items(&versions)?);
+    let mut wire_names = emit::method_names::WireNames::new();
     for v in &versions {
         let version = &v.dir;
         files.insert(PathBuf::from(format!("generated/{version}/Cargo.toml")), emit::crates::version_manifest(v));
@@ -140,6 +140,7 @@ pub fn generate(root: &Path) -> Result<Generated, Error> {
             }
         };
         let sources = format!("{stable_name} and {unstable_name}");
+        emit::method_names::collect(&mut wire_names, v.number, &merged);
         let has_state = version_modules(&merged, &sources, version, &mut files, &mut errors);
         let extensions = extensions.get(version).map_or(&[][..], Vec::as_slice);
         match extension_files(root, &stable_name, extensions, Some(v.number)) {
@@ -166,6 +167,12 @@ pub fn generate(root: &Path) -> Result<Generated, Error> {
             [Err(e), _] | [_, Err(e)] => errors.push(e),
         }
         stables.push((v, loaded.swap_remove(0)));
+    }
+    match emit::crates::facade_items(&versions, &wire_names) {
+        Ok(items) => {
+            files.insert(PathBuf::from("generated/src/items.rs"), items);
+        }
+        Err(e) => errors.push(Error::Emit(e)),
     }
     for pair in stables.windows(2) {
         let [(old_version, old), (new_version, new)] = pair else { continue };
