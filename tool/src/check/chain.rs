@@ -10,8 +10,6 @@ use super::ext::ExtSchemas;
 use super::report::{Kind, Report, RuleViolation, Warning};
 use super::trace;
 #[cfg(feature = "unstable")]
-use super::wire;
-#[cfg(feature = "unstable")]
 use acp_rpc::rules;
 #[cfg(feature = "unstable")]
 use acp_types::support::rpc::Role;
@@ -175,7 +173,10 @@ impl Transcript {
     fn proxy_initialize_answered(&mut self, link: u64, report: &mut Report, answered: Option<u64>) {
         let answers_proxy_initialize = report.kind == Kind::Response
             && report.from == Some(Role::Agent)
-            && report.method.as_deref() == Some(wire::PROXY_INITIALIZE);
+            && matches!(
+                report.method.as_deref().and_then(acp_types::MethodName::of),
+                Some(acp_types::MethodName::ProxyInitialize)
+            );
         if !answers_proxy_initialize || self.forced.is_some() {
             return;
         }

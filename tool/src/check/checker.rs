@@ -321,7 +321,9 @@ impl Checker {
                 report.kind = if id.is_some() { Kind::Request } else { Kind::Notification };
                 let params = message.remove("params");
                 #[cfg(feature = "unstable")]
-                let envelope = (method == wire::PROXY_SUCCESSOR).then(|| (id.clone(), params.clone()));
+                let envelope =
+                    matches!(acp_types::MethodName::of(&method), Some(acp_types::MethodName::ProxySuccessor))
+                        .then(|| (id.clone(), params.clone()));
                 self.check_call(report, method, id, params);
                 #[cfg(feature = "unstable")]
                 if let Some((id, params)) = envelope {
@@ -502,10 +504,10 @@ impl Checker {
         let method = pending.method.clone();
         self.answered = Some(pending);
         #[cfg(feature = "unstable")]
-        if method == wire::PROXY_SUCCESSOR {
-            self.envelope_response(report, &id, &payload);
-        } else if method == wire::PROXY_INITIALIZE {
-            self.proxy_initialize_answered(report, &payload);
+        match acp_types::MethodName::of(&method) {
+            Some(acp_types::MethodName::ProxySuccessor) => self.envelope_response(report, &id, &payload),
+            Some(acp_types::MethodName::ProxyInitialize) => self.proxy_initialize_answered(report, &payload),
+            _ => {}
         }
         let Ok(result) = payload else {
             return;

@@ -16,9 +16,9 @@
 
 use super::checker::Checker;
 use super::report::{Kind, Problem, Report, RuleViolation, Warning};
-use super::wire;
 use acp_rpc::rules;
 use acp_types::support::rpc::Role;
+use acp_types::MethodName;
 use serde_json::{Map, Value};
 
 /// Where a wrapped message's field is in its envelope.
@@ -73,7 +73,8 @@ impl Checker {
             });
             return;
         }
-        if self.opened_by.as_deref().is_some_and(|m| m != wire::PROXY_INITIALIZE) {
+        let opened_by = self.opened_by.as_deref().map(MethodName::of);
+        if opened_by.is_some_and(|name| !matches!(name, Some(MethodName::ProxyInitialize))) {
             report.warnings.push(Warning {
                 path: None,
                 reason: "`proxy/successor` on a connection opened with `initialize`, not `proxy/initialize`: this \
@@ -99,7 +100,8 @@ impl Checker {
         }
         // The proxy (this connection's agent) is its successor's client, and the reverse.
         let inner_from = from.peer();
-        if from == Role::Agent && method == wire::INITIALIZE && id.is_some() && self.forwarded.line.is_none() {
+        let initialize = matches!(MethodName::of(method), Some(MethodName::Initialize));
+        if from == Role::Agent && initialize && id.is_some() && self.forwarded.line.is_none() {
             self.forwarded.line = Some(report.line);
             self.forwarded.id = id.map(Value::to_string);
         }

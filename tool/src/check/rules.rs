@@ -8,8 +8,8 @@ use super::report::{Kind, Report, RuleResult, RuleViolation, Status};
 use super::tables::tables;
 use super::wire;
 use acp_rpc::rules;
-use acp_types::support::rpc::{MessageKind, Method, Role, RpcError};
-use acp_types::{v1, v2, Version};
+use acp_types::support::rpc::{MessageKind, Role, RpcError};
+use acp_types::{v1, v2, MethodName, Version};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -275,8 +275,8 @@ impl Judge {
                 self.mcp.declare(&mut self.tally, report, servers);
             }
         }
-        match (from, method.as_str()) {
-            (Role::Client, wire::SESSION_PROMPT) => {
+        match (from, MethodName::of(&method)) {
+            (Role::Client, Some(MethodName::SessionPrompt)) => {
                 self.prompt_content(report, params);
                 if let Some(session) = session {
                     let state = self.sessions.entry(session).or_default();
@@ -285,21 +285,23 @@ impl Judge {
                     state.prompted = line;
                 }
             }
-            (Role::Agent, wire::SESSION_REQUEST_PERMISSION) => {
+            (Role::Agent, Some(MethodName::SessionRequestPermission)) => {
                 let options = params["options"].as_array().map_or(&[][..], Vec::as_slice);
                 let options = options.iter().filter_map(|o| o["optionId"].as_str()).map(String::from).collect();
                 self.permissions.insert(id, Permission { session, line, options, cancelled: None });
             }
             #[cfg(feature = "unstable")]
-            (Role::Agent, wire::MCP_MESSAGE) => self.mcp.call(&mut self.tally, report, id, params, self.forced),
-            (Role::Client, wire::SESSION_LOAD | wire::SESSION_RESUME) => {
+            (Role::Agent, Some(MethodName::McpMessage)) => {
+                self.mcp.call(&mut self.tally, report, id, params, self.forced)
+            }
+            (Role::Client, Some(name @ (MethodName::SessionLoad | MethodName::SessionResume))) => {
                 if let Some(session) = session {
                     let state = self.sessions.entry(session).or_default();
                     state.opening = true;
                     // What the agent sends from here on is the load's (replay) or a later turn's,
                     // not the cancelled turn's: an update after the load's answer is no late one.
                     state.cancelled_answer = None;
-                    if self.version == Some(Version::V2) && method == v2::methods::SessionResume::METHOD {
+                    if self.version == Some(Version::V2) && matches!(name, MethodName::SessionResume) {
                         state.resume_state = Some(false);
                     }
                 }
@@ -313,25 +315,25 @@ impl Judge {
         let line = report.line;
         self.tally.exercise(rules::NO_RESPONSE_TO_NOTIFICATION, from.peer());
         *self.notified.entry(from.peer()).or_default() += 1;
-        match (from, method) {
-            (Role::Client, wire::SESSION_CANCEL) => {
+        match (from, MethodName::of(method)) {
+            (Role::Client, Some(MethodName::SessionCancel)) => {
                 if let Some(session) = session {
                     self.cancel(&session, line);
                 }
             }
-            (Role::Agent, m) if self.version == Some(Version::V2) && m == v2::methods::CancelRequest::METHOD => {
+            (Role::Agent, Some(MethodName::CancelRequest)) if self.version == Some(Version::V2) => {
                 let id = params.get("requestId").map(Value::to_string).unwrap_or_default();
                 if let Some(permission) = self.permissions.get_mut(&id) {
                     permission.cancelled.get_or_insert(line);
                 }
             }
-            (Role::Agent, wire::SESSION_UPDATE) => {
+            (Role::Agent, Some(MethodName::SessionUpdate)) => {
                 if let Some(session) = session {
                     self.update(report, &session, params.get("update").unwrap_or(&Value::Null));
                 }
             }
             #[cfg(feature = "unstable")]
-            (Role::Client, wire::MCP_MESSAGE) => {
+            (Role::Client, Some(MethodName::McpMessage)) => {
                 // After a forgotten request, a call not in flight may be one forgotten.
                 self.mcp.notified(&mut self.tally, report, params, self.forced || self.forgot)
             }
@@ -370,7 +372,7 @@ impl Judge {
         match (from, version) {
             // The `session/*` methods the capability covers: v2's, in the namespace of `session/new`.
             (Role::Client, Some(Version::V2))
-                if wire::in_namespace_of::<v2::methods::Tables>(method, wire::SESSION_NEW) =>
+                if wire::in_namespace_of::<v2::methods::Tables>(method, MethodName::SessionNew) =>
             {
                 if let Some(init) = &self.agent_init {
                     self.tally.exercise(rules::CAP_SESSION, Role::Client);
@@ -381,7 +383,7 @@ impl Judge {
                     }
                 }
             }
-            (Role::Client, Some(Version::V1)) if method == wire::SESSION_LOAD => {
+            (Role::Client, Some(Version::V1)) if matches!(MethodName::of(method), Some(MethodName::SessionLoad)) => {
                 if let Some(init) = &self.agent_init {
                     self.tally.exercise(rules::CAP_LOAD_SESSION, Role::Client);
                     if !advertises_load(init) {
@@ -557,20 +559,25 @@ impl Judge {
             }
         }
         let result = result.unwrap_or(&Value::Null);
-        match (from, method) {
-            (Role::Agent, m) if ok && wire::opens_connection(m) => self.initialize_answered(report, pending, result),
+        let name = MethodName::of(method);
+        match (from, name) {
+            (Role::Agent, _) if ok && wire::opens_connection(method) => {
+                self.initialize_answered(report, pending, result)
+            }
             // Without the `unstable` feature (`--no-default-features`) this counts `session/new`
             // answers only: see `opens_session`.
-            (Role::Agent, m) if ok && opens_session(m) => self.session_opened(report, result),
-            (Role::Agent, wire::SESSION_PROMPT) => {
+            (Role::Agent, Some(name)) if ok && opens_session(name) => self.session_opened(report, result),
+            (Role::Agent, Some(MethodName::SessionPrompt)) => {
                 self.prompt_answered(report, pending, &id.to_string(), ok, result, &answer)
             }
-            (Role::Agent, wire::SESSION_LOAD | wire::SESSION_RESUME) => self.session_reopened(report, pending, ok),
+            (Role::Agent, Some(MethodName::SessionLoad | MethodName::SessionResume)) => {
+                self.session_reopened(report, pending, ok)
+            }
             #[cfg(feature = "unstable")]
-            (Role::Client, wire::MCP_MESSAGE) => {
+            (Role::Client, Some(MethodName::McpMessage)) => {
                 self.mcp.answered(&mut self.tally, report, &id.to_string(), message.get("result"))
             }
-            (Role::Client, wire::SESSION_REQUEST_PERMISSION) => {
+            (Role::Client, Some(MethodName::SessionRequestPermission)) => {
                 self.permission_answered(report, &id.to_string(), result, &answer)
             }
             _ => {}
@@ -615,7 +622,10 @@ impl Judge {
         let state = pending.session.as_ref().and_then(|s| self.sessions.get_mut(s));
         let Some(state) = state else { return };
         state.opening = false;
-        if let (Some(seen), true) = (state.resume_state.take(), ok && pending.method == wire::SESSION_RESUME) {
+        if let (Some(seen), true) = (
+            state.resume_state.take(),
+            ok && matches!(MethodName::of(&pending.method), Some(MethodName::SessionResume)),
+        ) {
             self.tally.exercise(rules::V2_RESUME_STATE, Role::Agent);
             if !seen {
                 let detail = format!(
@@ -890,17 +900,17 @@ fn end_turn(tally: &mut Tally, report: &mut Report, session: &str, state: &mut S
     state.open = false;
 }
 
-/// Whether the result of `method` names a session it created: `session/new`, or `session/fork`
+/// Whether the result of `name` names a session it created: `session/new`, or `session/fork`
 /// where the unstable tables are built in (without them the checker knows no `session/fork`).
-fn opens_session(method: &str) -> bool {
-    // Under `--no-default-features` (no `unstable`) the `SessionFork` marker, and so
-    // `wire::SESSION_FORK`, does not exist: `session/fork` answers then no longer count towards
-    // `session.distinct-ids`, and a fork that returns an id already returned goes unreported.
-    #[cfg(feature = "unstable")]
-    if method == wire::SESSION_FORK {
-        return true;
+fn opens_session(name: MethodName) -> bool {
+    match name {
+        MethodName::SessionNew => true,
+        // Under `--no-default-features` (no `unstable`) the `SessionFork` marker does not exist:
+        // `session/fork` answers then no longer count towards `session.distinct-ids`, and a fork
+        // that returns an id already returned goes unreported.
+        MethodName::SessionFork => cfg!(feature = "unstable"),
+        _ => false,
     }
-    method == wire::SESSION_NEW
 }
 
 /// v2: `capabilities.session` is an object.

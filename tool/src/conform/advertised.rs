@@ -11,7 +11,7 @@ use super::report::Results;
 use super::steps::{authenticate, end, error_text, start, turn, Session, Unstartable, QUIET};
 use crate::check::{wire, Role, RuleViolation};
 use acp_rpc::rules;
-use acp_types::Version;
+use acp_types::{MethodName, Version};
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
@@ -115,7 +115,7 @@ impl Advertised {
 
 /// Whether `m` is a `session/update` with a conversation entry for `session` (either version's).
 fn entry_for(m: &Value, session: &str) -> bool {
-    m["method"] == wire::SESSION_UPDATE
+    matches!(m["method"].as_str().and_then(MethodName::of), Some(MethodName::SessionUpdate))
         && m["params"]["sessionId"] == session
         && m["params"]["update"]["sessionUpdate"].as_str().is_some_and(|kind| ENTRIES.contains(&kind))
 }
@@ -452,7 +452,8 @@ fn had_a_turn(transcript: &[Value], session: &str) -> bool {
         .iter()
         .filter(|record| record["from"] == "client")
         .map(|record| &record["message"])
-        .filter(|m| m["method"] == wire::SESSION_PROMPT && m["params"]["sessionId"] == session)
+        .filter(|m| matches!(m["method"].as_str().and_then(MethodName::of), Some(MethodName::SessionPrompt)))
+        .filter(|m| m["params"]["sessionId"] == session)
         .map(|m| &m["id"])
         .collect();
     transcript.iter().any(|record| {
@@ -506,7 +507,7 @@ async fn restore_once(
             false
         })
         .await;
-    if method == wire::SESSION_RESUME {
+    if matches!(MethodName::of(method), Some(MethodName::SessionResume)) {
         return Restored::Pass(format!("answered, {before} conversation update(s) before the answer"));
     }
     match (before, after) {

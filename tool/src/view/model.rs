@@ -4,9 +4,9 @@
 //! to, and every finding of `acp check`, each on the row of its message. Rendering is
 //! [`super::render`]'s job; nothing here knows about HTML.
 
-use crate::check::{self, trace, wire, Kind, Report, Role, RuleViolation, Status, Summary};
+use crate::check::{self, trace, Kind, Report, Role, RuleViolation, Status, Summary};
 use acp_rpc::rules::Tier;
-use acp_types::Version;
+use acp_types::{MethodName, Version};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -336,14 +336,15 @@ impl Builder {
             cancelled: false,
             column: 0,
         };
-        if report.kind == Kind::Notification && method == Some(wire::SESSION_CANCEL) {
+        let name = method.and_then(MethodName::of);
+        if report.kind == Kind::Notification && matches!(name, Some(MethodName::SessionCancel)) {
             for kind in [TurnKind::Prompt, TurnKind::State] {
                 if let Some(turn) = self.open.get(&key(kind)) {
                     self.turns[*turn].1.cancelled = true;
                 }
             }
         }
-        if method == Some(wire::SESSION_PROMPT) && report.wrapped.is_none() {
+        if matches!(name, Some(MethodName::SessionPrompt)) && report.wrapped.is_none() {
             match report.kind {
                 Kind::Request => {
                     self.open.insert(key(TurnKind::Prompt), self.turns.len());
