@@ -922,3 +922,17 @@ fn advertises_sessions(init: &Value) -> bool {
 fn advertises_load(init: &Value) -> bool {
     init["agentCapabilities"]["loadSession"] == Value::Bool(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The turn's `session/update` kinds are a choice among v1's, which the generated union
+    /// lists: a kind the schema renames or drops fails here, not silently in the checker.
+    #[test]
+    fn turn_content_kinds_are_v1_session_updates() {
+        for kind in TURN_CONTENT {
+            assert!(v1::SessionUpdate::KNOWN_TAGS.contains(kind), "{kind} is no v1 SessionUpdate");
+        }
+    }
+}

@@ -547,3 +547,18 @@ fn pick(option: &Value) -> Option<Value> {
     }
     values.iter().find(|v| *v != current).or(values.first()).cloned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The conversation entries are a choice among the versions' `session/update` kinds, which
+    /// the generated unions list: a kind no schema has any more fails here.
+    #[test]
+    fn entries_are_session_updates_of_some_version() {
+        let known = [acp_types::v1::SessionUpdate::KNOWN_TAGS, acp_types::v2::SessionUpdate::KNOWN_TAGS];
+        for kind in ENTRIES {
+            assert!(known.iter().any(|tags| tags.contains(kind)), "{kind} is no SessionUpdate kind");
+        }
+    }
+}
