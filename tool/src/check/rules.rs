@@ -903,14 +903,10 @@ fn end_turn(tally: &mut Tally, report: &mut Report, session: &str, state: &mut S
 /// Whether the result of `name` names a session it created: `session/new`, or `session/fork`
 /// where the unstable tables are built in (without them the checker knows no `session/fork`).
 fn opens_session(name: MethodName) -> bool {
-    match name {
-        MethodName::SessionNew => true,
-        // Under `--no-default-features` (no `unstable`) the `SessionFork` marker does not exist:
-        // `session/fork` answers then no longer count towards `session.distinct-ids`, and a fork
-        // that returns an id already returned goes unreported.
-        MethodName::SessionFork => cfg!(feature = "unstable"),
-        _ => false,
-    }
+    // Under `--no-default-features` (no `unstable`) the `SessionFork` marker does not exist:
+    // `session/fork` answers then no longer count towards `session.distinct-ids`, and a fork
+    // that returns an id already returned goes unreported.
+    matches!(name, MethodName::SessionNew) || (cfg!(feature = "unstable") && matches!(name, MethodName::SessionFork))
 }
 
 /// v2: `capabilities.session` is an object.

@@ -23,24 +23,17 @@ macro_rules! both {
 both! {
     INITIALIZE = Initialize, Initialize;
     SESSION_NEW = SessionNew, SessionNew;
-    SESSION_PROMPT = SessionPrompt, SessionPrompt;
-    SESSION_CANCEL = SessionCancel, SessionCancel;
     SESSION_UPDATE = SessionUpdate, SessionUpdate;
     SESSION_REQUEST_PERMISSION = SessionRequestPermission, SessionRequestPermission;
-    // Composition, unstable in both versions.
-    #[cfg(feature = "unstable")]
-    MCP_MESSAGE = McpMessage, McpMessageRequest;
 }
 
 /// Whether `method` opens a connection and negotiates its version: `initialize`, or
 /// `proxy/initialize` ("The params and the response are the same as for `initialize`",
 /// `InitializeProxyRequest`) where the unstable tables are built in.
 pub(crate) fn opens_connection(method: &str) -> bool {
-    match MethodName::of(method) {
-        Some(MethodName::Initialize) => true,
-        Some(MethodName::ProxyInitialize) => cfg!(feature = "unstable"),
-        _ => false,
-    }
+    let name = MethodName::of(method);
+    matches!(name, Some(MethodName::Initialize))
+        || (cfg!(feature = "unstable") && matches!(name, Some(MethodName::ProxyInitialize)))
 }
 
 // Methods only v1 has: named by its markers.
@@ -101,9 +94,10 @@ mod tests {
         for cancel in [v1::CancelRequest::METHOD, v2::CancelRequest::METHOD] {
             assert!(protocol_level::<v1::Tables>(cancel) && protocol_level::<v2::Tables>(cancel));
         }
-        assert!(!protocol_level::<v1::Tables>(SESSION_CANCEL) && !protocol_level::<v2::Tables>(INITIALIZE));
+        let cancel = MethodName::SessionCancel.as_str();
+        assert!(!protocol_level::<v1::Tables>(cancel) && !protocol_level::<v2::Tables>(INITIALIZE));
         let session = MethodName::SessionNew;
-        assert!(in_namespace_of::<v2::Tables>(SESSION_PROMPT, session));
+        assert!(in_namespace_of::<v2::Tables>(MethodName::SessionPrompt.as_str(), session));
         assert!(in_namespace_of::<v2::Tables>(SESSION_UPDATE, session));
         assert!(!in_namespace_of::<v2::Tables>(SESSION_LOAD, session), "v2 has no session/load");
         assert!(!in_namespace_of::<v2::Tables>(INITIALIZE, session));
