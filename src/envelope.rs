@@ -78,8 +78,8 @@ pub(crate) fn unwrap(params: Option<&RawValue>) -> Result<Inner, RpcError> {
         Some(_) => return Err(invalid("params", "must be an object, an array or null")),
     };
     // `$/cancel_request` cancels a request of its own hop, never one behind another hop.
-    let hop_local = [MethodName::ProxySuccessor, MethodName::ProxyInitialize, MethodName::CancelRequest];
-    if MethodName::of(&method).is_some_and(|name| hop_local.contains(&name)) {
+    use acp_types::MethodName::{CancelRequest, ProxyInitialize, ProxySuccessor};
+    if matches!(MethodName::of(&method), Some(ProxySuccessor | ProxyInitialize | CancelRequest)) {
         return Err(RpcError::new(
             RpcError::INVALID_REQUEST,
             format!("{method} inside a {PROXY_SUCCESSOR} envelope: it is only exchanged between a conductor and its proxies, never carried across a hop"),
