@@ -12,7 +12,7 @@ use crate::jsonrpc::{BoxFuture, Config, Connection, Pipe, Raw, RequestContext, S
 use crate::lifecycle::{
     not_initialized, session_of, Negotiated, SessionWork, INITIALIZE, SESSION_CANCEL, SESSION_CLOSE, SESSION_PROMPT,
 };
-use crate::rules;
+use crate::rules::RuleId;
 use acp_types::support::rpc::RpcError;
 use acp_types::Version;
 use serde_json::json;
@@ -123,7 +123,7 @@ struct Shared {
 
 /// -32600 for anything but `initialize` before `initialize` has succeeded (rule `init.first`).
 fn refused(method: &str) -> RpcError {
-    not_initialized(method, "the first request must be initialize", Some(rules::INIT_FIRST))
+    not_initialized(method, "the first request must be initialize", Some(RuleId::InitFirst))
 }
 
 fn to_raw(value: serde_json::Value) -> Result<Raw, RpcError> {

@@ -5,7 +5,7 @@
 //! [`super::render`]'s job; nothing here knows about HTML.
 
 use crate::check::{self, trace, wire, Kind, Report, Role, RuleViolation, Status, Summary};
-use acp_rpc::rules::Tier;
+use acp_rpc::rules::{RuleId, Tier};
 use acp_types::Version;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -116,7 +116,7 @@ pub struct Finding {
     pub row: Option<usize>,
     pub kind: FindingKind,
     /// For a rule: its id, tier and the side that broke it.
-    pub rule: Option<(&'static str, Tier, Role)>,
+    pub rule: Option<(RuleId, Tier, Role)>,
     /// As `acp check` prints it (`path: reason`, or the rule's detail).
     pub text: String,
     /// Found at the end of the conversation (about something that never happened).
@@ -535,7 +535,7 @@ fn rule_finding(row: Option<usize>, v: &RuleViolation) -> Finding {
 
 impl File {
     /// The rule ids the findings name, each once.
-    pub fn rules(&self) -> BTreeSet<&'static str> {
+    pub fn rules(&self) -> BTreeSet<RuleId> {
         self.findings.iter().filter_map(|f| f.rule.map(|(id, ..)| id)).collect()
     }
 }

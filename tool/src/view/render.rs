@@ -10,8 +10,8 @@
 
 use super::model::{File, Finding, FindingKind, TurnKind};
 use crate::check::{Kind, Role, Status};
-use acp_rpc::rules::Tier;
-use std::collections::HashMap;
+use acp_rpc::rules::{RuleId, Tier};
+use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
 
 const TEMPLATE: &str = include_str!("page.html");
@@ -199,7 +199,7 @@ fn deltas(values: impl Iterator<Item = i64>) -> impl Iterator<Item = i64> {
 /// layout).
 fn findings(out: &mut String, findings: &[Finding]) {
     let mut texts = Interned::default();
-    let mut rules: Vec<(&str, Tier, Role)> = Vec::new();
+    let mut rules: Vec<(RuleId, Tier, Role)> = Vec::new();
     let mut codes = Vec::with_capacity(findings.len());
     let mut text = Vec::with_capacity(findings.len());
     for finding in findings {
@@ -219,7 +219,7 @@ fn findings(out: &mut String, findings: &[Finding]) {
             out.push(',');
         }
         out.push('[');
-        string(out, id);
+        string(out, id.as_str());
         let _ = write!(out, ",\"{tier}\",\"{by}\"]");
     }
     out.push_str("],");
@@ -243,15 +243,12 @@ fn data(files: &[File]) -> String {
         file_data(&mut out, file);
     }
     out.push_str("],\"rules\":{");
-    let mut ids: Vec<&str> = files.iter().flat_map(File::rules).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let known = ids.iter().filter_map(|id| acp_rpc::rules::find(id));
-    for (i, rule) in known.enumerate() {
+    let ids: BTreeSet<RuleId> = files.iter().flat_map(File::rules).collect();
+    for (i, rule) in ids.into_iter().map(RuleId::rule).enumerate() {
         if i > 0 {
             out.push(',');
         }
-        string(&mut out, rule.id);
+        string(&mut out, rule.id.as_str());
         out.push_str(":{\"tier\":");
         string(&mut out, &rule.tier.to_string());
         out.push_str(",\"sentence\":");
