@@ -16,7 +16,7 @@ use serde_json::value::RawValue;
 
 use crate::error::{Error, Misuse};
 use crate::jsonrpc::Raw;
-use crate::rules;
+use crate::rules::RuleId;
 
 /// `proxy/successor` (request and notification alike, the same in every version).
 pub(crate) const PROXY_SUCCESSOR: &str = v1::methods::ProxySuccessorRequest::METHOD;
@@ -52,7 +52,7 @@ struct Envelope<'a> {
 fn invalid(path: &str, reason: &str) -> RpcError {
     let mut error = RpcError::invalid_params(PROXY_SUCCESSOR, path, reason);
     if let Some(serde_json::Value::Object(data)) = &mut error.data {
-        data.insert("rule".into(), json!(rules::PROXY_SUCCESSOR_PARAMS));
+        data.insert("rule".into(), json!(RuleId::ProxySuccessorParams));
     }
     error
 }

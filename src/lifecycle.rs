@@ -3,6 +3,7 @@
 //! the running work of each session, so that `session/cancel` reaches all of it at once.
 //! Crate-private: the agent and client modules build their services on it.
 
+use crate::rules::RuleId;
 use crate::sync::lock;
 use acp_types::support::rpc::{same_wire_name, Method, RpcError};
 use acp_types::{v1, v2, MethodName, Version};
@@ -39,7 +40,7 @@ same_in_every_version! {
 /// `why` says what the receiving end lacks; `rule` names the rule broken, when one binds the
 /// sender (the agent refusing a client's early request: `init.first`, "The client MUST send an
 /// `initialize` request before any other request"; no rule says so of the agent's requests).
-pub(crate) fn not_initialized(method: &str, why: &str, rule: Option<&'static str>) -> RpcError {
+pub(crate) fn not_initialized(method: &str, why: &str, rule: Option<RuleId>) -> RpcError {
     let data = match rule {
         Some(rule) => json!({ "method": method, "rule": rule }),
         None => json!({ "method": method }),

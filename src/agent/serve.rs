@@ -10,7 +10,7 @@ use super::initialize::initialize;
 use super::prompt::{v2_prompt, Turns};
 use crate::jsonrpc::{BoxFuture, Config, Connection, Pipe, Raw, RequestContext, Service, Transport};
 use crate::lifecycle::{not_initialized, session_of, Negotiated, SessionWork};
-use crate::rules;
+use crate::rules::RuleId;
 use acp_types::support::rpc::RpcError;
 use acp_types::{MethodName, Version};
 use serde_json::json;
@@ -121,7 +121,7 @@ struct Shared {
 
 /// -32600 for anything but `initialize` before `initialize` has succeeded (rule `init.first`).
 fn refused(method: &str) -> RpcError {
-    not_initialized(method, "the first request must be initialize", Some(rules::INIT_FIRST))
+    not_initialized(method, "the first request must be initialize", Some(RuleId::InitFirst))
 }
 
 fn to_raw(value: serde_json::Value) -> Result<Raw, RpcError> {

@@ -9,7 +9,7 @@ use super::conn::id_string;
 use super::initialize::is_initialize;
 use super::shared::{Shared, Slot};
 use crate::net::{envelope, Kind, NotAMessage, BATCH_ERROR, HEADER_CONNECTION_ID, PARSE_ERROR};
-use crate::rules;
+use crate::rules::RuleId;
 use acp_types::support::rpc::RpcError;
 use futures_util::{SinkExt as _, StreamExt as _};
 use hyper::body::Incoming;
@@ -217,7 +217,7 @@ fn judge(shared: &Shared, bytes: &[u8], initialized: &mut bool) -> Verdict {
             _ if !initialize => {
                 // Rule `init.first`, kept the way the TypeScript `AcpServer` keeps it on a
                 // WebSocket (and with its close reason): the socket is closed.
-                tracing::debug!("acp server: {} broken: {:?} first", rules::INIT_FIRST, env.method);
+                tracing::debug!("acp server: {} broken: {:?} first", RuleId::InitFirst, env.method);
                 return Verdict::Close(CloseCode::Protocol, "First message must be initialize".into());
             }
             _ if env.id.as_deref() == Some("null") => {

@@ -1,6 +1,7 @@
 //! The checker: decodes each message of a conversation with the negotiated version's tables,
 //! re-encodes it, and reports what is invalid, lossy or against a rule.
 
+use acp_rpc::rules::RuleId;
 use acp_types::support::lenient::{self, LenientEvent};
 use acp_types::support::rpc::{MessageKind, Role, RpcError, Stability};
 use acp_types::Version;
@@ -129,12 +130,12 @@ impl Checker {
 
     /// Records a finding a driver makes beyond single messages (a timeout, a comparison of
     /// several conversations): `rule` broken by `by`, caused at `line`.
-    pub fn note_violation(&mut self, rule: &'static str, by: Role, line: usize, detail: String) {
+    pub fn note_violation(&mut self, rule: RuleId, by: Role, line: usize, detail: String) {
         self.judge.note(rule, by, line, detail);
     }
 
     /// Records that `rule` could have been broken by `by` and was not (a driver's own check).
-    pub fn note_exercised(&mut self, rule: &'static str, by: Role) {
+    pub fn note_exercised(&mut self, rule: RuleId, by: Role) {
         self.judge.exercise(rule, by);
     }
 
@@ -158,11 +159,11 @@ impl Checker {
     pub fn judge_replies(&mut self, sender: Role, sent: usize) {
         let unanswered = self.unanswered(sender);
         for _ in unanswered.len()..sent {
-            self.judge.exercise(acp_rpc::rules::REPLY, sender.peer());
+            self.judge.exercise(RuleId::Reply, sender.peer());
         }
         for (line, method, id) in unanswered {
             let detail = format!("the request `{method}` (line {line}, id {id}) was never answered");
-            self.judge.note(acp_rpc::rules::REPLY, sender.peer(), line, detail);
+            self.judge.note(RuleId::Reply, sender.peer(), line, detail);
         }
     }
 
@@ -430,8 +431,8 @@ impl Checker {
         let key = (from, id.to_string());
         // v2 forbids reusing a pending id (MUST); v1 has no such sentence (a SHOULD finding).
         let (rule, must) = match self.decoding_version() {
-            Version::V2 => (acp_rpc::rules::UNIQUE_IDS, true),
-            Version::V1 => (acp_rpc::rules::V1_UNIQUE_IDS, false),
+            Version::V2 => (RuleId::UniqueIds, true),
+            Version::V1 => (RuleId::V1UniqueIds, false),
         };
         if let Some(from) = from {
             self.judge.exercise(rule, from);

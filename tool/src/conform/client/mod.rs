@@ -32,7 +32,7 @@ mod offers;
 use super::report::Results;
 use super::steps::Unstartable;
 use crate::check::{wire, Role};
-use acp_rpc::rules;
+use acp_rpc::rules::{self, RuleId};
 use acp_rpc::spawn::ProcessGroup;
 use acp_types::support::rpc::{Method, RpcError};
 use acp_types::{v2, MethodName, Version};
@@ -156,17 +156,17 @@ async fn conform(options: &Options, scratch: &Path) -> Result<Results, Unstartab
         }
     }
     results.skip_reason(
-        rules::CANCEL_PERMISSION,
+        RuleId::CancelPermission,
         "the client never sent `session/cancel` while a permission request was pending",
     );
-    results.skip_reason(rules::CAP_PROMPT_CONTENT, "the client sent only text and resource links");
-    results.skip_reason(rules::CAP_LOAD_SESSION, "the client never called `session/load`");
+    results.skip_reason(RuleId::CapPromptContent, "the client sent only text and resource links");
+    results.skip_reason(RuleId::CapLoadSession, "the client never called `session/load`");
     results.skip_reason(
-        rules::METHOD_NOT_FOUND,
+        RuleId::MethodNotFound,
         "the client never answered the stand-in's `_` request (which `rpc.reply` judges)",
     );
-    results.skip_reason(rules::CLIENT_SERVES_FS, "the client advertised `fs` in no v1 scenario that ran");
-    results.skip_reason(rules::CLIENT_SERVES_TERMINAL, "the client advertised `terminal` in no v1 scenario that ran");
+    results.skip_reason(RuleId::ClientServesFs, "the client advertised `fs` in no v1 scenario that ran");
+    results.skip_reason(RuleId::ClientServesTerminal, "the client advertised `terminal` in no v1 scenario that ran");
     Ok(results)
 }
 
