@@ -28,7 +28,7 @@
 //! `Authorization: Bearer <the file's token>`, and is required beyond loopback (or
 //! `--insecure-no-auth`).
 
-use acp_rpc::agent::Turn;
+use acp_rpc::agent::{ClientV1, Turn};
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, v2};
 use acp_rpc::AgentContext;
@@ -73,6 +73,28 @@ impl Echo {
     fn open(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, v2::AbsolutePath>> {
         self.open.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// `mcp`: calls the tool `echo` of a server the session was offered over ACP, reported as a
+    /// tool call, and says what it returned (or why not).
+    #[cfg(feature = "mcp")]
+    async fn mcp_echo(
+        &self,
+        client: &ClientV1<'_>,
+        session: &v1::SessionId,
+        cx: &AgentContext,
+        text: &str,
+    ) -> Result<(), RpcError> {
+        let call = v1::ToolCallId("mcp-echo".into());
+        let mut started = v1::ToolCall::new(call.clone(), "mcp echo".into());
+        started.status = Some(v1::ToolCallStatus::InProgress);
+        client.update(session, v1::SessionUpdate::ToolCall(Box::new(started))).await?;
+        let said = self.mcp.echo(&session.0, cx, text).await;
+        let mut done = v1::ToolCallUpdate::new(call);
+        let status = if said.is_ok() { v1::ToolCallStatus::Completed } else { v1::ToolCallStatus::Failed };
+        done.status = status.into();
+        client.update(session, v1::SessionUpdate::ToolCallUpdate(Box::new(done))).await?;
+        Ok(client.update(session, say_v1(said.unwrap_or_else(|e| e))).await?)
+    }
 }
 
 fn prompt_text<'a>(blocks: impl Iterator<Item = Option<&'a str>>) -> String {
@@ -89,6 +111,75 @@ async fn slow(cx: &AgentContext) -> bool {
     tokio::select! {
         _ = tokio::time::sleep(Duration::from_secs(10)) => false,
         _ = cx.cancelled() => true,
+    }
+}
+
+/// An agent message chunk of `text` (v1).
+fn say_v1(text: String) -> v1::SessionUpdate {
+    v1::SessionUpdate::AgentMessageChunk(Box::new(v1::ContentChunk::new(v1::ContentBlock::from(v1::TextContent::new(
+        text,
+    )))))
+}
+
+/// `perm`: asks the client's permission for a tool call (allow or reject, once); true when the
+/// turn was cancelled meanwhile.
+async fn ask_permission(client: &ClientV1<'_>, session: &v1::SessionId) -> Result<bool, RpcError> {
+    let options = vec![
+        v1::PermissionOption::new(
+            v1::PermissionOptionId("allow".into()),
+            "Allow".into(),
+            v1::PermissionOptionKind::AllowOnce,
+        ),
+        v1::PermissionOption::new(
+            v1::PermissionOptionId("reject".into()),
+            "Reject".into(),
+            v1::PermissionOptionKind::RejectOnce,
+        ),
+    ];
+    let tool_call = v1::ToolCallUpdate::new(v1::ToolCallId("echo-1".into()));
+    let outcome = client.ask_permission(session, tool_call, options).await?;
+    Ok(matches!(outcome, v1::RequestPermissionOutcome::Cancelled))
+}
+
+/// `read PATH`: reads the file through the client and says its content.
+async fn read_file(client: &ClientV1<'_>, session: &v1::SessionId, path: &str) -> Result<(), RpcError> {
+    match client.read_text_file(session, path).await {
+        Ok(content) => Ok(client.update(session, say_v1(content)).await?),
+        // Nothing was sent: the client did not advertise `fs.readTextFile`.
+        Err(acp_rpc::Error::Misuse(acp_rpc::Misuse::NotAdvertised { .. })) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `write PATH`: writes the prompt's text to the file through the client.
+async fn write_file(client: &ClientV1<'_>, session: &v1::SessionId, path: &str, text: &str) -> Result<(), RpcError> {
+    match client.write_text_file(session, path, text.to_string()).await {
+        Ok(()) | Err(acp_rpc::Error::Misuse(acp_rpc::Misuse::NotAdvertised { .. })) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `run CMD` (`limit N`): runs the command in a client terminal, waits for it and says its output
+/// and exit code.
+async fn run_in_terminal(
+    client: &ClientV1<'_>,
+    session: &v1::SessionId,
+    command: &str,
+    limit: Option<u64>,
+) -> Result<(), RpcError> {
+    let mut request = v1::CreateTerminalRequest::new(session.clone(), command.into());
+    request.output_byte_limit = limit.into();
+    match client.create_terminal_with(request).await {
+        Ok(terminal) => {
+            let exit = terminal.wait_for_exit().await?;
+            let output = terminal.output().await?;
+            terminal.release().await?;
+            let code = exit.exit_code.as_value().map_or("none".to_string(), u32::to_string);
+            let cut = if output.truncated { ", truncated" } else { "" };
+            Ok(client.update(session, say_v1(format!("{}(exit {code}{cut})", output.output))).await?)
+        }
+        Err(acp_rpc::Error::Misuse(acp_rpc::Misuse::NotAdvertised { .. })) => Ok(()),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -142,82 +233,31 @@ impl v1::methods::agent::Handler<AgentContext> for Echo {
         }));
         let client = cx.v1()?;
         let session = &params.session_id;
-        let say = |text: String| {
-            v1::SessionUpdate::AgentMessageChunk(Box::new(v1::ContentChunk::new(v1::ContentBlock::from(
-                v1::TextContent::new(text),
-            ))))
-        };
-        if text.split_whitespace().any(|w| w == "perm") {
-            let options = vec![
-                v1::PermissionOption::new(
-                    v1::PermissionOptionId("allow".into()),
-                    "Allow".into(),
-                    v1::PermissionOptionKind::AllowOnce,
-                ),
-                v1::PermissionOption::new(
-                    v1::PermissionOptionId("reject".into()),
-                    "Reject".into(),
-                    v1::PermissionOptionKind::RejectOnce,
-                ),
-            ];
-            let tool_call = v1::ToolCallUpdate::new(v1::ToolCallId("echo-1".into()));
-            let outcome = client.ask_permission(session, tool_call, options).await?;
-            if matches!(outcome, v1::RequestPermissionOutcome::Cancelled) {
-                return Ok(v1::PromptResponse::new(v1::StopReason::Cancelled));
-            }
+        if text.split_whitespace().any(|w| w == "perm") && ask_permission(&client, session).await? {
+            return Ok(v1::PromptResponse::new(v1::StopReason::Cancelled));
         }
         let words: Vec<&str> = text.split_whitespace().collect();
-        if let Some(path) = words.windows(2).find(|w| w[0] == "read").map(|w| w[1]) {
-            match client.read_text_file(session, path).await {
-                Ok(content) => client.update(session, say(content)).await?,
-                // Nothing was sent: the client did not advertise `fs.readTextFile`.
-                Err(acp_rpc::Error::Misuse(acp_rpc::Misuse::NotAdvertised { .. })) => {}
-                Err(e) => return Err(e.into()),
-            }
+        let after = |word: &str| words.windows(2).find(|w| w[0] == word).map(|w| w[1]);
+        if let Some(path) = after("read") {
+            read_file(&client, session, path).await?;
         }
-        if let Some(path) = words.windows(2).find(|w| w[0] == "write").map(|w| w[1]) {
-            match client.write_text_file(session, path, text.clone()).await {
-                Ok(()) | Err(acp_rpc::Error::Misuse(acp_rpc::Misuse::NotAdvertised { .. })) => {}
-                Err(e) => return Err(e.into()),
-            }
+        if let Some(path) = after("write") {
+            write_file(&client, session, path, &text).await?;
         }
-        if let Some(command) = words.windows(2).find(|w| w[0] == "run").map(|w| w[1]) {
-            let mut request = v1::CreateTerminalRequest::new(session.clone(), command.into());
-            request.output_byte_limit =
-                words.windows(2).find(|w| w[0] == "limit").and_then(|w| w[1].parse().ok()).into();
-            match client.create_terminal_with(request).await {
-                Ok(terminal) => {
-                    let exit = terminal.wait_for_exit().await?;
-                    let output = terminal.output().await?;
-                    terminal.release().await?;
-                    let code = exit.exit_code.as_value().map_or("none".to_string(), u32::to_string);
-                    let cut = if output.truncated { ", truncated" } else { "" };
-                    client.update(session, say(format!("{}(exit {code}{cut})", output.output))).await?;
-                }
-                Err(acp_rpc::Error::Misuse(acp_rpc::Misuse::NotAdvertised { .. })) => {}
-                Err(e) => return Err(e.into()),
-            }
+        if let Some(command) = after("run") {
+            run_in_terminal(&client, session, command, after("limit").and_then(|n| n.parse().ok())).await?;
         }
         #[cfg(feature = "mcp")]
         if words.contains(&"mcp") {
-            let call = v1::ToolCallId("mcp-echo".into());
-            let mut started = v1::ToolCall::new(call.clone(), "mcp echo".into());
-            started.status = Some(v1::ToolCallStatus::InProgress);
-            client.update(session, v1::SessionUpdate::ToolCall(Box::new(started))).await?;
-            let said = self.mcp.echo(&session.0, &cx, &text).await;
-            let mut done = v1::ToolCallUpdate::new(call);
-            let status = if said.is_ok() { v1::ToolCallStatus::Completed } else { v1::ToolCallStatus::Failed };
-            done.status = status.into();
-            client.update(session, v1::SessionUpdate::ToolCallUpdate(Box::new(done))).await?;
-            client.update(session, say(said.unwrap_or_else(|e| e))).await?;
+            self.mcp_echo(&client, session, &cx, &text).await?;
         }
         if words.contains(&"slow") && slow(&cx).await {
             return Ok(v1::PromptResponse::new(v1::StopReason::Cancelled));
         }
         for _ in 0..flood(&words) {
-            client.update(session, say(".".into())).await?;
+            client.update(session, say_v1(".".into())).await?;
         }
-        client.update(session, say(text)).await?;
+        client.update(session, say_v1(text)).await?;
         Ok(v1::PromptResponse::new(if cx.is_cancelled() { v1::StopReason::Cancelled } else { v1::StopReason::EndTurn }))
     }
 }

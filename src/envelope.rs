@@ -9,28 +9,25 @@
 //! "Omitted and `null` are equivalent and mean the wrapped request has no params").
 
 use acp_types::support::rpc::{same_wire_name, Method, RpcError};
-use acp_types::{v1, v2};
+use acp_types::{v1, v2, MethodName};
 use serde::Deserialize;
 use serde_json::json;
 use serde_json::value::RawValue;
 
 use crate::error::{Error, Misuse};
 use crate::jsonrpc::Raw;
-use crate::rules;
+use crate::rules::RuleId;
 
 /// `proxy/successor` (request and notification alike, the same in every version).
 pub(crate) const PROXY_SUCCESSOR: &str = v1::methods::ProxySuccessorRequest::METHOD;
 /// `proxy/initialize`, which every component with a successor receives instead of `initialize`.
 pub(crate) const PROXY_INITIALIZE: &str = v1::methods::ProxyInitialize::METHOD;
-/// `$/cancel_request`: it cancels a request of its own hop, never one behind another hop.
-const CANCEL_REQUEST: &str = v1::methods::CancelRequest::METHOD;
 
 const _: () = assert!(
     same_wire_name(PROXY_SUCCESSOR, v2::methods::ProxySuccessorRequest::METHOD)
         && same_wire_name(PROXY_SUCCESSOR, v1::methods::ProxySuccessorNotification::METHOD)
         && same_wire_name(PROXY_SUCCESSOR, v2::methods::ProxySuccessorNotification::METHOD)
-        && same_wire_name(PROXY_INITIALIZE, v2::methods::ProxyInitialize::METHOD)
-        && same_wire_name(CANCEL_REQUEST, v2::methods::CancelRequest::METHOD),
+        && same_wire_name(PROXY_INITIALIZE, v2::methods::ProxyInitialize::METHOD),
     "v1 and v2 name the proxy methods apart"
 );
 
@@ -55,7 +52,7 @@ struct Envelope<'a> {
 fn invalid(path: &str, reason: &str) -> RpcError {
     let mut error = RpcError::invalid_params(PROXY_SUCCESSOR, path, reason);
     if let Some(serde_json::Value::Object(data)) = &mut error.data {
-        data.insert("rule".into(), json!(rules::PROXY_SUCCESSOR_PARAMS));
+        data.insert("rule".into(), json!(RuleId::ProxySuccessorParams));
     }
     error
 }
@@ -80,7 +77,9 @@ pub(crate) fn unwrap(params: Option<&RawValue>) -> Result<Inner, RpcError> {
         Some(text) if text.starts_with('{') || text.starts_with('[') => envelope.params.map(RawValue::to_owned),
         Some(_) => return Err(invalid("params", "must be an object, an array or null")),
     };
-    if method == PROXY_SUCCESSOR || method == PROXY_INITIALIZE || method == CANCEL_REQUEST {
+    // `$/cancel_request` cancels a request of its own hop, never one behind another hop.
+    use acp_types::MethodName::{CancelRequest, ProxyInitialize, ProxySuccessor};
+    if matches!(MethodName::of(&method), Some(ProxySuccessor | ProxyInitialize | CancelRequest)) {
         return Err(RpcError::new(
             RpcError::INVALID_REQUEST,
             format!("{method} inside a {PROXY_SUCCESSOR} envelope: it is only exchanged between a conductor and its proxies, never carried across a hop"),

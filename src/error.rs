@@ -4,6 +4,7 @@
 //! that the protocol does not allow ([`Error::Misuse`]: nothing was sent).
 
 use crate::auth::{AuthMethod, AuthRequired};
+use crate::rules::RuleId;
 use acp_types::support::rpc::RpcError;
 use acp_types::Version;
 use std::fmt;
@@ -61,7 +62,7 @@ pub enum Misuse {
         /// The capability's path.
         capability: &'static str,
         /// The rule that gates the call (`cap.client-fs`, `cap.client-terminal`).
-        rule: &'static str,
+        rule: RuleId,
     },
     /// The helpers of one protocol version used on a connection that speaks another (e.g.
     /// `AgentContext::v1` in a v2 handler).

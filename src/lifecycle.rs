@@ -3,9 +3,10 @@
 //! the running work of each session, so that `session/cancel` reaches all of it at once.
 //! Crate-private: the agent and client modules build their services on it.
 
+use crate::rules::RuleId;
 use crate::sync::lock;
-use acp_types::support::rpc::{Method, RpcError};
-use acp_types::{v1, v2, Version};
+use acp_types::support::rpc::{same_wire_name, Method, RpcError};
+use acp_types::{v1, v2, MethodName, Version};
 use serde::Deserialize;
 use serde_json::json;
 use serde_json::value::RawValue;
@@ -14,14 +15,15 @@ use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
-/// Wire names the runtime routes on, by their generated markers: the same in every version, which
-/// the build checks (should a version rename one, the code that routes on it must change too).
+/// Wire names the runtime sends or names in its errors (it routes by [`MethodName`]): the same
+/// in every version, which the build checks against each version's marker (should a version
+/// rename one, the code that sends it must change too).
 macro_rules! same_in_every_version {
     ($($(#[$doc:meta])* $name:ident = $marker:ident;)*) => {$(
         $(#[$doc])*
-        pub(crate) const $name: &str = v1::methods::$marker::METHOD;
+        pub(crate) const $name: &str = MethodName::$marker.as_str();
         const _: () = assert!(
-            acp_types::support::rpc::same_wire_name(v1::methods::$marker::METHOD, v2::methods::$marker::METHOD),
+            same_wire_name($name, v1::methods::$marker::METHOD) && same_wire_name($name, v2::methods::$marker::METHOD),
             concat!("v1 and v2 name ", stringify!($marker), " apart")
         );
     )*};
@@ -30,21 +32,15 @@ macro_rules! same_in_every_version {
 same_in_every_version! {
     /// `initialize`.
     INITIALIZE = Initialize;
-    /// `session/cancel`.
-    SESSION_CANCEL = SessionCancel;
     /// `session/prompt`.
     SESSION_PROMPT = SessionPrompt;
-    /// `session/close`.
-    SESSION_CLOSE = SessionClose;
-    /// `session/request_permission`.
-    REQUEST_PERMISSION = SessionRequestPermission;
 }
 
 /// -32600 for a request before `initialize` agreed a version: no version to decode it with.
 /// `why` says what the receiving end lacks; `rule` names the rule broken, when one binds the
 /// sender (the agent refusing a client's early request: `init.first`, "The client MUST send an
 /// `initialize` request before any other request"; no rule says so of the agent's requests).
-pub(crate) fn not_initialized(method: &str, why: &str, rule: Option<&'static str>) -> RpcError {
+pub(crate) fn not_initialized(method: &str, why: &str, rule: Option<RuleId>) -> RpcError {
     let data = match rule {
         Some(rule) => json!({ "method": method, "rule": rule }),
         None => json!({ "method": method }),

@@ -9,11 +9,11 @@
 //! (`agentclientprotocol/acp-tck`, `src/tck/v1/requirements.py`, `src/tck/v2/requirements.py`)
 //! that a rule matches; ids, tiers and wording there are facts cited, not code reused.
 
-use acp_types::support::rpc::{Method as _, Role};
-use acp_types::v1;
-use acp_types::Version;
+use acp_types::support::rpc::Role;
+use acp_types::{MethodName, Version};
 use serde::Serialize;
 use std::fmt;
+use std::str::FromStr;
 
 /// How strong a rule is (RFC 2119).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -89,8 +89,8 @@ impl fmt::Display for Scope {
 /// One rule of the protocol.
 #[derive(Debug)]
 pub struct Rule {
-    /// Stable id, `area.name` (`turn.v1-cancelled`).
-    pub id: &'static str,
+    /// Stable id, `area.name` on the wire (`turn.v1-cancelled`).
+    pub id: RuleId,
     /// MUST or SHOULD.
     pub tier: Tier,
     /// The side it judges.
@@ -118,111 +118,197 @@ const BOTH: &[Version] = &[Version::V1, Version::V2];
 const V1: &[Version] = &[Version::V1];
 const V2: &[Version] = &[Version::V2];
 
-/// `rpc.json-only`: a MUST that binds both ends.
-pub const JSON_ONLY: &str = "rpc.json-only";
-/// `rpc.unique-ids`: a MUST that binds both ends.
-pub const UNIQUE_IDS: &str = "rpc.unique-ids";
-/// `rpc.v1-unique-ids`: a SHOULD that binds both ends.
-pub const V1_UNIQUE_IDS: &str = "rpc.v1-unique-ids";
-/// `rpc.response-to-pending`: a MUST that binds both ends.
-pub const RESPONSE_TO_PENDING: &str = "rpc.response-to-pending";
-/// `rpc.no-response-to-notification`: a MUST that binds both ends.
-pub const NO_RESPONSE_TO_NOTIFICATION: &str = "rpc.no-response-to-notification";
-/// `rpc.reply`: a MUST that binds both ends (the receiver of a request).
-pub const REPLY: &str = "rpc.reply";
-/// `schema.valid`: a MUST that binds both ends.
-pub const SCHEMA_VALID: &str = "schema.valid";
-/// `rpc.method-not-found`: a SHOULD that binds both ends.
-pub const METHOD_NOT_FOUND: &str = "rpc.method-not-found";
-/// `rpc.parse-error`: a SHOULD that binds the agent.
-pub const PARSE_ERROR: &str = "rpc.parse-error";
-/// `ext.underscore`: a SHOULD that binds both ends.
-pub const UNDERSCORE: &str = "ext.underscore";
-/// `init.first`: a MUST that binds the client.
-pub const INIT_FIRST: &str = "init.first";
-/// `init.refuse-before-initialize`: a SHOULD that binds the agent.
-pub const INIT_REFUSE_EARLY: &str = "init.refuse-before-initialize";
-/// `init.once`: a SHOULD that binds the client.
-pub const INIT_ONCE: &str = "init.once";
-/// `init.version`: a MUST that binds the agent.
-pub const INIT_VERSION: &str = "init.version";
-/// `session.distinct-ids`: a MUST that binds the agent.
-pub const DISTINCT_SESSIONS: &str = "session.distinct-ids";
-/// `cap.session`: a MUST that binds the client.
-pub const CAP_SESSION: &str = "cap.session";
-/// `cap.load-session`: a MUST that binds the client.
-pub const CAP_LOAD_SESSION: &str = "cap.load-session";
-/// `cap.client-fs`: a MUST that binds the agent.
-pub const CAP_CLIENT_FS: &str = "cap.client-fs";
-/// `cap.client-terminal`: a MUST that binds the agent.
-pub const CAP_CLIENT_TERMINAL: &str = "cap.client-terminal";
-/// `cap.prompt-content`: a MUST that binds the client.
-pub const CAP_PROMPT_CONTENT: &str = "cap.prompt-content";
-/// `turn.v1-updates-before-response`: a MUST that binds the agent.
-pub const V1_UPDATES_BEFORE_RESPONSE: &str = "turn.v1-updates-before-response";
-/// `turn.v1-cancelled`: a MUST that binds the agent.
-pub const V1_CANCELLED: &str = "turn.v1-cancelled";
-/// `turn.cancel-permission`: a MUST that binds the client.
-pub const CANCEL_PERMISSION: &str = "turn.cancel-permission";
-/// `perm.offered-option`: a SHOULD that binds the client.
-pub const PERMISSION_OFFERED_OPTION: &str = "perm.offered-option";
-/// `turn.v2-running-idle`: a MUST that binds the agent.
-pub const V2_RUNNING_IDLE: &str = "turn.v2-running-idle";
-/// `turn.v2-stop-reason`: a SHOULD that binds the agent.
-pub const V2_STOP_REASON: &str = "turn.v2-stop-reason";
-/// `turn.v2-user-message`: a SHOULD that binds the agent.
-pub const V2_USER_MESSAGE: &str = "turn.v2-user-message";
-/// `turn.v2-cancelled`: a MUST that binds the agent.
-pub const V2_CANCELLED: &str = "turn.v2-cancelled";
-/// `session.v2-resume-state`: a MUST that binds the agent.
-pub const V2_RESUME_STATE: &str = "session.v2-resume-state";
-/// `session.load-replay`: a MUST that binds the agent.
-pub const LOAD_REPLAY: &str = "session.load-replay";
-/// `cap.serves-load`: a SHOULD that binds the agent.
-pub const SERVES_LOAD: &str = "cap.serves-load";
-/// `cap.serves-list`: a SHOULD that binds the agent.
-pub const SERVES_LIST: &str = "cap.serves-list";
-/// `cap.serves-resume`: a SHOULD that binds the agent.
-pub const SERVES_RESUME: &str = "cap.serves-resume";
-/// `cap.serves-close`: a SHOULD that binds the agent.
-pub const SERVES_CLOSE: &str = "cap.serves-close";
-/// `cap.serves-fork`: a SHOULD that binds the agent.
-pub const SERVES_FORK: &str = "cap.serves-fork";
-/// `cap.serves-set-mode`: a SHOULD that binds the agent.
-pub const SERVES_SET_MODE: &str = "cap.serves-set-mode";
-/// `cap.serves-config-option`: a SHOULD that binds the agent.
-pub const SERVES_CONFIG_OPTION: &str = "cap.serves-config-option";
-/// `cap.v2-serves-config-option`: a MUST that binds the agent.
-pub const V2_SERVES_CONFIG_OPTION: &str = "cap.v2-serves-config-option";
-/// `cap.client-serves-fs`: a SHOULD that binds the client.
-pub const CLIENT_SERVES_FS: &str = "cap.client-serves-fs";
-/// `cap.client-serves-terminal`: a SHOULD that binds the client.
-pub const CLIENT_SERVES_TERMINAL: &str = "cap.client-serves-terminal";
-/// `cap.serves-image`: a SHOULD that binds the agent.
-pub const SERVES_IMAGE: &str = "cap.serves-image";
-/// `cap.serves-audio`: a SHOULD that binds the agent.
-pub const SERVES_AUDIO: &str = "cap.serves-audio";
-/// `cap.serves-embedded-context`: a SHOULD that binds the agent.
-pub const SERVES_EMBEDDED_CONTEXT: &str = "cap.serves-embedded-context";
-/// `proxy.forward-initialize`: a MUST that binds the agent (a proxy is the agent of its predecessor).
-pub const PROXY_FORWARD_INITIALIZE: &str = "proxy.forward-initialize";
-/// `proxy.same-version`: a MUST that binds the agent (the proxy answering `proxy/initialize`).
-pub const PROXY_SAME_VERSION: &str = "proxy.same-version";
-/// `proxy.successor-params`: a MUST that binds both ends (whoever sends a `proxy/successor`).
-pub const PROXY_SUCCESSOR_PARAMS: &str = "proxy.successor-params";
-/// `mcp.one-outcome`: a SHOULD that binds the client (the provider answering `mcp/message`).
-pub const MCP_ONE_OUTCOME: &str = "mcp.one-outcome";
-/// `mcp.distinct-server-ids`: a MUST that binds the client (the provider declaring servers).
-pub const MCP_DISTINCT_SERVER_IDS: &str = "mcp.distinct-server-ids";
-/// `mcp.declared-server`: a SHOULD that binds the agent (the consumer sending `mcp/message`).
-pub const MCP_DECLARED_SERVER: &str = "mcp.declared-server";
-/// `mcp.active-request`: a SHOULD that binds the client (the provider notifying the consumer).
-pub const MCP_ACTIVE_REQUEST: &str = "mcp.active-request";
+/// Declares [`RuleId`]: each rule's variant and its wire id, once.
+macro_rules! rule_ids {
+    ($($(#[$doc:meta])* $variant:ident = $id:literal,)*) => {
+        /// The id of a rule of [`RULES`], `area.name` on the wire (`turn.v1-cancelled`): in the
+        /// runtime's errors (`data.rule`), in `acp check` and `acp conform` reports. Ordered as
+        /// its wire id is, so what is sorted by id reads alphabetically.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum RuleId {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl RuleId {
+            /// Every id, in the order they are declared.
+            pub const ALL: &'static [RuleId] = &[$(RuleId::$variant,)*];
+
+            /// The id on the wire (`rpc.json-only`).
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(RuleId::$variant => $id,)*
+                }
+            }
+        }
+    };
+}
+
+rule_ids! {
+    /// `rpc.json-only`: a MUST that binds both ends.
+    JsonOnly = "rpc.json-only",
+    /// `rpc.unique-ids`: a MUST that binds both ends.
+    UniqueIds = "rpc.unique-ids",
+    /// `rpc.v1-unique-ids`: a SHOULD that binds both ends.
+    V1UniqueIds = "rpc.v1-unique-ids",
+    /// `rpc.response-to-pending`: a MUST that binds both ends.
+    ResponseToPending = "rpc.response-to-pending",
+    /// `rpc.no-response-to-notification`: a MUST that binds both ends.
+    NoResponseToNotification = "rpc.no-response-to-notification",
+    /// `rpc.reply`: a MUST that binds both ends (the receiver of a request).
+    Reply = "rpc.reply",
+    /// `schema.valid`: a MUST that binds both ends.
+    SchemaValid = "schema.valid",
+    /// `rpc.method-not-found`: a SHOULD that binds both ends.
+    MethodNotFound = "rpc.method-not-found",
+    /// `rpc.parse-error`: a SHOULD that binds the agent.
+    ParseError = "rpc.parse-error",
+    /// `ext.underscore`: a SHOULD that binds both ends.
+    Underscore = "ext.underscore",
+    /// `init.first`: a MUST that binds the client.
+    InitFirst = "init.first",
+    /// `init.refuse-before-initialize`: a SHOULD that binds the agent.
+    InitRefuseEarly = "init.refuse-before-initialize",
+    /// `init.once`: a SHOULD that binds the client.
+    InitOnce = "init.once",
+    /// `init.version`: a MUST that binds the agent.
+    InitVersion = "init.version",
+    /// `session.distinct-ids`: a MUST that binds the agent.
+    DistinctSessions = "session.distinct-ids",
+    /// `cap.session`: a MUST that binds the client.
+    CapSession = "cap.session",
+    /// `cap.load-session`: a MUST that binds the client.
+    CapLoadSession = "cap.load-session",
+    /// `cap.client-fs`: a MUST that binds the agent.
+    CapClientFs = "cap.client-fs",
+    /// `cap.client-terminal`: a MUST that binds the agent.
+    CapClientTerminal = "cap.client-terminal",
+    /// `cap.prompt-content`: a MUST that binds the client.
+    CapPromptContent = "cap.prompt-content",
+    /// `turn.v1-updates-before-response`: a MUST that binds the agent.
+    V1UpdatesBeforeResponse = "turn.v1-updates-before-response",
+    /// `turn.v1-cancelled`: a MUST that binds the agent.
+    V1Cancelled = "turn.v1-cancelled",
+    /// `turn.cancel-permission`: a MUST that binds the client.
+    CancelPermission = "turn.cancel-permission",
+    /// `perm.offered-option`: a SHOULD that binds the client.
+    PermissionOfferedOption = "perm.offered-option",
+    /// `turn.v2-running-idle`: a MUST that binds the agent.
+    V2RunningIdle = "turn.v2-running-idle",
+    /// `turn.v2-stop-reason`: a SHOULD that binds the agent.
+    V2StopReason = "turn.v2-stop-reason",
+    /// `turn.v2-user-message`: a SHOULD that binds the agent.
+    V2UserMessage = "turn.v2-user-message",
+    /// `turn.v2-cancelled`: a MUST that binds the agent.
+    V2Cancelled = "turn.v2-cancelled",
+    /// `session.v2-resume-state`: a MUST that binds the agent.
+    V2ResumeState = "session.v2-resume-state",
+    /// `session.load-replay`: a MUST that binds the agent.
+    LoadReplay = "session.load-replay",
+    /// `cap.serves-load`: a SHOULD that binds the agent.
+    ServesLoad = "cap.serves-load",
+    /// `cap.serves-list`: a SHOULD that binds the agent.
+    ServesList = "cap.serves-list",
+    /// `cap.serves-resume`: a SHOULD that binds the agent.
+    ServesResume = "cap.serves-resume",
+    /// `cap.serves-close`: a SHOULD that binds the agent.
+    ServesClose = "cap.serves-close",
+    /// `cap.serves-fork`: a SHOULD that binds the agent.
+    ServesFork = "cap.serves-fork",
+    /// `cap.serves-set-mode`: a SHOULD that binds the agent.
+    ServesSetMode = "cap.serves-set-mode",
+    /// `cap.serves-config-option`: a SHOULD that binds the agent.
+    ServesConfigOption = "cap.serves-config-option",
+    /// `cap.v2-serves-config-option`: a MUST that binds the agent.
+    V2ServesConfigOption = "cap.v2-serves-config-option",
+    /// `cap.client-serves-fs`: a SHOULD that binds the client.
+    ClientServesFs = "cap.client-serves-fs",
+    /// `cap.client-serves-terminal`: a SHOULD that binds the client.
+    ClientServesTerminal = "cap.client-serves-terminal",
+    /// `cap.serves-image`: a SHOULD that binds the agent.
+    ServesImage = "cap.serves-image",
+    /// `cap.serves-audio`: a SHOULD that binds the agent.
+    ServesAudio = "cap.serves-audio",
+    /// `cap.serves-embedded-context`: a SHOULD that binds the agent.
+    ServesEmbeddedContext = "cap.serves-embedded-context",
+    /// `proxy.forward-initialize`: a MUST that binds the agent (a proxy is the agent of its predecessor).
+    ProxyForwardInitialize = "proxy.forward-initialize",
+    /// `proxy.same-version`: a MUST that binds the agent (the proxy answering `proxy/initialize`).
+    ProxySameVersion = "proxy.same-version",
+    /// `proxy.successor-params`: a MUST that binds both ends (whoever sends a `proxy/successor`).
+    ProxySuccessorParams = "proxy.successor-params",
+    /// `mcp.one-outcome`: a SHOULD that binds the client (the provider answering `mcp/message`).
+    McpOneOutcome = "mcp.one-outcome",
+    /// `mcp.distinct-server-ids`: a MUST that binds the client (the provider declaring servers).
+    McpDistinctServerIds = "mcp.distinct-server-ids",
+    /// `mcp.declared-server`: a SHOULD that binds the agent (the consumer sending `mcp/message`).
+    McpDeclaredServer = "mcp.declared-server",
+    /// `mcp.active-request`: a SHOULD that binds the client (the provider notifying the consumer).
+    McpActiveRequest = "mcp.active-request",
+}
+
+impl RuleId {
+    /// The id whose wire form is `id`, if a rule has it.
+    pub fn parse(id: &str) -> Option<RuleId> {
+        RuleId::ALL.iter().copied().find(|rule| rule.as_str() == id)
+    }
+
+    /// Its row of [`RULES`].
+    pub fn rule(self) -> &'static Rule {
+        // Every id has a row: `every_id_has_one_row` checks it.
+        RULES.iter().find(|rule| rule.id == self).unwrap_or_else(|| unreachable!("{self} has no row in RULES"))
+    }
+}
+
+impl fmt::Display for RuleId {
+    /// The wire id, padded as the format asks (`{:<width$}` lines up a report's columns).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl Serialize for RuleId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl PartialOrd for RuleId {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for RuleId {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+/// A string that is no rule's id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownRule(pub String);
+
+impl fmt::Display for UnknownRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "no rule has the id {:?} (see acp_rpc::rules::RULES)", self.0)
+    }
+}
+
+impl std::error::Error for UnknownRule {}
+
+impl FromStr for RuleId {
+    type Err = UnknownRule;
+
+    fn from_str(id: &str) -> Result<Self, Self::Err> {
+        RuleId::parse(id).ok_or_else(|| UnknownRule(id.to_string()))
+    }
+}
 
 /// Every rule, in the order reports list them.
 pub static RULES: &[Rule] = &[
     Rule {
-        id: JSON_ONLY,
+        id: RuleId::JsonOnly,
         tier: Tier::Must,
         binds: Binds::Both,
         scope: Scope::Connection,
@@ -234,7 +320,7 @@ pub static RULES: &[Rule] = &[
         tck: &["ACP-TRANSPORT-001", "ACP-TRANSPORT-201"],
     },
     Rule {
-        id: UNIQUE_IDS,
+        id: RuleId::UniqueIds,
         tier: Tier::Must,
         binds: Binds::Both,
         scope: Scope::Connection,
@@ -244,7 +330,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: V1_UNIQUE_IDS,
+        id: RuleId::V1UniqueIds,
         // v1 has no sentence against reuse; JSON-RPC's only says the reply carries the same id,
         // which cannot tell two pending requests with one id apart: a SHOULD, derived.
         tier: Tier::Should,
@@ -258,7 +344,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: RESPONSE_TO_PENDING,
+        id: RuleId::ResponseToPending,
         tier: Tier::Must,
         binds: Binds::Both,
         scope: Scope::Connection,
@@ -269,7 +355,7 @@ pub static RULES: &[Rule] = &[
         tck: &["ACP-JSONRPC-001"],
     },
     Rule {
-        id: NO_RESPONSE_TO_NOTIFICATION,
+        id: RuleId::NoResponseToNotification,
         tier: Tier::Must,
         binds: Binds::Both,
         scope: Scope::Connection,
@@ -279,7 +365,7 @@ pub static RULES: &[Rule] = &[
         tck: &["ACP-JSONRPC-003", "ACP-CANCEL-205", "ACP-BATCH-202"],
     },
     Rule {
-        id: SCHEMA_VALID,
+        id: RuleId::SchemaValid,
         // The schema is what "a valid ACP message" means: a message that does not decode under the
         // negotiated version's schema (a missing required field, a wrong type, a notification
         // sent as a request) is not one. Unknown members and values are forward compatibility,
@@ -296,7 +382,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: REPLY,
+        id: RuleId::Reply,
         tier: Tier::Must,
         binds: Binds::Both,
         scope: Scope::Connection,
@@ -307,7 +393,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: METHOD_NOT_FOUND,
+        id: RuleId::MethodNotFound,
         tier: Tier::Should,
         binds: Binds::Both,
         scope: Scope::Connection,
@@ -319,7 +405,7 @@ pub static RULES: &[Rule] = &[
         tck: &["ACP-JSONRPC-004", "ACP-EXT-001"],
     },
     Rule {
-        id: PARSE_ERROR,
+        id: RuleId::ParseError,
         // JSON-RPC 2.0 defines -32700 with `id: null` for invalid JSON, but a line that is not JSON
         // cannot be shown to be a call (which alone MUST be answered), and the kit only records
         // what agents do (ACP-INFO-PARSE-001: reference SDKs differ): a SHOULD.
@@ -333,7 +419,7 @@ pub static RULES: &[Rule] = &[
         tck: &["ACP-INFO-PARSE-001"],
     },
     Rule {
-        id: UNDERSCORE,
+        id: RuleId::Underscore,
         // An unprefixed unknown value may come from a newer revision of the schema ("reserved for
         // future ACP variants"): a finding, not an error.
         tier: Tier::Should,
@@ -348,9 +434,9 @@ pub static RULES: &[Rule] = &[
         tck: &["ACP-STATE-203", "ACP-CANCEL-207", "ACP-ENUM-201", "ACP-ENUM-202", "ACP-CLIENTCAP-202"],
     },
     Rule {
-        id: INIT_FIRST,
+        id: RuleId::InitFirst,
         // The sentence's subject is the client; nothing obliges an agent to refuse (see
-        // INIT_REFUSE_EARLY).
+        // `init.refuse-before-initialize`).
         tier: Tier::Must,
         binds: Binds::Client,
         scope: Scope::Connection,
@@ -362,7 +448,7 @@ pub static RULES: &[Rule] = &[
         tck: &["ACP-INIT-001"],
     },
     Rule {
-        id: INIT_REFUSE_EARLY,
+        id: RuleId::InitRefuseEarly,
         // No sentence binds the agent here: several production agents answer `session/new` before
         // `initialize`. A finding, never an error.
         tier: Tier::Should,
@@ -376,7 +462,7 @@ pub static RULES: &[Rule] = &[
         tck: &["ACP-INIT-001"],
     },
     Rule {
-        id: INIT_ONCE,
+        id: RuleId::InitOnce,
         // No sentence says "once"; a second `initialize` would renegotiate version and
         // capabilities mid-connection, which nothing in the protocol provides for.
         tier: Tier::Should,
@@ -389,7 +475,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: INIT_VERSION,
+        id: RuleId::InitVersion,
         tier: Tier::Must,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -403,7 +489,7 @@ pub static RULES: &[Rule] = &[
         tck: &["ACP-INIT-002", "ACP-INIT-003", "ACP-INIT-201", "ACP-INIT-202"],
     },
     Rule {
-        id: DISTINCT_SESSIONS,
+        id: RuleId::DistinctSessions,
         tier: Tier::Must,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -413,7 +499,7 @@ pub static RULES: &[Rule] = &[
         tck: &["ACP-SESSION-002"],
     },
     Rule {
-        id: CAP_SESSION,
+        id: RuleId::CapSession,
         // Binds the caller: no sentence stops an agent from serving what it did not advertise.
         tier: Tier::Must,
         binds: Binds::Client,
@@ -427,7 +513,7 @@ pub static RULES: &[Rule] = &[
         tck: &["ACP-SESSION-001"],
     },
     Rule {
-        id: CAP_LOAD_SESSION,
+        id: RuleId::CapLoadSession,
         // Binds the caller: no sentence stops an agent from serving what it did not advertise.
         tier: Tier::Must,
         binds: Binds::Client,
@@ -439,7 +525,7 @@ pub static RULES: &[Rule] = &[
         tck: &["ACP-LOAD-001"],
     },
     Rule {
-        id: CAP_CLIENT_FS,
+        id: RuleId::CapClientFs,
         tier: Tier::Must,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -450,7 +536,7 @@ pub static RULES: &[Rule] = &[
         tck: &["ACP-CLIENTCAP-001"],
     },
     Rule {
-        id: CAP_CLIENT_TERMINAL,
+        id: RuleId::CapClientTerminal,
         tier: Tier::Must,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -462,7 +548,7 @@ pub static RULES: &[Rule] = &[
         tck: &["ACP-CLIENTCAP-002"],
     },
     Rule {
-        id: CAP_PROMPT_CONTENT,
+        id: RuleId::CapPromptContent,
         tier: Tier::Must,
         binds: Binds::Client,
         scope: Scope::Connection,
@@ -474,7 +560,7 @@ pub static RULES: &[Rule] = &[
         tck: &["ACP-PROMPTCAP-001", "ACP-PROMPTCAP-002", "ACP-PROMPTCAP-003"],
     },
     Rule {
-        id: V1_UPDATES_BEFORE_RESPONSE,
+        id: RuleId::V1UpdatesBeforeResponse,
         tier: Tier::Must,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -486,7 +572,7 @@ pub static RULES: &[Rule] = &[
         tck: &["ACP-CANCEL-002"],
     },
     Rule {
-        id: V1_CANCELLED,
+        id: RuleId::V1Cancelled,
         tier: Tier::Must,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -497,7 +583,7 @@ pub static RULES: &[Rule] = &[
         tck: &["ACP-CANCEL-001"],
     },
     Rule {
-        id: CANCEL_PERMISSION,
+        id: RuleId::CancelPermission,
         tier: Tier::Must,
         binds: Binds::Client,
         scope: Scope::Connection,
@@ -510,7 +596,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: PERMISSION_OFFERED_OPTION,
+        id: RuleId::PermissionOfferedOption,
         // Said of the outcome, without a keyword: a finding.
         tier: Tier::Should,
         binds: Binds::Client,
@@ -525,7 +611,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: V2_RUNNING_IDLE,
+        id: RuleId::V2RunningIdle,
         tier: Tier::Must,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -536,7 +622,7 @@ pub static RULES: &[Rule] = &[
         tck: &["ACP-STATE-201", "ACP-STATE-202"],
     },
     Rule {
-        id: V2_STOP_REASON,
+        id: RuleId::V2StopReason,
         tier: Tier::Should,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -546,7 +632,7 @@ pub static RULES: &[Rule] = &[
         tck: &["ACP-STATE-203"],
     },
     Rule {
-        id: V2_USER_MESSAGE,
+        id: RuleId::V2UserMessage,
         // "must" in lower case, where the schema writes its requirements as MUST: not a keyword.
         tier: Tier::Should,
         binds: Binds::Agent,
@@ -558,7 +644,7 @@ pub static RULES: &[Rule] = &[
         tck: &["ACP-PROMPT-203"],
     },
     Rule {
-        id: V2_RESUME_STATE,
+        id: RuleId::V2ResumeState,
         tier: Tier::Must,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -569,7 +655,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: V2_CANCELLED,
+        id: RuleId::V2Cancelled,
         tier: Tier::Must,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -583,7 +669,7 @@ pub static RULES: &[Rule] = &[
     // capability sentences say what advertising means without an RFC 2119 keyword: a refusal is
     // a finding (SHOULD), not a MUST error; only `session/load`'s replay has MUSTs of its own.
     Rule {
-        id: LOAD_REPLAY,
+        id: RuleId::LoadReplay,
         tier: Tier::Must,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -595,7 +681,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: SERVES_LOAD,
+        id: RuleId::ServesLoad,
         tier: Tier::Should,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -607,7 +693,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: SERVES_LIST,
+        id: RuleId::ServesList,
         tier: Tier::Should,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -621,7 +707,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: SERVES_RESUME,
+        id: RuleId::ServesResume,
         tier: Tier::Should,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -634,7 +720,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: SERVES_CLOSE,
+        id: RuleId::ServesClose,
         tier: Tier::Should,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -647,7 +733,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: SERVES_FORK,
+        id: RuleId::ServesFork,
         tier: Tier::Should,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -658,7 +744,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: SERVES_SET_MODE,
+        id: RuleId::ServesSetMode,
         tier: Tier::Should,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -670,9 +756,9 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: SERVES_CONFIG_OPTION,
+        id: RuleId::ServesConfigOption,
         // v1 has the method and the field but no keyword: a finding. v2's sentence is a MUST
-        // (V2_SERVES_CONFIG_OPTION).
+        // (`cap.v2-serves-config-option`).
         tier: Tier::Should,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -682,7 +768,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: V2_SERVES_CONFIG_OPTION,
+        id: RuleId::V2ServesConfigOption,
         tier: Tier::Must,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -692,7 +778,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: CLIENT_SERVES_FS,
+        id: RuleId::ClientServesFs,
         // The client's twin of `cap.serves-*`. A client may refuse a path (outside its project,
         // say) with an error of its choice; only "method not found" (or no answer) refuses the
         // method it advertised.
@@ -707,7 +793,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: CLIENT_SERVES_TERMINAL,
+        id: RuleId::ClientServesTerminal,
         tier: Tier::Should,
         binds: Binds::Client,
         scope: Scope::Connection,
@@ -717,7 +803,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: SERVES_IMAGE,
+        id: RuleId::ServesImage,
         tier: Tier::Should,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -729,7 +815,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: SERVES_AUDIO,
+        id: RuleId::ServesAudio,
         tier: Tier::Should,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -741,7 +827,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: SERVES_EMBEDDED_CONTEXT,
+        id: RuleId::ServesEmbeddedContext,
         tier: Tier::Should,
         binds: Binds::Agent,
         scope: Scope::Connection,
@@ -757,7 +843,7 @@ pub static RULES: &[Rule] = &[
     // the proxy is the agent of its predecessor (the conductor); inside `proxy/successor`
     // envelopes it is the client of its successor, and the rules below bind it in that role.
     Rule {
-        id: PROXY_FORWARD_INITIALIZE,
+        id: RuleId::ProxyForwardInitialize,
         tier: Tier::Must,
         binds: Binds::Agent,
         scope: Scope::Proxy,
@@ -770,7 +856,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: PROXY_SAME_VERSION,
+        id: RuleId::ProxySameVersion,
         tier: Tier::Must,
         binds: Binds::Agent,
         scope: Scope::Proxy,
@@ -783,7 +869,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: PROXY_SUCCESSOR_PARAMS,
+        id: RuleId::ProxySuccessorParams,
         tier: Tier::Must,
         binds: Binds::Both,
         scope: Scope::Proxy,
@@ -796,7 +882,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: MCP_ONE_OUTCOME,
+        id: RuleId::McpOneOutcome,
         // "must" in lower case, where the schema writes its requirements as MUST: not a keyword.
         tier: Tier::Should,
         binds: Binds::Client,
@@ -811,7 +897,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: MCP_DISTINCT_SERVER_IDS,
+        id: RuleId::McpDistinctServerIds,
         tier: Tier::Must,
         binds: Binds::Client,
         scope: Scope::Mcp,
@@ -824,7 +910,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: MCP_DECLARED_SERVER,
+        id: RuleId::McpDeclaredServer,
         // Said of the field, without a keyword: a finding.
         tier: Tier::Should,
         binds: Binds::Agent,
@@ -837,7 +923,7 @@ pub static RULES: &[Rule] = &[
         tck: &[],
     },
     Rule {
-        id: MCP_ACTIVE_REQUEST,
+        id: RuleId::McpActiveRequest,
         // Said of the notification, without a keyword: a finding.
         tier: Tier::Should,
         binds: Binds::Client,
@@ -852,8 +938,8 @@ pub static RULES: &[Rule] = &[
     },
 ];
 
-/// A v1 client capability that gates methods the agent calls (rules [`CAP_CLIENT_FS`] and
-/// [`CAP_CLIENT_TERMINAL`]): which methods, which rule, and where the client advertises it. The
+/// A v1 client capability that gates methods the agent calls (rules [`RuleId::CapClientFs`] and
+/// [`RuleId::CapClientTerminal`]): which methods, which rule, and where the client advertises it. The
 /// runtime refuses such a call the client did not advertise; `acp check` reports one. (v2 has no
 /// client methods that a capability gates.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -869,37 +955,32 @@ pub enum ClientGate {
 impl ClientGate {
     /// The capability a v1 call of `method` to the client needs, if one gates it.
     pub fn of_v1(method: &str) -> Option<ClientGate> {
-        const TERMINAL: [&str; 5] = [
-            v1::methods::TerminalCreate::METHOD,
-            v1::methods::TerminalOutput::METHOD,
-            v1::methods::TerminalWaitForExit::METHOD,
-            v1::methods::TerminalKill::METHOD,
-            v1::methods::TerminalRelease::METHOD,
-        ];
-        if method == v1::methods::FsReadTextFile::METHOD {
-            Some(ClientGate::ReadTextFile)
-        } else if method == v1::methods::FsWriteTextFile::METHOD {
-            Some(ClientGate::WriteTextFile)
-        } else if TERMINAL.contains(&method) {
-            Some(ClientGate::Terminal)
-        } else {
-            None
+        use acp_types::MethodName::{
+            TerminalCreate, TerminalKill, TerminalOutput, TerminalRelease, TerminalWaitForExit,
+        };
+        match MethodName::of(method)? {
+            MethodName::FsReadTextFile => Some(ClientGate::ReadTextFile),
+            MethodName::FsWriteTextFile => Some(ClientGate::WriteTextFile),
+            TerminalCreate | TerminalOutput | TerminalWaitForExit | TerminalKill | TerminalRelease => {
+                Some(ClientGate::Terminal)
+            }
+            _ => None,
         }
     }
 
     /// The rule that gates it.
-    pub fn rule(self) -> &'static str {
+    pub fn rule(self) -> RuleId {
         match self {
-            ClientGate::ReadTextFile | ClientGate::WriteTextFile => CAP_CLIENT_FS,
-            ClientGate::Terminal => CAP_CLIENT_TERMINAL,
+            ClientGate::ReadTextFile | ClientGate::WriteTextFile => RuleId::CapClientFs,
+            ClientGate::Terminal => RuleId::CapClientTerminal,
         }
     }
 
     /// The rule that judges whether a client that advertised it serves it (`cap.client-serves-*`).
-    pub fn serves_rule(self) -> &'static str {
+    pub fn serves_rule(self) -> RuleId {
         match self {
-            ClientGate::ReadTextFile | ClientGate::WriteTextFile => CLIENT_SERVES_FS,
-            ClientGate::Terminal => CLIENT_SERVES_TERMINAL,
+            ClientGate::ReadTextFile | ClientGate::WriteTextFile => RuleId::ClientServesFs,
+            ClientGate::Terminal => RuleId::ClientServesTerminal,
         }
     }
 
@@ -913,9 +994,9 @@ impl ClientGate {
     }
 }
 
-/// The rule with this id.
+/// The rule whose id reads `id` (for a tool reading ids back; with a [`RuleId`], [`RuleId::rule`]).
 pub fn find(id: &str) -> Option<&'static Rule> {
-    RULES.iter().find(|rule| rule.id == id)
+    RuleId::parse(id).map(RuleId::rule)
 }
 
 #[cfg(test)]
@@ -924,22 +1005,44 @@ mod tests {
 
     #[test]
     fn ids_are_unique_and_named_area_dot_name() {
-        let mut ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
+        let mut ids: Vec<&str> = RuleId::ALL.iter().map(|id| id.as_str()).collect();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), RULES.len());
+        assert_eq!(ids.len(), RuleId::ALL.len());
         for rule in RULES {
-            assert!(rule.id.split_once('.').is_some_and(|(a, n)| !a.is_empty() && !n.is_empty()), "{}", rule.id);
-            assert!(!rule.versions.is_empty() && !rule.sentence.is_empty() && !rule.source.is_empty(), "{}", rule.id);
+            let id = rule.id.as_str();
+            assert!(id.split_once('.').is_some_and(|(a, n)| !a.is_empty() && !n.is_empty()), "{id}");
+            assert!(!rule.versions.is_empty() && !rule.sentence.is_empty() && !rule.source.is_empty(), "{id}");
         }
-        assert_eq!(find(V1_CANCELLED).map(|r| r.tier), Some(Tier::Must));
+        assert_eq!(find("turn.v1-cancelled").map(|r| r.tier), Some(Tier::Must));
         assert!(find("no.such-rule").is_none());
+    }
+
+    #[test]
+    fn every_id_has_one_row() {
+        for id in RuleId::ALL {
+            assert_eq!(RULES.iter().filter(|rule| rule.id == *id).count(), 1, "{id}");
+        }
+        assert_eq!(RULES.len(), RuleId::ALL.len());
+    }
+
+    #[test]
+    fn an_id_reads_back_and_serializes_as_its_wire_string() {
+        for id in RuleId::ALL {
+            assert_eq!(id.as_str().parse::<RuleId>(), Ok(*id));
+            assert_eq!(id.to_string(), id.as_str());
+            assert_eq!(serde_json::to_value(id).ok(), Some(serde_json::Value::from(id.as_str())));
+        }
+        assert_eq!(RuleId::V1Cancelled.as_str(), "turn.v1-cancelled");
+        assert_eq!(format!("[{:<12}]", RuleId::Reply), "[rpc.reply   ]");
+        assert_eq!("no.such-rule".parse::<RuleId>(), Err(UnknownRule("no.such-rule".into())));
+        assert!(RuleId::InitFirst < RuleId::JsonOnly, "ordered by the wire id");
     }
 
     #[test]
     fn composition_rules_have_their_scope() {
         for rule in RULES {
-            let expected = match rule.id.split_once('.').map(|(area, _)| area) {
+            let expected = match rule.id.as_str().split_once('.').map(|(area, _)| area) {
                 Some("proxy") => Scope::Proxy,
                 Some("mcp") => Scope::Mcp,
                 _ => Scope::Connection,

@@ -54,3 +54,356 @@ impl std::fmt::Display for Version {
         write!(f, "v{}", self.number())
     }
 }
+/// A method name the schemas define: one variant per distinct wire name across every
+/// version's method tables (a request and a notification of one name are one variant),
+/// each documented with the versions that have it and whether only their unstable schema
+/// does. Every name is here whatever the features: whether a version's crate has the
+/// method is that crate's business ([`Self::versions`] for the versions compiled in).
+///
+/// Decode a received name once with [`MethodName::of`] and `match` on it; a name no schema
+/// defines (a vendor `_x/...` extension, a later draft's method) is `None` there, and the
+/// caller keeps its string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum MethodName {
+    /// `$/cancel_request`: in v1, v2.
+    CancelRequest,
+    /// `auth/login`: in v2.
+    AuthLogin,
+    /// `auth/logout`: in v2.
+    AuthLogout,
+    /// `auth/status`: in v1 (unstable), v2 (unstable).
+    AuthStatus,
+    /// `auth/status_update`: in v1 (unstable), v2 (unstable).
+    AuthStatusUpdate,
+    /// `authenticate`: in v1.
+    Authenticate,
+    /// `elicitation/complete`: in v1, v2.
+    ElicitationComplete,
+    /// `elicitation/create`: in v1, v2.
+    ElicitationCreate,
+    /// `fs/read_text_file`: in v1.
+    FsReadTextFile,
+    /// `fs/write_text_file`: in v1.
+    FsWriteTextFile,
+    /// `initialize`: in v1, v2.
+    Initialize,
+    /// `logout`: in v1.
+    Logout,
+    /// `mcp/message`: in v1 (unstable), v2 (unstable).
+    McpMessage,
+    /// `providers/disable`: in v1 (unstable), v2 (unstable).
+    ProvidersDisable,
+    /// `providers/list`: in v1 (unstable), v2 (unstable).
+    ProvidersList,
+    /// `providers/set`: in v1 (unstable), v2 (unstable).
+    ProvidersSet,
+    /// `proxy/initialize`: in v1 (unstable), v2 (unstable).
+    ProxyInitialize,
+    /// `proxy/successor`: in v1 (unstable), v2 (unstable).
+    ProxySuccessor,
+    /// `session/archive`: in v1 (unstable), v2 (unstable).
+    SessionArchive,
+    /// `session/cancel`: in v1, v2.
+    SessionCancel,
+    /// `session/close`: in v1, v2.
+    SessionClose,
+    /// `session/delete`: in v1, v2.
+    SessionDelete,
+    /// `session/fork`: in v1 (unstable), v2 (unstable).
+    SessionFork,
+    /// `session/list`: in v1, v2.
+    SessionList,
+    /// `session/load`: in v1.
+    SessionLoad,
+    /// `session/new`: in v1, v2.
+    SessionNew,
+    /// `session/options`: in v1 (unstable), v2 (unstable).
+    SessionOptions,
+    /// `session/prompt`: in v1, v2.
+    SessionPrompt,
+    /// `session/request_permission`: in v1, v2.
+    SessionRequestPermission,
+    /// `session/resume`: in v1, v2.
+    SessionResume,
+    /// `session/set_config_option`: in v1, v2.
+    SessionSetConfigOption,
+    /// `session/set_mode`: in v1.
+    SessionSetMode,
+    /// `session/set_title`: in v1 (unstable), v2 (unstable).
+    SessionSetTitle,
+    /// `session/status`: in v1 (unstable), v2 (unstable).
+    SessionStatus,
+    /// `session/unarchive`: in v1 (unstable), v2 (unstable).
+    SessionUnarchive,
+    /// `session/update`: in v1, v2.
+    SessionUpdate,
+    /// `terminal/cancel`: in v2.
+    TerminalCancel,
+    /// `terminal/create`: in v1.
+    TerminalCreate,
+    /// `terminal/kill`: in v1.
+    TerminalKill,
+    /// `terminal/output`: in v1.
+    TerminalOutput,
+    /// `terminal/release`: in v1.
+    TerminalRelease,
+    /// `terminal/wait_for_exit`: in v1.
+    TerminalWaitForExit,
+    /// `tool_call/cancel`: in v2.
+    ToolCallCancel,
+}
+impl MethodName {
+    /// Every method name, in wire-name order.
+    pub const ALL: &'static [MethodName] = &[
+        MethodName::CancelRequest,
+        MethodName::AuthLogin,
+        MethodName::AuthLogout,
+        MethodName::AuthStatus,
+        MethodName::AuthStatusUpdate,
+        MethodName::Authenticate,
+        MethodName::ElicitationComplete,
+        MethodName::ElicitationCreate,
+        MethodName::FsReadTextFile,
+        MethodName::FsWriteTextFile,
+        MethodName::Initialize,
+        MethodName::Logout,
+        MethodName::McpMessage,
+        MethodName::ProvidersDisable,
+        MethodName::ProvidersList,
+        MethodName::ProvidersSet,
+        MethodName::ProxyInitialize,
+        MethodName::ProxySuccessor,
+        MethodName::SessionArchive,
+        MethodName::SessionCancel,
+        MethodName::SessionClose,
+        MethodName::SessionDelete,
+        MethodName::SessionFork,
+        MethodName::SessionList,
+        MethodName::SessionLoad,
+        MethodName::SessionNew,
+        MethodName::SessionOptions,
+        MethodName::SessionPrompt,
+        MethodName::SessionRequestPermission,
+        MethodName::SessionResume,
+        MethodName::SessionSetConfigOption,
+        MethodName::SessionSetMode,
+        MethodName::SessionSetTitle,
+        MethodName::SessionStatus,
+        MethodName::SessionUnarchive,
+        MethodName::SessionUpdate,
+        MethodName::TerminalCancel,
+        MethodName::TerminalCreate,
+        MethodName::TerminalKill,
+        MethodName::TerminalOutput,
+        MethodName::TerminalRelease,
+        MethodName::TerminalWaitForExit,
+        MethodName::ToolCallCancel,
+    ];
+    /// The method of this wire name, if a schema defines it (exact match, no allocation).
+    pub fn of(wire: &str) -> Option<MethodName> {
+        match wire {
+            "$/cancel_request" => Some(MethodName::CancelRequest),
+            "auth/login" => Some(MethodName::AuthLogin),
+            "auth/logout" => Some(MethodName::AuthLogout),
+            "auth/status" => Some(MethodName::AuthStatus),
+            "auth/status_update" => Some(MethodName::AuthStatusUpdate),
+            "authenticate" => Some(MethodName::Authenticate),
+            "elicitation/complete" => Some(MethodName::ElicitationComplete),
+            "elicitation/create" => Some(MethodName::ElicitationCreate),
+            "fs/read_text_file" => Some(MethodName::FsReadTextFile),
+            "fs/write_text_file" => Some(MethodName::FsWriteTextFile),
+            "initialize" => Some(MethodName::Initialize),
+            "logout" => Some(MethodName::Logout),
+            "mcp/message" => Some(MethodName::McpMessage),
+            "providers/disable" => Some(MethodName::ProvidersDisable),
+            "providers/list" => Some(MethodName::ProvidersList),
+            "providers/set" => Some(MethodName::ProvidersSet),
+            "proxy/initialize" => Some(MethodName::ProxyInitialize),
+            "proxy/successor" => Some(MethodName::ProxySuccessor),
+            "session/archive" => Some(MethodName::SessionArchive),
+            "session/cancel" => Some(MethodName::SessionCancel),
+            "session/close" => Some(MethodName::SessionClose),
+            "session/delete" => Some(MethodName::SessionDelete),
+            "session/fork" => Some(MethodName::SessionFork),
+            "session/list" => Some(MethodName::SessionList),
+            "session/load" => Some(MethodName::SessionLoad),
+            "session/new" => Some(MethodName::SessionNew),
+            "session/options" => Some(MethodName::SessionOptions),
+            "session/prompt" => Some(MethodName::SessionPrompt),
+            "session/request_permission" => Some(MethodName::SessionRequestPermission),
+            "session/resume" => Some(MethodName::SessionResume),
+            "session/set_config_option" => Some(MethodName::SessionSetConfigOption),
+            "session/set_mode" => Some(MethodName::SessionSetMode),
+            "session/set_title" => Some(MethodName::SessionSetTitle),
+            "session/status" => Some(MethodName::SessionStatus),
+            "session/unarchive" => Some(MethodName::SessionUnarchive),
+            "session/update" => Some(MethodName::SessionUpdate),
+            "terminal/cancel" => Some(MethodName::TerminalCancel),
+            "terminal/create" => Some(MethodName::TerminalCreate),
+            "terminal/kill" => Some(MethodName::TerminalKill),
+            "terminal/output" => Some(MethodName::TerminalOutput),
+            "terminal/release" => Some(MethodName::TerminalRelease),
+            "terminal/wait_for_exit" => Some(MethodName::TerminalWaitForExit),
+            "tool_call/cancel" => Some(MethodName::ToolCallCancel),
+            _ => None,
+        }
+    }
+    /// Its wire name, e.g. `session/prompt`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            MethodName::CancelRequest => "$/cancel_request",
+            MethodName::AuthLogin => "auth/login",
+            MethodName::AuthLogout => "auth/logout",
+            MethodName::AuthStatus => "auth/status",
+            MethodName::AuthStatusUpdate => "auth/status_update",
+            MethodName::Authenticate => "authenticate",
+            MethodName::ElicitationComplete => "elicitation/complete",
+            MethodName::ElicitationCreate => "elicitation/create",
+            MethodName::FsReadTextFile => "fs/read_text_file",
+            MethodName::FsWriteTextFile => "fs/write_text_file",
+            MethodName::Initialize => "initialize",
+            MethodName::Logout => "logout",
+            MethodName::McpMessage => "mcp/message",
+            MethodName::ProvidersDisable => "providers/disable",
+            MethodName::ProvidersList => "providers/list",
+            MethodName::ProvidersSet => "providers/set",
+            MethodName::ProxyInitialize => "proxy/initialize",
+            MethodName::ProxySuccessor => "proxy/successor",
+            MethodName::SessionArchive => "session/archive",
+            MethodName::SessionCancel => "session/cancel",
+            MethodName::SessionClose => "session/close",
+            MethodName::SessionDelete => "session/delete",
+            MethodName::SessionFork => "session/fork",
+            MethodName::SessionList => "session/list",
+            MethodName::SessionLoad => "session/load",
+            MethodName::SessionNew => "session/new",
+            MethodName::SessionOptions => "session/options",
+            MethodName::SessionPrompt => "session/prompt",
+            MethodName::SessionRequestPermission => "session/request_permission",
+            MethodName::SessionResume => "session/resume",
+            MethodName::SessionSetConfigOption => "session/set_config_option",
+            MethodName::SessionSetMode => "session/set_mode",
+            MethodName::SessionSetTitle => "session/set_title",
+            MethodName::SessionStatus => "session/status",
+            MethodName::SessionUnarchive => "session/unarchive",
+            MethodName::SessionUpdate => "session/update",
+            MethodName::TerminalCancel => "terminal/cancel",
+            MethodName::TerminalCreate => "terminal/create",
+            MethodName::TerminalKill => "terminal/kill",
+            MethodName::TerminalOutput => "terminal/output",
+            MethodName::TerminalRelease => "terminal/release",
+            MethodName::TerminalWaitForExit => "terminal/wait_for_exit",
+            MethodName::ToolCallCancel => "tool_call/cancel",
+        }
+    }
+    /// The versions compiled in whose schemas define it (in their stable or unstable file).
+    pub fn versions(self) -> &'static [Version] {
+        match self {
+            MethodName::CancelRequest => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::AuthLogin => &[#[cfg(feature = "v2")] Version::V2],
+            MethodName::AuthLogout => &[#[cfg(feature = "v2")] Version::V2],
+            MethodName::AuthStatus => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::AuthStatusUpdate => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::Authenticate => &[#[cfg(feature = "v1")] Version::V1],
+            MethodName::ElicitationComplete => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::ElicitationCreate => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::FsReadTextFile => &[#[cfg(feature = "v1")] Version::V1],
+            MethodName::FsWriteTextFile => &[#[cfg(feature = "v1")] Version::V1],
+            MethodName::Initialize => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::Logout => &[#[cfg(feature = "v1")] Version::V1],
+            MethodName::McpMessage => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::ProvidersDisable => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::ProvidersList => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::ProvidersSet => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::ProxyInitialize => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::ProxySuccessor => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::SessionArchive => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::SessionCancel => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::SessionClose => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::SessionDelete => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::SessionFork => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::SessionList => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::SessionLoad => &[#[cfg(feature = "v1")] Version::V1],
+            MethodName::SessionNew => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::SessionOptions => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::SessionPrompt => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::SessionRequestPermission => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::SessionResume => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::SessionSetConfigOption => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::SessionSetMode => &[#[cfg(feature = "v1")] Version::V1],
+            MethodName::SessionSetTitle => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::SessionStatus => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::SessionUnarchive => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::SessionUpdate => {
+                &[#[cfg(feature = "v1")] Version::V1, #[cfg(feature = "v2")] Version::V2]
+            }
+            MethodName::TerminalCancel => &[#[cfg(feature = "v2")] Version::V2],
+            MethodName::TerminalCreate => &[#[cfg(feature = "v1")] Version::V1],
+            MethodName::TerminalKill => &[#[cfg(feature = "v1")] Version::V1],
+            MethodName::TerminalOutput => &[#[cfg(feature = "v1")] Version::V1],
+            MethodName::TerminalRelease => &[#[cfg(feature = "v1")] Version::V1],
+            MethodName::TerminalWaitForExit => &[#[cfg(feature = "v1")] Version::V1],
+            MethodName::ToolCallCancel => &[#[cfg(feature = "v2")] Version::V2],
+        }
+    }
+}
+impl std::fmt::Display for MethodName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -6,7 +6,7 @@
 //! - Each version holds every type of its stable schema; the `unstable` feature adds what only `schema.unstable.json` has.
 //! - Decoding is lossless: unknown enum values and union variants are kept and re-encoded as received, optional nullable fields keep "omitted" apart from `null` ([`Patch`]), and fields with a schema default remember whether they were present ([`Defaulted`]).
 //! - Decoding is lenient exactly where the schema says so (`x-deserialize-*`), see [`lenient`].
-//! - [`Version`] names the versions, for code that handles each of them.
+//! - [`Version`] names the versions, for code that handles each of them; [`MethodName`] the methods of every version, for code that routes by method.
 #[rustfmt::skip]
 mod items;
 pub use items::*;

@@ -9,12 +9,10 @@ use super::handler::AgentHandler;
 use super::initialize::initialize;
 use super::prompt::{v2_prompt, Turns};
 use crate::jsonrpc::{BoxFuture, Config, Connection, Pipe, Raw, RequestContext, Service, Transport};
-use crate::lifecycle::{
-    not_initialized, session_of, Negotiated, SessionWork, INITIALIZE, SESSION_CANCEL, SESSION_CLOSE, SESSION_PROMPT,
-};
-use crate::rules;
+use crate::lifecycle::{not_initialized, session_of, Negotiated, SessionWork};
+use crate::rules::RuleId;
 use acp_types::support::rpc::RpcError;
-use acp_types::Version;
+use acp_types::{MethodName, Version};
 use serde_json::json;
 use std::future::Future;
 use std::sync::Arc;
@@ -123,7 +121,7 @@ struct Shared {
 
 /// -32600 for anything but `initialize` before `initialize` has succeeded (rule `init.first`).
 fn refused(method: &str) -> RpcError {
-    not_initialized(method, "the first request must be initialize", Some(rules::INIT_FIRST))
+    not_initialized(method, "the first request must be initialize", Some(RuleId::InitFirst))
 }
 
 fn to_raw(value: serde_json::Value) -> Result<Raw, RpcError> {
@@ -134,7 +132,8 @@ fn to_raw(value: serde_json::Value) -> Result<Raw, RpcError> {
 impl<A: AgentHandler> Service for AgentService<A> {
     fn request(&self, method: String, params: Option<Raw>, cx: RequestContext) -> BoxFuture<Result<Raw, RpcError>> {
         let session = session_of(params.as_deref());
-        if method == SESSION_CLOSE {
+        let name = MethodName::of(&method);
+        if matches!(name, Some(MethodName::SessionClose)) {
             // Closing a session ends its turns (`cancelled`).
             if let Some(session) = &session {
                 self.shared.work.cancel(session);
@@ -152,26 +151,26 @@ impl<A: AgentHandler> Service for AgentService<A> {
             let _registered = registered;
             let acx =
                 AgentContext::new(cx.connection().clone(), Version::V1, cancel.clone(), shared.advertised.clone());
-            if method == INITIALIZE {
+            if matches!(name, Some(MethodName::Initialize)) {
                 return to_raw(initialize(&*agent, &versions, &negotiated, params, acx).await?);
             }
             let Some(v) = negotiated.get() else {
                 return Err(refused(&method));
             };
-            if v == Version::V2 && method == SESSION_PROMPT && A::V2_SESSIONS {
+            if v == Version::V2 && matches!(name, Some(MethodName::SessionPrompt)) && A::V2_SESSIONS {
                 return to_raw(v2_prompt(agent, params, cx, &shared.turns, &shared.work, &shared.advertised).await?);
             }
             // "When closing cancels active foreground work, the Agent MUST send the final updates
             // for that work and the idle `state_update` with `stopReason: \"cancelled\"` before
             // responding successfully to `session/close`" (v2 `CloseSessionRequest`): the
             // session's turns, cancelled above, end before the handler answers.
-            let _closing = match &session {
-                Some(session) if method == SESSION_CLOSE => Some(shared.turns.of(session).lock_owned().await),
+            let _closing = match (&session, name) {
+                (Some(session), Some(MethodName::SessionClose)) => Some(shared.turns.of(session).lock_owned().await),
                 _ => None,
             };
             let acx = AgentContext { version: v, ..acx };
             let result = agent.handle_request(v, &method, params, acx).await;
-            if v == Version::V1 && method == SESSION_PROMPT && cancel.is_cancelled() {
+            if v == Version::V1 && matches!(name, Some(MethodName::SessionPrompt)) && cancel.is_cancelled() {
                 // Rule `turn.v1-cancelled`: "the Agent MUST respond to the session/prompt with
                 // StopReason::Cancelled", errors of the aborted work included (v1
                 // `CancelNotification`); what else the handler answered (usage, `_meta`) is kept.
@@ -184,7 +183,7 @@ impl<A: AgentHandler> Service for AgentService<A> {
     }
 
     fn notification(&self, method: String, params: Option<Raw>, _conn: Connection) -> BoxFuture<()> {
-        if method == SESSION_CANCEL {
+        if matches!(MethodName::of(&method), Some(MethodName::SessionCancel)) {
             if let Some(session) = session_of(params.as_deref()) {
                 self.shared.work.cancel(&session);
             }

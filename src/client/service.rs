@@ -9,9 +9,9 @@ use super::routes::Routes;
 use super::states::SessionStates;
 use super::turn_end::TurnWaiters;
 use crate::jsonrpc::{BoxFuture, Connection, Raw, RequestContext, Service};
-use crate::lifecycle::{not_initialized, Negotiated, SessionWork, REQUEST_PERMISSION};
+use crate::lifecycle::{not_initialized, Negotiated, SessionWork};
 use acp_types::support::rpc::RpcError;
-use acp_types::{v1, v2, Version};
+use acp_types::{v1, v2, MethodName, Version};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -65,7 +65,7 @@ impl<C: ClientHandler> Service for ClientService<C> {
                 let result = client.handle_request(version, &method, params, ccx).await?;
                 acp_types::support::json::to_raw_value(&result).map_err(|e| RpcError::internal(e.to_string()))
             };
-            if method == REQUEST_PERMISSION {
+            if matches!(MethodName::of(&method), Some(MethodName::SessionRequestPermission)) {
                 // Rule `turn.cancel-permission`: a permission request of a cancelled session (or
                 // one the agent cancelled) is answered `cancelled`, whatever the handler does.
                 tokio::select! {

@@ -27,6 +27,7 @@
 //!   `forward_cancellation_from` at conductor.rs:1186).
 
 use acp_types::support::rpc::RpcError;
+use acp_types::MethodName;
 use serde_json::value::RawValue;
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio_util::sync::CancellationToken;
@@ -177,26 +178,26 @@ impl Routes {
         params: Option<Raw>,
         cx: RequestContext,
     ) -> Result<Raw, RpcError> {
-        if method == PROXY_SUCCESSOR {
-            tracing::warn!("acp conductor: refused a `{PROXY_SUCCESSOR}` request from the editor");
-            return Err(misplaced());
+        match MethodName::of(&method) {
+            Some(MethodName::ProxySuccessor) => {
+                tracing::warn!("acp conductor: refused a `{PROXY_SUCCESSOR}` request from the editor");
+                Err(misplaced())
+            }
+            Some(MethodName::ProxyInitialize) => Err(initialize_from_outside()),
+            Some(MethodName::Initialize) => {
+                let first = self.component(0)?;
+                let lowered = version::forwarded(params.as_deref())?;
+                let params = lowered.as_deref().or(params.as_deref());
+                let method = if self.len() > 1 { PROXY_INITIALIZE } else { INITIALIZE };
+                self.call(first, || self.name(0), method, params, &cx).await
+            }
+            _ => self.call(self.component(0)?, || self.name(0), &method, params.as_deref(), &cx).await,
         }
-        if method == PROXY_INITIALIZE {
-            return Err(initialize_from_outside());
-        }
-        let first = self.component(0)?;
-        if method == INITIALIZE {
-            let lowered = version::forwarded(params.as_deref())?;
-            let params = lowered.as_deref().or(params.as_deref());
-            let method = if self.len() > 1 { PROXY_INITIALIZE } else { INITIALIZE };
-            return self.call(first, || self.name(0), method, params, &cx).await;
-        }
-        self.call(first, || self.name(0), &method, params.as_deref(), &cx).await
     }
 
     /// A notification from the editor: to component 0.
     async fn note_from_editor(&self, method: String, params: Option<Raw>) {
-        if method == PROXY_SUCCESSOR {
+        if matches!(MethodName::of(&method), Some(MethodName::ProxySuccessor)) {
             tracing::warn!("acp conductor: dropped a `{PROXY_SUCCESSOR}` notification from the editor");
             return;
         }
@@ -216,7 +217,7 @@ impl Routes {
         params: Option<Raw>,
         cx: RequestContext,
     ) -> Result<Raw, RpcError> {
-        if method == PROXY_SUCCESSOR {
+        if matches!(MethodName::of(&method), Some(MethodName::ProxySuccessor)) {
             let next = index + 1;
             if next == self.len() {
                 tracing::warn!(
@@ -230,9 +231,9 @@ impl Routes {
             let inner = envelope::unwrap(params.as_deref()).inspect_err(|e| {
                 tracing::warn!("acp conductor: refused an envelope from {}: {}", self.name(index), e.message)
             })?;
-            let method = match inner.method.as_str() {
-                INITIALIZE if next + 1 < self.len() => PROXY_INITIALIZE,
-                other => other,
+            let method = match MethodName::of(&inner.method) {
+                Some(MethodName::Initialize) if next + 1 < self.len() => PROXY_INITIALIZE,
+                _ => inner.method.as_str(),
             };
             let to = self.component(next)?;
             return self.call(to, || self.name(next), method, inner.params.as_deref(), &cx).await;
@@ -250,7 +251,7 @@ impl Routes {
     /// A notification from component `index`: as [`Routes::request_from_component`], dropped (with a
     /// warning) where a request would be refused.
     async fn note_from_component(&self, index: usize, method: String, params: Option<Raw>) {
-        let sent = if method == PROXY_SUCCESSOR {
+        let sent = if matches!(MethodName::of(&method), Some(MethodName::ProxySuccessor)) {
             let next = index + 1;
             if next == self.len() {
                 tracing::warn!("acp conductor: dropped a `{PROXY_SUCCESSOR}` notification from the agent");

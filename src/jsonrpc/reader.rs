@@ -4,10 +4,10 @@
 
 use super::framing::{Frame, Prefix};
 use acp_types::support::rpc::RpcError;
+use acp_types::MethodName;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
-use super::calls::CANCEL_REQUEST;
 use super::classify::{classify_line, valid_id, Incoming};
 use super::connection::Connection;
 use super::note::Note;
@@ -52,7 +52,7 @@ impl Connection {
         match classify_line(line) {
             Incoming::Request { method, id, params } => self.on_request(method, id, params, service).await,
             Incoming::Notification { method, params } => {
-                if method == CANCEL_REQUEST {
+                if matches!(MethodName::of(&method), Some(MethodName::CancelRequest)) {
                     self.on_cancel(params.as_deref());
                     return;
                 }

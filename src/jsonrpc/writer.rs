@@ -49,8 +49,8 @@ impl Connection {
 
     /// Queues the error response to request `id` (JSON text; `null` when there is none).
     pub(super) async fn send_error(&self, id: Option<&str>, error: RpcError) {
-        let error =
-            serde_json::to_string(&error).unwrap_or_else(|_| r#"{"code":-32603,"message":"internal error"}"#.into());
+        let error = serde_json::to_string(&error)
+            .unwrap_or_else(|_| format!(r#"{{"code":{},"message":"internal error"}}"#, RpcError::INTERNAL_ERROR));
         let message = format!(r#"{{"jsonrpc":"2.0","id":{},"error":{error}}}"#, id.unwrap_or("null"));
         let _ = self.send(message.into_bytes()).await;
     }

@@ -34,12 +34,13 @@
 use super::caller::{CallOptions, McpCaller, McpNotification};
 use super::events::EventQueue;
 use super::servers::{http_entry, rewrite_acp_servers, AcpServer};
-use super::wire::{code, Outcome, META_PROTOCOL_VERSION, PROTOCOL_VERSION};
+use super::wire::{code, Outcome, META_PROTOCOL_VERSION, PROTOCOL_VERSION, VERSION_ERRORS};
 use crate::error::Error;
 use crate::jsonrpc::Connection;
 use crate::net::guard::Guard;
 use crate::net::secret::bearer_matches;
 use crate::sync::lock;
+use acp_types::support::rpc::RpcError;
 use bytes::Bytes;
 use futures_util::StreamExt as _;
 use http_body_util::combinators::UnsyncBoxBody;
@@ -212,7 +213,7 @@ fn json_response(status: StatusCode, message: &Value) -> Response<Body> {
 }
 
 /// A JSON-RPC error answer (no `id` when there is none to answer).
-fn error_response(status: StatusCode, id: Option<&Value>, code: i64, message: &str) -> Response<Body> {
+fn error_response(status: StatusCode, id: Option<&Value>, code: i32, message: &str) -> Response<Body> {
     let mut answer = json!({ "jsonrpc": "2.0", "error": { "code": code, "message": message } });
     if let Some(id) = id {
         answer["id"] = id.clone();
@@ -223,9 +224,9 @@ fn error_response(status: StatusCode, id: Option<&Value>, code: i64, message: &s
 /// The HTTP status of a final answer: as the TypeScript bridge maps them (400 for invalid
 /// params and version errors, 404 for an unknown method, else 200).
 fn status_of(answer: &Value) -> StatusCode {
-    match answer.pointer("/error/code").and_then(Value::as_i64) {
-        Some(-32020 | -32021 | -32022 | -32602) => StatusCode::BAD_REQUEST,
-        Some(-32601) => StatusCode::NOT_FOUND,
+    match answer.pointer("/error/code").and_then(Value::as_i64).and_then(|c| i32::try_from(c).ok()) {
+        Some(c) if c == RpcError::INVALID_PARAMS || VERSION_ERRORS.contains(&c) => StatusCode::BAD_REQUEST,
+        Some(RpcError::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
         _ => StatusCode::OK,
     }
 }
@@ -236,42 +237,48 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
     }
     let route = req.uri().path().strip_prefix("/mcp/").unwrap_or_default().to_string();
     let Some(server) = lock(&shared.routes).get(&route).cloned() else {
-        return error_response(StatusCode::NOT_FOUND, None, -32601, "Unknown MCP route");
+        return error_response(StatusCode::NOT_FOUND, None, RpcError::METHOD_NOT_FOUND, "Unknown MCP route");
     };
     if !bearer_matches(req.headers(), shared.token.as_bytes()) {
-        let mut res = error_response(StatusCode::UNAUTHORIZED, None, -32600, "Unauthorized");
+        let mut res = error_response(StatusCode::UNAUTHORIZED, None, RpcError::INVALID_REQUEST, "Unauthorized");
         res.headers_mut().insert("www-authenticate", HeaderValue::from_static("Bearer"));
         return res;
     }
     if req.method() != Method::POST {
         // Stateless: no GET stream, no session to DELETE.
-        let mut res = error_response(StatusCode::METHOD_NOT_ALLOWED, None, -32600, "Only POST is supported");
+        let mut res =
+            error_response(StatusCode::METHOD_NOT_ALLOWED, None, RpcError::INVALID_REQUEST, "Only POST is supported");
         res.headers_mut().insert("allow", HeaderValue::from_static("POST"));
         return res;
     }
     // Checked where the TypeScript bridge checks it: after the route, the token and the method.
     let Ok(admitted) = shared.admission.clone().try_acquire_owned() else {
-        return error_response(
-            StatusCode::TOO_MANY_REQUESTS,
-            None,
-            code::LIMIT.into(),
-            "Too many outstanding MCP responses",
-        );
+        return error_response(StatusCode::TOO_MANY_REQUESTS, None, code::LIMIT, "Too many outstanding MCP responses");
     };
     let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
         Ok(body) => body.to_bytes(),
-        Err(_) => return error_response(StatusCode::PAYLOAD_TOO_LARGE, None, -33000, "Request body too large"),
+        Err(_) => return error_response(StatusCode::PAYLOAD_TOO_LARGE, None, code::LIMIT, "Request body too large"),
     };
     let message: Value = match serde_json::from_slice(&body) {
         Ok(message) => message,
-        Err(_) => return error_response(StatusCode::BAD_REQUEST, None, -32700, "Parse error"),
+        Err(_) => return error_response(StatusCode::BAD_REQUEST, None, RpcError::PARSE_ERROR, "Parse error"),
     };
     let Some(object) = message.as_object().filter(|m| m.get("jsonrpc").and_then(Value::as_str) == Some("2.0")) else {
-        return error_response(StatusCode::BAD_REQUEST, None, -32600, "Expected one JSON-RPC message (no batches)");
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            None,
+            RpcError::INVALID_REQUEST,
+            "Expected one JSON-RPC message (no batches)",
+        );
     };
     let Some(method) = object.get("method").and_then(Value::as_str) else {
         // A response: nothing here asked the client anything.
-        return error_response(StatusCode::BAD_REQUEST, None, -32600, "Expected a request or a notification");
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            None,
+            RpcError::INVALID_REQUEST,
+            "Expected a request or a notification",
+        );
     };
     let Some(id) = object.get("id") else {
         // A notification (`notifications/initialized`, `…/cancelled`): nothing to forward.
@@ -279,12 +286,24 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
     };
     if !(id.is_string() || id.is_i64() || id.is_u64()) {
         // A request all the same (`null`, `1.5`, …): its client waits for an answer, so say why.
-        return error_response(StatusCode::BAD_REQUEST, None, -32600, "The request id must be a string or an integer");
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            None,
+            RpcError::INVALID_REQUEST,
+            "The request id must be a string or an integer",
+        );
     }
     let params = match object.get("params") {
         None | Some(Value::Null) => None,
         Some(Value::Object(params)) => Some(params.clone()),
-        Some(_) => return error_response(StatusCode::BAD_REQUEST, Some(id), -32602, "Parameters must be an object"),
+        Some(_) => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                Some(id),
+                RpcError::INVALID_PARAMS,
+                "Parameters must be an object",
+            )
+        }
     };
     let legacy = params.as_ref().and_then(|p| p.get("_meta")).and_then(|m| m.get(META_PROTOCOL_VERSION)).is_none();
     match method {
@@ -300,12 +319,12 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
 fn refusal(shared: &Shared, headers: &hyper::HeaderMap) -> Option<Response<Body>> {
     if let Err(refused) = shared.guard.check(headers) {
         tracing::debug!("acp mcp bridge: refused: {refused}");
-        return Some(error_response(StatusCode::FORBIDDEN, None, -32600, &refused.to_string()));
+        return Some(error_response(StatusCode::FORBIDDEN, None, RpcError::INVALID_REQUEST, &refused.to_string()));
     }
     for name in [AUTHORIZATION.as_str(), HEADER_PROTOCOL_VERSION] {
         if headers.get_all(name).iter().nth(1).is_some() {
             let message = format!("More than one {name} header");
-            return Some(error_response(StatusCode::BAD_REQUEST, None, -32600, &message));
+            return Some(error_response(StatusCode::BAD_REQUEST, None, RpcError::INVALID_REQUEST, &message));
         }
     }
     let version = headers.get(HEADER_PROTOCOL_VERSION)?;
@@ -317,7 +336,7 @@ fn refusal(shared: &Shared, headers: &hyper::HeaderMap) -> Option<Response<Body>
         "Unsupported MCP-Protocol-Version {version:?} (supported: {}, {PROTOCOL_VERSION})",
         HANDSHAKE_VERSIONS.join(", ")
     );
-    Some(error_response(StatusCode::BAD_REQUEST, None, -32600, &message))
+    Some(error_response(StatusCode::BAD_REQUEST, None, RpcError::INVALID_REQUEST, &message))
 }
 
 /// The local answer to a 2025 client's `initialize`.

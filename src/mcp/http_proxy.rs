@@ -10,21 +10,18 @@
 use super::bridge::HttpBridge;
 use super::caller::McpCaller;
 use super::servers::acp_servers;
-use super::wire::METHOD;
 use crate::proxy::{Notification, ProxyContext, ProxyHandler, Request, Response};
-use acp_types::support::rpc::{Method, RpcError};
-use acp_types::v1;
+use acp_types::support::rpc::RpcError;
+use acp_types::MethodName;
 use serde_json::{json, Value};
 use tokio::sync::OnceCell;
 
-/// The session setup requests whose `mcpServers` are rewritten (v1's names; v2 has the same
-/// ones, less `session/load`).
-const SETUP: [&str; 4] = [
-    <v1::methods::SessionNew as Method>::METHOD,
-    <v1::methods::SessionLoad as Method>::METHOD,
-    <v1::methods::SessionResume as Method>::METHOD,
-    <v1::methods::SessionFork as Method>::METHOD,
-];
+/// Whether `method` is a session setup request, whose `mcpServers` are rewritten (v1's; v2 has
+/// the same ones, less `session/load`).
+fn is_setup(method: &str) -> bool {
+    use acp_types::MethodName::{SessionFork, SessionLoad, SessionNew, SessionResume};
+    matches!(MethodName::of(method), Some(SessionNew | SessionLoad | SessionResume | SessionFork))
+}
 
 /// The HTTP bridge as a proxy (see the module). One per proxy process: its bridge listens from
 /// the first session that offers an `acp` server until the proxy ends.
@@ -84,7 +81,7 @@ impl ProxyHandler for McpHttpProxy {
     }
 
     async fn client_request(&self, mut request: Request, cx: ProxyContext) -> Result<Response, RpcError> {
-        if SETUP.contains(&request.method()) {
+        if is_setup(request.method()) {
             if let Some(params) = request.params() {
                 let mut params: Value = serde_json::from_str(params.get()).map_err(internal)?;
                 if !acp_servers(&params).is_empty() {
@@ -103,7 +100,7 @@ impl ProxyHandler for McpHttpProxy {
     }
 
     async fn client_notification(&self, notification: Notification, cx: ProxyContext) -> Result<(), RpcError> {
-        if notification.method() == METHOD {
+        if matches!(MethodName::of(notification.method()), Some(MethodName::McpMessage)) {
             let params: Option<Value> = notification.params().and_then(|p| serde_json::from_str(p.get()).ok());
             if params.is_some_and(|p| self.caller.route(&p)) {
                 return Ok(());

@@ -24,10 +24,12 @@ pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// The outer ACP error codes of the binding (never inner MCP codes: an inner MCP error travels
 /// inside a successful response, as [`Outcome::Error`]).
 pub mod code {
+    use acp_types::support::rpc::RpcError;
+
     /// A malformed envelope, or a duplicate active `(serverId, requestId)`.
-    pub const INVALID_PARAMS: i32 = -32602;
+    pub const INVALID_PARAMS: i32 = RpcError::INVALID_PARAMS;
     /// The ACP request was cancelled (`$/cancel_request`).
-    pub const CANCELLED: i32 = -32800;
+    pub const CANCELLED: i32 = RpcError::REQUEST_CANCELLED;
     /// A binding resource limit was exceeded (too many active requests on one server).
     pub const LIMIT: i32 = -33000;
     /// No server is registered under the `serverId`.
@@ -38,6 +40,10 @@ pub mod code {
 
 /// The inner MCP error code for an unsupported protocol version (MCP 2026-07-28).
 pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
+
+/// The inner MCP codes of version errors (this one and the two before it, MCP 2026-07-28),
+/// which the TypeScript bridge answers with HTTP 400.
+pub(crate) const VERSION_ERRORS: [i32; 3] = [-32020, -32021, UNSUPPORTED_PROTOCOL_VERSION];
 
 /// The inner outcome of one MCP request: what a successful `mcp/message` response carries.
 #[derive(Debug, Clone, PartialEq)]

@@ -176,6 +176,21 @@ pub(super) fn ws_config(limit: usize) -> tokio_tungstenite::tungstenite::protoco
 #[cfg(test)]
 mod tests {
     use super::*;
+    use acp_types::support::rpc::RpcError;
+
+    /// An error answer without an id, as built from its code.
+    fn error_answer(code: i32, message: &str) -> serde_json::Value {
+        serde_json::json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } })
+    }
+
+    #[test]
+    fn the_fixed_error_answers_carry_the_named_codes() {
+        let parsed = |text: &str| serde_json::from_str::<serde_json::Value>(text).expect("JSON");
+        let batch = error_answer(RpcError::INVALID_REQUEST, "JSON-RPC batches are not supported");
+        assert_eq!(parsed(BATCH_ERROR), batch);
+        #[cfg(feature = "ws")]
+        assert_eq!(parsed(PARSE_ERROR), error_answer(RpcError::PARSE_ERROR, "Parse error"));
+    }
 
     #[test]
     fn session_scoped_methods_come_from_the_schemas() {

@@ -7,10 +7,9 @@ use super::message::{encode, Marker, Notification, NotificationKind, Request, Re
 use crate::envelope::{wrap, PROXY_SUCCESSOR};
 use crate::error::{Error, Misuse};
 use crate::jsonrpc::{Connection, NotificationHold, Raw};
-use crate::lifecycle::INITIALIZE;
 use crate::sync::lock;
 use acp_types::support::rpc::{self, RpcError, ToAgent, ToClient};
-use acp_types::Version;
+use acp_types::{MethodName, Version};
 use serde_json::value::RawValue;
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
@@ -154,7 +153,7 @@ impl ProxyContext {
         };
         let result = result.map_err(|e| e.to_rpc())?;
         let mut version = self.version;
-        if method == INITIALIZE {
+        if matches!(MethodName::of(&method), Some(MethodName::Initialize)) {
             let answered = protocol_version(&result);
             version = answered.as_ref().and_then(version_of);
             if let (Some(scope), Toward::Agent) = (&self.scope, toward) {

@@ -11,9 +11,9 @@ use super::message::{Notification, Request};
 use crate::envelope::{self, PROXY_INITIALIZE, PROXY_SUCCESSOR};
 use crate::jsonrpc::{BoxFuture, Connection, Raw, RequestContext, Service};
 use crate::lifecycle::{not_initialized, Negotiated, INITIALIZE};
-use crate::rules;
+use crate::rules::RuleId;
 use acp_types::support::rpc::RpcError;
-use acp_types::Version;
+use acp_types::{MethodName, Version};
 use serde_json::json;
 use serde_json::value::RawValue;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -58,7 +58,7 @@ fn not_under_conductor() -> RpcError {
 }
 
 /// -32603 for an `initialize` answer the proxy must not give, naming the rule.
-fn broken(rule: &'static str, why: String) -> RpcError {
+fn broken(rule: RuleId, why: String) -> RpcError {
     RpcError::internal(format!("the proxy cannot answer {PROXY_INITIALIZE}: {why} (rule {rule})"))
         .with_data(json!({ "method": PROXY_INITIALIZE, "rule": rule }))
 }
@@ -86,17 +86,17 @@ impl<H: ProxyHandler> Service for ProxyService<H> {
         let handler = self.handler.clone();
         let state = self.state.clone();
         Box::pin(async move {
-            if method == INITIALIZE {
-                return Err(not_under_conductor());
-            }
-            if method == PROXY_INITIALIZE {
-                return initialize(&*handler, &state, params, &rcx).await;
+            let name = MethodName::of(&method);
+            match name {
+                Some(MethodName::Initialize) => return Err(not_under_conductor()),
+                Some(MethodName::ProxyInitialize) => return initialize(&*handler, &state, params, &rcx).await,
+                _ => {}
             }
             if !state.initialized.load(Ordering::SeqCst) {
                 let why = format!("the first request must be {PROXY_INITIALIZE}, from the conductor");
-                return Err(not_initialized(&method, &why, Some(rules::INIT_FIRST)));
+                return Err(not_initialized(&method, &why, Some(RuleId::InitFirst)));
             }
-            let (from_agent, request) = if method == PROXY_SUCCESSOR {
+            let (from_agent, request) = if matches!(name, Some(MethodName::ProxySuccessor)) {
                 let inner = envelope::unwrap(params.as_deref())?;
                 (true, Request::new(inner.method, inner.params))
             } else {
@@ -124,7 +124,7 @@ impl<H: ProxyHandler> Service for ProxyService<H> {
             tracing::warn!("acp: notification {method} before {PROXY_INITIALIZE} ignored");
             return Box::pin(async {});
         }
-        let (from_agent, notification) = if method == PROXY_SUCCESSOR {
+        let (from_agent, notification) = if matches!(MethodName::of(&method), Some(MethodName::ProxySuccessor)) {
             match envelope::unwrap(params.as_deref()) {
                 Ok(inner) => (true, Notification::new(inner.method, inner.params)),
                 Err(e) => {
@@ -169,13 +169,13 @@ async fn initialize<H: ProxyHandler>(
     let result = response.and_then(|response| {
         let Some(answered) = scope.successor_version() else {
             let why = format!("it did not forward {INITIALIZE} to its successor (through {PROXY_SUCCESSOR}) first");
-            return Err(broken(rules::PROXY_FORWARD_INITIALIZE, why));
+            return Err(broken(RuleId::ProxyForwardInitialize, why));
         };
         let ours = protocol_version(response.result());
         if ours.as_ref() != Some(&answered) {
             let ours = ours.map_or_else(|| "none".to_string(), |v| v.to_string());
             let why = format!("its answer changed protocolVersion from the successor's {answered} to {ours}");
-            return Err(broken(rules::PROXY_SAME_VERSION, why));
+            return Err(broken(RuleId::ProxySameVersion, why));
         }
         match version_of(&answered) {
             Some(version) => state.version.set(version),

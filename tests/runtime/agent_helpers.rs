@@ -4,7 +4,7 @@
 
 use acp_rpc::agent::ClientCapabilities;
 use acp_rpc::agent::Turn;
-use acp_rpc::rules;
+use acp_rpc::rules::{self, RuleId};
 use acp_rpc::types::support::rpc::RpcError;
 use acp_rpc::types::{v1, v2, Patch, Version};
 use acp_rpc::{AgentContext, Config, Error, Misuse};
@@ -344,11 +344,11 @@ async fn v1_gated_helpers_fail_and_send_nothing_when_not_advertised() {
     for (helper, capabilities, capability) in cases {
         let mut raw = v1_client(capabilities).await;
         let answer = prompt(&mut raw, helper).await;
-        let rule = if capability.contains(".fs.") { rules::CAP_CLIENT_FS } else { rules::CAP_CLIENT_TERMINAL };
+        let rule = if capability.contains(".fs.") { RuleId::CapClientFs } else { RuleId::CapClientTerminal };
         let expected = Error::from(Misuse::NotAdvertised { capability, rule }).to_rpc();
         let message = answer["error"]["message"].as_str().unwrap_or_default();
         assert_eq!(message, expected.message, "{answer}");
-        assert!(message.contains(capability) && message.contains(rule), "{message}");
+        assert!(message.contains(capability) && message.contains(rule.as_str()), "{message}");
         assert_eq!(answer["error"]["code"], expected.code);
         // Whatever the client sends next is answered after anything the agent might have sent
         // for the failed prompt: nothing of the helper's came.
@@ -364,11 +364,11 @@ async fn v1_gated_helpers_fail_and_send_nothing_when_not_advertised() {
 #[tokio::test]
 async fn the_error_names_the_capability_and_the_rule() {
     let capability = "clientCapabilities.fs.readTextFile";
-    let e = Error::from(Misuse::NotAdvertised { capability, rule: rules::CAP_CLIENT_FS });
+    let e = Error::from(Misuse::NotAdvertised { capability, rule: RuleId::CapClientFs });
     let text = e.to_string();
     assert!(text.starts_with("not sent: the client did not advertise clientCapabilities.fs.readTextFile"), "{text}");
     assert!(text.contains("(rule cap.client-fs)"), "{text}");
-    assert!(rules::find(rules::CAP_CLIENT_FS).is_some());
+    assert!(rules::find("cap.client-fs").is_some());
     let rpc: RpcError = e.into();
     assert_eq!(rpc.code, RpcError::INTERNAL_ERROR);
     assert_eq!(rpc.message, text);

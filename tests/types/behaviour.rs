@@ -419,7 +419,11 @@ mod v2 {
             kept.to_map(),
             json!({ "operation": "_acme_chmod", "path": path, "mode": "0755" }).as_object().unwrap().clone()
         );
+    }
 
+    /// The same for a config option, whose own fields stand on either side of its `type`.
+    #[test]
+    fn a_flattened_config_option_decodes_alike_wherever_its_type_stands() {
         for (text, decodes) in [
             (
                 r#"{"configId":"m","name":"Model","category":"model","type":"select","currentValue":"a","options":[{"value":"a","name":"A"}]}"#,

@@ -363,7 +363,6 @@ fn check(
     let stable: Vec<&Case> = cases.iter().filter(|c| !c.unstable).collect();
     let defaults = schema_defaults(version);
     let mut failures = Vec::new();
-    let mut table_failures = Vec::new();
     let mut equal = 0;
     let mut equal_up_to_numbers = 0;
     let mut known_cases = 0;
@@ -384,63 +383,12 @@ fn check(
             }
         }
 
-        let whole = |kind| Difference {
-            version,
-            case: &case.name,
-            path: String::new(),
-            key: None,
-            parent: None,
-            schema_defaults: &[],
-            kind,
-        };
-        let mut differences = Vec::new();
-        match (&ours_out, &official_out) {
-            (Some(Ok(a)), Some(Ok(b))) => {
-                let mut found = Vec::new();
-                diff("", a, b, &mut found);
-                if found.is_empty() {
-                    // json_eq and diff disagree: report the whole message.
-                    found.push((String::new(), None, None, Kind::Changed { ours: a, official: b }));
-                }
-                for (path, key, parent, kind) in found {
-                    let schema_defaults = key.and_then(|k| defaults.get(k)).map_or(&[][..], Vec::as_slice);
-                    differences.push(Difference {
-                        version,
-                        case: &case.name,
-                        path,
-                        key,
-                        parent,
-                        schema_defaults,
-                        kind,
-                    });
-                }
-            }
-            _ => {
-                match &ours_out {
-                    None => differences.push(whole(Kind::NoOurType)),
-                    Some(Err(e)) => differences.push(whole(Kind::OursFailed(e))),
-                    Some(Ok(_)) => {}
-                }
-                match &official_out {
-                    None => differences.push(whole(Kind::NoOfficialType)),
-                    Some(Err(e)) => differences.push(whole(Kind::OfficialFailed(e))),
-                    Some(Ok(_)) => {}
-                }
-            }
-        }
+        let differences = differences(version, &case.name, &ours_out, &official_out, &defaults);
 
         let explained = explain(version, &differences);
         if explained.unexplained.is_empty() {
             known_cases += 1;
-            let mut reasons = explained.reasons.clone();
-            reasons.sort_unstable();
-            reasons.dedup();
-            for i in reasons {
-                hits[i].0 += 1;
-            }
-            for i in explained.reasons {
-                hits[i].1 += 1;
-            }
+            count_hits(&mut hits, explained.reasons);
         } else {
             failures.push(format!(
                 "{} ({}, {}):\n    {}\n  input:    {text}\n  ours:     {}\n  official: {}",
@@ -454,19 +402,7 @@ fn check(
         }
     }
 
-    for name in official_names {
-        if !stable.iter().any(|c| c.ty == *name) {
-            table_failures.push(format!("official dispatch lists {name}, which no stable {version} case uses"));
-        }
-    }
-    for (k, (cases, _)) in KNOWN.iter().zip(&hits) {
-        if k.versions.contains(&version) && *cases == 0 {
-            table_failures.push(format!(
-                "known difference no longer occurs in {version} (remove it or its version): {}",
-                k.reason
-            ));
-        }
-    }
+    let table_failures = stale_tables(version, official_names, &stable, &hits);
 
     // One print, so that the summaries of the two versions (run in parallel) do not interleave.
     let mut summary = format!(
@@ -477,11 +413,7 @@ fn check(
         cases.len() - stable.len(),
         failures.len(),
     );
-    for (k, (cases, differences)) in KNOWN.iter().zip(&hits) {
-        if k.versions.contains(&version) {
-            summary.push_str(&format!("\n  {cases:3} cases, {differences:3} differences: {}", k.reason));
-        }
-    }
+    summary.push_str(&known_lines(version, &hits));
     println!("{summary}");
 
     assert!(!stable.is_empty(), "no stable {version} case");
@@ -492,6 +424,93 @@ fn check(
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// Counts what explained one case's differences (`reasons`: the entry of [`KNOWN`] that explained
+/// each) into `hits`: per entry, the cases (once each) and the differences.
+fn count_hits(hits: &mut [(usize, usize)], reasons: Vec<usize>) {
+    let mut cases = reasons.clone();
+    cases.sort_unstable();
+    cases.dedup();
+    for i in cases {
+        hits[i].0 += 1;
+    }
+    for i in reasons {
+        hits[i].1 += 1;
+    }
+}
+
+/// A summary line per entry of [`KNOWN`] for `version`: the cases and differences it explained.
+fn known_lines(version: &str, hits: &[(usize, usize)]) -> String {
+    let mut lines = String::new();
+    for (k, (cases, differences)) in KNOWN.iter().zip(hits) {
+        if k.versions.contains(&version) {
+            lines.push_str(&format!("\n  {cases:3} cases, {differences:3} differences: {}", k.reason));
+        }
+    }
+    lines
+}
+
+/// What differs between our re-encoding of a case and the official one: each member or value
+/// (with the schema's defaults for its name), or the whole message when one side has no such type
+/// or fails.
+fn differences<'a>(
+    version: &'static str,
+    case: &'a str,
+    ours_out: &'a Option<Reencoded>,
+    official_out: &'a Option<Reencoded>,
+    defaults: &'a BTreeMap<String, Vec<Value>>,
+) -> Vec<Difference<'a>> {
+    let whole =
+        |kind| Difference { version, case, path: String::new(), key: None, parent: None, schema_defaults: &[], kind };
+    let mut differences = Vec::new();
+    match (ours_out, official_out) {
+        (Some(Ok(a)), Some(Ok(b))) => {
+            let mut found = Vec::new();
+            diff("", a, b, &mut found);
+            if found.is_empty() {
+                // json_eq and diff disagree: report the whole message.
+                found.push((String::new(), None, None, Kind::Changed { ours: a, official: b }));
+            }
+            for (path, key, parent, kind) in found {
+                let schema_defaults = key.and_then(|k| defaults.get(k)).map_or(&[][..], Vec::as_slice);
+                differences.push(Difference { version, case, path, key, parent, schema_defaults, kind });
+            }
+        }
+        _ => {
+            match ours_out {
+                None => differences.push(whole(Kind::NoOurType)),
+                Some(Err(e)) => differences.push(whole(Kind::OursFailed(e))),
+                Some(Ok(_)) => {}
+            }
+            match official_out {
+                None => differences.push(whole(Kind::NoOfficialType)),
+                Some(Err(e)) => differences.push(whole(Kind::OfficialFailed(e))),
+                Some(Ok(_)) => {}
+            }
+        }
+    }
+    differences
+}
+
+/// The tables' own failures: an official type no stable case uses, a known difference that no
+/// longer occurs (`hits`: the cases and differences each entry of [`KNOWN`] explained).
+fn stale_tables(version: &str, official_names: &[&str], stable: &[&Case], hits: &[(usize, usize)]) -> Vec<String> {
+    let mut table_failures = Vec::new();
+    for name in official_names {
+        if !stable.iter().any(|c| c.ty == *name) {
+            table_failures.push(format!("official dispatch lists {name}, which no stable {version} case uses"));
+        }
+    }
+    for (k, (cases, _)) in KNOWN.iter().zip(hits) {
+        if k.versions.contains(&version) && *cases == 0 {
+            table_failures.push(format!(
+                "known difference no longer occurs in {version} (remove it or its version): {}",
+                k.reason
+            ));
+        }
+    }
+    table_failures
 }
 
 #[test]

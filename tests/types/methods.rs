@@ -264,3 +264,33 @@ mod v2 {
         );
     }
 }
+
+/// `MethodName` is the union of the versions' tables: every row's wire name decodes to a variant
+/// that names it back and lists the row's version, every variant is some version's, and a name no
+/// schema defines is `None`.
+mod method_name {
+    use acp_types::{v1, v2, MethodName, Version};
+
+    #[test]
+    fn every_table_name_round_trips() {
+        let tables: [(Version, Vec<&str>); 2] = [
+            (Version::V1, v1::methods::METHODS.iter().map(|m| m.name).collect()),
+            (Version::V2, v2::methods::METHODS.iter().map(|m| m.name).collect()),
+        ];
+        for (version, names) in &tables {
+            for &wire in names {
+                let name = MethodName::of(wire).unwrap_or_else(|| panic!("{version}: {wire} has no MethodName"));
+                assert_eq!(name.as_str(), wire);
+                assert_eq!(name.to_string(), wire);
+                assert!(name.versions().contains(version), "{wire}: {:?} lacks {version}", name.versions());
+            }
+        }
+        for &name in MethodName::ALL {
+            assert_eq!(MethodName::of(name.as_str()), Some(name));
+            assert!(!name.versions().is_empty(), "{name} is in no version");
+        }
+        for unknown in ["_x/ping", "", "session/", "Initialize", "initialize "] {
+            assert_eq!(MethodName::of(unknown), None, "{unknown:?}");
+        }
+    }
+}

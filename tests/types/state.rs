@@ -125,19 +125,7 @@ impl Model {
                 Some("remove") => *entry = Value::Null,
                 Some("replace") => *entry = value,
                 Some("upsert") if value.is_null() => *entry = Value::Null,
-                Some("upsert") => {
-                    if !entry.is_object() {
-                        *entry = json!({});
-                    }
-                    for (k, v) in value.as_object().expect("object") {
-                        let e = entry.as_object_mut().expect("object");
-                        if v.is_null() {
-                            e.shift_remove(k);
-                        } else {
-                            e.insert(k.clone(), v.clone());
-                        }
-                    }
-                }
+                Some("upsert") => upsert(entry, &value),
                 Some("append") => {
                     if entry.is_null() {
                         *entry = json!({});
@@ -148,19 +136,16 @@ impl Model {
                             *get_mut(entry, &at) = raw.clone();
                         }
                     }
-                    let f = get_mut(entry, &field);
-                    match (f, value) {
-                        (Value::String(s), Value::String(add)) => s.push_str(&add),
-                        (f @ Value::Null, v) if v.is_string() => *f = v,
-                        (Value::Array(items), v) => items.push(v),
-                        (f @ Value::Null, v) => *f = json!([v]),
-                        (f, v) => *f = json!([f.take(), v]),
-                    }
+                    append(get_mut(entry, &field), value);
                 }
                 other => panic!("an action the model does not know: {other:?}"),
             }
         }
-        // Cleared entries and values are gone.
+        self.drop_cleared();
+    }
+
+    /// Cleared entries and values are gone.
+    fn drop_cleared(&mut self) {
         for (target, slot) in self.targets.iter_mut() {
             if let (true, Value::Object(entries)) = (self.keyed.contains(target), slot) {
                 entries.retain(|_, v| !v.is_null());
@@ -176,6 +161,32 @@ impl Model {
             out.insert("unapplied".into(), Value::Array(self.unapplied.clone()));
         }
         Value::Object(out)
+    }
+}
+
+/// `upsert`: the value's members replace the entry's, a `null` one removes it.
+fn upsert(entry: &mut Value, value: &Value) {
+    if !entry.is_object() {
+        *entry = json!({});
+    }
+    for (k, v) in value.as_object().expect("object") {
+        let e = entry.as_object_mut().expect("object");
+        if v.is_null() {
+            e.shift_remove(k);
+        } else {
+            e.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+/// `append` to a field: text to text, anything else to a list.
+fn append(field: &mut Value, value: Value) {
+    match (field, value) {
+        (Value::String(s), Value::String(add)) => s.push_str(&add),
+        (f @ Value::Null, v) if v.is_string() => *f = v,
+        (Value::Array(items), v) => items.push(v),
+        (f @ Value::Null, v) => *f = json!([v]),
+        (f, v) => *f = json!([f.take(), v]),
     }
 }
 

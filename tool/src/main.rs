@@ -393,61 +393,7 @@ fn check(files: &[PathBuf], version: Option<Version>, format: Format, ext: &[Pat
                 return ExitCode::from(2);
             }
         };
-        // One conversation, or one per link of a chain transcript.
-        let mut checker = Transcript::new(version);
-        if let Some(ext) = &ext {
-            checker = checker.with_ext(ext.clone());
-        }
-        let mut summary = Summary::default();
-        if format == Format::Text {
-            let _ = writeln!(out, "{name}");
-        }
-        for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let report = checker.check_line(i + 1, line);
-            summary.add(&report);
-            let _ = match format {
-                Format::Text => writeln!(out, "{report}"),
-                Format::Json => {
-                    let mut value = serde_json::to_value(&report).unwrap_or_default();
-                    if let Some(object) = value.as_object_mut() {
-                        object.insert("file".into(), name.clone().into());
-                    }
-                    writeln!(out, "{value}")
-                }
-            };
-        }
-        // What never happened: a turn that never ended, a line never answered.
-        let end = checker.finish();
-        summary.violations += end.len();
-        if format == Format::Text {
-            for violation in &end {
-                let _ = writeln!(out, "  end  {violation}");
-            }
-        }
-        any_error |= summary.error > 0 || end.iter().any(|v| v.tier == Tier::Must);
-        // A chain: each link negotiates its own version.
-        let links = checker.link_versions();
-        let version = checker.versions_text();
-        let _ = match format {
-            Format::Text => writeln!(out, "{name}: {summary} ({version})"),
-            Format::Json => writeln!(
-                out,
-                "{}",
-                serde_json::json!({
-                    "file": name,
-                    "protocolVersion": checker.version().map(Version::number),
-                    "links": links
-                        .iter()
-                        .map(|(link, v)| serde_json::json!({"link": link, "protocolVersion": v.map(Version::number)}))
-                        .collect::<Vec<_>>(),
-                    "summary": summary,
-                    "violations": end,
-                })
-            ),
-        };
+        any_error |= check_file(&mut out, &name, &bytes, version, format, ext.as_ref());
     }
     if out.flush().is_err() {
         return ExitCode::from(2);
@@ -457,4 +403,72 @@ fn check(files: &[PathBuf], version: Option<Version>, format: Format, ext: &[Pat
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Checks one transcript (`bytes`, read from `name`), writing a line per message and a summary
+/// line (or their JSON); whether it has an error (an invalid message, a MUST broken).
+fn check_file(
+    out: &mut impl Write,
+    name: &str,
+    bytes: &[u8],
+    version: Option<Version>,
+    format: Format,
+    ext: Option<&std::sync::Arc<acp_tool::check::ExtSchemas>>,
+) -> bool {
+    // One conversation, or one per link of a chain transcript.
+    let mut checker = Transcript::new(version);
+    if let Some(ext) = ext {
+        checker = checker.with_ext(ext.clone());
+    }
+    let mut summary = Summary::default();
+    if format == Format::Text {
+        let _ = writeln!(out, "{name}");
+    }
+    for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let report = checker.check_line(i + 1, line);
+        summary.add(&report);
+        let _ = match format {
+            Format::Text => writeln!(out, "{report}"),
+            Format::Json => {
+                let mut value = serde_json::to_value(&report).unwrap_or_default();
+                if let Some(object) = value.as_object_mut() {
+                    object.insert("file".into(), name.into());
+                }
+                writeln!(out, "{value}")
+            }
+        };
+    }
+    // What never happened: a turn that never ended, a line never answered.
+    let end = checker.finish();
+    summary.violations += end.len();
+    if format == Format::Text {
+        for violation in &end {
+            let _ = writeln!(out, "  end  {violation}");
+        }
+    }
+    let any_error = summary.error > 0 || end.iter().any(|v| v.tier == Tier::Must);
+    // A chain: each link negotiates its own version.
+    let links = checker.link_versions();
+    let version = checker.versions_text();
+    let _ = match format {
+        Format::Text => writeln!(out, "{name}: {summary} ({version})"),
+        Format::Json => writeln!(
+            out,
+            "{}",
+            serde_json::json!({
+                "file": name,
+                "protocolVersion": checker.version().map(Version::number),
+                "links": links
+                    .iter()
+                    .map(|(link, v)| serde_json::json!({"link": link, "protocolVersion": v.map(Version::number)}))
+                    .collect::<Vec<_>>(),
+                "summary": summary,
+                "violations": end,
+            })
+        ),
+    };
+    any_error
 }

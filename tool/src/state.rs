@@ -11,16 +11,12 @@
 //! (chain records, `"link"`, are replayed as one conversation). Only versions whose schemas carry
 //! `x-state` have a state (v2); a transcript of another version is an error, not an empty state.
 
-use acp_types::support::rpc::Method as _;
 use acp_types::v2::state::{message_types, scope_id, AgentState, SessionState};
-use acp_types::Version;
+use acp_types::{MethodName, Version};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
-
-/// `initialize`, whose request and answer give the version.
-const INITIALIZE: &str = acp_types::v2::methods::Initialize::METHOD;
 
 /// Where a message's state is: found by [`Replay::locate`].
 #[derive(Debug, Clone, PartialEq)]
@@ -85,7 +81,7 @@ impl Replay {
         let m = message.as_object()?;
         let (member, ty, value, request_session) = if let Some(method) = m.get("method").and_then(Value::as_str) {
             let params = m.get("params").unwrap_or(&Value::Null);
-            if method == INITIALIZE {
+            if matches!(MethodName::of(method), Some(MethodName::Initialize)) {
                 self.note_version(params.get("protocolVersion"));
             }
             let session = params.get("sessionId").and_then(Value::as_str).map(str::to_string);
@@ -98,7 +94,7 @@ impl Replay {
             let asker = from.map(|f| if f == "agent" { "client" } else { "agent" });
             let (method, session) = self.pending.remove(&key(asker, id))?;
             let result = m.get("result")?;
-            if method == INITIALIZE {
+            if matches!(MethodName::of(&method), Some(MethodName::Initialize)) {
                 self.note_version(result.get("protocolVersion"));
             }
             ("result", message_types(&method).and_then(|(_, result)| result), result, session)

@@ -3,6 +3,7 @@
 
 pub use crate::mock::script_error::ScriptError;
 use crate::mock::script_error::{pointer, token};
+use acp_types::support::rpc::RpcError;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -311,7 +312,7 @@ pub(super) struct ScriptedError {
 }
 
 fn internal_error() -> i32 {
-    -32603
+    RpcError::INTERNAL_ERROR
 }
 
 /// The checks serde cannot make: each `match` has exactly one criterion, each `update` is a

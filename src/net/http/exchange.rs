@@ -2,6 +2,7 @@
 //! connection id, the channel into the connection core, the stop signal; and the plumbing of one
 //! request (building it, reading a body to a limit, error answers fed to the core).
 
+use acp_types::support::rpc::RpcError;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -95,7 +96,7 @@ impl Shared {
     /// Fails our request `id` (its JSON text) with -32603 carrying `message` and `data`.
     pub async fn fail_request(&self, id: &str, message: &str, data: Option<serde_json::Value>) {
         let id: serde_json::Value = serde_json::from_str(id).unwrap_or(serde_json::Value::Null);
-        let mut error = serde_json::json!({ "code": -32603, "message": message });
+        let mut error = serde_json::json!({ "code": RpcError::INTERNAL_ERROR, "message": message });
         if let Some(data) = data {
             error["data"] = data;
         }

@@ -3,6 +3,7 @@
 //! they have one. When it ends (the core closed, the user closed, or the transport failed) it
 //! ends the connection with `DELETE`.
 
+use acp_types::MethodName;
 use hyper::header::HeaderName;
 use hyper::{Method, StatusCode};
 use std::io;
@@ -12,7 +13,6 @@ use tokio::sync::mpsc;
 
 use super::exchange::{body_text, id_key, read_body, status_error, Shared, CONNECTION_ID, SESSION_ID};
 use super::streams::{open_connection_stream, session_stream};
-use crate::lifecycle::INITIALIZE;
 use crate::net::{envelope, Envelope, Kind};
 
 /// POST statuses that mean the connection is unusable: credentials refused, or the server no
@@ -67,7 +67,11 @@ async fn post_all(shared: &Arc<Shared>, outgoing: &mut mpsc::Receiver<Vec<u8>>) 
 /// Posts `initialize` without a connection id; its answer carries the id and the response.
 async fn initialize(shared: &Arc<Shared>, message: Vec<u8>, env: Option<Envelope>) -> io::Result<()> {
     let request_id = match env {
-        Some(Envelope { kind: Kind::Request, method: Some(method), id: Some(id), .. }) if method == INITIALIZE => id,
+        Some(Envelope { kind: Kind::Request, method: Some(method), id: Some(id), .. })
+            if matches!(MethodName::of(&method), Some(MethodName::Initialize)) =>
+        {
+            id
+        }
         _ => return Err(invalid("the first message over HTTP must be the initialize request")),
     };
     let response = shared.send(Method::POST, &[], message).await?;

@@ -10,13 +10,12 @@ use crate::net::{
     envelope, requires_session_header, Envelope, Kind, NotAMessage, BATCH_ERROR, EVENT_STREAM, HEADER_CONNECTION_ID,
     HEADER_SESSION_ID, JSON,
 };
+use acp_types::support::rpc::RpcError;
+use acp_types::MethodName;
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, ACCEPT, CONTENT_TYPE, UPGRADE, WWW_AUTHENTICATE};
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use std::sync::Arc;
-
-/// `session/load` (v1), whose replayed history goes to the connection's stream.
-const SESSION_LOAD: &str = <acp_types::v1::methods::SessionLoad as acp_types::support::rpc::Method>::METHOD;
 
 /// One request, any method: the origin and host checks first (a refusal is `403` with the
 /// reason, logged at debug), a preflight of an allowed origin answered, then the route, whose
@@ -143,7 +142,7 @@ async fn initialize(shared: &Arc<Shared>, env: &Envelope, message: Vec<u8>) -> R
             let failed = serde_json::json!({
                 "jsonrpc": "2.0",
                 "id": serde_json::from_str::<serde_json::Value>(&id).unwrap_or_default(),
-                "error": { "code": -32603, "message": "Initialize failed", "data": "Expected initialize response from agent" },
+                "error": { "code": RpcError::INTERNAL_ERROR, "message": "Initialize failed", "data": "Expected initialize response from agent" },
             });
             return body::json(StatusCode::INTERNAL_SERVER_ERROR, failed.to_string());
         }
@@ -217,7 +216,9 @@ async fn forward_method_message(
     }
     if env.kind == Kind::Request {
         if let Some(key) = env.id.as_deref().and_then(id_key) {
-            let route = if env.method.as_deref() == Some(SESSION_LOAD) { Route::Connection } else { route };
+            // `session/load` (v1): its replayed history goes to the connection's stream.
+            let load = matches!(env.method.as_deref().and_then(MethodName::of), Some(MethodName::SessionLoad));
+            let route = if load { Route::Connection } else { route };
             conn.set_pending_route(key, route);
         }
     }

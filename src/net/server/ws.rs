@@ -9,7 +9,7 @@ use super::conn::id_string;
 use super::initialize::is_initialize;
 use super::shared::{Shared, Slot};
 use crate::net::{envelope, Kind, NotAMessage, BATCH_ERROR, HEADER_CONNECTION_ID, PARSE_ERROR};
-use crate::rules;
+use crate::rules::RuleId;
 use acp_types::support::rpc::RpcError;
 use futures_util::{SinkExt as _, StreamExt as _};
 use hyper::body::Incoming;
@@ -25,6 +25,7 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
 
+/// -32600 without an id (its code checked against [`RpcError::INVALID_REQUEST`] by a test).
 const INVALID_REQUEST: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}"#;
 
 /// Answers an upgrade request and runs the session on the upgraded connection, which keeps the
@@ -216,7 +217,7 @@ fn judge(shared: &Shared, bytes: &[u8], initialized: &mut bool) -> Verdict {
             _ if !initialize => {
                 // Rule `init.first`, kept the way the TypeScript `AcpServer` keeps it on a
                 // WebSocket (and with its close reason): the socket is closed.
-                tracing::debug!("acp server: {} broken: {:?} first", rules::INIT_FIRST, env.method);
+                tracing::debug!("acp server: {} broken: {:?} first", RuleId::InitFirst, env.method);
                 return Verdict::Close(CloseCode::Protocol, "First message must be initialize".into());
             }
             _ if env.id.as_deref() == Some("null") => {
@@ -250,4 +251,20 @@ fn over_long_id(shared: &Shared, env: &crate::net::Envelope) -> Option<String> {
         return Some(format!("Request ID exceeds maxIdLength ({max})"));
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_invalid_request_answer_carries_the_named_code() {
+        let answer: serde_json::Value = serde_json::from_str(INVALID_REQUEST).expect("JSON");
+        let expected = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": { "code": RpcError::INVALID_REQUEST, "message": "Invalid Request" },
+        });
+        assert_eq!(answer, expected);
+    }
 }

@@ -10,9 +10,8 @@ use super::ext::ExtSchemas;
 use super::report::{Kind, Report, RuleViolation, Warning};
 use super::trace;
 #[cfg(feature = "unstable")]
-use super::wire;
 #[cfg(feature = "unstable")]
-use acp_rpc::rules;
+use acp_rpc::rules::RuleId;
 #[cfg(feature = "unstable")]
 use acp_types::support::rpc::Role;
 use acp_types::Version;
@@ -175,7 +174,10 @@ impl Transcript {
     fn proxy_initialize_answered(&mut self, link: u64, report: &mut Report, answered: Option<u64>) {
         let answers_proxy_initialize = report.kind == Kind::Response
             && report.from == Some(Role::Agent)
-            && report.method.as_deref() == Some(wire::PROXY_INITIALIZE);
+            && matches!(
+                report.method.as_deref().and_then(acp_types::MethodName::of),
+                Some(acp_types::MethodName::ProxyInitialize)
+            );
         if !answers_proxy_initialize || self.forced.is_some() {
             return;
         }
@@ -184,22 +186,22 @@ impl Transcript {
             self.links.get(&next).map_or((false, None), |c| (c.initialize_seen, c.opening_answer));
         let Some(checker) = self.links.get_mut(&link) else { return };
         let judge = &mut checker.judge;
-        judge.exercise(rules::PROXY_FORWARD_INITIALIZE, Role::Agent);
+        judge.exercise(RuleId::ProxyForwardInitialize, Role::Agent);
         if !forwarded {
             let detail = format!(
                 "`proxy/initialize` answered with a result, but the proxy sent no `initialize` to its successor \
                  (link {next}) before"
             );
-            judge.violation(report, rules::PROXY_FORWARD_INITIALIZE, Role::Agent, detail);
+            judge.violation(report, RuleId::ProxyForwardInitialize, Role::Agent, detail);
         }
         if let (Some(successor), Some(answered)) = (successor, answered) {
-            judge.exercise(rules::PROXY_SAME_VERSION, Role::Agent);
+            judge.exercise(RuleId::ProxySameVersion, Role::Agent);
             if successor != answered {
                 let detail = format!(
                     "`proxy/initialize` answered with protocolVersion {answered}, but the successor (link {next}) \
                      answered the proxy's `initialize` with {successor}"
                 );
-                judge.violation(report, rules::PROXY_SAME_VERSION, Role::Agent, detail);
+                judge.violation(report, RuleId::ProxySameVersion, Role::Agent, detail);
             }
         }
     }

@@ -1,6 +1,7 @@
 //! The checker: decodes each message of a conversation with the negotiated version's tables,
 //! re-encodes it, and reports what is invalid, lossy or against a rule.
 
+use acp_rpc::rules::RuleId;
 use acp_types::support::lenient::{self, LenientEvent};
 use acp_types::support::rpc::{MessageKind, Role, RpcError, Stability};
 use acp_types::Version;
@@ -129,12 +130,12 @@ impl Checker {
 
     /// Records a finding a driver makes beyond single messages (a timeout, a comparison of
     /// several conversations): `rule` broken by `by`, caused at `line`.
-    pub fn note_violation(&mut self, rule: &'static str, by: Role, line: usize, detail: String) {
+    pub fn note_violation(&mut self, rule: RuleId, by: Role, line: usize, detail: String) {
         self.judge.note(rule, by, line, detail);
     }
 
     /// Records that `rule` could have been broken by `by` and was not (a driver's own check).
-    pub fn note_exercised(&mut self, rule: &'static str, by: Role) {
+    pub fn note_exercised(&mut self, rule: RuleId, by: Role) {
         self.judge.exercise(rule, by);
     }
 
@@ -158,11 +159,11 @@ impl Checker {
     pub fn judge_replies(&mut self, sender: Role, sent: usize) {
         let unanswered = self.unanswered(sender);
         for _ in unanswered.len()..sent {
-            self.judge.exercise(acp_rpc::rules::REPLY, sender.peer());
+            self.judge.exercise(RuleId::Reply, sender.peer());
         }
         for (line, method, id) in unanswered {
             let detail = format!("the request `{method}` (line {line}, id {id}) was never answered");
-            self.judge.note(acp_rpc::rules::REPLY, sender.peer(), line, detail);
+            self.judge.note(RuleId::Reply, sender.peer(), line, detail);
         }
     }
 
@@ -321,7 +322,9 @@ impl Checker {
                 report.kind = if id.is_some() { Kind::Request } else { Kind::Notification };
                 let params = message.remove("params");
                 #[cfg(feature = "unstable")]
-                let envelope = (method == wire::PROXY_SUCCESSOR).then(|| (id.clone(), params.clone()));
+                let envelope =
+                    matches!(acp_types::MethodName::of(&method), Some(acp_types::MethodName::ProxySuccessor))
+                        .then(|| (id.clone(), params.clone()));
                 self.check_call(report, method, id, params);
                 #[cfg(feature = "unstable")]
                 if let Some((id, params)) = envelope {
@@ -428,8 +431,8 @@ impl Checker {
         let key = (from, id.to_string());
         // v2 forbids reusing a pending id (MUST); v1 has no such sentence (a SHOULD finding).
         let (rule, must) = match self.decoding_version() {
-            Version::V2 => (acp_rpc::rules::UNIQUE_IDS, true),
-            Version::V1 => (acp_rpc::rules::V1_UNIQUE_IDS, false),
+            Version::V2 => (RuleId::UniqueIds, true),
+            Version::V1 => (RuleId::V1UniqueIds, false),
         };
         if let Some(from) = from {
             self.judge.exercise(rule, from);
@@ -502,10 +505,10 @@ impl Checker {
         let method = pending.method.clone();
         self.answered = Some(pending);
         #[cfg(feature = "unstable")]
-        if method == wire::PROXY_SUCCESSOR {
-            self.envelope_response(report, &id, &payload);
-        } else if method == wire::PROXY_INITIALIZE {
-            self.proxy_initialize_answered(report, &payload);
+        match acp_types::MethodName::of(&method) {
+            Some(acp_types::MethodName::ProxySuccessor) => self.envelope_response(report, &id, &payload),
+            Some(acp_types::MethodName::ProxyInitialize) => self.proxy_initialize_answered(report, &payload),
+            _ => {}
         }
         let Ok(result) = payload else {
             return;

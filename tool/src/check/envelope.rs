@@ -16,9 +16,9 @@
 
 use super::checker::Checker;
 use super::report::{Kind, Problem, Report, RuleViolation, Warning};
-use super::wire;
-use acp_rpc::rules;
+use acp_rpc::rules::RuleId;
 use acp_types::support::rpc::Role;
+use acp_types::MethodName;
 use serde_json::{Map, Value};
 
 /// Where a wrapped message's field is in its envelope.
@@ -73,7 +73,8 @@ impl Checker {
             });
             return;
         }
-        if self.opened_by.as_deref().is_some_and(|m| m != wire::PROXY_INITIALIZE) {
+        let opened_by = self.opened_by.as_deref().map(MethodName::of);
+        if opened_by.is_some_and(|name| !matches!(name, Some(MethodName::ProxyInitialize))) {
             report.warnings.push(Warning {
                 path: None,
                 reason: "`proxy/successor` on a connection opened with `initialize`, not `proxy/initialize`: this \
@@ -82,10 +83,10 @@ impl Checker {
             });
         }
         let inner_params = envelope.get("params");
-        self.judge.exercise(rules::PROXY_SUCCESSOR_PARAMS, from);
+        self.judge.exercise(RuleId::ProxySuccessorParams, from);
         if let Some(other) = inner_params.filter(|p| !(p.is_null() || p.is_object() || p.is_array())) {
             let detail = format!("the wrapped `{method}` has params {other}, neither an object nor an array");
-            self.judge.violation(report, rules::PROXY_SUCCESSOR_PARAMS, from, detail);
+            self.judge.violation(report, RuleId::ProxySuccessorParams, from, detail);
         }
         let mut message = Map::new();
         message.insert("jsonrpc".into(), "2.0".into());
@@ -99,7 +100,8 @@ impl Checker {
         }
         // The proxy (this connection's agent) is its successor's client, and the reverse.
         let inner_from = from.peer();
-        if from == Role::Agent && method == wire::INITIALIZE && id.is_some() && self.forwarded.line.is_none() {
+        let initialize = matches!(MethodName::of(method), Some(MethodName::Initialize));
+        if from == Role::Agent && initialize && id.is_some() && self.forwarded.line.is_none() {
             self.forwarded.line = Some(report.line);
             self.forwarded.id = id.map(Value::to_string);
         }
@@ -139,23 +141,23 @@ impl Checker {
             return;
         }
         let asked = self.answered.as_ref().map_or(0, |p| p.line);
-        self.judge.exercise(rules::PROXY_FORWARD_INITIALIZE, Role::Agent);
+        self.judge.exercise(RuleId::ProxyForwardInitialize, Role::Agent);
         if self.forwarded.line.is_none() {
             let detail = format!(
                 "`proxy/initialize` (line {asked}) answered with a result, but no `initialize` was forwarded \
                  through `proxy/successor` before"
             );
-            self.judge.violation(report, rules::PROXY_FORWARD_INITIALIZE, Role::Agent, detail);
+            self.judge.violation(report, RuleId::ProxyForwardInitialize, Role::Agent, detail);
         }
         let answered = result.get("protocolVersion").and_then(Value::as_u64);
         if let (Some((successor, line)), Some(answered)) = (self.forwarded.answered, answered) {
-            self.judge.exercise(rules::PROXY_SAME_VERSION, Role::Agent);
+            self.judge.exercise(RuleId::ProxySameVersion, Role::Agent);
             if successor != answered {
                 let detail = format!(
                     "`proxy/initialize` answered with protocolVersion {answered}, but the successor answered the \
                      forwarded `initialize` with {successor} (line {line})"
                 );
-                self.judge.violation(report, rules::PROXY_SAME_VERSION, Role::Agent, detail);
+                self.judge.violation(report, RuleId::ProxySameVersion, Role::Agent, detail);
             }
         }
     }
@@ -253,7 +255,7 @@ mod tests {
         assert_eq!(report.status, Status::Error, "{report}");
         assert_eq!(report.problems[0].path, "params.method", "{report}");
         let violation = &report.violations[0];
-        assert_eq!((violation.rule, violation.by), (rules::INIT_FIRST, Role::Agent), "{report}");
+        assert_eq!((violation.rule, violation.by), (RuleId::InitFirst, Role::Agent), "{report}");
         assert!(violation.detail.starts_with("in the successor conversation (the client there)"), "{report}");
     }
 

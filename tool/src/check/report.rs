@@ -1,7 +1,7 @@
 //! The report model: what the checker says about each message (its status, problems,
 //! differences, warnings and rule violations), and the summary of a conversation.
 
-use acp_rpc::rules::{Rule, Tier};
+use acp_rpc::rules::{Rule, RuleId, Tier};
 use acp_types::support::rpc::Role;
 use serde::Serialize;
 use serde_json::Value;
@@ -133,7 +133,7 @@ pub struct Report {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RuleViolation {
     /// The rule's id ([`acp_rpc::rules::RULES`]).
-    pub rule: &'static str,
+    pub rule: RuleId,
     /// The rule's tier.
     pub tier: Tier,
     /// The side that broke it.
@@ -149,9 +149,9 @@ pub struct RuleViolation {
 }
 
 impl RuleViolation {
-    /// A violation of the rule `rule` (an id of [`acp_rpc::rules::RULES`]; an unknown one counts as MUST).
-    pub fn new(rule: &'static str, by: Role, line: usize, detail: String) -> Self {
-        let tier = acp_rpc::rules::find(rule).map_or(Tier::Must, |r| r.tier);
+    /// A violation of the rule `rule`, of its tier.
+    pub fn new(rule: RuleId, by: Role, line: usize, detail: String) -> Self {
+        let tier = rule.rule().tier;
         RuleViolation { rule, tier, by, line, detail, link: None }
     }
 }

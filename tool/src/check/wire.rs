@@ -1,64 +1,44 @@
-//! The wire names the checker and `acp conform` route on, from the generated method markers:
-//! plain consts, so that they can be match patterns.
+//! The wire names the checker and `acp conform` send and name, and the checks on names they
+//! share. They route by [`MethodName`]; the names here are its `as_str` for the messages they
+//! write.
 
 use acp_types::support::rpc::{Method, MethodInfo, Role, Side as _, Tables};
-use acp_types::{v1::methods as v1, v2::methods as v2};
+use acp_types::{v1::methods as v1, v2::methods as v2, MethodName};
 
-/// Methods both versions have, for code that serves both: v1's marker names each, and the
-/// build fails should v2 name it otherwise (that code would then miss v2's).
+/// Methods both versions have, for code that serves both: the build fails should v1's or v2's
+/// marker name one otherwise (that code would then miss a version's).
 macro_rules! both {
-    ($($(#[$attr:meta])* $name:ident = $marker:ident;)*) => {$(
+    ($($(#[$attr:meta])* $name:ident = $variant:ident, $marker:ident;)*) => {$(
         $(#[$attr])*
-        pub(crate) const $name: &str = v1::$marker::METHOD;
+        pub(crate) const $name: &str = MethodName::$variant.as_str();
         $(#[$attr])*
         const _: () = assert!(
-            acp_types::support::rpc::same_wire_name(v1::$marker::METHOD, v2::$marker::METHOD),
+            acp_types::support::rpc::same_wire_name($name, v1::$marker::METHOD)
+                && acp_types::support::rpc::same_wire_name($name, v2::$marker::METHOD),
             concat!("v1 and v2 name ", stringify!($marker), " apart")
         );
     )*};
 }
 
 both! {
-    INITIALIZE = Initialize;
-    SESSION_NEW = SessionNew;
-    // Unstable in both versions: without the unstable tables the checker knows no fork.
-    #[cfg(feature = "unstable")]
-    SESSION_FORK = SessionFork;
-    SESSION_RESUME = SessionResume;
-    SESSION_PROMPT = SessionPrompt;
-    SESSION_CANCEL = SessionCancel;
-    SESSION_UPDATE = SessionUpdate;
-    SESSION_REQUEST_PERMISSION = SessionRequestPermission;
-    // Composition, unstable in both versions.
-    #[cfg(feature = "unstable")]
-    PROXY_INITIALIZE = ProxyInitialize;
-    #[cfg(feature = "unstable")]
-    PROXY_SUCCESSOR = ProxySuccessorRequest;
-    #[cfg(feature = "unstable")]
-    MCP_MESSAGE = McpMessageRequest;
+    INITIALIZE = Initialize, Initialize;
+    SESSION_NEW = SessionNew, SessionNew;
+    SESSION_UPDATE = SessionUpdate, SessionUpdate;
+    SESSION_REQUEST_PERMISSION = SessionRequestPermission, SessionRequestPermission;
 }
 
 /// Whether `method` opens a connection and negotiates its version: `initialize`, or
 /// `proxy/initialize` ("The params and the response are the same as for `initialize`",
-/// `InitializeProxyRequest`).
+/// `InitializeProxyRequest`) where the unstable tables are built in.
 pub(crate) fn opens_connection(method: &str) -> bool {
-    #[cfg(feature = "unstable")]
-    if method == PROXY_INITIALIZE {
-        return true;
-    }
-    method == INITIALIZE
+    let name = MethodName::of(method);
+    matches!(name, Some(MethodName::Initialize))
+        || (cfg!(feature = "unstable") && matches!(name, Some(MethodName::ProxyInitialize)))
 }
 
 // Methods only v1 has: named by its markers.
 pub(crate) const SESSION_LOAD: &str = v1::SessionLoad::METHOD;
 pub(crate) const SESSION_SET_MODE: &str = v1::SessionSetMode::METHOD;
-pub(crate) const FS_READ_TEXT_FILE: &str = v1::FsReadTextFile::METHOD;
-pub(crate) const FS_WRITE_TEXT_FILE: &str = v1::FsWriteTextFile::METHOD;
-pub(crate) const TERMINAL_CREATE: &str = v1::TerminalCreate::METHOD;
-pub(crate) const TERMINAL_OUTPUT: &str = v1::TerminalOutput::METHOD;
-pub(crate) const TERMINAL_WAIT_FOR_EXIT: &str = v1::TerminalWaitForExit::METHOD;
-pub(crate) const TERMINAL_KILL: &str = v1::TerminalKill::METHOD;
-pub(crate) const TERMINAL_RELEASE: &str = v1::TerminalRelease::METHOD;
 
 /// The namespace of a wire name: up to and including its first `/` (`session/` of
 /// `session/new`), if it has one.
@@ -67,9 +47,10 @@ pub(crate) fn namespace(method: &str) -> Option<&str> {
 }
 
 /// Whether `method` is a method of `T`'s tables (either side, either kind) in the namespace
-/// of `of`: with `of` = [`SESSION_NEW`], v2's `session/*` methods.
-pub(crate) fn in_namespace_of<T: Tables>(method: &str, of: &str) -> bool {
-    namespace(of).is_some_and(|ns| T::METHODS.iter().any(|m| m.name == method && namespace(m.name) == Some(ns)))
+/// of `of`: with `of` = [`MethodName::SessionNew`], v2's `session/*` methods.
+pub(crate) fn in_namespace_of<T: Tables>(method: &str, of: MethodName) -> bool {
+    namespace(of.as_str())
+        .is_some_and(|ns| T::METHODS.iter().any(|m| m.name == method && namespace(m.name) == Some(ns)))
 }
 
 /// Whether `method` is in the namespace of `T`'s protocol-level methods, the side that both
@@ -102,9 +83,10 @@ mod tests {
     #[test]
     fn the_client_capability_gates_are_the_v1_families() {
         use acp_rpc::rules::ClientGate::{ReadTextFile, Terminal, WriteTextFile};
-        assert_eq!(received::<v1::Tables>(Role::Client, FS_READ_TEXT_FILE), gated(&[ReadTextFile, WriteTextFile]));
-        assert_eq!(received::<v1::Tables>(Role::Client, TERMINAL_CREATE), gated(&[Terminal]));
-        assert!(received::<v2::Tables>(Role::Client, TERMINAL_CREATE).is_empty());
+        let (fs, terminal) = (v1::FsReadTextFile::METHOD, v1::TerminalCreate::METHOD);
+        assert_eq!(received::<v1::Tables>(Role::Client, fs), gated(&[ReadTextFile, WriteTextFile]));
+        assert_eq!(received::<v1::Tables>(Role::Client, terminal), gated(&[Terminal]));
+        assert!(received::<v2::Tables>(Role::Client, terminal).is_empty());
     }
 
     #[test]
@@ -112,10 +94,12 @@ mod tests {
         for cancel in [v1::CancelRequest::METHOD, v2::CancelRequest::METHOD] {
             assert!(protocol_level::<v1::Tables>(cancel) && protocol_level::<v2::Tables>(cancel));
         }
-        assert!(!protocol_level::<v1::Tables>(SESSION_CANCEL) && !protocol_level::<v2::Tables>(INITIALIZE));
-        assert!(in_namespace_of::<v2::Tables>(SESSION_PROMPT, SESSION_NEW));
-        assert!(in_namespace_of::<v2::Tables>(SESSION_UPDATE, SESSION_NEW));
-        assert!(!in_namespace_of::<v2::Tables>(SESSION_LOAD, SESSION_NEW), "v2 has no session/load");
-        assert!(!in_namespace_of::<v2::Tables>(INITIALIZE, SESSION_NEW));
+        let cancel = MethodName::SessionCancel.as_str();
+        assert!(!protocol_level::<v1::Tables>(cancel) && !protocol_level::<v2::Tables>(INITIALIZE));
+        let session = MethodName::SessionNew;
+        assert!(in_namespace_of::<v2::Tables>(MethodName::SessionPrompt.as_str(), session));
+        assert!(in_namespace_of::<v2::Tables>(SESSION_UPDATE, session));
+        assert!(!in_namespace_of::<v2::Tables>(SESSION_LOAD, session), "v2 has no session/load");
+        assert!(!in_namespace_of::<v2::Tables>(INITIALIZE, session));
     }
 }

@@ -6,10 +6,10 @@
 //! process group ([`acp_rpc::spawn`]), ended with it when the scenario ends.
 
 use super::terminal::Terminals;
-use crate::check::wire;
 use crate::check::{Checker, Role, Status};
 use acp_rpc::spawn::{spawn_command, AgentProcess, AgentStdin, SpawnOptions, Stderr};
 use acp_types::support::rpc::RpcError;
+use acp_types::MethodName;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -176,7 +176,7 @@ impl Agent {
 
     /// Sends a notification.
     pub async fn notify(&mut self, method: &str, params: Value) {
-        if method == wire::SESSION_CANCEL {
+        if matches!(MethodName::of(method), Some(MethodName::SessionCancel)) {
             if let Some(session) = params.get("sessionId").and_then(Value::as_str) {
                 self.cancelled.insert(session.to_string());
             }
@@ -244,7 +244,7 @@ impl Agent {
         for request in std::mem::take(&mut self.deferred) {
             let method = request["method"].as_str().unwrap_or_default();
             let params = request.get("params").unwrap_or(&Value::Null);
-            if method == wire::TERMINAL_WAIT_FOR_EXIT && self.client.terminal {
+            if matches!(MethodName::of(method), Some(MethodName::TerminalWaitForExit)) && self.client.terminal {
                 match self.terminals.wait_for_exit(params) {
                     Ok(wait) => {
                         let (reply, id) = (self.reply.clone(), request["id"].clone());
@@ -296,8 +296,11 @@ impl Agent {
     /// What the client answers to the agent's request `method`.
     fn answer(&mut self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
         let not_found = || Err((i64::from(RpcError::METHOD_NOT_FOUND), format!("Method not found: {method}")));
-        match method {
-            wire::SESSION_REQUEST_PERMISSION => {
+        let Some(name) = MethodName::of(method) else {
+            return not_found();
+        };
+        match name {
+            MethodName::SessionRequestPermission => {
                 let session = params.get("sessionId").and_then(Value::as_str).unwrap_or_default();
                 if self.cancelled.contains(session) {
                     return Ok(json!({ "outcome": { "outcome": "cancelled" } }));
@@ -309,23 +312,23 @@ impl Agent {
                     None => Ok(json!({ "outcome": { "outcome": "cancelled" } })),
                 }
             }
-            wire::FS_READ_TEXT_FILE if self.client.fs => {
+            MethodName::FsReadTextFile if self.client.fs => {
                 let path = self.inside_scratch(params)?;
                 let text = std::fs::read_to_string(&path)
                     .map_err(|e| (i64::from(RpcError::RESOURCE_NOT_FOUND), format!("{}: {e}", path.display())))?;
                 Ok(json!({ "content": text }))
             }
-            wire::FS_WRITE_TEXT_FILE if self.client.fs => {
+            MethodName::FsWriteTextFile if self.client.fs => {
                 let path = self.inside_scratch(params)?;
                 let content = params.get("content").and_then(Value::as_str).unwrap_or_default();
                 std::fs::write(&path, content)
                     .map_err(|e| (i64::from(RpcError::INTERNAL_ERROR), format!("{}: {e}", path.display())))?;
                 Ok(json!({}))
             }
-            wire::TERMINAL_CREATE if self.client.terminal => self.terminals.create(params, &self.client.scratch),
-            wire::TERMINAL_OUTPUT if self.client.terminal => self.terminals.output(params),
-            wire::TERMINAL_KILL if self.client.terminal => self.terminals.kill(params),
-            wire::TERMINAL_RELEASE if self.client.terminal => self.terminals.release(params),
+            MethodName::TerminalCreate if self.client.terminal => self.terminals.create(params, &self.client.scratch),
+            MethodName::TerminalOutput if self.client.terminal => self.terminals.output(params),
+            MethodName::TerminalKill if self.client.terminal => self.terminals.kill(params),
+            MethodName::TerminalRelease if self.client.terminal => self.terminals.release(params),
             _ => not_found(),
         }
     }

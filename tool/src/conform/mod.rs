@@ -34,7 +34,7 @@ mod steps;
 mod terminal;
 
 use crate::check::{wire, Role, RuleViolation};
-use acp_rpc::rules;
+use acp_rpc::rules::{self, RuleId};
 use acp_types::Version;
 use driver::{Agent, ClientSide};
 use report::Results;
@@ -157,7 +157,7 @@ async fn conform(options: &Options, scratch: &std::path::Path) -> Result<Results
     }
     if options.cancel_prompt.is_none() {
         // v1's updates-before-response binds the updates of a cancelled turn only.
-        for rule in [rules::V1_CANCELLED, rules::V1_UPDATES_BEFORE_RESPONSE, rules::V2_CANCELLED] {
+        for rule in [RuleId::V1Cancelled, RuleId::V1UpdatesBeforeResponse, RuleId::V2Cancelled] {
             results.skip_reason(rule, "no --cancel-prompt given (a prompt that keeps the agent busy)");
         }
     }
@@ -177,8 +177,8 @@ fn client_methods_unused(options: &Options, results: &mut Results) {
         }
         (None, _) => "the agent never called it (--tool-prompt gives a prompt that makes it use tools)".to_string(),
     };
-    results.skip_reason(rules::CAP_CLIENT_FS, format!("`fs/*`: {unused}"));
-    results.skip_reason(rules::CAP_CLIENT_TERMINAL, format!("`terminal/*`: {unused}"));
+    results.skip_reason(RuleId::CapClientFs, format!("`fs/*`: {unused}"));
+    results.skip_reason(RuleId::CapClientTerminal, format!("`terminal/*`: {unused}"));
 }
 
 /// Whether a client that offered `asked` can go on with the agent's answer.
@@ -290,13 +290,13 @@ fn cross_check(answers: &std::collections::BTreeMap<u64, Answer>, results: &mut 
         let best = supported.iter().copied().filter(|s| *s <= requested).max();
         let name = format!("initialize {requested}");
         match judge_answer(requested, answer, best) {
-            Judged::Holds => results.exercise(rules::INIT_VERSION),
+            Judged::Holds => results.exercise(RuleId::InitVersion),
             Judged::Breaks(detail) => {
-                results.violate(&name, RuleViolation::new(rules::INIT_VERSION, Role::Agent, 1, detail))
+                results.violate(&name, RuleViolation::new(RuleId::InitVersion, Role::Agent, 1, detail))
             }
             Judged::Unjudged(why) => {
-                results.evidence(rules::INIT_VERSION, format!("not judged: {why}"));
-                results.skip_reason(rules::INIT_VERSION, why);
+                results.evidence(RuleId::InitVersion, format!("not judged: {why}"));
+                results.skip_reason(RuleId::InitVersion, why);
             }
         }
     }
@@ -392,7 +392,7 @@ async fn main_scenario(
     let Ok((mut agent, Some(init), _)) = start(options, client, u64::from(version.number())).await else {
         results.violate(
             &name,
-            RuleViolation::new(rules::INIT_VERSION, Role::Agent, 1, "no answer to `initialize`".into()),
+            RuleViolation::new(RuleId::InitVersion, Role::Agent, 1, "no answer to `initialize`".into()),
         );
         return Err("no answer to `initialize`".into());
     };
@@ -421,7 +421,7 @@ async fn main_scenario(
         for rule in rules::RULES.iter().filter(|r| r.versions == [Version::V2]) {
             results.skip_reason(rule.id, why);
         }
-        results.skip_reason(rules::DISTINCT_SESSIONS, why);
+        results.skip_reason(RuleId::DistinctSessions, why);
         end(agent, &name, results).await;
         return Err(why.into());
     }
@@ -469,7 +469,7 @@ async fn before_initialize(options: &Options, client: &ClientSide, results: &mut
     if !answered && !agent.closed() {
         let detail =
             format!("`session/new` before `initialize` (line {line}) not answered within {:?}", options.timeout);
-        agent.checker.note_violation(rules::INIT_REFUSE_EARLY, Role::Agent, line, detail);
+        agent.checker.note_violation(RuleId::InitRefuseEarly, Role::Agent, line, detail);
     }
     end(agent, "before initialize", results).await;
 }

@@ -3,7 +3,7 @@
 //! line per rule (text) or as one JSON object.
 
 use crate::check::{Role, RuleResult, RuleViolation};
-use acp_rpc::rules::{self, Rule, Scope, Tier};
+use acp_rpc::rules::{self, Rule, RuleId, Scope, Tier};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -28,12 +28,12 @@ pub enum Verdict {
 pub struct Results {
     /// The side judged: the agent (`acp conform`) or the client (`--client`).
     judged: Role,
-    exercised: BTreeMap<&'static str, usize>,
-    found: BTreeMap<&'static str, Vec<Found>>,
+    exercised: BTreeMap<RuleId, usize>,
+    found: BTreeMap<RuleId, Vec<Found>>,
     /// Why a rule was not exercised, when a scenario knows.
-    skipped: BTreeMap<&'static str, String>,
+    skipped: BTreeMap<RuleId, String>,
     /// What a PASS rests on, when a scenario says more than a count.
-    evidence: BTreeMap<&'static str, Vec<String>>,
+    evidence: BTreeMap<RuleId, Vec<String>>,
     /// Scenarios that never reached what the rules need (the agent: a session; the client: its
     /// prompt), and why.
     unreached: Vec<(String, String)>,
@@ -90,7 +90,7 @@ impl Results {
     }
 
     /// A rule exercised by the driver itself.
-    pub fn exercise(&mut self, rule: &'static str) {
+    pub fn exercise(&mut self, rule: RuleId) {
         *self.exercised.entry(rule).or_default() += 1;
     }
 
@@ -101,7 +101,7 @@ impl Results {
     }
 
     /// What a PASS of `rule` rests on, beyond the count of checks.
-    pub fn evidence(&mut self, rule: &'static str, text: impl Into<String>) {
+    pub fn evidence(&mut self, rule: RuleId, text: impl Into<String>) {
         self.evidence.entry(rule).or_default().push(text.into());
     }
 
@@ -129,7 +129,7 @@ impl Results {
     }
 
     /// Says why `rule` may go unexercised (kept unless a reason is already there).
-    pub fn skip_reason(&mut self, rule: &'static str, reason: impl Into<String>) {
+    pub fn skip_reason(&mut self, rule: RuleId, reason: impl Into<String>) {
         self.skipped.entry(rule).or_insert_with(|| reason.into());
     }
 
@@ -142,15 +142,15 @@ impl Results {
         rules::RULES.iter().filter(|r| {
             r.binds.binds(self.judged)
                 && (r.scope == Scope::Connection
-                    || self.exercised.get(r.id).is_some_and(|n| *n > 0)
-                    || self.found.get(r.id).is_some_and(|f| !f.is_empty()))
+                    || self.exercised.get(&r.id).is_some_and(|n| *n > 0)
+                    || self.found.get(&r.id).is_some_and(|f| !f.is_empty()))
         })
     }
 
     pub fn verdict(&self, rule: &Rule) -> Verdict {
-        if self.found.get(rule.id).is_some_and(|f| !f.is_empty()) {
+        if self.found.get(&rule.id).is_some_and(|f| !f.is_empty()) {
             Verdict::Fail
-        } else if self.exercised.get(rule.id).copied().unwrap_or_default() > 0 {
+        } else if self.exercised.get(&rule.id).copied().unwrap_or_default() > 0 {
             Verdict::Pass
         } else {
             Verdict::Skip
@@ -163,27 +163,27 @@ impl Results {
     }
 
     fn skip_text(&self, rule: &Rule) -> String {
-        self.skipped.get(rule.id).cloned().unwrap_or_else(|| "never exercised by the scenarios run".into())
+        self.skipped.get(&rule.id).cloned().unwrap_or_else(|| "never exercised by the scenarios run".into())
     }
 
     /// One line per rule, then a summary line.
     pub fn text(&self) -> String {
-        let width = self.rules().map(|r| r.id.len()).max().unwrap_or_default();
+        let width = self.rules().map(|r| r.id.as_str().len()).max().unwrap_or_default();
         let mut out = String::new();
         let mut counts = [0usize; 3];
         for rule in self.rules() {
             let verdict = self.verdict(rule);
             let (word, evidence) = match verdict {
                 Verdict::Pass => {
-                    let n = self.exercised.get(rule.id).copied().unwrap_or_default();
+                    let n = self.exercised.get(&rule.id).copied().unwrap_or_default();
                     let mut text = format!("{n} check{}", if n == 1 { "" } else { "s" });
-                    for evidence in self.evidence.get(rule.id).into_iter().flatten() {
+                    for evidence in self.evidence.get(&rule.id).into_iter().flatten() {
                         let _ = write!(text, "; {evidence}");
                     }
                     ("PASS", text)
                 }
                 Verdict::Fail => {
-                    let found = &self.found[rule.id];
+                    let found = &self.found[&rule.id];
                     let first = &found[0];
                     let line = if first.violation.line > 0 {
                         format!(", line {}", first.violation.line)
@@ -243,7 +243,7 @@ impl Results {
                 let verdict = self.verdict(rule);
                 let violations: Vec<Value> = self
                     .found
-                    .get(rule.id)
+                    .get(&rule.id)
                     .into_iter()
                     .flatten()
                     .map(|f| json!({ "scenario": f.scenario, "line": f.violation.line, "detail": f.violation.detail }))
@@ -254,10 +254,10 @@ impl Results {
                     "binds": rule.binds,
                     "scope": rule.scope,
                     "status": match verdict { Verdict::Pass => "PASS", Verdict::Fail => "FAIL", Verdict::Skip => "SKIP" },
-                    "exercised": self.exercised.get(rule.id).copied().unwrap_or_default(),
+                    "exercised": self.exercised.get(&rule.id).copied().unwrap_or_default(),
                     "violations": violations,
                     "skipped": (verdict == Verdict::Skip).then(|| self.skip_text(rule)),
-                    "evidence": self.evidence.get(rule.id),
+                    "evidence": self.evidence.get(&rule.id),
                     "sentence": rule.sentence,
                     "source": rule.source,
                     "tck": rule.tck,

@@ -4,12 +4,12 @@
 //! to, and every finding of `acp check`, each on the row of its message. Rendering is
 //! [`super::render`]'s job; nothing here knows about HTML.
 
-use crate::check::{self, trace, wire, Kind, Report, Role, RuleViolation, Status, Summary};
-use acp_rpc::rules::Tier;
-use acp_types::Version;
+use crate::check::{self, trace, Kind, Report, Role, RuleViolation, Status, Summary};
+use acp_rpc::rules::{RuleId, Tier};
+use acp_types::{MethodName, Version};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -116,7 +116,7 @@ pub struct Finding {
     pub row: Option<usize>,
     pub kind: FindingKind,
     /// For a rule: its id, tier and the side that broke it.
-    pub rule: Option<(&'static str, Tier, Role)>,
+    pub rule: Option<(RuleId, Tier, Role)>,
     /// As `acp check` prints it (`path: reason`, or the rule's detail).
     pub text: String,
     /// Found at the end of the conversation (about something that never happened).
@@ -209,19 +209,7 @@ impl Builder {
         let value: Option<Value> = text.ok().and_then(|t| serde_json::from_str(t).ok());
         let record: Record = text.ok().and_then(|t| serde_json::from_str(t).ok()).unwrap_or_default();
         let event = value.as_ref().and_then(Value::as_object).filter(|r| trace::is_event(r));
-        let ends = match event {
-            Some(event) => {
-                self.parties = Some(Parties::Official);
-                let place = |key: &str| event.get(key).and_then(Value::as_str).and_then(trace::place).unwrap_or(0);
-                Ends::Places(place("from"), place("to"))
-            }
-            None => {
-                if report.link.is_some() && self.parties.is_none() {
-                    self.parties = Some(Parties::Conductor);
-                }
-                Ends::Link(report.link.unwrap_or(0), report.from)
-            }
-        };
+        let ends = self.ends_of(event, &report);
         // The JSON-RPC parts: a record's `message`, a bare message, or an event's fields.
         let message = match (&value, event) {
             (_, Some(event)) => Some(event),
@@ -251,49 +239,17 @@ impl Builder {
         });
         let update = params.and_then(|p| p.get("update"));
         let mut session = params.and_then(|p| p.get("sessionId")).and_then(Value::as_str).map(str::to_string);
-        // Requests and their responses.
-        let mut pair = None;
-        let requester = |report: &Report| match report.kind {
-            Kind::Request => report.from,
-            _ => report.from.map(Role::peer),
-        };
-        if let Some(id) = &report.id {
-            let key = (report.link, requester(&report), id.clone());
-            match report.kind {
-                Kind::Request => {
-                    self.pending.insert(key, row);
-                }
-                Kind::Response | Kind::ErrorResponse => {
-                    if let Some(request) = self.pending.remove(&key) {
-                        pair = Some(request);
-                        self.rows[request].pair = Some(row);
-                        if session.is_none() {
-                            session = self.rows[request].session.clone();
-                        }
-                    }
-                }
-                Kind::Notification | Kind::Invalid => {}
-            }
+        let pair = self.pair(row, &report);
+        if session.is_none() {
+            // A response is of its request's session.
+            session = pair.and_then(|request| self.rows[request].session.clone());
         }
         if session.is_none() {
             // `session/new`'s answer names the session it made.
             session = result.and_then(|r| r.get("sessionId")).and_then(Value::as_str).map(str::to_string);
         }
-        let tool = session.as_ref().and_then(|session| {
-            let call = update.or_else(|| params.and_then(|p| p.get("toolCall")))?;
-            let id = call.get("toolCallId").and_then(Value::as_str)?;
-            let key = (report.link, session.clone(), id.to_string());
-            let next = self.tools.len();
-            let index = *self.tool_index.entry(key).or_insert(next);
-            if index == next {
-                self.tools.push(Tool { id: id.to_string(), title: None });
-            }
-            let title = call.get("title").and_then(Value::as_str);
-            if let (None, Some(title)) = (&self.tools[index].title, title) {
-                self.tools[index].title = Some(title.to_string());
-            }
-            Some(index)
-        });
+        let call = update.or_else(|| params.and_then(|p| p.get("toolCall")));
+        let tool = session.as_ref().zip(call).and_then(|(session, call)| self.tool(report.link, session, call));
         self.findings.extend(findings(&report, row));
         self.turn_events(row, &report, session.as_deref(), update, result);
         self.rows.push(Row {
@@ -313,6 +269,65 @@ impl Builder {
         });
         self.ends.push(ends);
         self.links.push(report.link);
+    }
+
+    /// Where a row stands: an official trace's event names its places; any other row its link
+    /// and sender. Which kind of transcript this is follows from the first such row.
+    fn ends_of(&mut self, event: Option<&Map<String, Value>>, report: &Report) -> Ends {
+        match event {
+            Some(event) => {
+                self.parties = Some(Parties::Official);
+                let place = |key: &str| event.get(key).and_then(Value::as_str).and_then(trace::place).unwrap_or(0);
+                Ends::Places(place("from"), place("to"))
+            }
+            None => {
+                if report.link.is_some() && self.parties.is_none() {
+                    self.parties = Some(Parties::Conductor);
+                }
+                Ends::Link(report.link.unwrap_or(0), report.from)
+            }
+        }
+    }
+
+    /// Pairs requests with their responses: a request is kept until answered; a response
+    /// returns its request's row (and that row gets this one).
+    fn pair(&mut self, row: usize, report: &Report) -> Option<usize> {
+        let id = report.id.as_ref()?;
+        let requester = match report.kind {
+            Kind::Request => report.from,
+            _ => report.from.map(Role::peer),
+        };
+        let key = (report.link, requester, id.clone());
+        match report.kind {
+            Kind::Request => {
+                self.pending.insert(key, row);
+                None
+            }
+            Kind::Response | Kind::ErrorResponse => {
+                let request = self.pending.remove(&key)?;
+                self.rows[request].pair = Some(row);
+                Some(request)
+            }
+            Kind::Notification | Kind::Invalid => None,
+        }
+    }
+
+    /// The tool call a row names (an update's or a permission request's `toolCall`), as an index
+    /// into the tools, numbered per link and session in the order first seen; its title is the
+    /// first one given.
+    fn tool(&mut self, link: Option<u64>, session: &str, call: &Value) -> Option<usize> {
+        let id = call.get("toolCallId").and_then(Value::as_str)?;
+        let key = (link, session.to_string(), id.to_string());
+        let next = self.tools.len();
+        let index = *self.tool_index.entry(key).or_insert(next);
+        if index == next {
+            self.tools.push(Tool { id: id.to_string(), title: None });
+        }
+        let title = call.get("title").and_then(Value::as_str);
+        if let (None, Some(title)) = (&self.tools[index].title, title) {
+            self.tools[index].title = Some(title.to_string());
+        }
+        Some(index)
     }
 
     /// Opens and ends turns on `row`: both kinds are followed, the version picks one at the end.
@@ -336,14 +351,15 @@ impl Builder {
             cancelled: false,
             column: 0,
         };
-        if report.kind == Kind::Notification && method == Some(wire::SESSION_CANCEL) {
+        let name = method.and_then(MethodName::of);
+        if report.kind == Kind::Notification && matches!(name, Some(MethodName::SessionCancel)) {
             for kind in [TurnKind::Prompt, TurnKind::State] {
                 if let Some(turn) = self.open.get(&key(kind)) {
                     self.turns[*turn].1.cancelled = true;
                 }
             }
         }
-        if method == Some(wire::SESSION_PROMPT) && report.wrapped.is_none() {
+        if matches!(name, Some(MethodName::SessionPrompt)) && report.wrapped.is_none() {
             match report.kind {
                 Kind::Request => {
                     self.open.insert(key(TurnKind::Prompt), self.turns.len());
@@ -535,7 +551,7 @@ fn rule_finding(row: Option<usize>, v: &RuleViolation) -> Finding {
 
 impl File {
     /// The rule ids the findings name, each once.
-    pub fn rules(&self) -> BTreeSet<&'static str> {
+    pub fn rules(&self) -> BTreeSet<RuleId> {
         self.findings.iter().filter_map(|f| f.rule.map(|(id, ..)| id)).collect()
     }
 }

@@ -8,10 +8,10 @@
 //! same), so no message can close the element or open a comment; the file names in the title are
 //! HTML-escaped. The script puts every text in the DOM with `textContent`, never as markup.
 
-use super::model::{File, Finding, FindingKind, TurnKind};
+use super::model::{File, Finding, FindingKind, Row, Tool, Turn, TurnKind};
 use crate::check::{Kind, Role, Status};
-use acp_rpc::rules::Tier;
-use std::collections::HashMap;
+use acp_rpc::rules::{RuleId, Tier};
+use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
 
 const TEMPLATE: &str = include_str!("page.html");
@@ -199,7 +199,7 @@ fn deltas(values: impl Iterator<Item = i64>) -> impl Iterator<Item = i64> {
 /// layout).
 fn findings(out: &mut String, findings: &[Finding]) {
     let mut texts = Interned::default();
-    let mut rules: Vec<(&str, Tier, Role)> = Vec::new();
+    let mut rules: Vec<(RuleId, Tier, Role)> = Vec::new();
     let mut codes = Vec::with_capacity(findings.len());
     let mut text = Vec::with_capacity(findings.len());
     for finding in findings {
@@ -219,7 +219,7 @@ fn findings(out: &mut String, findings: &[Finding]) {
             out.push(',');
         }
         out.push('[');
-        string(out, id);
+        string(out, id.as_str());
         let _ = write!(out, ",\"{tier}\",\"{by}\"]");
     }
     out.push_str("],");
@@ -243,15 +243,12 @@ fn data(files: &[File]) -> String {
         file_data(&mut out, file);
     }
     out.push_str("],\"rules\":{");
-    let mut ids: Vec<&str> = files.iter().flat_map(File::rules).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let known = ids.iter().filter_map(|id| acp_rpc::rules::find(id));
-    for (i, rule) in known.enumerate() {
+    let ids: BTreeSet<RuleId> = files.iter().flat_map(File::rules).collect();
+    for (i, rule) in ids.into_iter().map(RuleId::rule).enumerate() {
         if i > 0 {
             out.push(',');
         }
-        string(&mut out, rule.id);
+        string(&mut out, rule.id.as_str());
         out.push_str(":{\"tier\":");
         string(&mut out, &rule.tier.to_string());
         out.push_str(",\"sentence\":");
@@ -323,7 +320,38 @@ fn file_data(out: &mut String, file: &File) {
     methods.write(out, "methods");
     sessions.write(out, "sessions");
     updates.write(out, "updates");
-    // Sender and receiver: a pair of lanes (-1: unknown), named by index.
+    let direction = directions(out, rows);
+    column(out, "line", deltas(rows.iter().map(|r| r.line as i64)));
+    column(out, "direction", direction.into_iter());
+    // Kind, status, and whether the message's leading `"jsonrpc":"2.0",` was left out.
+    column(
+        out,
+        "code",
+        rows.iter().map(|r| kind_code(r.kind) + 5 * status_code(r.status) + 25 * i64::from(jsonrpc_first(&r.message))),
+    );
+    column(out, "method", method.into_iter().map(|m| m as i64));
+    column(out, "session", session.into_iter().map(|s| s as i64));
+    column(out, "update", update.into_iter().map(|u| u as i64));
+    column(out, "pair", rows.iter().enumerate().map(|(i, r)| r.pair.map_or(0, |p| p as i64 - i as i64)));
+    column(out, "turn", deltas(rows.iter().map(|r| r.turn.map_or(0, |t| t as i64 + 1))));
+    column(out, "tool", rows.iter().map(|r| r.tool.map_or(0, |t| t as i64 + 1)));
+    column(out, "time", time_tenths(rows).into_iter());
+    let _ = write!(out, "\"timed\":{},", rows.iter().any(|r| r.time.is_some()));
+    out.push_str("\"turns\":[");
+    turns_data(out, &file.turns, turn_sessions);
+    out.push_str("],\"tools\":[");
+    tools_data(out, &file.tools);
+    findings(out, &file.findings);
+    out.push_str("],");
+    state_data(out, file, &state_sessions);
+    out.push_str("\"messages\":[");
+    messages(out, rows);
+    out.push_str("]}");
+}
+
+/// The `directions` table (sender and receiver: a pair of lanes, -1 for unknown), written to
+/// `out`; returns each row's index into it.
+fn directions(out: &mut String, rows: &[Row]) -> Vec<i64> {
     let mut directions: Vec<(i64, i64)> = Vec::new();
     let lane = |l: Option<usize>| l.map_or(-1, |l| l as i64);
     let direction: Vec<i64> = rows
@@ -342,34 +370,28 @@ fn file_data(out: &mut String, file: &File) {
         let _ = write!(out, "{}[{from},{to}]", if i > 0 { "," } else { "" });
     }
     out.push_str("],");
-    column(out, "line", deltas(rows.iter().map(|r| r.line as i64)));
-    column(out, "direction", direction.into_iter());
-    // Kind, status, and whether the message's leading `"jsonrpc":"2.0",` was left out.
-    column(
-        out,
-        "code",
-        rows.iter().map(|r| kind_code(r.kind) + 5 * status_code(r.status) + 25 * i64::from(jsonrpc_first(&r.message))),
-    );
-    column(out, "method", method.into_iter().map(|m| m as i64));
-    column(out, "session", session.into_iter().map(|s| s as i64));
-    column(out, "update", update.into_iter().map(|u| u as i64));
-    column(out, "pair", rows.iter().enumerate().map(|(i, r)| r.pair.map_or(0, |p| p as i64 - i as i64)));
-    column(out, "turn", deltas(rows.iter().map(|r| r.turn.map_or(0, |t| t as i64 + 1))));
-    column(out, "tool", rows.iter().map(|r| r.tool.map_or(0, |t| t as i64 + 1)));
-    // Tenths of a millisecond since the previous time recorded (a row without one repeats it).
+    direction
+}
+
+/// Tenths of a millisecond since the previous time recorded (a row without one repeats it).
+fn time_tenths(rows: &[Row]) -> Vec<i64> {
     let mut last = rows.iter().find_map(|r| r.time).unwrap_or_default();
-    let tenths = rows.iter().map(|r| match r.time {
-        Some(t) if (t - last).is_finite() => {
-            let delta = ((t - last) * 10_000.0).round() as i64;
-            last += delta as f64 / 10_000.0;
-            delta
-        }
-        _ => 0,
-    });
-    column(out, "time", tenths);
-    let _ = write!(out, "\"timed\":{},", rows.iter().any(|r| r.time.is_some()));
-    out.push_str("\"turns\":[");
-    for (i, (turn, session)) in file.turns.iter().zip(turn_sessions).enumerate() {
+    rows.iter()
+        .map(|r| match r.time {
+            Some(t) if (t - last).is_finite() => {
+                let delta = ((t - last) * 10_000.0).round() as i64;
+                last += delta as f64 / 10_000.0;
+                delta
+            }
+            _ => 0,
+        })
+        .collect()
+}
+
+/// The turns, each `[kind, session, start, end, stop, cancelled, column]` (`sessions`: each turn's
+/// session as an index into the file's).
+fn turns_data(out: &mut String, turns: &[Turn], sessions: Vec<usize>) {
+    for (i, (turn, session)) in turns.iter().zip(sessions).enumerate() {
         if i > 0 {
             out.push(',');
         }
@@ -382,8 +404,11 @@ fn file_data(out: &mut String, file: &File) {
         opt_string(out, turn.stop.as_deref());
         let _ = write!(out, ",{},{}]", u8::from(turn.cancelled), turn.column);
     }
-    out.push_str("],\"tools\":[");
-    for (i, tool) in file.tools.iter().enumerate() {
+}
+
+/// The tool calls, each `[id, title]`.
+fn tools_data(out: &mut String, tools: &[Tool]) {
+    for (i, tool) in tools.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
@@ -393,10 +418,11 @@ fn file_data(out: &mut String, file: &File) {
         opt_string(out, tool.title.as_deref());
         out.push(']');
     }
-    findings(out, &file.findings);
-    out.push_str("],");
-    state_data(out, file, &state_sessions);
-    out.push_str("\"messages\":[");
+}
+
+/// The messages as received, each without its leading `"jsonrpc":"2.0",` when it has one (the
+/// `code` column says so).
+fn messages(out: &mut String, rows: &[Row]) {
     for (i, row) in rows.iter().enumerate() {
         if i > 0 {
             out.push(',');
@@ -409,7 +435,6 @@ fn file_data(out: &mut String, file: &File) {
             None => out.push_str(&row.message),
         }
     }
-    out.push_str("]}");
 }
 
 #[cfg(test)]

@@ -572,6 +572,15 @@ pub enum EmitError {
         /// The marker type's name.
         marker: String,
     },
+    /// Two wire names, of one version or of two, would take one `MethodName` variant.
+    MethodNameClash {
+        /// The first wire name, in wire-name order.
+        first: String,
+        /// The second.
+        second: String,
+        /// The variant both would be.
+        variant: String,
+    },
 }
 
 impl fmt::Display for EmitError {
@@ -586,6 +595,9 @@ impl fmt::Display for EmitError {
                 "{file}: the marker type of method `{method}` ({side} side) would be named `{marker}`, which the \
                  methods module already defines"
             ),
+            EmitError::MethodNameClash { first, second, variant } => {
+                write!(f, "the method names `{first}` and `{second}` would both be `MethodName::{variant}`")
+            }
         }
     }
 }

@@ -106,28 +106,13 @@ pub fn generate(root: &Path) -> Result<Generated, Error> {
     let extensions = extensions(root, &versions)?;
     files.insert(PathBuf::from("generated/Cargo.toml"), emit::crates::facade_manifest(&versions));
     files.insert(PathBuf::from("generated/src/lib.rs"), emit::crates::facade_lib(&versions)?);
-    files.insert(PathBuf::from("generated/src/items.rs"), emit::crates::facade_items(&versions)?);
+    let mut wire_names = emit::method_names::WireNames::new();
     for v in &versions {
         let version = &v.dir;
         files.insert(PathBuf::from(format!("generated/{version}/Cargo.toml")), emit::crates::version_manifest(v));
         let stable_name = format!("schema/{version}/schema.json");
         let unstable_name = format!("schema/{version}/schema.unstable.json");
-        let mut loaded = Vec::new();
-        for name in [&stable_name, &unstable_name] {
-            let start = Instant::now();
-            match load(&root.join(name), name) {
-                Ok(p) => {
-                    lines.push(format!(
-                        "{name}: {} types, {} methods, {:.1} ms",
-                        p.types.len(),
-                        p.methods.len(),
-                        start.elapsed().as_secs_f64() * 1e3
-                    ));
-                    loaded.push(p);
-                }
-                Err(e) => errors.push(Error::Load(e)),
-            }
-        }
+        let mut loaded = load_timed(root, [&stable_name, &unstable_name], &mut lines, &mut errors);
         let [stable, unstable] = loaded.as_slice() else {
             continue;
         };
@@ -140,6 +125,7 @@ pub fn generate(root: &Path) -> Result<Generated, Error> {
             }
         };
         let sources = format!("{stable_name} and {unstable_name}");
+        emit::method_names::collect(&mut wire_names, v.number, &merged);
         let has_state = version_modules(&merged, &sources, version, &mut files, &mut errors);
         let extensions = extensions.get(version).map_or(&[][..], Vec::as_slice);
         match extension_files(root, &stable_name, extensions, Some(v.number)) {
@@ -153,19 +139,19 @@ pub fn generate(root: &Path) -> Result<Generated, Error> {
         }
         let lib = emit::crates::version_lib(v, &sources, has_state, !extensions.is_empty())?;
         files.insert(PathBuf::from(format!("generated/{version}/src/lib.rs")), lib);
-        let texts = [&stable_name, &unstable_name].map(|name| {
-            fs::read_to_string(root.join(name)).map_err(|error| Error::Io { path: PathBuf::from(name), error })
-        });
-        match texts {
-            [Ok(stable_text), Ok(unstable_text)] => {
-                files.insert(
-                    PathBuf::from(format!("generated/{version}/src/schema_json.rs")),
-                    emit::crates::schema_json_module(v, &sources, &stable_text, &unstable_text),
-                );
+        match schema_json(root, v, &sources, [&stable_name, &unstable_name]) {
+            Ok(text) => {
+                files.insert(PathBuf::from(format!("generated/{version}/src/schema_json.rs")), text);
             }
-            [Err(e), _] | [_, Err(e)] => errors.push(e),
+            Err(e) => errors.push(e),
         }
         stables.push((v, loaded.swap_remove(0)));
+    }
+    match emit::crates::facade_items(&versions, &wire_names) {
+        Ok(items) => {
+            files.insert(PathBuf::from("generated/src/items.rs"), items);
+        }
+        Err(e) => errors.push(Error::Emit(e)),
     }
     for pair in stables.windows(2) {
         let [(old_version, old), (new_version, new)] = pair else { continue };
@@ -178,6 +164,36 @@ pub fn generate(root: &Path) -> Result<Generated, Error> {
         Some(e) => Err(e),
         None => Ok(Generated { files, lines, warnings }),
     }
+}
+
+/// Loads each of a version's schema files (stable, then unstable), with a summary line each
+/// (types, methods, time taken); the errors go to `errors`.
+fn load_timed(root: &Path, names: [&str; 2], lines: &mut Vec<String>, errors: &mut Vec<Error>) -> Vec<Protocol> {
+    let mut loaded = Vec::new();
+    for name in names {
+        let start = Instant::now();
+        match load(&root.join(name), name) {
+            Ok(p) => {
+                lines.push(format!(
+                    "{name}: {} types, {} methods, {:.1} ms",
+                    p.types.len(),
+                    p.methods.len(),
+                    start.elapsed().as_secs_f64() * 1e3
+                ));
+                loaded.push(p);
+            }
+            Err(e) => errors.push(Error::Load(e)),
+        }
+    }
+    loaded
+}
+
+/// A version's `schema_json.rs`: the text of its schema files (stable, then unstable), embedded.
+fn schema_json(root: &Path, v: &SchemaVersion, sources: &str, names: [&str; 2]) -> Result<String, Error> {
+    let [stable, unstable] = names.map(|name| {
+        fs::read_to_string(root.join(name)).map_err(|error| Error::Io { path: PathBuf::from(name), error })
+    });
+    Ok(emit::crates::schema_json_module(v, sources, &stable?, &unstable?))
 }
 
 /// The modules of a version's merged IR, into `files`: `types.rs`, `methods.rs`, and `state.rs`

@@ -241,28 +241,8 @@ impl Reader<'_> {
                 "anyOf" => s.any_of = Some(self.list(value, &at)),
                 "oneOf" => s.one_of = Some(self.list(value, &at)),
                 "not" => s.not = Some(Box::new(self.schema(value, &at))),
-                "properties" => match value.as_object() {
-                    Some(props) => {
-                        s.properties = Some(
-                            props
-                                .iter()
-                                .map(|(name, p)| (name.clone(), self.schema(p, &format!("{at}/{}", escape(name)))))
-                                .collect(),
-                        )
-                    }
-                    None => self.malformed(&at, "must be an object"),
-                },
-                "required" => match value.as_array() {
-                    Some(items) => {
-                        for (i, item) in items.iter().enumerate() {
-                            match item.as_str() {
-                                Some(name) => s.required.push(name.to_string()),
-                                None => self.malformed(&format!("{at}/{i}"), "must be a string"),
-                            }
-                        }
-                    }
-                    None => self.malformed(&at, "must be an array of property names"),
-                },
+                "properties" => s.properties = self.properties(value, &at),
+                "required" => s.required.extend(self.required(value, &at)),
                 "additionalProperties" => s.additional = Some(self.additional(value, &at)),
                 "unevaluatedProperties" => s.unevaluated = Some(self.additional(value, &at)),
                 "items" => s.items = Some(Box::new(self.schema(value, &at))),
@@ -275,12 +255,7 @@ impl Reader<'_> {
                 "format" => s.format = self.string(value, &at),
                 "minimum" => s.minimum = self.number(value, &at),
                 "maximum" => s.maximum = self.number(value, &at),
-                "discriminator" => {
-                    s.discriminator = value.get("propertyName").and_then(Value::as_str).map(str::to_string);
-                    if s.discriminator.is_none() {
-                        self.malformed(&at, "expected an object with a string `propertyName`");
-                    }
-                }
+                "discriminator" => s.discriminator = self.discriminator(value, &at),
                 "x-method" => s.x_method = self.string(value, &at),
                 "x-side" => s.x_side = self.string(value, &at),
                 "x-deserialize-default-on-error" => s.default_on_error = self.flag(value, &at),
@@ -300,6 +275,45 @@ impl Reader<'_> {
             }
         }
         s
+    }
+
+    /// `properties`: each property's schema, by name, in the file's order.
+    fn properties(&mut self, value: &Value, pointer: &str) -> Option<Vec<(String, Schema)>> {
+        let Some(props) = value.as_object() else {
+            self.malformed(pointer, "must be an object");
+            return None;
+        };
+        Some(
+            props
+                .iter()
+                .map(|(name, p)| (name.clone(), self.schema(p, &format!("{pointer}/{}", escape(name)))))
+                .collect(),
+        )
+    }
+
+    /// `required`: the names of the required properties.
+    fn required(&mut self, value: &Value, pointer: &str) -> Vec<String> {
+        let Some(items) = value.as_array() else {
+            self.malformed(pointer, "must be an array of property names");
+            return Vec::new();
+        };
+        let mut names = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            match item.as_str() {
+                Some(name) => names.push(name.to_string()),
+                None => self.malformed(&format!("{pointer}/{i}"), "must be a string"),
+            }
+        }
+        names
+    }
+
+    /// `discriminator`: its `propertyName`.
+    fn discriminator(&mut self, value: &Value, pointer: &str) -> Option<String> {
+        let name = value.get("propertyName").and_then(Value::as_str).map(str::to_string);
+        if name.is_none() {
+            self.malformed(pointer, "expected an object with a string `propertyName`");
+        }
+        name
     }
 
     fn list(&mut self, value: &Value, pointer: &str) -> Vec<Schema> {

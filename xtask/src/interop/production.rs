@@ -637,27 +637,7 @@ fn client_scenario(
         fs::write(&existing, "to be replaced\n").map_err(|e| format!("cannot write {}: {e}", existing.display()))?;
     }
 
-    // Always named: our client asks for its newest version by default, and codex answers 2.
-    let mut argv: Argv = vec![path_arg(client), "--protocol-version".into(), protocol_version.to_string()];
-    if kind == Kind::Authenticated {
-        argv.extend(["--auth".into(), agent.auth_method().unwrap_or_default().into()]);
-    }
-    let prompt = match kind {
-        Kind::Plain | Kind::Authenticated => PLAIN_PROMPT.to_string(),
-        Kind::Tool => tool_prompt(&nonce),
-        Kind::FsWrite => fs_prompt(&nonce),
-        Kind::Cancelled => SLOW_PROMPT.to_string(),
-        Kind::Vendor => agentao::vendor_prompt(),
-    };
-    argv.extend(["--prompt".into(), prompt]);
-    if kind == Kind::Vendor {
-        argv.extend(agentao::vendor_args(&nonce));
-    }
-    if kind == Kind::Cancelled {
-        argv.extend(["--cancel-after".into(), CANCEL_AFTER.as_millis().to_string()]);
-    }
-    argv.extend(["--".into(), path_arg(acp), "tap".into(), "--log".into(), path_arg(&tap), "--".into()]);
-    argv.extend(agent.argv(&setup.agents));
+    let argv = client_argv(setup, (client, acp), agent, (protocol_version, kind), &nonce, &tap);
 
     let mut command = setup.command(&argv, &workspace, &env, &dir);
     let described = describe(&command);
@@ -702,6 +682,40 @@ fn client_scenario(
         return Err(format!("acp check found problems in {}: {summary}\n{}", tap.display(), check.listing()));
     }
     Ok(if check.findings.is_empty() { summary } else { format!("{summary}\n{}", check.listing()) })
+}
+
+/// Our client's command line for a scenario: the version it asks for, the prompt and what else
+/// the kind of turn needs, then `acp tap` logging to `tap` in front of the agent.
+fn client_argv(
+    setup: &Setup,
+    (client, acp): (&Path, &Path),
+    agent: Agent,
+    (protocol_version, kind): (u32, Kind),
+    nonce: &str,
+    tap: &Path,
+) -> Argv {
+    // Always named: our client asks for its newest version by default, and codex answers 2.
+    let mut argv: Argv = vec![path_arg(client), "--protocol-version".into(), protocol_version.to_string()];
+    if kind == Kind::Authenticated {
+        argv.extend(["--auth".into(), agent.auth_method().unwrap_or_default().into()]);
+    }
+    let prompt = match kind {
+        Kind::Plain | Kind::Authenticated => PLAIN_PROMPT.to_string(),
+        Kind::Tool => tool_prompt(nonce),
+        Kind::FsWrite => fs_prompt(nonce),
+        Kind::Cancelled => SLOW_PROMPT.to_string(),
+        Kind::Vendor => agentao::vendor_prompt(),
+    };
+    argv.extend(["--prompt".into(), prompt]);
+    if kind == Kind::Vendor {
+        argv.extend(agentao::vendor_args(nonce));
+    }
+    if kind == Kind::Cancelled {
+        argv.extend(["--cancel-after".into(), CANCEL_AFTER.as_millis().to_string()]);
+    }
+    argv.extend(["--".into(), path_arg(acp), "tap".into(), "--log".into(), path_arg(tap), "--".into()]);
+    argv.extend(agent.argv(&setup.agents));
+    argv
 }
 
 /// What a client scenario's turn left besides its updates: the transcript, the workspace, our

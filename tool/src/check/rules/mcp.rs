@@ -6,7 +6,7 @@
 
 use super::tally::Tally;
 use crate::check::report::Report;
-use acp_rpc::rules;
+use acp_rpc::rules::RuleId;
 use acp_types::support::rpc::Role;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -44,12 +44,12 @@ impl Mcp {
             else {
                 continue;
             };
-            tally.exercise(rules::MCP_DISTINCT_SERVER_IDS, Role::Client);
+            tally.exercise(RuleId::McpDistinctServerIds, Role::Client);
             if let Some(first) = here.insert(id, i) {
                 let detail = format!(
                     "params.mcpServers[{i}] reuses serverId {id:?} of params.mcpServers[{first}] in the same request"
                 );
-                tally.violate(report, rules::MCP_DISTINCT_SERVER_IDS, Role::Client, detail);
+                tally.violate(report, RuleId::McpDistinctServerIds, Role::Client, detail);
                 continue;
             }
             match self.declared.get(id) {
@@ -60,7 +60,7 @@ impl Mcp {
                         "params.mcpServers[{i}] declares server {name:?} with serverId {id:?}, which server {known:?} \
                          (line {line}) already has on this connection"
                     );
-                    tally.violate(report, rules::MCP_DISTINCT_SERVER_IDS, Role::Client, detail);
+                    tally.violate(report, RuleId::McpDistinctServerIds, Role::Client, detail);
                 }
                 None => {
                     self.declared.insert(id.to_string(), (name.to_string(), report.line));
@@ -75,10 +75,10 @@ impl Mcp {
         let request = params.get("requestId").map(Value::to_string).unwrap_or_default();
         // A transcript that starts after the session was made may lack the declaration.
         if !forced {
-            tally.exercise(rules::MCP_DECLARED_SERVER, Role::Agent);
+            tally.exercise(RuleId::McpDeclaredServer, Role::Agent);
             if !self.declared.contains_key(server) {
                 let detail = format!("`mcp/message` to serverId {server:?}, which no `mcpServers` entry of type \"acp\" on this connection declared");
-                tally.violate(report, rules::MCP_DECLARED_SERVER, Role::Agent, detail);
+                tally.violate(report, RuleId::McpDeclaredServer, Role::Agent, detail);
             }
         }
         self.calls.insert(id, Call { server: server.to_string(), request });
@@ -98,14 +98,14 @@ impl Mcp {
         if forced {
             return;
         }
-        tally.exercise(rules::MCP_ACTIVE_REQUEST, Role::Client);
+        tally.exercise(RuleId::McpActiveRequest, Role::Client);
         let active = self.calls.values().any(|c| c.server == server && c.request == request);
         if !active {
             let detail = format!(
                 "`mcp/message` notification for requestId {request} of serverId {server:?}, which is no active \
                  `mcp/message` request"
             );
-            tally.violate(report, rules::MCP_ACTIVE_REQUEST, Role::Client, detail);
+            tally.violate(report, RuleId::McpActiveRequest, Role::Client, detail);
         }
     }
 
@@ -115,10 +115,10 @@ impl Mcp {
         self.calls.remove(id);
         // An ACP error ("reserved for binding and runtime failures") carries no MCP outcome.
         let Some(result) = result else { return };
-        tally.exercise(rules::MCP_ONE_OUTCOME, Role::Client);
+        tally.exercise(RuleId::McpOneOutcome, Role::Client);
         let Some(carrier) = result.as_object() else {
             let detail = format!("the `mcp/message` result is {result}, not an object carrying `result` or `error`");
-            return tally.violate(report, rules::MCP_ONE_OUTCOME, Role::Client, detail);
+            return tally.violate(report, RuleId::McpOneOutcome, Role::Client, detail);
         };
         let detail = match (carrier.get("result"), carrier.get("error")) {
             (Some(_), Some(_)) => Some("the `mcp/message` result carries both `result` and `error`".to_string()),
@@ -129,7 +129,7 @@ impl Mcp {
             _ => None,
         };
         if let Some(detail) = detail {
-            tally.violate(report, rules::MCP_ONE_OUTCOME, Role::Client, detail);
+            tally.violate(report, RuleId::McpOneOutcome, Role::Client, detail);
         }
     }
 }
@@ -137,7 +137,7 @@ impl Mcp {
 #[cfg(test)]
 mod tests {
     use crate::check::{Checker, Report};
-    use acp_rpc::rules;
+    use acp_rpc::rules::RuleId;
     use serde_json::{json, Value};
 
     /// Checks `records` (`(from, message)`) as one connection.
@@ -165,7 +165,7 @@ mod tests {
         ]);
         let report = &reports[5];
         assert_eq!(report.violations.len(), 1, "{report}");
-        assert_eq!(report.violations[0].rule, rules::MCP_ONE_OUTCOME, "{report}");
+        assert_eq!(report.violations[0].rule, RuleId::McpOneOutcome, "{report}");
         assert!(report.violations[0].detail.contains("`error` is null"), "{report}");
         assert!(reports[4].violations.is_empty(), "{}", reports[4]);
     }

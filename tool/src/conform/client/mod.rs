@@ -32,10 +32,10 @@ mod offers;
 use super::report::Results;
 use super::steps::Unstartable;
 use crate::check::{wire, Role};
-use acp_rpc::rules;
+use acp_rpc::rules::{self, RuleId};
 use acp_rpc::spawn::ProcessGroup;
 use acp_types::support::rpc::{Method, RpcError};
-use acp_types::{v2, Version};
+use acp_types::{v2, MethodName, Version};
 use conn::{Conn, Event};
 use offers::{Calls, Offered};
 use serde_json::{json, Value};
@@ -156,17 +156,17 @@ async fn conform(options: &Options, scratch: &Path) -> Result<Results, Unstartab
         }
     }
     results.skip_reason(
-        rules::CANCEL_PERMISSION,
+        RuleId::CancelPermission,
         "the client never sent `session/cancel` while a permission request was pending",
     );
-    results.skip_reason(rules::CAP_PROMPT_CONTENT, "the client sent only text and resource links");
-    results.skip_reason(rules::CAP_LOAD_SESSION, "the client never called `session/load`");
+    results.skip_reason(RuleId::CapPromptContent, "the client sent only text and resource links");
+    results.skip_reason(RuleId::CapLoadSession, "the client never called `session/load`");
     results.skip_reason(
-        rules::METHOD_NOT_FOUND,
+        RuleId::MethodNotFound,
         "the client never answered the stand-in's `_` request (which `rpc.reply` judges)",
     );
-    results.skip_reason(rules::CLIENT_SERVES_FS, "the client advertised `fs` in no v1 scenario that ran");
-    results.skip_reason(rules::CLIENT_SERVES_TERMINAL, "the client advertised `terminal` in no v1 scenario that ran");
+    results.skip_reason(RuleId::ClientServesFs, "the client advertised `fs` in no v1 scenario that ran");
+    results.skip_reason(RuleId::ClientServesTerminal, "the client advertised `terminal` in no v1 scenario that ran");
     Ok(results)
 }
 
@@ -369,7 +369,9 @@ impl Scenario {
         let method = message.get("method").and_then(Value::as_str).map(str::to_string);
         let id = message.get("id").cloned();
         let params = message.get("params").cloned().unwrap_or(Value::Null);
-        match (method.as_deref(), id) {
+        // The method as sent, and what it is if a schema defines it.
+        let method = method.as_deref().map(|m| (m, MethodName::of(m)));
+        match (method, id) {
             // A response: the permission's, once the calls of what the client advertised are
             // answered too, ends the turn.
             (None, Some(id)) => {
@@ -390,15 +392,17 @@ impl Scenario {
                     }
                 }
             }
-            (Some(wire::SESSION_CANCEL), None) => self.cancel(state, &params).await,
+            (Some((_, Some(MethodName::SessionCancel))), None) => self.cancel(state, &params).await,
             (Some(_), None) | (None, None) => {}
-            (Some(wire::INITIALIZE), Some(id)) => return self.initialize(state, id, &params).await,
-            (Some(wire::SESSION_NEW), Some(_)) => state.held.push_back((Instant::now() + HOLD, message)),
-            (Some(wire::SESSION_PROMPT), Some(_)) => {
+            (Some((_, Some(MethodName::Initialize))), Some(id)) => return self.initialize(state, id, &params).await,
+            (Some((_, Some(MethodName::SessionNew))), Some(_)) => {
+                state.held.push_back((Instant::now() + HOLD, message))
+            }
+            (Some((_, Some(MethodName::SessionPrompt))), Some(_)) => {
                 state.prompted = true;
                 state.held.push_back((Instant::now() + HOLD, message));
             }
-            (Some(other), Some(id)) => {
+            (Some((other, _)), Some(id)) => {
                 self.conn
                     .respond(id, Err((i64::from(RpcError::METHOD_NOT_FOUND), format!("Method not found: {other}"))))
                     .await;
@@ -431,7 +435,7 @@ impl Scenario {
     /// A held request's answer, now: a session, or the prompt's turn.
     async fn answer_held(&mut self, state: &mut State, message: Value, text: &str) {
         let id = message.get("id").cloned().unwrap_or(Value::Null);
-        if message["method"] == wire::SESSION_NEW {
+        if matches!(message["method"].as_str().and_then(MethodName::of), Some(MethodName::SessionNew)) {
             state.sessions += 1;
             self.conn.respond(id, Ok(json!({ "sessionId": format!("conform-session-{}", state.sessions) }))).await;
         } else if state.turn.is_some() {

@@ -8,7 +8,7 @@
 
 use super::conn::Conn;
 use crate::check::Role;
-use acp_rpc::rules;
+use acp_rpc::rules::{self, RuleId};
 use acp_types::support::rpc::{Method, RpcError};
 use acp_types::v1::methods as v1;
 use serde_json::{json, Value};
@@ -64,9 +64,9 @@ pub struct Calls {
     pending: HashMap<String, Call>,
     session: Value,
     /// What a PASS rests on: the rule and the text.
-    pub evidence: Vec<(&'static str, String)>,
+    pub evidence: Vec<(RuleId, String)>,
     /// Why a rule was not exercised.
-    pub skipped: Vec<(&'static str, String)>,
+    pub skipped: Vec<(RuleId, String)>,
 }
 
 impl Calls {
@@ -78,20 +78,20 @@ impl Calls {
             let params = json!({ "sessionId": session, "path": path });
             self.call(conn, v1::FsReadTextFile::METHOD, params, Expect::Read(path)).await;
         } else {
-            self.skipped.push((rules::CLIENT_SERVES_FS, "the client did not advertise `fs.readTextFile`".into()));
+            self.skipped.push((RuleId::ClientServesFs, "the client did not advertise `fs.readTextFile`".into()));
         }
         if offered.write {
             let path = scratch.join(WRITE.0);
             let params = json!({ "sessionId": session, "path": path, "content": WRITE.1 });
             self.call(conn, v1::FsWriteTextFile::METHOD, params, Expect::Write(path)).await;
         } else {
-            self.skipped.push((rules::CLIENT_SERVES_FS, "the client did not advertise `fs.writeTextFile`".into()));
+            self.skipped.push((RuleId::ClientServesFs, "the client did not advertise `fs.writeTextFile`".into()));
         }
         if offered.terminal {
             let params = json!({ "sessionId": session, "command": "echo", "args": ["acp conform"], "cwd": scratch });
             self.call(conn, v1::TerminalCreate::METHOD, params, Expect::Create).await;
         } else {
-            self.skipped.push((rules::CLIENT_SERVES_TERMINAL, "the client did not advertise `terminal`".into()));
+            self.skipped.push((RuleId::ClientServesTerminal, "the client did not advertise `terminal`".into()));
         }
     }
 
@@ -112,7 +112,7 @@ impl Calls {
         let Some(call) = response.get("id").and_then(|id| self.pending.remove(&id.to_string())) else {
             return false;
         };
-        let rule = rules::ClientGate::of_v1(call.method).map_or(rules::CLIENT_SERVES_TERMINAL, |g| g.serves_rule());
+        let rule = rules::ClientGate::of_v1(call.method).map_or(RuleId::ClientServesTerminal, |g| g.serves_rule());
         let what = format!("`{}` (line {})", call.method, call.line);
         if let Some(error) = response.get("error") {
             let code = error["code"].as_i64().unwrap_or_default();

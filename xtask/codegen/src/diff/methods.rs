@@ -18,29 +18,7 @@ impl<'a> Comparison<'a> {
     /// Pairs the methods of the two revisions and reports what changed about each as a method.
     pub(super) fn match_methods(&mut self) -> Vec<MethodPair<'a>> {
         let (old, new) = (self.old, self.new);
-        // A name used twice in one revision (two sides, or a request and a notification) is shown
-        // with what tells the two apart.
-        let mut uses: BTreeMap<&str, BTreeSet<(&str, MethodKind)>> = BTreeMap::new();
-        for p in [old, new] {
-            for m in &p.methods {
-                uses.entry(m.name.as_str()).or_default().insert((m.side.wire.as_str(), m.kind));
-            }
-        }
-        let label = |m: &Method| {
-            let Some(all) = uses.get(m.name.as_str()).filter(|all| all.len() > 1) else {
-                return m.name.clone();
-            };
-            let sides: BTreeSet<&str> = all.iter().map(|(s, _)| *s).collect();
-            let kinds: BTreeSet<MethodKind> = all.iter().map(|(_, k)| *k).collect();
-            let mut parts = Vec::new();
-            if sides.len() > 1 {
-                parts.push(m.side.wire.clone());
-            }
-            if kinds.len() > 1 {
-                parts.push(kind_text(m.kind).to_string());
-            }
-            format!("{} ({})", m.name, parts.join(" "))
-        };
+        let label = labels(old, new);
         let mut old_left: Vec<&'a Method> = old.methods.iter().collect();
         let mut new_left: Vec<&'a Method> = new.methods.iter().collect();
         let mut pairs = Vec::new();
@@ -65,7 +43,25 @@ impl<'a> Comparison<'a> {
         for p in &pairs {
             self.method_changes(p);
         }
-        // Renames: same side and kind, same wire shape; a shared word in the name breaks ties.
+        pairs.extend(self.match_renamed(&mut old_left, &mut new_left, &label));
+        for o in old_left {
+            self.method_removed(o, &label(o));
+        }
+        for n in new_left {
+            self.method_added(n, &label(n));
+        }
+        pairs
+    }
+
+    /// Renames among the methods left unmatched (taken out of `old_left` and `new_left`): same
+    /// side and kind, same wire shape; a shared word in the name breaks ties.
+    fn match_renamed(
+        &mut self,
+        old_left: &mut Vec<&'a Method>,
+        new_left: &mut Vec<&'a Method>,
+        label: &impl Fn(&Method) -> String,
+    ) -> Vec<MethodPair<'a>> {
+        let mut pairs = Vec::new();
         let mut i = 0;
         while i < old_left.len() {
             let o = old_left[i];
@@ -90,12 +86,6 @@ impl<'a> Comparison<'a> {
             } else {
                 i += 1;
             }
-        }
-        for o in old_left {
-            self.method_removed(o, &label(o));
-        }
-        for n in new_left {
-            self.method_added(n, &label(n));
         }
         pairs
     }
@@ -274,4 +264,30 @@ fn kind_text(k: MethodKind) -> &'static str {
 
 fn method_text(m: &Method) -> String {
     format!("{} handled by the {}", kind_text(m.kind), m.side.wire)
+}
+
+/// How findings name a method: by its name, with what tells two uses of one name in a revision
+/// apart (two sides, or a request and a notification).
+fn labels<'p>(old: &'p Protocol, new: &'p Protocol) -> impl Fn(&Method) -> String + 'p {
+    let mut uses: BTreeMap<&str, BTreeSet<(&str, MethodKind)>> = BTreeMap::new();
+    for p in [old, new] {
+        for m in &p.methods {
+            uses.entry(m.name.as_str()).or_default().insert((m.side.wire.as_str(), m.kind));
+        }
+    }
+    move |m: &Method| {
+        let Some(all) = uses.get(m.name.as_str()).filter(|all| all.len() > 1) else {
+            return m.name.clone();
+        };
+        let sides: BTreeSet<&str> = all.iter().map(|(s, _)| *s).collect();
+        let kinds: BTreeSet<MethodKind> = all.iter().map(|(_, k)| *k).collect();
+        let mut parts = Vec::new();
+        if sides.len() > 1 {
+            parts.push(m.side.wire.clone());
+        }
+        if kinds.len() > 1 {
+            parts.push(kind_text(m.kind).to_string());
+        }
+        format!("{} ({})", m.name, parts.join(" "))
+    }
 }

@@ -595,27 +595,7 @@ impl Comparison<'_> {
     }
 
     fn unions(&self, l: &mut Local, ty: &str, ou: &Union, nu: &Union) {
-        if ou.tag != nu.tag {
-            let text = |t: &Option<String>| t.clone().unwrap_or_else(|| "(untagged)".into());
-            l.changes.push(
-                Change::new(
-                    Rule::UnionTagChanged,
-                    ty,
-                    format!("variants told apart by `{}`, was `{}`", text(&nu.tag), text(&ou.tag)),
-                )
-                .values(Some(text(&ou.tag)), Some(text(&nu.tag)))
-                .rejects(true, true),
-            );
-        }
-        if ou.tag_lenient != nu.tag_lenient {
-            let at = format!("{ty}.{}", nu.tag.as_deref().unwrap_or("tag"));
-            let lost = ou.tag_lenient.default_on_error && !nu.tag_lenient.default_on_error;
-            l.changes.push(
-                Change::new(Rule::LenientChanged, &at, "lenient decoding of the tag changed".into())
-                    .values(Some(lenient_text(&ou.tag_lenient)), Some(lenient_text(&nu.tag_lenient)))
-                    .base(if lost { Severity::Warning } else { Severity::Info }),
-            );
-        }
+        self.union_tag(l, ty, ou, nu);
         let (oc, nc) = (Catch::of_union(ou), Catch::of_union(nu));
         self.openness(l, ty, oc, nc);
         // Open on the wire: the schema declares the catch-all.
@@ -639,41 +619,74 @@ impl Comparison<'_> {
                     new_used[j] = true;
                     self.variant(l, ty, ov, &nu.variants[j], (oc.is_some(), nc.is_some()), nu.tag.as_deref());
                 }
-                None => {
-                    let at = variant_at(ty, ov);
-                    let open = nc.is_some() && matches!(ov.kind, VariantKind::Tagged { .. });
-                    let message = if open {
-                        format!("variant {} is removed; new receivers keep it as unknown", variant_text(self.old, ov))
-                    } else {
-                        format!("variant {} is removed", variant_text(self.old, ov))
-                    };
-                    l.changes.push(
-                        Change::new(Rule::VariantRemoved, &at, message)
-                            .values(Some(variant_text(self.old, ov)), None)
-                            .rejects(false, !open)
-                            .rust(rust_break(format!("variant `{ty}::{}` is gone", ov.name))),
-                    );
-                }
+                None => self.variant_removed(l, ty, ov, nc.is_some()),
             }
         }
         for (j, nv) in nu.variants.iter().enumerate() {
             if new_used[j] || matches!(nv.kind, VariantKind::CatchAll(_)) {
                 continue;
             }
-            let at = variant_at(ty, nv);
-            let open = oc.is_some() && matches!(nv.kind, VariantKind::Tagged { .. });
-            let message = if open {
-                format!("new variant {} (old receivers keep it as unknown)", variant_text(self.new, nv))
-            } else {
-                format!("new variant {}", variant_text(self.new, nv))
-            };
+            self.variant_added(l, ty, nv, oc.is_some());
+        }
+    }
+
+    /// What tells the variants apart (the tag, or none) and how leniently the tag is read.
+    fn union_tag(&self, l: &mut Local, ty: &str, ou: &Union, nu: &Union) {
+        if ou.tag != nu.tag {
+            let text = |t: &Option<String>| t.clone().unwrap_or_else(|| "(untagged)".into());
             l.changes.push(
-                Change::new(Rule::VariantAdded, &at, message)
-                    .values(None, Some(variant_text(self.new, nv)))
-                    .rejects(!open, false)
-                    .rust(rust_note(format!("exhaustive matches on `{ty}` need an arm for `{}`", nv.name))),
+                Change::new(
+                    Rule::UnionTagChanged,
+                    ty,
+                    format!("variants told apart by `{}`, was `{}`", text(&nu.tag), text(&ou.tag)),
+                )
+                .values(Some(text(&ou.tag)), Some(text(&nu.tag)))
+                .rejects(true, true),
             );
         }
+        if ou.tag_lenient != nu.tag_lenient {
+            let at = format!("{ty}.{}", nu.tag.as_deref().unwrap_or("tag"));
+            let lost = ou.tag_lenient.default_on_error && !nu.tag_lenient.default_on_error;
+            l.changes.push(
+                Change::new(Rule::LenientChanged, &at, "lenient decoding of the tag changed".into())
+                    .values(Some(lenient_text(&ou.tag_lenient)), Some(lenient_text(&nu.tag_lenient)))
+                    .base(if lost { Severity::Warning } else { Severity::Info }),
+            );
+        }
+    }
+
+    /// An old variant the new union lacks; `open`: the new union keeps unknown variants.
+    fn variant_removed(&self, l: &mut Local, ty: &str, ov: &Variant, open: bool) {
+        let at = variant_at(ty, ov);
+        let open = open && matches!(ov.kind, VariantKind::Tagged { .. });
+        let message = if open {
+            format!("variant {} is removed; new receivers keep it as unknown", variant_text(self.old, ov))
+        } else {
+            format!("variant {} is removed", variant_text(self.old, ov))
+        };
+        l.changes.push(
+            Change::new(Rule::VariantRemoved, &at, message)
+                .values(Some(variant_text(self.old, ov)), None)
+                .rejects(false, !open)
+                .rust(rust_break(format!("variant `{ty}::{}` is gone", ov.name))),
+        );
+    }
+
+    /// A new variant the old union lacks; `open`: the old union keeps unknown variants.
+    fn variant_added(&self, l: &mut Local, ty: &str, nv: &Variant, open: bool) {
+        let at = variant_at(ty, nv);
+        let open = open && matches!(nv.kind, VariantKind::Tagged { .. });
+        let message = if open {
+            format!("new variant {} (old receivers keep it as unknown)", variant_text(self.new, nv))
+        } else {
+            format!("new variant {}", variant_text(self.new, nv))
+        };
+        l.changes.push(
+            Change::new(Rule::VariantAdded, &at, message)
+                .values(None, Some(variant_text(self.new, nv)))
+                .rejects(!open, false)
+                .rust(rust_note(format!("exhaustive matches on `{ty}` need an arm for `{}`", nv.name))),
+        );
     }
 
     /// Old variant index → new variant index: tagged ones by tag value; untagged ones by the
@@ -693,6 +706,14 @@ impl Comparison<'_> {
                 }
             }
         }
+        self.match_untagged(ou, nu, &mut out, &mut taken);
+        self.match_retagged(ou, nu, &mut out, &mut taken);
+        out
+    }
+
+    /// Untagged variants not matched yet (into `out`, their new index into `taken`): by the type
+    /// held, then by variant name, then by shape when that is unambiguous on both sides.
+    fn match_untagged(&self, ou: &Union, nu: &Union, out: &mut BTreeMap<usize, usize>, taken: &mut BTreeSet<usize>) {
         let untagged = |u: &Union| -> Vec<usize> {
             (0..u.variants.len()).filter(|&i| matches!(u.variants[i].kind, VariantKind::Untagged(_))).collect()
         };
@@ -734,7 +755,10 @@ impl Comparison<'_> {
                 }
             }
         }
-        // An untagged variant that became tagged (or back) keeps the type it holds.
+    }
+
+    /// An untagged variant that became tagged (or back) keeps the type it holds: matched by it.
+    fn match_retagged(&self, ou: &Union, nu: &Union, out: &mut BTreeMap<usize, usize>, taken: &mut BTreeSet<usize>) {
         let held = |p: &Protocol, v: &Variant| match &v.kind {
             VariantKind::Untagged(TypeRef::Named(id)) | VariantKind::Tagged { body: Some(TypeRef::Named(id)), .. } => {
                 Some(p.get(*id).name.clone())
@@ -758,7 +782,6 @@ impl Comparison<'_> {
                 taken.insert(j);
             }
         }
-        out
     }
 
     /// A matched variant; `open` says whether the old and new unions have a catch-all.

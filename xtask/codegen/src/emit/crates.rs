@@ -1,9 +1,11 @@
 //! Emitting the crates around the generated modules: the `acp-types` facade (its `Cargo.toml`
-//! and `src/lib.rs` with the `Version` enum, one variant per `schema/vN/`), each version crate's
-//! `Cargo.toml` and `src/lib.rs`, and the standalone crate of `codegen --schema FILE --out DIR`.
+//! and `src/lib.rs` with the `Version` enum, one variant per `schema/vN/`, and the `MethodName`
+//! enum of [`super::method_names`]), each version crate's `Cargo.toml` and `src/lib.rs`, and the
+//! standalone crate of `codegen --schema FILE --out DIR`.
 //! Every file starts with the generated-file header, manifests included.
 
 use super::common::{header, render};
+use super::method_names::{method_name_enum, WireNames};
 use crate::error::EmitError;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -225,7 +227,9 @@ pub fn facade_lib(versions: &[SchemaVersion]) -> Result<String, EmitError> {
          a schema default remember whether they were present ([`Defaulted`])."
             .to_string(),
         " - Decoding is lenient exactly where the schema says so (`x-deserialize-*`), see [`lenient`].".to_string(),
-        " - [`Version`] names the versions, for code that handles each of them.".to_string(),
+        " - [`Version`] names the versions, for code that handles each of them; [`MethodName`] the \
+         methods of every version, for code that routes by method."
+            .to_string(),
     ];
     render(
         "schema/",
@@ -242,8 +246,9 @@ pub fn facade_lib(versions: &[SchemaVersion]) -> Result<String, EmitError> {
 
 /// `generated/src/items.rs`: re-exports the support crate and each version crate, and defines
 /// the `Version` enum, so that code handling every version matches on it and a new `schema/vN/`
-/// makes the compiler point at each such place.
-pub fn facade_items(versions: &[SchemaVersion]) -> Result<String, EmitError> {
+/// makes the compiler point at each such place, and the `MethodName` enum of every version's
+/// wire `names`.
+pub fn facade_items(versions: &[SchemaVersion], names: &WireNames) -> Result<String, EmitError> {
     let reexports = versions.iter().map(|v| {
         let (feature, krate, module) = (v.feature(), format_ident!("acp_types_{}", v.dir), format_ident!("{}", v.dir));
         quote! {
@@ -253,6 +258,7 @@ pub fn facade_items(versions: &[SchemaVersion]) -> Result<String, EmitError> {
         }
     });
     let version_enum = version_enum(versions);
+    let method_name_enum = method_name_enum(names)?;
     render(
         "schema/",
         quote! {
@@ -266,6 +272,8 @@ pub fn facade_items(versions: &[SchemaVersion]) -> Result<String, EmitError> {
             #(#reexports)*
 
             #version_enum
+
+            #method_name_enum
         },
     )
 }

@@ -3,7 +3,7 @@
 //! (structs and newtypes), `enums` (string and integer enums), `unions`, `defaults` (schema
 //! defaults and `Default` impls) and `lenient` (lenient decoding). [`methods`] emits the method
 //! tables (`methods.rs`), [`state`] the client state of `x-state` (`state.rs`), [`crates`] the
-//! manifests and crate roots around them. The machinery they
+//! manifests and crate roots around them, [`method_names`] the facade's `MethodName` enum. The machinery they
 //! share (rendering and the generated-file header, docs, `#[cfg]`s, identifiers, the `Emitter`) is
 //! in the leaf module `common`, the kinds of lenient function in the leaf `shape`, so no child
 //! imports its parent.
@@ -18,6 +18,7 @@ mod defaults;
 mod enums;
 pub mod ext;
 mod lenient;
+pub mod method_names;
 pub mod methods;
 mod shape;
 pub mod state;

@@ -65,24 +65,7 @@ fn struct_name(scope: &str) -> syn::Ident {
 fn state_struct(e: &Emitter, scope: &str) -> TokenStream {
     let name = struct_name(scope);
     let targets: Vec<&StateTarget> = e.p.state.targets.iter().filter(|t| t.scope == scope).collect();
-    let members = targets.iter().map(|t| {
-        let field = ident(&naming::field(&t.name));
-        let wire = &t.name;
-        let entry = t.entry.as_ref().map_or_else(|| quote! { serde_json::Value }, |r| e.rust(r, false));
-        let cfg = cfg_for(t.stability);
-        let doc = docs(Some(&target_docs(e.p, t)));
-        let (ty, skip) = if t.keyed {
-            (quote! { Collection<#entry> }, "Collection::is_empty")
-        } else {
-            (quote! { Single<#entry> }, "Single::is_none")
-        };
-        quote! {
-            #doc
-            #cfg
-            #[serde(rename = #wire, skip_serializing_if = #skip)]
-            pub #field: #ty,
-        }
-    });
+    let members = targets.iter().map(|t| state_member(e, t));
     let arms = targets.iter().map(|t| {
         let field = ident(&naming::field(&t.name));
         let wire = &t.name;
@@ -94,7 +77,7 @@ fn state_struct(e: &Emitter, scope: &str) -> TokenStream {
          target, collections keyed by id in the order first seen, other targets as one value. Messages \
          without an annotation are kept in `unapplied`."
     );
-    let scope_lit = scope;
+    let apply = apply_impl(&name, scope);
     quote! {
         #[doc = #doc]
         #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -118,9 +101,38 @@ fn state_struct(e: &Emitter, scope: &str) -> TokenStream {
             }
         }
 
+        #apply
+    }
+}
+
+/// A state struct's member for one target: a `Collection` of its entries when keyed by id, else a
+/// `Single` value.
+fn state_member(e: &Emitter, t: &StateTarget) -> TokenStream {
+    let field = ident(&naming::field(&t.name));
+    let wire = &t.name;
+    let entry = t.entry.as_ref().map_or_else(|| quote! { serde_json::Value }, |r| e.rust(r, false));
+    let cfg = cfg_for(t.stability);
+    let doc = docs(Some(&target_docs(e.p, t)));
+    let (ty, skip) = if t.keyed {
+        (quote! { Collection<#entry> }, "Collection::is_empty")
+    } else {
+        (quote! { Single<#entry> }, "Single::is_none")
+    };
+    quote! {
+        #doc
+        #cfg
+        #[serde(rename = #wire, skip_serializing_if = #skip)]
+        pub #field: #ty,
+    }
+}
+
+/// A state struct's `SCOPE` and its `apply` (typed messages) and `apply_json` (JSON of a named
+/// schema type).
+fn apply_impl(name: &syn::Ident, scope: &str) -> TokenStream {
+    quote! {
         impl #name {
             /// The scope of `x-state` this struct keeps.
-            pub const SCOPE: &'static str = #scope_lit;
+            pub const SCOPE: &'static str = #scope;
 
             /// Applies a message's rules of this scope (a message without any is kept in
             /// `unapplied`).

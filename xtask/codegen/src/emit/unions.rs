@@ -173,95 +173,65 @@ impl Emitter<'_> {
 
     /// No tag: `null`, any value, or a body tried in schema order (guarded by its JSON kind).
     fn untagged_variant(&self, parts: &mut UnionParts, v: &Variant, body: &TypeRef) {
-        let (vn, c, d) = (ident(&v.name), cfg_for(v.stability), variant_docs(v));
         match body {
-            TypeRef::Null => {
-                parts.schema_branches.push(quote! { #c branches.push(serde_json::json!({ "type": "null" })); });
-                parts.variants.push(quote! { #d #c #vn, });
-                parts.ser_arms.push(quote! { #c Self::#vn => serializer.serialize_unit(), });
-                parts.untagged.push(quote! {
-                    #c
-                    if value.is_null() {
-                        return Ok(Self::#vn);
-                    }
-                });
-                parts.untagged_buffered.push(quote! {
-                    #c
-                    if value.kind() == "null" {
-                        return Ok(Self::#vn);
-                    }
-                });
-            }
-            TypeRef::Any => {
-                parts.schema_branches.push(quote! { #c branches.push(serde_json::json!(true)); });
-                parts.ends_with_any = true;
-                parts.variants.push(quote! { #d #c #vn(serde_json::Value), });
-                parts.ser_arms.push(quote! { #c Self::#vn(body) => body.serialize(serializer), });
-                parts.untagged.push(quote! {
-                    #c
-                    {
-                        return Ok(Self::#vn(value));
-                    }
-                });
-                parts.untagged_buffered.push(quote! {
-                    #c
-                    {
-                        return union::from_buffered(value).map(Self::#vn).ok_or_else(union::no_buffered_branch);
-                    }
-                });
-            }
-            _ => {
-                if let TypeRef::Named(x) = body {
-                    parts.has_untagged_object |= matches!(self.p.get(*x).kind, TypeKind::Struct(_));
-                }
-                let ty = self.rust(body, v.boxed);
-                parts.schema_branches.push(quote! {
-                    #c branches.push(generator.subschema_for::<#ty>().to_value());
-                });
-                parts.variants.push(quote! { #d #c #vn(#ty), });
-                parts.ser_arms.push(quote! { #c Self::#vn(body) => body.serialize(serializer), });
-                // serde also reads structs from arrays; a branch only sees its JSON kind. What a
-                // branch that fails recorded (`lenient`) is forgotten (scalars record nothing).
-                let kind = self.json_kind(body);
-                let guard = match kind {
-                    Some("object") => quote! { value.is_object() },
-                    Some("array") => quote! { value.is_array() },
-                    Some("string") => quote! { value.is_string() },
-                    Some("number") => quote! { value.is_number() },
-                    Some("boolean") => quote! { value.is_boolean() },
-                    _ => quote! { true },
-                };
-                let buffered_guard = match kind {
-                    Some(kind) => quote! { value.kind() == #kind },
-                    None => quote! { true },
-                };
-                parts.untagged_buffered.push(quote! {
-                    #c
-                    if #buffered_guard {
-                        if let Some(body) = union::from_buffered::<#ty>(value) {
-                            return Ok(Self::#vn(body));
-                        }
-                    }
-                });
-                let decode = match body {
-                    TypeRef::String | TypeRef::Bool | TypeRef::Int(_) | TypeRef::Float(_) => {
-                        quote! { <#ty as Deserialize>::deserialize(&value) }
-                    }
-                    _ => quote! { union::attempt(|| <#ty as Deserialize>::deserialize(&value)) },
-                };
-                parts.untagged.push(quote! {
-                    #c
-                    if #guard {
-                        match #decode {
-                            Ok(body) => return Ok(Self::#vn(body)),
-                            Err(e) => {
-                                first.get_or_insert(e);
-                            }
-                        }
-                    }
-                });
-            }
+            TypeRef::Null => null_variant(parts, v),
+            TypeRef::Any => any_variant(parts, v),
+            _ => self.body_variant(parts, v, body),
         }
+    }
+
+    /// An untagged variant with a body: tried when the value has the body's JSON kind.
+    fn body_variant(&self, parts: &mut UnionParts, v: &Variant, body: &TypeRef) {
+        let (vn, c, d) = (ident(&v.name), cfg_for(v.stability), variant_docs(v));
+        if let TypeRef::Named(x) = body {
+            parts.has_untagged_object |= matches!(self.p.get(*x).kind, TypeKind::Struct(_));
+        }
+        let ty = self.rust(body, v.boxed);
+        parts.schema_branches.push(quote! {
+            #c branches.push(generator.subschema_for::<#ty>().to_value());
+        });
+        parts.variants.push(quote! { #d #c #vn(#ty), });
+        parts.ser_arms.push(quote! { #c Self::#vn(body) => body.serialize(serializer), });
+        // serde also reads structs from arrays; a branch only sees its JSON kind. What a
+        // branch that fails recorded (`lenient`) is forgotten (scalars record nothing).
+        let kind = self.json_kind(body);
+        let guard = match kind {
+            Some("object") => quote! { value.is_object() },
+            Some("array") => quote! { value.is_array() },
+            Some("string") => quote! { value.is_string() },
+            Some("number") => quote! { value.is_number() },
+            Some("boolean") => quote! { value.is_boolean() },
+            _ => quote! { true },
+        };
+        let buffered_guard = match kind {
+            Some(kind) => quote! { value.kind() == #kind },
+            None => quote! { true },
+        };
+        parts.untagged_buffered.push(quote! {
+            #c
+            if #buffered_guard {
+                if let Some(body) = union::from_buffered::<#ty>(value) {
+                    return Ok(Self::#vn(body));
+                }
+            }
+        });
+        let decode = match body {
+            TypeRef::String | TypeRef::Bool | TypeRef::Int(_) | TypeRef::Float(_) => {
+                quote! { <#ty as Deserialize>::deserialize(&value) }
+            }
+            _ => quote! { union::attempt(|| <#ty as Deserialize>::deserialize(&value)) },
+        };
+        parts.untagged.push(quote! {
+            #c
+            if #guard {
+                match #decode {
+                    Ok(body) => return Ok(Self::#vn(body)),
+                    Err(e) => {
+                        first.get_or_insert(e);
+                    }
+                }
+            }
+        });
     }
 
     /// The one JSON kind values of this type have, if there is one.
@@ -360,6 +330,47 @@ fn catch_all_variant(parts: &mut UnionParts, v: &Variant, source: CatchAllSource
     parts.variants.push(quote! { #d #c #vn(Meta), });
     parts.ser_arms.push(quote! { #c Self::#vn(object) => object.serialize(serializer), });
     parts.catch_alls.push((vn, c, source));
+}
+
+/// The untagged variant `null`: a unit variant.
+fn null_variant(parts: &mut UnionParts, v: &Variant) {
+    let (vn, c, d) = (ident(&v.name), cfg_for(v.stability), variant_docs(v));
+    parts.schema_branches.push(quote! { #c branches.push(serde_json::json!({ "type": "null" })); });
+    parts.variants.push(quote! { #d #c #vn, });
+    parts.ser_arms.push(quote! { #c Self::#vn => serializer.serialize_unit(), });
+    parts.untagged.push(quote! {
+        #c
+        if value.is_null() {
+            return Ok(Self::#vn);
+        }
+    });
+    parts.untagged_buffered.push(quote! {
+        #c
+        if value.kind() == "null" {
+            return Ok(Self::#vn);
+        }
+    });
+}
+
+/// The untagged variant that takes any value (the last one tried).
+fn any_variant(parts: &mut UnionParts, v: &Variant) {
+    let (vn, c, d) = (ident(&v.name), cfg_for(v.stability), variant_docs(v));
+    parts.schema_branches.push(quote! { #c branches.push(serde_json::json!(true)); });
+    parts.ends_with_any = true;
+    parts.variants.push(quote! { #d #c #vn(serde_json::Value), });
+    parts.ser_arms.push(quote! { #c Self::#vn(body) => body.serialize(serializer), });
+    parts.untagged.push(quote! {
+        #c
+        {
+            return Ok(Self::#vn(value));
+        }
+    });
+    parts.untagged_buffered.push(quote! {
+        #c
+        {
+            return union::from_buffered(value).map(Self::#vn).ok_or_else(union::no_buffered_branch);
+        }
+    });
 }
 
 /// `union::Kept` for a union with a catch-all that a struct flattens: the object it keeps, which

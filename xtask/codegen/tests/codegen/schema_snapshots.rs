@@ -2,7 +2,7 @@
 //! for a schema with methods, its method tables in `.methods.rs`), and each bad schema in
 //! `tests/data/err/` gives the error text beside it (`.txt`). A good schema that generates with
 //! warnings has them beside it too (`.warnings.txt`, one line each), and one without has none.
-//! `UPDATE_SNAPSHOTS=1 cargo test -p acp-codegen --test snapshots` rewrites the expectations.
+//! `UPDATE_SNAPSHOTS=1 cargo test -p acp-codegen --test codegen schema_snapshots` rewrites the expectations.
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@ use acp_codegen::ir::{ByFeature, Method, MethodKind, Protocol, Receiver, Recipie
 use acp_codegen::{emit, load_text, merge};
 use std::process::Command;
 
-const SIDES: &str = include_str!("data/ok/sides.json");
+const SIDES: &str = include_str!("../data/ok/sides.json");
 
 fn method<'a>(p: &'a Protocol, name: &str) -> &'a Method {
     p.methods.iter().find(|m| m.name == name).unwrap_or_else(|| panic!("{name} is not a method"))
