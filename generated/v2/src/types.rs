@@ -21613,7 +21613,9 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         _ => None,
     }
 }
-/// `deserialize_with` functions for the lenient fields, one per field shape.
+/// `deserialize_with` functions for the lenient fields, one per field shape. A shape
+/// whose fields are all unstable is unused without the `unstable` feature.
+#[allow(dead_code)]
 mod lenient_fns {
     #[allow(unused_imports)]
     use crate::support::{lenient, Defaulted, Patch};
