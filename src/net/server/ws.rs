@@ -165,10 +165,7 @@ async fn write<Si>(
                 return;
             }
             message = outbound.recv() => match message {
-                // The core writes JSON text: valid UTF-8, taken without a copy.
-                Some(json) => Message::text(
-                    String::from_utf8(json).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
-                ),
+                Some(json) => text_of(json),
                 None => {
                     let _ = sink.send(close(CloseCode::Normal, "Agent connection ended")).await;
                     return;
@@ -176,7 +173,19 @@ async fn write<Si>(
             },
         };
         let closing = matches!(message, Message::Close(_));
-        match tokio::time::timeout(shared.limits.max_output_stall, sink.send(message)).await {
+        // One flush for this message and what else the agent has queued (up to `GATHER`): a
+        // stream of updates goes out in few writes instead of one system call per frame.
+        let write = async {
+            sink.feed(message).await?;
+            for _ in 1..if closing { 1 } else { GATHER } {
+                match outbound.try_recv() {
+                    Ok(json) => sink.feed(text_of(json)).await?,
+                    Err(_) => break,
+                }
+            }
+            sink.flush().await
+        };
+        match tokio::time::timeout(shared.limits.max_output_stall, write).await {
             Ok(Ok(())) if !closing => {}
             Ok(_) => return,
             Err(_) => {
@@ -186,6 +195,15 @@ async fn write<Si>(
             }
         }
     }
+}
+
+/// How many queued messages of the agent's one flush of the writer takes at most.
+const GATHER: usize = 64;
+
+/// A message of the agent's as a text frame: the core writes JSON text, valid UTF-8, taken
+/// without a copy.
+fn text_of(json: Vec<u8>) -> Message {
+    Message::text(String::from_utf8(json).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
 /// What the reader does with one text message of the client's.
