@@ -1,7 +1,7 @@
 //! The facade's `MethodName` enum: one variant per distinct wire name across every version's
 //! method tables, so that the runtime and the tool route a message by a `match` on a closed set
 //! the schemas define, instead of comparing strings with constants. The names are collected from
-//! each version's merged IR ([`collect`]) and emitted once ([`method_name_enum`]).
+//! each version's merged IR ([`collect`]) and emitted once (`method_name_enum`).
 
 use crate::error::EmitError;
 use crate::ir::{Protocol, Stability};
