@@ -232,25 +232,10 @@ fn status_of(answer: &Value) -> StatusCode {
 }
 
 async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
-    if let Some(refused) = refusal(shared, req.headers()) {
-        return refused;
-    }
-    let route = req.uri().path().strip_prefix("/mcp/").unwrap_or_default().to_string();
-    let Some(server) = lock(&shared.routes).get(&route).cloned() else {
-        return error_response(StatusCode::NOT_FOUND, None, RpcError::METHOD_NOT_FOUND, "Unknown MCP route");
+    let server = match admit(shared, &req) {
+        Ok(server) => server,
+        Err(refused) => return *refused,
     };
-    if !bearer_matches(req.headers(), shared.token.as_bytes()) {
-        let mut res = error_response(StatusCode::UNAUTHORIZED, None, RpcError::INVALID_REQUEST, "Unauthorized");
-        res.headers_mut().insert("www-authenticate", HeaderValue::from_static("Bearer"));
-        return res;
-    }
-    if req.method() != Method::POST {
-        // Stateless: no GET stream, no session to DELETE.
-        let mut res =
-            error_response(StatusCode::METHOD_NOT_ALLOWED, None, RpcError::INVALID_REQUEST, "Only POST is supported");
-        res.headers_mut().insert("allow", HeaderValue::from_static("POST"));
-        return res;
-    }
     // Checked where the TypeScript bridge checks it: after the route, the token and the method.
     let Ok(admitted) = shared.admission.clone().try_acquire_owned() else {
         return error_response(StatusCode::TOO_MANY_REQUESTS, None, code::LIMIT, "Too many outstanding MCP responses");
@@ -311,6 +296,37 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
         MCP_PING if legacy => json_response(StatusCode::OK, &json!({ "jsonrpc": "2.0", "id": id, "result": {} })),
         _ => forward(shared, &server, id.clone(), method, params, admitted).await,
     }
+}
+
+/// The checks of a request before its body is read, in the order the bridge makes them: the
+/// listener's (`refusal`), the route (`404`), the bearer token (`401`) and the method (`405`: only
+/// `POST`). The server the route names, or the refusal.
+fn admit(shared: &Shared, req: &Request<Incoming>) -> Result<AcpServer, Box<Response<Body>>> {
+    if let Some(refused) = refusal(shared, req.headers()) {
+        return Err(Box::new(refused));
+    }
+    let route = req.uri().path().strip_prefix("/mcp/").unwrap_or_default();
+    let Some(server) = lock(&shared.routes).get(route).cloned() else {
+        return Err(Box::new(error_response(
+            StatusCode::NOT_FOUND,
+            None,
+            RpcError::METHOD_NOT_FOUND,
+            "Unknown MCP route",
+        )));
+    };
+    if !bearer_matches(req.headers(), shared.token.as_bytes()) {
+        let mut res = error_response(StatusCode::UNAUTHORIZED, None, RpcError::INVALID_REQUEST, "Unauthorized");
+        res.headers_mut().insert("www-authenticate", HeaderValue::from_static("Bearer"));
+        return Err(Box::new(res));
+    }
+    if req.method() != Method::POST {
+        // Stateless: no GET stream, no session to DELETE.
+        let mut res =
+            error_response(StatusCode::METHOD_NOT_ALLOWED, None, RpcError::INVALID_REQUEST, "Only POST is supported");
+        res.headers_mut().insert("allow", HeaderValue::from_static("POST"));
+        return Err(Box::new(res));
+    }
+    Ok(server)
 }
 
 /// The checks before the route and the token: the listener's `Origin` and `Host` (`403`), one

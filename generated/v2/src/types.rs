@@ -21613,8 +21613,7 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
         _ => None,
     }
 }
-/// `deserialize_with` functions for the lenient fields, one per field shape. A shape
-/// whose fields are all unstable is unused without the `unstable` feature.
+/// `deserialize_with` functions for the lenient fields, one per field shape.
 #[allow(dead_code)]
 mod lenient_fns {
     #[allow(unused_imports)]

@@ -131,9 +131,8 @@ impl Emitter<'_> {
         });
         let support = support();
         quote! {
-            /// `deserialize_with` functions for the lenient fields, one per field shape. A shape
-            /// whose fields are all unstable is unused without the `unstable` feature.
-            #[allow(dead_code)]
+            /// `deserialize_with` functions for the lenient fields, one per field shape.
+            #[allow(dead_code)] // A shape whose fields are all unstable, without `unstable`.
             mod lenient_fns {
                 #[allow(unused_imports)]
                 use #support::{lenient, Defaulted, Patch};
