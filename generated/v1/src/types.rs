@@ -19487,7 +19487,6 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
     }
 }
 /// `deserialize_with` functions for the lenient fields, one per field shape.
-#[allow(dead_code)]
 mod lenient_fns {
     #[allow(unused_imports)]
     use crate::support::{lenient, Defaulted, Patch};
@@ -19574,6 +19573,7 @@ mod lenient_fns {
             |d| lenient::direct_null_default::<D, T, _>(d, <T>::default, |v| v),
         )
     }
+    #[cfg(feature = "unstable")]
     pub(super) fn required_items<'de, D: Deserializer<'de>, T>(
         deserializer: D,
     ) -> Result<Vec<T>, D::Error>

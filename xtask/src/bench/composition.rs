@@ -197,15 +197,15 @@ impl Chain<'_> {
     fn measure(&self, conductor: &[String], sizes: Sizes) -> Result<Measured, String> {
         let times = self.scratch.join(format!("turn-times-{}", self.proxies));
         let mut turn_times = Vec::new();
-        let long = self.median(sizes.runs, || {
+        let long = median_of_runs(sizes.runs, || {
             let run = self.client(conductor, "x", 1 + sizes.turns, Some(&times))?;
             turn_times.extend(read_turn_times(&times)?.into_iter().skip(1));
             Ok(run)
         })?;
-        let short = self.median(sizes.runs, || self.client(conductor, "x", 1, None))?;
+        let short = median_of_runs(sizes.runs, || self.client(conductor, "x", 1, None))?;
         turn_times.sort_by(f64::total_cmp);
         let flood_prompt = format!("flood {}", sizes.flood);
-        let flooded = self.median(sizes.runs, || self.client(conductor, &flood_prompt, 1, None))?;
+        let flooded = median_of_runs(sizes.runs, || self.client(conductor, &flood_prompt, 1, None))?;
         // Memory in a run of its own: reading /proc every few milliseconds costs CPU the timed
         // runs should not share.
         let sampler = treemem::Sampler::start();
@@ -213,12 +213,6 @@ impl Chain<'_> {
         let memory = sampler.finish();
         sampled?;
         Ok(Measured { turns: (long - short).max(1e-9), turn_times, flood: (flooded - short).max(1e-9), memory })
-    }
-
-    /// The median of `runs` runs of `run`, in seconds.
-    fn median(&self, runs: usize, mut run: impl FnMut() -> Result<f64, String>) -> Result<f64, String> {
-        let times = (0..runs).map(|_| run()).collect::<Result<Vec<_>, _>>()?;
-        median(&times).ok_or_else(|| "no run".to_string())
     }
 
     /// One client run through the chain: `repeat` turns of `prompt`; seconds.
@@ -241,4 +235,10 @@ impl Chain<'_> {
 fn read_turn_times(path: &Path) -> Result<Vec<f64>, String> {
     let text = fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     text.lines().map(|l| l.trim().parse::<f64>().map_err(|e| format!("{}: {l:?}: {e}", path.display()))).collect()
+}
+
+/// The median of `runs` runs of `run`, in seconds.
+fn median_of_runs(runs: usize, mut run: impl FnMut() -> Result<f64, String>) -> Result<f64, String> {
+    let times = (0..runs).map(|_| run()).collect::<Result<Vec<_>, _>>()?;
+    median(&times).ok_or_else(|| "no run".to_string())
 }

@@ -9,7 +9,7 @@ use crate::ir::*;
 use crate::naming;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The first line of every generated file.
 pub(super) fn header(sources: &str) -> String {
@@ -68,7 +68,9 @@ pub(super) fn support() -> TokenStream {
 /// decoding functions the fields ask for (emitted once, after the types).
 pub(super) struct Emitter<'a> {
     pub(super) p: &'a Protocol,
-    pub(super) lenient: std::cell::RefCell<BTreeSet<LenientFn>>,
+    /// Each shape asked for, with the stabilities of the items that use it (a field's own, or
+    /// its type's when that is narrower), which decide the shape's `cfg`.
+    pub(super) lenient: std::cell::RefCell<BTreeMap<LenientFn, BTreeSet<Stability>>>,
 }
 
 impl<'a> Emitter<'a> {

@@ -2,7 +2,7 @@
 //! fields, shared by every field of one shape in the `lenient_fns` module, or a field's own when
 //! it has a schema default.
 
-use super::common::{support, Emitter};
+use super::common::{cfg_for, support, Emitter};
 use super::shape::{LenientFn, LenientShape};
 use crate::ir::*;
 use proc_macro2::TokenStream;
@@ -49,8 +49,9 @@ impl Emitter<'_> {
         }
     }
 
-    /// The `deserialize_with` path for a lenient field (shared by all fields of its shape).
-    pub(super) fn lenient_with(&self, f: &Field, shape: LenientShape) -> String {
+    /// The `deserialize_with` path for lenient field `f` of type `t` (shared by all fields of its
+    /// shape).
+    pub(super) fn lenient_with(&self, t: &TypeDef, f: &Field, shape: LenientShape) -> String {
         let shape = LenientFn {
             shape,
             items: f.lenient.skip_invalid_items,
@@ -58,7 +59,9 @@ impl Emitter<'_> {
             on_error: f.lenient.default_on_error,
         };
         let name = shape.name();
-        self.lenient.borrow_mut().insert(shape);
+        // An unstable field of a stable type, or a stable field of an unstable one: the narrower.
+        let stability = if f.stability == Stability::Stable { t.stability } else { f.stability };
+        self.lenient.borrow_mut().entry(shape).or_default().insert(stability);
         format!("lenient_fns::{name}")
     }
 
@@ -67,7 +70,8 @@ impl Emitter<'_> {
         if shapes.is_empty() {
             return quote! {};
         }
-        let fns = shapes.iter().map(|s| {
+        let fns = shapes.iter().map(|(s, users)| {
+            let cfg = shape_cfg(users);
             let name = format_ident!("{}", s.name());
             let base = if s.items {
                 quote! { lenient::items }
@@ -120,6 +124,7 @@ impl Emitter<'_> {
             };
             {
                 quote! {
+                    #cfg
                     pub(super) fn #name<'de, D: Deserializer<'de>, T>(deserializer: D) -> Result<#ret, D::Error>
                     where
                         #bound,
@@ -132,7 +137,6 @@ impl Emitter<'_> {
         let support = support();
         quote! {
             /// `deserialize_with` functions for the lenient fields, one per field shape.
-            #[allow(dead_code)] // A shape whose fields are all unstable, without `unstable`.
             mod lenient_fns {
                 #[allow(unused_imports)]
                 use #support::{lenient, Defaulted, Patch};
@@ -140,5 +144,17 @@ impl Emitter<'_> {
                 #(#fns)*
             }
         }
+    }
+}
+
+/// The `cfg` of a shared lenient function: compiled in the builds that have one of its users
+/// (a shape used only by unstable fields is not in the stable build, where it would be dead).
+fn shape_cfg(users: &std::collections::BTreeSet<Stability>) -> TokenStream {
+    let in_stable_build = users.iter().any(|s| *s != Stability::Unstable);
+    let in_unstable_build = users.iter().any(|s| *s != Stability::StableOnly);
+    match (in_stable_build, in_unstable_build) {
+        (true, false) => cfg_for(Stability::StableOnly),
+        (false, true) => cfg_for(Stability::Unstable),
+        _ => quote! {},
     }
 }

@@ -108,7 +108,7 @@ impl Emitter<'_> {
         };
         if f.lenient.any() {
             let with = match LenientShape::of(&f.presence) {
-                Some(shape) => self.lenient_with(f, shape),
+                Some(shape) => self.lenient_with(t, f, shape),
                 None => {
                     let de_fn = format!("de_{}_{}", t.name.to_snake_case(), f.name.trim_start_matches("r#"));
                     fns.push(self.defaulted_lenient_fn(f, &de_fn, &default_fn, &inner, &fcfg));

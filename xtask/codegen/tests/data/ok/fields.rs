@@ -131,7 +131,6 @@ pub fn visit_type<V: crate::support::TypeVisitor>(
     }
 }
 /// `deserialize_with` functions for the lenient fields, one per field shape.
-#[allow(dead_code)]
 mod lenient_fns {
     #[allow(unused_imports)]
     use crate::support::{lenient, Defaulted, Patch};
